@@ -1,0 +1,73 @@
+"""Save and load trained weights as safetensors with a JSON manifest beside them.
+
+``checkpoints/NAME.safetensors`` holds tensors only (never pickle); ``checkpoints/NAME.json`` says how
+they were made: the training command, the data, the measured quality, the seed, the library version,
+and the model's constructor arguments (``config``), so ``load`` can rebuild the module.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from core.version import __version__
+
+CHECKPOINT_DIR = Path(os.environ.get("DIALEVAL_CHECKPOINTS", Path(__file__).resolve().parent.parent / "checkpoints"))
+
+
+class CheckpointError(RuntimeError):
+    pass
+
+
+def paths(name: str, directory: str | os.PathLike | None = None) -> tuple[Path, Path]:
+    d = Path(directory) if directory else CHECKPOINT_DIR
+    return d / f"{name}.safetensors", d / f"{name}.json"
+
+
+def save(name: str, tensors: dict[str, Any], manifest: dict[str, Any],
+         directory: str | os.PathLike | None = None) -> Path:
+    """Write ``tensors`` (torch tensors) and the manifest; returns the weights' path."""
+    from safetensors.torch import save_file
+    wpath, mpath = paths(name, directory)
+    wpath.parent.mkdir(parents=True, exist_ok=True)
+    save_file({k: v.detach().cpu().contiguous() for k, v in tensors.items()}, str(wpath))
+    man = dict(manifest)
+    man.setdefault("created", _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    man["version"] = __version__
+    man["sha256"] = weights_hash(wpath, full=True)
+    man["size_bytes"] = wpath.stat().st_size
+    mpath.write_text(json.dumps(man, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return wpath
+
+
+def load(name: str, directory: str | os.PathLike | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(tensors, manifest); raises ``CheckpointError`` naming the missing file and how to rebuild it."""
+    from safetensors.torch import load_file
+    wpath, mpath = paths(name, directory)
+    if not wpath.exists() or not mpath.exists():
+        raise CheckpointError(f"checkpoint {name!r} not found in {wpath.parent} "
+                              f"(expected {wpath.name} and {mpath.name}); train it with `python -m core train ...`")
+    manifest = json.loads(mpath.read_text(encoding="utf-8"))
+    return load_file(str(wpath)), manifest
+
+
+def weights_hash(path: str | os.PathLike, full: bool = False) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest() if full else h.hexdigest()[:10]
+
+
+def short_hash(name: str, directory: str | os.PathLike | None = None) -> str:
+    """The first 10 hex digits of the weights' sha256 (for metric signatures), or '-' if absent."""
+    wpath, mpath = paths(name, directory)
+    if mpath.exists():
+        try:
+            return json.loads(mpath.read_text())["sha256"][:10]
+        except (KeyError, ValueError):
+            pass
+    return weights_hash(wpath) if wpath.exists() else "-"

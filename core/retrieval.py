@@ -1,0 +1,377 @@
+"""Reference pools of (utterance, response) pairs and the four retrievers of the υBLEU paper's Table 2.
+
+Retrievers (Tsuta et al. 2020, §4.1; ``RETRIEVERS``):
+- ``bm25-ur``: BM25 similarity of utterances x BM25 similarity of responses (test reference vs pool response);
+- ``bm25-u``: BM25 on utterances only;
+- ``emb-ur``: cosine of utterance embeddings x cosine of response embeddings;
+- ``emb-u`` (default, the paper's best): cosine of utterance embeddings only.
+Embeddings are all-MiniLM-L6-v2 sentence vectors (the paper averaged word vectors; a sentence encoder
+is the upgrade METHODS.md allows). BM25 is ``bm25s`` (Lucene variant, k1=1.5, b=0.75).
+
+Choices the paper leaves open:
+- the ``*-ur`` products use similarities clipped at 0 (a product of two negative cosines is not a match);
+  ``emb-ur`` reranks the 256 nearest utterances, ``bm25-ur`` scores every pool pair exactly;
+- retrieved pairs with the same normalized response are kept once (the best), so 15 references are 15
+  different replies;
+- the **leakage guard** drops a pool pair whose (utterance, response) equals the test pair after
+  normalization (lowercase, punctuation and spacing removed), or whose response equals the test
+  reference.
+
+The embedding index of a pool is built once (with progress) and cached on disk under
+``$DIALEVAL_CACHE`` (default ``~/.cache/dialeval``), keyed by the pool's content hash and the encoder's
+weights. The default chitchat pool's index ships in ``checkpoints/`` as a product-quantized faiss index
+(64 bytes a vector), so a fresh machine never waits for it.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from core.metrics import Progress, tick
+
+RETRIEVERS = ("emb-u", "emb-ur", "bm25-u", "bm25-ur")
+DEFAULT_RETRIEVER = "emb-u"
+ROOT = Path(__file__).resolve().parent.parent
+SHIPPED_INDEX_DIR = ROOT / "checkpoints"
+
+
+def cache_dir() -> Path:
+    d = Path(os.environ.get("DIALEVAL_CACHE", Path.home() / ".cache" / "dialeval"))
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+_NORM_RE = re.compile(r"[^\w\s]", re.UNICODE)
+
+
+def normalize(text: str) -> str:
+    """Lowercase, drop punctuation, collapse spaces: the identity used by the leakage guard."""
+    return " ".join(_NORM_RE.sub(" ", text.lower()).split())
+
+
+@dataclass
+class Pool:
+    """Consecutive (utterance, response) pairs; ``texts`` holds each distinct string once and
+    ``utt_idx`` / ``resp_idx`` point into it (a turn is usually both a response and the next utterance)."""
+
+    name: str
+    texts: list[str]
+    utt_idx: np.ndarray
+    resp_idx: np.ndarray
+    conv_id: np.ndarray  # which conversation a pair comes from (for splits)
+
+    def __len__(self) -> int:
+        return len(self.utt_idx)
+
+    def utterance(self, i: int) -> str:
+        return self.texts[self.utt_idx[i]]
+
+    def response(self, i: int) -> str:
+        return self.texts[self.resp_idx[i]]
+
+    @functools.cached_property
+    def content_hash(self) -> str:
+        h = hashlib.sha256()
+        for t in self.texts:
+            h.update(t.encode("utf-8"))
+            h.update(b"\0")
+        h.update(self.utt_idx.tobytes())
+        h.update(self.resp_idx.tobytes())
+        return h.hexdigest()[:12]
+
+    @property
+    def key(self) -> str:
+        return f"{self.name}-{self.content_hash}"
+
+    @classmethod
+    def from_dialogues(cls, name: str, dialogues: Sequence[Sequence[str]]) -> "Pool":
+        ids: dict[str, int] = {}
+        texts: list[str] = []
+        utt, resp, conv = [], [], []
+
+        def tid(t: str) -> int:
+            if t not in ids:
+                ids[t] = len(texts)
+                texts.append(t)
+            return ids[t]
+
+        for c, turns in enumerate(dialogues):
+            turns = [t for t in turns if t.strip()]
+            for a, b in zip(turns, turns[1:]):
+                utt.append(tid(a))
+                resp.append(tid(b))
+                conv.append(c)
+        if not utt:
+            raise ValueError(f"pool {name!r} has no (utterance, response) pairs")
+        return cls(name, texts, np.array(utt, dtype=np.int64), np.array(resp, dtype=np.int64),
+                   np.array(conv, dtype=np.int64))
+
+    @classmethod
+    def from_pairs(cls, name: str, pairs: Sequence[tuple[str, str]]) -> "Pool":
+        return cls.from_dialogues(name, [[u, r] for u, r in pairs])
+
+
+def chitchat_dialogues() -> list[list[str]]:
+    """The chitchat-dataset conversations as lists of turns (consecutive messages of one sender joined
+    by a space), in the package's order."""
+    import chitchat_dataset
+    out = []
+    for _, conv in chitchat_dataset.Dataset().items():
+        turns = [" ".join(m["text"].strip() for m in turn if m.get("text")) for turn in conv["messages"]]
+        out.append([" ".join(t.split()) for t in turns if t.strip()])
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def chitchat_pool() -> Pool:
+    """The default pool: every consecutive (utterance, response) pair of chitchat-dataset (MIT)."""
+    return Pool.from_dialogues("chitchat", chitchat_dialogues())
+
+
+def load_pool(path: str | os.PathLike) -> Pool:
+    """A pool from a file: JSONL of ``{"utterance": ..., "response": ...}`` (or ``context``/``response``,
+    the last context turn being the utterance), or DailyDialog text (one dialogue a line, turns separated
+    by ``__eou__``)."""
+    from core.data import DataError, Problem, _read_text
+    path = str(path)
+    text = _read_text(path)
+    name = Path(path).stem
+    if "__eou__" in text[:100000]:
+        dialogues = [[t.strip() for t in line.split("__eou__")] for line in text.splitlines() if line.strip()]
+        return Pool.from_dialogues(name, dialogues)
+    pairs, problems = [], []
+    for i, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as e:
+            problems.append(Problem(path, i, None, f"malformed JSON ({e.msg})"))
+            continue
+        u = rec.get("utterance") if isinstance(rec, dict) else None
+        if u is None and isinstance(rec, dict) and rec.get("context"):
+            ctx = rec["context"]
+            u = ctx[-1] if isinstance(ctx, list) else str(ctx).split("\n")[-1]
+        r = rec.get("response") if isinstance(rec, dict) else None
+        if not isinstance(u, str) or not isinstance(r, str):
+            problems.append(Problem(path, i, "utterance/response", "needs string 'utterance' (or 'context') and 'response'"))
+            continue
+        pairs.append((u, r))
+    if problems:
+        raise DataError(problems)
+    return Pool.from_pairs(name, pairs)
+
+
+def get_pool(path: str | os.PathLike | None = None) -> Pool:
+    return chitchat_pool() if path in (None, "", "chitchat") else _load_pool_cached(str(Path(path).resolve()))
+
+
+@functools.lru_cache(maxsize=4)
+def _load_pool_cached(path: str) -> Pool:
+    return load_pool(path)
+
+
+# ------------------------------------------------------------------------------------------------
+# embedding index
+
+
+PQ_M = 64  # bytes per vector in the shipped, product-quantized index
+
+
+def _index_name(pool: Pool) -> str:
+    from core.encoders import encoder_id
+    return f"pool-{pool.key}-{encoder_id()}"
+
+
+def build_embeddings(pool: Pool, progress: Progress | None = None) -> np.ndarray:
+    from core.encoders import encode
+    return encode(pool.texts, batch_size=128, progress=progress, desc=f"indexing pool '{pool.name}'")
+
+
+def save_pq_index(vectors: np.ndarray, path: Path, m: int = PQ_M, seed: int = 13) -> None:
+    """Compress vectors with faiss product quantization (``m`` bytes each) and write the index."""
+    import faiss
+    pq = faiss.IndexPQ(vectors.shape[1], m, 8, faiss.METRIC_INNER_PRODUCT)
+    rng = np.random.default_rng(seed)
+    train = vectors[rng.choice(len(vectors), size=min(len(vectors), 65536), replace=False)]
+    pq.train(np.ascontiguousarray(train))
+    pq.add(np.ascontiguousarray(vectors))
+    faiss.write_index(pq, str(path))
+
+
+def load_pq_vectors(path: Path) -> np.ndarray:
+    """Decode a product-quantized index back to (approximate) unit vectors."""
+    import faiss
+    index = faiss.read_index(str(path))
+    vecs = index.reconstruct_n(0, index.ntotal)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True).clip(1e-8)
+    return vecs.astype(np.float32)
+
+
+def pool_embeddings(pool: Pool, progress: Progress | None = None) -> tuple[np.ndarray, str]:
+    """Embeddings of ``pool.texts`` and where they came from ('shipped', 'cache' or 'built').
+
+    Look-up order: shipped PQ index in checkpoints/, then the on-disk cache, else encode (progress
+    bar) and cache as float16."""
+    name = _index_name(pool)
+    shipped = SHIPPED_INDEX_DIR / f"{name}.faiss"
+    if shipped.exists():
+        return load_pq_vectors(shipped), "shipped"
+    cached = cache_dir() / f"{name}.npy"
+    if cached.exists():
+        return np.load(cached).astype(np.float32), "cache"
+    vecs = build_embeddings(pool, progress)
+    tmp = cached.with_suffix(".tmp.npy")
+    np.save(tmp, vecs.astype(np.float16))
+    os.replace(tmp, cached)
+    return vecs, "built"
+
+
+@dataclass
+class Hit:
+    pool_index: int
+    utterance: str
+    response: str
+    similarity: float
+
+
+class Retriever:
+    """Finds the pool pairs most similar to a test pair (utterance U1, reference R1)."""
+
+    def __init__(self, pool: Pool, method: str = DEFAULT_RETRIEVER, progress: Progress | None = None):
+        if method not in RETRIEVERS:
+            raise ValueError(f"unknown retriever {method!r}; choose one of {RETRIEVERS}")
+        self.pool, self.method = pool, method
+        self._norm_cache: dict[int, tuple[str, str]] = {}
+        if method.startswith("emb"):
+            self._init_embeddings(progress)
+        else:
+            self._init_bm25()
+
+    # -- construction ---------------------------------------------------------------------------
+    def _init_embeddings(self, progress: Progress | None) -> None:
+        import faiss
+        vecs, self.index_source = pool_embeddings(self.pool, progress)
+        self.text_vecs = vecs
+        self.utt_vecs = np.ascontiguousarray(vecs[self.pool.utt_idx])
+        n, d = self.utt_vecs.shape
+        if n > 300_000:  # large pools: HNSW graph instead of exact search
+            index = faiss.IndexHNSWFlat(d, 32, faiss.METRIC_INNER_PRODUCT)
+            index.hnsw.efSearch = 128
+        else:
+            index = faiss.IndexFlatIP(d)
+        index.add(self.utt_vecs)
+        self.index = index
+
+    def _init_bm25(self) -> None:
+        import bm25s
+        self.index_source = "built"
+        utt_texts = [self.pool.utterance(i) for i in range(len(self.pool))]
+        self._bm25_u = bm25s.BM25()
+        self._bm25_u.index(bm25s.tokenize(utt_texts, stopwords="en", show_progress=False), show_progress=False)
+        if self.method == "bm25-ur":
+            resp_texts = [self.pool.response(i) for i in range(len(self.pool))]
+            self._bm25_r = bm25s.BM25()
+            self._bm25_r.index(bm25s.tokenize(resp_texts, stopwords="en", show_progress=False), show_progress=False)
+
+    # -- leakage guard --------------------------------------------------------------------------
+    def _norm(self, i: int) -> tuple[str, str]:
+        if i not in self._norm_cache:
+            self._norm_cache[i] = (normalize(self.pool.utterance(i)), normalize(self.pool.response(i)))
+        return self._norm_cache[i]
+
+    def _leaks(self, i: int, u1n: str, r1n: str | None, h1n: str | None) -> bool:
+        un, rn = self._norm(i)
+        if r1n is not None and rn == r1n:
+            return True  # the pool response is the test reference (this covers the identical test pair)
+        return h1n is not None and un == u1n and rn == h1n  # the pair being scored is itself in the pool
+
+    def _select(self, cand: np.ndarray, sims: np.ndarray, u1: str, r1: str | None, k: int,
+                h1: str | None = None) -> list[Hit]:
+        u1n, r1n = normalize(u1), normalize(r1) if r1 else None
+        h1n = normalize(h1) if h1 else None
+        out, seen = [], set()
+        for i, s in zip(cand, sims):
+            i = int(i)
+            if i < 0:
+                continue
+            if self._leaks(i, u1n, r1n, h1n):
+                continue
+            rn = self._norm(i)[1]
+            if rn in seen or not rn:
+                continue
+            seen.add(rn)
+            out.append(Hit(i, self.pool.utterance(i), self.pool.response(i), float(s)))
+            if len(out) == k:
+                break
+        return out
+
+    # -- queries --------------------------------------------------------------------------------
+    def retrieve(self, utterances: Sequence[str], references: Sequence[str | None] | None = None,
+                 k: int = 15, progress: Progress | None = None) -> list[list[Hit]]:
+        """Top-``k`` pool pairs for each test pair, most similar first, after the leakage guard."""
+        refs = list(references) if references is not None else [None] * len(utterances)
+        if len(refs) != len(utterances):
+            raise ValueError("one reference (or None) per utterance")
+        if self.method.startswith("emb"):
+            return self._retrieve_emb(list(utterances), refs, k, progress)
+        return self._retrieve_bm25(list(utterances), refs, k, progress)
+
+    def _retrieve_emb(self, utts, refs, k, progress) -> list[list[Hit]]:
+        from core.encoders import encode
+        q = encode(utts, progress=progress, desc="encoding queries")
+        over = max(4 * k + 40, 256 if self.method == "emb-ur" else 0)
+        sims, cand = self.index.search(q, min(over, len(self.pool)))
+        if self.method == "emb-ur":
+            have = [i for i, r in enumerate(refs) if r]
+            rq = np.zeros_like(q)
+            if have:
+                rq[have] = encode([refs[i] for i in have], desc="encoding references")
+        out = []
+        for j in range(len(utts)):
+            c, s = cand[j], sims[j]
+            if self.method == "emb-ur" and refs[j]:
+                rs = self.text_vecs[self.pool.resp_idx[c]] @ rq[j]
+                s = np.clip(s, 0, None) * np.clip(rs, 0, None)
+                order = np.argsort(-s, kind="stable")
+                c, s = c[order], s[order]
+            out.append(self._select(c, s, utts[j], refs[j], k))
+            tick(progress, j + 1, len(utts), "retrieving references")
+        return out
+
+    def _retrieve_bm25(self, utts, refs, k, progress) -> list[list[Hit]]:
+        import bm25s
+        out = []
+        for j, (u, r) in enumerate(zip(utts, refs)):
+            qt = bm25s.tokenize([u], stopwords="en", show_progress=False, return_ids=False)[0]
+            s = self._bm25_u.get_scores(qt) if qt else np.zeros(len(self.pool))
+            if self.method == "bm25-ur" and r:
+                rt = bm25s.tokenize([r], stopwords="en", show_progress=False, return_ids=False)[0]
+                if rt:
+                    s = s * self._bm25_r.get_scores(rt)
+            top = np.argpartition(-s, min(len(s) - 1, 4 * k + 40))[: 4 * k + 40]
+            top = top[np.argsort(-s[top], kind="stable")]
+            top = top[s[top] > 0]
+            out.append(self._select(top, s[top], u, r, k))
+            tick(progress, j + 1, len(utts), "retrieving references")
+        return out
+
+
+_RETRIEVER_CACHE: dict[tuple, Retriever] = {}
+
+
+def get_retriever(pool_path: str | None = None, method: str = DEFAULT_RETRIEVER,
+                  progress: Progress | None = None) -> Retriever:
+    """A retriever over a pool, built once per process (the embedding index is also cached on disk)."""
+    key = (None if pool_path in (None, "", "chitchat") else str(Path(pool_path).resolve()), method)
+    if key not in _RETRIEVER_CACHE:
+        _RETRIEVER_CACHE[key] = Retriever(get_pool(key[0]), method, progress)
+    return _RETRIEVER_CACHE[key]
