@@ -37,6 +37,8 @@ def main(argv: list[str]) -> int:
     p.add_argument("--retriever", default=None, choices=["emb-u", "emb-ur", "bm25-u", "bm25-ur"],
                    help="υBLEU reference retriever (default emb-u)")
     p.add_argument("--out", default="-", help="output JSONL (default: stdout)")
+    p.add_argument("--dimension", default=None, help="MME-CRS target dimension for the 'mme' metric (default overall; "
+                                                     "unknown names fall back to the overall weights)")
     p.add_argument("--no-details", action="store_true", help="omit per-example details")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     a = p.parse_args(argv)
@@ -48,6 +50,8 @@ def main(argv: list[str]) -> int:
         for n in names:
             if n in ("ubleu", "ruber_ubleu"):
                 options[n] = dict(uopts)
+    if a.dimension and "mme" in names:
+        options["mme"] = {"dimension": a.dimension}
     table = score_examples(examples, names, options, progress=None if a.quiet else cli_progress())
     records = table.to_records(with_details=not a.no_details)
     if a.out == "-":

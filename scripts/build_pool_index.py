@@ -3,7 +3,7 @@
     python scripts/build_pool_index.py
 
 Encodes every distinct turn of chitchat-dataset with all-MiniLM-L6-v2 and writes
-checkpoints/pool-chitchat-<hash>-<encoder>.faiss (faiss IndexPQ, 64 bytes a vector). The float16
+checkpoints/pool-chitchat-<hash>-<encoder>.faiss (faiss IndexPQ, 128 bytes a vector). The float16
 embeddings also land in the user cache so this machine can use the exact vectors.
 """
 import sys
@@ -27,7 +27,8 @@ def main() -> None:
     vecs, source = pool_embeddings(pool, progress)
     bar.close()
     out = SHIPPED_INDEX_DIR / f"{_index_name(pool)}.faiss"
-    save_pq_index(vecs.astype("float32"), out)
+    # quantize from the float16 values the cache holds, so a rebuild gives the same index either way
+    save_pq_index(vecs.astype("float16").astype("float32"), out)
     print(f"{len(pool)} pairs, {len(pool.texts)} texts, embeddings from {source}; wrote {out} "
           f"({out.stat().st_size / 1e6:.1f} MB)")
 

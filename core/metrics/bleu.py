@@ -125,6 +125,8 @@ class BleuScorer:
         ref_toks = [self.tokens(r) for r in refs]
         correct = [0.0] * self.max_order
         total = [0.0] * self.max_order
+        if weights is not None and len(weights) != len(refs):
+            raise ValueError(f"{len(weights)} weights for {len(refs)} references")
         if weights is None or all(w == 1 for w in weights):
             merged: Counter = Counter()
             for rt in ref_toks:
@@ -139,8 +141,6 @@ class BleuScorer:
                     correct[n] += min(c, m)
             ref_len = closest_ref_len(len(h_tok), [len(t) for t in ref_toks])
         else:
-            if len(weights) != len(refs):
-                raise ValueError(f"{len(weights)} weights for {len(refs)} references")
             ws = [float(w) for w in weights]
             if any(w < -1 - 1e-9 or w > 1 + 1e-9 for w in ws):
                 raise ValueError("ΔBLEU weights must lie in [-1, 1]")

@@ -1,0 +1,106 @@
+"""Speed of the foundation: BLEU vs sacrebleu, pool index build and load, retrieval latency, υBLEU throughput.
+
+    python benchmarks/bleu_ubleu.py [--n 2000] [--index-sample 5000] [--out benchmarks/BLEU_UBLEU_SPEED.md]
+
+Prints a markdown table (and writes it with --out). Numbers depend on the machine and its load; the
+table records both.
+"""
+import argparse
+import datetime
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=2000, help="segments for the BLEU comparison")
+    ap.add_argument("--index-sample", type=int, default=5000, help="pool texts encoded to time index building")
+    ap.add_argument("--ubleu-n", type=int, default=200, help="examples scored with υBLEU")
+    ap.add_argument("--out", default=None)
+    a = ap.parse_args()
+    import sacrebleu
+
+    from core.data import Example
+    from core.metrics.bleu import BleuScorer
+    from core.metrics.ubleu import UBleu
+    from core.retrieval import Pool, Retriever, build_embeddings, chitchat_pool, get_retriever
+
+    pool = chitchat_pool()
+    rng = np.random.default_rng(13)
+    pick = rng.choice(len(pool), size=max(a.n, a.ubleu_n), replace=False)
+    hyps = [pool.response(int(i)) for i in pick[: a.n]]
+    refs = [[pool.response(int(i) + 1 if i + 1 < len(pool) else 0)] for i in pick[: a.n]]
+    rows = []
+
+    # BLEU: same segments, same settings, sentence level (sacrebleu's BLEU object reused: its fastest path)
+    sb = sacrebleu.BLEU(max_ngram_order=2, effective_order=True)
+    ours = BleuScorer()
+    t0 = time.perf_counter()
+    theirs_scores = [sb.sentence_score(h, r).score for h, r in zip(hyps, refs)]
+    t_sb = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    our_scores = [ours.sentence(h, r) for h, r in zip(hyps, refs)]
+    t_ours = time.perf_counter() - t0
+    assert np.allclose(theirs_scores, our_scores, atol=1e-6)
+    rows.append(("BLEU-2 sentence level", f"{a.n / t_ours:,.0f} seg/s", f"sacrebleu {a.n / t_sb:,.0f} seg/s",
+                 f"ratio {t_sb / t_ours:.2f} (target >= 1.0)"))
+
+    # index build: encode a sample of pool texts, extrapolate to the pool
+    texts = [pool.texts[int(i)] for i in rng.choice(len(pool.texts), size=a.index_sample, replace=False)]
+    sample = Pool.from_pairs("bench", list(zip(texts, texts[1:] + texts[:1])))
+    t0 = time.perf_counter()
+    build_embeddings(sample)
+    t_build = time.perf_counter() - t0
+    rate = len(sample.texts) / t_build
+    rows.append(("embedding index build", f"{rate:,.0f} texts/s", f"{len(pool.texts):,} texts in chitchat pool",
+                 f"full build ≈ {len(pool.texts) / rate / 60:.1f} min (shipped precomputed)"))
+    t0 = time.perf_counter()
+    retr = get_retriever(None, "emb-u")
+    rows.append(("load shipped index (emb-u)", f"{time.perf_counter() - t0:.2f} s", f"source: {retr.index_source}",
+                 f"{len(pool):,} pairs"))
+    t0 = time.perf_counter()
+    bm = Retriever(pool, "bm25-u")
+    rows.append(("build BM25 index (bm25s)", f"{time.perf_counter() - t0:.2f} s", "", f"{len(pool):,} utterances"))
+
+    queries = [pool.utterance(int(i)) for i in pick[:200]]
+    for name, r in (("emb-u", retr), ("bm25-u", bm)):
+        lat = []
+        for q in queries:
+            t0 = time.perf_counter()
+            r.retrieve([q], k=15)
+            lat.append(time.perf_counter() - t0)
+        lat = np.array(lat) * 1000
+        rows.append((f"retrieval latency {name}", f"p50 {np.percentile(lat, 50):.1f} ms",
+                     f"p95 {np.percentile(lat, 95):.1f} ms", "one query, k=15, incl. query encoding"))
+
+    exs = [Example(str(i), "s", [pool.utterance(int(i))], pool.response(int(i)),
+                   [pool.response(int(i) + 1 if i + 1 < len(pool) else 0)]) for i in pick[: a.ubleu_n]]
+    m = UBleu()
+    m(exs[:5])  # loads the rater
+    t0 = time.perf_counter()
+    m(exs)
+    t_u = time.perf_counter() - t0
+    rows.append(("υBLEU (emb-u, rated)", f"{a.ubleu_n / t_u:,.1f} ex/s", f"{a.ubleu_n} examples", "index already loaded"))
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rows.append(("peak memory (this process)", f"{rss:,.0f} MiB", "", ""))
+
+    lines = [f"# BLEU / υBLEU speed", "", f"`python benchmarks/bleu_ubleu.py` on {datetime.date.today()}, "
+             f"{os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.1f} at the end.", "",
+             "| what | value | compared with | note |", "|---|---|---|---|"]
+    lines += [f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} |" for r in rows]
+    text = "\n".join(lines)
+    print(text)
+    if a.out:
+        Path(a.out).write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

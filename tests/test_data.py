@@ -1,0 +1,131 @@
+"""Loaders on real and broken files: every problem names file, row and field; nothing is dropped."""
+import json
+
+import pytest
+
+from core.data import (CsvMapping, DataError, align, compare_systems, detect_format, load_columns, load_comparison,
+                       load_csv, load_dstc10, load_file, load_jsonl)
+
+
+def write(tmp_path, name, text, mode="w"):
+    p = tmp_path / name
+    if isinstance(text, bytes):
+        p.write_bytes(text)
+    else:
+        p.write_text(text, encoding="utf-8")
+    return p
+
+
+def problems(exc):
+    return [str(p) for p in exc.value.problems]
+
+
+def test_real_jsonl(shared):
+    exs = load_jsonl(shared("eval/usr-topical.jsonl"))
+    assert len(exs) == 360
+    assert exs[0].id == "usr-topical-00000" and exs[0].context and exs[0].references
+    assert set(exs[0].scores) >= {"Overall", "Natural"}
+
+
+def test_real_dstc10(shared):
+    exs = load_dstc10(shared("raw/dstc10-format_dailydialog-zhao_eval.json"))
+    assert len(exs) == 900
+    first = exs[0]
+    assert first.id == "dailydialog-zhao-000" and first.system == "ground-truth"
+    assert first.context == ["well , how does it look ?", "it 's a perfect fit .", "let me pay for it now ."]
+    assert first.scores["content"] == pytest.approx((4 + 5 + 4 + 4) / 4)
+    assert detect_format(shared("raw/dstc10-format_dailydialog-zhao_eval.json")) == "dstc10"
+
+
+def test_real_columns(shared):
+    path = shared("raw/column-format_convai2-grade-bert_ranker.json")
+    exs = load_columns(path)
+    assert len(exs) == 150
+    assert exs[0].scores["Overall"] == pytest.approx(3.2) and "id" not in exs[0].scores
+    assert exs[0].system == "bert_ranker" and len(exs[0].context) == 2
+    assert detect_format(path) == "columns"
+
+
+def test_malformed_json_line_and_missing_response(tmp_path):
+    p = write(tmp_path, "bad.jsonl", '{"context": ["hi"], "response": "hello"}\n{not json}\n'
+              '{"context": ["hi"]}\n{"context": ["hi"], "response": 5}\n')
+    with pytest.raises(DataError) as e:
+        load_jsonl(p)
+    msgs = problems(e)
+    assert any("bad.jsonl, row 2" in m and "malformed JSON" in m for m in msgs)
+    assert any("row 3, field 'response': is missing" in m for m in msgs)
+    assert any("row 4, field 'response': must be a string" in m for m in msgs)
+    assert len(msgs) == 3
+
+
+def test_empty_file_and_non_utf8(tmp_path):
+    with pytest.raises(DataError, match="is empty"):
+        load_jsonl(write(tmp_path, "empty.jsonl", "\n  \n"))
+    with pytest.raises(DataError) as e:
+        load_jsonl(write(tmp_path, "latin.jsonl", '{"context": ["a"], "response": "ok"}\n'.encode() +
+                         '{"context": ["caf\xe9"], "response": "x"}\n'.encode("latin-1")))
+    assert "row 2" in str(e.value) and "not valid UTF-8" in str(e.value)
+
+
+def test_scores_nan_non_numeric_and_duplicate_ids(tmp_path):
+    rows = [{"id": "a", "context": ["hi"], "response": "yo", "scores": {"overall": 3}},
+            {"id": "b", "context": ["hi"], "response": "yo", "scores": {"overall": "good"}},
+            {"id": "c", "context": ["hi"], "response": "yo", "scores": {"overall": float("nan")}},
+            {"id": "a", "context": ["hi"], "response": "yo", "scores": {"overall": 2}}]
+    p = write(tmp_path, "s.jsonl", "\n".join(json.dumps(r) for r in rows))
+    with pytest.raises(DataError) as e:
+        load_jsonl(p)
+    msgs = problems(e)
+    assert any("row 2, field 'scores.overall': is not numeric" in m for m in msgs)
+    assert any("row 3, field 'scores.overall': must be a finite number" in m for m in msgs)
+    assert any("row 4, field 'id': duplicate id 'a'" in m for m in msgs)
+
+
+def test_columns_unequal_lengths(tmp_path):
+    p = write(tmp_path, "c.json", json.dumps({"contexts": [["a"], ["b"]], "responses": ["x"], "models": ["m", "m"]}))
+    with pytest.raises(DataError, match="unequal lengths"):
+        load_columns(p)
+
+
+def test_csv_mapping_and_errors(tmp_path):
+    p = write(tmp_path, "t.csv", 'uid,model,ctx,reply,gold,q\n1,A,"hi|||how are you",fine,good|||great,4\n'
+              '2,A,"yo",sup,,x\n')
+    m = CsvMapping(id="uid", system="model", context="ctx", response="reply", references="gold", scores=["q"],
+                   context_sep="|||")
+    with pytest.raises(DataError) as e:
+        load_csv(p, mapping=m)
+    assert any("t.csv, row 3, field 'scores.q': is not numeric" in s for s in problems(e))
+    p2 = write(tmp_path, "ok.csv", 'uid,model,ctx,reply,gold,q\n1,A,"hi|||how are you",fine,good|||great,4\n')
+    ex = load_csv(p2, mapping=m)[0]
+    assert ex.context == ["hi", "how are you"] and ex.references == ["good", "great"] and ex.scores == {"q": 4.0}
+    with pytest.raises(DataError, match="column for response not found"):
+        load_csv(p2, mapping=CsvMapping(response="nope", context="ctx"))
+
+
+def test_alignment_by_id_and_context_lists_unmatched(tmp_path):
+    a = write(tmp_path, "a.jsonl", "\n".join(json.dumps({"id": i, "context": [c], "response": "r"})
+                                             for i, c in [("1", "x"), ("2", "y"), ("3", "z")]))
+    b = write(tmp_path, "b.jsonl", "\n".join(json.dumps({"id": i, "context": [c], "response": "s"})
+                                             for i, c in [("3", "z"), ("1", "x"), ("9", "q")]))
+    comp = load_comparison(str(a), str(b))
+    assert comp.aligned_by == "id" and [(p[0].id, p[1].id) for p in comp.pairs] == [("1", "1"), ("3", "3")]
+    assert [e.id for e in comp.unmatched_a] == ["2"] and [e.id for e in comp.unmatched_b] == ["9"]
+    assert any("row 2" in line and "'2'" in line for line in comp.describe_unmatched())
+    # without ids: aligned by context
+    a2 = write(tmp_path, "a2.jsonl", '{"context": ["x"], "response": "r"}\n{"context": ["y"], "response": "r"}\n')
+    b2 = write(tmp_path, "b2.jsonl", '{"context": ["Y"], "response": "s"}\n')
+    comp2 = load_comparison(str(a2), str(b2))
+    assert comp2.aligned_by == "context" and len(comp2.pairs) == 1 and comp2.unmatched_a[0].row == 1
+
+
+def test_multi_system_file(shared):
+    exs = load_file(shared("eval/usr-topical.jsonl"))
+    comp = compare_systems(exs, "Original Ground Truth", "Argmax Decoding")
+    assert len(comp.pairs) == 60 and not comp.unmatched_a and not comp.unmatched_b
+    assert all(a.context == b.context for a, b in comp.pairs)
+    with pytest.raises(DataError, match="not found"):
+        compare_systems(exs, "Original Ground Truth", "GPT-9")
+    dstc = load_file(shared("raw/dstc10-format_dailydialog-zhao_eval.json"))
+    comp = compare_systems(dstc, "ground-truth", "negative-sample")
+    # this release numbers every row, so ids do not overlap across systems: rows pair up by context
+    assert comp.aligned_by == "context" and len(comp.pairs) == 100

@@ -1,0 +1,89 @@
+"""Retrieval finds the expected neighbour on a small pool; the leakage guard drops the test pair."""
+import numpy as np
+import pytest
+
+from core import retrieval
+from core.retrieval import Pool, Retriever, load_pool, normalize
+
+PAIRS = [
+    ("what is your favorite food ?", "i love pizza with extra cheese"),
+    ("do you have any pets ?", "yes , two cats and a dog"),
+    ("where do you live ?", "i live in a small town near the coast"),
+    ("what do you do for work ?", "i am a nurse at the local hospital"),
+    ("what kind of music do you like ?", "mostly jazz and some classical"),
+    ("how was your weekend ?", "great , we went hiking in the mountains"),
+    ("Do you have any pets?", "No pets, I'm allergic"),
+]
+
+
+@pytest.fixture(autouse=True)
+def isolated_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(retrieval, "SHIPPED_INDEX_DIR", tmp_path / "none")
+
+
+@pytest.mark.parametrize("method", ["emb-u", "bm25-u"])
+def test_expected_neighbour(method):
+    r = Retriever(Pool.from_pairs("toy", PAIRS), method)
+    hits = r.retrieve(["what food is your favorite ?", "any pets at home ?"], k=2)
+    assert hits[0][0].response == "i love pizza with extra cheese"
+    assert all("pets" in h.utterance.lower() for h in hits[1])
+    assert all(hits[0][i].similarity >= hits[0][i + 1].similarity for i in range(len(hits[0]) - 1))
+
+
+@pytest.mark.parametrize("method", ["emb-ur", "bm25-ur"])
+def test_utterance_and_response_uses_the_reference(method):
+    r = Retriever(Pool.from_pairs("toy", PAIRS), method)
+    # both pet pairs match the utterance; the reference decides which comes first
+    hits = r.retrieve(["do you have pets ?"], ["no , i am allergic to cats"], k=2)
+    assert hits[0][0].response == "No pets, I'm allergic"
+
+
+@pytest.mark.parametrize("method", ["emb-u", "bm25-u", "emb-ur"])
+def test_leakage_guard(method):
+    r = Retriever(Pool.from_pairs("toy", PAIRS), method)
+    hits = r.retrieve(["where do you live ?"], ["I live in a small town near the coast!"], k=6)[0]
+    assert all(normalize(h.response) != "i live in a small town near the coast" for h in hits)
+    # without a reference nothing is excluded
+    assert r.retrieve(["where do you live ?"], k=1)[0][0].response == "i live in a small town near the coast"
+
+
+def test_duplicate_responses_kept_once():
+    pool = Pool.from_pairs("dup", [("hi", "hello"), ("hi !", "Hello."), ("hey", "hello"), ("yo", "sup")])
+    hits = Retriever(pool, "bm25-u").retrieve(["hi"], k=5)[0]
+    assert len({normalize(h.response) for h in hits}) == len(hits)
+
+
+def test_index_cached_on_disk_by_content(tmp_path):
+    pool = Pool.from_pairs("toy", PAIRS)
+    v1, src1 = retrieval.pool_embeddings(pool)
+    v2, src2 = retrieval.pool_embeddings(pool)
+    assert (src1, src2) == ("built", "cache") and np.allclose(v1, v2, atol=2e-3)
+    other = Pool.from_pairs("toy", PAIRS[:-1])
+    assert other.content_hash != pool.content_hash and retrieval.pool_embeddings(other)[1] == "built"
+
+
+def test_pq_roundtrip(tmp_path):
+    rng = np.random.default_rng(0)
+    v = rng.normal(size=(3000, 384)).astype(np.float32)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    retrieval.save_pq_index(v, tmp_path / "x.faiss", m=64)
+    back = retrieval.load_pq_vectors(tmp_path / "x.faiss")
+    cos = (back * v).sum(1)
+    assert back.shape == v.shape and np.median(cos) > 0.75
+
+
+def test_pool_files(tmp_path):
+    (tmp_path / "p.jsonl").write_text('{"utterance": "a?", "response": "b."}\n{"context": ["x", "c?"], "response": "d."}\n')
+    pool = load_pool(tmp_path / "p.jsonl")
+    assert len(pool) == 2 and pool.utterance(1) == "c?" and pool.response(1) == "d."
+    (tmp_path / "dd.txt").write_text("Hi . __eou__ Hello ! __eou__ How are you ? __eou__\nA __eou__ B __eou__\n")
+    dd = load_pool(tmp_path / "dd.txt")
+    assert len(dd) == 3 and dd.utterance(1) == "Hello !" and dd.response(1) == "How are you ?"
+
+
+def test_chitchat_default_pool():
+    pool = retrieval.chitchat_pool()
+    # 7,168 conversations; one has a single turn and gives no pair
+    assert len(pool) > 130_000 and 7100 < pool.conv_id.max() + 1 <= 7168
+    assert isinstance(pool.utterance(0), str) and pool.utterance(1) == pool.response(0)

@@ -1,0 +1,77 @@
+"""υBLEU end to end on the shipped pool index and rater; the NN-rater separates true from random pairs."""
+import numpy as np
+import pytest
+
+from core.data import Example, load_jsonl
+from core.metrics.bleu import BleuScorer
+from core.metrics.ubleu import UBleu
+
+
+@pytest.fixture(scope="module")
+def usr_slice():
+    from conftest import need_shared
+    exs = load_jsonl(need_shared("eval/usr-topical.jsonl"))
+    return exs[:12]
+
+
+def test_details_and_range(usr_slice):
+    res = UBleu()(usr_slice)
+    assert res.scores.shape == (12,) and np.all((res.scores >= 0) & (res.scores <= 100))
+    d = res.details[0]
+    kinds = [r["kind"] for r in d["references"]]
+    assert kinds.count("original") == 1 and kinds.count("parrot") == 1 and kinds.count("retrieved") == 15
+    retrieved = [r for r in d["references"] if r["kind"] == "retrieved"]
+    assert all(r["source_utterance"] and r["similarity"] is not None for r in retrieved)
+    assert all(retrieved[i]["similarity"] >= retrieved[i + 1]["similarity"] for i in range(14))
+    weights = [r["weight"] for r in d["references"]]
+    assert d["references"][0]["weight"] == 1.0 and all(-1 <= w <= 1 for w in weights)
+    assert any(w < 0 for w in weights[1:]) or any(w > 0 for w in weights[1:])
+    assert str(res.signature).startswith("metric:ubleu|variant:ret:emb-u,k:15,parrot:1,rated:1")
+
+
+def test_deterministic_and_score_matches_delta_bleu(usr_slice):
+    a, b = UBleu()(usr_slice[:4]), UBleu()(usr_slice[:4])
+    assert np.array_equal(a.scores, b.scores)
+    refs = a.details[2]["references"]
+    expected = BleuScorer().sentence(usr_slice[2].response, [r["text"] for r in refs], [r["weight"] for r in refs])
+    assert a.scores[2] == pytest.approx(expected)
+
+
+def test_unrated_variant_is_multi_reference_bleu(usr_slice):
+    res = UBleu(rated=False)(usr_slice[:3])
+    refs = [r["text"] for r in res.details[1]["references"]]
+    assert all(r["weight"] == 1.0 for r in res.details[1]["references"])
+    assert res.scores[1] == pytest.approx(BleuScorer().sentence(usr_slice[1].response, refs))
+
+
+def test_no_reference_gives_nan():
+    ex = Example("x", "s", ["hello there"], "hi", [])
+    res = UBleu()([ex])
+    assert np.isnan(res.scores[0]) and "skipped" in res.details[0]
+
+
+def test_leakage_guard_on_default_pool():
+    from core.retrieval import chitchat_pool, normalize
+    pool = chitchat_pool()
+    u, r = pool.utterance(500), pool.response(500)
+    res = UBleu(rated=False)([Example("x", "s", [u], r, [r])])
+    retrieved = [x for x in res.details[0]["references"] if x["kind"] == "retrieved"]
+    assert all(normalize(x["text"]) != normalize(r) for x in retrieved)
+
+
+def test_shipped_rater_separates_true_from_random_pairs():
+    """Held-out conversations of the pool (the split the manifest reports): true pairs rated above random ones."""
+    from core.rater import SEED, load_rater, make_pairs
+    from core.retrieval import chitchat_pool
+    pool = chitchat_pool()
+    rng = np.random.default_rng(SEED)
+    split = rng.choice(3, size=int(pool.conv_id.max()) + 1, p=[0.9, 0.05, 0.05])
+    pairs = make_pairs(pool, split, 2, np.random.default_rng(1), None)[:600]
+    rater = load_rater()
+    out = rater.rate([pool.utterance(i) for i, _, _ in pairs], [pool.response(i) for i, _, _ in pairs],
+                     [pool.utterance(j) for _, j, _ in pairs], [pool.response(j) for _, j, _ in pairs])
+    y = np.array([lab for _, _, lab in pairs])
+    acc = float(((out.weight > 0) == (y == 1)).mean())
+    assert out.weight[y == 1].mean() > out.weight[y == 0].mean()
+    assert acc >= 0.6, acc
+    assert rater.manifest["held_out"]["accuracy"] >= 0.65
