@@ -42,14 +42,16 @@ def main() -> int:
     # BLEU: same segments, same settings, sentence level (sacrebleu's BLEU object reused: its fastest path)
     sb = sacrebleu.BLEU(max_ngram_order=2, effective_order=True)
     ours = BleuScorer()
-    t0 = time.perf_counter()
-    theirs_scores = [sb.sentence_score(h, r).score for h, r in zip(hyps, refs)]
-    t_sb = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    our_scores = [ours.sentence(h, r) for h, r in zip(hyps, refs)]
-    t_ours = time.perf_counter() - t0
+    t_sb, t_ours = float("inf"), float("inf")
+    for _ in range(3):  # alternate and keep each side's best run: the machine may be busy
+        t0 = time.perf_counter()
+        theirs_scores = [sb.sentence_score(h, r).score for h, r in zip(hyps, refs)]
+        t_sb = min(t_sb, time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        our_scores = [ours.sentence(h, r) for h, r in zip(hyps, refs)]
+        t_ours = min(t_ours, time.perf_counter() - t0)
     assert np.allclose(theirs_scores, our_scores, atol=1e-6)
-    rows.append(("BLEU-2 sentence level", f"{a.n / t_ours:,.0f} seg/s", f"sacrebleu {a.n / t_sb:,.0f} seg/s",
+    rows.append(("BLEU-2 sentence level (best of 3)", f"{a.n / t_ours:,.0f} seg/s", f"sacrebleu {a.n / t_sb:,.0f} seg/s",
                  f"ratio {t_sb / t_ours:.2f} (target >= 1.0)"))
 
     # index build: encode a sample of pool texts, extrapolate to the pool

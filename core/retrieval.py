@@ -288,22 +288,18 @@ class Retriever:
             self._norm_cache[i] = (normalize(self.pool.utterance(i)), normalize(self.pool.response(i)))
         return self._norm_cache[i]
 
-    def _leaks(self, i: int, u1n: str, r1n: str | None, h1n: str | None) -> bool:
-        un, rn = self._norm(i)
-        if r1n is not None and rn == r1n:
-            return True  # the pool response is the test reference (this covers the identical test pair)
-        return h1n is not None and un == u1n and rn == h1n  # the pair being scored is itself in the pool
+    def _leaks(self, i: int, r1n: str | None) -> bool:
+        """The pool response is the test reference (which also covers a pool pair identical to the test pair)."""
+        return r1n is not None and self._norm(i)[1] == r1n
 
-    def _select(self, cand: np.ndarray, sims: np.ndarray, u1: str, r1: str | None, k: int,
-                h1: str | None = None) -> list[Hit]:
-        u1n, r1n = normalize(u1), normalize(r1) if r1 else None
-        h1n = normalize(h1) if h1 else None
+    def _select(self, cand: np.ndarray, sims: np.ndarray, r1: str | None, k: int) -> list[Hit]:
+        r1n = normalize(r1) if r1 else None
         out, seen = [], set()
         for i, s in zip(cand, sims):
             i = int(i)
             if i < 0:
                 continue
-            if self._leaks(i, u1n, r1n, h1n):
+            if self._leaks(i, r1n):
                 continue
             rn = self._norm(i)[1]
             if rn in seen or not rn:
@@ -343,7 +339,7 @@ class Retriever:
                 s = np.clip(s, 0, None) * np.clip(rs, 0, None)
                 order = np.argsort(-s, kind="stable")
                 c, s = c[order], s[order]
-            out.append(self._select(c, s, utts[j], refs[j], k))
+            out.append(self._select(c, s, refs[j], k))
             tick(progress, j + 1, len(utts), "retrieving references")
         return out
 
@@ -360,7 +356,7 @@ class Retriever:
             top = np.argpartition(-s, min(len(s) - 1, 4 * k + 40))[: 4 * k + 40]
             top = top[np.argsort(-s[top], kind="stable")]
             top = top[s[top] > 0]
-            out.append(self._select(top, s[top], u, r, k))
+            out.append(self._select(top, s[top], r, k))
             tick(progress, j + 1, len(utts), "retrieving references")
         return out
 

@@ -33,12 +33,11 @@ SMOOTH_DEFAULTS = {"none": None, "floor": 0.1, "add-k": 1, "exp": None}
 _TOKENIZERS = {"13a": Tokenizer13a, "none": NoneTokenizer}
 
 
-def ngrams(tokens: Sequence[str], max_order: int) -> Counter:
-    out: Counter = Counter()
-    n_tok = len(tokens)
-    for n in range(1, max_order + 1):
-        for i in range(n_tok - n + 1):
-            out[tuple(tokens[i:i + n])] += 1
+def ngrams(tokens: Sequence[str], max_order: int) -> list[Counter]:
+    """Counts per order: ``out[n-1]`` maps each n-gram (a token for n=1, a tuple for n>1) to its count."""
+    out = [Counter(tokens)]
+    for n in range(2, max_order + 1):
+        out.append(Counter(zip(*[tokens[i:] for i in range(n)])))
     return out
 
 
@@ -128,17 +127,16 @@ class BleuScorer:
         if weights is not None and len(weights) != len(refs):
             raise ValueError(f"{len(weights)} weights for {len(refs)} references")
         if weights is None or all(w == 1 for w in weights):
-            merged: Counter = Counter()
-            for rt in ref_toks:
-                for g, c in ngrams(rt, self.max_order).items():
-                    if c > merged[g]:
-                        merged[g] = c
-            for g, c in h_ng.items():
-                n = len(g) - 1
-                total[n] += c
-                m = merged.get(g)
-                if m:
-                    correct[n] += min(c, m)
+            ref_ngs = [ngrams(rt, self.max_order) for rt in ref_toks]
+            for n in range(self.max_order):
+                hc = h_ng[n]
+                total[n] = float(sum(hc.values()))
+                if len(ref_ngs) == 1:
+                    rc = ref_ngs[0][n]
+                    correct[n] = float(sum(min(c, rc[g]) for g, c in hc.items() if g in rc))
+                else:
+                    rcs = [r[n] for r in ref_ngs]
+                    correct[n] = float(sum(min(c, max(r.get(g, 0) for r in rcs)) for g, c in hc.items()))
             ref_len = closest_ref_len(len(h_tok), [len(t) for t in ref_toks])
         else:
             ws = [float(w) for w in weights]
@@ -146,18 +144,18 @@ class BleuScorer:
                 raise ValueError("ΔBLEU weights must lie in [-1, 1]")
             wmax = max(ws)
             ref_ngs = [ngrams(t, self.max_order) for t in ref_toks]
-            for g, c in h_ng.items():
-                n = len(g) - 1
-                total[n] += wmax * c
-                best = None
-                for w, rng in zip(ws, ref_ngs):
-                    rc = rng.get(g)
-                    if rc:
-                        v = w * min(c, rc)
-                        if best is None or v > best:
-                            best = v
-                if best is not None:
-                    correct[n] += best
+            for n in range(self.max_order):
+                for g, c in h_ng[n].items():
+                    total[n] += wmax * c
+                    best = None
+                    for w, rng in zip(ws, ref_ngs):
+                        rc = rng[n].get(g)
+                        if rc:
+                            v = w * min(c, rc)
+                            if best is None or v > best:
+                                best = v
+                    if best is not None:
+                        correct[n] += best
             correct = [max(c, 0.0) for c in correct]
             pos = [len(t) for t, w in zip(ref_toks, ws) if w > 0] or [len(t) for t in ref_toks]
             ref_len = closest_ref_len(len(h_tok), pos)
@@ -165,7 +163,8 @@ class BleuScorer:
 
     def from_stats(self, st: SegmentStats | Sequence[SegmentStats], sentence: bool = True) -> float:
         if isinstance(st, SegmentStats):
-            st = [st]
+            return bleu_from_stats(st.correct, st.total, st.sys_len, st.ref_len, self.max_order, self.smooth,
+                                   self.smooth_value, effective_order=sentence)
         correct = [sum(s.correct[n] for s in st) for n in range(self.max_order)]
         total = [sum(s.total[n] for s in st) for n in range(self.max_order)]
         return bleu_from_stats(correct, total, sum(s.sys_len for s in st), sum(s.ref_len for s in st),
