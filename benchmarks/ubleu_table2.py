@@ -31,6 +31,7 @@ def main() -> int:
     ap.add_argument("--data-dir", default=str(Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "eval"))
     ap.add_argument("--sets", default=",".join(SETS))
     ap.add_argument("--retrievers", default=",".join(RETRIEVERS))
+    ap.add_argument("--rater", default="nn-rater", help="NN-rater checkpoint name")
     ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "UBLEU_TABLE2.md"))
     a = ap.parse_args()
     sets = a.sets.split(",")
@@ -47,7 +48,7 @@ def main() -> int:
             t0 = time.time()
             res[f"BLEU-2 +{r}"] = UBleu(retriever=r, rated=False)(exs).scores
             t1 = time.time()
-            res[f"υBLEU {r}"] = UBleu(retriever=r)(exs).scores
+            res[f"υBLEU {r}"] = UBleu(retriever=r, rater=a.rater)(exs).scores
             timing[(name, r)] = (t1 - t0, time.time() - t1)
         rows[name] = {c: (stats.spearmanr(v, human).statistic, stats.pearsonr(v, human).statistic, len(v))
                       for c, v in res.items()}

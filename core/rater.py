@@ -168,7 +168,8 @@ def load_rater(name: str = CHECKPOINT) -> NNRaterScorer:
 
 
 def make_pairs(pool, split_of_conv: np.ndarray, split: int, rng: np.random.Generator, text_vecs: np.ndarray | None,
-               cap: int = 20, near: float = 0.9, max_near_queries: int = 20000, negatives: str = "random"):
+               cap: int = 20, near: float = 0.9, max_near_queries: int = 20000, negatives: str = "random",
+               min_words: int = 1):
     """(i, j, label) pool-pair index triples for one split, following the rule in the module docstring."""
     from core.retrieval import normalize
     idx = np.flatnonzero(split_of_conv[pool.conv_id] == split)
@@ -184,7 +185,7 @@ def make_pairs(pool, split_of_conv: np.ndarray, split: int, rng: np.random.Gener
 
     pos: set[tuple[int, int]] = set()
     for key, members in groups.items():
-        if len(members) < 2 or not key:
+        if len(members) < 2 or len(key.split()) < min_words:
             continue
         members = list(members)
         rng.shuffle(members)
@@ -201,7 +202,7 @@ def make_pairs(pool, split_of_conv: np.ndarray, split: int, rng: np.random.Gener
         import faiss
         utt_text = pool.utt_idx[idx]
         uniq = np.unique(utt_text)
-        long_enough = np.array([len(pool.texts[t].split()) >= 3 for t in uniq])
+        long_enough = np.array([len(pool.texts[t].split()) >= max(3, min_words) for t in uniq])
         uniq = uniq[long_enough]
         first_pair = {}
         for i in idx:
@@ -282,6 +283,9 @@ def train_main(argv: list[str]) -> int:
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--max-train", type=int, default=40000, help="cap on training examples (each gives 2 triplets)")
     p.add_argument("--batch-size", type=int, default=1000)
+    p.add_argument("--min-words", type=int, default=1, help="shortest utterance (words) a positive group may have")
+    p.add_argument("--near", type=float, default=0.9, help="cosine above which two utterances count as near-identical")
+    p.add_argument("--near-queries", type=int, default=20000, help="utterances searched for near-identical partners")
     p.add_argument("--negatives", choices=["matched", "random"], default="random",
                    help="where a negative's second pair comes from (see the module docstring)")
     p.add_argument("--threads", type=int, default=0, help="torch threads (0 = all cores)")
@@ -301,9 +305,12 @@ def train_main(argv: list[str]) -> int:
     split_of_conv = rng.choice(3, size=n_conv, p=[0.9, 0.05, 0.05])
     vecs, src = pool_embeddings(pool)
     t0 = time.time()
-    train = make_pairs(pool, split_of_conv, 0, rng, vecs, negatives=a.negatives)
-    val = make_pairs(pool, split_of_conv, 1, rng, vecs, negatives=a.negatives)
-    test = make_pairs(pool, split_of_conv, 2, rng, vecs, negatives=a.negatives)
+    train = make_pairs(pool, split_of_conv, 0, rng, vecs, negatives=a.negatives, min_words=a.min_words,
+                       near=a.near, max_near_queries=a.near_queries)
+    val = make_pairs(pool, split_of_conv, 1, rng, vecs, negatives=a.negatives, min_words=a.min_words,
+                       near=a.near, max_near_queries=a.near_queries)
+    test = make_pairs(pool, split_of_conv, 2, rng, vecs, negatives=a.negatives, min_words=a.min_words,
+                       near=a.near, max_near_queries=a.near_queries)
     n_train_all = len(train)
     train = train[: a.max_train]
     print(f"pairs: train {len(train)} (of {n_train_all}), val {len(val)}, test {len(test)} "
