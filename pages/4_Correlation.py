@@ -1,0 +1,101 @@
+"""Correlation of each metric with the human scores in the upload: per dimension scatter with fitted
+line, Spearman/Pearson with bootstrap intervals, metric x dimension heatmap, system-level view."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import pandas as pd  # noqa: E402
+import plotly.express as px  # noqa: E402
+import plotly.graph_objects as go  # noqa: E402
+import streamlit as st  # noqa: E402
+
+import app  # noqa: E402
+from core import app_state  # noqa: E402
+
+st.set_page_config(page_title="dialeval · Correlation", layout="wide")
+st.session_state["_page"] = "correlation"
+app.sidebar()
+st.title("Correlation with human scores")
+
+EXAMPLE = ('{"id": "ctx-1", "system": "my-bot", "context": ["hi!", "how was your weekend?"], '
+           '"response": "great, I went hiking", "references": ["it was fun, we went to the lake"], '
+           '"scores": {"Overall": 4.3, "Engaging": 2.0}}')
+
+
+@st.cache_data(show_spinner=False)
+def cached_correlations(key: str, metrics: tuple[str, ...], _cs):
+    return app_state.correlation_rows(_cs)
+
+
+data = app.require_data()
+metrics = app.selected_metrics()
+if data is not None and not data.has_human_scores:
+    st.info("The loaded data has no human scores, so there is nothing to correlate with. Upload a file whose rows "
+            "carry human ratings: in JSONL a `scores` object of dimension -> number (mean rating), for example")
+    st.code(EXAMPLE, language="json")
+    st.markdown("DSTC10 JSON carries them as `annotations` ({dimension: [ratings]}); in CSV choose the score "
+                "columns in the mapping. Both systems' rows are rated on the same dimensions.")
+elif data is not None and metrics:
+    comp = data.comparison
+    cs = app.get_scores(data, metrics)
+    if cs.metrics:
+        rows = cached_correlations(data.key, tuple(cs.metrics), cs)
+        st.caption(f"Turn level, over both systems' {2 * cs.n} rows; the two replies to one context form a cluster, "
+                   "so the 95% bootstrap intervals resample contexts (core.stats.correlate, 1,000 resamples, seed 13).")
+        table = pd.DataFrame(rows)
+        st.dataframe(table, hide_index=True, width="stretch",
+                     column_config={c: st.column_config.NumberColumn(format="%.3f") for c in table.columns
+                                    if c not in ("metric", "dimension", "n")})
+        heat = table.pivot(index="metric", columns="dimension", values="spearman")
+        fig = px.imshow(heat, color_continuous_scale="RdBu", zmin=-1, zmax=1, text_auto=".2f", aspect="auto",
+                        title="Spearman correlation: metric x human dimension")
+        st.plotly_chart(fig, width="stretch", key="corr_heat")
+
+        st.subheader("Scatter")
+        c1, c2 = st.columns(2)
+        m = c1.selectbox("Metric", cs.metrics, key="corr_metric")
+        d = c2.selectbox("Human dimension", data.dimensions, key="corr_dim")
+        sdf = app_state.scatter_frame(cs, m, d)
+        sdf["system"] = sdf["system"].map(app.plotly_plain)
+        sdf["id"] = sdf["id"].map(app.plotly_plain)
+        fig2 = px.scatter(sdf, x=m, y=d, color="system", hover_data=["id"], opacity=0.7,
+                          title=f"{m} vs human {d}")
+        line = app_state.fit_line(sdf[m], sdf[d])
+        if line is not None:
+            xs = [float(sdf[m].min()), float(sdf[m].max())]
+            fig2.add_trace(go.Scatter(x=xs, y=[line[0] * x + line[1] for x in xs], mode="lines",
+                                      name="least-squares fit", line=dict(color="black", dash="dash")))
+        st.plotly_chart(fig2, width="stretch", key="corr_scatter")
+        r = next(x for x in rows if x["metric"] == m and x["dimension"] == d)
+        st.text(f"Spearman {r['spearman']:.3f} [{r['spearman low']:.3f}, {r['spearman high']:.3f}]   "
+                f"Pearson {r['pearson']:.3f} [{r['pearson low']:.3f}, {r['pearson high']:.3f}]   n = {r['n']}")
+
+        st.subheader("System level")
+        st.caption("Which system each metric prefers (mean) and which the humans prefer (mean), per dimension.")
+        st.dataframe(app_state.system_level_rows(cs), hide_index=True, width="stretch")
+        n_sys = len({e.system for e in data.examples})
+        if n_sys >= 3:
+            st.caption(f"The file holds {n_sys} systems: a system-level correlation over all of them needs every "
+                       "system's rows scored (they are cached once scored).")
+            if st.button(f"Score all {n_sys} systems and correlate system means", key="sys_corr"):
+                store = app._result_store()
+                key = ("all-systems", data.key)
+                bar = st.progress(0.0, text="scoring every system")
+                from core.engine import ScoreTable
+                table_all = ScoreTable(list(data.examples))
+                for j, met in enumerate(cs.metrics):
+                    if (key, met) not in store:
+                        def progress(done, total, desc, j=j, met=met):
+                            bar.progress(min(1.0, (j + done / max(total, 1)) / len(cs.metrics)),
+                                         text=f"{met}: {desc} {done}/{total}")
+                        store[(key, met)] = app.metric_instance(met)(table_all.examples, progress)
+                    table_all.results[met] = store[(key, met)]
+                bar.empty()
+                st.session_state["sys_corr_rows"] = (data.key, app_state.system_correlations(table_all, cs.metrics))
+            got = st.session_state.get("sys_corr_rows")
+            if got and got[0] == data.key:
+                st.dataframe(got[1], hide_index=True, width="stretch")
+        else:
+            st.caption("A system-level correlation needs at least three systems; upload a file with more systems "
+                       "to see one.")

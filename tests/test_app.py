@@ -1,0 +1,313 @@
+"""The dashboard: every page renders (streamlit.testing AppTest), the demo loads and shows the scores table
+and charts, a broken upload shows row-numbered problems and keeps the previous data, and the
+non-drawing logic in core/app_state.py computes real values."""
+import json
+import math
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import ROOT, need_shared
+
+from core import app_state
+from core.data import DataError, Example, load_jsonl
+
+AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
+
+PAGES = ["app.py", "pages/1_Upload.py", "pages/2_Scores.py", "pages/3_AB_Judge.py", "pages/4_Correlation.py"]
+TIMEOUT = 120
+
+
+def _app(path: str = "app.py", metrics=("bleu",)) -> "AppTest":
+    at = AppTest.from_file(str(ROOT / path), default_timeout=TIMEOUT)
+    at.session_state["metrics"] = list(metrics)  # cheap metric: keeps the test fast
+    return at
+
+
+def _loaded_demo(at) -> None:
+    at.run()
+    at.button(key="demo_from_home").click().run()
+    assert not at.exception, at.exception
+
+
+# ------------------------------------------------------------------------------------------------
+# the demo file
+
+
+def test_demo_file_is_two_real_systems():
+    exs = load_jsonl(app_state.DEMO_PATH)
+    systems = sorted({e.system for e in exs})
+    assert systems == ["C-BM25", "SmolLM2-135M"]
+    assert len(exs) == 120
+    for s in systems:
+        rows = [e for e in exs if e.system == s]
+        assert len({e.id for e in rows}) == 60
+        assert all(e.response.strip() and e.references and e.context for e in rows)
+        assert len({e.response for e in rows}) >= 40, f"{s} repeats itself: not a real system"
+    bm25 = {e.id: e for e in exs if e.system == "C-BM25"}
+    lm = {e.id: e for e in exs if e.system == "SmolLM2-135M"}
+    assert all(bm25[k].context == lm[k].context and bm25[k].references == lm[k].references for k in bm25)
+    manifest = json.loads((app_state.DEMO_PATH.parent / "demo_manifest.json").read_text())
+    assert len(manifest["items"]) == 60 and manifest["seed"] == 13
+
+
+def test_upload_limit_matches_config():
+    cfg = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert cfg["server"]["maxUploadSize"] == app_state.MAX_UPLOAD_MB
+
+
+# ------------------------------------------------------------------------------------------------
+# core/app_state.py
+
+
+def _toy_examples():
+    out = []
+    for i in range(6):
+        ctx = [f"turn {i}", f"how about topic {i}?"]
+        ref = f"i like topic {i} a lot"
+        out.append(Example(f"c{i}", "sysA", ctx, f"i like topic {i} a lot" if i % 2 == 0 else "no idea", [ref],
+                           {"Overall": 4.0 if i % 2 == 0 else 2.0}))
+        out.append(Example(f"c{i}", "sysB", ctx, "no idea", [ref], {"Overall": 2.0}))
+    return out
+
+
+def test_load_and_headline_values_are_real():
+    from core.engine import score_comparison
+    loaded = app_state.make_loaded("toy", _toy_examples(), None, "sysA", "sysB", [b"toy"])
+    assert loaded.n == 6 and loaded.dimensions == ["Overall"]
+    cs = score_comparison(loaded.comparison, ["bleu"])
+    df = app_state.per_example_frame(cs)
+    assert list(df["id"]) == [f"c{i}" for i in range(6)]
+    np.testing.assert_allclose(df["bleu A-B"], df["bleu A"] - df["bleu B"])
+    assert df.loc[0, "bleu A"] > 99 and df.loc[1, "bleu A"] == pytest.approx(df.loc[1, "bleu B"])
+    rows = app_state.headline(cs, n_boot=200)
+    bleu = next(r for r in rows if r["metric"] == "bleu")
+    assert bleu["mean A"] == pytest.approx(float(np.mean(cs.a("bleu"))))
+    assert bleu["A low"] <= bleu["mean A"] <= bleu["A high"]
+    assert (bleu["wins A"], bleu["ties"], bleu["wins B"]) == (3, 3, 0)
+    human = next(r for r in rows if r["metric"] == "human: Overall")
+    assert human["mean A"] == pytest.approx(3.0) and human["mean B"] == pytest.approx(2.0)
+    # filtering and exports
+    assert len(app_state.filter_frame(df, winner="A", metric="bleu")) == 3
+    assert len(app_state.filter_frame(df, text="TOPIC 3")) == 1
+    csv = app_state.export_csv(df).decode()
+    assert csv.splitlines()[0].startswith("pair,id,context") and len(csv.splitlines()) == 7
+    recs = [json.loads(x) for x in app_state.export_jsonl(cs).decode().splitlines()]
+    assert len(recs) == 6 and recs[0]["scores_a"]["bleu"] == pytest.approx(df.loc[0, "bleu A"])
+    # system level: humans and BLEU both prefer sysA
+    sl = app_state.system_level_rows(cs)
+    assert sl[0]["humans prefer"] == "sysA" and sl[0]["metric prefers"] == "sysA" and sl[0]["agree"]
+    corr = app_state.correlation_rows(cs, n_boot=200)
+    assert corr[0]["spearman"] == pytest.approx(1.0)  # BLEU is high exactly where humans gave 4
+
+
+def test_parse_upload_reports_rows_and_size_limit():
+    bad = b'{"context": ["hi"], "response": "yo", "system": "a"}\n{"context": ["hi"], "response": 3}\nnot json\n'
+    with pytest.raises(DataError) as e:
+        app_state.parse_upload("bad.jsonl", bad)
+    rows = sorted((p.row, p.field) for p in e.value.problems)
+    assert rows == [(2, "response"), (3, None)]
+    big = b" " * (app_state.MAX_UPLOAD_MB * 1024 * 1024 + 1)
+    with pytest.raises(DataError, match="limit"):
+        app_state.parse_upload("big.jsonl", big)
+
+
+def test_csv_mapping_guess():
+    header = app_state.csv_header(b"dialogue_id,model,context,reply,gold,Overall,Fluency\n1,a,hi,yo,hey,3,2\n")
+    g = app_state.guess_csv_mapping(header)
+    assert (g["id"], g["system"], g["context"], g["response"], g["references"]) == \
+        ("dialogue_id", "model", "context", "reply", "gold")
+    assert g["scores"] == ["Overall", "Fluency"]
+
+
+def test_ubleu_reference_rows_keep_sign_and_source():
+    det = {"retriever": "emb-u", "pool": "chitchat-x", "references": [
+        {"kind": "original", "text": "ref", "source_utterance": None, "similarity": None, "weight": 1.0},
+        {"kind": "retrieved", "text": "bad", "source_utterance": "u2", "similarity": 0.8, "weight": -0.7}]}
+    rows = app_state.ubleu_reference_rows(det)
+    assert [r["sign"] for r in rows] == ["+", "-"]
+    assert rows[1]["source utterance"] == "u2" and rows[1]["similarity"] == 0.8
+    assert app_state.ubleu_reference_rows(None) == []
+
+
+def test_judge_agreement_and_win_rate():
+    from core.data import align
+    exs = _toy_examples()
+    comp = align([e for e in exs if e.system == "sysA"], [e for e in exs if e.system == "sysB"])
+    human = app_state.human_preferences(comp, "Overall")
+    assert human == ["A", "tie", "A", "tie", "A", "tie"]
+    agr = app_state.judge_agreement(["A", "B", "B", "A", "A", "tie"], human)
+    assert (agr["n"], agr["agree"]) == (3, 2) and agr["low"] < 2 / 3 < agr["high"]
+    s = app_state.judge_summary(["A", "A", "B", "tie"])
+    assert (s["wins A"], s["wins B"], s["ties"]) == (2, 1, 1) and s["win rate A"] == pytest.approx(2 / 3)
+
+
+# ------------------------------------------------------------------------------------------------
+# the pages (AppTest)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_renders_without_data(page):
+    at = _app()
+    at.run()
+    if page != "app.py":
+        at.switch_page(str(ROOT / page)).run()
+    assert not at.exception, at.exception
+    assert at.title, "every page has a title"
+
+
+def test_demo_loads_scores_table_and_charts():
+    at = _app()
+    _loaded_demo(at)
+    assert at.session_state["loaded"].n == 60
+    assert at.dataframe, "headline table"
+    head = at.dataframe[0].value
+    assert list(head["metric"]) == ["bleu"]
+    assert at.get("plotly_chart"), "headline chart"
+    at.switch_page(str(ROOT / "pages/2_Scores.py")).run()
+    assert not at.exception, at.exception
+    table = at.dataframe[0].value
+    assert len(table) == 60 and {"bleu A", "bleu B", "bleu A-B", "response A", "response B"} <= set(table.columns)
+    assert len(at.get("plotly_chart")) >= 2
+    # filtering narrows the table; drill-down shows the context turns as text
+    at.radio(key="flt_winner").set_value("A").run()
+    narrowed = at.dataframe[0].value
+    assert 0 < len(narrowed) < 60 and (narrowed["bleu A-B"] > 0).all()
+    texts = [t.value for t in at.text]
+    first = at.session_state["loaded"].comparison.pairs[int(narrowed.iloc[0]["pair"])][0]
+    assert any(first.context[-1] in t for t in texts)
+    # the other pages render with the demo loaded
+    at.switch_page(str(ROOT / "pages/3_AB_Judge.py")).run()
+    assert not at.exception, at.exception
+    ok, message = app_state.judge_status()
+    if not ok:  # the page says plainly why the judge cannot run
+        assert any(w.value == message for w in at.warning)
+    else:
+        assert at.button(key="run_judge")
+    at.switch_page(str(ROOT / "pages/4_Correlation.py")).run()
+    assert not at.exception, at.exception
+    assert any("no human scores" in i.value for i in at.info)
+
+
+def test_broken_upload_shows_rows_and_keeps_previous_data():
+    at = _app()
+    _loaded_demo(at)
+    at.switch_page(str(ROOT / "pages/1_Upload.py")).run()
+    broken = ('{"id": "1", "system": "x", "context": ["hi"], "response": "hello"}\n'
+              '{"id": "2", "system": "x", "context": ["hi"], "response": "hello"\n'
+              '{"id": "3", "system": "y", "context": ["hi"], "scores": {"Overall": "high"}, "response": "ok"}\n')
+    at.text_area(key="paste_one").set_value(broken).run()
+    assert not at.exception, at.exception
+    assert at.error and "problem" in at.error[0].value
+    problems = at.dataframe[0].value
+    got = {(int(r["row"]), r["field"]) for _, r in problems.iterrows()}
+    assert got == {(2, ""), (3, "scores.Overall")}
+    assert at.session_state["loaded"].name == app_state.DEMO_NAME
+    assert any("previously loaded data is kept" in i.value for i in at.info)
+
+
+def test_paste_upload_two_systems_and_human_scores_correlation():
+    """A real human-rated multi-system file: pick two systems, the correlation page shows a table,
+    heatmap and scatter with real correlations."""
+    path = need_shared("eval/usr-topical.jsonl")
+    exs = load_jsonl(path)
+    systems = list(dict.fromkeys(e.system for e in exs))[1:3]  # two generators (not the gold reply)
+    rows = [e for e in exs if e.system in systems]
+    text = "\n".join(json.dumps(e.to_dict()) for e in rows[:80])
+    at = _app()
+    at.run()
+    at.switch_page(str(ROOT / "pages/1_Upload.py")).run()
+    at.text_area(key="paste_one").set_value(text).run()
+    assert not at.exception, at.exception
+    at.button(key="use_one").click().run()
+    assert not at.exception, at.exception
+    loaded = at.session_state["loaded"]
+    assert loaded.n == 40 and "Overall" in loaded.dimensions
+    assert (loaded.comparison.system_a, loaded.comparison.system_b) == tuple(systems)
+    at.switch_page(str(ROOT / "pages/4_Correlation.py")).run()
+    assert not at.exception, at.exception
+    corr = at.dataframe[0].value
+    assert set(corr["dimension"]) == set(loaded.dimensions)
+    r = corr[corr["dimension"] == "Overall"]["spearman"].iloc[0]
+    assert -1 <= r <= 1 and not math.isnan(r)
+    assert len(at.get("plotly_chart")) >= 2
+
+
+def test_ubleu_drilldown_shows_rated_references():
+    """With the NN-rater checkpoint present, the drill-down lists υBLEU's extended references with
+    source utterance, similarity and signed weight (real retrieval over the chitchat pool)."""
+    from core.checkpoints import paths
+    if not paths("nn-rater")[0].exists():
+        pytest.skip("checkpoints/nn-rater.safetensors is not trained yet")
+    at = _app(metrics=("ubleu",))
+    at.session_state["loaded"] = app_state.load_demo()
+    at.run()
+    at.switch_page(str(ROOT / "pages/2_Scores.py")).run(timeout=600)
+    assert not at.exception, at.exception
+    assert not at.warning, [w.value for w in at.warning]
+    refs = next(d.value for d in at.dataframe if "source utterance" in getattr(d.value, "columns", []))
+    kinds = set(refs["kind"])
+    assert {"original", "retrieved"} <= kinds
+    assert refs[refs["kind"] == "original"]["weight"].iloc[0] == pytest.approx(1.0)
+    retrieved = refs[refs["kind"] == "retrieved"]
+    assert len(retrieved) >= 5 and retrieved["similarity"].between(-1, 1).all()
+    assert retrieved["weight"].between(-1, 1).all() and retrieved["weight"].nunique() > 1
+    assert set(refs["sign"]) <= {"+", "-", "0"}
+
+
+def test_csv_paste_with_column_mapping_and_two_file_mode():
+    at = _app()
+    at.run()
+    at.switch_page(str(ROOT / "pages/1_Upload.py")).run()
+    at.selectbox(key="upload_format").set_value("csv").run()
+    csv = ("dialogue_id,model,context,reply,gold,Overall\n"
+           "1,bot-a,hi there,hello!,hey,4\n1,bot-b,hi there,what?,hey,2\n"
+           "2,bot-a,how are you,fine thanks,good,5\n2,bot-b,how are you,fine,good,3\n")
+    at.text_area(key="paste_one").set_value(csv).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.selectbox(key="csv_one_response").value == "reply"
+    at.button(key="use_one").click().run()
+    loaded = at.session_state["loaded"]
+    assert (loaded.comparison.system_a, loaded.comparison.system_b, loaded.n) == ("bot-a", "bot-b", 2)
+    assert loaded.comparison.pairs[0][0].scores == {"Overall": 4.0}
+    # two files, one system each
+    at.radio(key="upload_mode").set_value("Two files (system A, system B)").run()
+    at.selectbox(key="upload_format").set_value("jsonl").run()
+    at.text_area(key="paste_a").set_value('{"id": "x1", "system": "s1", "context": ["hi"], "response": "yo"}\n'
+                                          '{"id": "x2", "system": "s1", "context": ["bye"], "response": "ciao"}').run()
+    at.text_area(key="paste_b").set_value('{"id": "x2", "system": "s2", "context": ["bye"], "response": "later"}\n'
+                                          '{"id": "x1", "system": "s2", "context": ["hi"], "response": "hey"}').run()
+    at.button(key="use_two").click().run()
+    assert not at.exception, at.exception
+    loaded = at.session_state["loaded"]
+    assert loaded.comparison.aligned_by == "id" and loaded.n == 2
+    assert [(a.response, b.response) for a, b in loaded.comparison.pairs] == [("yo", "hey"), ("ciao", "later")]
+
+
+def test_judge_page_runs_judge_and_measures_agreement():
+    """With the judge checkpoint present: every pair gets P(A preferred) and a verdict, the win rate has an
+    interval, and agreement with human preferences is measured on a real human-rated slice."""
+    ok, message = app_state.judge_status()
+    if not ok:
+        pytest.skip(message)
+    path = need_shared("eval/usr-topical.jsonl")
+    exs = load_jsonl(path)
+    systems = list(dict.fromkeys(e.system for e in exs))[1:3]
+    rows = [e for e in exs if e.system in systems][:40]
+    loaded = app_state.make_loaded("usr-topical slice", rows, None, systems[0], systems[1], [b"usr20"])
+    at = _app()
+    at.session_state["loaded"] = loaded
+    at.run()
+    at.switch_page(str(ROOT / "pages/3_AB_Judge.py")).run()
+    at.button(key="run_judge").click().run(timeout=600)
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    table = next(d.value for d in at.dataframe if "P(A preferred)" in d.value.columns)
+    assert len(table) == 20 and table["P(A preferred)"].between(0, 1).all()
+    assert set(table["judge"]) <= {"A", "B", "tie"} and set(table["humans"]) <= {"A", "B", "tie", "-"}
+    labels = {m.label: m.value for m in at.metric}
+    assert any(k.startswith("Judge win rate") for k in labels) and "Agreement with humans" in labels
+    human = app_state.human_preferences(loaded.comparison, at.selectbox(key="judge_dim").value)
+    agr = app_state.judge_agreement(list(table["judge"]), human)
+    assert labels["Agreement with humans"] == f"{agr['agreement']:.1%}"
