@@ -1,0 +1,296 @@
+"""Meta-evaluation: how well each metric agrees with human ratings, per dataset and quality dimension.
+
+For every dataset (the ``dataset`` field of the rows, else the file name), every human-score dimension
+and every metric: Spearman, Pearson and Kendall (tau-b) correlations with p-values, percentile bootstrap
+intervals and n (``core.stats.correlate``). When several rows share a context (multi-system sets such
+as USR, where 5-6 systems answer each context) the bootstrap resamples **contexts**, not rows, and the
+p-value comes from that bootstrap (rows of one context are not independent). Rows where the metric is
+NaN (it cannot apply, e.g. BLEU without references) or the dimension is missing are excluded and
+counted in ``n_excluded``. Rows whose response is a copy of one of its own references (the "ground
+truth" system of USR and Zhao et al.) are excluded for every metric by default and counted in
+``n_reference_copies``: a reference-based metric scores them perfectly by construction, which inflates
+its correlation, and excluding them for all metrics keeps every metric on the same rows
+(``keep_reference_copies=True`` / ``--keep-reference-copies`` keeps them). System-level rows (correlation of per-system means) are added for datasets
+with at least three systems, with the fragility warning of ``core.stats.system_correlation``.
+
+Learned metrics trained on these human-rated sets are evaluated **leave-one-dataset-out** through a
+hook: a metric class may define ``held_out_for(dataset_name) -> Metric | None`` returning an instance
+that never saw ``dataset_name`` (e.g. ADEM or the MME-CRS weights refit without it). ``None`` means the
+shipped instance never saw it either. Rows say which protocol produced them (``protocol`` =
+"leave-one-dataset-out" or "as shipped").
+
+``python -m core meta-eval FILE... --metrics bleu,ubleu [--dimension X] [--format text|markdown|csv|json]``
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+import traceback
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+
+from core import stats
+from core.data import Example, dimensions, load_file, systems_in
+
+LODO = "leave-one-dataset-out"
+AS_SHIPPED = "as shipped"
+
+
+def context_key(ex: Example) -> tuple[str, ...]:
+    """Rows with the same (whitespace/case-normalized) context form one cluster for resampling."""
+    return tuple(" ".join(t.split()).lower() for t in ex.context)
+
+
+def group_datasets(data: Iterable[str | os.PathLike | Example] | dict[str, Sequence[Example]]
+                   ) -> "OrderedDict[str, list[Example]]":
+    """Paths and/or examples -> {dataset name: examples}; a row's ``dataset`` field names its dataset,
+    else the stem of the file it came from."""
+    if isinstance(data, dict):
+        return OrderedDict((k, list(v)) for k, v in data.items())
+    out: OrderedDict[str, list[Example]] = OrderedDict()
+    for item in data:
+        exs = load_file(item) if isinstance(item, (str, os.PathLike)) else [item]
+        for ex in exs:
+            name = ex.dataset or (Path(ex.source).stem if ex.source else "data")
+            out.setdefault(name, []).append(ex)
+    return out
+
+
+def subsample_contexts(examples: Sequence[Example], max_rows: int | None, seed: int = 13) -> list[Example]:
+    """Keep whole contexts, chosen at random (seeded), until about ``max_rows`` rows (for quick runs)."""
+    if not max_rows or len(examples) <= max_rows:
+        return list(examples)
+    keys = list(dict.fromkeys(context_key(ex) for ex in examples))
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(keys))
+    per = len(examples) / len(keys)
+    chosen = {keys[i] for i in order[: max(1, int(round(max_rows / per)))]}
+    return [ex for ex in examples if context_key(ex) in chosen]
+
+
+def is_reference_copy(ex: Example) -> bool:
+    """The response equals one of the example's references (case, punctuation and spacing ignored)."""
+    from core.retrieval import normalize
+    r = normalize(ex.response)
+    return bool(r) and any(normalize(ref) == r for ref in ex.references)
+
+
+def _resolve_metric(spec, dataset: str, options: dict[str, Any], held_out: bool):
+    from core.metrics import Metric, get_metric
+    metric = spec if isinstance(spec, Metric) else get_metric(spec, **options)
+    hook = getattr(metric, "held_out_for", None)
+    if held_out and callable(hook):
+        alt = hook(dataset)
+        if alt is not None:
+            return alt, LODO
+    return metric, AS_SHIPPED
+
+
+def meta_evaluate(data, metrics: Sequence[Any], dims: Sequence[str] | None = None,
+                  methods: Sequence[str] = stats.METHODS, n_boot: int = 1000, seed: int = 13,
+                  level: float = 0.95, options: dict[str, dict[str, Any]] | None = None,
+                  system_level: bool = True, held_out: bool = True, on_error: str = "raise",
+                  max_rows: int | None = None, keep_reference_copies: bool = False, progress: Callable[[int, int, str], None] | None = None,
+                  log: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """Correlate every metric with every human dimension of every dataset; one row dict per
+    (metric, dataset, dimension, level). ``metrics`` holds registry names or ``Metric`` instances.
+    ``on_error="record"`` turns a failing metric into a row with
+    ``error`` set instead of raising (the benchmark uses it). See the module docstring for the protocol."""
+    datasets = group_datasets(data)
+    rows: list[dict[str, Any]] = []
+    for ds, exs in datasets.items():
+        exs = subsample_contexts(exs, max_rows, seed)
+        n_copies, n_rows = 0, len(exs)
+        if not keep_reference_copies:
+            n_before = len(exs)
+            exs = [ex for ex in exs if not is_reference_copy(ex)]
+            n_copies = n_before - len(exs)
+        if not exs:
+            continue
+        ds_dims = [d for d in dimensions(exs) if dims is None or d in dims]
+        if not ds_dims:
+            continue
+        groups = [context_key(ex) for ex in exs]
+        n_ctx = len(set(groups))
+        systems = [ex.system for ex in exs]
+        n_sys = len(systems_in(exs))
+        for spec in metrics:
+            name = spec if isinstance(spec, str) else spec.name
+            t0 = time.perf_counter()
+            base = {"metric": name, "dataset": ds, "rows": n_rows, "contexts": n_ctx, "systems": n_sys,
+                    "n_reference_copies": n_copies}
+            try:
+                metric, protocol = _resolve_metric(spec, ds, (options or {}).get(name, {}), held_out)
+                res = metric(exs, progress)
+                scores = np.asarray(res.scores, dtype=np.float64)
+                signature = str(res.signature)
+            except Exception as e:  # noqa: BLE001 - reported, not fatal, when asked
+                if on_error != "record":
+                    raise
+                msg = f"{type(e).__name__}: {e}"
+                if log:
+                    log(f"{name} on {ds} failed: {msg}\n{traceback.format_exc(limit=3)}")
+                rows.append({**base, "dimension": "*", "level": "turn", "n": 0, "error": msg})
+                continue
+            seconds = time.perf_counter() - t0
+            if log:
+                log(f"{name} on {ds}: {len(exs)} rows scored in {seconds:.1f}s")
+            hib = getattr(metric, "higher_is_better", True)
+            for dim in ds_dims:
+                human = np.array([ex.scores.get(dim, math.nan) for ex in exs], dtype=np.float64)
+                keep = np.isfinite(human) & np.isfinite(scores)
+                row = {**base, "dimension": dim, "level": "turn", "protocol": protocol, "n": int(keep.sum()),
+                       "n_excluded": int((~keep).sum()), "higher_is_better": hib, "signature": signature,
+                       "seconds": round(seconds, 2)}
+                g = [k for k, ok in zip(groups, keep) if ok]
+                for mth in methods:
+                    c = stats.correlate(scores[keep], human[keep], mth, groups=g, n_boot=n_boot, seed=seed,
+                                        level=level)
+                    row.update({mth: c.r, f"{mth}_p": c.p, f"{mth}_low": c.low, f"{mth}_high": c.high})
+                    row["resampled"], row["p_method"], row["n_contexts"] = c.resampled, c.p_method, c.n_groups
+                rows.append(row)
+                if system_level and n_sys >= 3 and row["n"] > 0:
+                    srow = {**base, "dimension": dim, "level": "system", "protocol": protocol,
+                            "n": int(len(set(s for s, ok in zip(systems, keep) if ok))),
+                            "n_excluded": int((~keep).sum()), "higher_is_better": hib, "signature": signature,
+                            "resampled": "contexts"}
+                    for mth in methods:
+                        sc = stats.system_correlation(scores, human, systems, mth, items=groups,
+                                                      n_boot=min(n_boot, 500), seed=seed, level=level)
+                        srow.update({mth: sc.r, f"{mth}_p": sc.p, f"{mth}_low": sc.low, f"{mth}_high": sc.high})
+                        srow["warning"] = sc.warning
+                    rows.append(srow)
+    return rows
+
+
+def summarize(rows: Sequence[dict[str, Any]], method: str = "spearman", level: str = "turn") -> list[dict[str, Any]]:
+    """Per metric: mean correlation over the (dataset, dimension) cells it could score, how many cells,
+    and how many of them are significantly positive (interval above 0)."""
+    out: OrderedDict[str, dict[str, Any]] = OrderedDict()
+    for r in rows:
+        if r.get("level") != level:
+            continue
+        s = out.setdefault(r["metric"], {"metric": r["metric"], "cells": 0, "values": [], "positive": 0,
+                                         "failed": 0, "datasets": set()})
+        if r.get("error"):
+            s["failed"] += 1
+            continue
+        v = r.get(method)
+        if v is None or not np.isfinite(v):
+            continue
+        s["cells"] += 1
+        s["values"].append(v)
+        s["datasets"].add(r["dataset"])
+        s["positive"] += int(r.get(f"{method}_low", math.nan) > 0)
+    res = []
+    for s in out.values():
+        vals = s.pop("values")
+        s["mean"] = float(np.mean(vals)) if vals else math.nan
+        s["datasets"] = len(s["datasets"])
+        res.append(s)
+    return res
+
+
+_TABLE = [("metric", "metric"), ("dataset", "dataset"), ("dimension", "dimension"), ("level", "level"),
+          ("n", "n"), ("spearman", "Spearman [95% CI]"), ("spearman_p", "p"), ("pearson", "Pearson [95% CI]"),
+          ("pearson_p", "p"), ("kendall", "Kendall [95% CI]"), ("kendall_p", "p"), ("note", "note")]
+
+
+def format_rows(rows: Sequence[dict[str, Any]], fmt: str = "text", methods: Sequence[str] = stats.METHODS) -> str:
+    from core.report import fmt_num, render, to_json
+    if fmt == "json":
+        return to_json(rows)
+    if fmt == "csv":
+        keys: list[str] = []
+        for r in rows:
+            keys += [k for k in r if k not in keys]
+        return render(rows, [(k, k) for k in keys], "csv")
+    cells = []
+    for r in rows:
+        c = {k: r.get(k, "") for k in ("metric", "dataset", "dimension", "level")}
+        c["n"] = str(r.get("n", ""))
+        for m in methods:
+            if r.get(m) is None or not np.isfinite(r.get(m, math.nan)):
+                c[m], c[f"{m}_p"] = "-", "-"
+            else:
+                c[m] = f"{fmt_num(r[m])} [{fmt_num(r[f'{m}_low'])}, {fmt_num(r[f'{m}_high'])}]"
+                c[f"{m}_p"] = fmt_num(r[f"{m}_p"], p=True)
+        notes = []
+        if r.get("error"):
+            notes.append("FAILED: " + r["error"][:120])
+        if r.get("protocol") == LODO:
+            notes.append("held out")
+        if r.get("n_excluded"):
+            notes.append(f"{r['n_excluded']} excluded")
+        if r.get("n_reference_copies"):
+            notes.append(f"{r['n_reference_copies']} reference copies dropped")
+        if r.get("level") == "turn" and r.get("resampled") == "contexts":
+            notes.append(f"{r.get('n_contexts')} contexts resampled")
+        if r.get("level") == "system" and r.get("warning"):
+            notes.append("few systems: fragile")
+        c["note"] = "; ".join(notes)
+        cells.append(c)
+    cols = [c for c in _TABLE if c[0] in ("metric", "dataset", "dimension", "level", "n", "note")
+            or c[0].split("_")[0] in methods]
+    return render(cells, cols, fmt)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m core meta-eval",
+                                description="Correlation of metrics with human ratings per dataset and dimension "
+                                            "(Spearman, Pearson, Kendall; bootstrap intervals; n).")
+    p.add_argument("files", nargs="+", help="rated data files (JSONL, DSTC10 JSON, column JSON or CSV)")
+    p.add_argument("--metrics", default="bleu,ubleu", help="comma-separated metric names, or 'all'")
+    p.add_argument("--dimension", action="append", help="only these human dimensions (repeat or comma-separate)")
+    p.add_argument("--format", default="text", choices=("text", "markdown", "csv", "json"))
+    p.add_argument("--out", help="write the table here instead of stdout")
+    p.add_argument("--n-boot", type=int, default=1000)
+    p.add_argument("--seed", type=int, default=13)
+    p.add_argument("--level", type=float, default=0.95)
+    p.add_argument("--max-rows", type=int, help="subsample whole contexts to about this many rows per dataset")
+    p.add_argument("--no-system-level", action="store_true", help="skip the correlations of per-system means")
+    p.add_argument("--no-held-out", action="store_true",
+                   help="score learned metrics as shipped even on sets they were trained on (not a fair test)")
+    p.add_argument("--keep-reference-copies", action="store_true",
+                   help="keep rows whose response is a copy of its reference (dropped by default)")
+    p.add_argument("--quiet", action="store_true")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    from core.engine import parse_metrics
+    args = _parser().parse_args(argv)
+    metrics = parse_metrics(args.metrics)
+    dims = None
+    if args.dimension:
+        dims = [d.strip() for spec in args.dimension for d in spec.split(",") if d.strip()]
+    data = group_datasets(args.files)
+    if dims:
+        have = {d for exs in data.values() for d in dimensions(exs)}
+        missing = [d for d in dims if d not in have]
+        if missing:
+            raise ValueError(f"dimension(s) {missing} not in the data; dimensions are {sorted(have)}")
+
+    def progress(done: int, total: int, desc: str) -> None:
+        if not args.quiet:
+            print(f"\r{desc}: {done}/{total}", end="\n" if done >= total else "", file=sys.stderr, flush=True)
+
+    log = None if args.quiet else (lambda s: print(s, file=sys.stderr))
+    rows = meta_evaluate(data, metrics, dims, n_boot=args.n_boot, seed=args.seed, level=args.level,
+                         system_level=not args.no_system_level, held_out=not args.no_held_out,
+                         max_rows=args.max_rows, keep_reference_copies=args.keep_reference_copies, progress=progress if not args.quiet else None, log=log)
+    if not rows:
+        raise ValueError("no human scores in the input: meta-eval needs rows with a 'scores' object "
+                         "(dimension -> rating)")
+    text = format_rows(rows, args.format)
+    if args.out:
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    else:
+        print(text)
+    return 0

@@ -1,0 +1,645 @@
+"""Statistics you can trust: correlations with bootstrap intervals, paired significance tests, win rates.
+
+Everything here works on plain float arrays (one value per example), so resampling never re-runs a
+metric (sacrebleu's design). All resampling is vectorized with numpy and seeded (``seed=13`` default).
+
+Choices, fixed and tested (tests/test_stats.py):
+
+- **Intervals** are percentile bootstrap intervals (Efron & Tibshirani 1993, ch. 13) at ``level``.
+  Every bootstrap replicate draws a sample *of the full size* (n of n rows, or G of G clusters), never
+  half the data (compare-mt's paired bootstrap draws half).
+- **Clusters** (``groups=``, e.g. one id per dialogue context): when several rows share a context the
+  rows are not independent, so the bootstrap resamples whole clusters (the cluster bootstrap, Field &
+  Welsh 2007) and randomization flips whole clusters. With clusters the interval is wider, as it should
+  be (tested on simulated clustered data).
+- **Correlation p-values**: without clusters, scipy's (Pearson: exact t / beta distribution; Spearman:
+  t approximation; Kendall: exact for small n without ties, else normal); these assume independent rows.
+  With clusters they would be too small, so the p-value is the bootstrap one instead:
+  ``p = min(1, 2 * min(P*(r <= 0), P*(r >= 0)))`` over the cluster replicates (consistent with the
+  interval: p < 1 - level exactly when the interval excludes 0). ``Correlation.p_method`` says which.
+- **Paired comparison** of systems A and B on the same inputs: ``diff = mean_a - mean_b``.
+  *Paired bootstrap*: resample pairs (or clusters) n of n, percentile interval of the mean difference,
+  two-sided p-value by the shift method ``p = (1 + #{|d* - d| >= |d|}) / (B + 1)`` (the bootstrap
+  distribution centred under H0; Berg-Kirkpatrick et al. 2012 use the one-sided ``d* > 2d``).
+  *Approximate randomization* (Noreen 1989; Riezler & Maxwell 2005): swap A and B within each pair (each
+  cluster) with probability 1/2; ``p = (1 + #{|mean(d_perm)| >= |d|}) / (R + 1)``.
+- **Ties** (``|a_i - b_i| <= tie_tol``) are ties, never wins. ``win_rate = wins / (wins + losses)``
+  (ties excluded), its Wilson score interval, and the two-sided exact **sign test** on the same
+  ``wins`` out of ``wins + losses`` (the standard way to treat zero differences, Dixon & Mood 1946).
+  ``win_rate_ties_split = (wins + ties / 2) / n`` is also reported for readers who want ties counted.
+- **Verdict**: "A better" / "B better" only when the randomization p-value is below ``alpha`` *and* the
+  bootstrap interval excludes 0 (the two agree almost always; requiring both is the conservative reading);
+  else "no significant difference". With ``higher_is_better=False`` (e.g. perplexity) the lower mean wins.
+- Rows where either value is NaN (a metric that cannot apply) are dropped and counted in ``n_dropped``.
+
+``python -m core compare`` (``main``) lives here too; its table formatting is in ``core/report.py``.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import warnings
+from dataclasses import asdict, dataclass, field
+from typing import Any, Hashable, Sequence
+
+import numpy as np
+from scipy import stats as sps
+
+METHODS = ("spearman", "pearson", "kendall")
+FEW_SYSTEMS = 10  # below this many systems a system-level correlation gets a fragility warning
+_CHUNK = 256  # bootstrap replicates processed at once (bounds memory at ~CHUNK x n floats)
+
+
+# ------------------------------------------------------------------------------------------------
+# helpers
+
+
+def group_codes(groups: Sequence[Hashable] | np.ndarray | None, n: int) -> tuple[np.ndarray, int]:
+    """Integer cluster codes 0..G-1 for ``groups`` (None: every row its own cluster)."""
+    if groups is None:
+        return np.arange(n), n
+    g = list(groups) if not isinstance(groups, np.ndarray) else groups
+    if len(g) != n:
+        raise ValueError(f"groups has {len(g)} entries for {n} values")
+    codes: dict[Any, int] = {}
+    out = np.empty(n, dtype=np.int64)
+    for i, k in enumerate(g):
+        k = tuple(k) if isinstance(k, list) else k
+        out[i] = codes.setdefault(k, len(codes))
+    return out, len(codes)
+
+
+def _has_repeats(codes: np.ndarray, n_groups: int) -> bool:
+    return n_groups < len(codes)
+
+
+def _percentile_interval(reps: np.ndarray, level: float) -> tuple[float, float]:
+    reps = reps[np.isfinite(reps)]
+    if len(reps) == 0:
+        return math.nan, math.nan
+    alpha = (1 - level) / 2
+    lo, hi = np.quantile(reps, [alpha, 1 - alpha])
+    return float(lo), float(hi)
+
+
+def _cluster_counts(rng: np.random.Generator, n_groups: int, n_rep: int) -> np.ndarray:
+    """(n_rep, G) how often each cluster is drawn when G clusters are drawn with replacement."""
+    idx = rng.integers(0, n_groups, size=(n_rep, n_groups))
+    flat = (idx + np.arange(n_rep)[:, None] * n_groups).ravel()
+    return np.bincount(flat, minlength=n_rep * n_groups).reshape(n_rep, n_groups).astype(np.float64)
+
+
+def _clean_pair(x: Sequence[float], y: Sequence[float], groups) -> tuple[np.ndarray, np.ndarray, Any, int]:
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if x.shape != y.shape or x.ndim != 1:
+        raise ValueError(f"x and y must be 1-d of equal length, got {x.shape} and {y.shape}")
+    keep = np.isfinite(x) & np.isfinite(y)
+    g = None
+    if groups is not None:
+        g = list(groups)
+        if len(g) != len(x):
+            raise ValueError(f"groups has {len(g)} entries for {len(x)} values")
+        g = [k for k, ok in zip(g, keep) if ok]
+    return x[keep], y[keep], g, int((~keep).sum())
+
+
+# ------------------------------------------------------------------------------------------------
+# means
+
+
+def mean_ci(x: Sequence[float], level: float = 0.95, n_boot: int = 1000, seed: int = 13,
+            groups: Sequence[Hashable] | None = None) -> tuple[float, float, float]:
+    """Mean of ``x`` (NaNs dropped) and its percentile bootstrap interval; clusters resampled when
+    ``groups`` is given. (ChatEval divides the standard deviation by n instead of sqrt(n); a bootstrap
+    needs neither.)"""
+    x = np.asarray(x, dtype=np.float64)
+    keep = np.isfinite(x)
+    g = [k for k, ok in zip(groups, keep) if ok] if groups is not None else None
+    x = x[keep]
+    if len(x) == 0:
+        return math.nan, math.nan, math.nan
+    m = float(x.mean())
+    if len(x) == 1:
+        return m, m, m
+    reps = bootstrap_means(x, g, n_boot, seed)
+    lo, hi = _percentile_interval(reps, level)
+    return m, lo, hi
+
+
+def bootstrap_means(x: np.ndarray, groups=None, n_boot: int = 1000, seed: int = 13) -> np.ndarray:
+    """``n_boot`` bootstrap replicates of the mean of ``x``: n of n rows, or G of G clusters (then the
+    replicate is the mean over all rows of the drawn clusters, each copy counted)."""
+    x = np.asarray(x, dtype=np.float64)
+    codes, G = group_codes(groups, len(x))
+    rng = np.random.default_rng(seed)
+    sums = np.bincount(codes, weights=x, minlength=G)
+    sizes = np.bincount(codes, minlength=G).astype(np.float64)
+    out = np.empty(n_boot)
+    for s in range(0, n_boot, _CHUNK):
+        k = min(_CHUNK, n_boot - s)
+        idx = rng.integers(0, G, size=(k, G))
+        out[s:s + k] = sums[idx].sum(1) / sizes[idx].sum(1)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# correlations
+
+
+@dataclass
+class Correlation:
+    """A correlation with its p-value and bootstrap interval.
+
+    ``p_method`` is "scipy" (rows independent) or "bootstrap" (clusters resampled); ``resampled`` is
+    "rows" or "contexts"; ``n_groups`` counts clusters."""
+
+    r: float
+    p: float
+    low: float
+    high: float
+    n: int
+    method: str = "spearman"
+    level: float = 0.95
+    n_groups: int = 0
+    p_method: str = "scipy"
+    resampled: str = "rows"
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _weighted_pearson(x: np.ndarray, y: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """Pearson r of each replicate (row of ``W`` = how often each row was drawn); x, y may be (n,) or
+    (k, n) (per-replicate values such as ranks)."""
+    sw = W.sum(1)
+    xw = x if x.ndim == 2 else np.broadcast_to(x, W.shape)
+    yw = y if y.ndim == 2 else np.broadcast_to(y, W.shape)
+    mx = (W * xw).sum(1) / sw
+    my = (W * yw).sum(1) / sw
+    dx = xw - mx[:, None]
+    dy = yw - my[:, None]
+    cov = (W * dx * dy).sum(1)
+    vx = (W * dx * dx).sum(1)
+    vy = (W * dy * dy).sum(1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = cov / np.sqrt(vx * vy)
+    r[(vx <= 1e-12 * np.maximum(1, (W * xw * xw).sum(1))) | (vy <= 1e-12 * np.maximum(1, (W * yw * yw).sum(1)))] = np.nan
+    return np.clip(r, -1, 1)
+
+
+def _weighted_midranks(x: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """Average ranks of ``x`` inside each replicate sample, where row i appears W[k, i] times: exactly
+    the ranks scipy.stats.rankdata would give the expanded sample (ties get the mean rank)."""
+    order = np.argsort(x, kind="stable")
+    xs = x[order]
+    new = np.r_[True, xs[1:] != xs[:-1]]
+    starts = np.flatnonzero(new)
+    gid = np.cumsum(new) - 1
+    Wg = np.add.reduceat(W[:, order], starts, axis=1)
+    mid = np.cumsum(Wg, axis=1) - Wg + (Wg + 1) / 2
+    ranks = np.empty_like(W)
+    ranks[:, order] = mid[:, gid]
+    return ranks
+
+
+def _point_corr(x: np.ndarray, y: np.ndarray, method: str) -> tuple[float, float]:
+    if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return math.nan, math.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if method == "pearson":
+            res = sps.pearsonr(x, y)
+        elif method == "spearman":
+            res = sps.spearmanr(x, y)
+        elif method == "kendall":
+            res = sps.kendalltau(x, y)  # tau-b: handles ties
+        else:
+            raise ValueError(f"unknown correlation {method!r}; choose one of {METHODS}")
+    return float(res.statistic), float(res.pvalue)
+
+
+def bootstrap_correlations(x: np.ndarray, y: np.ndarray, method: str, groups=None, n_boot: int = 1000,
+                           seed: int = 13) -> np.ndarray:
+    """``n_boot`` replicates of the correlation, resampling rows or clusters, full size each time."""
+    codes, G = group_codes(groups, len(x))
+    rng = np.random.default_rng(seed)
+    out = np.empty(n_boot)
+    for s in range(0, n_boot, _CHUNK):
+        k = min(_CHUNK, n_boot - s)
+        W = _cluster_counts(rng, G, k)[:, codes]
+        if method == "pearson":
+            out[s:s + k] = _weighted_pearson(x, y, W)
+        elif method == "spearman":
+            out[s:s + k] = _weighted_pearson(_weighted_midranks(x, W), _weighted_midranks(y, W), W)
+        elif method == "kendall":
+            for j in range(k):
+                reps = W[j].astype(np.int64)
+                xr, yr = np.repeat(x, reps), np.repeat(y, reps)
+                out[s + j] = _point_corr(xr, yr, "kendall")[0] if len(xr) >= 3 else math.nan
+        else:
+            raise ValueError(f"unknown correlation {method!r}; choose one of {METHODS}")
+    return out
+
+
+def correlate(x: Sequence[float], y: Sequence[float], method: str = "spearman",
+              groups: Sequence[Hashable] | None = None, n_boot: int = 1000, seed: int = 13,
+              level: float = 0.95) -> Correlation:
+    """Correlation of ``x`` and ``y`` (pairs with a NaN dropped) with p-value and bootstrap interval.
+
+    ``groups`` gives a cluster id per row (e.g. the context): when ids repeat, clusters are resampled,
+    not rows, and the p-value comes from the cluster bootstrap (see module docstring)."""
+    if method not in METHODS:
+        raise ValueError(f"unknown correlation {method!r}; choose one of {METHODS}")
+    x, y, g, _ = _clean_pair(x, y, groups)
+    n = len(x)
+    r, p = _point_corr(x, y, method)
+    codes, G = group_codes(g, n)
+    clustered = g is not None and _has_repeats(codes, G)
+    if math.isnan(r) or n_boot <= 0:
+        return Correlation(r, p, math.nan, math.nan, n, method, level, G, "scipy",
+                           "contexts" if clustered else "rows")
+    reps = bootstrap_correlations(x, y, method, codes if clustered else None, n_boot, seed)
+    lo, hi = _percentile_interval(reps, level)
+    p_method = "scipy"
+    if clustered:
+        fin = reps[np.isfinite(reps)]
+        if len(fin):
+            p = float(min(1.0, 2 * min((fin <= 0).mean(), (fin >= 0).mean())))
+            p = max(p, 1.0 / (len(fin) + 1))
+            p_method = "bootstrap"
+    return Correlation(r, p, lo, hi, n, method, level, G, p_method, "contexts" if clustered else "rows")
+
+
+@dataclass
+class SystemCorrelation:
+    """Correlation of per-system means. ``loo_min``/``loo_max``: the range of r when each system in
+    turn is left out (how much one system moves it). The interval resamples items (contexts) and
+    recomputes the system means: it shows item-sampling noise, not which systems happened to be chosen."""
+
+    r: float
+    p: float
+    low: float
+    high: float
+    n_systems: int
+    method: str
+    systems: list[str]
+    metric_means: list[float]
+    human_means: list[float]
+    loo_min: float
+    loo_max: float
+    warning: str | None = None
+
+
+def _rowwise_corr(A: np.ndarray, C: np.ndarray, method: str) -> np.ndarray:
+    """Correlation of each row of A with the same row of C (few columns: the systems); NaN where a row
+    has a missing system or no variance."""
+    ok = np.isfinite(A).all(1) & np.isfinite(C).all(1)
+    out = np.full(len(A), np.nan)
+    A, C = A[ok], C[ok]
+    if len(A) == 0:
+        return out
+    if method == "kendall":  # tau-b over all pairs of systems
+        i, j = np.triu_indices(A.shape[1], 1)
+        sa, sc = np.sign(A[:, i] - A[:, j]), np.sign(C[:, i] - C[:, j])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r = (sa * sc).sum(1) / np.sqrt((sa != 0).sum(1) * (sc != 0).sum(1))
+    else:
+        if method == "spearman":
+            A, C = sps.rankdata(A, axis=1), sps.rankdata(C, axis=1)
+        ones = np.ones_like(A)
+        r = _weighted_pearson(A, C, ones)
+    out[ok] = r
+    return out
+
+
+def _exact_spearman_p(x: np.ndarray, y: np.ndarray) -> float:
+    """Two-sided exact permutation p-value of Spearman's rho (all n! orderings; n <= 8)."""
+    from itertools import permutations
+    rx, ry = sps.rankdata(x), sps.rankdata(y)
+    perms = np.array(list(permutations(range(len(y)))))
+    reps = _rowwise_corr(np.broadcast_to(rx, perms.shape), ry[perms], "pearson")
+    obs = _rowwise_corr(rx[None], ry[None], "pearson")[0]
+    return float(np.mean(np.abs(reps) >= abs(obs) - 1e-12))
+
+
+def system_correlation(metric: Sequence[float], human: Sequence[float], systems: Sequence[str],
+                       method: str = "spearman", items: Sequence[Hashable] | None = None,
+                       n_boot: int = 1000, seed: int = 13, level: float = 0.95) -> SystemCorrelation:
+    """System-level correlation: mean metric vs mean human score per system (rows with a NaN dropped).
+
+    ``items`` (e.g. context ids shared by the systems) are resampled for the interval; without them rows
+    are resampled within each system. A warning is attached when fewer than ``FEW_SYSTEMS`` systems."""
+    m = np.asarray(metric, dtype=np.float64)
+    h = np.asarray(human, dtype=np.float64)
+    keep = np.isfinite(m) & np.isfinite(h)
+    sys_arr = np.asarray(list(systems), dtype=object)[keep]
+    m, h = m[keep], h[keep]
+    it = np.asarray(list(items), dtype=object)[keep] if items is not None else None
+    names = list(dict.fromkeys(sys_arr.tolist()))
+    scode = np.array([names.index(s) for s in sys_arr]) if len(names) else np.zeros(0, int)
+    S = len(names)
+
+    def means(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        cnt = np.bincount(scode, weights=w, minlength=S)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (np.bincount(scode, weights=w * m, minlength=S) / cnt,
+                    np.bincount(scode, weights=w * h, minlength=S) / cnt)
+
+    mm, hm = means(np.ones(len(m)))
+    r, p = _point_corr(mm, hm, method) if S >= 3 else (math.nan, math.nan)
+    loo = []
+    if S >= 4:
+        for j in range(S):
+            sel = np.arange(S) != j
+            loo.append(_point_corr(mm[sel], hm[sel], method)[0])
+    loo_arr = np.array([v for v in loo if np.isfinite(v)])
+    if S >= 3 and np.isfinite(r) and method == "spearman" and S <= 8:
+        p = _exact_spearman_p(mm, hm)  # scipy's t approximation is meaningless with so few points
+    lo = hi = math.nan
+    if S >= 3 and n_boot > 0 and np.isfinite(r):
+        rng = np.random.default_rng(seed)
+        onehot = np.zeros((len(m), S))
+        onehot[np.arange(len(m)), scode] = 1.0
+        reps = np.empty(n_boot)
+        if it is not None:
+            codes, G = group_codes(it.tolist(), len(m))
+        for s0 in range(0, n_boot, _CHUNK):
+            k = min(_CHUNK, n_boot - s0)
+            if it is not None:
+                W = _cluster_counts(rng, G, k)[:, codes]
+            else:  # no shared items: resample rows within each system
+                W = np.zeros((k, len(m)))
+                for j in range(S):
+                    rows = np.flatnonzero(scode == j)
+                    draw = rows[rng.integers(0, len(rows), size=(k, len(rows)))]
+                    W += np.stack([np.bincount(dr, minlength=len(m)) for dr in draw])
+            cnt = W @ onehot
+            with np.errstate(invalid="ignore", divide="ignore"):
+                A, C = (W * m) @ onehot / cnt, (W * h) @ onehot / cnt
+            reps[s0:s0 + k] = _rowwise_corr(A, C, method)
+        lo, hi = _percentile_interval(reps, level)
+    warn = None
+    if S < FEW_SYSTEMS:
+        warn = (f"only {S} systems: a system-level correlation from {S} points is fragile "
+                f"(leaving one system out moves r between {np.min(loo_arr):.2f} and {np.max(loo_arr):.2f})"
+                if len(loo_arr) else f"only {S} systems: a system-level correlation from {S} points is fragile")
+    return SystemCorrelation(float(r), float(p), lo, hi, S, method, names, mm.tolist(), hm.tolist(),
+                             float(loo_arr.min()) if len(loo_arr) else math.nan,
+                             float(loo_arr.max()) if len(loo_arr) else math.nan, warn)
+
+
+# ------------------------------------------------------------------------------------------------
+# paired comparison
+
+
+def wilson_interval(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for a proportion k/n (Wilson 1927); (0, 1) when n == 0."""
+    if n <= 0:
+        return 0.0, 1.0
+    if not 0 <= k <= n:
+        raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
+    z = float(sps.norm.ppf(1 - (1 - level) / 2))
+    phat = k / n
+    denom = 1 + z * z / n
+    centre = (phat + z * z / (2 * n)) / denom
+    half = z * math.sqrt(phat * (1 - phat) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def sign_test(wins: int, losses: int) -> float:
+    """Two-sided exact sign test: P under Binomial(wins + losses, 1/2); ties are not passed in."""
+    n = wins + losses
+    if n == 0:
+        return 1.0
+    return float(sps.binomtest(wins, n, 0.5, alternative="two-sided").pvalue)
+
+
+def paired_bootstrap(d: np.ndarray, groups=None, n_boot: int = 2000, seed: int = 13,
+                     level: float = 0.95) -> tuple[float, float, float]:
+    """Paired bootstrap of the mean difference ``d = a - b``: full-size resamples of pairs (clusters).
+    Returns (low, high, two-sided p) with the shift-method p-value (module docstring)."""
+    d = np.asarray(d, dtype=np.float64)
+    obs = float(d.mean())
+    reps = bootstrap_means(d, groups, n_boot, seed)
+    lo, hi = _percentile_interval(reps, level)
+    if obs == 0 and np.allclose(reps, 0):
+        return lo, hi, 1.0
+    p = (1 + int(np.sum(np.abs(reps - obs) >= abs(obs) - 1e-12))) / (n_boot + 1)
+    return lo, hi, float(min(1.0, p))
+
+
+def approximate_randomization(d: np.ndarray, groups=None, n_perm: int = 2000, seed: int = 13) -> float:
+    """Two-sided approximate randomization test of mean(a - b) = 0: each pair (each cluster, when
+    ``groups`` repeat) swaps A and B with probability 1/2, i.e. flips the sign of its differences."""
+    d = np.asarray(d, dtype=np.float64)
+    n = len(d)
+    if n == 0:
+        return 1.0
+    obs = abs(d.mean())
+    if obs == 0:
+        return 1.0
+    codes, G = group_codes(groups, n)
+    csum = np.bincount(codes, weights=d, minlength=G)  # flipping a cluster flips its sum
+    rng = np.random.default_rng(seed)
+    count = 0
+    for s in range(0, n_perm, _CHUNK):
+        k = min(_CHUNK, n_perm - s)
+        signs = rng.integers(0, 2, size=(k, G)) * 2 - 1
+        stat = np.abs(signs @ csum) / n
+        count += int(np.sum(stat >= obs - 1e-12 * max(1.0, obs)))
+    return (count + 1) / (n_perm + 1)
+
+
+@dataclass
+class PairedResult:
+    """A vs B on one metric over n paired examples. ``diff = mean_a - mean_b`` with its bootstrap
+    interval ``[low, high]``; ``wins``/``ties``/``losses`` are from A's side (a win = A better, per
+    ``higher_is_better``); ``win_rate = wins / (wins + losses)`` with Wilson interval; ``sign_p`` the sign
+    test on the same counts; ``verdict`` "A better" | "B better" | "no significant difference"."""
+
+    mean_a: float
+    mean_b: float
+    diff: float
+    low: float
+    high: float
+    p_bootstrap: float
+    p_randomization: float
+    wins: int
+    ties: int
+    losses: int
+    win_rate: float
+    win_low: float
+    win_high: float
+    sign_p: float
+    verdict: str
+    n: int = 0
+    n_dropped: int = 0
+    win_rate_ties_split: float = math.nan
+    level: float = 0.95
+    higher_is_better: bool = True
+    resampled: str = "pairs"
+    n_groups: int = 0
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+NO_DIFF = "no significant difference"
+
+
+def paired_comparison(a: Sequence[float], b: Sequence[float], groups: Sequence[Hashable] | None = None,
+                      n_boot: int = 2000, n_perm: int = 2000, seed: int = 13, higher_is_better: bool = True,
+                      level: float = 0.95, alpha: float | None = None, tie_tol: float = 1e-9) -> PairedResult:
+    """Compare paired scores ``a[i]`` vs ``b[i]`` (same input i): means, mean difference a - b with a
+    full-size paired bootstrap interval and p-value, approximate randomization p-value, win/tie/loss
+    counts, win rate with Wilson interval, sign test, verdict. See the module docstring for every choice."""
+    a_arr = np.asarray(a, dtype=np.float64)
+    b_arr = np.asarray(b, dtype=np.float64)
+    a_arr, b_arr, g, dropped = _clean_pair(a_arr, b_arr, groups)
+    alpha = 1 - level if alpha is None else alpha
+    n = len(a_arr)
+    if n == 0:
+        return PairedResult(math.nan, math.nan, math.nan, math.nan, math.nan, math.nan, math.nan, 0, 0, 0,
+                            math.nan, 0.0, 1.0, 1.0, NO_DIFF, 0, dropped, math.nan, level, higher_is_better)
+    d = a_arr - b_arr
+    codes, G = group_codes(g, n)
+    clustered = g is not None and _has_repeats(codes, G)
+    cg = codes if clustered else None
+    low, high, p_boot = paired_bootstrap(d, cg, n_boot, seed, level)
+    p_rand = approximate_randomization(d, cg, n_perm, seed + 1)
+    tol = tie_tol * np.maximum(1.0, np.maximum(np.abs(a_arr), np.abs(b_arr)))
+    tie = np.abs(d) <= tol
+    better = (d > 0) if higher_is_better else (d < 0)
+    wins = int(np.sum(better & ~tie))
+    ties = int(np.sum(tie))
+    losses = n - wins - ties
+    decided = wins + losses
+    win_rate = wins / decided if decided else math.nan
+    wlo, whi = wilson_interval(wins, decided, level)
+    diff = float(d.mean())
+    a_ahead = diff > 0 if higher_is_better else diff < 0
+    significant = p_rand < alpha and (low > 0 or high < 0) and diff != 0
+    verdict = NO_DIFF if not significant else ("A better" if a_ahead else "B better")
+    return PairedResult(float(a_arr.mean()), float(b_arr.mean()), diff, low, high, p_boot, p_rand, wins, ties,
+                        losses, win_rate, wlo, whi, sign_test(wins, losses), verdict, n, dropped,
+                        (wins + ties / 2) / n, level, higher_is_better, "contexts" if clustered else "pairs", G)
+
+
+# ------------------------------------------------------------------------------------------------
+# python -m core compare
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m core compare",
+                                description="Paired comparison of two systems on each metric: means, mean "
+                                            "difference A-B with a bootstrap interval, p-values, win/tie/loss, verdict.")
+    p.add_argument("input", help="a file with both systems (or system A's file when INPUT_B is given)")
+    p.add_argument("input_b", nargs="?", help="system B's file (optional)")
+    p.add_argument("--system-a", help="system A's name (required when the file holds more than two systems)")
+    p.add_argument("--system-b", help="system B's name")
+    p.add_argument("--metrics", default="bleu,ubleu", help="comma-separated metric names, or 'all'")
+    p.add_argument("--format", default="text", choices=("text", "markdown", "csv", "json"))
+    p.add_argument("--input-format", default=None, help="jsonl | dstc10 | columns | csv (default: detect)")
+    p.add_argument("--no-human", action="store_true", help="do not compare the human scores present in the input")
+    p.add_argument("--n-boot", type=int, default=2000)
+    p.add_argument("--n-perm", type=int, default=2000)
+    p.add_argument("--level", type=float, default=0.95)
+    p.add_argument("--seed", type=int, default=13)
+    p.add_argument("--out", help="write the table here instead of stdout")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    return p
+
+
+def compare_rows(cs, metrics: Sequence[str], human: bool = True, n_boot: int = 2000, n_perm: int = 2000,
+                 level: float = 0.95, seed: int = 13) -> list[dict[str, Any]]:
+    """One row per metric (and per human-score dimension both sides carry) for scored comparison ``cs``
+    (``core.engine.ComparisonScores``). Pairs sharing a context are resampled together."""
+    from core.metrics import metric_class
+    comp = cs.comparison
+    ctx = [tuple(" ".join(t.split()).lower() for t in ex.context) for ex in comp.a]
+    rows = []
+    series: list[tuple[str, np.ndarray, np.ndarray, bool, str]] = []
+    for m in metrics:
+        hib = getattr(metric_class(m), "higher_is_better", True)
+        series.append((m, cs.a(m), cs.b(m), hib, str(cs.table.results[m].signature)))
+    if human:
+        from core.data import dimensions
+        for dim in dimensions(comp.examples()):
+            a = np.array([ex.scores.get(dim, math.nan) for ex in comp.a])
+            b = np.array([ex.scores.get(dim, math.nan) for ex in comp.b])
+            if np.isfinite(a).any() and np.isfinite(b).any():
+                series.append((f"human:{dim}", a, b, True, "human ratings in the input"))
+    for name, a, b, hib, sig in series:
+        r = paired_comparison(a, b, groups=ctx, n_boot=n_boot, n_perm=n_perm, seed=seed,
+                              higher_is_better=hib, level=level)
+        verdict = r.verdict.replace("A better", f"A ({comp.system_a}) better").replace(
+            "B better", f"B ({comp.system_b}) better")
+        rows.append({"metric": name, "n": r.n, "n_dropped": r.n_dropped, "mean_a": r.mean_a, "mean_b": r.mean_b,
+                     "diff": r.diff, "low": r.low, "high": r.high, "p_bootstrap": r.p_bootstrap,
+                     "p_randomization": r.p_randomization, "wins": r.wins, "ties": r.ties, "losses": r.losses,
+                     "win_rate": r.win_rate, "win_low": r.win_low, "win_high": r.win_high, "sign_p": r.sign_p,
+                     "higher_is_better": hib, "resampled": r.resampled, "verdict": verdict, "signature": sig})
+    return rows
+
+
+COMPARE_COLUMNS = [("metric", "metric"), ("n", "n"), ("mean_a", "mean A"), ("mean_b", "mean B"),
+                   ("diff", "A-B"), ("interval", "95% CI"), ("p_randomization", "p (rand)"),
+                   ("p_bootstrap", "p (boot)"), ("wtl", "win/tie/loss"), ("win", "A win rate [CI]"),
+                   ("sign_p", "p (sign)"), ("verdict", "verdict")]
+
+
+def main(argv: list[str] | None = None) -> int:
+    from core.data import load_comparison
+    from core.engine import parse_metrics, score_comparison
+    from core.report import fmt_num, render, to_json
+
+    args = _parser().parse_args(argv)
+    metrics = parse_metrics(args.metrics)
+    comp = load_comparison(args.input, args.input_b, args.system_a, args.system_b, args.input_format)
+    if not comp.pairs:
+        raise ValueError(f"no row of {comp.system_a!r} could be paired with a row of {comp.system_b!r}")
+
+    def progress(done: int, total: int, desc: str) -> None:
+        if not args.quiet:
+            print(f"\r{desc}: {done}/{total}", end="\n" if done >= total else "", file=sys.stderr, flush=True)
+
+    cs = score_comparison(comp, metrics, progress=progress)
+    rows = compare_rows(cs, metrics, not args.no_human, args.n_boot, args.n_perm, args.level, args.seed)
+    if args.format == "json":
+        text = to_json({"system_a": comp.system_a, "system_b": comp.system_b, "aligned_by": comp.aligned_by,
+                        "n_pairs": len(comp.pairs), "level": args.level, "seed": args.seed,
+                        "rows": rows, "unmatched": comp.describe_unmatched()})
+    else:
+        table = []
+        for r in rows:
+            table.append({"metric": r["metric"], "n": str(r["n"]), "mean_a": fmt_num(r["mean_a"]),
+                          "mean_b": fmt_num(r["mean_b"]), "diff": fmt_num(r["diff"], signed=True),
+                          "interval": f"[{fmt_num(r['low'], signed=True)}, {fmt_num(r['high'], signed=True)}]",
+                          "p_randomization": fmt_num(r["p_randomization"], p=True),
+                          "p_bootstrap": fmt_num(r["p_bootstrap"], p=True),
+                          "wtl": f"{r['wins']}/{r['ties']}/{r['losses']}",
+                          "win": f"{fmt_num(r['win_rate'])} [{fmt_num(r['win_low'])}, {fmt_num(r['win_high'])}]",
+                          "sign_p": fmt_num(r["sign_p"], p=True), "verdict": r["verdict"]})
+        if args.format == "csv":
+            text = render(rows, [(k, k) for k in rows[0]], "csv") if rows else ""
+        else:
+            head = (f"A = {comp.system_a}, B = {comp.system_b}: {len(comp.pairs)} pairs aligned by "
+                    f"{comp.aligned_by}; {args.n_boot} bootstrap resamples, {args.n_perm} randomizations, "
+                    f"seed {args.seed}")
+            text = head + "\n\n" + render(table, COMPARE_COLUMNS, args.format)
+            un = comp.describe_unmatched()
+            if un:
+                text += f"\n\n{len(un)} unmatched row(s) (not compared):\n" + "\n".join(f"  {u}" for u in un[:50])
+                if len(un) > 50:
+                    text += f"\n  ... and {len(un) - 50} more"
+            if args.format == "markdown":
+                text = text.replace("\n  ", "\n- ")
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as f:
+            f.write(text + "\n")
+    else:
+        print(text)
+    return 0

@@ -1,0 +1,132 @@
+"""core.meta_eval on small slices of the real human-rated sets (read in place from ../shared/data)."""
+import csv
+import io
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from conftest import need_shared
+from core import meta_eval
+from core.data import load_jsonl
+from core.metrics import Metric, MetricResult, Signature
+
+
+def _usr_slice(n_ctx=20):
+    exs = load_jsonl(need_shared("eval/usr-topical.jsonl"))
+    keys = list(dict.fromkeys(meta_eval.context_key(e) for e in exs))[:n_ctx]
+    return [e for e in exs if meta_eval.context_key(e) in set(keys)]
+
+
+class _Oracle(Metric):
+    """Test double for a learned metric: 'trained' on every dataset it was not held out from, it
+    returns the human Overall score (a perfect but leaked fit); held out, it returns seeded noise."""
+
+    name = "oracle-test"
+
+    def __init__(self, held_out_from=None):
+        self.held_out_from = held_out_from
+        self.calls = []
+
+    def held_out_for(self, dataset):
+        self.calls.append(dataset)
+        return _Oracle(held_out_from=dataset)
+
+    def compute(self, examples, progress=None):
+        if self.held_out_from is not None:
+            scores = np.random.default_rng(0).normal(size=len(examples))
+        else:
+            scores = [e.scores["Overall"] for e in examples]
+        return MetricResult(self.name, np.asarray(scores), self.signature())
+
+    def signature(self):
+        return Signature(self.name, variant=f"held-out:{self.held_out_from}")
+
+
+class _Broken(Metric):
+    name = "broken-test"
+
+    def compute(self, examples, progress=None):
+        raise RuntimeError("model file missing")
+
+    def signature(self):
+        return Signature(self.name)
+
+
+def test_meta_evaluate_bleu_on_real_slice():
+    exs = _usr_slice(20)
+    rows = meta_eval.meta_evaluate(exs, ["bleu"], n_boot=300)
+    turn = {r["dimension"]: r for r in rows if r["level"] == "turn"}
+    assert set(turn) == {"Understandable", "Natural", "Maintains Context", "Engaging", "Uses Knowledge", "Overall"}
+    ov = turn["Overall"]
+    copies = sum(meta_eval.is_reference_copy(e) for e in exs)
+    assert copies >= 20  # the "Original Ground Truth" system copies the reference
+    assert ov["n"] == len(exs) - copies and ov["n_reference_copies"] == copies
+    assert ov["resampled"] == "contexts" and ov["n_contexts"] == 20 and ov["p_method"] == "bootstrap"
+    # the point estimate is the plain correlation on the kept rows
+    from core.engine import score_examples
+    kept = [e for e in exs if not meta_eval.is_reference_copy(e)]
+    bleu = score_examples(kept, ["bleu"]).column("bleu")
+    human = [e.scores["Overall"] for e in kept]
+    assert ov["spearman"] == pytest.approx(sps.spearmanr(bleu, human).statistic)
+    assert ov["kendall"] == pytest.approx(sps.kendalltau(bleu, human).statistic)
+    for m in ("spearman", "pearson", "kendall"):
+        assert ov[f"{m}_low"] <= ov[m] <= ov[f"{m}_high"]
+    sysrows = [r for r in rows if r["level"] == "system"]
+    assert sysrows and all(r["n"] == 5 and "fragile" in r["warning"] for r in sysrows)
+    # keeping the copies inflates BLEU's correlation (they score 100 and are rated well)
+    rows_k = meta_eval.meta_evaluate(exs, ["bleu"], dims=["Overall"], n_boot=100, system_level=False,
+                                     keep_reference_copies=True)
+    assert rows_k[0]["n"] == len(exs) and rows_k[0]["spearman"] > ov["spearman"]
+
+
+def test_rows_where_metric_cannot_apply_are_counted():
+    exs = load_jsonl(need_shared("eval/fed-turn.jsonl"))[:60]  # no references: BLEU is NaN
+    rows = meta_eval.meta_evaluate(exs, ["bleu"], dims=["Overall"], n_boot=100)
+    assert len(rows) == 1  # no system-level row without data
+    assert rows[0]["n"] == 0 and rows[0]["n_excluded"] == 60 and math.isnan(rows[0]["spearman"])
+
+
+def test_learned_metric_is_evaluated_leave_one_dataset_out():
+    exs = _usr_slice(10)
+    oracle = _Oracle()
+    rows = meta_eval.meta_evaluate(exs, [oracle], dims=["Overall"], n_boot=100, system_level=False)
+    assert oracle.calls == ["usr-topical"]
+    assert rows[0]["protocol"] == meta_eval.LODO and "held-out:usr-topical" in rows[0]["signature"]
+    assert abs(rows[0]["spearman"]) < 0.4  # noise, not the leaked perfect fit
+    rows = meta_eval.meta_evaluate(exs, [oracle], dims=["Overall"], n_boot=100, system_level=False,
+                                   held_out=False)
+    assert rows[0]["protocol"] == meta_eval.AS_SHIPPED and rows[0]["spearman"] == pytest.approx(1.0)
+
+
+def test_failing_metric_is_reported_not_fatal():
+    exs = _usr_slice(5)
+    with pytest.raises(RuntimeError):
+        meta_eval.meta_evaluate(exs, [_Broken()], n_boot=50)
+    rows = meta_eval.meta_evaluate(exs, [_Broken(), "bleu"], dims=["Overall"], n_boot=50, on_error="record",
+                                   system_level=False)
+    assert rows[0]["metric"] == "broken-test" and "model file missing" in rows[0]["error"]
+    assert rows[1]["metric"] == "bleu" and rows[1]["n"] > 0
+    s = {r["metric"]: r for r in meta_eval.summarize(rows)}
+    assert s["broken-test"]["failed"] == 1 and s["bleu"]["cells"] == 1
+    assert "FAILED" in meta_eval.format_rows(rows, "markdown")
+
+
+def test_cli_formats(tmp_path, capsys):
+    path = need_shared("eval/usr-topical.jsonl")
+    out = tmp_path / "m.json"
+    rc = meta_eval.main([str(path), "--metrics", "bleu", "--dimension", "Overall,Engaging", "--format", "json",
+                         "--n-boot", "100", "--max-rows", "60", "--out", str(out), "--quiet"])
+    assert rc == 0
+    rows = json.loads(out.read_text())
+    assert {r["dimension"] for r in rows} == {"Overall", "Engaging"}
+    assert all(r["rows"] == 60 for r in rows)  # 10 whole contexts of 6 systems
+    rc = meta_eval.main([str(path), "--metrics", "bleu", "--dimension", "Overall", "--format", "csv",
+                         "--n-boot", "100", "--max-rows", "60", "--quiet", "--no-system-level"])
+    rec = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    want = next(r for r in rows if r["dimension"] == "Overall" and r["level"] == "turn")
+    assert rc == 0 and len(rec) == 1 and float(rec[0]["spearman"]) == pytest.approx(want["spearman"])
+    from core.__main__ import main as cli
+    assert cli(["meta-eval", str(path), "--metrics", "bleu", "--dimension", "nope", "--quiet"]) == 2

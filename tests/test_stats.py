@@ -1,0 +1,307 @@
+"""core.stats: intervals that cover, paired tests that are right on identical systems, planted
+differences and ties, cluster resampling, and the ``compare`` command on real data."""
+import json
+import math
+import time
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from conftest import need_shared
+from core import stats
+
+
+# ---------------------------------------------------------------------------------------------- Wilson
+
+
+@pytest.mark.parametrize("k,n,lo,hi", [(8, 10, 0.4902, 0.9433), (0, 10, 0.0, 0.2775), (10, 10, 0.7225, 1.0),
+                                       (5, 10, 0.2366, 0.7634), (50, 100, 0.4038, 0.5962)])
+def test_wilson_known_values(k, n, lo, hi):
+    a, b = stats.wilson_interval(k, n)
+    assert a == pytest.approx(lo, abs=1e-4) and b == pytest.approx(hi, abs=1e-4)
+
+
+def test_wilson_empty_and_invalid():
+    assert stats.wilson_interval(0, 0) == (0.0, 1.0)
+    with pytest.raises(ValueError):
+        stats.wilson_interval(11, 10)
+
+
+# ---------------------------------------------------------------------------------------------- coverage
+
+
+def test_mean_interval_covers_true_mean_at_nominal_rate():
+    rng = np.random.default_rng(1)
+    hits = 0
+    reps = 200
+    for i in range(reps):
+        x = rng.exponential(2.0, size=60)  # skewed: a real test of the percentile interval
+        _, lo, hi = stats.mean_ci(x, n_boot=500, seed=i)
+        hits += lo <= 2.0 <= hi
+    assert 0.88 <= hits / reps <= 0.99
+
+
+def test_correlation_interval_covers_true_rho():
+    rng = np.random.default_rng(2)
+    rho, hits, reps = 0.5, 0, 200
+    cov = [[1, rho], [rho, 1]]
+    for i in range(reps):
+        xy = rng.multivariate_normal([0, 0], cov, size=120)
+        c = stats.correlate(xy[:, 0], xy[:, 1], "pearson", n_boot=400, seed=i)
+        hits += c.low <= rho <= c.high
+    assert 0.88 <= hits / reps <= 0.99
+
+
+def _clustered(rng, n_ctx=40, per=6, slope=0.0):
+    """Rows that share a context share a large random effect in x and y (as scores of several systems
+    answering one context do)."""
+    ctx = np.repeat(np.arange(n_ctx), per)
+    u = rng.normal(size=n_ctx)[ctx]
+    x = u + 0.3 * rng.normal(size=len(ctx))
+    y = slope * x + u + 0.3 * rng.normal(size=len(ctx))
+    return x, y, ctx
+
+
+def test_cluster_bootstrap_covers_where_row_bootstrap_fails():
+    rng = np.random.default_rng(3)
+    row_hits = ctx_hits = 0
+    reps = 150
+    for i in range(reps):
+        ctx = np.repeat(np.arange(30), 8)
+        x = rng.normal(size=30)[ctx] + 0.5 * rng.normal(size=len(ctx))  # true mean 0
+        _, lo, hi = stats.mean_ci(x, n_boot=400, seed=i)
+        row_hits += lo <= 0 <= hi
+        _, lo, hi = stats.mean_ci(x, n_boot=400, seed=i, groups=ctx)
+        ctx_hits += lo <= 0 <= hi
+    assert row_hits / reps < 0.7  # rows are not independent: the naive interval is far too narrow
+    assert 0.87 <= ctx_hits / reps <= 0.99
+
+
+def test_context_resampling_used_when_contexts_repeat():
+    x, y, ctx = _clustered(np.random.default_rng(4))
+    rows = stats.correlate(x, y, "spearman", n_boot=500)
+    clus = stats.correlate(x, y, "spearman", groups=[f"c{c}" for c in ctx], n_boot=500)
+    assert rows.resampled == "rows" and clus.resampled == "contexts"
+    assert clus.n_groups == 40 and clus.n == 240 and clus.p_method == "bootstrap"
+    assert clus.r == pytest.approx(rows.r)
+    assert (clus.high - clus.low) > 1.5 * (rows.high - rows.low)
+    # unique groups are just rows
+    uniq = stats.correlate(x, y, "spearman", groups=list(range(len(x))), n_boot=500)
+    assert uniq.resampled == "rows" and uniq.p_method == "scipy"
+
+
+def test_bootstrap_is_full_size():
+    """Replicate means must have the spread sd/sqrt(n) (a half-size bootstrap gives sqrt(2) more)."""
+    x = np.random.default_rng(5).normal(size=400)
+    reps = stats.bootstrap_means(x, n_boot=4000, seed=1)
+    assert reps.std() == pytest.approx(x.std() / math.sqrt(len(x)), rel=0.08)
+
+
+# ---------------------------------------------------------------------------------------------- correlations
+
+
+@pytest.mark.parametrize("method", stats.METHODS)
+def test_correlation_matches_scipy_and_bootstrap_ranks_are_exact(method):
+    rng = np.random.default_rng(6)
+    x = np.round(rng.normal(size=80), 1)  # ties on purpose
+    y = np.round(x + rng.normal(size=80), 0)
+    c = stats.correlate(x, y, method, n_boot=300)
+    ref = {"pearson": sps.pearsonr, "spearman": sps.spearmanr, "kendall": sps.kendalltau}[method](x, y)
+    assert c.r == pytest.approx(ref.statistic) and c.p == pytest.approx(ref.pvalue)
+    assert c.low < c.r < c.high and c.n == 80
+    # each vectorized replicate equals scipy on the explicitly resampled data
+    W = stats._cluster_counts(np.random.default_rng(0), 80, 4)
+    for j in range(4):
+        idx = np.repeat(np.arange(80), W[j].astype(int))
+        want = {"pearson": sps.pearsonr, "spearman": sps.spearmanr, "kendall": sps.kendalltau}[method](x[idx], y[idx])
+        if method == "pearson":
+            got = stats._weighted_pearson(x, y, W[j:j + 1])[0]
+        elif method == "spearman":
+            Wj = W[j:j + 1]
+            got = stats._weighted_pearson(stats._weighted_midranks(x, Wj), stats._weighted_midranks(y, Wj), Wj)[0]
+        else:
+            got = stats._point_corr(x[idx], y[idx], "kendall")[0]
+        assert got == pytest.approx(want.statistic, abs=1e-10)
+
+
+def test_correlation_drops_nan_and_handles_constant():
+    x = np.array([1, 2, 3, 4, 5, np.nan, 7.0])
+    y = np.array([2, 1, 4, 3, 6, 1, np.nan])
+    c = stats.correlate(x, y, n_boot=100)
+    assert c.n == 5
+    c = stats.correlate([1, 1, 1, 1], [1, 2, 3, 4], n_boot=100)
+    assert math.isnan(c.r) and math.isnan(c.low)
+
+
+def test_system_correlation_warns_with_few_systems():
+    rng = np.random.default_rng(7)
+    systems = np.repeat([f"s{i}" for i in range(5)], 30)
+    items = np.tile(np.arange(30), 5)
+    quality = np.repeat(np.arange(5.0), 30)
+    human = quality + rng.normal(size=150)
+    metric = quality + rng.normal(size=150)
+    sc = stats.system_correlation(metric, human, systems, "spearman", items=items, n_boot=200)
+    assert sc.n_systems == 5 and sc.r == pytest.approx(1.0)
+    assert sc.p == pytest.approx(2 / 120)  # exact permutation p: 2 of 5! orderings are as extreme
+    assert sc.warning and "only 5 systems" in sc.warning
+    assert sc.low <= sc.r <= sc.high
+    assert sc.metric_means[0] == pytest.approx(metric[:30].mean())
+
+
+# ---------------------------------------------------------------------------------------------- paired
+
+
+def test_identical_systems_show_no_difference():
+    a = np.random.default_rng(8).normal(size=300)
+    r = stats.paired_comparison(a, a.copy())
+    assert r.diff == 0 and r.low == 0 and r.high == 0
+    assert r.p_bootstrap == 1.0 and r.p_randomization == 1.0 and r.sign_p == 1.0
+    assert (r.wins, r.ties, r.losses) == (0, 300, 0)
+    assert math.isnan(r.win_rate) and r.win_rate_ties_split == 0.5
+    assert r.verdict == stats.NO_DIFF
+
+
+def test_same_distribution_not_significant_and_false_positive_rate():
+    rng = np.random.default_rng(9)
+    a, b = rng.normal(size=200), rng.normal(size=200)
+    r = stats.paired_comparison(a, b)
+    assert r.low <= 0 <= r.high and r.p_randomization > 0.05 and r.verdict == stats.NO_DIFF
+    # under H0 the test rejects about 5% of the time
+    rejections = 0
+    for i in range(200):
+        a, b = rng.normal(size=50), rng.normal(size=50)
+        rejections += stats.paired_comparison(a, b, n_boot=300, n_perm=300, seed=i).p_randomization < 0.05
+    assert 0.01 <= rejections / 200 <= 0.10
+
+
+def test_planted_difference_is_found():
+    rng = np.random.default_rng(10)
+    a = rng.normal(size=200)
+    b = a + 0.25 + rng.normal(scale=0.8, size=200)  # B better by 0.25
+    r = stats.paired_comparison(a, b)
+    assert r.verdict == "B better"
+    assert r.diff == pytest.approx(a.mean() - b.mean())
+    assert r.high < 0 and r.low < -0.1 and r.p_randomization < 0.01 and r.p_bootstrap < 0.01
+    assert r.losses > r.wins and r.win_rate < 0.5 and r.win_high < 0.5
+    # lower is better (e.g. perplexity): the same numbers make A the better one
+    r2 = stats.paired_comparison(a, b, higher_is_better=False)
+    assert r2.verdict == "A better" and r2.wins == r.losses
+
+
+def test_ties_are_ties_not_wins():
+    a = np.array([1.0, 1.0, 2.0, 3.0, 5.0, 5.0])
+    b = np.array([1.0, 2.0, 1.0, 3.0, 5.0, 5.0 + 1e-13])
+    r = stats.paired_comparison(a, b, n_boot=200, n_perm=200)
+    assert (r.wins, r.ties, r.losses) == (1, 4, 1)
+    assert r.win_rate == 0.5 and r.win_rate_ties_split == pytest.approx(0.5)
+    assert r.sign_p == 1.0
+    # one win and nine ties: win rate 1.0 among decided pairs, but no evidence at all
+    r = stats.paired_comparison([1.0] + [0.0] * 9, [0.0] * 10, n_boot=500, n_perm=500)
+    assert (r.wins, r.ties, r.losses) == (1, 9, 0) and r.win_rate == 1.0
+    assert r.sign_p == 1.0 and r.p_randomization > 0.4 and r.verdict == stats.NO_DIFF
+    assert r.win_rate_ties_split == pytest.approx(0.55)
+
+
+def test_sign_test_and_randomization_agree_with_exact_values():
+    assert stats.sign_test(9, 1) == pytest.approx(sps.binomtest(9, 10).pvalue)
+    assert stats.sign_test(0, 0) == 1.0
+    # exact randomization p of 4 pairs with differences +1: 2 of 16 sign patterns are as extreme
+    p = stats.approximate_randomization(np.ones(4), n_perm=20000, seed=1)
+    assert p == pytest.approx(2 / 16, abs=0.01)
+
+
+def test_paired_clusters_and_nan():
+    rng = np.random.default_rng(11)
+    ctx = np.repeat(np.arange(25), 8)
+    d_ctx = rng.normal(scale=1.0, size=25)[ctx]  # differences shared within a context
+    a = rng.normal(size=200)
+    b = a - d_ctx - 0.05 * rng.normal(size=200)
+    flat = stats.paired_comparison(a, b)
+    clus = stats.paired_comparison(a, b, groups=ctx)
+    assert clus.resampled == "contexts" and clus.n_groups == 25
+    assert (clus.high - clus.low) > 2 * (flat.high - flat.low)
+    a2 = a.copy()
+    a2[:3] = np.nan
+    r = stats.paired_comparison(a2, b, n_boot=100, n_perm=100)
+    assert r.n == 197 and r.n_dropped == 3
+
+
+def test_vectorized_speed():
+    rng = np.random.default_rng(12)
+    a, b = rng.normal(size=10_000), rng.normal(size=10_000)
+    # CPU time, not wall time: the test must not fail because the machine is busy with other work
+    t = time.process_time()
+    stats.mean_ci(a, n_boot=2000)
+    assert time.process_time() - t < 2.0  # ~0.25 s
+    t = time.process_time()
+    stats.paired_comparison(a, b, n_boot=2000, n_perm=2000)
+    assert time.process_time() - t < 4.0  # ~0.4 s
+
+
+# ---------------------------------------------------------------------------------------------- CLI
+
+
+def test_compare_cli_on_real_data(tmp_path, capsys):
+    path = need_shared("eval/usr-topical.jsonl")
+    out = tmp_path / "cmp.json"
+    rc = stats.main([str(path), "--system-a", "Original Ground Truth", "--system-b", "Argmax Decoding",
+                     "--metrics", "bleu", "--format", "json", "--n-boot", "300", "--n-perm", "300",
+                     "--out", str(out), "--quiet"])
+    assert rc == 0
+    res = json.loads(out.read_text())
+    assert res["n_pairs"] == 60 and res["aligned_by"] in ("id", "context")
+    rows = {r["metric"]: r for r in res["rows"]}
+    assert set(rows) >= {"bleu", "human:Overall"}
+    bleu = rows["bleu"]
+    assert bleu["n"] + bleu["n_dropped"] == 60
+    assert bleu["wins"] + bleu["ties"] + bleu["losses"] == bleu["n"]
+    assert bleu["low"] <= bleu["diff"] <= bleu["high"]
+    # people rate the real reply above greedy decoding on this set
+    assert rows["human:Overall"]["mean_a"] > rows["human:Overall"]["mean_b"]
+    rc = stats.main([str(path), "--system-a", "Original Ground Truth", "--system-b", "Argmax Decoding",
+                     "--metrics", "bleu", "--format", "markdown", "--n-boot", "200", "--n-perm", "200", "--quiet"])
+    text = capsys.readouterr().out
+    assert rc == 0 and "| bleu |" in text and "A-B" in text
+
+
+def test_compare_cli_rejects_unknown_system():
+    from core.__main__ import main as cli
+    path = need_shared("eval/usr-topical.jsonl")
+    assert cli(["compare", str(path), "--system-a", "nope", "--system-b", "Argmax Decoding", "--metrics", "bleu"]) == 2
+
+
+def test_compare_cli_two_files_lists_unmatched(tmp_path, capsys):
+    """System A and B in separate files, aligned by id; a row without partner is listed, not dropped."""
+    rng = np.random.default_rng(14)
+    words = ["the", "cat", "sat", "on", "a", "mat", "dog", "ran", "home", "fast"]
+    rows_a, rows_b = [], []
+    for i in range(30):
+        ref = " ".join(rng.choice(words, 6))
+        good = ref if i % 3 else " ".join(rng.choice(words, 6))  # A mostly repeats the reference
+        rows_a.append({"id": f"x{i}", "context": [f"question {i}"], "response": good, "references": [ref]})
+        rows_b.append({"id": f"x{i}", "context": [f"question {i}"], "response": " ".join(rng.choice(words, 6)),
+                       "references": [ref]})
+    rows_a.append({"id": "only-a", "context": ["q"], "response": "r", "references": ["r"]})
+    pa, pb = tmp_path / "sysA.jsonl", tmp_path / "sysB.jsonl"
+    pa.write_text("\n".join(json.dumps(r) for r in rows_a))
+    pb.write_text("\n".join(json.dumps(r) for r in rows_b))
+    assert stats.main([str(pa), str(pb), "--metrics", "bleu", "--format", "text", "--n-boot", "300",
+                       "--n-perm", "300", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "A = sysA, B = sysB: 30 pairs aligned by id" in out
+    assert "A (sysA) better" in out and "1 unmatched row(s)" in out and "'only-a'" in out
+    assert stats.main([str(pa), str(pb), "--metrics", "bleu", "--format", "csv", "--n-boot", "100",
+                       "--n-perm", "100", "--quiet"]) == 0
+    import csv
+    import io
+    rec = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert rec[0]["metric"] == "bleu" and int(rec[0]["n"]) == 30 and float(rec[0]["diff"]) > 0
+
+
+def test_seeded_results_are_reproducible():
+    rng = np.random.default_rng(15)
+    x, y = rng.normal(size=100), rng.normal(size=100)
+    assert stats.correlate(x, y, seed=3) == stats.correlate(x, y, seed=3)
+    assert stats.paired_comparison(x, y, seed=3) == stats.paired_comparison(x, y, seed=3)
+    assert stats.correlate(x, y, seed=3).low != stats.correlate(x, y, seed=4).low
