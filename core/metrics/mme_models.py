@@ -1,0 +1,501 @@
+"""The models behind MME-CRS's seven sub-metrics (METHODS.md §4), their training and their inference.
+
+Built from what exists offline here (see docs/mme.md for the differences from the paper):
+
+- FM fluency, RM relevance: all-MiniLM-L6-v2 with only its top transformer layer and a linear head
+  fine-tuned (the paper fine-tunes SimCSE). Checkpoints store the trained layer + head only; the rest is
+  rebuilt from the base model at load time.
+- TCM topic coherence: keyword graph (context keywords x response keywords, bipartite edges + self
+  loops), node features = MiniLM's static word-piece embeddings (ConceptNet is not available offline),
+  two graph-attention layers, pooled into a classifier of true vs. negative response (after GRADE).
+- EM engagement: ridge regression on frozen MiniLM sentence features of (context, response), trained on
+  engagement-dd (MIT) with engagement rescaled from 1-5 to [0, 1].
+- SM specificity: no masked LM ships offline, so SmolLM2-135M-Instruct scores the response's tokens
+  in one causal forward pass with the context as prompt (instead of masking each token in turn).
+
+Training data of FM/RM/TCM: chitchat-dataset (MIT), split by conversation (every 10th conversation is
+held out for tests and reported quality). Seeds are fixed everywhere.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import random
+import re
+import time
+from typing import Callable, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+from core import checkpoints
+
+SEED = 13
+HELD_OUT_EVERY = 10  # conversation i is held out when i % 10 == 0
+FM_MAX_LEN = 40
+RM_MAX_LEN = 64
+CTX_TURNS = 3  # context turns fed to RM / TCM / EM
+SM_CTX_TOKENS = 0  # SmolLM2 prompt: 0 = the response alone, as the paper's SM (and the CPU budget); see docs
+SM_RESP_TOKENS = 40
+TCM_CTX_KW = 10
+TCM_RESP_KW = 8
+
+WORD_RE = re.compile(r"[a-z][a-z']*")
+
+
+def log(msg: str) -> None:
+    print(time.strftime("%H:%M:%S"), msg, flush=True)
+
+
+def seed_all(seed: int = SEED) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+@functools.lru_cache(maxsize=1)
+def stop_words() -> frozenset[str]:
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+    extra = {"yeah", "oh", "ok", "okay", "just", "really", "like", "im", "i'm", "don't", "it's", "that's",
+             "lol", "haha", "hi", "hello", "hey", "yes", "know", "think", "got", "get", "good", "well"}
+    return frozenset(ENGLISH_STOP_WORDS) | frozenset(extra)
+
+
+# ----------------------------------------------------------------------------- data
+@functools.lru_cache(maxsize=1)
+def chitchat_split() -> tuple[list[list[str]], list[list[str]]]:
+    """(train, held-out) conversations of chitchat-dataset, split by conversation index."""
+    from core.retrieval import chitchat_dialogues
+    dialogs = [d for d in chitchat_dialogues() if len(d) >= 2]
+    train = [d for i, d in enumerate(dialogs) if i % HELD_OUT_EVERY != 0]
+    held = [d for i, d in enumerate(dialogs) if i % HELD_OUT_EVERY == 0]
+    return train, held
+
+
+def context_pairs(dialogs: Sequence[Sequence[str]], n: int, seed: int = SEED,
+                  min_words: int = 3) -> list[tuple[list[str], str]]:
+    """n random (context turns, response) pairs; the context is the up to CTX_TURNS preceding turns."""
+    rng = random.Random(seed)
+    allp = [(d, t) for d in dialogs for t in range(1, len(d)) if len(d[t].split()) >= min_words]
+    rng.shuffle(allp)
+    return [(list(d[max(0, t - CTX_TURNS):t]), d[t]) for d, t in allp[:n]]
+
+
+def context_text(context: Sequence[str], turns: int = CTX_TURNS) -> str:
+    return " ".join(t.strip() for t in list(context)[-turns:] if t and t.strip())
+
+
+# ----------------------------------------------------------------------------- FM perturbations
+def perturb_positive(text: str, rng: random.Random) -> str:
+    """A fluent variant: the text itself, or (half the time) with some stop words dropped."""
+    words = text.split()
+    if rng.random() < 0.5 or len(words) < 4:
+        return text
+    sw = stop_words()
+    kept = [w for w in words if not (w.lower().strip(".,!?") in sw and rng.random() < 0.3)]
+    return " ".join(kept) if len(kept) >= 2 else text
+
+
+def perturb_negative(text: str, rng: random.Random) -> str:
+    """A disfluent variant: shuffled word order, a share of the words deleted, or words repeated."""
+    words = text.split()
+    kind = rng.choice(("shuffle", "delete", "repeat"))
+    if kind == "shuffle" and len(words) >= 3:
+        out = words[:]
+        for _ in range(5):
+            rng.shuffle(out)
+            if out != words:
+                break
+        return " ".join(out)
+    if kind == "delete" and len(words) >= 4:
+        share = rng.uniform(0.3, 0.6)
+        keep = [w for w in words if rng.random() > share]
+        if 0 < len(keep) < len(words):
+            return " ".join(keep)
+    # repeat: a span of 1-3 words said 2-4 times
+    i = rng.randrange(len(words))
+    span = words[i:i + rng.randint(1, 3)]
+    return " ".join(words[:i] + span * rng.randint(2, 4) + words[i + len(span):])
+
+
+# ----------------------------------------------------------------------------- MiniLM top-layer classifier
+class MiniLMClassifier(nn.Module):
+    """all-MiniLM-L6-v2 with its top ``n_train`` layers trainable and a linear head on mean pooling.
+
+    ``trained_state()`` returns only the trainable tensors (a few MB); ``load_trained`` puts them back on a
+    freshly loaded base model."""
+
+    def __init__(self, n_train: int = 1, pair: bool = False, max_len: int = 64):
+        super().__init__()
+        from transformers import AutoModel, AutoTokenizer
+        from core.encoders import minilm_path
+        self.bert = AutoModel.from_pretrained(minilm_path())
+        self.tok = AutoTokenizer.from_pretrained(minilm_path())
+        self.tok.truncation_side = "left"  # keep the end of a long context
+        self.pair, self.max_len, self.n_train = pair, max_len, n_train
+        n_layers = len(self.bert.encoder.layer)
+        self.trained_prefixes = tuple(f"bert.encoder.layer.{i}." for i in range(n_layers - n_train, n_layers))
+        for name, p in self.bert.named_parameters():
+            p.requires_grad = ("bert." + name).startswith(self.trained_prefixes)
+        self.head = nn.Sequential(nn.Dropout(0.1), nn.Linear(self.bert.config.hidden_size, 1))
+
+    def encode_inputs(self, texts: Sequence[str], responses: Sequence[str] | None = None):
+        if self.pair:
+            return self.tok(list(texts), list(responses), truncation="only_first", max_length=self.max_len,
+                            padding=True, return_tensors="pt")
+        return self.tok(list(texts), truncation=True, max_length=self.max_len, padding=True, return_tensors="pt")
+
+    def forward(self, input_ids, attention_mask, token_type_ids=None):
+        h = self.bert(input_ids=input_ids, attention_mask=attention_mask,
+                      token_type_ids=token_type_ids).last_hidden_state
+        m = attention_mask.unsqueeze(-1).to(h.dtype)
+        pooled = (h * m).sum(1) / m.sum(1).clamp(min=1.0)
+        return self.head(pooled).squeeze(-1)
+
+    def trained_state(self) -> dict[str, torch.Tensor]:
+        return {k: v for k, v in self.state_dict().items() if k.startswith(self.trained_prefixes + ("head.",))}
+
+    def load_trained(self, tensors: dict[str, torch.Tensor]) -> None:
+        missing = set(self.trained_state()) - set(tensors)
+        if missing:
+            raise checkpoints.CheckpointError(f"checkpoint lacks tensors {sorted(missing)[:3]}...")
+        self.load_state_dict(tensors, strict=False)
+
+    @torch.inference_mode()
+    def predict(self, texts: Sequence[str], responses: Sequence[str] | None = None, batch_size: int = 64,
+                progress: Callable | None = None, desc: str = "") -> np.ndarray:
+        """Sigmoid probabilities, batched by length (padding kept small)."""
+        self.eval()
+        n = len(texts)
+        out = np.zeros(n, dtype=np.float64)
+        key = (lambda i: len(texts[i]) + len(responses[i])) if responses is not None else (lambda i: len(texts[i]))
+        order = sorted(range(n), key=key)
+        for s in range(0, n, batch_size):
+            idx = order[s:s + batch_size]
+            enc = self.encode_inputs([texts[i] for i in idx], [responses[i] for i in idx] if responses is not None else None)
+            out[idx] = torch.sigmoid(self(**enc)).double().numpy()
+            if progress:
+                progress(min(s + batch_size, n), n, desc)
+        return out
+
+
+def train_classifier(model: MiniLMClassifier, texts: list[str], responses: list[str] | None, labels: list[float],
+                     epochs: int = 1, batch_size: int = 32, lr: float = 1e-4, seed: int = SEED) -> None:
+    seed_all(seed)
+    body = [p for n_, p in model.named_parameters() if p.requires_grad and not n_.startswith("head.")]
+    # the head starts from random weights: it gets a 10x larger learning rate than the pretrained layer
+    opt = torch.optim.AdamW([{"params": body, "lr": lr}, {"params": model.head.parameters(), "lr": 10 * lr}],
+                            weight_decay=0.01)
+    n = len(texts)
+    steps = epochs * math.ceil(n / batch_size)
+    warm = max(1, min(50, steps // 10))
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / warm) * max(0.0, 1 - s / steps))
+    rng = np.random.default_rng(seed)
+    step = 0
+    t0 = time.time()
+    for ep in range(epochs):
+        model.train()
+        perm = rng.permutation(n)
+        run = 0.0
+        for s in range(0, n, batch_size):
+            idx = perm[s:s + batch_size]
+            enc = model.encode_inputs([texts[i] for i in idx], [responses[i] for i in idx] if responses else None)
+            y = torch.tensor([labels[i] for i in idx], dtype=torch.float32)
+            loss = F.binary_cross_entropy_with_logits(model(**enc), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            step += 1
+            run = 0.98 * run + 0.02 * loss.item() if step > 1 else loss.item()
+            if step % 50 == 0:
+                log(f"epoch {ep} step {step}/{steps} loss {run:.4f} ({time.time() - t0:.0f}s)")
+
+
+def accuracy_pairs(pos: np.ndarray, neg: np.ndarray) -> float:
+    """Share of pairs where the true item scores above its perturbed / negative partner (ties count 1/2)."""
+    return float(np.mean((pos > neg) + 0.5 * (pos == neg)))
+
+
+# ----------------------------------------------------------------------------- RM: head on frozen MiniLM
+class PairHead(nn.Module):
+    """Relevance head on frozen MiniLM sentence embeddings: MLP([e_c, e_r, e_c*e_r, |e_c-e_r|]) -> logit."""
+
+    def __init__(self, d: int = 384, hidden: int = 256):
+        super().__init__()
+        self.mlp = nn.Sequential(nn.Linear(4 * d, hidden), nn.ReLU(), nn.Dropout(0.1), nn.Linear(hidden, 1))
+
+    def forward(self, ec: torch.Tensor, er: torch.Tensor) -> torch.Tensor:
+        return self.mlp(torch.cat([ec, er, ec * er, (ec - er).abs()], -1)).squeeze(-1)
+
+    @torch.inference_mode()
+    def predict(self, ec: np.ndarray, er: np.ndarray) -> np.ndarray:
+        self.eval()
+        return torch.sigmoid(self(torch.from_numpy(ec).float(), torch.from_numpy(er).float())).double().numpy()
+
+
+def train_pair_head(ec: np.ndarray, er: np.ndarray, y: np.ndarray, epochs: int = 20, seed: int = SEED) -> PairHead:
+    seed_all(seed)
+    net = PairHead(ec.shape[1])
+    opt = torch.optim.AdamW(net.parameters(), lr=1e-3, weight_decay=0.01)
+    ec_t, er_t, y_t = torch.from_numpy(ec).float(), torch.from_numpy(er).float(), torch.from_numpy(y).float()
+    rng = np.random.default_rng(seed)
+    for ep in range(epochs):
+        net.train()
+        perm = torch.from_numpy(rng.permutation(len(y)))
+        tot = 0.0
+        for s in range(0, len(y), 128):
+            idx = perm[s:s + 128]
+            loss = F.binary_cross_entropy_with_logits(net(ec_t[idx], er_t[idx]), y_t[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            tot += loss.item() * len(idx)
+        if ep % 5 == 4 or ep == epochs - 1:
+            log(f"RM epoch {ep} loss {tot / len(y):.4f}")
+    return net
+
+
+# ----------------------------------------------------------------------------- TCM: keyword graph + GAT
+@functools.lru_cache(maxsize=1)
+def chitchat_idf() -> dict[str, float]:
+    """Inverse document frequency of words over chitchat training utterances."""
+    train, _ = chitchat_split()
+    df: dict[str, int] = {}
+    n = 0
+    for d in train:
+        for t in d:
+            n += 1
+            for w in set(WORD_RE.findall(t.lower())):
+                df[w] = df.get(w, 0) + 1
+    return {w: math.log((n + 1) / (c + 1)) + 1.0 for w, c in df.items()}
+
+
+def keywords(text: str, k: int) -> list[str]:
+    """Up to k keywords: non-stop-words, highest idf first (unknown words count as rarest)."""
+    idf = chitchat_idf()
+    sw = stop_words()
+    seen: list[str] = []
+    for w in WORD_RE.findall(text.lower()):
+        w = w.strip("'")
+        if len(w) >= 2 and w not in sw and w not in seen:
+            seen.append(w)
+    top = max(idf.values()) if idf else 1.0
+    return sorted(seen, key=lambda w: -idf.get(w, top))[:k]
+
+
+class WordVectors:
+    """Node features: mean of MiniLM's static word-piece input embeddings of a word (cached)."""
+
+    def __init__(self):
+        from core.encoders import minilm_tokenizer, minilm_word_embeddings
+        self.tok = minilm_tokenizer()
+        self.emb = minilm_word_embeddings()
+        self.cache: dict[str, np.ndarray] = {}
+
+    def __call__(self, word: str) -> np.ndarray:
+        v = self.cache.get(word)
+        if v is None:
+            ids = self.tok.convert_tokens_to_ids(self.tok.tokenize(word)) or [self.tok.unk_token_id]
+            v = self.emb[ids].mean(0)
+            self.cache[word] = v
+        return v
+
+
+@functools.lru_cache(maxsize=1)
+def word_vectors() -> WordVectors:
+    return WordVectors()
+
+
+def build_graphs(contexts: Sequence[str], responses: Sequence[str]):
+    """Padded batch: features [B, N, 384], node type [B, N] (0 ctx, 1 resp), valid [B, N], adjacency
+    [B, N, N] (context<->response edges plus self loops; padding nodes only see themselves)."""
+    wv = word_vectors()
+    n_max = TCM_CTX_KW + TCM_RESP_KW
+    B = len(contexts)
+    dim = wv.emb.shape[1]
+    feats = np.zeros((B, n_max, dim), dtype=np.float32)
+    ntype = np.zeros((B, n_max), dtype=np.int64)
+    valid = np.zeros((B, n_max), dtype=bool)
+    adj = np.zeros((B, n_max, n_max), dtype=bool)
+    for b, (c, r) in enumerate(zip(contexts, responses)):
+        ck = keywords(c, TCM_CTX_KW) or ["<none>"]
+        rk = keywords(r, TCM_RESP_KW) or ["<none>"]
+        nodes = ck + rk
+        for i, w in enumerate(nodes):
+            feats[b, i] = 0.0 if w == "<none>" else wv(w)
+        nc, nr = len(ck), len(rk)
+        ntype[b, nc:nc + nr] = 1
+        valid[b, :nc + nr] = True
+        adj[b, :nc, nc:nc + nr] = True
+        adj[b, nc:nc + nr, :nc] = True
+    idx = np.arange(n_max)
+    adj[:, idx, idx] = True
+    return (torch.from_numpy(feats), torch.from_numpy(ntype), torch.from_numpy(valid), torch.from_numpy(adj))
+
+
+class GATLayer(nn.Module):
+    """Graph attention (Velickovic et al. 2018) on a dense adjacency mask: multi-head, concatenated."""
+
+    def __init__(self, d_in: int, d_out: int, heads: int = 2):
+        super().__init__()
+        self.heads, self.d_out = heads, d_out
+        self.W = nn.Linear(d_in, heads * d_out, bias=False)
+        self.a_src = nn.Parameter(torch.empty(heads, d_out))
+        self.a_dst = nn.Parameter(torch.empty(heads, d_out))
+        nn.init.xavier_uniform_(self.a_src)
+        nn.init.xavier_uniform_(self.a_dst)
+
+    def forward(self, h: torch.Tensor, adj: torch.Tensor) -> torch.Tensor:
+        B, N, _ = h.shape
+        wh = self.W(h).view(B, N, self.heads, self.d_out)
+        e = F.leaky_relu((wh * self.a_dst).sum(-1).unsqueeze(2) + (wh * self.a_src).sum(-1).unsqueeze(1), 0.2)
+        e = e.masked_fill(~adj.unsqueeze(-1), float("-inf"))  # [B, i, j, H]
+        alpha = torch.softmax(e, dim=2)
+        out = torch.einsum("bijh,bjhd->bihd", alpha, wh)
+        return F.elu(out.reshape(B, N, self.heads * self.d_out))
+
+
+class TCMNet(nn.Module):
+    def __init__(self, d_in: int = 384, d: int = 128, heads: int = 2):
+        super().__init__()
+        self.proj = nn.Linear(d_in, d)
+        self.norm = nn.LayerNorm(d)
+        self.type_emb = nn.Embedding(2, d)
+        nn.init.normal_(self.type_emb.weight, std=0.02)
+        self.gat1 = GATLayer(d, d // heads, heads)
+        self.gat2 = GATLayer(d, d // heads, heads)
+        self.cls = nn.Sequential(nn.Linear(5 * d + 2, d), nn.ReLU(), nn.Dropout(0.1), nn.Linear(d, 1))
+
+    @staticmethod
+    def keyword_similarity(feats, ntype, valid):
+        """[mean over response keywords of the max cosine to a context keyword, the overall max]: the
+        cosine of the edge endpoints' word vectors, pooled -- a direct topic-overlap signal."""
+        fn = F.normalize(feats, dim=-1)
+        sim = fn @ fn.transpose(1, 2)
+        ctx = (valid & (ntype == 0)).unsqueeze(1)  # [B, 1, j]
+        resp = valid & (ntype == 1)  # [B, i]
+        best = sim.masked_fill(~ctx, -1.0).max(2).values  # [B, i]
+        r = resp.float()
+        mean_best = (best * r).sum(1) / r.sum(1).clamp(min=1)
+        max_best = best.masked_fill(~resp, -1.0).max(1).values
+        return torch.stack([mean_best, max_best], -1)
+
+    def forward(self, feats, ntype, valid, adj):
+        h = self.norm(self.proj(feats)) + self.type_emb(ntype)
+        h = h + self.gat1(h, adj)
+        h = h + self.gat2(h, adj)
+        vm = valid.unsqueeze(-1).float()
+        cm = vm * (ntype == 0).unsqueeze(-1).float()
+        rm = vm * (ntype == 1).unsqueeze(-1).float()
+        mc = (h * cm).sum(1) / cm.sum(1).clamp(min=1)
+        mr = (h * rm).sum(1) / rm.sum(1).clamp(min=1)
+        mx = h.masked_fill(~valid.unsqueeze(-1), -1e4).max(1).values
+        ks = self.keyword_similarity(feats, ntype, valid)
+        return self.cls(torch.cat([mc, mr, mc * mr, (mc - mr).abs(), mx, ks], -1)).squeeze(-1)
+
+    @torch.inference_mode()
+    def predict(self, contexts: Sequence[str], responses: Sequence[str], batch_size: int = 256) -> np.ndarray:
+        self.eval()
+        out = []
+        for s in range(0, len(contexts), batch_size):
+            g = build_graphs(contexts[s:s + batch_size], responses[s:s + batch_size])
+            out.append(torch.sigmoid(self(*g)).double().numpy())
+        return np.concatenate(out) if out else np.zeros(0)
+
+
+# ----------------------------------------------------------------------------- semi-hard negatives
+def semi_hard_negatives(responses: list[str], seed: int = SEED, k: int = 10,
+                        progress: Callable | None = None) -> list[int]:
+    """For each true response, of k random other responses the one at the median cosine similarity to it
+    (MiniLM sentence embeddings) -- the paper's semi-hard negative."""
+    from core.encoders import encode
+    emb = encode(responses, progress=progress, desc="embedding responses")
+    rng = np.random.default_rng(seed)
+    n = len(responses)
+    out = []
+    for i in range(n):
+        cand = rng.choice(n - 1, size=k, replace=False)
+        cand = cand + (cand >= i)
+        sims = emb[cand] @ emb[i]
+        out.append(int(cand[np.argsort(sims)[k // 2]]))
+    return out
+
+
+# ----------------------------------------------------------------------------- SM: SmolLM2 token surprisal
+class SmolScorer:
+    """Per-token log-likelihood of a response from SmolLM2-135M-Instruct (bfloat16 on CPU, one forward pass
+    per batch; the LM head is applied only at the response's positions). With ``ctx_tokens`` > 0 the last
+    ``ctx_tokens`` tokens of the context are the prompt; the shipped setting is 0 (the response alone, as
+    the paper's SM scores the response with a masked LM without the context).
+
+    Raw statistics per response (T = response tokens, p_t the model's probability of token t, H_t the
+    entropy of the model's prediction at t):
+      nll = sum_t -log p_t               (total surprisal: specific, content-rich replies score high)
+      nce = mean_t (log p_t + H_t)       (negative cross-entropy relative to the model's own expectation:
+                                          > 0 when tokens are likelier than the model expected)
+      ppl = exp(mean_t -log p_t)         (perplexity, length-normalized)
+    """
+
+    def __init__(self, ctx_tokens: int = SM_CTX_TOKENS):
+        from core.encoders import smollm
+        self.ctx_tokens = ctx_tokens
+        tok, model = smollm()
+        self.tok = tok
+        self.model = model.to(torch.bfloat16)
+        self.model.eval()
+        self.bos = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
+        self.pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+
+    def _ids(self, context: str, response: str) -> tuple[list[int], int]:
+        if self.ctx_tokens > 0 and context:
+            c = self.tok(context, add_special_tokens=False)["input_ids"][-self.ctx_tokens:]
+            prompt = [self.bos] + c + self.tok("\n", add_special_tokens=False)["input_ids"]
+        else:
+            prompt = [self.bos]
+        r = self.tok(" " + response.strip(), add_special_tokens=False)["input_ids"][:SM_RESP_TOKENS] or [self.pad]
+        return prompt + r, len(prompt)
+
+    @torch.inference_mode()
+    def raw(self, contexts: Sequence[str], responses: Sequence[str], batch_size: int = 16,
+            progress: Callable | None = None, desc: str = "SM") -> np.ndarray:
+        """n x 3 array of (nll, nce, ppl)."""
+        seqs = [self._ids(c, r) for c, r in zip(contexts, responses)]
+        n = len(seqs)
+        out = np.zeros((n, 3), dtype=np.float64)
+        order = sorted(range(n), key=lambda i: len(seqs[i][0]))
+        lm_head = self.model.lm_head
+        for s in range(0, n, batch_size):
+            idx = order[s:s + batch_size]
+            L = max(len(seqs[i][0]) for i in idx)
+            ids = torch.full((len(idx), L), self.pad, dtype=torch.long)
+            mask = torch.zeros((len(idx), L), dtype=torch.long)
+            for j, i in enumerate(idx):
+                q = seqs[i][0]
+                ids[j, :len(q)] = torch.tensor(q)
+                mask[j, :len(q)] = 1
+            h = self.model.model(input_ids=ids, attention_mask=mask).last_hidden_state
+            for j, i in enumerate(idx):
+                q, p = seqs[i]
+                pos = torch.arange(p - 1, len(q) - 1)
+                logits = lm_head(h[j, pos]).float()
+                lp = torch.log_softmax(logits, -1)
+                tgt = torch.tensor(q[p:])
+                tok_lp = lp.gather(1, tgt[:, None]).squeeze(1)
+                ent = -(lp.exp() * lp).sum(-1)
+                nll = float(-tok_lp.sum())
+                out[i] = (nll, float((tok_lp + ent).mean()), math.exp(float(-tok_lp.mean())))
+            if progress:
+                progress(min(s + batch_size, n), n, desc)
+        return out
+
+
+# ----------------------------------------------------------------------------- normalization
+def ecdf_normalize(x: np.ndarray, quantiles: np.ndarray) -> np.ndarray:
+    """Map raw values to [0, 1] by the empirical CDF of a fixed reference distribution (its quantiles at
+    evenly spaced levels), with linear interpolation -- a score never depends on the batch."""
+    q = np.asarray(quantiles, dtype=np.float64)
+    levels = np.linspace(0.0, 1.0, len(q))
+    return np.interp(np.asarray(x, dtype=np.float64), q, levels, left=0.0, right=1.0)

@@ -1,0 +1,244 @@
+"""MME-CRS end to end on the human-rated sets in ../shared/data/eval (read in place, never copied).
+
+    python scripts/train_mme.py cache    # score every eval set with the 7 sub-metrics -> .cache/mme/eval_scores.json
+    python scripts/train_mme.py fit      # CRS weights from the DSTC10 dev sets -> checkpoints/crs_weights.json
+    python scripts/train_mme.py report   # leave-one-dataset-out + ablation tables (markdown) -> .cache/mme/report.md
+    python scripts/train_mme.py all
+
+The sub-metric checkpoints come first: ``python -m core train mme fm|rm|tcm|em|sm``. Sets larger than
+--max-rows (default 80) are subsampled to that many random rows (a prefix of one seed-13 permutation)
+because the 2 CPU cores were shared by ~6 engineers while this was built.
+The cache is keyed by the sub-metric checkpoint hashes, so a retrained checkpoint invalidates it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from core import crs  # noqa: E402
+from core.metrics import mme  # noqa: E402
+
+EVAL_DIR = Path(os.environ.get("DIALEVAL_SHARED_DATA", ROOT.parent / "shared" / "data")) / "eval"
+CACHE = ROOT / ".cache" / "mme" / "eval_scores.json"
+SM_RAW = ROOT / ".cache" / "mme" / "sm_raw"  # raw SmolLM2 statistics: independent of any checkpoint
+EXTRA_SETS = ("engagement-dd", "holistic-dd")
+ANCHOR = {"usr-topical": .115, "usr-persona": .082, "dailydialog-zhao": .143, "persona-zhao": .449,
+          "convai2-grade": .337, "dailydialog-grade": .092, "empathetic-grade": .255, "fed-turn": .026,
+          "humod": .126, "dstc7": .247, "dailydialog-gupta": .281}
+SUBSAMPLED = ("usr-topical", "usr-persona", "dailydialog-zhao", "persona-zhao", "convai2-grade", "dailydialog-grade",
+              "empathetic-grade", "fed-turn", "humod", "dstc7", "dailydialog-gupta", "engagement-dd")
+
+
+def load_cache() -> dict:
+    if not CACHE.exists():
+        raise SystemExit(f"{CACHE} missing: run `python scripts/train_mme.py cache` first")
+    c = json.loads(CACHE.read_text())
+    want = {mme.CKPT[s]: mme._ckpt_hash(s) for s in mme.SUBMETRICS}
+    if c["checkpoints"] != want:
+        raise SystemExit("the cache was computed with other checkpoints: rerun `cache`")
+    return c
+
+
+def _load_set(name: str, max_rows: int):
+    from core.data import load_jsonl
+    exs = load_jsonl(EVAL_DIR / f"{name}.jsonl")
+    idx = list(range(len(exs)))
+    if len(exs) > max_rows:
+        # a prefix of one fixed permutation: a smaller cap is a subset of a larger one
+        idx = sorted(int(i) for i in np.random.default_rng(13).permutation(len(exs))[:max_rows])
+        exs = [exs[i] for i in idx]
+    return exs, idx
+
+
+def _sm_key() -> str:
+    from core.metrics import mme_models as M
+    return f"ctx{M.SM_CTX_TOKENS}-resp{M.SM_RESP_TOKENS}-turns{M.CTX_TURNS}-max{{}}"
+
+
+def _sm_file(name: str, max_rows: int) -> Path:
+    return SM_RAW / f"{name}.{_sm_key().format(max_rows)}.json"
+
+
+def cmd_sm_raw(a) -> None:
+    """Raw (nll, nce, ppl) of SmolLM2 for every cached row, one file per set (several processes may share
+    the sets with --sets); needs no trained checkpoint, so it can run while the classifiers train."""
+    import torch
+    from core.metrics import mme_models as M
+    torch.set_num_threads(a.threads)
+    names = a.sets.split(",") if a.sets else list(mme.DEV_SETS + (EXTRA_SETS if a.extra else ()))
+    sc = None
+    for name in names:
+        f = _sm_file(name, a.max_rows)
+        if f.exists():
+            continue
+        exs, _ = _load_set(name, a.max_rows)
+        sc = sc or M.SmolScorer()
+        t0 = time.time()
+        ctx = ["\n".join(e.context[-M.CTX_TURNS:]) for e in exs]
+        resp = [(e.response or "").strip() for e in exs]
+        raw = sc.raw(ctx, resp, progress=lambda d, n, desc: print(f"{name}: SM {d}/{n}", flush=True))
+        dt = time.time() - t0
+        print(f"{name}: {len(exs)} rows in {dt:.0f}s ({len(exs) / max(dt, 1e-9):.2f} ex/s)", flush=True)
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(json.dumps({"ids": [e.id for e in exs], "raw": [[round(float(v), 6) for v in r] for r in raw],
+                                 "empty": [not r for r in resp]}))
+
+
+def cmd_cache(a) -> None:
+    import torch
+    from core.metrics import mme_models as M
+    torch.set_num_threads(a.threads)
+    out = {"checkpoints": {mme.CKPT[s]: mme._ckpt_hash(s) for s in mme.SUBMETRICS}, "max_rows": a.max_rows,
+           "seed": 13, "sets": {}}
+    if CACHE.exists() and not a.fresh:
+        old = json.loads(CACHE.read_text())
+        if old.get("checkpoints") == out["checkpoints"] and old.get("max_rows") == a.max_rows:
+            out = old
+    for name in mme.DEV_SETS + (EXTRA_SETS if a.extra else ()):
+        if name in out["sets"]:
+            continue
+        exs, idx = _load_set(name, a.max_rows)
+        t0 = time.time()
+        f = _sm_file(name, a.max_rows)
+        sr = json.loads(f.read_text()) if f.exists() else None
+        if sr is not None and sr["ids"] == [e.id for e in exs]:
+            # SM from the precomputed raw statistics (same computation as MMEScorer's SM path)
+            from core import checkpoints
+            quant = {k: v.numpy() for k, v in checkpoints.load("mme-sm")[0].items()}
+            raw = np.array(sr["raw"], dtype=np.float64)
+            subs = mme.scorer().score(exs, ("fm", "rm", "tcm", "em"),
+                                      lambda d, n, desc: print(f"\r{name}: {desc} {d}/{n}   ", end="", flush=True))
+            for j, k in enumerate(("nll", "nce", "ppl")):
+                v = M.ecdf_normalize(raw[:, j], quant[k])
+                subs[f"sm_{k}"] = np.where(np.array(sr["empty"]), np.nan, v)
+        else:
+            subs = mme.scorer().score(exs, mme.SUBMETRICS,
+                                      lambda d, n, desc: print(f"\r{name}: {desc} {d}/{n}   ", end="", flush=True))
+        dt = time.time() - t0
+        print(f"\r{name}: {len(exs)} rows in {dt:.0f}s ({len(exs) / max(dt, 1e-9):.1f} ex/s)        ", flush=True)
+        out["sets"][name] = {"rows": idx, "ids": [e.id for e in exs],
+                             "subs": {k: [None if not np.isfinite(v) else round(float(v), 6) for v in subs[k]]
+                                      for k in mme.SUBMETRICS},
+                             "human": {d: [None if not np.isfinite(v) else float(v) for v in h]
+                                       for d, h in mme.human_by_dimension(exs).items()}}
+        CACHE.parent.mkdir(parents=True, exist_ok=True)
+        CACHE.write_text(json.dumps(out))
+
+
+def _arrays(entry: dict) -> tuple[dict, dict]:
+    f = lambda xs: np.array([np.nan if v is None else v for v in xs], dtype=np.float64)  # noqa: E731
+    return {k: f(v) for k, v in entry["subs"].items()}, {k: f(v) for k, v in entry["human"].items()}
+
+
+def fit_from_cache(cache: dict) -> dict:
+    table = {}
+    for ds in mme.DEV_SETS:
+        subs, human = _arrays(cache["sets"][ds])
+        table[ds] = {"subs": subs, "human": human}
+    corr = crs.correlations(table, mme.SUBMETRICS)
+    return {"power": crs.POWER, "submetrics": list(mme.SUBMETRICS), "fallback": crs.FALLBACK,
+            "dimension_map": {k: list(v) for k, v in crs.DIMENSION_MAP.items()},
+            "checkpoints": cache["checkpoints"],
+            "command": "python scripts/train_mme.py cache && python scripts/train_mme.py fit",
+            "notes": {"sets": "DSTC10 Track 5 development sets in ../shared/data/eval",
+                      "subsampled": {s: cache["max_rows"] for s in SUBSAMPLED}, "subsample_seed": 13,
+                      "excluded": "engagement-dd (EM's training data), holistic-dd (not a DSTC10 dev set)"},
+            "sets": {ds: len(cache["sets"][ds]["ids"]) for ds in mme.DEV_SETS},
+            "weights": crs.fit_weights(corr, mme.SUBMETRICS), "correlations": corr}
+
+
+def cmd_fit(a) -> None:
+    res = fit_from_cache(load_cache())
+    mme.WEIGHTS_FILE.write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {mme.WEIGHTS_FILE}")
+    for canon, w in res["weights"].items():
+        print(f"  {canon:<11} " + "  ".join(f"{k}={v:.3f}" for k, v in w.items()))
+
+
+def lodo(cache: dict, corr: dict, drop=(), sets=mme.DEV_SETS) -> dict:
+    """{(set, dim): {sub: rho, 'avg': rho, 'crs': rho, 'how': ...}} with CRS weights fitted without the set."""
+    subs_all = [k for k in mme.SUBMETRICS if k not in drop]
+    out = {}
+    for ds in sets:
+        subs, human = _arrays(cache["sets"][ds])
+        w_all = crs.fit_weights(corr, subs_all, exclude=(ds,), drop=drop)
+        for dim, h in human.items():
+            canon, w, how = crs.resolve(dim, w_all, subs_all)
+            row = {k: crs.spearman(subs[k], h) for k in subs_all}
+            row["avg"] = crs.spearman(crs.combine({k: subs[k] for k in subs_all}, {k: 1.0 for k in subs_all}), h)
+            row["crs"] = crs.spearman(crs.combine(subs, w), h)
+            row["how"] = how
+            row["canon"] = canon
+            out[(ds, dim)] = row
+    return out
+
+
+def cmd_report(a) -> None:
+    cache = load_cache()
+    fitted = fit_from_cache(cache)
+    corr = fitted["correlations"]
+    res = lodo(cache, corr, sets=[s for s in mme.DEV_SETS + EXTRA_SETS if s in cache["sets"]])
+    lines = []
+    cols = list(mme.SUBMETRICS) + ["avg", "crs"]
+    hdr = "| set | dimension (canonical) | n | " + " | ".join(f"{c}" for c in cols) + " |"
+    lines += ["### Leave-one-dataset-out Spearman per set and dimension", "",
+              "(MME-CRS weights fitted on the other DSTC10 dev sets; `avg` = MME-Avg, `crs` = MME-CRS)", "",
+              hdr, "|" + "---|" * (3 + len(cols))]
+    for (ds, dim), r in res.items():
+        n = len(cache["sets"][ds]["ids"])
+        note = "" if r["how"] == "fitted" else " [fallback: overall]"
+        lines.append(f"| {ds} | {dim} ({r['canon']}){note} | {n} | " + " | ".join(f"{r[c]:.3f}" for c in cols) + " |")
+    dev = [(k, r) for k, r in res.items() if k[0] in mme.DEV_SETS]
+    avg = {c: float(np.nanmean([r[c] for _, r in dev])) for c in cols}
+    lines.append(f"| **average, {len(dev)} set-dimension pairs of the 11 dev sets** | | | "
+                 + " | ".join(f"**{avg[c]:.3f}**" for c in cols) + " |")
+    lines += ["", "### Per set (mean over its dimensions) next to the Deep AM-FM anchor", "",
+              "| set | Deep AM-FM | MME-Avg | MME-CRS (LODO) | best sub-metric |", "|---|---|---|---|---|"]
+    per_set = []
+    for ds in mme.DEV_SETS:
+        rs = [r for (s, _), r in res.items() if s == ds]
+        a_, c_ = np.mean([r["avg"] for r in rs]), np.mean([r["crs"] for r in rs])
+        best = max(mme.SUBMETRICS, key=lambda k: np.nanmean([r[k] for r in rs]))
+        per_set.append((a_, c_))
+        lines.append(f"| {ds} | {ANCHOR[ds]:.3f} | {a_:.3f} | {c_:.3f} | {best} {np.nanmean([r[best] for r in rs]):.3f} |")
+    lines.append(f"| **mean of the 11 sets** | **{np.mean(list(ANCHOR.values())):.3f}** | "
+                 f"**{np.mean([p[0] for p in per_set]):.3f}** | **{np.mean([p[1] for p in per_set]):.3f}** | |")
+    lines += ["", "### Ablation: LODO MME-CRS average over the dev set-dimension pairs with a group removed", "",
+              "| removed | MME-CRS avg | change |", "|---|---|---|", f"| (none) | {avg['crs']:.3f} | |"]
+    for g, drop in mme.GROUPS.items():
+        r2 = lodo(cache, corr, drop=drop)
+        v = float(np.nanmean([r["crs"] for r in r2.values()]))
+        lines.append(f"| {g} | {v:.3f} | {v - avg['crs']:+.3f} |")
+    lines += ["", "### Shipped CRS weights (all 11 dev sets)", "",
+              "| dimension | " + " | ".join(mme.SUBMETRICS) + " |", "|---|" + "---|" * len(mme.SUBMETRICS)]
+    for canon, w in fitted["weights"].items():
+        lines.append(f"| {canon} | " + " | ".join(f"{w[k]:.3f}" for k in mme.SUBMETRICS) + " |")
+    text = "\n".join(lines) + "\n"
+    (CACHE.parent / "report.md").write_text(text)
+    print(text)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("step", choices=["sm-raw", "cache", "fit", "report", "all"])
+    p.add_argument("--max-rows", type=int, default=80, help="rows kept of sets larger than this (random rows, seed 13)")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--sets", default=None, help="sm-raw: comma-separated set names (default: all)")
+    p.add_argument("--extra", action="store_true", help="also score engagement-dd and holistic-dd")
+    p.add_argument("--fresh", action="store_true", help="recompute the whole cache")
+    a = p.parse_args()
+    for step in (["cache", "fit", "report"] if a.step == "all" else [a.step]):
+        {"sm-raw": cmd_sm_raw, "cache": cmd_cache, "fit": cmd_fit, "report": cmd_report}[step](a)
+
+
+if __name__ == "__main__":
+    main()
