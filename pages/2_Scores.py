@@ -89,6 +89,16 @@ if data is not None and metrics:
                     st.text("(no extended references: the example has no reference)")
             else:
                 st.caption("Add 'ubleu' in the sidebar to see its retrieved references and NN-rater weights.")
+            mme_name = next((m for m in ("mme", "mme_avg") if m in cs.metrics), None)
+            if mme_name:
+                from core.metrics.mme import drilldown_rows
+                for side, idx in (("A", i), ("B", cs.n + i)):
+                    det = cs.table.details(mme_name, idx)
+                    rows = drilldown_rows(det)
+                    if rows:
+                        st.caption(f"{mme_name} sub-metrics for {side} (dimension "
+                                   f"{det.get('dimension', '?') if det else '?'}): normalized score x CRS weight")
+                        st.dataframe(rows, hide_index=True, width="stretch")
 
         # -- charts -----------------------------------------------------------------------------
         st.subheader("Distributions")

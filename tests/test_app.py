@@ -257,6 +257,20 @@ def test_ubleu_drilldown_shows_rated_references():
     assert set(refs["sign"]) <= {"+", "-", "0"}
 
 
+def test_mme_drilldown_shows_sub_metrics_and_weights():
+    """The drill-down shows each MME sub-metric with its normalized score and CRS weight."""
+    at = _app(metrics=("mme",))
+    at.session_state["loaded"] = app_state.load_demo()
+    at.run()
+    at.switch_page(str(ROOT / "pages/2_Scores.py")).run(timeout=600)
+    assert not at.exception, at.exception
+    subs = [d.value for d in at.dataframe if "sub_metric" in getattr(d.value, "columns", [])]
+    assert len(subs) == 2  # system A and system B
+    rows = subs[0]
+    assert {"mme_fm", "mme_rm", "mme_tcm", "mme_em"} <= set(rows["sub_metric"])
+    assert rows["weight"].between(0, 1).all() and abs(rows["weight"].sum() - 1) < 1e-3
+
+
 def test_csv_paste_with_column_mapping_and_two_file_mode():
     at = _app()
     at.run()
