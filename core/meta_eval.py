@@ -142,7 +142,10 @@ def meta_evaluate(data, metrics: Sequence[Any], dims: Sequence[str] | None = Non
             if log:
                 log(f"{name} on {ds}: {len(exs)} rows scored in {seconds:.1f}s")
             hib = getattr(metric, "higher_is_better", True)
+            per_dim = getattr(metric, "scores_for_dimension", None)  # e.g. MME-CRS: weights per dimension
+            base_scores = scores
             for dim in ds_dims:
+                scores = np.asarray(per_dim(res, dim), dtype=np.float64) if callable(per_dim) else base_scores
                 human = np.array([ex.scores.get(dim, math.nan) for ex in exs], dtype=np.float64)
                 keep = np.isfinite(human) & np.isfinite(scores)
                 row = {**base, "dimension": dim, "level": "turn", "protocol": protocol, "n": int(keep.sum()),

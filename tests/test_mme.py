@@ -159,3 +159,20 @@ def test_train_crs_refits_on_rated_data(tmp_path, shared):
     for k in mme.SUBMETRICS:
         assert c["spearman"][k] == pytest.approx(crs.spearman(subs[k], h), abs=1e-5)
     assert got["weights"] == crs.fit_weights(got["correlations"], mme.SUBMETRICS)
+
+
+def test_meta_eval_reweights_mme_per_dimension(shared):
+    """meta-eval scores the sub-metrics once and asks MME-CRS for each dimension's weighting."""
+    from core.data import load_jsonl
+    from core.meta_eval import meta_evaluate
+    from core.metrics import get_metric
+    exs = load_jsonl(shared("eval/dailydialog-zhao.jsonl"))[:24]
+    m = get_metric("mme")
+    res = m(exs)
+    grammar = m.scores_for_dimension(res, "grammar")
+    assert np.allclose(grammar, m.for_dimension("grammar")(exs).scores, equal_nan=True)
+    assert np.nanmax(np.abs(grammar - res.scores)) > 1e-3  # different weights, different scores
+    rows = meta_evaluate({"dailydialog-zhao": exs}, [m], methods=("spearman",), n_boot=50, system_level=False,
+                         held_out=False)
+    by_dim = {r["dimension"]: r["spearman"] for r in rows}
+    assert len(set(round(v, 6) for v in by_dim.values())) > 1

@@ -459,6 +459,17 @@ class MMECRS(Metric):
     def for_dimension(self, dimension: str) -> "MMECRS":
         return MMECRS(dimension, str(self.weights_path), self.exclude, self.drop)
 
+    def scores_for_dimension(self, result: MetricResult, dimension: str) -> np.ndarray:
+        """The scores of ``result`` re-weighted for a human ``dimension`` (meta-evaluation asks for each
+        dimension of a set; the sub-metrics are scored once)."""
+        canon, w, how = self.weights_for(dimension)
+        by_dim = result.extra.get("by_dimension", {})
+        if how == "fitted" and canon in by_dim:
+            return np.asarray(by_dim[canon], dtype=np.float64)
+        subs = {k: np.array([np.nan if d["sub_scores"].get(k) is None else d["sub_scores"][k]
+                             for d in result.details], dtype=np.float64) for k in self.subs}
+        return np.asarray(crs_mod.combine(subs, w), dtype=np.float64)
+
     def weights_for(self, dimension: str | None = None) -> tuple[str, dict[str, float], str]:
         return crs_mod.resolve(dimension or self.dimension, self.weights, self.subs)
 
