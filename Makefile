@@ -17,7 +17,7 @@ $(BIN)/.installed: requirements.txt
 setup: $(BIN)/.installed
 
 run: setup
-	$(BIN)/streamlit run app.py --server.port $(PORT)
+	DIALEVAL_DEMO=1 $(BIN)/streamlit run app.py --server.port $(PORT)
 
 test: setup
 	$(BIN)/python -m pytest -q tests

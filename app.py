@@ -143,6 +143,11 @@ def cached_frame(key: str, metrics: tuple[str, ...], _cs):
 def require_data() -> Loaded | None:
     """The loaded comparison, or a note with a one-click demo button."""
     data = loaded()
+    if data is None and os.environ.get("DIALEVAL_DEMO") == "1" and not st.session_state.get("_demo_autoloaded"):
+        # `make run` starts on the built-in demo; once per session, so "clear" on the Upload page sticks
+        st.session_state["_demo_autoloaded"] = True
+        load_demo()
+        data = loaded()
     if data is None:
         st.info("No data loaded yet. Upload two systems' responses on the Upload page, or try the built-in demo.")
         if st.button("Load the built-in demo", key="demo_from_" + st.session_state.get("_page", "page")):

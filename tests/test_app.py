@@ -325,3 +325,13 @@ def test_judge_page_runs_judge_and_measures_agreement():
     human = app_state.human_preferences(loaded.comparison, at.selectbox(key="judge_dim").value)
     agr = app_state.judge_agreement(list(table["judge"]), human)
     assert labels["Agreement with humans"] == f"{agr['agreement']:.1%}"
+
+
+def test_make_run_starts_on_the_demo(monkeypatch):
+    """`make run` sets DIALEVAL_DEMO=1: the home page opens with the demo loaded and compared."""
+    monkeypatch.setenv("DIALEVAL_DEMO", "1")
+    at = _app()
+    at.run()
+    assert not at.exception, at.exception
+    assert at.session_state["loaded"] is not None
+    assert not [i for i in at.info if "No data loaded" in i.value]
