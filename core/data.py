@@ -165,7 +165,7 @@ def _short(v: Any, n: int = 40) -> str:
     return s if len(s) <= n else s[: n - 3] + "..."
 
 
-def _read_text(path: str | os.PathLike, data: bytes | None = None) -> str:
+def read_text(path: str | os.PathLike, data: bytes | None = None) -> str:
     """Read a file strictly as UTF-8, naming the line of the first undecodable byte."""
     name = str(path)
     if data is None:
@@ -247,25 +247,29 @@ def load_jsonl(path: str | os.PathLike, data: bytes | None = None, system: str |
     """Our JSONL: one object per line with ``context`` (list or "\\n"-joined string), ``response``,
     optional ``id``, ``system``, ``references``, ``scores`` {dimension: number}, ``dataset``."""
     path = str(path)
-    text = _read_text(path, data)
+    text = read_text(path, data)
     chk = _RowChecker(path)
     out: list[Example] = []
-    for i, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as e:
-            chk.add(i, None, f"malformed JSON ({e.msg} at column {e.colno})")
-            continue
+    for i, rec in iter_json_lines(path, text, chk.problems):
         ex = _example_from_record(chk, rec, i, path, system or _default_system(path))
         if ex:
             out.append(ex)
     return _finish(chk, out)
 
 
+def iter_json_lines(path: str, text: str, problems: list[Problem]) -> Iterable[tuple[int, Any]]:
+    """(1-based line number, parsed object) for each non-blank line; a malformed line becomes a Problem."""
+    for i, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield i, json.loads(line)
+        except json.JSONDecodeError as e:
+            problems.append(Problem(path, i, None, f"malformed JSON ({e.msg} at column {e.colno})"))
+
+
 def _load_json(path: str, data: bytes | None) -> Any:
-    text = _read_text(path, data)
+    text = read_text(path, data)
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
@@ -353,7 +357,7 @@ class CsvMapping:
 def load_csv(path: str | os.PathLike, data: bytes | None = None, mapping: CsvMapping | None = None) -> list[Example]:
     path = str(path)
     m = mapping or CsvMapping()
-    text = _read_text(path, data)
+    text = read_text(path, data)
     reader = csv.DictReader(io.StringIO(text, newline=""))
     header = reader.fieldnames or []
     chk = _RowChecker(path)

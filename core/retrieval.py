@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import os
 import re
 from dataclasses import dataclass
@@ -140,22 +139,16 @@ def load_pool(path: str | os.PathLike) -> Pool:
     """A pool from a file: JSONL of ``{"utterance": ..., "response": ...}`` (or ``context``/``response``,
     the last context turn being the utterance), or DailyDialog text (one dialogue a line, turns separated
     by ``__eou__``)."""
-    from core.data import DataError, Problem, _read_text
+    from core.data import DataError, Problem, iter_json_lines, read_text
     path = str(path)
-    text = _read_text(path)
+    text = read_text(path)
     name = Path(path).stem
     if "__eou__" in text[:100000]:
         dialogues = [[t.strip() for t in line.split("__eou__")] for line in text.splitlines() if line.strip()]
         return Pool.from_dialogues(name, dialogues)
-    pairs, problems = [], []
-    for i, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as e:
-            problems.append(Problem(path, i, None, f"malformed JSON ({e.msg})"))
-            continue
+    pairs: list[tuple[str, str]] = []
+    problems: list[Problem] = []
+    for i, rec in iter_json_lines(path, text, problems):
         u = rec.get("utterance") if isinstance(rec, dict) else None
         if u is None and isinstance(rec, dict) and rec.get("context"):
             ctx = rec["context"]
