@@ -32,7 +32,7 @@ DEMO_PATH = ROOT / "demo" / "demo.jsonl"
 DEMO_NAME = "built-in demo (chitchat: C-BM25 vs SmolLM2-135M)"
 MAX_UPLOAD_MB = 50  # must match server.maxUploadSize in .streamlit/config.toml (a test checks)
 CHEAP_METRICS = ("bleu",)  # no model to load: the fast default when nothing else is chosen
-PREFERRED_DEFAULT = ("bleu", "ubleu")
+PREFERRED_DEFAULT = ("bleu", "ubleu", "bert_ruber", "mme")  # the best-correlated metrics in benchmarks/RESULTS.md
 
 
 # ------------------------------------------------------------------------------------------------
