@@ -93,7 +93,7 @@ def main() -> int:
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     rows.append(("peak memory (this process)", f"{rss:,.0f} MiB", "", ""))
 
-    lines = [f"# BLEU / υBLEU speed", "", f"`python benchmarks/bleu_ubleu.py` on {datetime.date.today()}, "
+    lines = ["# BLEU / υBLEU speed", "", f"`python benchmarks/bleu_ubleu.py` on {datetime.date.today()}, "
              f"{os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.1f} at the end.", "",
              "| what | value | compared with | note |", "|---|---|---|---|"]
     lines += [f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} |" for r in rows]

@@ -53,7 +53,7 @@ def main() -> int:
         rows[name] = {c: (stats.spearmanr(v, human).statistic, stats.pearsonr(v, human).statistic, len(v))
                       for c, v in res.items()}
         print(name, {c: round(x[0], 3) for c, x in rows[name].items()}, file=sys.stderr)
-    lines = [f"# υBLEU Table 2 on the human-rated sets", "",
+    lines = ["# υBLEU Table 2 on the human-rated sets", "",
              f"Made by `python benchmarks/ubleu_table2.py` on {datetime.date.today()}; Spearman ρ (Pearson r) of each "
              "metric with the set's overall-quality dimension (USR: Overall, Zhao/Gupta: overall, GRADE sets: coherence), "
              "per response. Pool: chitchat-dataset; k = 15 retrieved references + parrot return + the original reference.", "",

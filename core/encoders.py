@@ -13,6 +13,8 @@ import importlib.util
 import os
 from pathlib import Path
 
+import numpy as np
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -75,10 +77,9 @@ def minilm_word_embeddings():
     return weights[key]
 
 
-def encode(texts: list[str], batch_size: int = 128, progress=None, desc: str = "encoding") -> "np.ndarray":
+def encode(texts: list[str], batch_size: int = 128, progress=None, desc: str = "encoding") -> np.ndarray:
     """L2-normalized MiniLM sentence embeddings (float32, n x 384), encoded in batches sorted by length
     so padding is minimal; ``progress(done, total, desc)`` is called per batch."""
-    import numpy as np
     model = sentence_encoder()
     n = len(texts)
     out = np.zeros((n, model.get_embedding_dimension() if hasattr(model, "get_embedding_dimension")

@@ -4,7 +4,6 @@ non-drawing logic in core/app_state.py computes real values."""
 import json
 import math
 import tomllib
-from pathlib import Path
 
 import numpy as np
 import pytest

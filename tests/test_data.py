@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from core.data import (CsvMapping, DataError, align, compare_systems, detect_format, load_columns, load_comparison,
+from core.data import (CsvMapping, DataError, compare_systems, detect_format, load_columns, load_comparison,
                        load_csv, load_dstc10, load_file, load_jsonl)
 
 

@@ -295,7 +295,6 @@ class MMEScorer:
         if which in self._models:
             return self._models[which]
         M = _m()
-        import torch
         if which == "rm":
             tensors, _ = checkpoints.load("mme-rm")
             model = M.PairHead()
