@@ -295,9 +295,9 @@ class MMEScorer:
         if which in self._models:
             return self._models[which]
         M = _m()
-        if which == "rm":
-            tensors, _ = checkpoints.load("mme-rm")
-            model = M.PairHead()
+        if which in ("rm", "tcm"):
+            tensors, _ = checkpoints.load(f"mme-{which}")
+            model = M.PairHead() if which == "rm" else M.TCMNet()
             model.load_state_dict(tensors)
             model.eval()
         elif which == "fm":
@@ -305,11 +305,6 @@ class MMEScorer:
             cfg = man["config"]
             model = M.MiniLMClassifier(n_train=cfg["trained_layers"], pair=cfg["pair"], max_len=cfg["max_len"])
             model.load_trained(tensors)
-            model.eval()
-        elif which == "tcm":
-            tensors, _ = checkpoints.load("mme-tcm")
-            model = M.TCMNet()
-            model.load_state_dict(tensors)
             model.eval()
         elif which == "em":
             tensors, _ = checkpoints.load("mme-em")

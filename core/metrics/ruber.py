@@ -338,6 +338,11 @@ def _unref_rows(examples: Sequence[Example]) -> list[int]:
 # metrics
 
 
+def _response_and_reference_texts(examples: Sequence[Example]) -> list[str]:
+    """Every response and every non-blank reference: the texts a referenced scorer embeds."""
+    return [ex.response for ex in examples] + [r for ex in examples for r in ex.references if r.strip()]
+
+
 @register("ruber_ref")
 class RuberReferenced(Metric):
     description = "RUBER referenced s_R: cosine of max+min pooled static MiniLM word-piece vectors (reference vs reply)"
@@ -347,7 +352,7 @@ class RuberReferenced(Metric):
         return Signature("ruber_ref", "static-minilm-wordpiece|maxmin|cos")
 
     def compute(self, examples: Sequence[Example], progress: Progress | None = None) -> MetricResult:
-        texts = [ex.response for ex in examples] + [r for ex in examples for r in ex.references if r.strip()]
+        texts = _response_and_reference_texts(examples)
         vec = static_sentence_vectors(texts)
         scores, details = referenced_from_vectors(examples, vec)
         tick(progress, len(examples), len(examples), "ruber_ref")
@@ -421,7 +426,7 @@ class BertRuberReferenced(Metric):
         return Signature("bert_ruber_ref", f"contextual-{encoder_id()}|maxmin|cos")
 
     def compute(self, examples: Sequence[Example], progress: Progress | None = None) -> MetricResult:
-        texts = [ex.response for ex in examples] + [r for ex in examples for r in ex.references if r.strip()]
+        texts = _response_and_reference_texts(examples)
         got = CONTEXTUAL.get(texts, progress, "bert_ruber_ref: MiniLM")
         scores, details = referenced_from_vectors(examples, {t: v[0] for t, v in got.items()})
         return MetricResult(self.name, scores, self.signature(), details)
