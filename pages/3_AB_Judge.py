@@ -88,3 +88,95 @@ if data is not None and ok:
                                                                                      format="%.2f")})
         st.plotly_chart(px.histogram(jdf, x="P(A preferred)", nbins=20, range_x=[0, 1],
                                      title="P(A preferred) over pairs"), width="stretch", key="judge_hist")
+
+# ------------------------------------------------------------------------------------------------
+# train on your own votes (Wu & Chien's use case): fine-tune from the shipped judge, learning curve,
+# predict the pairs without a vote
+
+if data is not None and ok:
+    st.divider()
+    st.subheader("Train on your own votes")
+    st.caption("Give human A/B votes for part of the pairs: the judge is fine-tuned from the shipped checkpoint on "
+               "them (its output layer is re-fitted; the encoder stays as shipped), predicts the pairs without a "
+               "vote, and a learning curve shows agreement with held-out votes against the number of training "
+               "votes (cross-validation by context).")
+    sources = ["Upload a votes file"] + (["Use this upload's human scores as votes"] if data.dimensions else [])
+    source = st.radio("Votes", sources, horizontal=True, key="votes_source")
+    votes, votes_key = None, None
+    if source == sources[0]:
+        up = st.file_uploader("Votes (JSONL, one per line: context, response_a, response_b, vote = A / B / tie)",
+                              type=["jsonl", "json"], key="votes_file")
+        st.caption('Example line: `{"context": ["hi , how are you ?"], "response_a": "fine , and you ?", '
+                   '"response_b": "the sky .", "vote": "A"}`')
+        if up is not None:
+            from core.data import DataError
+            from core.judge import load_votes
+            raw = up.getvalue()
+            try:
+                votes = load_votes(up.name, data=raw)
+                votes_key = app_state.content_key(raw)
+            except DataError as e:
+                st.error(f"The votes file could not be read: {e}")
+    else:
+        vdim = st.selectbox("Human dimension to derive votes from", data.dimensions, key="votes_dim",
+                            index=app_state.default_vote_dimension(data.dimensions))
+        votes = app_state.votes_from_comparison(comp, vdim)
+        votes_key = app_state.content_key("scores", vdim)
+        st.caption(f"A vote is cast where the two replies' scores differ by at least a quarter of the scale "
+                   f"({app_state.vote_margin(comp, vdim):g} on {app.plain(vdim)}); the other pairs have no vote.")
+    if votes is not None:
+        on_pairs = app_state.vote_index(comp, votes)
+        decided = [v for v in votes if v.vote in ("A", "B")]
+        n_on = sum(v is not None for v in on_pairs)
+        st.text(f"{len(votes)} votes (A {sum(v.vote == 'A' for v in votes)}, B {sum(v.vote == 'B' for v in votes)}, "
+                f"tie {sum(v.vote == 'tie' for v in votes)}); {n_on} of them are on the {data.n} loaded pairs, "
+                f"{data.n - n_on} loaded pairs have no vote and get the fine-tuned judge's prediction.")
+        folds = int(st.number_input("Cross-validation folds", 2, 10, 5, key="votes_folds"))
+        n_contexts = len({tuple(v.context) for v in decided})
+        if len(decided) < 20 or n_contexts < folds:
+            st.warning(f"At least 20 A/B votes on {folds} or more different contexts are needed "
+                       f"(have {len(decided)} on {n_contexts}).")
+        elif st.button(f"Fine-tune on {len(votes)} votes and draw the learning curve", type="primary",
+                       key="tune_votes"):
+            from core import judge as J
+            bar = st.progress(0.0, text="loading the judge")
+
+            def vprogress(done, total, desc):
+                bar.progress(min(1.0, done / total if total else 1.0), text=f"{desc} {done}/{total}")
+            try:
+                judge = load_judge()
+                feats = J.vote_features(votes, judge, vprogress)
+                curve = J.learning_curve(votes, app_state.curve_sizes(len(decided), folds), folds, judge,
+                                         features=feats, progress=vprogress)
+                tuned = J.fine_tune_on_votes(votes, judge, features=feats)
+                rest = [i for i, v in enumerate(on_pairs) if v is None]
+                pa, pb = [comp.pairs[i][0] for i in rest], [comp.pairs[i][1] for i in rest]
+                args = ([a.context for a in pa], [a.response for a in pa], [b.response for b in pb])
+                before = judge.predict(*args, progress=vprogress) if rest else None
+                after = tuned.predict(*args, progress=vprogress) if rest else None
+                store[("votes", data.key, votes_key, folds)] = (curve, rest, before, after)
+            except Exception as e:  # shown, not fatal: the rest of the page keeps working
+                st.error(f"Fine-tuning on the votes failed: {type(e).__name__}: {e}")
+            bar.empty()
+        done = store.get(("votes", data.key, votes_key, folds))
+        if done is not None:
+            from core.judge import learning_curve_figure
+            curve, rest, before, after = done
+            st.plotly_chart(learning_curve_figure(curve), width="stretch", key="votes_curve")
+            st.dataframe(curve.rename(columns={"n_train": "training votes", "n_test": "held-out votes per fold"}),
+                         hide_index=True, width="stretch")
+            if rest:
+                summ = app_state.judge_summary(list(after.verdict))
+                r1, r2 = st.columns(2)
+                r1.metric(f"Fine-tuned judge: win rate of A on the {len(rest)} pairs without a vote",
+                          f"{summ['win rate A']:.1%}")
+                r1.text(f"95% interval [{summ['low']:.1%}, {summ['high']:.1%}]")
+                r2.metric("Shipped judge on the same pairs", f"{app_state.judge_summary(list(before.verdict))['win rate A']:.1%}")
+                pred = app_state.rest_frame(comp, rest, before.p_a, after.p_a, after.verdict)
+                st.dataframe(pred, hide_index=True, width="stretch", height=320,
+                             column_config={"P(A preferred)": st.column_config.ProgressColumn(
+                                 min_value=0.0, max_value=1.0, format="%.2f")})
+                st.download_button("Download these predictions (CSV)", app_state.export_csv(pred),
+                                   "judge_votes_predictions.csv", "text/csv", key="votes_download")
+            else:
+                st.info("Every loaded pair has a vote, so there is nothing left to predict.")

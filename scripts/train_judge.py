@@ -1,11 +1,11 @@
 """Reproduce the shipped A/B judge checkpoint (checkpoints/judge.safetensors + judge.json).
 
-    .venv/bin/python scripts/train_judge.py --threads 2 --cap-train 800 --cap-test 70
+    .venv/bin/python scripts/train_judge.py --threads 2 --n-frozen 3 --cap-train 8000 --cap-test 70
 
-is the same as ``python -m core train judge --threads 2 --cap-train 800 --cap-test 70`` (13.5 min on 2 quiet
-cores, far longer when the machine is shared):
-pairs from ../shared/data/eval (non-DailyDialog sets, split by context), MiniLM layers 0-4 frozen,
-layer 5 + head trained 2 epochs on both orders of every pair, evaluated on the held-out pairs.
+is the same as ``python -m core train judge --threads 2 --n-frozen 3 --cap-train 8000 --cap-test 70``
+(19.7 min on 2 quiet cores, far longer when the machine is shared): pairs from ../shared/data/eval
+(non-DailyDialog sets, at most 8,000 per set, split by context), MiniLM layers 0-2 frozen and run once per
+sequence, layers 3-5 + head trained 2 epochs on both orders of every pair, evaluated on the held-out pairs.
 Any other arguments are passed through (see ``python -m core train judge --help``).
 """
 import sys

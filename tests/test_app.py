@@ -11,7 +11,7 @@ import pytest
 from conftest import ROOT, need_shared
 
 from core import app_state
-from core.data import DataError, Example, load_jsonl
+from core.data import Comparison, DataError, Example, load_jsonl
 
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
 
@@ -334,3 +334,50 @@ def test_make_run_starts_on_the_demo(monkeypatch):
     assert not at.exception, at.exception
     assert at.session_state["loaded"] is not None
     assert not [i for i in at.info if "No data loaded" in i.value]
+
+
+def test_votes_are_matched_to_pairs_in_either_order_and_curve_sizes_are_clipped():
+    from core.judge import Pair
+    a1 = Example(id="1", context=["hi there"], response="hello", system="x")
+    b1 = Example(id="1", context=["hi there"], response="go away", system="y")
+    a2 = Example(id="2", context=["bye"], response="see you", system="x")
+    b2 = Example(id="2", context=["bye"], response="ok", system="y")
+    comp = Comparison("x", "y", [(a1, b1), (a2, b2)])
+    votes = [Pair(["Hi  there"], "go away", "HELLO", 0.0)]  # swapped order, other case/spacing: B -> A
+    assert app_state.vote_index(comp, votes) == ["A", None]
+    assert app_state.curve_sizes(1000, 5) == [100, 200, 300, 400, 500, 600, 700, 800]
+    assert app_state.curve_sizes(2000, 10) == [100, 200, 300, 400, 500, 600, 700, 800, 900]
+    assert app_state.curve_sizes(50, 5) == [8, 16, 24, 32, 40]
+
+
+def test_judge_page_trains_on_votes_draws_a_learning_curve_and_predicts_the_rest():
+    """Votes derived from a real rated comparison (two usr-topical systems, 60 contexts): the page fine-tunes
+    the judge, shows the learning curve the core computes, and predicts exactly the pairs without a vote."""
+    import itertools
+    ok, message = app_state.judge_status()
+    if not ok:
+        pytest.skip(message)
+    exs = load_jsonl(need_shared("eval/usr-topical.jsonl"))
+    for sa, sb in itertools.combinations(list(dict.fromkeys(e.system for e in exs)), 2):
+        loaded = app_state.make_loaded("usr-topical", [e for e in exs if e.system in (sa, sb)], None, sa, sb,
+                                       [f"usr:{sa}:{sb}".encode()])
+        votes = app_state.votes_from_comparison(loaded.comparison, "Overall")
+        rest = [i for i, v in enumerate(app_state.vote_index(loaded.comparison, votes)) if v is None]
+        if len(votes) >= 20 and len(rest) >= 5:
+            break
+    assert len(votes) >= 20 and len(rest) >= 5
+    at = _app()
+    at.session_state["loaded"] = loaded
+    at.run()
+    at.switch_page(str(ROOT / "pages/3_AB_Judge.py")).run()
+    at.radio(key="votes_source").set_value("Use this upload's human scores as votes").run()
+    at.selectbox(key="votes_dim").set_value("Overall").run()
+    at.button(key="tune_votes").click().run(timeout=600)
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    curve = next(d.value for d in at.dataframe if "training votes" in d.value.columns)
+    assert curve["training votes"].iloc[0] == 0 and len(curve) >= 3
+    assert curve["agreement"].between(0, 1).all()
+    pred = next(d.value for d in at.dataframe if "P(A) shipped" in d.value.columns)
+    assert list(pred["pair"]) == rest
+    assert pred["P(A preferred)"].between(0, 1).all() and set(pred["judge"]) <= {"A", "B", "tie"}
+    assert at.get("plotly_chart")

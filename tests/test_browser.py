@@ -10,6 +10,7 @@ Outside CI the test skips when chromium or playwright is missing; under CI (CI=t
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -157,6 +158,15 @@ def run_flow(page, url: str, screenshots: bool = False, upload: Path | None = No
         assert page.locator('[data-testid="stException"]').count() == 0
         if screenshots:
             page.screenshot(path=str(SHOTS / "correlation_human_scores.png"), full_page=True)
+            # train on votes derived from the upload's human scores: learning curve + predictions of the rest
+            open_page(page, "AB Judge")
+            page.get_by_text("Use this upload's human scores as votes").click()
+            wait_idle(page)
+            page.get_by_role("button", name=re.compile("^Fine-tune on")).click()
+            page.get_by_role("button", name="Download these predictions (CSV)").wait_for(timeout=TIMEOUT_MS)
+            wait_idle(page)
+            assert page.locator('[data-testid="stException"]').count() == 0
+            page.screenshot(path=str(SHOTS / "judge_votes.png"), full_page=True)
     return out
 
 

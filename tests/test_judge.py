@@ -191,3 +191,21 @@ def test_judge_comparison_and_cli(shipped, tmp_path, capsys):
     np.testing.assert_allclose([r["p_a"] for r in rows], rep.rows["p_a"], atol=1e-6)
     text = capsys.readouterr().out
     assert "win rate of A" in text and "agreement with human Overall" in text
+
+
+def test_a_judge_trained_at_another_depth_saves_and_loads_with_its_depth(tmp_path):
+    """``--n-frozen`` is recorded in the manifest and used at load time: a judge with only layer 5 trained
+    (n_frozen = 5) trained for a few steps, saved and reloaded, predicts exactly what it did in memory."""
+    import torch
+    torch.set_num_threads(1)
+    ctx = [["hi , how are you ?"], ["what do you do ?"], ["any plans tonight ?"], ["do you like dogs ?"]]
+    a = ["fine , thanks , and you ?", "i teach math .", "a movie with friends .", "yes , i have two ."]
+    b = ["the sky .", "no .", "purple .", "i do n't know ."]
+    enc = J.encode_pairs(ctx, a, b, n_frozen=5)
+    judge = J.train_judge(enc, np.ones(4, dtype=np.float32), epochs=1, batch_size=4, n_frozen=5)
+    assert judge.n_frozen == 5 and len(judge.top.layers) == 1
+    judge.save("judge-depth5", {"config": {"n_frozen": 5, "tie_margin": J.TIE_MARGIN}}, directory=str(tmp_path))
+    again = J.load_judge("judge-depth5", directory=str(tmp_path))
+    assert again.n_frozen == 5
+    np.testing.assert_allclose(again.predict(ctx, a, b).p_a, judge.predict(ctx, a, b).p_a, atol=1e-6)
+    assert J.load_judge().n_frozen == J.N_FROZEN == 3  # the shipped judge: layers 3-5 trained
