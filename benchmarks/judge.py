@@ -4,6 +4,9 @@ learning curve of "train on your own votes". Prints markdown tables (pasted into
     .venv/bin/python benchmarks/judge.py                       # everything (~20-30 min on 2 busy cores)
     .venv/bin/python benchmarks/judge.py --skip-curve          # held-out table only
     .venv/bin/python benchmarks/judge.py --skip-heldout --curve-set dailydialog-zhao
+    .venv/bin/python benchmarks/judge.py --skip-curve --cap-test 300      # 1,928 test pairs instead of 610
+    .venv/bin/python benchmarks/judge.py --skip-heldout --base-curve --folds 5   # + votes-only curve (paper)
+    .venv/bin/python benchmarks/judge.py --skip-heldout --skip-curve --stack-mme # judge + MME-CRS stack
 
 Test pairs are exactly those of ``python -m core train judge`` (same seed, caps and context split):
 test-split contexts of the training sets and all of the DailyDialog-derived sets (never trained on).
@@ -237,6 +240,85 @@ def base_curve(args) -> dict:
     return {"base_curve": df.to_dict("records")}
 
 
+def stack_mme(args) -> dict:
+    """Would MME-CRS add to the judge? A 2-weight logistic stack ``logit(p) = a * logit(p_judge) + b * z``
+    (``z`` = MME(A) - MME(B) over the set's sd of MME scores, LODO weights) fitted on test-split pairs
+    whose contexts are **not** among the evaluation pairs (the judge memorized its training pairs, so
+    those cannot be used), then scored on the usual evaluation pairs."""
+    from collections import defaultdict
+
+    import pandas as pd
+    import torch
+
+    from core.metrics import get_metric
+    judge = J.load_judge(args.checkpoint)
+    _, evalp = J._train_pairs(J.SEED, args.cap_train, args.cap_test)
+    _, allp = J._train_pairs(J.SEED, args.cap_train, 10 ** 9)
+    eval_ctx = {J.context_key(p.context) for p in evalp}
+    per_set = defaultdict(list)
+    for p in allp:
+        if J.context_key(p.context) not in eval_ctx and len(per_set[p.dataset]) < args.stack_per_set:
+            per_set[p.dataset].append(p)
+    fitp = [p for v in per_set.values() for p in v]
+
+    def mme_z(pairs):
+        out = np.zeros(len(pairs))
+        by_set = defaultdict(list)
+        for k, p in enumerate(pairs):
+            by_set[p.dataset].append(k)
+        for ds, ks in by_set.items():
+            dim = J.preference_dimension([pairs[k].example_a for k in ks]) or "overall"
+            m = get_metric("mme").for_dimension(dim)
+            m = m.held_out_for(ds) or m
+            exs = {}
+            for k in ks:
+                for e in (pairs[k].example_a, pairs[k].example_b):
+                    exs.setdefault(e.id, e)
+            ids = list(exs)
+            sc = dict(zip(ids, m.compute([exs[i] for i in ids], J._bar(f"mme {ds} ")).scores))
+            sd = float(np.std(list(sc.values()))) or 1.0
+            for k in ks:
+                out[k] = (sc[pairs[k].example_a.id] - sc[pairs[k].example_b.id]) / sd
+        return out
+
+    def judge_logit(pairs):
+        out = judge.predict([p.context for p in pairs], [p.response_a for p in pairs],
+                            [p.response_b for p in pairs], J._bar("judge "))
+        q = np.clip(out.p_a, 1e-6, 1 - 1e-6)
+        return np.log(q / (1 - q))
+
+    xf = np.stack([judge_logit(fitp), mme_z(fitp)], 1)
+    yf = np.array([p.label for p in fitp])
+    xe = np.stack([judge_logit(evalp), mme_z(evalp)], 1)
+    torch.manual_seed(J.SEED)
+    w = torch.zeros(2, requires_grad=True)
+    opt = torch.optim.LBFGS([w], max_iter=200)
+    xt, yt = torch.tensor(xf, dtype=torch.float32), torch.tensor(yf, dtype=torch.float32)
+
+    def closure():
+        opt.zero_grad()
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(xt @ w, yt)
+        loss.backward()
+        return loss
+    opt.step(closure)
+    wa, wb = (float(v) for v in w.detach())
+    p_stack = 1 / (1 + np.exp(-(xe @ np.array([wa, wb]))))
+    gold = np.array([p.vote for p in evalp])
+    ds = np.array([p.dataset for p in evalp])
+    rows = []
+    for d in list(dict.fromkeys(ds)) + ["overall"]:
+        m = (ds == d) if d != "overall" else np.ones(len(evalp), bool)
+        rows.append({"dataset": d, "pairs": int(m.sum()),
+                     "judge": J.side_accuracy(1 / (1 + np.exp(-xe[m, 0])), gold[m]),
+                     "MME-CRS": J.side_accuracy(0.5 + 0.5 * np.sign(xe[m, 1]), gold[m]),
+                     "judge + MME (stack)": J.side_accuracy(p_stack[m], gold[m])})
+    df = pd.DataFrame(rows)
+    print(f"\n## Judge + MME-CRS stack (weights fitted on {len(fitp)} other test-split pairs: "
+          f"a = {wa:.3f} on the judge's logit, b = {wb:.3f} on z(MME))\n")
+    print(_md(df))
+    return {"stack": df.to_dict("records"), "stack_weights": [wa, wb], "stack_fit_pairs": len(fitp)}
+
+
 def siamese(args) -> dict:
     """The siamese alternative, measured on the same split: frozen MiniLM sentence embeddings of the
     context (last two turns), reply A and reply B -> MLP on [c, a, b, a-b, c*a-c*b], trained on both
@@ -304,6 +386,9 @@ def main() -> int:
     ap.add_argument("--base-curve", action="store_true",
                     help="also the votes-only curve from the base MiniLM (the paper's setting; ~10 min)")
     ap.add_argument("--base-sizes", default="100,300,500,700,900")
+    ap.add_argument("--stack-mme", action="store_true",
+                    help="also measure a judge + MME-CRS stack fitted on other test-split pairs")
+    ap.add_argument("--stack-per-set", type=int, default=150)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--json", help="also write the numbers as JSON here")
     args = ap.parse_args()
@@ -316,6 +401,8 @@ def main() -> int:
         res.update(curve(args))
     if args.base_curve:
         res.update(base_curve(args))
+    if args.stack_mme:
+        res.update(stack_mme(args))
     if args.siamese:
         res.update(siamese(args))
     if args.json:
