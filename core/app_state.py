@@ -455,7 +455,7 @@ def vote_margin(comp: Comparison, dimension: str) -> float:
     """The judge's clear margin for ``dimension`` (a quarter of its scale, known or observed)."""
     from core import judge as J
     values = [e.scores.get(dimension) for e in comp.examples()]
-    return J.margin_for(dimension, [v for v in values if v is not None])
+    return J.margin_for(dimension, [v for v in values if v is not None and math.isfinite(v)])
 
 
 def default_vote_dimension(dimensions: Sequence[str]) -> int:
@@ -494,7 +494,7 @@ def rest_frame(comp: Comparison, rest: Sequence[int], p_shipped: Sequence[float]
 
 
 def curve_sizes(n_votes: int, folds: int) -> list[int]:
-    """Learning-curve sizes: 100, 200, ... 900 as the issue asks, clipped to what the training folds hold;
+    """Learning-curve sizes: 100, 200, ... 900 votes, clipped to what the training folds hold;
     for fewer than 200 trainable votes, five even steps instead."""
     max_train = int(n_votes * (folds - 1) / folds)
     if max_train >= 200:
