@@ -60,11 +60,12 @@ def metric_baseline(name: str, pairs, progress=None) -> np.ndarray:
     return out
 
 
-def mme_baseline(pairs, progress=None) -> np.ndarray:
-    """P(A) from MME-CRS (higher wins), per data set with the CRS weights of that set's preference
-    dimension fitted **without** that set (leave-one-dataset-out, as in the quality table)."""
+def mme_pair_scores(pairs, progress=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """MME-CRS of reply A and reply B of every pair, and the sd of the scores of the pair's data set.
+    Per data set, with the CRS weights of that set's preference dimension fitted **without** that set
+    (leave-one-dataset-out, as in the quality table)."""
     from core.metrics import get_metric
-    out = np.full(len(pairs), np.nan)
+    sa, sb, sd = (np.full(len(pairs), np.nan) for _ in range(3))
     by_set: dict[str, list[int]] = {}
     for k, p in enumerate(pairs):
         by_set.setdefault(p.dataset, []).append(k)
@@ -78,10 +79,16 @@ def mme_baseline(pairs, progress=None) -> np.ndarray:
                 exs.setdefault(e.id, e)
         ids = list(exs)
         score = dict(zip(ids, metric.compute([exs[i] for i in ids], progress).scores))
+        spread = float(np.std(list(score.values()))) or 1.0
         for k in ks:
-            a, b = score[pairs[k].example_a.id], score[pairs[k].example_b.id]
-            out[k] = 0.5 + 0.5 * np.sign(a - b)
-    return out
+            sa[k], sb[k], sd[k] = score[pairs[k].example_a.id], score[pairs[k].example_b.id], spread
+    return sa, sb, sd
+
+
+def mme_baseline(pairs, progress=None) -> np.ndarray:
+    """P(A) from MME-CRS (higher wins; leave-one-dataset-out weights, see :func:`mme_pair_scores`)."""
+    sa, sb, _ = mme_pair_scores(pairs, progress)
+    return 0.5 + 0.5 * np.sign(sa - sb)
 
 
 def _not_ready(name: str) -> str | None:
@@ -250,7 +257,6 @@ def stack_mme(args) -> dict:
     import pandas as pd
     import torch
 
-    from core.metrics import get_metric
     judge = J.load_judge(args.checkpoint)
     _, evalp = J._train_pairs(J.SEED, args.cap_train, args.cap_test)
     _, allp = J._train_pairs(J.SEED, args.cap_train, 10 ** 9)
@@ -262,24 +268,8 @@ def stack_mme(args) -> dict:
     fitp = [p for v in per_set.values() for p in v]
 
     def mme_z(pairs):
-        out = np.zeros(len(pairs))
-        by_set = defaultdict(list)
-        for k, p in enumerate(pairs):
-            by_set[p.dataset].append(k)
-        for ds, ks in by_set.items():
-            dim = J.preference_dimension([pairs[k].example_a for k in ks]) or "overall"
-            m = get_metric("mme").for_dimension(dim)
-            m = m.held_out_for(ds) or m
-            exs = {}
-            for k in ks:
-                for e in (pairs[k].example_a, pairs[k].example_b):
-                    exs.setdefault(e.id, e)
-            ids = list(exs)
-            sc = dict(zip(ids, m.compute([exs[i] for i in ids], J._bar(f"mme {ds} ")).scores))
-            sd = float(np.std(list(sc.values()))) or 1.0
-            for k in ks:
-                out[k] = (sc[pairs[k].example_a.id] - sc[pairs[k].example_b.id]) / sd
-        return out
+        sa, sb, sd = mme_pair_scores(pairs, J._bar("mme "))
+        return (sa - sb) / sd
 
     def judge_logit(pairs):
         out = judge.predict([p.context for p in pairs], [p.response_a for p in pairs],

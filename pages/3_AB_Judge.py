@@ -150,10 +150,19 @@ if data is not None and ok:
                                          features=feats, progress=vprogress)
                 tuned = J.fine_tune_on_votes(votes, judge, features=feats)
                 rest = [i for i, v in enumerate(on_pairs) if v is None]
-                pa, pb = [comp.pairs[i][0] for i in rest], [comp.pairs[i][1] for i in rest]
-                args = ([a.context for a in pa], [a.response for a in pa], [b.response for b in pb])
-                before = judge.predict(*args, progress=vprogress) if rest else None
-                after = tuned.predict(*args, progress=vprogress) if rest else None
+                before, after = None, None
+                if rest:
+                    pa, pb = [comp.pairs[i][0] for i in rest], [comp.pairs[i][1] for i in rest]
+                    # encoded once: the tuned judge shares the shipped judge's encoder layers
+                    enc = J.encode_pairs([a.context for a in pa], [a.response for a in pa], [b.response for b in pb],
+                                         vprogress, n_frozen=judge.n_frozen)
+                    after = tuned.predict_encoded(enc)
+                    shipped = store.get(data.key)  # the run above, when there was one
+                    if shipped is not None:
+                        before = ([float(shipped.p_a[i]) for i in rest], [shipped.verdict[i] for i in rest])
+                    else:
+                        out = judge.predict_encoded(enc)
+                        before = (list(out.p_a), list(out.verdict))
                 store[("votes", data.key, votes_key, folds)] = (curve, rest, before, after)
             except Exception as e:  # shown, not fatal: the rest of the page keeps working
                 st.error(f"Fine-tuning on the votes failed: {type(e).__name__}: {e}")
@@ -171,8 +180,8 @@ if data is not None and ok:
                 r1.metric(f"Fine-tuned judge: win rate of A on the {len(rest)} pairs without a vote",
                           f"{summ['win rate A']:.1%}")
                 r1.text(f"95% interval [{summ['low']:.1%}, {summ['high']:.1%}]")
-                r2.metric("Shipped judge on the same pairs", f"{app_state.judge_summary(list(before.verdict))['win rate A']:.1%}")
-                pred = app_state.rest_frame(comp, rest, before.p_a, after.p_a, after.verdict)
+                r2.metric("Shipped judge on the same pairs", f"{app_state.judge_summary(before[1])['win rate A']:.1%}")
+                pred = app_state.rest_frame(comp, rest, before[0], after.p_a, after.verdict)
                 st.dataframe(pred, hide_index=True, width="stretch", height=320,
                              column_config={"P(A preferred)": st.column_config.ProgressColumn(
                                  min_value=0.0, max_value=1.0, format="%.2f")})

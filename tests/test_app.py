@@ -381,3 +381,10 @@ def test_judge_page_trains_on_votes_draws_a_learning_curve_and_predicts_the_rest
     assert list(pred["pair"]) == rest
     assert pred["P(A preferred)"].between(0, 1).all() and set(pred["judge"]) <= {"A", "B", "tie"}
     assert at.get("plotly_chart")
+    # after the judge has run over all pairs, its predictions are reused for the shipped column: same numbers
+    at.button(key="run_judge").click().run(timeout=600)
+    at.button(key="tune_votes").click().run(timeout=600)
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    again = next(d.value for d in at.dataframe if "P(A) shipped" in d.value.columns)
+    np.testing.assert_allclose(again["P(A) shipped"], pred["P(A) shipped"], atol=1e-6)
+    np.testing.assert_allclose(again["P(A preferred)"], pred["P(A preferred)"], atol=1e-6)
