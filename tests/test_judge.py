@@ -55,6 +55,34 @@ def test_preference_pairs_are_clear_and_split_by_context():
     assert not {J.context_key(p.context) for p in train} & {J.context_key(p.context) for p in test}
 
 
+def test_validation_split_is_disjoint_from_test_and_train():
+    ex = load_jsonl(need_shared("eval/usr-persona.jsonl"))
+    pairs = J.preference_pairs(ex)
+    val = [p for p in pairs if J.is_val_context(p.context)]
+    test = [p for p in pairs if J.is_test_context(p.context)]
+    assert val and test
+    assert not {J.context_key(p.context) for p in val} & {J.context_key(p.context) for p in test}
+    # the training pairs of a run with a validation split never include a validation context
+    train, test_split = J._train_pairs(cap_train=10 ** 9, cap_test=10 ** 9, val_share=0.1)
+    keys = {J.context_key(p.context) for p in train}
+    assert not keys & {J.context_key(p.context) for p in J.validation_pairs(cap=10 ** 9)}
+    assert len(test_split) == len(J._train_pairs(cap_train=0, cap_test=10 ** 9)[1])  # test does not move
+
+
+def test_synthetic_pairs_prefer_the_true_turn():
+    pairs = J.synthetic_pairs(200)
+    assert len(pairs) >= 190
+    assert 0.35 < np.mean([p.label for p in pairs]) < 0.65  # side drawn at random
+    assert all(p.label in (0.0, 1.0) and p.response_a != p.response_b for p in pairs)
+    from core.metrics import mme_models as M
+    truth = M.context_pairs(M.chitchat_split()[0], 200, J.SEED)
+    for p in pairs:
+        ctx, resp = truth[int(p.id[3:])]
+        assert p.context == ctx and (p.response_a if p.label == 1.0 else p.response_b) == resp
+    again = J.synthetic_pairs(200)
+    assert [(p.response_a, p.label) for p in again] == [(p.response_a, p.label) for p in pairs]  # seeded
+
+
 def test_votes_file_roundtrip_and_errors(tmp_path):
     good = tmp_path / "votes.jsonl"
     good.write_text(json.dumps({"context": ["hi", "how are you?"], "response_a": "fine, you?",
@@ -209,3 +237,33 @@ def test_a_judge_trained_at_another_depth_saves_and_loads_with_its_depth(tmp_pat
     assert again.n_frozen == 5
     np.testing.assert_allclose(again.predict(ctx, a, b).p_a, judge.predict(ctx, a, b).p_a, atol=1e-6)
     assert J.load_judge().n_frozen == J.N_FROZEN == 3  # the shipped judge: layers 3-5 trained
+
+
+def test_an_ensemble_averages_its_members_logits_and_reloads_from_float16(tmp_path):
+    """``--members 2``: two judges in one module give exactly the mean of their logits; saved as float16
+    and reloaded they predict within float16 rounding; the head's output layer can still be re-fit on votes
+    (one logistic regression over both members' hidden units)."""
+    import torch
+    torch.set_num_threads(1)
+    ctx = [["hi , how are you ?"], ["what do you do ?"], ["any plans tonight ?"], ["do you like dogs ?"]]
+    a = ["fine , thanks , and you ?", "i teach math .", "a movie with friends .", "yes , i have two ."]
+    b = ["the sky .", "no .", "purple .", "i do n't know ."]
+    enc = J.encode_pairs(ctx, a, b, n_frozen=5)
+    y = np.array([1, 0, 1, 0], dtype=np.float32)
+    m1 = J.train_judge(enc, y, epochs=1, batch_size=4, n_frozen=5, seed=13)
+    m2 = J.train_judge(enc, y, epochs=1, batch_size=4, n_frozen=5, seed=14)
+    assert not np.allclose(m1._logits(enc), m2._logits(enc))  # different seeds, different members
+    ens = J.PairwiseJudge(J._Top.ensemble([m1.top, m2.top], n_frozen=5))
+    assert ens.n_frozen == 5
+    np.testing.assert_allclose(ens._logits(enc), (m1._logits(enc) + m2._logits(enc)) / 2, atol=1e-5)
+    man = {"config": {"n_frozen": 5, "members": 2, "dtype": "float16", "tie_margin": J.TIE_MARGIN}}
+    path = ens.save("judge-ens", man, directory=str(tmp_path))
+    from safetensors import safe_open
+    with safe_open(str(path), "pt") as f:
+        assert {f.get_tensor(k).dtype for k in f.keys()} == {torch.float16}
+    again = J.load_judge("judge-ens", directory=str(tmp_path))
+    np.testing.assert_allclose(again.predict(ctx, a, b).p_a, ens.predict(ctx, a, b).p_a, atol=2e-3)
+    feats = again.features(enc)
+    assert feats.shape == (8, 2 * 4 * 384)
+    head = J.fit_head(feats, y, again.top, epochs=20)
+    assert head[-1].weight.shape == (1, 2 * J.HEAD_HIDDEN)
