@@ -1169,6 +1169,7 @@ def train_main(argv: list[str] | None = None) -> int:
     ap.add_argument("--members", type=int, default=2,
                     help="train this many judges (train seeds --train-seed, +1, ...) and ship their mean logit "
                          "as one checkpoint (float16 for more than one)")
+    ap.add_argument("--fp16", action="store_true", help="store the checkpoint as float16 (always with --members > 1)")
     ap.add_argument("--no-save", action="store_true")
     args = ap.parse_args(argv)
     torch = _torch()
@@ -1266,7 +1267,7 @@ def train_main(argv: list[str] | None = None) -> int:
                    "lr_layer": 1e-4, "lr_head": 1e-3, "both_orders": True, "cap_train": args.cap_train,
                    "cap_test": args.cap_test, "train_steps": [list(j.train_steps) for j in members],
                    "val_share": args.val_share, "synthetic": args.synthetic, "members": args.members,
-                   "dtype": "float16" if args.members > 1 else "float32"},
+                   "dtype": "float16" if args.members > 1 or args.fp16 else "float32"},
         "train_seconds": round(time.time() - t0, 1),
     }
     if not args.no_save:
