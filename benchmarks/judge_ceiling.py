@@ -97,9 +97,8 @@ def main() -> int:
         ra = ratings.get(p.example_a.id, {}).get(dim, [])
         rb = ratings.get(p.example_b.id, {}).get(dim, [])
         one, half = pair_ceiling(ra, rb)
-        judge_right = 1.0 - abs(_pref(out.p_a[k] - 0.5) - (1.0 if p.vote == "A" else 0.0))
         rows.append({"dataset": p.dataset, "raters": min(len(ra), len(rb)), "one_vs_rest": one,
-                     "half_vs_half": half, "judge": judge_right})
+                     "half_vs_half": half, "p_a": out.p_a[k], "gold": p.vote})
     df = pd.DataFrame(rows)
     table = []
     for name, g in list(df.groupby("dataset", sort=False)) + [("overall (pairs with >= 2 ratings)",
@@ -108,7 +107,7 @@ def main() -> int:
         table.append({"dataset": name, "pairs": len(g), "ratings per response": int(g.raters.median()),
                       "one rater vs the rest": has.one_vs_rest.dropna().mean() if len(has) else float("nan"),
                       "half vs half": has.half_vs_half.mean() if len(has) else float("nan"),
-                      "judge vs full panel": g.judge.mean()})
+                      "judge vs full panel": J.side_accuracy(g.p_a.values, list(g.gold))})
     t = pd.DataFrame(table)
     from judge import _md  # benchmarks/judge.py (this script's folder is on sys.path)
     print(_md(t))

@@ -1046,24 +1046,26 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+@functools.lru_cache(maxsize=32)
+def _set_pairs(name: str, seed: int = SEED, eval_dir: Path | None = None) -> tuple[Pair, ...]:
+    """All clear-margin pairs of one rated set in ../shared/data/eval (read once per process)."""
+    from core.data import load_jsonl
+    path = (eval_dir or _shared_eval_dir()) / f"{name}.jsonl"
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing: the judge trains on ../shared/data/eval (rated sets)")
+    return tuple(preference_pairs(load_jsonl(path), seed=seed))
+
+
 def _train_pairs(seed: int = SEED, cap_train: int = 8000, cap_test: int = 300, test_share: float = 0.2,
                  eval_dir: Path | None = None, val_share: float = 0.0) -> tuple[list[Pair], list[Pair]]:
     """Training pairs (train-split contexts of TRAIN_SETS, at most ``cap_train`` per set) and test pairs
     (test-split contexts of TRAIN_SETS + all of the DailyDialog-derived sets, ``cap_test`` per set).
     With ``val_share`` > 0 the validation contexts (:func:`is_val_context`) are left out of training;
     :func:`validation_pairs` returns them. The test pairs do not depend on ``val_share``."""
-    from core.data import load_jsonl
-    d = eval_dir or _shared_eval_dir()
     train, test = [], []
     for name in TRAIN_SETS + DAILYDIALOG_SETS:
-        path = d / f"{name}.jsonl"
-        if not path.exists():
-            raise FileNotFoundError(f"{path} is missing: the judge trains on ../shared/data/eval (rated sets)")
-        pairs = preference_pairs(load_jsonl(path), seed=seed)
-        if name in TRAIN_SETS:
-            tr, te = split_pairs(pairs, test_share)
-        else:
-            tr, te = [], pairs
+        pairs = _set_pairs(name, seed, eval_dir)
+        tr, te = split_pairs(pairs, test_share) if name in TRAIN_SETS else ([], list(pairs))
         rng = random.Random(f"{seed}-{name}")
         rng.shuffle(tr)
         rng.shuffle(te)
@@ -1078,12 +1080,9 @@ def validation_pairs(seed: int = SEED, cap: int = 300, test_share: float = 0.2, 
                      eval_dir: Path | None = None) -> list[Pair]:
     """Validation pairs: the validation contexts of TRAIN_SETS (at most ``cap`` per set), for choosing a
     configuration without touching the test pairs."""
-    from core.data import load_jsonl
-    d = eval_dir or _shared_eval_dir()
     out = []
     for name in TRAIN_SETS:
-        pairs = [p for p in preference_pairs(load_jsonl(d / f"{name}.jsonl"), seed=seed)
-                 if is_val_context(p.context, test_share, val_share)]
+        pairs = [p for p in _set_pairs(name, seed, eval_dir) if is_val_context(p.context, test_share, val_share)]
         random.Random(f"{seed}-{name}-val").shuffle(pairs)
         out += pairs[:cap]
     return out
