@@ -21,6 +21,7 @@ TRAINERS = {
     "ruber": ("core.metrics.ruber", "RUBER unreferenced scorer (negative sampling, hinge loss)"),
     "adem": ("core.metrics.adem", "ADEM on rated data (--data FILE...)"),
     "judge": ("core.judge", "pairwise A/B judge (--votes FILE to fine-tune on your own votes)"),
+    "judge-lm": ("core.lm_judge", "the A/B judge's SmolLM2 reader (scorer + mix, written into the judge)"),
     "crs": ("core.metrics.mme", "MME-CRS correlation re-scaling weights (--data FILE...)"),
     "mme": ("core.metrics.mme", "MME-CRS sub-metric classifiers (fm, rm, tcm, em)"),
 }
@@ -44,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         if not rest or rest[0] in ("-h", "--help") or rest[0] not in TRAINERS:
             print("usage: python -m core train {" + ",".join(TRAINERS) + "} [options]", file=sys.stderr)
             for k, v in TRAINERS.items():
-                print(f"  {k:<7} {v[1]}", file=sys.stderr)
+                print(f"  {k:<9} {v[1]}", file=sys.stderr)
             return 0 if rest and rest[0] in ("-h", "--help") else 2
         module, _ = TRAINERS[rest[0]]
         return _run(module, "train_main", rest[1:] if rest[0] not in ("mme",) else rest)

@@ -16,6 +16,11 @@ votes it predicts the rest (~70 % agreement in the paper). Here:
   (``--val-share 0.1``, :func:`is_val_context`), never on the test pairs.
 - **Head**: features ``[h_CLS; mean(A); mean(B); mean(A) - mean(B)]`` of the top layer -> Linear(1536, 256)
   -> tanh -> Linear(256, 1) -> logit of "A preferred".
+- **SmolLM2 reader** (:mod:`core.lm_judge`, ``python -m core train judge-lm``): a frozen SmolLM2-135M reads
+  each (context, reply); a small scorer on its hidden states gives ``s(reply)``, and each single-order
+  logit becomes ``w_judge * z_MiniLM + w_lm * (s(A) - s(B))`` (weights fitted on the validation pairs).
+  Its tensors (``lm.*``, 1.1 MB) live in the same checkpoint. It lifted held-out agreement by more than
+  anything tried on the MiniLM side (docs/judge.md).
 - **Position bias**: trained on both orders of every pair; at inference the judge scores A|B and B|A and
   averages ``p_a = (p(A|B) + 1 - p(B|A)) / 2``, so swapping A and B gives exactly ``1 - p_a``.
   ``order_disagreement`` is the share of pairs where the two single-order estimates pick different
@@ -30,6 +35,8 @@ votes it predicts the rest (~70 % agreement in the paper). Here:
   features are computed once per vote (both orders) and only the head's output layer is re-fit on the
   votes (logistic regression on the head's hidden layer, initialized from and L2-pulled toward the
   shipped weights), which takes well under a second per fit; encoder and hidden layer stay as shipped.
+  With the reader, its term ``w_lm * (s(A) - s(B))`` enters every fit as a fixed offset (the features
+  carry it as one extra column).
   A CPU-cheap stand-in for the paper's full BERT fine-tune (docs/judge.md shows what it gains).
 
 Votes file (JSONL, one object per line)::
@@ -480,20 +487,30 @@ class Encoded:
 
     states: list
     spans: list
+    lm: tuple | None = None  # SmolLM2 reader features of (A, B) per pair, when the judge has the reader
 
     def __len__(self) -> int:
         return len(self.states) // 2
 
 
 def encode_pairs(contexts: Sequence[Sequence[str]], replies_a: Sequence[str], replies_b: Sequence[str],
-                 progress: Progress | None = None, n_frozen: int = N_FROZEN) -> Encoded:
+                 progress: Progress | None = None, n_frozen: int = N_FROZEN, lm: bool = False) -> Encoded:
+    """Bottom MiniLM states of both orders of every pair; with ``lm=True`` also the SmolLM2 reader's
+    features of every (context, reply) (:mod:`core.lm_judge`)."""
     seqs, spans = [], []
     for c, a, b in zip(contexts, replies_a, replies_b):
         for x, y in ((a, b), (b, a)):
             ids, sa, sb = build_inputs(c, x, y)
             seqs.append(ids)
             spans.append((sa, sb))
-    return Encoded(bottom_states(seqs, progress=progress, n_frozen=n_frozen), spans)
+    states = bottom_states(seqs, progress=progress, n_frozen=n_frozen)
+    feats = None
+    if lm:
+        from core import lm_judge
+        ctx = [list(c) for c in contexts]
+        f = lm_judge.reader().features(ctx + ctx, list(replies_a) + list(replies_b), progress=progress)
+        feats = (f[:len(ctx)], f[len(ctx):])
+    return Encoded(states, spans, feats)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -524,21 +541,54 @@ def combine_orders(p_ab: np.ndarray, p_ba: np.ndarray) -> tuple[np.ndarray, np.n
 
 
 class PairwiseJudge:
-    """The trained judge: frozen MiniLM bottom + trained top layers and head (``load_judge`` caches one)."""
+    """The trained judge: frozen MiniLM bottom + trained top layers and head (``load_judge`` caches one),
+    optionally with the SmolLM2 reader's scorer ``lm`` (:mod:`core.lm_judge`): then each single-order logit
+    is ``w_judge * z_MiniLM + w_lm * (s(A) - s(B))`` with the weights of ``manifest["lm"]["mix"]``."""
 
-    def __init__(self, top, manifest: dict[str, Any] | None = None, name: str = CHECKPOINT):
+    def __init__(self, top, manifest: dict[str, Any] | None = None, name: str = CHECKPOINT, lm=None):
         self.top = top
         self.top.eval()
         self.manifest = manifest or {}
+        self.lm = lm
+        self.mix: tuple[float, float] | None = None
+        if lm is not None:
+            lm.eval()
+            m = self.manifest.get("lm", {}).get("mix", {})
+            self.mix = (float(m.get("w_judge", 1.0)), float(m.get("w_lm", 1.0)))
+        # the votes re-fit keeps the reader's term fixed (see _head_logits)
+        self.top.head.lm_mix = self.mix
         self.name = name
         self.tie_margin = float(self.manifest.get("config", {}).get("tie_margin", TIE_MARGIN))
         # the encoder layers below the trained ones (inputs must be encoded to this depth)
         self.n_frozen = N_LAYERS - len(top.layers)
         self.train_steps: tuple[int, int] | None = None
 
+    def encode(self, contexts: Sequence[Sequence[str]], replies_a: Sequence[str], replies_b: Sequence[str],
+               progress: Progress | None = None) -> Encoded:
+        """Inputs as this judge reads them (MiniLM bottom states, plus SmolLM2 features with the reader)."""
+        return encode_pairs(contexts, replies_a, replies_b, progress, n_frozen=self.n_frozen, lm=self.lm is not None)
+
+    def lm_diff(self, enc: Encoded) -> np.ndarray:
+        """s(A) - s(B) of the reader for every pair of ``enc``."""
+        from core import lm_judge
+        if enc.lm is None:
+            raise ValueError("these pairs were encoded without the SmolLM2 reader; use judge.encode(...)")
+        return lm_judge.scores(self.lm, enc.lm[0]) - lm_judge.scores(self.lm, enc.lm[1])
+
     # -- inference on encoded inputs
     def _logits(self, enc: Encoded, batch_size: int = 64, progress: Progress | None = None,
                 desc: str = "judge: scoring") -> np.ndarray:
+        z = self._minilm_logits(enc, batch_size, progress, desc)
+        if self.lm is None:
+            return z
+        d = self.lm_diff(enc)
+        wj, wl = self.mix
+        z[0::2] = wj * z[0::2] + wl * d
+        z[1::2] = wj * z[1::2] - wl * d
+        return z
+
+    def _minilm_logits(self, enc: Encoded, batch_size: int = 64, progress: Progress | None = None,
+                       desc: str = "judge: scoring") -> np.ndarray:
         torch = _torch()
         n = len(enc.states)
         out = np.zeros(n, dtype=np.float64)
@@ -552,7 +602,17 @@ class PairwiseJudge:
         return out
 
     def features(self, enc: Encoded, batch_size: int = 64, progress: Progress | None = None) -> np.ndarray:
-        """The head's input features for every encoded sequence (used to re-fit the head on votes)."""
+        """The head's input features for every encoded sequence (used to re-fit the head on votes); with
+        the reader, one more column holds the reader's signed ``s(A) - s(B)`` of that order."""
+        feats = self._head_inputs(enc, batch_size, progress)
+        if self.lm is None:
+            return feats
+        d = self.lm_diff(enc)
+        col = np.empty(len(feats), dtype=np.float32)
+        col[0::2], col[1::2] = d, -d
+        return np.concatenate([feats, col[:, None]], axis=1)
+
+    def _head_inputs(self, enc: Encoded, batch_size: int = 64, progress: Progress | None = None) -> np.ndarray:
         torch = _torch()
         n = len(enc.states)
         feats = None
@@ -585,21 +645,25 @@ class PairwiseJudge:
         if not ctxs:
             return JudgeOutput(np.zeros(0), np.zeros(0), np.zeros(0), [], float("nan"), self.tie_margin)
         half = (lambda d, t, desc: progress(d, 2 * t, desc)) if progress else None
-        enc = encode_pairs(ctxs, replies_a, replies_b, progress=half, n_frozen=self.n_frozen)
+        enc = self.encode(ctxs, replies_a, replies_b, progress=half)
         second = (lambda d, t, desc: progress(t + d, 2 * t, desc)) if progress else None
         return self.predict_encoded(enc, progress=second)
 
     def signature(self) -> str:
         from core.checkpoints import short_hash
         from core.version import __version__
-        return f"judge:{self.name}|ckpt:{short_hash(self.name)}|tie:{self.tie_margin}|v:{__version__}"
+        lm = "|lm:smollm2" if self.lm is not None else ""
+        return f"judge:{self.name}|ckpt:{short_hash(self.name)}{lm}|tie:{self.tie_margin}|v:{__version__}"
 
     # -- persistence
     def state_tensors(self, manifest: dict[str, Any] | None = None) -> dict[str, Any]:
         """The trained tensors; float16 when the manifest's config says so (an ensemble of two judges fits
         the 25 MB limit that way; they are read back into float32)."""
         half = (manifest or self.manifest).get("config", {}).get("dtype") == "float16"
-        return {k: (v.half() if half and v.is_floating_point() else v) for k, v in self.top.state_dict().items()}
+        state = dict(self.top.state_dict())
+        if self.lm is not None:
+            state.update({"lm." + k: v for k, v in self.lm.state_dict().items()})
+        return {k: (v.half() if half and v.is_floating_point() else v) for k, v in state.items()}
 
     def save(self, name: str, manifest: dict[str, Any], directory: str | None = None):
         from core import checkpoints
@@ -610,12 +674,21 @@ def _from_tensors(tensors: dict[str, Any], manifest: dict[str, Any], name: str) 
     cfg = manifest.get("config", {})
     n_frozen, members = int(cfg.get("n_frozen", N_FROZEN)), int(cfg.get("members", 1))
     top = _Top.ensemble(n_members=members, n_frozen=n_frozen) if members > 1 else _Top.build(n_frozen=n_frozen)
+    lm_tensors = {k[3:]: v for k, v in tensors.items() if k.startswith("lm.")}
+    tensors = {k: v for k, v in tensors.items() if not k.startswith("lm.")}
+    lm = None
+    if lm_tensors:
+        from core import lm_judge
+        sc = manifest.get("lm", {}).get("scorer", {})
+        lm = lm_judge.build_scorer(int(lm_tensors["mu"].shape[0]), int(sc.get("hidden", lm_judge.HIDDEN)),
+                                   int(sc.get("members", lm_judge.MEMBERS)))
+        lm.load_state_dict({k: v.float() for k, v in lm_tensors.items()})
     missing, unexpected = top.load_state_dict(tensors, strict=False)
     if missing or unexpected:
         from core.checkpoints import CheckpointError
         raise CheckpointError(f"checkpoint {name!r} does not fit the judge network "
                               f"(missing {list(missing)[:3]}, unexpected {list(unexpected)[:3]})")
-    return PairwiseJudge(top, manifest, name)
+    return PairwiseJudge(top, manifest, name, lm=lm)
 
 
 _JUDGES: dict[tuple[str, str | None], PairwiseJudge] = {}
@@ -745,8 +818,11 @@ def fit_head(features: np.ndarray, labels: np.ndarray, init_top, epochs: int = 1
     head = copy.deepcopy(init_top.head)
     head.eval()
     last = head[-1]
+    x = torch.from_numpy(np.asarray(features, dtype=np.float32))
+    mix = getattr(head, "lm_mix", None)
+    offset = mix[1] * x[:, -1] if mix else 0.0
     with torch.no_grad():
-        z = head[:-1](torch.from_numpy(np.asarray(features, dtype=np.float32)))
+        z = head[:-1](x[:, :-1] if mix else x)
     init = [p.detach().clone() for p in last.parameters()]
     y = np.empty(len(features), dtype=np.float32)
     y[0::2] = labels
@@ -754,8 +830,9 @@ def fit_head(features: np.ndarray, labels: np.ndarray, init_top, epochs: int = 1
     yt = torch.from_numpy(y)
     opt = torch.optim.Adam(last.parameters(), lr=lr)
     lossf = torch.nn.BCEWithLogitsLoss()
+    scale = mix[0] if mix else 1.0
     for _ in range(epochs):
-        loss = lossf(last(z).squeeze(-1), yt)
+        loss = lossf(scale * last(z).squeeze(-1) + offset, yt)
         loss = loss + l2_to_init * sum(((p - q) ** 2).sum() for p, q in zip(last.parameters(), init))
         opt.zero_grad()
         loss.backward()
@@ -767,13 +844,20 @@ def _with_head(base: PairwiseJudge, head, name: str, manifest: dict[str, Any]) -
     import copy
     top = copy.deepcopy(base.top)
     top.head = head
-    return PairwiseJudge(top, manifest, name)
+    if base.lm is not None:
+        manifest = {**manifest, "lm": base.manifest.get("lm", {})}
+    return PairwiseJudge(top, manifest, name, lm=base.lm)
 
 
 def _head_predict(head, feats: np.ndarray) -> np.ndarray:
     torch = _torch()
+    x = torch.from_numpy(np.asarray(feats, dtype=np.float32))
+    mix = getattr(head, "lm_mix", None)
     with torch.no_grad():
-        logit = head(torch.from_numpy(np.asarray(feats, dtype=np.float32))).squeeze(-1).double().numpy()
+        if mix:  # the reader's column enters with its fixed weight
+            logit = (mix[0] * head(x[:, :-1]).squeeze(-1) + mix[1] * x[:, -1]).double().numpy()
+        else:
+            logit = head(x).squeeze(-1).double().numpy()
     probs = 1 / (1 + np.exp(-logit))
     p_a, _, _ = combine_orders(probs[0::2], probs[1::2])
     return p_a
@@ -807,8 +891,8 @@ def fine_tune_on_votes(votes: Sequence[Pair], base: str | PairwiseJudge = CHECKP
 def vote_features(votes: Sequence[Pair], judge: PairwiseJudge, progress: Progress | None = None) -> np.ndarray:
     """Head-input features of both orders of every vote (rows 2i: (c, A, B), 2i+1: (c, B, A))."""
     half = (lambda d, t, desc: progress(d, 2 * t, desc)) if progress else None
-    enc = encode_pairs([v.context for v in votes], [v.response_a for v in votes], [v.response_b for v in votes],
-                       progress=half, n_frozen=judge.n_frozen)
+    enc = judge.encode([v.context for v in votes], [v.response_a for v in votes], [v.response_b for v in votes],
+                       progress=half)
     second = (lambda d, t, desc: progress(t + d, 2 * t, desc)) if progress else None
     return judge.features(enc, progress=second)
 
@@ -1119,8 +1203,8 @@ def evaluate(judge: PairwiseJudge, pairs: Sequence[Pair], enc: Encoded | None = 
     order disagreement, length baseline. ``out``: predictions already made for ``pairs``."""
     import pandas as pd
     if out is None:
-        enc = enc or encode_pairs([p.context for p in pairs], [p.response_a for p in pairs],
-                                  [p.response_b for p in pairs], progress, n_frozen=judge.n_frozen)
+        enc = enc or judge.encode([p.context for p in pairs], [p.response_a for p in pairs],
+                                  [p.response_b for p in pairs], progress)
         out = judge.predict_encoded(enc)
     gold = [p.vote for p in pairs]
     lens = np.array([len(p.response_a.split()) - len(p.response_b.split()) for p in pairs], dtype=float)

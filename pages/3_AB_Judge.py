@@ -153,9 +153,9 @@ if data is not None and ok:
                 before, after = None, None
                 if rest:
                     pa, pb = [comp.pairs[i][0] for i in rest], [comp.pairs[i][1] for i in rest]
-                    # encoded once: the tuned judge shares the shipped judge's encoder layers
-                    enc = J.encode_pairs([a.context for a in pa], [a.response for a in pa], [b.response for b in pb],
-                                         vprogress, n_frozen=judge.n_frozen)
+                    # encoded once: the tuned judge shares the shipped judge's encoder layers and reader
+                    enc = judge.encode([a.context for a in pa], [a.response for a in pa], [b.response for b in pb],
+                                       vprogress)
                     after = tuned.predict_encoded(enc)
                     shipped = store.get(data.key)  # the run above, when there was one
                     if shipped is not None:

