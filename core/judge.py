@@ -555,7 +555,7 @@ class PairwiseJudge:
             lm.eval()
             m = self.manifest.get("lm", {}).get("mix", {})
             self.mix = (float(m.get("w_judge", 1.0)), float(m.get("w_lm", 1.0)))
-        # the votes re-fit keeps the reader's term fixed (see _head_logits)
+        # the votes re-fit keeps the reader's term fixed (fit_head and _head_predict read this)
         self.top.head.lm_mix = self.mix
         self.name = name
         self.tie_margin = float(self.manifest.get("config", {}).get("tie_margin", TIE_MARGIN))

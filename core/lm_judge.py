@@ -110,15 +110,23 @@ def cached_features(contexts: Sequence[Sequence[str]], replies: Sequence[str], p
                     desc: str = "SmolLM2 reading") -> np.ndarray:
     """:meth:`LMReader.features`, kept in the cache directory (training reads ~13,000 replies, ~10 min)."""
     from core.retrieval import cache_dir
+    keys = [item_key(c, r) for c, r in zip(contexts, replies)]
+    first: dict[str, int] = {}
+    for i, k in enumerate(keys):
+        first.setdefault(k, i)
+    uniq = list(first.values())
     h = hashlib.sha1(repr(sorted(config().items())).encode())
-    for c, r in zip(contexts, replies):
-        h.update(item_key(c, r).encode())
-    path = cache_dir() / f"judge-lm-features-{h.hexdigest()[:16]}.npy"
+    for i in uniq:
+        h.update(keys[i].encode())
+    path = cache_dir() / f"judge-lm-read-{h.hexdigest()[:16]}.npy"  # one float16 row per distinct reply
     if path.exists():
-        return np.load(path).astype(np.float32)
-    f = reader().features(contexts, replies, progress=progress, desc=desc)
-    np.save(path, f.astype(np.float16))
-    return f.astype(np.float16).astype(np.float32)
+        rows = np.load(path)
+    else:
+        rows = reader().features([contexts[i] for i in uniq], [replies[i] for i in uniq], progress=progress,
+                                 desc=desc).astype(np.float16)
+        np.save(path, rows)
+    row_of = {keys[i]: j for j, i in enumerate(uniq)}
+    return rows[[row_of[k] for k in keys]].astype(np.float32)
 
 
 def item_key(context: Sequence[str], reply: str) -> str:
