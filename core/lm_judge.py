@@ -80,11 +80,7 @@ class LMReader:
         token length only: with padding, bfloat16 kernels round differently for different batch shapes and a
         reply's features moved by ~0.5 % with the other replies in its batch; without, they are exact."""
         torch = self.torch
-        keys = [item_key(c, r) for c, r in zip(contexts, replies)]
-        first: dict[str, int] = {}
-        for i, k in enumerate(keys):
-            first.setdefault(k, i)
-        uniq = list(first.values())
+        keys, uniq, where = distinct_items(contexts, replies)
         seqs = {i: self.ids(contexts[i], replies[i]) for i in uniq}
         out = np.zeros((len(keys), self.dim), dtype=np.float32)
         by_len: dict[int, list[int]] = {}
@@ -102,19 +98,14 @@ class LMReader:
                 done += len(idx)
                 if progress is not None:
                     progress(done, len(uniq), desc)
-        where = np.array([first[k] for k in keys], dtype=np.int64)
-        return out[where]
+        return out[uniq][where]
 
 
 def cached_features(contexts: Sequence[Sequence[str]], replies: Sequence[str], progress: Progress | None = None,
                     desc: str = "SmolLM2 reading") -> np.ndarray:
     """:meth:`LMReader.features`, kept in the cache directory (training reads ~13,000 replies, ~10 min)."""
     from core.retrieval import cache_dir
-    keys = [item_key(c, r) for c, r in zip(contexts, replies)]
-    first: dict[str, int] = {}
-    for i, k in enumerate(keys):
-        first.setdefault(k, i)
-    uniq = list(first.values())
+    keys, uniq, where = distinct_items(contexts, replies)
     h = hashlib.sha1(repr(sorted(config().items())).encode())
     for i in uniq:
         h.update(keys[i].encode())
@@ -125,8 +116,20 @@ def cached_features(contexts: Sequence[Sequence[str]], replies: Sequence[str], p
         rows = reader().features([contexts[i] for i in uniq], [replies[i] for i in uniq], progress=progress,
                                  desc=desc).astype(np.float16)
         np.save(path, rows)
-    row_of = {keys[i]: j for j, i in enumerate(uniq)}
-    return rows[[row_of[k] for k in keys]].astype(np.float32)
+    return rows[where].astype(np.float32)
+
+
+def distinct_items(contexts: Sequence[Sequence[str]], replies: Sequence[str]):
+    """(keys, uniq, where): the item key of every (context, reply), the index of each distinct item's first
+    occurrence, and for every item the position of its distinct item in ``uniq``."""
+    keys = [item_key(c, r) for c, r in zip(contexts, replies)]
+    pos: dict[str, int] = {}
+    uniq: list[int] = []
+    for i, k in enumerate(keys):
+        if k not in pos:
+            pos[k] = len(uniq)
+            uniq.append(i)
+    return keys, uniq, np.array([pos[k] for k in keys], dtype=np.int64)
 
 
 def item_key(context: Sequence[str], reply: str) -> str:
