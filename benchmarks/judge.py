@@ -185,19 +185,23 @@ def curve(args) -> dict:
     t0 = time.time()
     from core.checkpoints import short_hash
     from core.retrieval import cache_dir
-    cache = cache_dir() / f"judge-votefeats-{short_hash(args.checkpoint)}-{args.curve_set}-{len(votes)}.npy"
+    cache = cache_dir() / f"judge-votes-{short_hash(args.checkpoint)}-{args.curve_set}-{len(votes)}.npz"
     if cache.exists():
-        feats = np.load(cache)
+        feats = J.VoteFeatures.load(cache)
     else:
         feats = J.vote_features(votes, judge, J._bar("votes "))
         cache.parent.mkdir(parents=True, exist_ok=True)
-        np.save(cache, feats)
+        feats.save(cache)
     t1 = time.time()
     sizes = list(range(100, 1000, 100))
     df = J.learning_curve(votes, sizes, args.folds, judge, features=feats, progress=J._bar())
     t2 = time.time()
+    # the votes alone on the same units (no offset from the shipped judge): what the votes themselves teach
+    alone = J.learning_curve(votes, sizes, args.folds, judge, features=feats, from_scratch=True)
+    df["votes_alone"] = [float("nan")] + list(alone["agreement"][1:])
     print(f"\n## Learning curve on {args.curve_set} ({len(votes)} clear-margin votes, {args.folds}-fold CV by "
-          f"context; n_train = 0 is the shipped judge)\n")
+          f"context; n_train = 0 is the shipped judge; votes_alone = the same re-fit without the shipped "
+          f"judge's logit as offset)\n")
     print(_md(df))
     print(f"\nfeatures: {t1 - t0:.0f} s for {len(votes)} votes x 2 orders; all fits: {t2 - t1:.0f} s")
     return {"curve": df.to_dict("records"), "curve_set": args.curve_set, "votes": len(votes)}

@@ -177,6 +177,20 @@ def scores(scorer, feats: np.ndarray, batch_size: int = 4096) -> np.ndarray:
     return np.concatenate(out) if out else np.zeros(0)
 
 
+def hidden_units(scorer, feats: np.ndarray, batch_size: int = 4096) -> np.ndarray:
+    """The scorer's hidden units (members x hidden, after GELU) for each feature row: ``s`` is the mean over
+    members of each member's output layer applied to its block (the votes re-fit re-weights them)."""
+    import torch
+    scorer.eval()
+    out = []
+    with torch.no_grad():
+        for s in range(0, len(feats), batch_size):
+            z = (torch.from_numpy(np.asarray(feats[s:s + batch_size], dtype=np.float32)) - scorer.mu) / scorer.sd
+            out.append(torch.cat([m[:-1](z) for m in scorer.members], -1).numpy())
+    return np.concatenate(out) if out else np.zeros((0, len(scorer.members) * scorer.members[0][-1].in_features),
+                                                     dtype=np.float32)
+
+
 def train_scorer(fa: np.ndarray, fb: np.ndarray, labels: np.ndarray, epochs: int = 6, lr: float = 3e-4,
                  weight_decay: float = 1e-2, batch_size: int = 64, hidden: int = HIDDEN, members: int = MEMBERS,
                  seed: int = SEED, progress: Progress | None = None,

@@ -97,7 +97,8 @@ if data is not None and ok:
     st.divider()
     st.subheader("Train on your own votes")
     st.caption("Give human A/B votes for part of the pairs: the judge is fine-tuned from the shipped checkpoint on "
-               "them (its output layer is re-fitted; the encoder stays as shipped), predicts the pairs without a "
+               "them (its output layers are re-fitted, pulled toward the shipped judge as strongly as a "
+               "cross-validation on your votes says; the encoders stay as shipped), predicts the pairs without a "
                "vote, and a learning curve shows agreement with held-out votes against the number of training "
                "votes (cross-validation by context).")
     sources = ["Upload a votes file"] + (["Use this upload's human scores as votes"] if data.dimensions else [])
@@ -172,7 +173,8 @@ if data is not None and ok:
             from core.judge import learning_curve_figure
             curve, rest, before, after = done
             st.plotly_chart(learning_curve_figure(curve), width="stretch", key="votes_curve")
-            st.dataframe(curve.rename(columns={"n_train": "training votes", "n_test": "held-out votes per fold"}),
+            st.dataframe(curve.rename(columns={"n_train": "training votes", "n_test": "held-out votes per fold",
+                                                 "ridge": "pull toward shipped (ridge, median)"}),
                          hide_index=True, width="stretch")
             if rest:
                 summ = app_state.judge_summary(list(after.verdict))

@@ -163,35 +163,83 @@ def gupta_votes(shipped):
     return votes, J.vote_features(votes, shipped)
 
 
-def test_training_on_votes_moves_held_out_agreement_above_chance(shipped, gupta_votes):
+def test_training_on_votes_moves_held_out_agreement_above_chance(shipped, gupta_votes, tmp_path):
     votes, feats = gupta_votes
+    assert feats.reader is not None and feats.reader.shape == (2 * len(votes), 3 * 64)
+    # the features' offset is the shipped judge's own logit
+    few = votes[:4]
+    enc = shipped.encode([v.context for v in few], [v.response_a for v in few], [v.response_b for v in few])
+    np.testing.assert_allclose(feats.rows(np.arange(4)).base, shipped._logits(enc), atol=1e-4)
     test_keys = set(sorted({J.context_key(v.context) for v in votes})[::4])
     tr = np.array([i for i, v in enumerate(votes) if J.context_key(v.context) not in test_keys])
     te = np.array([i for i, v in enumerate(votes) if J.context_key(v.context) in test_keys])
     assert len(te) >= 30 and len(tr) >= 100
     train = [votes[i] for i in tr]
     gold = [votes[i].vote for i in te]
-    # a fresh head learns from the votes alone (shipped encoder below it) ...
-    fresh = J.fine_tune_on_votes(train, shipped, features=J._rows(feats, tr), reset_head=True)
-    acc_fresh = J.side_accuracy(J._head_predict(fresh.top.head, J._rows(feats, te)), gold)
+    # the votes alone (no offset from the shipped judge) teach a preference on held-out contexts ...
+    fresh = J.fine_tune_on_votes(train, shipped, features=feats.rows(tr), from_scratch=True)
+    acc_fresh = J.side_accuracy(fresh.predict_encoded(_encoded(shipped, votes, te)).p_a, gold)
     assert acc_fresh > 0.6, acc_fresh
-    # ... and fine-tuning the shipped head (pulled toward it) stays above chance; with ~50 held-out
-    # votes one standard error is ~7 points, so this only guards against a broken fit
-    tuned = J.fine_tune_on_votes(train, shipped, features=J._rows(feats, tr))
-    acc_tuned = J.side_accuracy(J._head_predict(tuned.top.head, J._rows(feats, te)), gold)
-    assert acc_tuned > 0.52, acc_tuned
-    # the tuned judge's predict() uses the new head end to end
-    few = [votes[i] for i in te[:3]]
-    out = tuned.predict([v.context for v in few], [v.response_a for v in few], [v.response_b for v in few])
-    np.testing.assert_allclose(out.p_a, J._head_predict(tuned.top.head, J._rows(feats, te[:3])), atol=1e-4)
+    # ... and the re-fit offset by the shipped judge stays above chance; with ~50 held-out votes one
+    # standard error is ~7 points, so this only guards against a broken fit
+    tuned = J.fine_tune_on_votes(train, shipped, features=feats.rows(tr))
+    assert tuned.manifest["fine_tuned_on_votes"]["ridge"] in J.RIDGE_GRID
+    delta, ridge = J.fit_votes(feats.rows(tr), np.array([v.label for v in train]),
+                               J.context_folds(train, J.INNER_FOLDS, J.SEED))
+    expected = J._p_a(J._refit_logits(feats.rows(te), delta))
+    assert J.side_accuracy(expected, gold) > 0.52
+    # the tuned judge carries the re-fit in its output layers: predict() gives what the fit computed,
+    # also after saving and reloading it
+    out = tuned.predict([votes[i].context for i in te[:5]], [votes[i].response_a for i in te[:5]],
+                        [votes[i].response_b for i in te[:5]])
+    np.testing.assert_allclose(out.p_a, expected[:5], atol=1e-4)
+    assert not np.allclose(out.p_a, J._p_a(feats.rows(te[:5]).base), atol=1e-3)  # it did move
+    # the command line writes the same re-fit as a checkpoint that reloads with its reader and mix
+    vfile = tmp_path / "votes.jsonl"
+    J.save_votes(train, vfile)
+    with pytest.raises(ValueError, match="no epochs"):
+        J.train_main(["--votes", str(vfile), "--epochs", "3"])
+    assert J.train_main(["--votes", str(vfile), "--sizes", "40", "--folds", "3", "--out", "judge-votes",
+                         "--out-dir", str(tmp_path)]) == 0
+    again = J.load_judge("judge-votes", directory=str(tmp_path))
+    assert again.mix == shipped.mix and again.manifest["fine_tuned_on_votes"]["n_votes"] == len(train)
+    np.testing.assert_allclose(again.predict_encoded(_encoded(shipped, votes, te[:5])).p_a, expected[:5], atol=2e-3)
+
+
+def _encoded(judge, votes, idx):
+    return judge.encode([votes[i].context for i in idx], [votes[i].response_a for i in idx],
+                        [votes[i].response_b for i in idx])
+
+
+def test_the_votes_refit_moves_only_as_far_as_the_votes_support():
+    """No model needed: votes that follow one reader unit make the inner cross-validation choose a weak pull
+    and the fit finds that unit; votes that are coin flips make it choose a strong pull (a small change)."""
+    rng = np.random.default_rng(3)
+    n = 400
+    R = rng.normal(size=(n, 192)).astype(np.float32)
+    y = (R[:, 7] + 0.3 * rng.normal(size=n) > 0).astype(np.float64)
+    signed = np.empty((2 * n, 192), dtype=np.float32)
+    signed[0::2], signed[1::2] = R, -R
+    zeros = np.zeros(2 * n)
+    feats = J.VoteFeatures(zeros, zeros, np.zeros((2 * n, 4), dtype=np.float32), zeros, signed)
+    groups = np.arange(n) % 5
+    delta, ridge_signal = J.fit_votes(feats, y, groups)
+    assert int(np.argmax(np.abs(delta[2:]))) == 7 and delta[2 + 7] > 0
+    coin = rng.integers(0, 2, n).astype(np.float64)
+    delta_coin, ridge_coin = J.fit_votes(feats, coin, groups)
+    assert ridge_coin > ridge_signal and np.abs(delta_coin).max() < 0.2 * np.abs(delta).max()
+    # antisymmetric in the two orders: p(A|B) of the refit is 1 - p(B|A)
+    logits = J._refit_logits(feats, delta)
+    np.testing.assert_allclose(logits[0::2], -logits[1::2], atol=1e-9)
 
 
 def test_learning_curve_table_and_figure(shipped, gupta_votes):
     votes, feats = gupta_votes
-    df = J.learning_curve(votes, sizes=(40, 100), folds=3, base=shipped, features=feats, epochs=30)
+    df = J.learning_curve(votes, sizes=(40, 100), folds=3, base=shipped, features=feats)
     assert list(df["n_train"]) == [0, 40, 100]
     assert df["agreement"].between(0, 1).all() and (df["low"] <= df["high"]).all()
     assert df["agreement"].iloc[-1] > 0.55
+    assert df["ridge"].iloc[1:].isin(J.RIDGE_GRID).all()
     fig = J.learning_curve_figure(df)
     assert len(fig.data) == 2
 
@@ -241,7 +289,7 @@ def test_a_judge_trained_at_another_depth_saves_and_loads_with_its_depth(tmp_pat
 
 def test_an_ensemble_averages_its_members_logits_and_reloads_from_float16(tmp_path):
     """``--members 2``: two judges in one module give exactly the mean of their logits; saved as float16
-    and reloaded they predict within float16 rounding; the head's output layer can still be re-fit on votes
+    and reloaded they predict within float16 rounding; a votes re-fit writes into the shared output layer
     (one logistic regression over both members' hidden units)."""
     import torch
     torch.set_num_threads(1)
@@ -263,10 +311,14 @@ def test_an_ensemble_averages_its_members_logits_and_reloads_from_float16(tmp_pa
         assert {f.get_tensor(k).dtype for k in f.keys()} == {torch.float16}
     again = J.load_judge("judge-ens", directory=str(tmp_path))
     np.testing.assert_allclose(again.predict(ctx, a, b).p_a, ens.predict(ctx, a, b).p_a, atol=2e-3)
-    feats = again.features(enc)
-    assert feats.shape == (8, 2 * 4 * 384)
-    head = J.fit_head(feats, y, again.top, epochs=20)
-    assert head[-1].weight.shape == (1, 2 * J.HEAD_HIDDEN)
+    assert again._head_inputs(enc).shape == (8, 2 * 4 * 384)
+    # a votes re-fit of a judge without the reader re-weights both members' hidden units
+    feats = J.VoteFeatures(again._logits(enc), again._logits(enc), again.top.head[:-1](
+        torch.from_numpy(again._head_inputs(enc))).detach().numpy())
+    assert feats.design().shape == (8, 1 + 2 * J.HEAD_HIDDEN)
+    delta = np.linspace(-0.1, 0.1, 1 + 2 * J.HEAD_HIDDEN)
+    tuned = J._with_delta(again, delta, False, "judge-ens+votes", again.manifest)
+    np.testing.assert_allclose(tuned._logits(enc), J._refit_logits(feats, delta), atol=1e-4)
 
 
 # ---------------------------------------------------------------- the SmolLM2 reader (core/lm_judge.py)
