@@ -24,6 +24,8 @@ from core import judge, lm_judge  # noqa: E402
 
 
 def main(argv: list[str]) -> int:
+    if any(a.split("=")[0] == "--out-dir" for a in argv):
+        raise SystemExit("--out-dir: step 2 (judge-lm) reads and writes checkpoints/ only; use --out NAME instead")
     rc = judge.train_main(argv)
     # step 2 only for a newly trained judge (not --no-save, not a re-fit on votes)
     if rc or any(a.split("=")[0] in ("--no-save", "--votes", "--from-rated") for a in argv):
