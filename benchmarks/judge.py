@@ -7,6 +7,7 @@ learning curve of "train on your own votes". Prints markdown tables (pasted into
     .venv/bin/python benchmarks/judge.py --skip-curve --cap-test 300      # 1,928 test pairs instead of 610
     .venv/bin/python benchmarks/judge.py --skip-heldout --base-curve --folds 5   # + votes-only curve (paper)
     .venv/bin/python benchmarks/judge.py --skip-heldout --skip-curve --stack-mme # judge + MME-CRS stack
+    .venv/bin/python benchmarks/judge.py --skip-heldout --skip-curve --rejudge 100  # same pairs judged twice
 
 Test pairs are exactly those of ``python -m core train judge`` (same seed, caps and context split):
 test-split contexts of the training sets and all of the DailyDialog-derived sets (never trained on).
@@ -251,6 +252,26 @@ def base_curve(args) -> dict:
     return {"base_curve": df.to_dict("records")}
 
 
+def rejudge(args) -> dict:
+    """Seconds to judge the same pairs twice in one process (the dashboard's judge run, then its votes re-fit
+    on those pairs): the second time SmolLM2 reads nothing (the reader remembers what it read)."""
+    _, test = J._train_pairs(J.SEED, args.cap_train, args.cap_test)
+    pairs = [p for p in test if p.dataset == "usr-topical"][:args.rejudge]
+    judge = J.load_judge(args.checkpoint)
+    judge.predict([["warm-up"]], ["hi ."], ["hello ."])  # loads MiniLM and SmolLM2 outside the timing
+    ins = ([p.context for p in pairs], [p.response_a for p in pairs], [p.response_b for p in pairs])
+    secs = []
+    for _ in range(2):
+        t = time.time()
+        out = judge.predict(*ins)
+        secs.append(time.time() - t)
+    print(f"\n## Judging the same {len(pairs)} usr-topical test pairs twice in one process\n")
+    print("| run | seconds | pairs/s |\n|---|---|---|")
+    for k, sec in enumerate(secs):
+        print(f"| {k + 1} | {sec:.1f} | {len(pairs) / sec:.1f} |")
+    return {"rejudge_seconds": secs, "pairs": len(pairs), "p_a_mean": float(np.mean(out.p_a))}
+
+
 def stack_mme(args) -> dict:
     """Would MME-CRS add to the judge? A 2-weight logistic stack ``logit(p) = a * logit(p_judge) + b * z``
     (``z`` = MME(A) - MME(B) over the set's sd of MME scores, LODO weights) fitted on test-split pairs
@@ -384,6 +405,7 @@ def main() -> int:
                     help="also measure a judge + MME-CRS stack fitted on other test-split pairs")
     ap.add_argument("--stack-per-set", type=int, default=150)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--rejudge", type=int, default=0, help="time judging this many test pairs twice")
     ap.add_argument("--json", help="also write the numbers as JSON here")
     args = ap.parse_args()
     import torch
@@ -397,6 +419,8 @@ def main() -> int:
         res.update(base_curve(args))
     if args.stack_mme:
         res.update(stack_mme(args))
+    if args.rejudge:
+        res.update(rejudge(args))
     if args.siamese:
         res.update(siamese(args))
     if args.json:

@@ -18,7 +18,8 @@ reads each (context, reply) on its own with SmolLM2-135M-Instruct (the GGUF mode
   pairs. Both are stored in the judge checkpoint (tensors ``lm.*``), which stays one file.
 
 The language model only reads; nothing of it is trained or stored. Reading costs one SmolLM2 forward pass
-per distinct (context, reply), about 20 per second on two cores.
+per distinct (context, reply), about 15 per second on two cores; the reader remembers the last
+``MEMO_ITEMS`` items it read, so judging the same pairs again in one process reads nothing twice.
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ import functools
 import hashlib
 import sys
 import time
+from collections import OrderedDict
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -39,6 +41,7 @@ REPLY_TOKENS = 40
 LAYERS = (6, 12, 18, 24, 30)
 HIDDEN = 64
 MEMBERS = 3
+MEMO_ITEMS = 4096  # distinct (context, reply) feature rows the reader remembers (~47 MB)
 SEED = 13
 
 
@@ -66,6 +69,8 @@ class LMReader:
         self.bos = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
         self.newline = tok("\n", add_special_tokens=False)["input_ids"]
         self.dim = 576 * len(LAYERS)
+        self.memo_items = MEMO_ITEMS
+        self._memo: OrderedDict[str, np.ndarray] = OrderedDict()
 
     def ids(self, context: Sequence[str], reply: str) -> tuple[list[int], int]:
         """Token ids of context + reply and the index where the reply starts."""
@@ -78,27 +83,45 @@ class LMReader:
                  progress: Progress | None = None, desc: str = "judge: SmolLM2 reading") -> np.ndarray:
         """n x dim float32; identical (context, reply) items are read once. Batches hold sequences of one
         token length only: with padding, bfloat16 kernels round differently for different batch shapes and a
-        reply's features moved by ~0.5 % with the other replies in its batch; without, they are exact."""
+        reply's features moved by ~0.5 % with the other replies in its batch; without, they are exact. So the
+        last ``memo_items`` distinct items read are remembered (in memory) and not read again: judging the
+        same pairs twice (the dashboard's judge run, then its votes re-fit) reads them once."""
         torch = self.torch
         keys, uniq, where = distinct_items(contexts, replies)
-        seqs = {i: self.ids(contexts[i], replies[i]) for i in uniq}
-        out = np.zeros((len(keys), self.dim), dtype=np.float32)
+        rows = np.zeros((len(uniq), self.dim), dtype=np.float32)
+        todo = []
+        for r, i in enumerate(uniq):
+            hit = self._memo.get(keys[i])
+            if hit is None:
+                todo.append(r)
+            else:
+                rows[r] = hit
+                self._memo.move_to_end(keys[i])
+        seqs = {r: self.ids(contexts[uniq[r]], replies[uniq[r]]) for r in todo}
         by_len: dict[int, list[int]] = {}
-        for i in sorted(uniq, key=lambda i: len(seqs[i][0])):
-            by_len.setdefault(len(seqs[i][0]), []).append(i)
+        for r in sorted(todo, key=lambda r: len(seqs[r][0])):
+            by_len.setdefault(len(seqs[r][0]), []).append(r)
         batches = [g[s:s + batch_size] for g in by_len.values() for s in range(0, len(g), batch_size)]
         done = 0
         with torch.inference_mode():
             for idx in batches:
-                ids = torch.tensor([seqs[i][0] for i in idx], dtype=torch.long)
+                ids = torch.tensor([seqs[r][0] for r in idx], dtype=torch.long)
                 hs = self.model.model(input_ids=ids, output_hidden_states=True).hidden_states
-                for j, i in enumerate(idx):
-                    p = seqs[i][1]
-                    out[i] = torch.cat([hs[k][j, p:].float().mean(0) for k in LAYERS]).numpy()
+                for j, r in enumerate(idx):
+                    p = seqs[r][1]
+                    rows[r] = torch.cat([hs[k][j, p:].float().mean(0) for k in LAYERS]).numpy()
+                    self._remember(keys[uniq[r]], rows[r])
                 done += len(idx)
                 if progress is not None:
-                    progress(done, len(uniq), desc)
-        return out[uniq][where]
+                    progress(done, len(todo), desc)
+        if progress is not None and not todo:
+            progress(1, 1, desc + " (all remembered)")
+        return rows[where]
+
+    def _remember(self, key: str, row: np.ndarray) -> None:
+        self._memo[key] = row.copy()
+        while len(self._memo) > self.memo_items:
+            self._memo.popitem(last=False)
 
 
 def cached_features(contexts: Sequence[Sequence[str]], replies: Sequence[str], progress: Progress | None = None,

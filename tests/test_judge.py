@@ -373,3 +373,32 @@ def test_the_judge_with_its_reader_reloads_from_its_checkpoint(shipped, tmp_path
     again = J.load_judge("judge-copy", directory=str(tmp_path))
     assert again.lm is not None and again.mix == shipped.mix
     np.testing.assert_allclose(again.predict(c, a, b).p_a, shipped.predict(c, a, b).p_a, atol=1e-6)
+
+
+def test_the_reader_reads_each_item_exactly_alone_or_in_a_batch_and_remembers_it():
+    """A reply's features do not depend on what else is read with it (equal-length batches only), so the
+    reader may remember them: a second reading of the same items runs no model and returns the same rows;
+    the memory is bounded."""
+    from core import lm_judge as L
+    R = L.reader()
+    ctx = [["do you have any pets ?"]] * 6
+    reps = ["i like cats .", "i like dogs .", "we love fish .", "no , none .", "yes , a dog named rex .",
+            "i like cats ."]
+    R._memo.clear()
+    together = R.features(ctx, reps)
+    R._memo.clear()
+    alone = np.stack([R.features([c], [r])[0] for c, r in zip(ctx, reps)])
+    assert np.array_equal(together, alone)
+    np.testing.assert_array_equal(together[0], together[5])  # the repeated item
+    calls = []
+    old = R.memo_items
+    hook = R.model.model.register_forward_hook(lambda *a: calls.append(1))
+    try:
+        again = R.features(ctx, reps)
+        assert calls == [] and np.array_equal(again, together)
+        R.memo_items = 3
+        R.features([["what is your name ?"]], ["tom ."])
+        assert len(calls) == 1 and len(R._memo) == 3
+    finally:
+        hook.remove()
+        R.memo_items = old
