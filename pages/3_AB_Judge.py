@@ -173,8 +173,9 @@ if data is not None and ok:
             from core.judge import learning_curve_figure
             curve, rest, before, after = done
             st.plotly_chart(learning_curve_figure(curve), width="stretch", key="votes_curve")
-            st.dataframe(curve.rename(columns={"n_train": "training votes", "n_test": "held-out votes per fold",
-                                                 "ridge": "pull toward shipped (ridge, median)"}),
+            shown = curve.assign(ridge=[f"{v:.2g}" if v == v else "—" for v in curve["ridge"]])  # NaN at 0 votes
+            st.dataframe(shown.rename(columns={"n_train": "training votes", "n_test": "held-out votes per fold",
+                                               "ridge": "pull toward shipped (ridge, median)"}),
                          hide_index=True, width="stretch")
             if rest:
                 summ = app_state.judge_summary(list(after.verdict))
