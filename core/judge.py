@@ -587,11 +587,16 @@ class PairwiseJudge:
         z = self._minilm_logits(enc, batch_size, progress, desc)
         if self.lm is None:
             return z
-        d = self.lm_diff(enc)
+        return self._mixed(z, self.lm_diff(enc))
+
+    def _mixed(self, z: np.ndarray, d: np.ndarray) -> np.ndarray:
+        """Single-order logits from the MiniLM logits ``z`` (orders interleaved) and the reader's per-pair
+        ``d = s(A) - s(B)``: ``w_judge * z + w_lm * d`` for (A, B), ``w_judge * z - w_lm * d`` for (B, A)."""
         wj, wl = self.mix
-        z[0::2] = wj * z[0::2] + wl * d
-        z[1::2] = wj * z[1::2] - wl * d
-        return z
+        out = wj * np.asarray(z, dtype=np.float64)
+        out[0::2] += wl * d
+        out[1::2] -= wl * d
+        return out
 
     def _minilm_logits(self, enc: Encoded, batch_size: int = 64, progress: Progress | None = None,
                        desc: str = "judge: scoring") -> np.ndarray:
@@ -725,9 +730,7 @@ def train_judge(train_enc: Encoded, labels: np.ndarray, epochs: int = 2, batch_s
     torch = _torch()
     _set_seeds(seed)
     top = top or _Top.build(seed, n_frozen)
-    y = np.empty(2 * len(labels), dtype=np.float32)
-    y[0::2] = labels
-    y[1::2] = 1.0 - np.asarray(labels)
+    y = _both_orders(labels).astype(np.float32)
     opt = torch.optim.AdamW([{"params": top.layers.parameters(), "lr": lr_layer},
                              {"params": top.head.parameters(), "lr": lr_head}], weight_decay=0.01)
     n = len(y)
@@ -869,11 +872,11 @@ def vote_features(votes: Sequence[Pair], judge: PairwiseJudge, progress: Progres
     signed_d, reader = np.empty(2 * n), np.empty((2 * n, ha.shape[1]), dtype=np.float32)
     signed_d[0::2], signed_d[1::2] = d, -d
     reader[0::2], reader[1::2] = ha - hb, hb - ha
-    wj, wl = judge.mix
-    return VoteFeatures(wj * z + wl * signed_d, z, hidden, signed_d, reader)
+    return VoteFeatures(judge._mixed(z, d), z, hidden, signed_d, reader)
 
 
 def _both_orders(labels: np.ndarray) -> np.ndarray:
+    """Labels of both orders of every pair (row 2i: label, row 2i+1: 1 - label)."""
     y = np.empty(2 * len(labels), dtype=np.float64)
     y[0::2] = labels
     y[1::2] = 1.0 - np.asarray(labels, dtype=np.float64)
