@@ -344,6 +344,32 @@ def test_reader_scorer_learns_a_pairwise_preference_and_the_mix_weighs_both_part
     assert w_lm > 0.3 and abs(w_judge) < w_lm
 
 
+def test_set_weights_balance_the_data_sets_and_a_small_set_is_learned_better_with_them():
+    """n_set ** -balance, mean 1: 0 weighs every pair alike, 1 every data set alike. A small set whose
+    preference follows another direction than the big set's is learned better when the sets are balanced."""
+    from core import lm_judge as L
+    ds = ["big"] * 900 + ["small"] * 100
+    np.testing.assert_allclose(L.set_weights(ds, 0.0), 1.0)
+    w1 = L.set_weights(ds, 1.0)
+    assert w1.mean() == pytest.approx(1.0) and w1[:900].sum() == pytest.approx(w1[900:].sum())
+    w5 = L.set_weights(ds, 0.5)
+    assert w5[-1] / w5[0] == pytest.approx(3.0)
+    rng = np.random.default_rng(1)
+    d = 30
+    u, v = np.eye(d)[0], np.eye(d)[1]
+    fa, fb = rng.normal(size=(1000, d)).astype(np.float32), rng.normal(size=(1000, d)).astype(np.float32)
+    direction = np.where(np.array(ds)[:, None] == "big", u, v)
+    y = (((fa - fb) * direction).sum(1) > 0).astype(np.float32)
+    ta, tb = rng.normal(size=(400, d)).astype(np.float32), rng.normal(size=(400, d)).astype(np.float32)
+    ty = (ta - tb) @ v > 0  # held-out pairs of the small set
+    acc = {}
+    for balance in (0.0, 1.0):
+        sc = L.train_scorer(fa, fb, y, epochs=6, lr=3e-3, hidden=16, members=1,
+                            weights=L.set_weights(ds, balance))
+        acc[balance] = np.mean((L.scores(sc, ta) - L.scores(sc, tb) > 0) == ty)
+    assert acc[1.0] > acc[0.0] + 0.03, acc
+
+
 def test_the_shipped_judge_reads_with_smollm2_and_records_it(shipped):
     man = shipped.manifest
     assert shipped.lm is not None and "lm" in man

@@ -1,0 +1,76 @@
+"""Does a change to the judge's SmolLM2 reader help on a data set it never saw? Leave one data set out.
+
+The judge's validation pairs come from the same seven rated sets it trains on, but a user's data (and
+the four DailyDialog-derived test sets) are new sets. This script measures the reader's scorer
+(:mod:`core.lm_judge`) the way the judge meets a new set: for each group below, the scorer is trained on
+the training pairs of the *other* sets and scored on all clear-margin training-split pairs of the group
+(no test or validation pairs are used; the reader alone, no MiniLM mix, because the MiniLM judge was
+trained on every set). The reader's features come from the same cache as ``python -m core train judge-lm``
+(on a fresh machine SmolLM2 reads the ~13,400 training replies first, about 15 min).
+
+    .venv/bin/python benchmarks/judge_lodo.py                          # --balance 0,0.5 --seeds 13,16
+    .venv/bin/python benchmarks/judge_lodo.py --balance 0,0.25,0.5,1 --seeds 13
+
+Prints one row per (group, balance) with the agreement per seed and their mean, then the mean over groups.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from core import judge as J  # noqa: E402
+from core import lm_judge as L  # noqa: E402
+
+GROUPS = {"dstc7": ["dstc7"], "humod": ["humod"], "persona-zhao": ["persona-zhao"],
+          "usr+grade": ["usr-topical", "usr-persona", "convai2-grade", "empathetic-grade"]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    import pandas as pd
+    import torch
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--balance", default="0,0.5", help="comma-separated values of train judge-lm --balance")
+    ap.add_argument("--seeds", default="13,16", help="scorer seeds (each trains members seed, seed+1, ...)")
+    ap.add_argument("--threads", type=int, default=2)
+    args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    balances = [float(b) for b in args.balance.split(",")]
+    seeds = [int(s) for s in args.seeds.split(",")]
+    train, _ = J._train_pairs(L.SEED, 10 ** 9, 70, val_share=0.1)  # the reader's training pairs
+    ctx = [p.context for p in train]
+    f = L.cached_features(ctx + ctx, [p.response_a for p in train] + [p.response_b for p in train],
+                          progress=J._bar("train "))
+    fa, fb = f[:len(train)], f[len(train):]
+    del f
+    y = np.array([p.label for p in train], dtype=np.float32)
+    ds = np.array([p.dataset for p in train])
+    rows = []
+    for group, names in GROUPS.items():
+        out = np.isin(ds, names)
+        for b in balances:
+            t0 = time.time()
+            accs = []
+            for seed in seeds:
+                sc = L.train_scorer(fa[~out], fb[~out], y[~out], seed=seed,
+                                    weights=L.set_weights(list(ds[~out]), b) if b else None)
+                d = L.scores(sc, fa[out]) - L.scores(sc, fb[out])
+                accs.append(float(np.mean((d > 0) == (y[out] > 0.5))))
+            rows.append({"left out": group, "pairs": int(out.sum()), "balance": b,
+                         **{f"seed {s}": a for s, a in zip(seeds, accs)}, "mean": float(np.mean(accs)),
+                         "seconds": round(time.time() - t0)})
+            print(rows[-1], file=sys.stderr, flush=True)
+    df = pd.DataFrame(rows)
+    print(df.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    print("\nmean over the left-out groups:")
+    print(df.groupby("balance")["mean"].mean().to_string(float_format=lambda v: f"{v:.3f}"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
