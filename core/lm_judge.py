@@ -15,7 +15,9 @@ reads each (context, reply) on its own with SmolLM2-135M-Instruct (the GGUF mode
 - **Training** (:func:`train_main`, ``python -m core train judge-lm``): the same clear-margin training
   pairs as the MiniLM judge, pairwise logistic loss on ``s(A) - s(B)``. The weights that mix its logit
   with the MiniLM judge's (``w_judge``, ``w_lm``) are a two-feature logistic regression on the validation
-  pairs. Both are stored in the judge checkpoint (tensors ``lm.*``), which stays one file.
+  pairs. Both are stored in the judge checkpoint (tensors ``lm.*``), which stays one file. ``--balance``
+  weighs the pairs of small data sets up (:func:`set_weights`); measured and not shipped: it fits the
+  validation pairs better and new data sets worse (``benchmarks/judge_lodo.py``, docs/judge.md).
 
 The language model only reads; nothing of it is trained or stored. Reading costs one SmolLM2 forward pass
 per distinct (context, reply), about 15 per second on two cores; the reader remembers the last
@@ -352,8 +354,9 @@ def train_main(argv: list[str] | None = None) -> int:
         "reader": config(),
         "scorer": {"members": args.members, "hidden": args.hidden, "epochs": args.epochs, "lr": 3e-4,
                    "weight_decay": 1e-2, "dropout": 0.2, "batch_size": 64, "seed": args.seed,
-                   "loss": "logistic on s(A) - s(B), the MiniLM judge's training pairs, each weighted by "
-                           f"n_set ** -{args.balance:g} (mean 1)", "balance": args.balance},
+                   "loss": "logistic on s(A) - s(B), the MiniLM judge's training pairs"
+                           + (f", each weighted by n_set ** -{args.balance:g} (mean 1)" if args.balance else ""),
+                   "balance": args.balance},
         "mix": {"w_judge": w_judge, "w_lm": w_lm,
                 "fit": "logistic regression without intercept on both orders of the validation pairs"},
         "data": {"train_pairs_per_set": dict(Counter(p.dataset for p in train)),
