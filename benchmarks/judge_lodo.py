@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
             accs = []
             for seed in seeds:
                 sc = L.train_scorer(fa[~out], fb[~out], y[~out], seed=seed,
-                                    weights=L.set_weights(list(ds[~out]), b) if b else None)
+                                    weights=L.set_weights(list(ds[~out]), b))
                 d = L.scores(sc, fa[out]) - L.scores(sc, fb[out])
                 accs.append(float(np.mean((d > 0) == (y[out] > 0.5))))
             rows.append({"left out": group, "pairs": int(out.sum()), "balance": b,

@@ -231,7 +231,7 @@ def train_scorer(fa: np.ndarray, fb: np.ndarray, labels: np.ndarray, epochs: int
                  seed: int = SEED, progress: Progress | None = None,
                  epoch_end: Callable[[int, Any], None] | None = None, weights: np.ndarray | None = None):
     """Each member trained on its own batch order (seed + m): logistic loss on s(A) - s(B), each pair's term
-    times ``weights`` (default: all 1; see :func:`set_weights`)."""
+    times ``weights`` (default: all 1, the unweighted loss; see :func:`set_weights`)."""
     import torch
     dim = fa.shape[1]
     scorer = build_scorer(dim, hidden, members, seed=seed)
@@ -242,7 +242,9 @@ def train_scorer(fa: np.ndarray, fb: np.ndarray, labels: np.ndarray, epochs: int
     A, B = torch.from_numpy(np.asarray(fa, dtype=np.float32)), torch.from_numpy(np.asarray(fb, dtype=np.float32))
     y = torch.from_numpy(np.asarray(labels, dtype=np.float32))
     n = len(y)
-    wt = None if weights is None else torch.from_numpy(np.asarray(weights, dtype=np.float32))
+    # equal weights (balance 0) take the unweighted loss, so the shipped scorer is rebuilt exactly as trained
+    equal = weights is None or np.unique(np.asarray(weights)).size <= 1
+    wt = None if equal else torch.from_numpy(np.asarray(weights, dtype=np.float32))
     steps = members * epochs * ((n + batch_size - 1) // batch_size)
     done = 0
     for m, net in enumerate(scorer.members):
@@ -339,7 +341,7 @@ def train_main(argv: list[str] | None = None) -> int:
     labels = np.array([p.label for p in train], dtype=np.float32)
     scorer = train_scorer(fa, fb, labels, epochs=args.epochs, hidden=args.hidden, members=args.members,
                           seed=args.seed, progress=J._bar(), epoch_end=epoch_end,
-                          weights=set_weights([p.dataset for p in train], args.balance) if args.balance else None)
+                          weights=set_weights([p.dataset for p in train], args.balance))
     del fa, fb
     # the MiniLM judge's single-order logits on the validation pairs -> mixing weights
     venc = J.encode_pairs([p.context for p in val], [p.response_a for p in val], [p.response_b for p in val],
