@@ -6,12 +6,16 @@ the four DailyDialog-derived test sets) are new sets. This script measures the r
 the training pairs of the *other* sets and scored on all clear-margin training-split pairs of the group
 (no test or validation pairs are used; the reader alone, no MiniLM mix, because the MiniLM judge was
 trained on every set). The reader's features come from the same cache as ``python -m core train judge-lm``
-(on a fresh machine SmolLM2 reads the ~13,400 training replies first, about 15 min).
+(on a fresh machine SmolLM2 reads the ~13,400 training replies first, about 15 min, and the ~12,000
+replies of the 6,000 synthetic pairs, about 16 min). Synthetic pairs (``--synthetic``, machine-made from
+chitchat-dataset, :func:`core.judge.synthetic_pairs`) are added to the training side only.
 
-    .venv/bin/python benchmarks/judge_lodo.py                          # --balance 0,0.5 --seeds 13,16
-    .venv/bin/python benchmarks/judge_lodo.py --balance 0,0.25,0.5,1 --seeds 13
+    .venv/bin/python benchmarks/judge_lodo.py                  # --balance 0 --synthetic 0,6000 --seeds 13,16
+    .venv/bin/python benchmarks/judge_lodo.py --balance 0,0.5 --synthetic 0
+    .venv/bin/python benchmarks/judge_lodo.py --balance 0,0.25,0.5,1 --synthetic 0 --seeds 13
 
-Prints one row per (group, balance) with the agreement per seed and their mean, then the mean over groups.
+Prints one row per (group, balance, synthetic) with the agreement per seed and their mean, then the mean
+over groups.
 """
 from __future__ import annotations
 
@@ -35,12 +39,16 @@ def main(argv: list[str] | None = None) -> int:
     import pandas as pd
     import torch
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--balance", default="0,0.5", help="comma-separated values of train judge-lm --balance")
+    ap.add_argument("--balance", default="0", help="comma-separated values of train judge-lm --balance")
+    ap.add_argument("--synthetic", default="0,6000",
+                    help="comma-separated values of train judge-lm --synthetic (synthetic pairs added to training)")
+    ap.add_argument("--synthetic-weight", type=float, default=L.SYNTHETIC_WEIGHT)
     ap.add_argument("--seeds", default="13,16", help="scorer seeds (each trains members seed, seed+1, ...)")
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     balances = [float(b) for b in args.balance.split(",")]
+    synthetic = [int(n) for n in args.synthetic.split(",")]
     seeds = [int(s) for s in args.seeds.split(",")]
     train, _ = J._train_pairs(L.SEED, 10 ** 9, 70, val_share=0.1)  # the reader's training pairs
     ctx = [p.context for p in train]
@@ -50,25 +58,36 @@ def main(argv: list[str] | None = None) -> int:
     del f
     y = np.array([p.label for p in train], dtype=np.float32)
     ds = np.array([p.dataset for p in train])
+    syn_feats = {}
+    for n in synthetic:
+        if n:
+            syn = J.synthetic_pairs(n, L.SEED)
+            sc_ = [p.context for p in syn]
+            g = L.cached_features(sc_ + sc_, [p.response_a for p in syn] + [p.response_b for p in syn],
+                                  progress=J._bar("synthetic "))
+            syn_feats[n] = (g[:len(syn)], g[len(syn):], np.array([p.label for p in syn], dtype=np.float32))
     rows = []
     for group, names in GROUPS.items():
         out = np.isin(ds, names)
-        for b in balances:
+        for b, n in [(b, n) for b in balances for n in synthetic]:
             t0 = time.time()
             accs = []
+            sa, sb, sy = syn_feats.get(n, (fa[:0], fb[:0], y[:0]))
+            w = np.concatenate([L.set_weights(list(ds[~out]), b),
+                                np.full(len(sy), args.synthetic_weight, dtype=np.float32)])
             for seed in seeds:
-                sc = L.train_scorer(fa[~out], fb[~out], y[~out], seed=seed,
-                                    weights=L.set_weights(list(ds[~out]), b))
+                sc = L.train_scorer(np.concatenate([fa[~out], sa]), np.concatenate([fb[~out], sb]),
+                                    np.concatenate([y[~out], sy]), seed=seed, weights=w)
                 d = L.scores(sc, fa[out]) - L.scores(sc, fb[out])
                 accs.append(float(np.mean((d > 0) == (y[out] > 0.5))))
-            rows.append({"left out": group, "pairs": int(out.sum()), "balance": b,
+            rows.append({"left out": group, "pairs": int(out.sum()), "balance": b, "synthetic": n,
                          **{f"seed {s}": a for s, a in zip(seeds, accs)}, "mean": float(np.mean(accs)),
                          "seconds": round(time.time() - t0)})
             print(rows[-1], file=sys.stderr, flush=True)
     df = pd.DataFrame(rows)
     print(df.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     print("\nmean over the left-out groups:")
-    print(df.groupby("balance")["mean"].mean().to_string(float_format=lambda v: f"{v:.3f}"))
+    print(df.groupby(["balance", "synthetic"])["mean"].mean().to_string(float_format=lambda v: f"{v:.3f}"))
     return 0
 
 
