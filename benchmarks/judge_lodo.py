@@ -51,21 +51,15 @@ def main(argv: list[str] | None = None) -> int:
     synthetic = [int(n) for n in args.synthetic.split(",")]
     seeds = [int(s) for s in args.seeds.split(",")]
     train, _ = J._train_pairs(L.SEED, 10 ** 9, 70, val_share=0.1)  # the reader's training pairs
-    ctx = [p.context for p in train]
-    f = L.cached_features(ctx + ctx, [p.response_a for p in train] + [p.response_b for p in train],
-                          progress=J._bar("train "))
-    fa, fb = f[:len(train)], f[len(train):]
-    del f
+    fa, fb = L.pair_features(train, J._bar("train "))
     y = np.array([p.label for p in train], dtype=np.float32)
     ds = np.array([p.dataset for p in train])
     syn_feats = {}
     for n in synthetic:
         if n:
             syn = J.synthetic_pairs(n, L.SEED)
-            sc_ = [p.context for p in syn]
-            g = L.cached_features(sc_ + sc_, [p.response_a for p in syn] + [p.response_b for p in syn],
-                                  progress=J._bar("synthetic "))
-            syn_feats[n] = (g[:len(syn)], g[len(syn):], np.array([p.label for p in syn], dtype=np.float32))
+            syn_feats[n] = (*L.pair_features(syn, J._bar("synthetic ")),
+                            np.array([p.label for p in syn], dtype=np.float32))
     rows = []
     for group, names in GROUPS.items():
         out = np.isin(ds, names)

@@ -149,6 +149,14 @@ def cached_features(contexts: Sequence[Sequence[str]], replies: Sequence[str], p
     return rows[where].astype(np.float32)
 
 
+def pair_features(pairs: Sequence[Any], progress: Progress | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(features of every pair's reply A, of its reply B) through :func:`cached_features` (one read per
+    distinct (context, reply))."""
+    ctx = [p.context for p in pairs]
+    f = cached_features(ctx + ctx, [p.response_a for p in pairs] + [p.response_b for p in pairs], progress=progress)
+    return f[:len(pairs)], f[len(pairs):]
+
+
 def distinct_items(contexts: Sequence[Sequence[str]], replies: Sequence[str]):
     """(keys, uniq, where): the item key of every (context, reply), the index of each distinct item's first
     occurrence, and for every item the position of its distinct item in ``uniq``."""
@@ -333,18 +341,13 @@ def train_main(argv: list[str] | None = None) -> int:
                                  val_share=val_share)
     val = J.validation_pairs(args.seed, val_share=val_share)
     print(f"{len(train)} training pairs, {len(val)} validation pairs, {len(test)} test pairs", file=sys.stderr)
-    def read(pairs, tag):
-        ctx = [p.context for p in pairs]
-        f = cached_features(ctx + ctx, [p.response_a for p in pairs] + [p.response_b for p in pairs],
-                            progress=J._bar(tag))
-        return f[:len(pairs)], f[len(pairs):]
-    fa, fb = read(train, "train ")
+    fa, fb = pair_features(train, J._bar("train "))
     syn = J.synthetic_pairs(args.synthetic, args.seed) if args.synthetic else []
     if syn:  # on a fresh machine SmolLM2 reads their ~12,000 replies first (about 16 min; cached after)
-        sa, sb = read(syn, "synthetic ")
+        sa, sb = pair_features(syn, J._bar("synthetic "))
         fa, fb = np.concatenate([fa, sa]), np.concatenate([fb, sb])
         del sa, sb
-    va, vb = read(val, "validation ")
+    va, vb = pair_features(val, J._bar("validation "))
     vgold = [p.vote for p in val]
     curve = []
 
