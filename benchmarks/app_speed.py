@@ -24,21 +24,20 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
 
 
 def score_all(metrics: list[str]) -> list[dict]:
-    from core import app_state
-    from core.metrics import get_metric
     import numpy as np
-    data = app_state.load_demo()
+
+    from core import dashboard
+    from core.engine import score_examples
+    data = dashboard.load_demo(ROOT / "demo" / "demo.jsonl")
     exs = data.comparison.examples()
     rows = []
     for m in metrics:
         t0 = time.perf_counter()
         try:
-            r = get_metric(m)(exs)
+            r = score_examples(exs, [m]).results[m]
             dt = time.perf_counter() - t0
             rows.append({"metric": m, "seconds": dt, "mean A": float(np.nanmean(r.scores[:data.n])),
                          "mean B": float(np.nanmean(r.scores[data.n:])), "status": "ok"})
@@ -102,7 +101,7 @@ def main() -> int:
     ap.add_argument("--metrics", default="all", help="'all' (every registered metric) or a comma list")
     ap.add_argument("--skip-browser", action="store_true")
     args = ap.parse_args()
-    from core.metrics import available_metrics
+    from core.scoring import available_metrics
     metrics = list(available_metrics()) if args.metrics == "all" else args.metrics.split(",")
     load = os.getloadavg()[0]
     print(f"load average at start: {load:.1f} on {os.cpu_count()} cores\n")

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
 def main() -> int:
@@ -30,7 +29,7 @@ def main() -> int:
     from core.data import Example
     from core.metrics.bleu import BleuScorer
     from core.metrics.ubleu import UBleu
-    from core.retrieval import Pool, Retriever, build_embeddings, chitchat_pool, get_retriever
+    from core.models.retrieval import Pool, Retriever, build_embeddings, chitchat_pool, get_retriever
 
     pool = chitchat_pool()
     rng = np.random.default_rng(13)

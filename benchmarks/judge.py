@@ -23,10 +23,16 @@ import time
 from pathlib import Path
 
 import numpy as np
+from core.compare import preference_dimension, side_accuracy
+from core.judges.pairs import context_key, votes_from_examples
+from core.judges.pairwise import Encoded, N_LAYERS, combine_orders, encode_pairs, load_judge, verdicts
+from core.judges.votes import VoteFeatures, context_folds, learning_curve, vote_features
+from core.progress import progress_bar
+from core.settings import SEED, shared_data_dir
+from core.training.judge import train_judge
+from core.training.judge_pairs import TRAIN_SETS, evaluate, heldout_cache_path, load_heldout_predictions, train_test_pairs
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core import judge as J  # noqa: E402
 
 
 def _md(df, floatfmt: str = "{:.3f}") -> str:
@@ -45,13 +51,13 @@ def _md(df, floatfmt: str = "{:.3f}") -> str:
 
 def metric_baseline(name: str, pairs, progress=None) -> np.ndarray:
     """P(A) = 0.5 + 0.5 sign(metric(A) - metric(B)) per pair; NaN where the metric is undefined."""
-    from core.metrics import get_metric
+    from core.engine import score_examples
     exs = {}
     for p in pairs:
         for e in (p.example_a, p.example_b):
             exs.setdefault(e.id, e)
     ids = list(exs)
-    res = get_metric(name).compute([exs[i] for i in ids], progress)
+    res = score_examples([exs[i] for i in ids], [name], progress=progress).results[name]
     score = dict(zip(ids, res.scores))
     out = np.full(len(pairs), np.nan)
     for k, p in enumerate(pairs):
@@ -65,13 +71,14 @@ def mme_pair_scores(pairs, progress=None) -> tuple[np.ndarray, np.ndarray, np.nd
     """MME-CRS of reply A and reply B of every pair, and the sd of the scores of the pair's data set.
     Per data set, with the CRS weights of that set's preference dimension fitted **without** that set
     (leave-one-dataset-out, as in the quality table)."""
-    from core.metrics import get_metric
+    from core.engine import run_metric
+    from core.scoring import get_metric
     sa, sb, sd = (np.full(len(pairs), np.nan) for _ in range(3))
     by_set: dict[str, list[int]] = {}
     for k, p in enumerate(pairs):
         by_set.setdefault(p.dataset, []).append(k)
     for ds, ks in by_set.items():
-        dim = J.preference_dimension([pairs[k].example_a for k in ks]) or "overall"
+        dim = preference_dimension([pairs[k].example_a for k in ks]) or "overall"
         metric = get_metric("mme").for_dimension(dim)
         metric = metric.held_out_for(ds) or metric
         exs = {}
@@ -79,7 +86,7 @@ def mme_pair_scores(pairs, progress=None) -> tuple[np.ndarray, np.ndarray, np.nd
             for e in (pairs[k].example_a, pairs[k].example_b):
                 exs.setdefault(e.id, e)
         ids = list(exs)
-        score = dict(zip(ids, metric.compute([exs[i] for i in ids], progress).scores))
+        score = dict(zip(ids, run_metric(metric, [exs[i] for i in ids], progress).scores))
         spread = float(np.std(list(score.values()))) or 1.0
         for k in ks:
             sa[k], sb[k], sd[k] = score[pairs[k].example_a.id], score[pairs[k].example_b.id], spread
@@ -96,26 +103,25 @@ def _not_ready(name: str) -> str | None:
     """Why a baseline would need hours of building first (υBLEU without a pool index or rater), else None."""
     if name != "ubleu":
         return None
-    from core.checkpoints import paths
-    from core.retrieval import SHIPPED_INDEX_DIR, _index_name, cache_dir, chitchat_pool
+    from core.models.checkpoints import paths
+    from core.models.retrieval import chitchat_pool, index_location
     if not paths("nn-rater")[0].exists():
         return "the NN-rater checkpoint is not trained yet"
-    idx = _index_name(chitchat_pool())
-    if not ((SHIPPED_INDEX_DIR / f"{idx}.faiss").exists() or (cache_dir() / f"{idx}.npy").exists()):
+    if index_location(chitchat_pool()) is None:
         return "the chitchat pool index is neither shipped nor cached (building it takes hours here)"
     return None
 
 
 def heldout(args) -> dict:
     import pandas as pd
-    judge = J.load_judge(args.checkpoint)
-    _, test = J._train_pairs(J.SEED, args.cap_train, args.cap_test)
+    judge = load_judge(args.checkpoint)
+    _, test = train_test_pairs(SEED, args.cap_train, args.cap_test)
     t0 = time.time()
-    from core.checkpoints import short_hash
-    cached = J.load_heldout_predictions(test, J.heldout_cache_path(short_hash(args.checkpoint)), judge.tie_margin)
+    from core.models.checkpoints import short_hash
+    cached = load_heldout_predictions(test, heldout_cache_path(short_hash(args.checkpoint)), judge.tie_margin)
     if cached is not None:
         print("using the training run's held-out predictions for this checkpoint", file=sys.stderr)
-    table, out = J.evaluate(judge, test, progress=J._bar("test "), out=cached)
+    table, out = evaluate(judge, test, progress=progress_bar(prefix="test "), out=cached)
     secs = time.time() - t0
     gold = np.array([p.vote for p in test])
     ds = np.array([p.dataset for p in test])
@@ -126,8 +132,8 @@ def heldout(args) -> dict:
             print(f"baseline {name} skipped: {why}", file=sys.stderr)
             continue
         try:
-            extra[name] = (mme_baseline(test, J._bar("mme ")) if name == "mme"
-                           else metric_baseline(name, test, J._bar(f"{name} ")))
+            extra[name] = (mme_baseline(test, progress_bar(prefix="mme ")) if name == "mme"
+                           else metric_baseline(name, test, progress_bar(prefix=f"{name} ")))
         except Exception as e:  # a baseline metric that is not built/trained yet is reported, not fatal
             print(f"baseline {name} unavailable: {type(e).__name__}: {e}", file=sys.stderr)
     for name, p in extra.items():
@@ -135,30 +141,32 @@ def heldout(args) -> dict:
         for d in list(table["dataset"]):
             m = (ds == d) if d != "overall" else np.ones(len(test), bool)
             m &= ~np.isnan(p)
-            vals.append(J.side_accuracy(p[m], gold[m]) if m.any() else float("nan"))
+            vals.append(side_accuracy(p[m], gold[m]) if m.any() else float("nan"))
         table[f"{name}"] = vals
     # judge on the pairs where each partial-coverage baseline is defined (same pairs)
     same = {}
     for name, p in extra.items():
         m = ~np.isnan(p)
         if m.any() and not m.all():
-            same[name] = {"pairs": int(m.sum()), "judge": J.side_accuracy(out.p_a[m], gold[m]),
-                          "length": J.side_accuracy(
+            same[name] = {"pairs": int(m.sum()), "judge": side_accuracy(out.p_a[m], gold[m]),
+                          "length": side_accuracy(
                               0.5 + 0.5 * np.sign([len(test[i].response_a.split()) - len(test[i].response_b.split())
                                                    for i in np.where(m)[0]]), gold[m]),
-                          name: J.side_accuracy(p[m], gold[m])}
-    trained = np.isin(ds, J.TRAIN_SETS)
+                          name: side_accuracy(p[m], gold[m])}
+    trained = np.isin(ds, TRAIN_SETS)
     groups = {"held-out contexts of training sets": trained, "unseen DailyDialog sets": ~trained}
     grows = []
     for g, m in groups.items():
-        grows.append({"group": g, "pairs": int(m.sum()), "judge": J.side_accuracy(out.p_a[m], gold[m]),
+        grows.append({"group": g, "pairs": int(m.sum()), "judge": side_accuracy(out.p_a[m], gold[m]),
                       "order disagreement": float(np.mean((out.p_ab[m] > .5) != (out.p_ba_flipped[m] > .5)))})
     ties = []
     for tm in (0.0, 0.05, 0.1, 0.2, 0.3):
-        v = J.verdicts(out.p_a, tm)
-        a = J.agreement(v, list(gold))
-        ties.append({"tie margin": tm, "judge says tie": a["tie_rate"], "accuracy on decided pairs": a["decided"],
-                     "agreement (tie = half)": a["forced"]})
+        v = np.array(verdicts(out.p_a, tm))
+        g = np.array(gold)
+        decided = v != "tie"
+        ties.append({"tie margin": tm, "judge says tie": float(np.mean(~decided)),
+                     "accuracy on decided pairs": float(np.mean(v[decided] == g[decided])) if decided.any() else float("nan"),
+                     "agreement (tie = half)": float(np.mean(np.where(decided, v == g, 0.5)))})
     print("\n## Held-out agreement with human preferences (forced choice from combined p)\n")
     print(_md(table))
     print("\n## By group\n")
@@ -178,27 +186,27 @@ def heldout(args) -> dict:
 
 def curve(args) -> dict:
     from core.data import load_jsonl
-    judge = J.load_judge(args.checkpoint)
-    ex = load_jsonl(J._shared_eval_dir() / f"{args.curve_set}.jsonl")
-    votes = J.votes_from_examples(ex)
-    rng = np.random.default_rng(J.SEED)
+    judge = load_judge(args.checkpoint)
+    ex = load_jsonl((lambda: shared_data_dir() / "eval")() / f"{args.curve_set}.jsonl")
+    votes = votes_from_examples(ex)
+    rng = np.random.default_rng(SEED)
     votes = [votes[i] for i in rng.permutation(len(votes))[:args.curve_votes]]
     t0 = time.time()
-    from core.checkpoints import short_hash
-    from core.retrieval import cache_dir
+    from core.models.checkpoints import short_hash
+    from core.models.retrieval import cache_dir
     cache = cache_dir() / f"judge-votes-{short_hash(args.checkpoint)}-{args.curve_set}-{len(votes)}.npz"
     if cache.exists():
-        feats = J.VoteFeatures.load(cache)
+        feats = VoteFeatures.load(cache)
     else:
-        feats = J.vote_features(votes, judge, J._bar("votes "))
+        feats = vote_features(votes, judge, progress_bar(prefix="votes "))
         cache.parent.mkdir(parents=True, exist_ok=True)
         feats.save(cache)
     t1 = time.time()
     sizes = list(range(100, 1000, 100))
-    df = J.learning_curve(votes, sizes, args.folds, judge, features=feats, progress=J._bar())
+    df = learning_curve(votes, sizes, args.folds, judge, features=feats, progress=progress_bar())
     t2 = time.time()
     # the votes alone on the same units (no offset from the shipped judge): what the votes themselves teach
-    alone = J.learning_curve(votes, sizes, args.folds, judge, features=feats, from_scratch=True)
+    alone = learning_curve(votes, sizes, args.folds, judge, features=feats, from_scratch=True)
     df["votes_alone"] = [float("nan")] + list(alone["agreement"][1:])
     print(f"\n## Learning curve on {args.curve_set} ({len(votes)} clear-margin votes, {args.folds}-fold CV by "
           f"context; n_train = 0 is the shipped judge; votes_alone = the same re-fit without the shipped "
@@ -210,25 +218,25 @@ def curve(args) -> dict:
 
 def base_curve(args) -> dict:
     """The paper's setting for comparison: no shipped judge, votes only. For the same folds and draws as
-    :func:`J.learning_curve`, the top MiniLM layer + a fresh head are trained from the *base* model on the
+    :func:`learning_curve`, the top MiniLM layer + a fresh head are trained from the *base* model on the
     n training votes (both orders, 3 epochs, the shipped judge's learning rates), then the fold is predicted."""
     import pandas as pd
 
     from core.data import load_jsonl
-    ex = load_jsonl(J._shared_eval_dir() / f"{args.curve_set}.jsonl")
-    votes = J.votes_from_examples(ex)
-    rng = np.random.default_rng(J.SEED)
+    ex = load_jsonl((lambda: shared_data_dir() / "eval")() / f"{args.curve_set}.jsonl")
+    votes = votes_from_examples(ex)
+    rng = np.random.default_rng(SEED)
     votes = [votes[i] for i in rng.permutation(len(votes))[:args.curve_votes]]
     t0 = time.time()
-    enc = J.encode_pairs([v.context for v in votes], [v.response_a for v in votes],
-                         [v.response_b for v in votes], J._bar("votes (base) "), n_frozen=J.N_LAYERS - 1)
+    enc = encode_pairs([v.context for v in votes], [v.response_a for v in votes],
+                         [v.response_b for v in votes], progress_bar(prefix="votes (base) "), n_frozen=N_LAYERS - 1)
     labels = np.array([v.label for v in votes], dtype=np.float32)
     gold = [v.vote for v in votes]
-    folds = J.context_folds(votes, args.folds, J.SEED)
+    folds = context_folds(votes, args.folds, SEED)
 
     def sub(idx):
         rows = np.stack([2 * idx, 2 * idx + 1], axis=1).reshape(-1)
-        return J.Encoded([enc.states[r] for r in rows], [enc.spans[r] for r in rows])
+        return Encoded([enc.states[r] for r in rows], [enc.spans[r] for r in rows])
 
     sizes = [int(s) for s in args.base_sizes.split(",")]
     rows, done = [], 0
@@ -237,10 +245,10 @@ def base_curve(args) -> dict:
         for f in range(args.folds):
             test = np.where(folds == f)[0]
             train = np.where(folds != f)[0]
-            pick = np.random.default_rng(J.SEED + 1000 * f + n).permutation(train)[:n]
+            pick = np.random.default_rng(SEED + 1000 * f + n).permutation(train)[:n]
             used.append(len(pick))
-            judge = J.train_judge(sub(pick), labels[pick], epochs=3, n_frozen=J.N_LAYERS - 1)
-            accs.append(J.side_accuracy(judge.predict_encoded(sub(test)).p_a, [gold[i] for i in test]))
+            judge = train_judge(sub(pick), labels[pick], epochs=3, n_frozen=N_LAYERS - 1)
+            accs.append(side_accuracy(judge.predict_encoded(sub(test)).p_a, [gold[i] for i in test]))
             done += 1
             print(f"\rbase curve: {done}/{len(sizes) * args.folds} fits", end="", file=sys.stderr)
         rows.append({"n_train": round(float(np.mean(used))), "agreement": float(np.mean(accs)), "low": float(np.min(accs)),
@@ -255,9 +263,9 @@ def base_curve(args) -> dict:
 def rejudge(args) -> dict:
     """Seconds to judge the same pairs twice in one process (the dashboard's judge run, then its votes re-fit
     on those pairs): the second time SmolLM2 reads nothing (the reader remembers what it read)."""
-    _, test = J._train_pairs(J.SEED, args.cap_train, args.cap_test)
+    _, test = train_test_pairs(SEED, args.cap_train, args.cap_test)
     pairs = [p for p in test if p.dataset == "usr-topical"][:args.rejudge]
-    judge = J.load_judge(args.checkpoint)
+    judge = load_judge(args.checkpoint)
     judge.predict([["warm-up"]], ["hi ."], ["hello ."])  # loads MiniLM and SmolLM2 outside the timing
     ins = ([p.context for p in pairs], [p.response_a for p in pairs], [p.response_b for p in pairs])
     secs = []
@@ -282,30 +290,30 @@ def stack_mme(args) -> dict:
     import pandas as pd
     import torch
 
-    judge = J.load_judge(args.checkpoint)
-    _, evalp = J._train_pairs(J.SEED, args.cap_train, args.cap_test)
-    _, allp = J._train_pairs(J.SEED, args.cap_train, 10 ** 9)
-    eval_ctx = {J.context_key(p.context) for p in evalp}
+    judge = load_judge(args.checkpoint)
+    _, evalp = train_test_pairs(SEED, args.cap_train, args.cap_test)
+    _, allp = train_test_pairs(SEED, args.cap_train, 10 ** 9)
+    eval_ctx = {context_key(p.context) for p in evalp}
     per_set = defaultdict(list)
     for p in allp:
-        if J.context_key(p.context) not in eval_ctx and len(per_set[p.dataset]) < args.stack_per_set:
+        if context_key(p.context) not in eval_ctx and len(per_set[p.dataset]) < args.stack_per_set:
             per_set[p.dataset].append(p)
     fitp = [p for v in per_set.values() for p in v]
 
     def mme_z(pairs):
-        sa, sb, sd = mme_pair_scores(pairs, J._bar("mme "))
+        sa, sb, sd = mme_pair_scores(pairs, progress_bar(prefix="mme "))
         return (sa - sb) / sd
 
     def judge_logit(pairs):
         out = judge.predict([p.context for p in pairs], [p.response_a for p in pairs],
-                            [p.response_b for p in pairs], J._bar("judge "))
+                            [p.response_b for p in pairs], progress_bar(prefix="judge "))
         q = np.clip(out.p_a, 1e-6, 1 - 1e-6)
         return np.log(q / (1 - q))
 
     xf = np.stack([judge_logit(fitp), mme_z(fitp)], 1)
     yf = np.array([p.label for p in fitp])
     xe = np.stack([judge_logit(evalp), mme_z(evalp)], 1)
-    torch.manual_seed(J.SEED)
+    torch.manual_seed(SEED)
     w = torch.zeros(2, requires_grad=True)
     opt = torch.optim.LBFGS([w], max_iter=200)
     xt, yt = torch.tensor(xf, dtype=torch.float32), torch.tensor(yf, dtype=torch.float32)
@@ -324,9 +332,9 @@ def stack_mme(args) -> dict:
     for d in list(dict.fromkeys(ds)) + ["overall"]:
         m = (ds == d) if d != "overall" else np.ones(len(evalp), bool)
         rows.append({"dataset": d, "pairs": int(m.sum()),
-                     "judge": J.side_accuracy(1 / (1 + np.exp(-xe[m, 0])), gold[m]),
-                     "MME-CRS": J.side_accuracy(0.5 + 0.5 * np.sign(xe[m, 1]), gold[m]),
-                     "judge + MME (stack)": J.side_accuracy(p_stack[m], gold[m])})
+                     "judge": side_accuracy(1 / (1 + np.exp(-xe[m, 0])), gold[m]),
+                     "MME-CRS": side_accuracy(0.5 + 0.5 * np.sign(xe[m, 1]), gold[m]),
+                     "judge + MME (stack)": side_accuracy(p_stack[m], gold[m])})
     df = pd.DataFrame(rows)
     print(f"\n## Judge + MME-CRS stack (weights fitted on {len(fitp)} other test-split pairs: "
           f"a = {wa:.3f} on the judge's logit, b = {wb:.3f} on z(MME))\n")
@@ -341,11 +349,11 @@ def siamese(args) -> dict:
     import pandas as pd
     import torch
 
-    from core.encoders import encode
-    train, test = J._train_pairs(J.SEED, args.cap_train, args.cap_test)
+    from core.models.encoders import encode
+    train, test = train_test_pairs(SEED, args.cap_train, args.cap_test)
     texts = sorted({t for p in train + test for t in (" ".join(p.context[-2:]), p.response_a, p.response_b)})
     t0 = time.time()
-    emb = dict(zip(texts, encode(texts, progress=J._bar("siamese "))))
+    emb = dict(zip(texts, encode(texts, progress=progress_bar(prefix="siamese "))))
     secs = time.time() - t0
 
     def feats(pairs, flip=False):
@@ -357,7 +365,7 @@ def siamese(args) -> dict:
             rows.append(np.concatenate([c, a, b, a - b, c * a - c * b]))
         return torch.tensor(np.array(rows), dtype=torch.float32)
 
-    torch.manual_seed(J.SEED)
+    torch.manual_seed(SEED)
     x = torch.cat([feats(train), feats(train, True)])
     y = torch.tensor([p.label for p in train] + [1 - p.label for p in train], dtype=torch.float32)
     net = torch.nn.Sequential(torch.nn.Dropout(0.1), torch.nn.Linear(x.shape[1], 256), torch.nn.Tanh(),
@@ -372,13 +380,13 @@ def siamese(args) -> dict:
     with torch.no_grad():
         p_ab = torch.sigmoid(net(feats(test)).squeeze(-1)).double().numpy()
         p_ba = torch.sigmoid(net(feats(test, True)).squeeze(-1)).double().numpy()
-    p_a, flipped, _ = J.combine_orders(p_ab, p_ba)
+    p_a, flipped, _ = combine_orders(p_ab, p_ba)
     gold = np.array([p.vote for p in test])
     ds = np.array([p.dataset for p in test])
     rows = []
     for d in list(dict.fromkeys(ds)) + ["overall"]:
         m = (ds == d) if d != "overall" else np.ones(len(test), bool)
-        rows.append({"dataset": d, "pairs": int(m.sum()), "siamese": J.side_accuracy(p_a[m], gold[m]),
+        rows.append({"dataset": d, "pairs": int(m.sum()), "siamese": side_accuracy(p_a[m], gold[m]),
                      "order disagreement": float(np.mean((p_ab[m] > .5) != (flipped[m] > .5)))})
     df = pd.DataFrame(rows)
     print(f"\n## Siamese variant (frozen sentence embeddings + MLP), same pairs; {len(texts)} texts encoded in {secs:.0f} s\n")

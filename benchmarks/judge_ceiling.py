@@ -22,20 +22,21 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
+from core.compare import preference_dimension, side_accuracy
+from core.judges.pairwise import load_judge
+from core.settings import SEED, shared_data_dir
+from core.training.judge_pairs import DAILYDIALOG_SETS, TRAIN_SETS, heldout_cache_path, load_heldout_predictions, train_test_pairs
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core import judge as J  # noqa: E402
 
 
 def raw_ratings(names) -> dict[str, dict[str, list[float]]]:
     """id -> dimension -> list of raw ratings, straight from the rated JSONL files."""
     out: dict[str, dict[str, list[float]]] = {}
-    d = J._shared_eval_dir()
+    d = (lambda: shared_data_dir() / "eval")()
     for name in names:
         with open(d / f"{name}.jsonl", encoding="utf-8") as f:
             for line in f:
@@ -79,21 +80,21 @@ def main() -> int:
     args = ap.parse_args()
     import pandas as pd
 
-    _, test = J._train_pairs(J.SEED, args.cap_train, args.cap_test)
-    ratings = raw_ratings(J.TRAIN_SETS + J.DAILYDIALOG_SETS)
+    _, test = train_test_pairs(SEED, args.cap_train, args.cap_test)
+    ratings = raw_ratings(TRAIN_SETS + DAILYDIALOG_SETS)
 
     import torch
     torch.set_num_threads(args.threads)
-    from core.checkpoints import short_hash
-    judge = J.load_judge(args.checkpoint)
-    cache = J.heldout_cache_path(short_hash(args.checkpoint))
-    out = J.load_heldout_predictions(test, cache, judge.tie_margin)
+    from core.models.checkpoints import short_hash
+    judge = load_judge(args.checkpoint)
+    cache = heldout_cache_path(short_hash(args.checkpoint))
+    out = load_heldout_predictions(test, cache, judge.tie_margin)
     if out is None:
         out = judge.predict([p.context for p in test], [p.response_a for p in test], [p.response_b for p in test])
 
     rows = []
     for k, p in enumerate(test):
-        dim = J.preference_dimension([p.example_a])
+        dim = preference_dimension([p.example_a])
         ra = ratings.get(p.example_a.id, {}).get(dim, [])
         rb = ratings.get(p.example_b.id, {}).get(dim, [])
         one, half = pair_ceiling(ra, rb)
@@ -107,7 +108,7 @@ def main() -> int:
         table.append({"dataset": name, "pairs": len(g), "ratings per response": int(g.raters.median()),
                       "one rater vs the rest": has.one_vs_rest.dropna().mean() if len(has) else float("nan"),
                       "half vs half": has.half_vs_half.mean() if len(has) else float("nan"),
-                      "judge vs full panel": J.side_accuracy(g.p_a.values, list(g.gold))})
+                      "judge vs full panel": side_accuracy(g.p_a.values, list(g.gold))})
     t = pd.DataFrame(table)
     from judge import _md  # benchmarks/judge.py (this script's folder is on sys.path)
     print(_md(t))

@@ -22,14 +22,15 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
+from core.judges.smollm_reader import scores
+from core.progress import progress_bar
+from core.settings import SEED
+from core.training.judge_lm import SYNTHETIC_WEIGHT, pair_features, set_weights, train_scorer
+from core.training.judge_pairs import synthetic_pairs, train_test_pairs
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core import judge as J  # noqa: E402
-from core import lm_judge as L  # noqa: E402
 
 GROUPS = {"dstc7": ["dstc7"], "humod": ["humod"], "persona-zhao": ["persona-zhao"],
           "usr+grade": ["usr-topical", "usr-persona", "convai2-grade", "empathetic-grade"]}
@@ -42,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--balance", default="0", help="comma-separated values of train judge-lm --balance")
     ap.add_argument("--synthetic", default="0,6000",
                     help="comma-separated values of train judge-lm --synthetic (synthetic pairs added to training)")
-    ap.add_argument("--synthetic-weight", type=float, default=L.SYNTHETIC_WEIGHT)
+    ap.add_argument("--synthetic-weight", type=float, default=SYNTHETIC_WEIGHT)
     ap.add_argument("--seeds", default="13,16", help="scorer seeds (each trains members seed, seed+1, ...)")
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args(argv)
@@ -50,15 +51,15 @@ def main(argv: list[str] | None = None) -> int:
     balances = [float(b) for b in args.balance.split(",")]
     synthetic = [int(n) for n in args.synthetic.split(",")]
     seeds = [int(s) for s in args.seeds.split(",")]
-    train, _ = J._train_pairs(L.SEED, 10 ** 9, 70, val_share=0.1)  # the reader's training pairs
-    fa, fb = L.pair_features(train, J._bar("train "))
+    train, _ = train_test_pairs(SEED, 10 ** 9, 70, val_share=0.1)  # the reader's training pairs
+    fa, fb = pair_features(train, progress_bar(prefix="train "))
     y = np.array([p.label for p in train], dtype=np.float32)
     ds = np.array([p.dataset for p in train])
     syn_feats = {}
     for n in synthetic:
         if n:
-            syn = J.synthetic_pairs(n, L.SEED)
-            syn_feats[n] = (*L.pair_features(syn, J._bar("synthetic ")),
+            syn = synthetic_pairs(n, SEED)
+            syn_feats[n] = (*pair_features(syn, progress_bar(prefix="synthetic ")),
                             np.array([p.label for p in syn], dtype=np.float32))
     rows = []
     for group, names in GROUPS.items():
@@ -67,12 +68,12 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.time()
             accs = []
             sa, sb, sy = syn_feats.get(n, (fa[:0], fb[:0], y[:0]))
-            w = np.concatenate([L.set_weights(list(ds[~out]), b),
+            w = np.concatenate([set_weights(list(ds[~out]), b),
                                 np.full(len(sy), args.synthetic_weight, dtype=np.float32)])
             for seed in seeds:
-                sc = L.train_scorer(np.concatenate([fa[~out], sa]), np.concatenate([fb[~out], sb]),
+                sc = train_scorer(np.concatenate([fa[~out], sa]), np.concatenate([fb[~out], sb]),
                                     np.concatenate([y[~out], sy]), seed=seed, weights=w)
-                d = L.scores(sc, fa[out]) - L.scores(sc, fb[out])
+                d = scores(sc, fa[out]) - scores(sc, fb[out])
                 accs.append(float(np.mean((d > 0) == (y[out] > 0.5))))
             rows.append({"left out": group, "pairs": int(out.sum()), "balance": b, "synthetic": n,
                          **{f"seed {s}": a for s, a in zip(seeds, accs)}, "mean": float(np.mean(accs)),

@@ -17,15 +17,14 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 
 def build_examples(n: int, max_tokens: int):
     from core.data import Example
-    from core.encoders import minilm_tokenizer
-    from core.metrics import mme_models as M
+    from core.models.encoders import minilm_tokenizer
+    from core.models.corpus import chitchat_split
     tok = minilm_tokenizer()
-    _, held = M.chitchat_split()
+    _, held = chitchat_split()
     exs, lens = [], []
     for d in held:
         if len(d) < 4:
@@ -51,7 +50,7 @@ def main() -> int:
     p.add_argument("--max-context-tokens", type=int, default=256)
     a = p.parse_args()
     import os
-    os.environ["DIALEVAL_THREADS"] = str(a.threads)  # core.encoders resets torch's threads from this
+    os.environ["DIALEVAL_THREADS"] = str(a.threads)  # core.models.encoders resets torch's threads from this
     import numpy as np
     import torch
     torch.set_num_threads(a.threads)

@@ -28,7 +28,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 DEFAULT_DATA = Path(os.environ.get("DIALEVAL_SHARED_DATA", ROOT.parent / "shared" / "data")) / "eval"
 RESULTS = ROOT / "benchmarks" / "RESULTS.md"
 
@@ -188,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("DIALEVAL_THREADS", "1")
     from core.data import load_jsonl
     from core.meta_eval import meta_evaluate
-    from core.metrics import available_metrics
+    from core.scoring import available_metrics
     from core.report import to_json
 
     data_dir = Path(args.data_dir)

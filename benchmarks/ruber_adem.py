@@ -5,7 +5,7 @@ ratio to raw MiniLM encoder throughput on the same distinct texts (target >= 0.8
     .venv/bin/python benchmarks/ruber_adem.py --quality [--datasets usr-topical,...]   # meta-evaluation table
 
 Each metric runs cold (its per-text caches cleared, models already loaded); the reference time for a
-metric is ``core.encoders.encode`` on exactly the distinct texts that metric has to embed, so the
+metric is ``core.models.encoders.encode`` on exactly the distinct texts that metric has to embed, so the
 ratio measures the metric's overhead beyond the encoder itself. Prints a markdown table.
 """
 from __future__ import annotations
@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 
 # Yeh et al. 2021, turn level, Spearman: (RUBER, BERT-RUBER, ADEM); dimension scored
@@ -36,8 +35,9 @@ def quality(args) -> None:
     from scipy.stats import pearsonr, spearmanr
     torch.set_num_threads(args.threads)
     from core.data import load_jsonl
-    from core.metrics import available_metrics, get_metric
-    from core.metrics.adem import pick_dimension
+    from core.engine import run_metric
+    from core.scoring import available_metrics, get_metric
+    from core.training.adem import pick_dimension
     data_dir = Path(args.data).parent
     names = [m for m in args.quality_metrics.split(",") if m in available_metrics()]
     print("| dataset | dim | metric | Spearman | Pearson | n | anchor (Yeh 2021, Spearman) |")
@@ -48,11 +48,10 @@ def quality(args) -> None:
         y = np.array([e.scores.get(dim, np.nan) for e in exs])
         for name in names:
             m = get_metric(name)
-            if hasattr(m, "held_out_for"):
-                m = m.held_out_for(ds)
+            m = m.held_out_for(ds) or m
             t = time.perf_counter()
             try:
-                s = m(exs).scores
+                s = run_metric(m, exs).scores
             except Exception as e:  # noqa: BLE001 - report and go on (e.g. υBLEU not available yet)
                 print(f"| {ds} | {dim} | {name} | error: {type(e).__name__}: {str(e)[:60]} | | | |", flush=True)
                 continue
@@ -75,7 +74,7 @@ def ablation(args) -> None:
     from scipy.stats import spearmanr
     torch.set_num_threads(args.threads)
     from core.data import load_jsonl
-    from core.metrics import get_metric
+    from core.engine import score_examples
     from core.metrics.ruber import COMBINES, hybrid
     data_dir = Path(args.data).parent
     print("| dataset | hybrid | " + " | ".join(COMBINES) + " |")
@@ -85,7 +84,8 @@ def ablation(args) -> None:
         dim = ANCHORS[ds][3] if ds in ANCHORS else "overall"
         y = np.array([e.scores.get(dim, np.nan) for e in exs])
         for hyb, ref, unref in (("ruber", "ruber_ref", "ruber_unref"), ("bert_ruber", "bert_ruber_ref", "bert_ruber_unref")):
-            r, u = get_metric(ref)(exs).scores, get_metric(unref)(exs).scores
+            table = score_examples(exs, [ref, unref])
+            r, u = table.column(ref), table.column(unref)
             cells = [f"{spearmanr(hybrid(r, u, c)[0], y)[0]:.3f}" for c in COMBINES]
             print(f"| {ds} | {hyb} | " + " | ".join(cells) + " |", flush=True)
 
@@ -111,8 +111,9 @@ def main() -> None:
     import os
     os.environ["DIALEVAL_THREADS"] = str(args.threads)
     from core.data import load_jsonl
-    from core.encoders import encode
-    from core.metrics import available_metrics, get_metric
+    from core.models.encoders import encode
+    from core.engine import run_metric
+    from core.scoring import available_metrics, get_metric
     from core.metrics import adem as A
     from core.metrics import ruber as R
 
@@ -141,7 +142,7 @@ def main() -> None:
         A._disk_path = lambda tmp=tmp: tmp
         A._disk_cache.cache_clear()
         t = time.perf_counter()
-        m(exs)
+        run_metric(m, exs)
         return time.perf_counter() - t
 
     rows = []
@@ -150,7 +151,7 @@ def main() -> None:
             rows.append((name, None, None, "not registered yet"))
             continue
         m = get_metric(name)
-        m(exs[:4])  # load models
+        run_metric(m, exs[:4])  # load models
         # the machine is shared: interleave encoder and metric timings and keep the best of `repeat`
         dt, et, nt = float("inf"), float("inf"), 0
         for _ in range(args.repeat):

@@ -13,11 +13,11 @@ most repeatable).
   encoding per example for MiniLM-based metrics; one raw SmolLM2-135M forward pass per response for the
   SmolLM-based MME specificity metrics and MME as a whole. ratio = metric ex/s / floor ex/s (1.0 = as
   fast as the floor; 0.1 = ten times its cost).
-- **Retrieval**: single-query latency p50/p95 of ``core.retrieval`` (emb-u: encode the query + faiss
+- **Retrieval**: single-query latency p50/p95 of ``core.models.retrieval`` (emb-u: encode the query + faiss
   search + leakage guard; bm25-u: bm25s) and of ``rank_bm25.BM25Okapi`` (same pool utterances, same
   queries, same tokenization: lowercase word tokens minus bm25s' English stop words), top 15.
 - **Scaling**: for each pool size, build time, query latency and memory of the embedding index with the
-  index type ``core.retrieval.Retriever`` picks (exact ``IndexFlatIP`` up to 300k pairs, ``IndexHNSWFlat``
+  index type ``core.models.retrieval.Retriever`` picks (exact ``IndexFlatIP`` up to 300k pairs, ``IndexHNSWFlat``
   M=32, efSearch=128 above), and of the bm25s index. Vectors are the real MiniLM pool embeddings when
   they are available (shipped index or cache) and the size fits in the pool, else random unit vectors
   (stated per row; random 384-d vectors are the hard case for HNSW). Texts above the pool size are
@@ -43,9 +43,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 RESULTS = ROOT / "benchmarks" / "RESULTS.md"
-HNSW_THRESHOLD = 300_000  # core.retrieval.Retriever._init_embeddings: HNSW above this many pairs
+HNSW_THRESHOLD = 300_000  # core.models.retrieval.Retriever._init_embeddings: HNSW above this many pairs
 FASTER_NOTE = {
     "ruber_ref": "static word-piece vectors, no transformer pass", "ruber_unref": "Bi-GRU over static vectors",
     "ruber": "static vectors + Bi-GRU",
@@ -87,7 +86,7 @@ def pctl(xs, q):
 def sample_examples(n: int, seed: int = 13):
     import numpy as np
     from core.data import Example
-    from core.retrieval import chitchat_pool
+    from core.models.retrieval import chitchat_pool
     pool = chitchat_pool()
     rng = np.random.default_rng(seed)
     idx = rng.choice(len(pool), size=n, replace=False)
@@ -111,7 +110,7 @@ def child_floor(kind: str, n: int) -> dict:
             bleu.sentence_score(e.response, [e.reference])
         dt_ = time.perf_counter() - t
     elif kind == "minilm":
-        from core.encoders import encode
+        from core.models.encoders import encode
         encode([e.response for e in warm])
         base = rss_mb()
         t = time.perf_counter()
@@ -119,7 +118,7 @@ def child_floor(kind: str, n: int) -> dict:
         dt_ = time.perf_counter() - t
     elif kind == "smollm":
         import torch
-        from core.encoders import smollm
+        from core.models.encoders import smollm
         tok, model = smollm()
         if tok.pad_token is None:
             tok.pad_token = tok.eos_token
@@ -140,15 +139,16 @@ def child_floor(kind: str, n: int) -> dict:
 
 
 def child_metric(name: str, n: int) -> dict:
-    from core.metrics import get_metric
+    from core.engine import run_metric
+    from core.scoring import get_metric
     exs = sample_examples(n + 8)
     t = time.perf_counter()
     metric = get_metric(name)
-    metric(exs[:8])
+    run_metric(metric, exs[:8])
     load = time.perf_counter() - t
     base = rss_mb()
     t = time.perf_counter()
-    res = metric(exs[8:])
+    res = run_metric(metric, exs[8:])
     dt_ = time.perf_counter() - t
     import numpy as np
     finite = int(np.isfinite(res.scores).sum())
@@ -165,7 +165,7 @@ def simple_tokens(text: str, stop: set[str]) -> list[str]:
 
 def child_retrieval(method: str, n_queries: int) -> dict:
     import numpy as np
-    from core.retrieval import chitchat_pool
+    from core.models.retrieval import chitchat_pool
     pool = chitchat_pool()
     rng = np.random.default_rng(7)
     qi = rng.choice(len(pool), size=n_queries + 3, replace=False)
@@ -189,10 +189,9 @@ def child_retrieval(method: str, n_queries: int) -> dict:
             lat.append(time.perf_counter() - t)
         out["index"] = "rank_bm25.BM25Okapi (pure Python)"
     else:
-        from core.retrieval import Retriever, _index_name, SHIPPED_INDEX_DIR, cache_dir
+        from core.models.retrieval import Retriever, index_location
         if method.startswith("emb"):
-            name = _index_name(pool)
-            have = (SHIPPED_INDEX_DIR / f"{name}.faiss").exists() or (cache_dir() / f"{name}.npy").exists()
+            have = index_location(pool) is not None
             if not have:
                 return {**out, "error": "pool embeddings not built (run scripts/build_pool_index.py); skipped"}
         base = rss_mb()
@@ -225,7 +224,7 @@ def _unit(rng, n, d=384):
 
 def child_scaling(kind: str, size: int, n_queries: int, force_hnsw: bool = False) -> dict:
     import numpy as np
-    from core.retrieval import chitchat_pool
+    from core.models.retrieval import chitchat_pool
     pool = chitchat_pool()
     rng = np.random.default_rng(size)
     out: dict = {"kind": kind, "size": size}
@@ -233,10 +232,9 @@ def child_scaling(kind: str, size: int, n_queries: int, force_hnsw: bool = False
         import faiss
         vecs, source = None, "random unit vectors"
         if size <= len(pool):
-            from core.retrieval import SHIPPED_INDEX_DIR, _index_name, cache_dir
-            name = _index_name(pool)
-            if (SHIPPED_INDEX_DIR / f"{name}.faiss").exists() or (cache_dir() / f"{name}.npy").exists():
-                from core.retrieval import pool_embeddings
+            from core.models.retrieval import index_location
+            if index_location(pool) is not None:
+                from core.models.retrieval import pool_embeddings
                 tv, src = pool_embeddings(pool)
                 sel = np.sort(rng.choice(len(pool), size=size, replace=False))
                 vecs = np.ascontiguousarray(tv[pool.utt_idx[sel]])
@@ -294,7 +292,7 @@ def child_scaling(kind: str, size: int, n_queries: int, force_hnsw: bool = False
         out["build_s"] = time.perf_counter() - t
         del texts
         lat = []
-        for u in queries:  # as core.retrieval does: scores for every document, then top 56
+        for u in queries:  # as core.models.retrieval does: scores for every document, then top 56
             t = time.perf_counter()
             qt = bm25s.tokenize([u], stopwords="en", show_progress=False, return_ids=False)[0]
             if qt:
@@ -389,8 +387,7 @@ def main(argv: list[str] | None = None) -> int:
         child_main(json.loads(args.child), args.threads)
         return 0
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from quality import replace_section
+    from quality import replace_section  # benchmarks/quality.py (this script's folder is on sys.path)
     from core.report import to_json
     if args.from_json:
         results = json.loads(Path(args.from_json).read_text())
@@ -416,7 +413,7 @@ def measure(args, argv) -> dict:
     if "metrics" not in skip:
         results["parts"].append("metrics")
         load_registry_tolerantly()
-        from core.metrics import available_metrics
+        from core.scoring import available_metrics
         known = list(available_metrics())
         metrics = known if args.metrics == "all" else [m.strip() for m in args.metrics.split(",") if m.strip()]
         for kind in sorted({floor_of(m) for m in metrics}):
@@ -437,7 +434,7 @@ def measure(args, argv) -> dict:
             results["retrieval"].append(r)
     if "scaling" not in skip:
         results["parts"].append("scaling")
-        from core.retrieval import chitchat_pool
+        from core.models.retrieval import chitchat_pool
         full = len(chitchat_pool())
         results["full_pool"] = full
         for label in args.sizes.split(","):
@@ -512,7 +509,7 @@ def render_report(results: dict, prevs: list[dict] | None = None) -> str:
             if r.get("error"):
                 rows.append({"m": r["method"], "note": r["error"]})
                 continue
-            rows.append({"m": ("core.retrieval " + r["method"]) if r["method"] != "rank-bm25" else "rank-bm25 (reference)",
+            rows.append({"m": ("core.models.retrieval " + r["method"]) if r["method"] != "rank-bm25" else "rank-bm25 (reference)",
                          "idx": r["index"], "q": str(r["queries"]), "build": f1(r["build_s"]),
                          "p50": f1(r["p50_ms"]), "p95": f1(r["p95_ms"]), "peak": f"{r['peak_mb']:.0f}",
                          "delta": f"{r['peak_mb'] - r['base_mb']:+.0f}", "note": ""})
@@ -533,7 +530,7 @@ def render_report(results: dict, prevs: list[dict] | None = None) -> str:
             rows += [_scaling_row(r, prev.get("threads", "?"), full, mark) for r in prev.get("scaling", [])]
             note += f" Rows marked{mark} come from a separate run, `{prev.get('command')}` ({prev.get('started')} UTC)."
         L += [f"### Scaling with the pool size ({results.get('scaling_queries', '?')} queries)", "",
-              "Index type as core.retrieval chooses it (exact IndexFlatIP up to 300k pairs, HNSW above). Query time "
+              "Index type as core.models.retrieval chooses it (exact IndexFlatIP up to 300k pairs, HNSW above). Query time "
               "is the index search alone for the 56 candidates Retriever asks for (no query encoding). index MB = the "
               "faiss index's size (vectors for a flat index; serialized graph + vectors for HNSW); peak MB = peak RSS of "
               "the measuring process (it also holds the pool and, for real vectors, the decoded pool embeddings)."

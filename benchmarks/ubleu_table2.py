@@ -15,12 +15,13 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core.data import load_jsonl  # noqa: E402
-from core.metrics.bleu import BLEU  # noqa: E402
-from core.metrics.ubleu import UBleu  # noqa: E402
-from core.retrieval import RETRIEVERS  # noqa: E402
+from core.data import load_jsonl
+from core.metrics.bleu import BLEU
+from core.metrics.ubleu import UBleu
+from core.engine import run_metric
+from core.models.retrieval import RETRIEVERS
+from core.scoring import Options
 
 SETS = {"usr-topical": "Overall", "usr-persona": "Overall", "dailydialog-zhao": "overall", "dailydialog-gupta": "overall",
         "convai2-grade": "coherence", "dailydialog-grade": "coherence", "empathetic-grade": "coherence"}
@@ -43,12 +44,12 @@ def main() -> int:
         exs = [e for e in exs if e.references and SETS[name] in e.scores]
         human = np.array([e.scores[SETS[name]] for e in exs])
         single = [type(e)(**{**e.__dict__, "references": e.references[:1]}) for e in exs]
-        res = {"BLEU-2 1 ref": BLEU()(single).scores}
+        res = {"BLEU-2 1 ref": run_metric(BLEU(), single).scores}
         for r in rets:
             t0 = time.time()
-            res[f"BLEU-2 +{r}"] = UBleu(retriever=r, rated=False)(exs).scores
+            res[f"BLEU-2 +{r}"] = run_metric(UBleu(Options(retriever=r), rated=False), exs).scores
             t1 = time.time()
-            res[f"υBLEU {r}"] = UBleu(retriever=r, rater=a.rater)(exs).scores
+            res[f"υBLEU {r}"] = run_metric(UBleu(Options(retriever=r), rater=a.rater), exs).scores
             timing[(name, r)] = (t1 - t0, time.time() - t1)
         rows[name] = {c: (stats.spearmanr(v, human).statistic, stats.pearsonr(v, human).statistic, len(v))
                       for c, v in res.items()}

@@ -1,11 +1,16 @@
-"""Runs a chosen set of metrics over examples and keeps the per-example score table.
+"""The only code that runs metrics and judges: every surface (CLI, Python API, dashboard, meta-evaluation,
+training of CRS weights) scores through :func:`score_examples` and judges through :func:`judge_pairs`.
 
-A comparison is scored as one batch (system A's rows then system B's), so metrics that normalize over
-the evaluated set (hybrid RUBER) normalize both systems jointly, and models are used once per batch.
+- Metrics come from the registry (``core.scoring.get_metric``) built with one :class:`~core.scoring.Options`
+  object; each metric receives exactly the options it declares, nested parts included.
+- A metric built from other metrics (:class:`~core.scoring.CompositeMetric`) has its parts scored once per
+  run and shared: asking for ``ubleu`` and ``ruber_ubleu`` together runs υBLEU once.
+- A comparison is scored as one list (system A's rows, then system B's); no metric's score depends on what
+  else is in the list (fixed normalization constants, fixed-shape batches), so scoring a file alone or
+  beside any partner gives the same per-row numbers.
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -13,24 +18,29 @@ from typing import Any, Sequence
 import numpy as np
 
 from core.data import Comparison, Example
-from core.metrics import Metric, MetricResult, Progress, get_metric
+from core.progress import Progress
+from core.scoring import (CompositeMetric, JudgeOutput, Metric, MetricResult, Options, available_metrics, get_judge,
+                          get_metric)
 
-DEFAULT_METRICS = ("bleu", "ubleu")
+DEFAULT_METRICS = ("bleu", "ubleu", "bert_ruber", "mme")
+"""The default metrics on every surface: the best-correlated ones of benchmarks/RESULTS.md (plus plain BLEU)."""
 
 
 def parse_metrics(spec: str | Sequence[str] | None) -> list[str]:
-    """'bleu,ubleu' or ['bleu', 'ubleu'] -> names (validated against the registry)."""
-    from core.metrics import available_metrics
+    """'bleu,ubleu' or ['bleu', 'ubleu'] -> names, validated against the registry; ``None`` -> the defaults,
+    'all' -> every metric. An empty list is an error, not a run with nothing to score."""
     if spec is None:
         return list(DEFAULT_METRICS)
-    names = [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec) if s.strip()]
+    names = [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec) if s and s.strip()]
+    if not names:
+        raise ValueError("no metric named; give one or more of: " + ", ".join(available_metrics()))
     known = available_metrics()
     if "all" in names:
         return list(known)
     bad = [n for n in names if n not in known]
     if bad:
         raise KeyError(f"unknown metric(s) {', '.join(bad)}; available: {', '.join(known)}")
-    return names
+    return list(dict.fromkeys(names))
 
 
 @dataclass
@@ -67,29 +77,40 @@ class ScoreTable:
 
     def subset(self, idx: Sequence[int]) -> "ScoreTable":
         idx = list(idx)
-        res = {}
-        for m, r in self.results.items():
-            res[m] = MetricResult(r.name, r.scores[idx], r.signature,
-                                  [r.details[i] for i in idx] if r.details is not None else None, dict(r.extra))
-        return ScoreTable([self.examples[i] for i in idx], res)
+        return ScoreTable([self.examples[i] for i in idx], {m: r.subset(idx) for m, r in self.results.items()})
 
 
 def _num(x: float) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
 
 
+def run_metric(metric: Metric, examples: Sequence[Example], progress: Progress | None = None,
+               memo: dict[str, MetricResult] | None = None) -> MetricResult:
+    """One metric over ``examples``. A composite metric's parts are scored first, each once per ``memo``
+    (results keyed by signature, shared across the metrics of one run)."""
+    memo = {} if memo is None else memo
+    key = str(metric.signature())
+    if key not in memo:
+        if isinstance(metric, CompositeMetric):
+            parts = [run_metric(p, examples, progress, memo) for p in metric.parts()]
+            memo[key] = metric.combine(examples, parts)
+        else:
+            memo[key] = metric(examples, progress)
+    return memo[key]
+
+
 def score_examples(examples: Sequence[Example], metrics: Sequence[str | Metric] | str | None = None,
-                   options: dict[str, dict[str, Any]] | None = None,
-                   progress: Progress | None = None) -> ScoreTable:
-    """Score ``examples`` with each metric (names use the registry; ``options[name]`` are passed to
-    the metric's constructor). Metric instances are cached, so models load once per process."""
+                   options: Options | None = None, progress: Progress | None = None) -> ScoreTable:
+    """Score ``examples`` with each metric: registry names (built with ``options``; models load once per
+    process) or metric instances."""
     examples = list(examples)
     if isinstance(metrics, str) or metrics is None:
         metrics = parse_metrics(metrics)
     table = ScoreTable(examples)
+    memo: dict[str, MetricResult] = {}
     for m in metrics:
-        metric = m if isinstance(m, Metric) else get_metric(m, **(options or {}).get(m, {}))
-        table.results[metric.name] = metric(examples, progress)
+        metric = m if isinstance(m, Metric) else get_metric(m, options)
+        table.results[metric.name] = run_metric(metric, examples, progress, memo)
     return table
 
 
@@ -114,12 +135,25 @@ class ComparisonScores:
 
 
 def score_comparison(comp: Comparison, metrics: Sequence[str | Metric] | str | None = None,
-                     options: dict[str, dict[str, Any]] | None = None,
-                     progress: Progress | None = None) -> ComparisonScores:
+                     options: Options | None = None, progress: Progress | None = None) -> ComparisonScores:
     return ComparisonScores(comp, score_examples(comp.examples(), metrics, options, progress))
 
 
-def write_jsonl(records: Sequence[dict[str, Any]], path: str) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        for rec in records:
-            f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+def comparison_scores(comp: Comparison, results: dict[str, MetricResult]) -> ComparisonScores:
+    """A ``ComparisonScores`` from per-metric results already computed over ``comp.examples()`` (the dashboard
+    keeps each metric's result on its own, so adding a metric never re-scores the others)."""
+    return ComparisonScores(comp, ScoreTable(comp.examples(), dict(results)))
+
+
+def judge_pairs(contexts: Sequence[Sequence[str]], replies_a: Sequence[str], replies_b: Sequence[str],
+                judge: str = "pairwise", checkpoint: str | None = None,
+                progress: Progress | None = None) -> JudgeOutput:
+    """P(A preferred) for each (context, A, B) from a registered judge (default: the shipped A/B judge)."""
+    return get_judge(judge, checkpoint).predict(contexts, replies_a, replies_b, progress)
+
+
+def judge_comparison(comp: Comparison, judge: str = "pairwise", checkpoint: str | None = None,
+                     progress: Progress | None = None) -> JudgeOutput:
+    """The judge over every aligned pair of ``comp`` (A = ``comp.system_a``)."""
+    return judge_pairs([a.context for a in comp.a], [a.response for a in comp.a], [b.response for b in comp.b],
+                       judge, checkpoint, progress)

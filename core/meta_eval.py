@@ -13,20 +13,20 @@ its correlation, and excluding them for all metrics keeps every metric on the sa
 (``keep_reference_copies=True`` / ``--keep-reference-copies`` keeps them). System-level rows (correlation of per-system means) are added for datasets
 with at least three systems, with the fragility warning of ``core.stats.system_correlation``.
 
-Learned metrics trained on these human-rated sets are evaluated **leave-one-dataset-out** through a
-hook: a metric class may define ``held_out_for(dataset_name) -> Metric | None`` returning an instance
-that never saw ``dataset_name`` (e.g. ADEM or the MME-CRS weights refit without it). ``None`` means the
-shipped instance never saw it either. Rows say which protocol produced them (``protocol`` =
-"leave-one-dataset-out" or "as shipped").
+Learned metrics trained on these human-rated sets are evaluated **leave-one-dataset-out** through the
+metric interface's ``held_out_for(dataset_name)``, which returns an instance that never saw
+``dataset_name`` (ADEM, or the MME-CRS weights refit without it), or ``None`` when the shipped instance never
+saw it either. Metrics whose weights depend on the human dimension give per-dimension scores through
+``scores_for_dimension``. Rows say which protocol produced them (``protocol`` = "leave-one-dataset-out" or
+"as shipped"). Every metric runs through ``core.engine``.
 
-``python -m core meta-eval FILE... --metrics bleu,ubleu [--dimension X] [--format text|markdown|csv|json]``
+Command line: ``dialeval meta-eval FILE... --metrics bleu,ubleu [--dimension X] [--format ...]``
+(``core/cli/meta_eval.py``).
 """
 from __future__ import annotations
 
-import argparse
 import math
 import os
-import sys
 import time
 import traceback
 from collections import OrderedDict
@@ -36,15 +36,13 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from core import stats
+from core.compare import context_groups
 from core.data import Example, dimensions, load_file, systems_in
+from core.engine import run_metric
+from core.scoring import Metric, Options, get_metric
 
 LODO = "leave-one-dataset-out"
 AS_SHIPPED = "as shipped"
-
-
-def context_key(ex: Example) -> tuple[str, ...]:
-    """Rows with the same (whitespace/case-normalized) context form one cluster for resampling."""
-    return tuple(" ".join(t.split()).lower() for t in ex.context)
 
 
 def group_datasets(data: Iterable[str | os.PathLike | Example] | dict[str, Sequence[Example]]
@@ -66,27 +64,26 @@ def subsample_contexts(examples: Sequence[Example], max_rows: int | None, seed: 
     """Keep whole contexts, chosen at random (seeded), until about ``max_rows`` rows (for quick runs)."""
     if not max_rows or len(examples) <= max_rows:
         return list(examples)
-    keys = list(dict.fromkeys(context_key(ex) for ex in examples))
+    groups = context_groups(examples)
+    keys = list(dict.fromkeys(groups))
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(keys))
     per = len(examples) / len(keys)
     chosen = {keys[i] for i in order[: max(1, int(round(max_rows / per)))]}
-    return [ex for ex in examples if context_key(ex) in chosen]
+    return [ex for ex, g in zip(examples, groups) if g in chosen]
 
 
 def is_reference_copy(ex: Example) -> bool:
     """The response equals one of the example's references (case, punctuation and spacing ignored)."""
-    from core.retrieval import normalize
+    from core.models.retrieval import normalize
     r = normalize(ex.response)
     return bool(r) and any(normalize(ref) == r for ref in ex.references)
 
 
-def _resolve_metric(spec, dataset: str, options: dict[str, Any], held_out: bool):
-    from core.metrics import Metric, get_metric
-    metric = spec if isinstance(spec, Metric) else get_metric(spec, **options)
-    hook = getattr(metric, "held_out_for", None)
-    if held_out and callable(hook):
-        alt = hook(dataset)
+def _resolve_metric(spec: str | Metric, dataset: str, options: Options | None, held_out: bool) -> tuple[Metric, str]:
+    metric = spec if isinstance(spec, Metric) else get_metric(spec, options)
+    if held_out:
+        alt = metric.held_out_for(dataset)
         if alt is not None:
             return alt, LODO
     return metric, AS_SHIPPED
@@ -94,7 +91,7 @@ def _resolve_metric(spec, dataset: str, options: dict[str, Any], held_out: bool)
 
 def meta_evaluate(data, metrics: Sequence[Any], dims: Sequence[str] | None = None,
                   methods: Sequence[str] = stats.METHODS, n_boot: int = 1000, seed: int = 13,
-                  level: float = 0.95, options: dict[str, dict[str, Any]] | None = None,
+                  level: float = 0.95, options: Options | None = None,
                   system_level: bool = True, held_out: bool = True, on_error: str = "raise",
                   max_rows: int | None = None, keep_reference_copies: bool = False, progress: Callable[[int, int, str], None] | None = None,
                   log: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
@@ -116,7 +113,7 @@ def meta_evaluate(data, metrics: Sequence[Any], dims: Sequence[str] | None = Non
         ds_dims = [d for d in dimensions(exs) if dims is None or d in dims]
         if not ds_dims:
             continue
-        groups = [context_key(ex) for ex in exs]
+        groups = context_groups(exs)
         n_ctx = len(set(groups))
         systems = [ex.system for ex in exs]
         n_sys = len(systems_in(exs))
@@ -126,8 +123,8 @@ def meta_evaluate(data, metrics: Sequence[Any], dims: Sequence[str] | None = Non
             base = {"metric": name, "dataset": ds, "rows": n_rows, "contexts": n_ctx, "systems": n_sys,
                     "n_reference_copies": n_copies}
             try:
-                metric, protocol = _resolve_metric(spec, ds, (options or {}).get(name, {}), held_out)
-                res = metric(exs, progress)
+                metric, protocol = _resolve_metric(spec, ds, options, held_out)
+                res = run_metric(metric, exs, progress)
                 scores = np.asarray(res.scores, dtype=np.float64)
                 signature = str(res.signature)
             except Exception as e:  # noqa: BLE001 - reported, not fatal, when asked
@@ -141,11 +138,9 @@ def meta_evaluate(data, metrics: Sequence[Any], dims: Sequence[str] | None = Non
             seconds = time.perf_counter() - t0
             if log:
                 log(f"{name} on {ds}: {len(exs)} rows scored in {seconds:.1f}s")
-            hib = getattr(metric, "higher_is_better", True)
-            per_dim = getattr(metric, "scores_for_dimension", None)  # e.g. MME-CRS: weights per dimension
-            base_scores = scores
+            hib = metric.higher_is_better
             for dim in ds_dims:
-                scores = np.asarray(per_dim(res, dim), dtype=np.float64) if callable(per_dim) else base_scores
+                scores = np.asarray(metric.scores_for_dimension(res, dim), dtype=np.float64)
                 human = np.array([ex.scores.get(dim, math.nan) for ex in exs], dtype=np.float64)
                 keep = np.isfinite(human) & np.isfinite(scores)
                 row = {**base, "dimension": dim, "level": "turn", "protocol": protocol, "n": int(keep.sum()),
@@ -242,58 +237,3 @@ def format_rows(rows: Sequence[dict[str, Any]], fmt: str = "text", methods: Sequ
     cols = [c for c in _TABLE if c[0] in ("metric", "dataset", "dimension", "level", "n", "note")
             or c[0].split("_")[0] in methods]
     return render(cells, cols, fmt)
-
-
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m core meta-eval",
-                                description="Correlation of metrics with human ratings per dataset and dimension "
-                                            "(Spearman, Pearson, Kendall; bootstrap intervals; n).")
-    p.add_argument("files", nargs="+", help="rated data files (JSONL, DSTC10 JSON, column JSON or CSV)")
-    p.add_argument("--metrics", default="bleu,ubleu", help="comma-separated metric names, or 'all'")
-    p.add_argument("--dimension", action="append", help="only these human dimensions (repeat or comma-separate)")
-    p.add_argument("--format", default="text", choices=("text", "markdown", "csv", "json"))
-    p.add_argument("--out", help="write the table here instead of stdout")
-    p.add_argument("--n-boot", type=int, default=1000)
-    p.add_argument("--seed", type=int, default=13)
-    p.add_argument("--level", type=float, default=0.95)
-    p.add_argument("--max-rows", type=int, help="subsample whole contexts to about this many rows per dataset")
-    p.add_argument("--no-system-level", action="store_true", help="skip the correlations of per-system means")
-    p.add_argument("--no-held-out", action="store_true",
-                   help="score learned metrics as shipped even on sets they were trained on (not a fair test)")
-    p.add_argument("--keep-reference-copies", action="store_true",
-                   help="keep rows whose response is a copy of its reference (dropped by default)")
-    p.add_argument("--quiet", action="store_true")
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    from core.engine import parse_metrics
-    args = _parser().parse_args(argv)
-    metrics = parse_metrics(args.metrics)
-    dims = None
-    if args.dimension:
-        dims = [d.strip() for spec in args.dimension for d in spec.split(",") if d.strip()]
-    data = group_datasets(args.files)
-    if dims:
-        have = {d for exs in data.values() for d in dimensions(exs)}
-        missing = [d for d in dims if d not in have]
-        if missing:
-            raise ValueError(f"dimension(s) {missing} not in the data; dimensions are {sorted(have)}")
-
-    def progress(done: int, total: int, desc: str) -> None:
-        if not args.quiet:
-            print(f"\r{desc}: {done}/{total}", end="\n" if done >= total else "", file=sys.stderr, flush=True)
-
-    log = None if args.quiet else (lambda s: print(s, file=sys.stderr))
-    rows = meta_evaluate(data, metrics, dims, n_boot=args.n_boot, seed=args.seed, level=args.level,
-                         system_level=not args.no_system_level, held_out=not args.no_held_out,
-                         max_rows=args.max_rows, keep_reference_copies=args.keep_reference_copies, progress=progress if not args.quiet else None, log=log)
-    if not rows:
-        raise ValueError("no human scores in the input: meta-eval needs rows with a 'scores' object "
-                         "(dimension -> rating)")
-    text = format_rows(rows, args.format)
-    if args.out:
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
-    else:
-        print(text)
-    return 0

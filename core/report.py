@@ -1,13 +1,18 @@
-"""Table rendering shared by ``compare``, ``meta-eval`` and the benchmarks: text, markdown, CSV, JSON."""
+"""Rendering shared by every surface: tables (text, markdown, CSV, JSON) and the verdict
+(``core.compare.Verdict``) as ``dialeval compare`` and ``judge`` print it."""
 from __future__ import annotations
 
 import csv
 import io
 import json
 import math
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from core.compare import Verdict
+    from core.data import Comparison
 
 
 def fmt_num(x: Any, digits: int = 3, signed: bool = False, p: bool = False) -> str:
@@ -67,3 +72,98 @@ def render(rows: Sequence[dict[str, Any]], columns: Sequence[tuple[str, str]], f
         line = lambda vals: "  ".join(v.ljust(w) for v, w in zip(vals, widths)).rstrip()  # noqa: E731
         return "\n".join([line(heads), line(["-" * w for w in widths])] + [line(row) for row in cells])
     raise ValueError(f"unknown format {fmt!r}; choose text, markdown, csv or json")
+
+
+# ------------------------------------------------------------------------------------------------
+# the verdict (core.compare.Verdict) in every format
+
+VERDICT_COLUMNS = [("metric", "metric"), ("n", "n"), ("mean_a", "mean A"), ("mean_b", "mean B"), ("diff", "A-B"),
+                   ("interval", "95% CI"), ("p_randomization", "p (rand)"), ("p_bootstrap", "p (boot)"),
+                   ("wtl", "win/tie/loss"), ("win", "A win rate [CI]"), ("sign_p", "p (sign)"), ("verdict", "verdict")]
+
+
+def verdict_cells(v: "Verdict") -> list[dict[str, str]]:
+    """The verdict's metric and human rows as formatted table cells (``VERDICT_COLUMNS``)."""
+    cells = []
+    for r in v.metrics:
+        cells.append({"metric": r.metric, "n": str(r.n), "mean_a": fmt_num(r.mean_a), "mean_b": fmt_num(r.mean_b),
+                      "diff": fmt_num(r.diff, signed=True),
+                      "interval": f"[{fmt_num(r.low, signed=True)}, {fmt_num(r.high, signed=True)}]",
+                      "p_randomization": fmt_num(r.p_randomization, p=True),
+                      "p_bootstrap": fmt_num(r.p_bootstrap, p=True), "wtl": f"{r.wins}/{r.ties}/{r.losses}",
+                      "win": f"{fmt_num(r.win_rate)} [{fmt_num(r.win_low)}, {fmt_num(r.win_high)}]",
+                      "sign_p": fmt_num(r.sign_p, p=True), "verdict": r.verdict(v.system_a, v.system_b)})
+    return cells
+
+
+def judge_lines(v: "Verdict") -> list[str]:
+    """The judge's summary in words (text and markdown)."""
+    j = v.judge
+    if j is None:
+        return []
+    lines = [f"judge: prefers A in {j.wins}, B in {j.losses}, tie in {j.ties} of {j.n} pairs; win rate of A "
+             f"{fmt_num(j.win_rate)} (ties excluded; 95% Wilson [{fmt_num(j.win_low)}, {fmt_num(j.win_high)}], "
+             f"sign test p {fmt_num(j.sign_p, p=True)}; ties counted half: {fmt_num(j.win_rate_ties_split)}) -> "
+             f"{j.better(v.system_a, v.system_b)}",
+             f"judge: orders A|B and B|A disagreed on {fmt_num(j.order_disagreement)} of the pairs before combining; "
+             f"tie margin {j.tie_margin:g}; {j.signature}"]
+    h = j.human
+    if h is not None:
+        if h.n:
+            what = (f"human {h.dimension} (tie margin {h.margin:g})" if h.source == "scores" else "the votes")
+            lines.append(f"judge: agreement with {what}: {fmt_num(h.agreement)} of the {h.n} pairs with a clear "
+                         f"human preference (95% Wilson [{fmt_num(h.low)}, {fmt_num(h.high)}]; on the "
+                         f"{h.n_decided} pairs the judge did not call a tie: {fmt_num(h.agreement_decided)})")
+        else:
+            lines.append("judge: no pair with a clear human preference to measure agreement on")
+    return lines
+
+
+def render_verdict(v: "Verdict", fmt: str = "text") -> str:
+    """``dialeval compare``'s output: text / markdown (table, judge, unmatched rows), csv (one table: a row per
+    metric, the judge and each unmatched row, told apart by ``kind``) or json (the whole verdict)."""
+    if fmt == "json":
+        return to_json(v.to_dict())
+    if fmt == "csv":
+        rows = []
+        for r, d in zip(v.metrics, v.to_dict()["metrics"]):
+            rows.append({"kind": r.kind, **{k: d[k] for k in d if k != "kind"}})
+        if v.judge is not None:
+            j = v.judge
+            rows.append({"kind": "judge", "metric": "judge", "n": j.n, "wins": j.wins, "ties": j.ties,
+                         "losses": j.losses, "win_rate": j.win_rate, "win_low": j.win_low, "win_high": j.win_high,
+                         "win_rate_ties_split": j.win_rate_ties_split, "sign_p": j.sign_p,
+                         "verdict": j.better(v.system_a, v.system_b), "signature": j.signature})
+        rows += [{"kind": "unmatched", "note": u} for u in v.unmatched]
+        keys: list[str] = []
+        for r in rows:
+            keys += [k for k in r if k not in keys]
+        return render(rows, [(k, k) for k in keys], "csv")
+    head = (f"A = {v.system_a}, B = {v.system_b}: {v.n_pairs} pairs aligned by {v.aligned_by}; intervals and "
+            f"p-values resample {v.resampled} ({v.n_boot} bootstrap resamples, {v.n_perm} randomizations, "
+            f"seed {v.seed})")
+    parts = [head]
+    if v.metrics:
+        parts.append(render(verdict_cells(v), VERDICT_COLUMNS, fmt))
+    parts += ["\n".join(judge_lines(v))] if v.judge is not None else []
+    if v.unmatched:
+        bullet = "- " if fmt == "markdown" else "  "
+        parts.append(f"{len(v.unmatched)} unmatched row(s), not compared:\n"
+                     + "\n".join(bullet + u for u in v.unmatched))
+    return "\n\n".join(p for p in parts if p)
+
+
+def judge_rows(v: "Verdict", comp: "Comparison") -> list[dict[str, Any]]:
+    """One record per judged pair: ids, context's last turn, both replies, P(A), the judge's call and, where
+    known, people's."""
+    j = v.judge
+    human = j.human.human if j is not None and j.human is not None else [None] * len(comp.pairs)
+    return [{"id_a": a.id, "id_b": b.id, "context": a.utterance, "response_a": a.response, "response_b": b.response,
+             "p_a": p, "verdict": verdict, "human": h}
+            for (a, b), p, verdict, h in zip(comp.pairs, j.p_a, j.verdicts, human)]
+
+
+def write_jsonl(records: Sequence[dict[str, Any]], path: str) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        for rec in records:
+            f.write(json.dumps(clean_json(rec), ensure_ascii=False) + "\n")

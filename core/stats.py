@@ -32,13 +32,11 @@ Choices, fixed and tested (tests/test_stats.py):
   else "no significant difference". With ``higher_is_better=False`` (e.g. perplexity) the lower mean wins.
 - Rows where either value is NaN (a metric that cannot apply) are dropped and counted in ``n_dropped``.
 
-``python -m core compare`` (``main``) lives here too; its table formatting is in ``core/report.py``.
+Pure functions on arrays: the verdict that uses them is ``core/compare.py``.
 """
 from __future__ import annotations
 
-import argparse
 import math
-import sys
 import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Any, Hashable, Sequence
@@ -526,120 +524,3 @@ def paired_comparison(a: Sequence[float], b: Sequence[float], groups: Sequence[H
     return PairedResult(float(a_arr.mean()), float(b_arr.mean()), diff, low, high, p_boot, p_rand, wins, ties,
                         losses, win_rate, wlo, whi, sign_test(wins, losses), verdict, n, dropped,
                         (wins + ties / 2) / n, level, higher_is_better, "contexts" if clustered else "pairs", G)
-
-
-# ------------------------------------------------------------------------------------------------
-# python -m core compare
-
-
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m core compare",
-                                description="Paired comparison of two systems on each metric: means, mean "
-                                            "difference A-B with a bootstrap interval, p-values, win/tie/loss, verdict.")
-    p.add_argument("input", help="a file with both systems (or system A's file when INPUT_B is given)")
-    p.add_argument("input_b", nargs="?", help="system B's file (optional)")
-    p.add_argument("--system-a", help="system A's name (required when the file holds more than two systems)")
-    p.add_argument("--system-b", help="system B's name")
-    p.add_argument("--metrics", default="bleu,ubleu", help="comma-separated metric names, or 'all'")
-    p.add_argument("--format", default="text", choices=("text", "markdown", "csv", "json"))
-    p.add_argument("--input-format", default=None, help="jsonl | dstc10 | columns | csv (default: detect)")
-    p.add_argument("--no-human", action="store_true", help="do not compare the human scores present in the input")
-    p.add_argument("--n-boot", type=int, default=2000)
-    p.add_argument("--n-perm", type=int, default=2000)
-    p.add_argument("--level", type=float, default=0.95)
-    p.add_argument("--seed", type=int, default=13)
-    p.add_argument("--out", help="write the table here instead of stdout")
-    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    return p
-
-
-def compare_rows(cs, metrics: Sequence[str], human: bool = True, n_boot: int = 2000, n_perm: int = 2000,
-                 level: float = 0.95, seed: int = 13) -> list[dict[str, Any]]:
-    """One row per metric (and per human-score dimension both sides carry) for scored comparison ``cs``
-    (``core.engine.ComparisonScores``). Pairs sharing a context are resampled together."""
-    from core.metrics import metric_class
-    comp = cs.comparison
-    ctx = [tuple(" ".join(t.split()).lower() for t in ex.context) for ex in comp.a]
-    rows = []
-    series: list[tuple[str, np.ndarray, np.ndarray, bool, str]] = []
-    for m in metrics:
-        hib = getattr(metric_class(m), "higher_is_better", True)
-        series.append((m, cs.a(m), cs.b(m), hib, str(cs.table.results[m].signature)))
-    if human:
-        from core.data import dimensions
-        for dim in dimensions(comp.examples()):
-            a = np.array([ex.scores.get(dim, math.nan) for ex in comp.a])
-            b = np.array([ex.scores.get(dim, math.nan) for ex in comp.b])
-            if np.isfinite(a).any() and np.isfinite(b).any():
-                series.append((f"human:{dim}", a, b, True, "human ratings in the input"))
-    for name, a, b, hib, sig in series:
-        r = paired_comparison(a, b, groups=ctx, n_boot=n_boot, n_perm=n_perm, seed=seed,
-                              higher_is_better=hib, level=level)
-        verdict = r.verdict.replace("A better", f"A ({comp.system_a}) better").replace(
-            "B better", f"B ({comp.system_b}) better")
-        rows.append({"metric": name, "n": r.n, "n_dropped": r.n_dropped, "mean_a": r.mean_a, "mean_b": r.mean_b,
-                     "diff": r.diff, "low": r.low, "high": r.high, "p_bootstrap": r.p_bootstrap,
-                     "p_randomization": r.p_randomization, "wins": r.wins, "ties": r.ties, "losses": r.losses,
-                     "win_rate": r.win_rate, "win_low": r.win_low, "win_high": r.win_high, "sign_p": r.sign_p,
-                     "higher_is_better": hib, "resampled": r.resampled, "verdict": verdict, "signature": sig})
-    return rows
-
-
-COMPARE_COLUMNS = [("metric", "metric"), ("n", "n"), ("mean_a", "mean A"), ("mean_b", "mean B"),
-                   ("diff", "A-B"), ("interval", "95% CI"), ("p_randomization", "p (rand)"),
-                   ("p_bootstrap", "p (boot)"), ("wtl", "win/tie/loss"), ("win", "A win rate [CI]"),
-                   ("sign_p", "p (sign)"), ("verdict", "verdict")]
-
-
-def main(argv: list[str] | None = None) -> int:
-    from core.data import load_comparison
-    from core.engine import parse_metrics, score_comparison
-    from core.report import fmt_num, render, to_json
-
-    args = _parser().parse_args(argv)
-    metrics = parse_metrics(args.metrics)
-    comp = load_comparison(args.input, args.input_b, args.system_a, args.system_b, args.input_format)
-    if not comp.pairs:
-        raise ValueError(f"no row of {comp.system_a!r} could be paired with a row of {comp.system_b!r}")
-
-    def progress(done: int, total: int, desc: str) -> None:
-        if not args.quiet:
-            print(f"\r{desc}: {done}/{total}", end="\n" if done >= total else "", file=sys.stderr, flush=True)
-
-    cs = score_comparison(comp, metrics, progress=progress)
-    rows = compare_rows(cs, metrics, not args.no_human, args.n_boot, args.n_perm, args.level, args.seed)
-    if args.format == "json":
-        text = to_json({"system_a": comp.system_a, "system_b": comp.system_b, "aligned_by": comp.aligned_by,
-                        "n_pairs": len(comp.pairs), "level": args.level, "seed": args.seed,
-                        "rows": rows, "unmatched": comp.describe_unmatched()})
-    else:
-        table = []
-        for r in rows:
-            table.append({"metric": r["metric"], "n": str(r["n"]), "mean_a": fmt_num(r["mean_a"]),
-                          "mean_b": fmt_num(r["mean_b"]), "diff": fmt_num(r["diff"], signed=True),
-                          "interval": f"[{fmt_num(r['low'], signed=True)}, {fmt_num(r['high'], signed=True)}]",
-                          "p_randomization": fmt_num(r["p_randomization"], p=True),
-                          "p_bootstrap": fmt_num(r["p_bootstrap"], p=True),
-                          "wtl": f"{r['wins']}/{r['ties']}/{r['losses']}",
-                          "win": f"{fmt_num(r['win_rate'])} [{fmt_num(r['win_low'])}, {fmt_num(r['win_high'])}]",
-                          "sign_p": fmt_num(r["sign_p"], p=True), "verdict": r["verdict"]})
-        if args.format == "csv":
-            text = render(rows, [(k, k) for k in rows[0]], "csv") if rows else ""
-        else:
-            head = (f"A = {comp.system_a}, B = {comp.system_b}: {len(comp.pairs)} pairs aligned by "
-                    f"{comp.aligned_by}; {args.n_boot} bootstrap resamples, {args.n_perm} randomizations, "
-                    f"seed {args.seed}")
-            text = head + "\n\n" + render(table, COMPARE_COLUMNS, args.format)
-            un = comp.describe_unmatched()
-            if un:
-                text += f"\n\n{len(un)} unmatched row(s) (not compared):\n" + "\n".join(f"  {u}" for u in un[:50])
-                if len(un) > 50:
-                    text += f"\n  ... and {len(un) - 50} more"
-            if args.format == "markdown":
-                text = text.replace("\n  ", "\n- ")
-    if args.out:
-        with open(args.out, "w", encoding="utf-8") as f:
-            f.write(text + "\n")
-    else:
-        print(text)
-    return 0

@@ -1,25 +1,21 @@
 """Upload: two systems' responses (two files, or one multi-system file), or the built-in demo."""
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import streamlit as st
 
-import streamlit as st  # noqa: E402
+from core import dashboard
+from core.data import FORMATS, CsvMapping, DataError, systems_in
+from pages import state
 
-import app  # noqa: E402
-from core import app_state  # noqa: E402
-from core.data import FORMATS, CsvMapping, DataError, systems_in  # noqa: E402
-
-st.set_page_config(page_title="dialeval · Upload", layout="wide")
 st.session_state["_page"] = "upload"
-app.sidebar()
+state.sidebar()
 st.title("Upload two systems")
-st.markdown(f"Files up to **{app_state.MAX_UPLOAD_MB} MB** each (`server.maxUploadSize` in `.streamlit/config.toml`). "
+st.markdown(f"Files up to **{dashboard.MAX_UPLOAD_MB} MB** each (`server.maxUploadSize` in `.streamlit/config.toml`). "
             "Formats: our JSONL (one object a line: `context`, `response`, optional `id`, `system`, `references`, "
             "`scores`), DSTC10 Track 5 JSON, column-dictionary JSON, CSV (map the columns below).")
 
 if st.button("Load the built-in demo", type="primary", key="demo_upload"):
-    app.load_demo()
+    state.load_demo()
     st.success("Demo loaded: 60 held-out chitchat contexts answered by C-BM25 (retrieval) and SmolLM2-135M "
                "(generation), with the true next turn as reference.")
 
@@ -46,9 +42,9 @@ def csv_mapping_widgets(name: str, data: bytes, slot: str) -> CsvMapping | None:
     is_csv = (fmt == "csv") or (fmt is None and name.lower().endswith((".csv", ".tsv")))
     if not is_csv:
         return None
-    header = app_state.csv_header(data)
-    guess = app_state.guess_csv_mapping(header)
-    st.caption("CSV column mapping for " + app.plain(name))
+    header = dashboard.csv_header(data)
+    guess = dashboard.guess_csv_mapping(header)
+    st.caption("CSV column mapping for " + state.plain(name))
     cols = st.columns(5)
     none = "(none)"
     opts = [none] + header
@@ -78,9 +74,9 @@ def show_problems(err: DataError) -> None:
             for p in err.problems]
     st.error(f"{len(rows)} problem(s) in the upload; nothing new was loaded. Fix them and upload again.")
     st.dataframe(rows, hide_index=True, width="stretch")
-    if app.loaded() is not None:
-        prev = app.loaded()
-        st.info("The previously loaded data is kept: " + app.plain(
+    if state.loaded() is not None:
+        prev = state.loaded()
+        st.info("The previously loaded data is kept: " + state.plain(
             f"{prev.name} ({prev.comparison.system_a} vs {prev.comparison.system_b})."))
 
 
@@ -95,7 +91,7 @@ parsed = {}
 if len(inputs) == len(slots):
     try:
         for slot, (name, data, mapping) in inputs.items():
-            parsed[slot] = app_state.parse_upload(name, data, fmt, mapping)
+            parsed[slot] = dashboard.parse_upload(name, data, fmt, mapping)
     except DataError as e:
         parsed = {}
         show_problems(e)
@@ -114,7 +110,7 @@ if parsed:
             sb = c2.selectbox("System B", systems, index=1, key="pick_b")
             if st.button("Compare these two systems", type="primary", key="use_one"):
                 try:
-                    app.set_loaded(app_state.make_loaded(inputs["one"][0], exs, None, sa, sb,
+                    state.set_loaded(dashboard.make_loaded(inputs["one"][0], exs, None, sa, sb,
                                                          [inputs["one"][1], repr(inputs["one"][2])]))
                     st.success("Loaded.")
                 except DataError as e:
@@ -128,14 +124,14 @@ if parsed:
         sb = c2.selectbox("System in file B", sys_b, key="pick_fb")
         if st.button("Compare these two systems", type="primary", key="use_two"):
             try:
-                app.set_loaded(app_state.make_loaded(f"{inputs['a'][0]} + {inputs['b'][0]}", ea, eb, sa, sb,
+                state.set_loaded(dashboard.make_loaded(f"{inputs['a'][0]} + {inputs['b'][0]}", ea, eb, sa, sb,
                                                      [inputs["a"][1], inputs["b"][1], repr(inputs["a"][2]),
                                                       repr(inputs["b"][2])]))
                 st.success("Loaded.")
             except DataError as e:
                 show_problems(e)
 
-data = app.loaded()
+data = state.loaded()
 if data is not None:
     st.divider()
     st.subheader("Loaded")
@@ -144,4 +140,4 @@ if data is not None:
     if data.comparison.unmatched_a or data.comparison.unmatched_b:
         st.warning("Rows without a partner (not scored):")
         st.text("\n".join(data.comparison.describe_unmatched()[:100]))
-    st.page_link(app.PAGES["scores"], label="See the scores")
+    st.page_link(state.PAGES["scores"], label="See the scores")

@@ -1,85 +1,63 @@
 """A/B judge: which reply a person would prefer, for every pair; win rate; agreement with humans."""
-import sys
-from pathlib import Path
+import plotly.express as px
+import streamlit as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from core import dashboard
+from core.compare import summarize_judge
+from core.data import Comparison
+from core.judges.pairs import votes_for_pairs
+from pages import state
 
-import plotly.express as px  # noqa: E402
-import streamlit as st  # noqa: E402
-
-import app  # noqa: E402
-from core import app_state  # noqa: E402
-
-st.set_page_config(page_title="dialeval · A/B judge", layout="wide")
 st.session_state["_page"] = "judge"
-app.sidebar()
+state.sidebar()
 st.title("A/B judge")
 st.caption("A learned pairwise judge (Wu & Chien): given the context and two replies, the probability that people "
            "prefer reply A. Both orders (A|B and B|A) are scored and averaged against position bias.")
 
-ok, message = app_state.judge_status()
+ok, message = dashboard.judge_status()
 if not ok:
     st.warning(message)
 
 
-@st.cache_resource(show_spinner=False)
-def load_judge():
-    from core.judge import load_judge as _load
-    return _load()
-
-
-@st.cache_resource(show_spinner=False)
-def _judge_store() -> dict:
-    return {}
-
-
-data = app.require_data()
+data = state.require_data()
 if data is not None and ok:
     comp = data.comparison
-    store = _judge_store()
-    if data.key not in store:
+    if state.judge_output(data) is None:
         st.text(f"{data.n} pairs: {comp.system_a} (A) vs {comp.system_b} (B)")
         if st.button(f"Run the judge over all {data.n} pairs", type="primary", key="run_judge"):
-            bar = st.progress(0.0, text="loading the judge")
-
-            def progress(done, total, desc):
-                bar.progress(min(1.0, done / total if total else 1.0), text=f"{desc} {done}/{total}")
-            try:
-                judge = load_judge()
-                store[data.key] = judge.predict([a.context for a in comp.a], [a.response for a in comp.a],
-                                                [b.response for b in comp.b], progress=progress)
-            except Exception as e:  # a missing or incompatible checkpoint must not take the page down
-                st.error(f"The judge could not run: {type(e).__name__}: {e}")
-            bar.empty()
-    res = store.get(data.key)
+            state.run_judge(data)
+    res = state.judge_output(data)
     if res is not None:
-        verdict = list(res.verdict)
-        summ = app_state.judge_summary(verdict)
-        c1, c2, c3 = st.columns(3)
-        c1.metric("Judge win rate of A (" + app.plain(comp.system_a) + ")", f"{summ['win rate A']:.1%}",
-                  help="wins of A / (wins of A + wins of B), ties excluded; Wilson 95% interval below")
-        c1.text(f"95% interval [{summ['low']:.1%}, {summ['high']:.1%}]")
-        c2.metric("A / tie / B", f"{summ['wins A']} / {summ['ties']} / {summ['wins B']}")
-        c3.metric("Order disagreement", f"{float(getattr(res, 'order_disagreement', float('nan'))):.1%}",
-                  help="share of pairs where scoring A|B and B|A gave different preferences")
-        jdf = app_state.judge_frame(comp, res.p_a, verdict)
         dims = data.dimensions
+        dim = None
+        if dims:
+            dim = st.selectbox("Human dimension for agreement", dims, key="judge_dim",
+                               index=dashboard.default_vote_dimension(dims))
+        summ = summarize_judge(comp, res, dim)
+        c1, c2, c3 = st.columns(3)
+        c1.metric("Judge win rate of A (" + state.plain(comp.system_a) + ")", f"{summ.win_rate:.1%}",
+                  help="wins of A / (wins of A + wins of B), ties excluded; Wilson 95% interval below")
+        c1.text(f"95% interval [{summ.win_low:.1%}, {summ.win_high:.1%}]; ties counted half: "
+                f"{summ.win_rate_ties_split:.1%}")
+        c2.metric("A / tie / B", f"{summ.wins} / {summ.ties} / {summ.losses}")
+        c3.metric("Order disagreement", f"{summ.order_disagreement:.1%}",
+                  help="share of pairs where scoring A|B and B|A gave different preferences")
+        jdf = dashboard.judge_frame(comp, res.p_a, res.verdict)
         if dims:
             st.subheader("Agreement with human scores")
-            d1, d2 = st.columns(2)
-            dim = d1.selectbox("Human dimension", dims, key="judge_dim")
-            margin = d2.number_input("Human tie margin (|score A - score B| <= margin is a tie)", 0.0, 10.0, 0.0,
-                                     0.25, key="judge_margin")
-            human = app_state.human_preferences(comp, dim, margin)
-            agr = app_state.judge_agreement(verdict, human)
-            if agr["n"]:
-                st.metric("Agreement with humans", f"{agr['agreement']:.1%}",
-                          help="over pairs where humans preferred one reply")
-                st.text(f"{agr['agree']} of {agr['n']} pairs, 95% interval [{agr['low']:.1%}, {agr['high']:.1%}]; "
-                        "chance is 50%")
+            h = summ.human
+            st.caption(f"People prefer one reply when their mean {state.plain(dim)} ratings differ by at least "
+                       f"{h.margin:g} (a quarter of the rating scale; the same rule as `dialeval judge`).")
+            if h.n:
+                st.metric("Agreement with humans", f"{h.agreement:.1%}",
+                          help="share of the pairs people clearly preferred one reply where the judge's P(A) points "
+                               "the same way (P(A) = 0.5 counts half)")
+                st.text(f"{h.n} pairs with a clear human preference, 95% interval [{h.low:.1%}, {h.high:.1%}]; "
+                        f"chance is 50%; on the {h.n_decided} pairs the judge did not call a tie: "
+                        f"{h.agreement_decided:.1%}")
             else:
                 st.info("No pair where humans clearly preferred one reply on this dimension.")
-            jdf["humans"] = [h or "-" for h in human]
+            jdf["humans"] = [x or "-" for x in h.human]
         else:
             st.info("The upload has no human scores, so agreement with humans cannot be measured.")
         st.subheader("Per-example preference")
@@ -111,22 +89,22 @@ if data is not None and ok:
                    '"response_b": "the sky .", "vote": "A"}`')
         if up is not None:
             from core.data import DataError
-            from core.judge import load_votes
+            from core.judges.pairs import load_votes
             raw = up.getvalue()
             try:
                 votes = load_votes(up.name, data=raw)
-                votes_key = app_state.content_key(raw)
+                votes_key = dashboard.content_key(raw)
             except DataError as e:
                 st.error(f"The votes file could not be read: {e}")
     else:
         vdim = st.selectbox("Human dimension to derive votes from", data.dimensions, key="votes_dim",
-                            index=app_state.default_vote_dimension(data.dimensions))
-        votes = app_state.votes_from_comparison(comp, vdim)
-        votes_key = app_state.content_key("scores", vdim)
+                            index=dashboard.default_vote_dimension(data.dimensions))
+        votes = dashboard.votes_from_comparison(comp, vdim)
+        votes_key = dashboard.content_key("scores", vdim)
         st.caption(f"A vote is cast where the two replies' scores differ by at least a quarter of the scale "
-                   f"({app_state.vote_margin(comp, vdim):g} on {app.plain(vdim)}); the other pairs have no vote.")
+                   f"({dashboard.vote_margin(comp, vdim):g} on {state.plain(vdim)}); the other pairs have no vote.")
     if votes is not None:
-        on_pairs = app_state.vote_index(comp, votes)
+        on_pairs = votes_for_pairs(comp, votes)
         decided = [v for v in votes if v.vote in ("A", "B")]
         n_on = sum(v is not None for v in on_pairs)
         st.text(f"{len(votes)} votes (A {sum(v.vote == 'A' for v in votes)}, B {sum(v.vote == 'B' for v in votes)}, "
@@ -139,17 +117,18 @@ if data is not None and ok:
                        f"(have {len(decided)} on {n_contexts}).")
         elif st.button(f"Fine-tune on {len(votes)} votes and draw the learning curve", type="primary",
                        key="tune_votes"):
-            from core import judge as J
+            from core.judges import votes as V
+            from core.judges.pairwise import load_judge
             bar = st.progress(0.0, text="loading the judge")
 
             def vprogress(done, total, desc):
                 bar.progress(min(1.0, done / total if total else 1.0), text=f"{desc} {done}/{total}")
             try:
                 judge = load_judge()
-                feats = J.vote_features(votes, judge, vprogress)
-                curve = J.learning_curve(votes, app_state.curve_sizes(len(decided), folds), folds, judge,
+                feats = V.vote_features(votes, judge, vprogress)
+                curve = V.learning_curve(votes, dashboard.curve_sizes(len(decided), folds), folds, judge,
                                          features=feats, progress=vprogress)
-                tuned = J.fine_tune_on_votes(votes, judge, features=feats)
+                tuned = V.fine_tune_on_votes(votes, judge, features=feats)
                 rest = [i for i, v in enumerate(on_pairs) if v is None]
                 before, after = None, None
                 if rest:
@@ -158,37 +137,34 @@ if data is not None and ok:
                     enc = judge.encode([a.context for a in pa], [a.response for a in pa], [b.response for b in pb],
                                        vprogress)
                     after = tuned.predict_encoded(enc)
-                    shipped = store.get(data.key)  # the run above, when there was one
-                    if shipped is not None:
-                        before = ([float(shipped.p_a[i]) for i in rest], [shipped.verdict[i] for i in rest])
-                    else:
-                        out = judge.predict_encoded(enc)
-                        before = (list(out.p_a), list(out.verdict))
-                store[("votes", data.key, votes_key, folds)] = (curve, rest, before, after)
+                    shipped = state.judge_output(data)  # the run above, when there was one
+                    before = shipped.subset(rest) if shipped is not None else judge.predict_encoded(enc)
+                st.session_state["votes_result"] = (data.key, votes_key, folds, (curve, rest, before, after))
             except Exception as e:  # shown, not fatal: the rest of the page keeps working
                 st.error(f"Fine-tuning on the votes failed: {type(e).__name__}: {e}")
             bar.empty()
-        done = store.get(("votes", data.key, votes_key, folds))
+        got = st.session_state.get("votes_result")
+        done = got[3] if got and got[:3] == (data.key, votes_key, folds) else None
         if done is not None:
-            from core.judge import learning_curve_figure
             curve, rest, before, after = done
-            st.plotly_chart(learning_curve_figure(curve), width="stretch", key="votes_curve")
+            st.plotly_chart(dashboard.learning_curve_figure(curve), width="stretch", key="votes_curve")
             shown = curve.assign(ridge=[f"{v:.2g}" if v == v else "—" for v in curve["ridge"]])  # NaN at 0 votes
             st.dataframe(shown.rename(columns={"n_train": "training votes", "n_test": "held-out votes per fold",
                                                "ridge": "pull toward shipped (ridge, median)"}),
                          hide_index=True, width="stretch")
             if rest:
-                summ = app_state.judge_summary(list(after.verdict))
+                rest_comp = Comparison(comp.system_a, comp.system_b, [comp.pairs[i] for i in rest])
+                summ, summ_before = summarize_judge(rest_comp, after), summarize_judge(rest_comp, before)
                 r1, r2 = st.columns(2)
                 r1.metric(f"Fine-tuned judge: win rate of A on the {len(rest)} pairs without a vote",
-                          f"{summ['win rate A']:.1%}")
-                r1.text(f"95% interval [{summ['low']:.1%}, {summ['high']:.1%}]")
-                r2.metric("Shipped judge on the same pairs", f"{app_state.judge_summary(before[1])['win rate A']:.1%}")
-                pred = app_state.rest_frame(comp, rest, before[0], after.p_a, after.verdict)
+                          f"{summ.win_rate:.1%}")
+                r1.text(f"95% interval [{summ.win_low:.1%}, {summ.win_high:.1%}]")
+                r2.metric("Shipped judge on the same pairs", f"{summ_before.win_rate:.1%}")
+                pred = dashboard.rest_frame(comp, rest, before.p_a, after.p_a, after.verdict)
                 st.dataframe(pred, hide_index=True, width="stretch", height=320,
                              column_config={"P(A preferred)": st.column_config.ProgressColumn(
                                  min_value=0.0, max_value=1.0, format="%.2f")})
-                st.download_button("Download these predictions (CSV)", app_state.export_csv(pred),
+                st.download_button("Download these predictions (CSV)", dashboard.export_csv(pred),
                                    "judge_votes_predictions.csv", "text/csv", key="votes_download")
             else:
                 st.info("Every loaded pair has a vote, so there is nothing left to predict.")

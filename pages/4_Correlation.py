@@ -1,21 +1,15 @@
 """Correlation of each metric with the human scores in the upload: per dimension scatter with fitted
 line, Spearman/Pearson with bootstrap intervals, metric x dimension heatmap, system-level view."""
-import sys
-from pathlib import Path
+import pandas as pd
+import plotly.express as px
+import plotly.graph_objects as go
+import streamlit as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from core import dashboard
+from pages import state
 
-import pandas as pd  # noqa: E402
-import plotly.express as px  # noqa: E402
-import plotly.graph_objects as go  # noqa: E402
-import streamlit as st  # noqa: E402
-
-import app  # noqa: E402
-from core import app_state  # noqa: E402
-
-st.set_page_config(page_title="dialeval · Correlation", layout="wide")
 st.session_state["_page"] = "correlation"
-app.sidebar()
+state.sidebar()
 st.title("Correlation with human scores")
 
 EXAMPLE = ('{"id": "ctx-1", "system": "my-bot", "context": ["hi!", "how was your weekend?"], '
@@ -25,11 +19,11 @@ EXAMPLE = ('{"id": "ctx-1", "system": "my-bot", "context": ["hi!", "how was your
 
 @st.cache_data(show_spinner=False)
 def cached_correlations(key: str, metrics: tuple[str, ...], _cs):
-    return app_state.correlation_rows(_cs)
+    return dashboard.correlation_rows(_cs)
 
 
-data = app.require_data()
-metrics = app.selected_metrics()
+data = state.require_data()
+metrics = state.selected_metrics()
 if data is not None and not data.has_human_scores:
     st.info("The loaded data has no human scores, so there is nothing to correlate with. Upload a file whose rows "
             "carry human ratings: in JSONL a `scores` object of dimension -> number (mean rating), for example")
@@ -38,7 +32,7 @@ if data is not None and not data.has_human_scores:
                 "columns in the mapping. Both systems' rows are rated on the same dimensions.")
 elif data is not None and metrics:
     comp = data.comparison
-    cs = app.get_scores(data, metrics)
+    cs = state.get_scores(data, metrics)
     if cs.metrics:
         rows = cached_correlations(data.key, tuple(cs.metrics), cs)
         st.caption(f"Turn level, over both systems' {2 * cs.n} rows; the two replies to one context form a cluster, "
@@ -56,12 +50,12 @@ elif data is not None and metrics:
         c1, c2 = st.columns(2)
         m = c1.selectbox("Metric", cs.metrics, key="corr_metric")
         d = c2.selectbox("Human dimension", data.dimensions, key="corr_dim")
-        sdf = app_state.scatter_frame(cs, m, d)
-        sdf["system"] = sdf["system"].map(app.plotly_plain)
-        sdf["id"] = sdf["id"].map(app.plotly_plain)
+        sdf = dashboard.scatter_frame(cs, m, d)
+        sdf["system"] = sdf["system"].map(state.plotly_plain)
+        sdf["id"] = sdf["id"].map(state.plotly_plain)
         fig2 = px.scatter(sdf, x=m, y=d, color="system", hover_data=["id"], opacity=0.7,
                           title=f"{m} vs human {d}")
-        line = app_state.fit_line(sdf[m], sdf[d])
+        line = dashboard.fit_line(sdf[m], sdf[d])
         if line is not None:
             xs = [float(sdf[m].min()), float(sdf[m].max())]
             fig2.add_trace(go.Scatter(x=xs, y=[line[0] * x + line[1] for x in xs], mode="lines",
@@ -73,26 +67,21 @@ elif data is not None and metrics:
 
         st.subheader("System level")
         st.caption("Which system each metric prefers (mean) and which the humans prefer (mean), per dimension.")
-        st.dataframe(app_state.system_level_rows(cs), hide_index=True, width="stretch")
+        st.dataframe(dashboard.system_level_rows(cs), hide_index=True, width="stretch")
         n_sys = len({e.system for e in data.examples})
         if n_sys >= 3:
             st.caption(f"The file holds {n_sys} systems: a system-level correlation over all of them needs every "
                        "system's rows scored (they are cached once scored).")
             if st.button(f"Score all {n_sys} systems and correlate system means", key="sys_corr"):
-                store = app._result_store()
-                key = ("all-systems", data.key)
                 bar = st.progress(0.0, text="scoring every system")
+
+                def progress(done, total, desc):
+                    bar.progress(min(1.0, done / max(total, 1)), text=f"{desc} {done}/{total}")
                 from core.engine import ScoreTable
-                table_all = ScoreTable(list(data.examples))
-                for j, met in enumerate(cs.metrics):
-                    if (key, met) not in store:
-                        def progress(done, total, desc, j=j, met=met):
-                            bar.progress(min(1.0, (j + done / max(total, 1)) / len(cs.metrics)),
-                                         text=f"{met}: {desc} {done}/{total}")
-                        store[(key, met)] = app.metric_instance(met)(table_all.examples, progress)
-                    table_all.results[met] = store[(key, met)]
+                results = state.metric_results(("all-systems", data.key), cs.metrics, list(data.examples), progress)
+                table_all = ScoreTable(list(data.examples), results)
                 bar.empty()
-                st.session_state["sys_corr_rows"] = (data.key, app_state.system_correlations(table_all, cs.metrics))
+                st.session_state["sys_corr_rows"] = (data.key, dashboard.system_correlations(table_all, cs.metrics))
             got = st.session_state.get("sys_corr_rows")
             if got and got[0] == data.key:
                 st.dataframe(got[1], hide_index=True, width="stretch")

@@ -6,14 +6,12 @@ Encodes every distinct turn of chitchat-dataset with all-MiniLM-L6-v2 and writes
 checkpoints/pool-chitchat-<hash>-<encoder>.faiss (faiss IndexPQ, 128 bytes a vector). The float16
 embeddings also land in the user cache so this machine can use the exact vectors.
 """
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tqdm import tqdm  # noqa: E402
+from tqdm import tqdm
 
-from core.retrieval import SHIPPED_INDEX_DIR, _index_name, chitchat_pool, pool_embeddings, save_pq_index  # noqa: E402
+from core.models.retrieval import chitchat_pool, index_name, pool_embeddings, save_pq_index
+from core.settings import checkpoint_dir
 
 
 def main() -> None:
@@ -26,7 +24,7 @@ def main() -> None:
 
     vecs, source = pool_embeddings(pool, progress)
     bar.close()
-    out = SHIPPED_INDEX_DIR / f"{_index_name(pool)}.faiss"
+    out = checkpoint_dir() / f"{index_name(pool)}.faiss"
     # quantize from the float16 values the cache holds, so a rebuild gives the same index either way
     save_pq_index(vecs.astype("float16").astype("float32"), out)
     print(f"{len(pool)} pairs, {len(pool.texts)} texts, embeddings from {source}; wrote {out} "

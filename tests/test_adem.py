@@ -2,10 +2,9 @@
 import numpy as np
 import pytest
 
-from conftest import need_shared
 from core.data import Example, load_jsonl
-from core.metrics.adem import (AdemModel, context_text, example_vectors, fit_adem, initial_model,
-                               length_bin_weights, pick_dimension, rescale)
+from core.metrics.adem import AdemModel, context_text, example_vectors
+from core.training.adem import fit_adem, initial_model, length_bin_weights, pick_dimension, rescale
 
 
 def test_context_text_keeps_newest_turns_within_budget():
@@ -41,9 +40,9 @@ def test_rescale_maps_fed_overall_to_1_5():
     assert scale == (1.0, 5.0) and y.tolist() == [1.0, 3.0]
 
 
-def test_training_reduces_validation_error_on_real_data():
+def test_training_reduces_validation_error_on_real_data(shared):
     """ADEM fitted on 40 usr-topical contexts beats its M = N = I starting point on 20 held-out contexts."""
-    exs = load_jsonl(need_shared("eval/usr-topical.jsonl"))
+    exs = load_jsonl(shared("eval/usr-topical.jsonl"))
     dim = pick_dimension(exs)
     assert dim == "Overall"
     ctx_ids = sorted({tuple(e.context) for e in exs})
@@ -68,9 +67,9 @@ def test_training_reduces_validation_error_on_real_data():
     assert np.allclose(again.predict(vC, vR, vH, vhas), model.predict(vC, vR, vH, vhas), atol=1e-4)
 
 
-def test_shipped_adem_and_leave_one_dataset_out():
-    from core.metrics import get_metric
-    path = need_shared("eval/usr-persona.jsonl")
+def test_shipped_adem_and_leave_one_dataset_out(shared):
+    from core.scoring import get_metric
+    path = shared("eval/usr-persona.jsonl")
     adem = get_metric("adem")
     assert "usr-persona" in adem.trained_on()
     held = adem.held_out_for("usr-persona")

@@ -1,6 +1,6 @@
 """The dashboard: every page renders (streamlit.testing AppTest), the demo loads and shows the scores table
 and charts, a broken upload shows row-numbered problems and keeps the previous data, and the
-non-drawing logic in core/app_state.py computes real values."""
+non-drawing logic in core/dashboard.py computes real values."""
 import json
 import math
 import tomllib
@@ -8,10 +8,10 @@ import tomllib
 import numpy as np
 import pytest
 
-from conftest import ROOT, need_shared
-
-from core import app_state
+from core import dashboard
+from core.compare import build_verdict, human_preferences, side_accuracy, summarize_judge
 from core.data import Comparison, DataError, Example, load_jsonl
+from core.scoring import JudgeOutput
 
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
 
@@ -19,10 +19,14 @@ PAGES = ["app.py", "pages/1_Upload.py", "pages/2_Scores.py", "pages/3_AB_Judge.p
 TIMEOUT = 120
 
 
-def _app(path: str = "app.py", metrics=("bleu",)) -> "AppTest":
-    at = AppTest.from_file(str(ROOT / path), default_timeout=TIMEOUT)
-    at.session_state["metrics"] = list(metrics)  # cheap metric: keeps the test fast
-    return at
+@pytest.fixture
+def new_app(repo_root):
+    """``new_app(metrics=...)``: an AppTest of the dashboard (app.py, the router) with cheap metrics chosen."""
+    def make(metrics=("bleu",)) -> "AppTest":
+        at = AppTest.from_file(str(repo_root / "app.py"), default_timeout=TIMEOUT)
+        at.session_state["metrics"] = list(metrics)  # cheap metric: keeps the test fast
+        return at
+    return make
 
 
 def _loaded_demo(at) -> None:
@@ -35,8 +39,9 @@ def _loaded_demo(at) -> None:
 # the demo file
 
 
-def test_demo_file_is_two_real_systems():
-    exs = load_jsonl(app_state.DEMO_PATH)
+def test_demo_file_is_two_real_systems(repo_root):
+    demo = repo_root / "demo" / "demo.jsonl"
+    exs = load_jsonl(demo)
     systems = sorted({e.system for e in exs})
     assert systems == ["C-BM25", "SmolLM2-135M"]
     assert len(exs) == 120
@@ -48,17 +53,17 @@ def test_demo_file_is_two_real_systems():
     bm25 = {e.id: e for e in exs if e.system == "C-BM25"}
     lm = {e.id: e for e in exs if e.system == "SmolLM2-135M"}
     assert all(bm25[k].context == lm[k].context and bm25[k].references == lm[k].references for k in bm25)
-    manifest = json.loads((app_state.DEMO_PATH.parent / "demo_manifest.json").read_text())
+    manifest = json.loads((demo.parent / "demo_manifest.json").read_text())
     assert len(manifest["items"]) == 60 and manifest["seed"] == 13
 
 
-def test_upload_limit_matches_config():
-    cfg = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
-    assert cfg["server"]["maxUploadSize"] == app_state.MAX_UPLOAD_MB
+def test_upload_limit_matches_config(repo_root):
+    cfg = tomllib.loads((repo_root / ".streamlit" / "config.toml").read_text())
+    assert cfg["server"]["maxUploadSize"] == dashboard.MAX_UPLOAD_MB
 
 
 # ------------------------------------------------------------------------------------------------
-# core/app_state.py
+# core/dashboard.py
 
 
 def _toy_examples():
@@ -74,48 +79,50 @@ def _toy_examples():
 
 def test_load_and_headline_values_are_real():
     from core.engine import score_comparison
-    loaded = app_state.make_loaded("toy", _toy_examples(), None, "sysA", "sysB", [b"toy"])
+    loaded = dashboard.make_loaded("toy", _toy_examples(), None, "sysA", "sysB", [b"toy"])
     assert loaded.n == 6 and loaded.dimensions == ["Overall"]
     cs = score_comparison(loaded.comparison, ["bleu"])
-    df = app_state.per_example_frame(cs)
+    df = dashboard.per_example_frame(cs)
     assert list(df["id"]) == [f"c{i}" for i in range(6)]
     np.testing.assert_allclose(df["bleu A-B"], df["bleu A"] - df["bleu B"])
     assert df.loc[0, "bleu A"] > 99 and df.loc[1, "bleu A"] == pytest.approx(df.loc[1, "bleu B"])
-    rows = app_state.headline(cs, n_boot=200)
-    bleu = next(r for r in rows if r["metric"] == "bleu")
-    assert bleu["mean A"] == pytest.approx(float(np.mean(cs.a("bleu"))))
-    assert bleu["A low"] <= bleu["mean A"] <= bleu["A high"]
-    assert (bleu["wins A"], bleu["ties"], bleu["wins B"]) == (3, 3, 0)
-    human = next(r for r in rows if r["metric"] == "human: Overall")
-    assert human["mean A"] == pytest.approx(3.0) and human["mean B"] == pytest.approx(2.0)
+    verdict = build_verdict(loaded.comparison, cs, n_boot=200, n_perm=200)
+    bleu = next(r for r in verdict.metrics if r.metric == "bleu")
+    assert bleu.mean_a == pytest.approx(float(np.mean(cs.a("bleu"))))
+    assert bleu.mean_a_low <= bleu.mean_a <= bleu.mean_a_high
+    assert (bleu.wins, bleu.ties, bleu.losses) == (3, 3, 0)
+    human = next(r for r in verdict.metrics if r.metric == "human:Overall")
+    assert human.mean_a == pytest.approx(3.0) and human.mean_b == pytest.approx(2.0)
+    shown = dashboard.headline_frame(verdict)
+    assert list(shown["metric"]) == ["bleu", "human: Overall"] and shown["A/tie/B"].iloc[0] == "3/3/0"
     # filtering and exports
-    assert len(app_state.filter_frame(df, winner="A", metric="bleu")) == 3
-    assert len(app_state.filter_frame(df, text="TOPIC 3")) == 1
-    csv = app_state.export_csv(df).decode()
+    assert len(dashboard.filter_frame(df, winner="A", metric="bleu")) == 3
+    assert len(dashboard.filter_frame(df, text="TOPIC 3")) == 1
+    csv = dashboard.export_csv(df).decode()
     assert csv.splitlines()[0].startswith("pair,id,context") and len(csv.splitlines()) == 7
-    recs = [json.loads(x) for x in app_state.export_jsonl(cs).decode().splitlines()]
+    recs = [json.loads(x) for x in dashboard.export_jsonl(cs).decode().splitlines()]
     assert len(recs) == 6 and recs[0]["scores_a"]["bleu"] == pytest.approx(df.loc[0, "bleu A"])
     # system level: humans and BLEU both prefer sysA
-    sl = app_state.system_level_rows(cs)
+    sl = dashboard.system_level_rows(cs)
     assert sl[0]["humans prefer"] == "sysA" and sl[0]["metric prefers"] == "sysA" and sl[0]["agree"]
-    corr = app_state.correlation_rows(cs, n_boot=200)
+    corr = dashboard.correlation_rows(cs, n_boot=200)
     assert corr[0]["spearman"] == pytest.approx(1.0)  # BLEU is high exactly where humans gave 4
 
 
 def test_parse_upload_reports_rows_and_size_limit():
     bad = b'{"context": ["hi"], "response": "yo", "system": "a"}\n{"context": ["hi"], "response": 3}\nnot json\n'
     with pytest.raises(DataError) as e:
-        app_state.parse_upload("bad.jsonl", bad)
+        dashboard.parse_upload("bad.jsonl", bad)
     rows = sorted((p.row, p.field) for p in e.value.problems)
     assert rows == [(2, "response"), (3, None)]
-    big = b" " * (app_state.MAX_UPLOAD_MB * 1024 * 1024 + 1)
+    big = b" " * (dashboard.MAX_UPLOAD_MB * 1024 * 1024 + 1)
     with pytest.raises(DataError, match="limit"):
-        app_state.parse_upload("big.jsonl", big)
+        dashboard.parse_upload("big.jsonl", big)
 
 
 def test_csv_mapping_guess():
-    header = app_state.csv_header(b"dialogue_id,model,context,reply,gold,Overall,Fluency\n1,a,hi,yo,hey,3,2\n")
-    g = app_state.guess_csv_mapping(header)
+    header = dashboard.csv_header(b"dialogue_id,model,context,reply,gold,Overall,Fluency\n1,a,hi,yo,hey,3,2\n")
+    g = dashboard.guess_csv_mapping(header)
     assert (g["id"], g["system"], g["context"], g["response"], g["references"]) == \
         ("dialogue_id", "model", "context", "reply", "gold")
     assert g["scores"] == ["Overall", "Fluency"]
@@ -125,22 +132,31 @@ def test_ubleu_reference_rows_keep_sign_and_source():
     det = {"retriever": "emb-u", "pool": "chitchat-x", "references": [
         {"kind": "original", "text": "ref", "source_utterance": None, "similarity": None, "weight": 1.0},
         {"kind": "retrieved", "text": "bad", "source_utterance": "u2", "similarity": 0.8, "weight": -0.7}]}
-    rows = app_state.ubleu_reference_rows(det)
+    rows = dashboard.ubleu_reference_rows(det)
     assert [r["sign"] for r in rows] == ["+", "-"]
     assert rows[1]["source utterance"] == "u2" and rows[1]["similarity"] == 0.8
-    assert app_state.ubleu_reference_rows(None) == []
+    assert dashboard.ubleu_reference_rows(None) == []
+
+
+def _judged(p_a, tie_margin=0.05) -> JudgeOutput:
+    p = np.array(p_a, dtype=float)
+    verdict = ["tie" if abs(x - 0.5) < tie_margin else ("A" if x > 0.5 else "B") for x in p]
+    return JudgeOutput(p, p, p, verdict, 0.0, tie_margin)
 
 
 def test_judge_agreement_and_win_rate():
     from core.data import align
     exs = _toy_examples()
     comp = align([e for e in exs if e.system == "sysA"], [e for e in exs if e.system == "sysB"])
-    human = app_state.human_preferences(comp, "Overall")
-    assert human == ["A", "tie", "A", "tie", "A", "tie"]
-    agr = app_state.judge_agreement(["A", "B", "B", "A", "A", "tie"], human)
-    assert (agr["n"], agr["agree"]) == (3, 2) and agr["low"] < 2 / 3 < agr["high"]
-    s = app_state.judge_summary(["A", "A", "B", "tie"])
-    assert (s["wins A"], s["wins B"], s["ties"]) == (2, 1, 1) and s["win rate A"] == pytest.approx(2 / 3)
+    human, margin = human_preferences(comp, "Overall")
+    assert human == ["A", "tie", "A", "tie", "A", "tie"] and margin == 1.0  # a quarter of the 1-5 scale
+    summ = summarize_judge(comp, _judged([0.9, 0.1, 0.1, 0.9, 0.9, 0.5]))
+    agr = summ.human
+    assert (agr.n, agr.agreement) == (3, pytest.approx(2 / 3)) and agr.low < 2 / 3 < agr.high
+    assert agr.n_decided == 3 and agr.agreement_decided == pytest.approx(2 / 3)
+    s = summarize_judge(Comparison("A", "B", comp.pairs[:4]), _judged([0.9, 0.8, 0.2, 0.52]))
+    assert (s.wins, s.losses, s.ties) == (2, 1, 1) and s.win_rate == pytest.approx(2 / 3)
+    assert s.win_rate_ties_split == pytest.approx(2.5 / 4) and s.win_low < 2 / 3 < s.win_high
 
 
 # ------------------------------------------------------------------------------------------------
@@ -148,24 +164,24 @@ def test_judge_agreement_and_win_rate():
 
 
 @pytest.mark.parametrize("page", PAGES)
-def test_every_page_renders_without_data(page):
-    at = _app()
+def test_every_page_renders_without_data(page, new_app):
+    at = new_app()
     at.run()
     if page != "app.py":
-        at.switch_page(str(ROOT / page)).run()
+        at.switch_page(page).run()
     assert not at.exception, at.exception
     assert at.title, "every page has a title"
 
 
-def test_demo_loads_scores_table_and_charts():
-    at = _app()
+def test_demo_loads_scores_table_and_charts(new_app):
+    at = new_app()
     _loaded_demo(at)
     assert at.session_state["loaded"].n == 60
     assert at.dataframe, "headline table"
     head = at.dataframe[0].value
     assert list(head["metric"]) == ["bleu"]
     assert at.get("plotly_chart"), "headline chart"
-    at.switch_page(str(ROOT / "pages/2_Scores.py")).run()
+    at.switch_page("pages/2_Scores.py").run()
     assert not at.exception, at.exception
     table = at.dataframe[0].value
     assert len(table) == 60 and {"bleu A", "bleu B", "bleu A-B", "response A", "response B"} <= set(table.columns)
@@ -178,22 +194,22 @@ def test_demo_loads_scores_table_and_charts():
     first = at.session_state["loaded"].comparison.pairs[int(narrowed.iloc[0]["pair"])][0]
     assert any(first.context[-1] in t for t in texts)
     # the other pages render with the demo loaded
-    at.switch_page(str(ROOT / "pages/3_AB_Judge.py")).run()
+    at.switch_page("pages/3_AB_Judge.py").run()
     assert not at.exception, at.exception
-    ok, message = app_state.judge_status()
+    ok, message = dashboard.judge_status()
     if not ok:  # the page says plainly why the judge cannot run
         assert any(w.value == message for w in at.warning)
     else:
         assert at.button(key="run_judge")
-    at.switch_page(str(ROOT / "pages/4_Correlation.py")).run()
+    at.switch_page("pages/4_Correlation.py").run()
     assert not at.exception, at.exception
     assert any("no human scores" in i.value for i in at.info)
 
 
-def test_broken_upload_shows_rows_and_keeps_previous_data():
-    at = _app()
+def test_broken_upload_shows_rows_and_keeps_previous_data(new_app):
+    at = new_app()
     _loaded_demo(at)
-    at.switch_page(str(ROOT / "pages/1_Upload.py")).run()
+    at.switch_page("pages/1_Upload.py").run()
     broken = ('{"id": "1", "system": "x", "context": ["hi"], "response": "hello"}\n'
               '{"id": "2", "system": "x", "context": ["hi"], "response": "hello"\n'
               '{"id": "3", "system": "y", "context": ["hi"], "scores": {"Overall": "high"}, "response": "ok"}\n')
@@ -203,21 +219,21 @@ def test_broken_upload_shows_rows_and_keeps_previous_data():
     problems = at.dataframe[0].value
     got = {(int(r["row"]), r["field"]) for _, r in problems.iterrows()}
     assert got == {(2, ""), (3, "scores.Overall")}
-    assert at.session_state["loaded"].name == app_state.DEMO_NAME
+    assert at.session_state["loaded"].name == dashboard.DEMO_NAME
     assert any("previously loaded data is kept" in i.value for i in at.info)
 
 
-def test_paste_upload_two_systems_and_human_scores_correlation():
+def test_paste_upload_two_systems_and_human_scores_correlation(shared, new_app):
     """A real human-rated multi-system file: pick two systems, the correlation page shows a table,
     heatmap and scatter with real correlations."""
-    path = need_shared("eval/usr-topical.jsonl")
+    path = shared("eval/usr-topical.jsonl")
     exs = load_jsonl(path)
     systems = list(dict.fromkeys(e.system for e in exs))[1:3]  # two generators (not the gold reply)
     rows = [e for e in exs if e.system in systems]
     text = "\n".join(json.dumps(e.to_dict()) for e in rows[:80])
-    at = _app()
+    at = new_app()
     at.run()
-    at.switch_page(str(ROOT / "pages/1_Upload.py")).run()
+    at.switch_page("pages/1_Upload.py").run()
     at.text_area(key="paste_one").set_value(text).run()
     assert not at.exception, at.exception
     at.button(key="use_one").click().run()
@@ -225,7 +241,7 @@ def test_paste_upload_two_systems_and_human_scores_correlation():
     loaded = at.session_state["loaded"]
     assert loaded.n == 40 and "Overall" in loaded.dimensions
     assert (loaded.comparison.system_a, loaded.comparison.system_b) == tuple(systems)
-    at.switch_page(str(ROOT / "pages/4_Correlation.py")).run()
+    at.switch_page("pages/4_Correlation.py").run()
     assert not at.exception, at.exception
     corr = at.dataframe[0].value
     assert set(corr["dimension"]) == set(loaded.dimensions)
@@ -234,16 +250,16 @@ def test_paste_upload_two_systems_and_human_scores_correlation():
     assert len(at.get("plotly_chart")) >= 2
 
 
-def test_ubleu_drilldown_shows_rated_references():
+def test_ubleu_drilldown_shows_rated_references(new_app, repo_root):
     """With the NN-rater checkpoint present, the drill-down lists υBLEU's extended references with
     source utterance, similarity and signed weight (real retrieval over the chitchat pool)."""
-    from core.checkpoints import paths
+    from core.models.checkpoints import paths
     if not paths("nn-rater")[0].exists():
         pytest.skip("checkpoints/nn-rater.safetensors is not trained yet")
-    at = _app(metrics=("ubleu",))
-    at.session_state["loaded"] = app_state.load_demo()
+    at = new_app(metrics=("ubleu",))
+    at.session_state["loaded"] = dashboard.load_demo(repo_root / "demo" / "demo.jsonl")
     at.run()
-    at.switch_page(str(ROOT / "pages/2_Scores.py")).run(timeout=600)
+    at.switch_page("pages/2_Scores.py").run(timeout=600)
     assert not at.exception, at.exception
     assert not at.warning, [w.value for w in at.warning]
     refs = next(d.value for d in at.dataframe if "source utterance" in getattr(d.value, "columns", []))
@@ -256,12 +272,12 @@ def test_ubleu_drilldown_shows_rated_references():
     assert set(refs["sign"]) <= {"+", "-", "0"}
 
 
-def test_mme_drilldown_shows_sub_metrics_and_weights():
+def test_mme_drilldown_shows_sub_metrics_and_weights(new_app, repo_root):
     """The drill-down shows each MME sub-metric with its normalized score and CRS weight."""
-    at = _app(metrics=("mme",))
-    at.session_state["loaded"] = app_state.load_demo()
+    at = new_app(metrics=("mme",))
+    at.session_state["loaded"] = dashboard.load_demo(repo_root / "demo" / "demo.jsonl")
     at.run()
-    at.switch_page(str(ROOT / "pages/2_Scores.py")).run(timeout=600)
+    at.switch_page("pages/2_Scores.py").run(timeout=600)
     assert not at.exception, at.exception
     subs = [d.value for d in at.dataframe if "sub_metric" in getattr(d.value, "columns", [])]
     assert len(subs) == 2  # system A and system B
@@ -270,10 +286,10 @@ def test_mme_drilldown_shows_sub_metrics_and_weights():
     assert rows["weight"].between(0, 1).all() and abs(rows["weight"].sum() - 1) < 1e-3
 
 
-def test_csv_paste_with_column_mapping_and_two_file_mode():
-    at = _app()
+def test_csv_paste_with_column_mapping_and_two_file_mode(new_app):
+    at = new_app()
     at.run()
-    at.switch_page(str(ROOT / "pages/1_Upload.py")).run()
+    at.switch_page("pages/1_Upload.py").run()
     at.selectbox(key="upload_format").set_value("csv").run()
     csv = ("dialogue_id,model,context,reply,gold,Overall\n"
            "1,bot-a,hi there,hello!,hey,4\n1,bot-b,hi there,what?,hey,2\n"
@@ -299,21 +315,21 @@ def test_csv_paste_with_column_mapping_and_two_file_mode():
     assert [(a.response, b.response) for a, b in loaded.comparison.pairs] == [("yo", "hey"), ("ciao", "later")]
 
 
-def test_judge_page_runs_judge_and_measures_agreement():
+def test_judge_page_runs_judge_and_measures_agreement(shared, new_app):
     """With the judge checkpoint present: every pair gets P(A preferred) and a verdict, the win rate has an
     interval, and agreement with human preferences is measured on a real human-rated slice."""
-    ok, message = app_state.judge_status()
+    ok, message = dashboard.judge_status()
     if not ok:
         pytest.skip(message)
-    path = need_shared("eval/usr-topical.jsonl")
+    path = shared("eval/usr-topical.jsonl")
     exs = load_jsonl(path)
     systems = list(dict.fromkeys(e.system for e in exs))[1:3]
     rows = [e for e in exs if e.system in systems][:40]
-    loaded = app_state.make_loaded("usr-topical slice", rows, None, systems[0], systems[1], [b"usr20"])
-    at = _app()
+    loaded = dashboard.make_loaded("usr-topical slice", rows, None, systems[0], systems[1], [b"usr20"])
+    at = new_app()
     at.session_state["loaded"] = loaded
     at.run()
-    at.switch_page(str(ROOT / "pages/3_AB_Judge.py")).run()
+    at.switch_page("pages/3_AB_Judge.py").run()
     at.button(key="run_judge").click().run(timeout=600)
     assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
     table = next(d.value for d in at.dataframe if "P(A preferred)" in d.value.columns)
@@ -321,15 +337,15 @@ def test_judge_page_runs_judge_and_measures_agreement():
     assert set(table["judge"]) <= {"A", "B", "tie"} and set(table["humans"]) <= {"A", "B", "tie", "-"}
     labels = {m.label: m.value for m in at.metric}
     assert any(k.startswith("Judge win rate") for k in labels) and "Agreement with humans" in labels
-    human = app_state.human_preferences(loaded.comparison, at.selectbox(key="judge_dim").value)
-    agr = app_state.judge_agreement(list(table["judge"]), human)
-    assert labels["Agreement with humans"] == f"{agr['agreement']:.1%}"
+    human, _ = human_preferences(loaded.comparison, at.selectbox(key="judge_dim").value)
+    agreement = side_accuracy(list(table["P(A preferred)"]), human)
+    assert labels["Agreement with humans"] == f"{agreement:.1%}"
 
 
-def test_make_run_starts_on_the_demo(monkeypatch):
+def test_make_run_starts_on_the_demo(monkeypatch, new_app):
     """`make run` sets DIALEVAL_DEMO=1: the home page opens with the demo loaded and compared."""
     monkeypatch.setenv("DIALEVAL_DEMO", "1")
-    at = _app()
+    at = new_app()
     at.run()
     assert not at.exception, at.exception
     assert at.session_state["loaded"] is not None
@@ -337,39 +353,41 @@ def test_make_run_starts_on_the_demo(monkeypatch):
 
 
 def test_votes_are_matched_to_pairs_in_either_order_and_curve_sizes_are_clipped():
-    from core.judge import Pair
+    from core.judges.pairs import Pair, votes_for_pairs
     a1 = Example(id="1", context=["hi there"], response="hello", system="x")
     b1 = Example(id="1", context=["hi there"], response="go away", system="y")
     a2 = Example(id="2", context=["bye"], response="see you", system="x")
     b2 = Example(id="2", context=["bye"], response="ok", system="y")
     comp = Comparison("x", "y", [(a1, b1), (a2, b2)])
     votes = [Pair(["Hi  there"], "go away", "HELLO", 0.0)]  # swapped order, other case/spacing: B -> A
-    assert app_state.vote_index(comp, votes) == ["A", None]
-    assert app_state.curve_sizes(1000, 5) == [100, 200, 300, 400, 500, 600, 700, 800]
-    assert app_state.curve_sizes(2000, 10) == [100, 200, 300, 400, 500, 600, 700, 800, 900]
-    assert app_state.curve_sizes(50, 5) == [8, 16, 24, 32, 40]
+    assert votes_for_pairs(comp, votes) == ["A", None]
+    assert dashboard.curve_sizes(1000, 5) == [100, 200, 300, 400, 500, 600, 700, 800]
+    assert dashboard.curve_sizes(2000, 10) == [100, 200, 300, 400, 500, 600, 700, 800, 900]
+    assert dashboard.curve_sizes(50, 5) == [8, 16, 24, 32, 40]
 
 
-def test_judge_page_trains_on_votes_draws_a_learning_curve_and_predicts_the_rest():
+def test_judge_page_trains_on_votes_draws_a_learning_curve_and_predicts_the_rest(shared, new_app):
     """Votes derived from a real rated comparison (two usr-topical systems, 60 contexts): the page fine-tunes
     the judge, shows the learning curve the core computes, and predicts exactly the pairs without a vote."""
     import itertools
-    ok, message = app_state.judge_status()
+
+    from core.judges.pairs import votes_for_pairs
+    ok, message = dashboard.judge_status()
     if not ok:
         pytest.skip(message)
-    exs = load_jsonl(need_shared("eval/usr-topical.jsonl"))
+    exs = load_jsonl(shared("eval/usr-topical.jsonl"))
     for sa, sb in itertools.combinations(list(dict.fromkeys(e.system for e in exs)), 2):
-        loaded = app_state.make_loaded("usr-topical", [e for e in exs if e.system in (sa, sb)], None, sa, sb,
+        loaded = dashboard.make_loaded("usr-topical", [e for e in exs if e.system in (sa, sb)], None, sa, sb,
                                        [f"usr:{sa}:{sb}".encode()])
-        votes = app_state.votes_from_comparison(loaded.comparison, "Overall")
-        rest = [i for i, v in enumerate(app_state.vote_index(loaded.comparison, votes)) if v is None]
+        votes = dashboard.votes_from_comparison(loaded.comparison, "Overall")
+        rest = [i for i, v in enumerate(votes_for_pairs(loaded.comparison, votes)) if v is None]
         if len(votes) >= 20 and len(rest) >= 5:
             break
     assert len(votes) >= 20 and len(rest) >= 5
-    at = _app()
+    at = new_app()
     at.session_state["loaded"] = loaded
     at.run()
-    at.switch_page(str(ROOT / "pages/3_AB_Judge.py")).run()
+    at.switch_page("pages/3_AB_Judge.py").run()
     at.radio(key="votes_source").set_value("Use this upload's human scores as votes").run()
     at.selectbox(key="votes_dim").set_value("Overall").run()
     at.button(key="tune_votes").click().run(timeout=600)

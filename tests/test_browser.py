@@ -91,7 +91,7 @@ def wait_idle(page) -> None:
     page.wait_for_timeout(300)
 
 
-TITLES = {"Upload": "Upload two systems", "Scores": "Per-example scores", "AB Judge": "A/B judge",
+TITLES = {"Upload": "Upload two systems", "Scores": "Per-example scores", "A/B judge": "A/B judge",
           "Correlation": "Correlation with human scores"}
 
 
@@ -130,7 +130,7 @@ def run_flow(page, url: str, screenshots: bool = False, upload: Path | None = No
     assert page.locator(".js-plotly-plot .main-svg").count() >= 1, "plotly drew its SVG"
     if screenshots:
         page.screenshot(path=str(SHOTS / "scores.png"), full_page=True)
-    for label, name in (("Upload", "upload"), ("AB Judge", "judge"), ("Correlation", "correlation")):
+    for label, name in (("Upload", "upload"), ("A/B judge", "judge"), ("Correlation", "correlation")):
         open_page(page, label)
         if screenshots and name == "judge" and page.get_by_role("button", name="Run the judge").count():
             page.get_by_role("button", name="Run the judge").click()
@@ -159,7 +159,7 @@ def run_flow(page, url: str, screenshots: bool = False, upload: Path | None = No
         if screenshots:
             page.screenshot(path=str(SHOTS / "correlation_human_scores.png"), full_page=True)
             # train on votes derived from the upload's human scores: learning curve + predictions of the rest
-            open_page(page, "AB Judge")
+            open_page(page, "A/B judge")
             page.get_by_text("Use this upload's human scores as votes").click()
             wait_idle(page)
             page.get_by_role("button", name=re.compile("^Fine-tune on")).click()
@@ -200,7 +200,8 @@ if __name__ == "__main__":
     ap.add_argument("--metrics", default="bleu,ubleu")
     args = ap.parse_args()
     SHOTS.mkdir(parents=True, exist_ok=True)
-    shared = Path(os.environ.get("DIALEVAL_SHARED_DATA", ROOT.parent / "shared" / "data")) / "eval" / "usr-topical.jsonl"
+    from core.settings import shared_eval_file
+    shared = shared_eval_file("usr-topical")
     with streamlit_server(args.metrics) as (url, proc, ready), browser_page(2200 if args.screenshots else 1000) as page:
         times = run_flow(page, url, screenshots=args.screenshots, upload=shared if shared.exists() else None,
                          pick=("Argmax Decoding", "Nucleus Decoding (p = 0.5)"))

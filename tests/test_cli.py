@@ -1,19 +1,29 @@
-"""The command line on real files: one output line per input row, in order; bad input exits 2 with a message."""
+"""The command line on real files, as a user runs it: the installed ``dialeval`` command from a folder that is
+not the repository; one output line per input row, in order; bad input exits 2 with a message."""
 import json
 import subprocess
 import sys
+from pathlib import Path
 
-from conftest import ROOT
-
-
-def run(*args, timeout=600):
-    return subprocess.run([sys.executable, "-m", "core", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+import pytest
 
 
-def test_score_real_file_bleu(shared, tmp_path):
+@pytest.fixture
+def dialeval(tmp_path):
+    """Run the installed console script ``dialeval`` in a fresh folder (never the checkout)."""
+    exe = Path(sys.executable).with_name("dialeval")
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+
+    def run(*args, timeout=600):
+        return subprocess.run([str(exe), *args], cwd=work, capture_output=True, text=True, timeout=timeout)
+    return run
+
+
+def test_score_real_file_bleu(dialeval, shared, tmp_path):
     src = shared("eval/usr-persona.jsonl")
     out = tmp_path / "out.jsonl"
-    r = run("score", str(src), "--metrics", "bleu", "--out", str(out), "--quiet")
+    r = dialeval("score", str(src), "--metrics", "bleu", "--out", str(out), "--quiet")
     assert r.returncode == 0, r.stderr
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     ids = [json.loads(line)["id"] for line in src.read_text().splitlines() if line.strip()]
@@ -25,11 +35,11 @@ def test_score_real_file_bleu(shared, tmp_path):
     assert gold and all(abs(row["metrics"]["bleu"] - 100) < 1e-9 for row in gold)
 
 
-def test_score_ubleu_on_a_real_slice(shared, tmp_path):
+def test_score_ubleu_on_a_real_slice(dialeval, shared, tmp_path):
     lines = shared("eval/usr-topical.jsonl").read_text().splitlines()[:6]
     src = tmp_path / "slice.jsonl"  # a temporary slice, never stored in the repository
     src.write_text("\n".join(lines) + "\n")
-    r = run("score", str(src), "--metrics", "bleu,ubleu", "--quiet")
+    r = dialeval("score", str(src), "--metrics", "bleu,ubleu", "--quiet")
     assert r.returncode == 0, r.stderr
     rows = [json.loads(line) for line in r.stdout.splitlines()]
     assert len(rows) == 6
@@ -38,19 +48,55 @@ def test_score_ubleu_on_a_real_slice(shared, tmp_path):
     assert all(-1 <= x["weight"] <= 1 for x in refs)
 
 
-def test_bad_input_exit_code(tmp_path):
+def test_bad_input_exit_code(dialeval, tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"context": ["hi"], "response": "yo"}\n{"context": ["hi"], "response": null}\n')
-    r = run("score", str(bad), "--metrics", "bleu")
+    r = dialeval("score", str(bad), "--metrics", "bleu")
     assert r.returncode == 2
     assert "bad.jsonl, row 2, field 'response': is missing" in r.stderr and "Traceback" not in r.stderr
-    r = run("score", str(tmp_path / "missing.jsonl"))
+    r = dialeval("score", str(tmp_path / "missing.jsonl"))
     assert r.returncode == 2 and "file not found" in r.stderr
-    r = run("score", str(bad), "--metrics", "nosuchmetric")
+    r = dialeval("score", str(bad), "--metrics", "nosuchmetric")
     assert r.returncode == 2 and "unknown metric" in r.stderr
-    assert run("frobnicate").returncode == 2
+    assert dialeval("frobnicate").returncode == 2
 
 
-def test_metrics_list():
-    r = run("metrics")
+def test_metrics_list(dialeval):
+    r = dialeval("metrics")
     assert r.returncode == 0 and "bleu" in r.stdout and "ubleu" in r.stdout
+
+
+def test_installed_command_scores_the_default_metrics_from_another_folder(dialeval, repo_root, tmp_path):
+    """``pip install .`` then ``dialeval score FILE --metrics bleu,ubleu,bert_ruber,mme`` from a folder that is
+    not the checkout: the shipped checkpoints are found (package data) and every metric gives a number."""
+    lines = (repo_root / "demo" / "demo.jsonl").read_text().splitlines()[:4]
+    src = tmp_path / "four.jsonl"
+    src.write_text("\n".join(lines) + "\n")
+    r = dialeval("score", str(src), "--metrics", "bleu,ubleu,bert_ruber,mme", "--quiet", "--no-details")
+    assert r.returncode == 0, r.stderr
+    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    assert len(rows) == 4
+    assert all(isinstance(row["metrics"][m], float) for row in rows for m in ("bleu", "ubleu", "bert_ruber", "mme"))
+    assert "metric:mme|" in r.stderr and "metric:ubleu|" in r.stderr
+
+
+def test_pool_reaches_the_ubleu_inside_ruber_ubleu(dialeval, tmp_path):
+    """``--pool`` travels in the options object to the υBLEU part of RUBER+υBLEU: it runs (no TypeError) and
+    the signature names the pool."""
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text("\n".join(json.dumps({"utterance": u, "response": r}) for u, r in [
+        ("any plans for the weekend?", "i am going hiking with friends"),
+        ("what do you do for fun?", "i play the guitar and read"),
+        ("do you like dogs?", "yes, i have two of them"),
+        ("where are you from?", "i grew up near the coast")]) + "\n")
+    src = tmp_path / "in.jsonl"
+    src.write_text(json.dumps({"id": "1", "context": ["any plans for the weekend?"], "response": "hiking with friends",
+                               "references": ["i am going to the beach"]}) + "\n")
+    r = dialeval("score", str(src), "--metrics", "ruber_ubleu", "--pool", str(pool), "--retriever", "bm25-u",
+                 "--quiet")
+    assert r.returncode == 0, r.stderr
+    row = json.loads(r.stdout.splitlines()[0])
+    assert 0 <= row["metrics"]["ruber_ubleu"] <= 1
+    sig = next(line for line in r.stderr.splitlines() if line.startswith("ruber_ubleu:"))
+    assert "|pool:pool-" in sig and "ret:bm25-u" in sig  # the υBLEU part used the pool and the retriever
+    assert row["details"]["ruber_ubleu"]["s_R"] is not None

@@ -8,23 +8,35 @@ import random
 import numpy as np
 import pytest
 
-from conftest import need_shared
-from core import judge as J
+from core.compare import human_preference, human_tie_margin, side_accuracy, summarize_judge
 from core.data import DataError, compare_systems, load_jsonl
+from core.dashboard import learning_curve_figure
+from core.judges.pairs import (context_key, is_test_context, is_val_context, load_votes, preference_pairs, save_votes,
+                               split_pairs, votes_from_examples)
+from core.judges.pairwise import (HEAD_HIDDEN, N_FROZEN, TIE_MARGIN, JudgeNetwork, PairwiseJudge, combine_orders,
+                                  encode_pairs, load_judge, verdicts)
+from core.judges.smollm_reader import lm_features, scores
+from core.judges.votes import (INNER_FOLDS, RIDGE_GRID, VoteFeatures, context_folds, fine_tune_on_votes, fit_votes,
+                               learning_curve, p_a_from_logits, refit_logits, vote_features)
+from core.settings import SEED
+from core.training.judge import train_judge
+from core.training.judge_lm import fit_mix, set_weights, train_scorer
+from core.training.judge_pairs import (DAILYDIALOG_SETS, TRAIN_SETS, synthetic_pairs, train_test_pairs,
+                                       validation_pairs)
 
 
 @pytest.fixture(scope="module")
 def shipped():
     import torch
     torch.set_num_threads(1)
-    return J.load_judge()
+    return load_judge()
 
 
-def _test_pairs(name, n, seed=13):
-    ex = load_jsonl(need_shared(f"eval/{name}.jsonl"))
-    pairs = J.preference_pairs(ex)
-    if name in J.TRAIN_SETS:
-        pairs = J.split_pairs(pairs)[1]
+def _test_pairs(shared, name, n, seed=13):
+    ex = load_jsonl(shared(f"eval/{name}.jsonl"))
+    pairs = preference_pairs(ex)
+    if name in TRAIN_SETS:
+        pairs = split_pairs(pairs)[1]
     random.Random(seed).shuffle(pairs)
     return pairs[:n]
 
@@ -33,53 +45,53 @@ def _test_pairs(name, n, seed=13):
 
 
 def test_margin_is_a_quarter_of_the_scale():
-    assert J.margin_for("Overall") == 1.0
-    assert J.margin_for("Natural") == 0.5
-    assert J.margin_for("Uses Knowledge") == 0.25
-    assert J.human_vote(4.0, 3.0, 1.0) == "A"
-    assert J.human_vote(3.0, 3.9, 1.0) == "tie"
-    assert J.human_vote(1.0, 2.5, 1.0) == "B"
-    assert J.human_vote(None, 2.5, 1.0) is None
+    assert human_tie_margin("Overall") == 1.0
+    assert human_tie_margin("Natural") == 0.5
+    assert human_tie_margin("Uses Knowledge") == 0.25
+    assert human_preference(4.0, 3.0, 1.0) == "A"
+    assert human_preference(3.0, 3.9, 1.0) == "tie"
+    assert human_preference(1.0, 2.5, 1.0) == "B"
+    assert human_preference(None, 2.5, 1.0) is None
 
 
-def test_preference_pairs_are_clear_and_split_by_context():
-    ex = load_jsonl(need_shared("eval/usr-topical.jsonl"))
-    pairs = J.preference_pairs(ex)
+def test_preference_pairs_are_clear_and_split_by_context(shared):
+    ex = load_jsonl(shared("eval/usr-topical.jsonl"))
+    pairs = preference_pairs(ex)
     assert len(pairs) > 300
     assert all(abs(p.score_a - p.score_b) >= 1.0 - 1e-6 for p in pairs)  # Overall, 1-5 scale
     assert all((p.label == 1.0) == (p.score_a > p.score_b) for p in pairs)
     share_a = np.mean([p.label for p in pairs])
     assert 0.35 < share_a < 0.65  # order randomized -> balanced labels
-    train, test = J.split_pairs(pairs)
+    train, test = split_pairs(pairs)
     assert train and test
-    assert not {J.context_key(p.context) for p in train} & {J.context_key(p.context) for p in test}
+    assert not {context_key(p.context) for p in train} & {context_key(p.context) for p in test}
 
 
-def test_validation_split_is_disjoint_from_test_and_train():
-    ex = load_jsonl(need_shared("eval/usr-persona.jsonl"))
-    pairs = J.preference_pairs(ex)
-    val = [p for p in pairs if J.is_val_context(p.context)]
-    test = [p for p in pairs if J.is_test_context(p.context)]
+def test_validation_split_is_disjoint_from_test_and_train(shared):
+    ex = load_jsonl(shared("eval/usr-persona.jsonl"))
+    pairs = preference_pairs(ex)
+    val = [p for p in pairs if is_val_context(p.context)]
+    test = [p for p in pairs if is_test_context(p.context)]
     assert val and test
-    assert not {J.context_key(p.context) for p in val} & {J.context_key(p.context) for p in test}
+    assert not {context_key(p.context) for p in val} & {context_key(p.context) for p in test}
     # the training pairs of a run with a validation split never include a validation context
-    train, test_split = J._train_pairs(cap_train=10 ** 9, cap_test=10 ** 9, val_share=0.1)
-    keys = {J.context_key(p.context) for p in train}
-    assert not keys & {J.context_key(p.context) for p in J.validation_pairs(cap=10 ** 9)}
-    assert len(test_split) == len(J._train_pairs(cap_train=0, cap_test=10 ** 9)[1])  # test does not move
+    train, test_split = train_test_pairs(cap_train=10 ** 9, cap_test=10 ** 9, val_share=0.1)
+    keys = {context_key(p.context) for p in train}
+    assert not keys & {context_key(p.context) for p in validation_pairs(cap=10 ** 9)}
+    assert len(test_split) == len(train_test_pairs(cap_train=0, cap_test=10 ** 9)[1])  # test does not move
 
 
 def test_synthetic_pairs_prefer_the_true_turn():
-    pairs = J.synthetic_pairs(200)
+    pairs = synthetic_pairs(200)
     assert len(pairs) >= 190
     assert 0.35 < np.mean([p.label for p in pairs]) < 0.65  # side drawn at random
     assert all(p.label in (0.0, 1.0) and p.response_a != p.response_b for p in pairs)
-    from core.metrics import mme_models as M
-    truth = M.context_pairs(M.chitchat_split()[0], 200, J.SEED)
+    from core.models.corpus import chitchat_split, context_pairs
+    truth = context_pairs(chitchat_split()[0], 200, SEED)
     for p in pairs:
         ctx, resp = truth[int(p.id[3:])]
         assert p.context == ctx and (p.response_a if p.label == 1.0 else p.response_b) == resp
-    again = J.synthetic_pairs(200)
+    again = synthetic_pairs(200)
     assert [(p.response_a, p.label) for p in again] == [(p.response_a, p.label) for p in pairs]  # seeded
 
 
@@ -88,13 +100,13 @@ def test_votes_file_roundtrip_and_errors(tmp_path):
     good.write_text(json.dumps({"context": ["hi", "how are you?"], "response_a": "fine, you?",
                                 "response_b": "banana", "vote": "A"}) + "\n"
                     + json.dumps({"context": "what now?", "response_a": "x", "response_b": "y", "vote": "tie"}) + "\n")
-    votes = J.load_votes(good)
+    votes = load_votes(good)
     assert [v.vote for v in votes] == ["A", "tie"] and votes[1].context == ["what now?"]
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"context": ["hi"], "response_a": "a", "response_b": "b", "vote": "A"}) + "\n"
                    + json.dumps({"context": ["hi"], "response_a": "a", "response_b": "", "vote": "maybe"}) + "\n")
     with pytest.raises(DataError) as e:
-        J.load_votes(bad)
+        load_votes(bad)
     msg = str(e.value)
     assert "row 2" in msg and "vote" in msg and "response_b" in msg
 
@@ -102,30 +114,30 @@ def test_votes_file_roundtrip_and_errors(tmp_path):
 def test_combine_orders_is_antisymmetric():
     p_ab = np.array([0.9, 0.4, 0.6])
     p_ba = np.array([0.2, 0.7, 0.55])  # P(first | c, B, A)
-    p_a, flipped, dis = J.combine_orders(p_ab, p_ba)
+    p_a, flipped, dis = combine_orders(p_ab, p_ba)
     np.testing.assert_allclose(p_a, [0.85, 0.35, 0.525])
     np.testing.assert_allclose(flipped, [0.8, 0.3, 0.45])
     assert dis == pytest.approx(1 / 3)  # third pair: 0.6 says A, 0.45 says B
-    q_a, _, _ = J.combine_orders(p_ba, p_ab)  # the swapped pair
+    q_a, _, _ = combine_orders(p_ba, p_ab)  # the swapped pair
     np.testing.assert_allclose(q_a, 1 - p_a)
-    assert J.verdicts(np.array([0.52, 0.9, 0.1]), 0.05) == ["tie", "A", "B"]
+    assert verdicts(np.array([0.52, 0.9, 0.1]), 0.05) == ["tie", "A", "B"]
 
 
 # ---------------------------------------------------------------- the shipped judge
 
 
 def test_shipped_checkpoint_is_small_and_documented():
-    from core.checkpoints import paths
+    from core.models.checkpoints import paths
     w, m = paths("judge")
     assert w.stat().st_size <= 25 * 2 ** 20
     man = json.loads(m.read_text())
     assert man["training_command"].startswith("python -m core train judge")
     assert man["quality"]["held_out"][-1]["dataset"] == "overall"
-    assert not set(man["data"]["train_sets"]) & set(J.DAILYDIALOG_SETS)
+    assert not set(man["data"]["train_sets"]) & set(DAILYDIALOG_SETS)
 
 
-def test_swapping_a_and_b_flips_the_combined_probability(shipped):
-    pairs = _test_pairs("usr-persona", 8)
+def test_swapping_a_and_b_flips_the_combined_probability(shipped, shared):
+    pairs = _test_pairs(shared, "usr-persona", 8)
     c = [p.context for p in pairs]
     a = [p.response_a for p in pairs]
     b = [p.response_b for p in pairs]
@@ -137,71 +149,72 @@ def test_swapping_a_and_b_flips_the_combined_probability(shipped):
     assert np.std(ab.p_a) > 0.01  # not a constant
 
 
-def test_shipped_judge_beats_length_baseline_on_held_out_pairs(shipped):
+def test_shipped_judge_beats_length_baseline_on_held_out_pairs(shipped, shared):
     # the first 20 test pairs per set of the training run's own held-out sample (test-split contexts of
     # the training sets + the DailyDialog-derived sets it never saw), ~200 pairs
-    need_shared("eval/dstc7.jsonl")
-    pairs = J._train_pairs(cap_test=20)[1]
+    shared("eval/dstc7.jsonl")
+    pairs = train_test_pairs(cap_test=20)[1]
     assert len(pairs) > 180
     out = shipped.predict([p.context for p in pairs], [p.response_a for p in pairs], [p.response_b for p in pairs])
     gold = [p.vote for p in pairs]
-    judge_acc = J.side_accuracy(out.p_a, gold)
+    judge_acc = side_accuracy(out.p_a, gold)
     lens = np.array([len(p.response_a.split()) - len(p.response_b.split()) for p in pairs], dtype=float)
-    length_acc = J.side_accuracy(0.5 + 0.5 * np.sign(lens), gold)
+    length_acc = side_accuracy(0.5 + 0.5 * np.sign(lens), gold)
     assert judge_acc > 0.56, judge_acc
     assert judge_acc > length_acc + 0.03, (judge_acc, length_acc)
     assert 0.0 <= out.order_disagreement < 0.5
 
 
 @pytest.fixture(scope="module")
-def gupta_votes(shipped):
+def gupta_votes(shipped, shared):
     """Clear-margin votes from a set the shipped judge never saw (DailyDialog-derived), with features."""
-    ex = load_jsonl(need_shared("eval/dailydialog-gupta.jsonl"))
-    votes = J.votes_from_examples(ex)
+    ex = load_jsonl(shared("eval/dailydialog-gupta.jsonl"))
+    votes = votes_from_examples(ex)
     random.Random(5).shuffle(votes)
     votes = votes[:200]
-    return votes, J.vote_features(votes, shipped)
+    return votes, vote_features(votes, shipped)
 
 
-def test_training_on_votes_moves_held_out_agreement_above_chance(shipped, gupta_votes, tmp_path):
+def test_training_on_votes_moves_held_out_agreement_above_chance(shipped, gupta_votes, tmp_path, capsys):
     votes, feats = gupta_votes
     assert feats.reader is not None and feats.reader.shape == (2 * len(votes), 3 * 64)
     # the features' offset is the shipped judge's own logit
     few = votes[:4]
     enc = shipped.encode([v.context for v in few], [v.response_a for v in few], [v.response_b for v in few])
-    np.testing.assert_allclose(feats.rows(np.arange(4)).base, shipped._logits(enc), atol=1e-4)
-    test_keys = set(sorted({J.context_key(v.context) for v in votes})[::4])
-    tr = np.array([i for i, v in enumerate(votes) if J.context_key(v.context) not in test_keys])
-    te = np.array([i for i, v in enumerate(votes) if J.context_key(v.context) in test_keys])
+    np.testing.assert_allclose(feats.rows(np.arange(4)).base, shipped.logits(enc), atol=1e-4)
+    test_keys = set(sorted({context_key(v.context) for v in votes})[::4])
+    tr = np.array([i for i, v in enumerate(votes) if context_key(v.context) not in test_keys])
+    te = np.array([i for i, v in enumerate(votes) if context_key(v.context) in test_keys])
     assert len(te) >= 30 and len(tr) >= 100
     train = [votes[i] for i in tr]
     gold = [votes[i].vote for i in te]
     # the votes alone (no offset from the shipped judge) teach a preference on held-out contexts ...
-    fresh = J.fine_tune_on_votes(train, shipped, features=feats.rows(tr), from_scratch=True)
-    acc_fresh = J.side_accuracy(fresh.predict_encoded(_encoded(shipped, votes, te)).p_a, gold)
+    fresh = fine_tune_on_votes(train, shipped, features=feats.rows(tr), from_scratch=True)
+    acc_fresh = side_accuracy(fresh.predict_encoded(_encoded(shipped, votes, te)).p_a, gold)
     assert acc_fresh > 0.6, acc_fresh
     # ... and the re-fit offset by the shipped judge stays above chance; with ~50 held-out votes one
     # standard error is ~7 points, so this only guards against a broken fit
-    tuned = J.fine_tune_on_votes(train, shipped, features=feats.rows(tr))
-    assert tuned.manifest["fine_tuned_on_votes"]["ridge"] in J.RIDGE_GRID
-    delta, ridge = J.fit_votes(feats.rows(tr), np.array([v.label for v in train]),
-                               J.context_folds(train, J.INNER_FOLDS, J.SEED))
-    expected = J._p_a(J._refit_logits(feats.rows(te), delta))
-    assert J.side_accuracy(expected, gold) > 0.52
+    tuned = fine_tune_on_votes(train, shipped, features=feats.rows(tr))
+    assert tuned.manifest["fine_tuned_on_votes"]["ridge"] in RIDGE_GRID
+    delta, ridge = fit_votes(feats.rows(tr), np.array([v.label for v in train]),
+                               context_folds(train, INNER_FOLDS, SEED))
+    expected = p_a_from_logits(refit_logits(feats.rows(te), delta))
+    assert side_accuracy(expected, gold) > 0.52
     # the tuned judge carries the re-fit in its output layers: predict() gives what the fit computed,
     # also after saving and reloading it
     out = tuned.predict([votes[i].context for i in te[:5]], [votes[i].response_a for i in te[:5]],
                         [votes[i].response_b for i in te[:5]])
     np.testing.assert_allclose(out.p_a, expected[:5], atol=1e-4)
-    assert not np.allclose(out.p_a, J._p_a(feats.rows(te[:5]).base), atol=1e-3)  # it did move
+    assert not np.allclose(out.p_a, p_a_from_logits(feats.rows(te[:5]).base), atol=1e-3)  # it did move
     # the command line writes the same re-fit as a checkpoint that reloads with its reader and mix
     vfile = tmp_path / "votes.jsonl"
-    J.save_votes(train, vfile)
-    with pytest.raises(ValueError, match="no epochs"):
-        J.train_main(["--votes", str(vfile), "--epochs", "3"])
-    assert J.train_main(["--votes", str(vfile), "--sizes", "40", "--folds", "3", "--out", "judge-votes",
-                         "--out-dir", str(tmp_path)]) == 0
-    again = J.load_judge("judge-votes", directory=str(tmp_path))
+    save_votes(train, vfile)
+    from core.cli import main
+    assert main(["train", "judge", "--votes", str(vfile), "--epochs", "3"]) == 2
+    assert "no epochs" in capsys.readouterr().err
+    assert main(["train", "judge", "--votes", str(vfile), "--sizes", "40", "--folds", "3", "--out", "judge-votes",
+                 "--out-dir", str(tmp_path)]) == 0
+    again = load_judge("judge-votes", directory=str(tmp_path))
     assert again.mix == shipped.mix and again.manifest["fine_tuned_on_votes"]["n_votes"] == len(train)
     np.testing.assert_allclose(again.predict_encoded(_encoded(shipped, votes, te[:5])).p_a, expected[:5], atol=2e-3)
 
@@ -221,50 +234,51 @@ def test_the_votes_refit_moves_only_as_far_as_the_votes_support():
     signed = np.empty((2 * n, 192), dtype=np.float32)
     signed[0::2], signed[1::2] = R, -R
     zeros = np.zeros(2 * n)
-    feats = J.VoteFeatures(zeros, zeros, np.zeros((2 * n, 4), dtype=np.float32), zeros, signed)
+    feats = VoteFeatures(zeros, zeros, np.zeros((2 * n, 4), dtype=np.float32), zeros, signed)
     groups = np.arange(n) % 5
-    delta, ridge_signal = J.fit_votes(feats, y, groups)
+    delta, ridge_signal = fit_votes(feats, y, groups)
     assert int(np.argmax(np.abs(delta[2:]))) == 7 and delta[2 + 7] > 0
     coin = rng.integers(0, 2, n).astype(np.float64)
-    delta_coin, ridge_coin = J.fit_votes(feats, coin, groups)
+    delta_coin, ridge_coin = fit_votes(feats, coin, groups)
     assert ridge_coin > ridge_signal and np.abs(delta_coin).max() < 0.2 * np.abs(delta).max()
     # antisymmetric in the two orders: p(A|B) of the refit is 1 - p(B|A)
-    logits = J._refit_logits(feats, delta)
+    logits = refit_logits(feats, delta)
     np.testing.assert_allclose(logits[0::2], -logits[1::2], atol=1e-9)
 
 
 def test_learning_curve_table_and_figure(shipped, gupta_votes):
     votes, feats = gupta_votes
-    df = J.learning_curve(votes, sizes=(40, 100), folds=3, base=shipped, features=feats)
+    df = learning_curve(votes, sizes=(40, 100), folds=3, base=shipped, features=feats)
     assert list(df["n_train"]) == [0, 40, 100]
     assert df["agreement"].between(0, 1).all() and (df["low"] <= df["high"]).all()
     assert df["agreement"].iloc[-1] > 0.55
-    assert df["ridge"].iloc[1:].isin(J.RIDGE_GRID).all()
-    fig = J.learning_curve_figure(df)
+    assert df["ridge"].iloc[1:].isin(RIDGE_GRID).all()
+    fig = learning_curve_figure(df)
     assert len(fig.data) == 2
 
 
-def test_judge_comparison_and_cli(shipped, tmp_path, capsys):
+def test_judge_comparison_and_cli(shipped, tmp_path, capsys, shared):
     # two systems on 12 held-out contexts, written to a temporary file (outside the repository)
-    ex = [e for e in load_jsonl(need_shared("eval/usr-topical.jsonl")) if J.is_test_context(e.context)]
+    ex = [e for e in load_jsonl(shared("eval/usr-topical.jsonl")) if is_test_context(e.context)]
     keep = [e for e in ex if e.system in ("Original Ground Truth", "Argmax Decoding")]
     path = tmp_path / "two.jsonl"
     path.write_text("".join(json.dumps({"id": e.id, "system": e.system, "context": e.context,
                                         "response": e.response, "scores": e.scores}) + "\n" for e in keep))
     comp = compare_systems(load_jsonl(path), "Original Ground Truth", "Argmax Decoding")
-    rep = J.judge_comparison(comp, shipped)
+    from core.cli import main
+    from core.engine import judge_comparison
+    rep = summarize_judge(comp, judge_comparison(comp))
     n = len(comp.pairs)
-    assert n == len(keep) // 2 and len(rep.rows) == n and rep.wins + rep.ties + rep.losses == n
+    assert n == len(keep) // 2 and len(rep.p_a) == n and rep.wins + rep.ties + rep.losses == n
     assert 0 <= rep.win_low <= rep.win_rate <= rep.win_high <= 1
-    assert rep.human_dimension == "Overall" and rep.agreement["n"] > 0
+    assert rep.human.dimension == "Overall" and rep.human.n > 0
     out = tmp_path / "rows.jsonl"
-    from core.judge import main
-    rc = main([str(path), "--system-a", "Original Ground Truth", "--system-b", "Argmax Decoding",
+    rc = main(["judge", str(path), "--system-a", "Original Ground Truth", "--system-b", "Argmax Decoding",
                "--out", str(out), "--quiet"])
     assert rc == 0
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(rows) == n and {"p_a", "verdict", "human"} <= set(rows[0])
-    np.testing.assert_allclose([r["p_a"] for r in rows], rep.rows["p_a"], atol=1e-6)
+    np.testing.assert_allclose([r["p_a"] for r in rows], rep.p_a, atol=1e-6)
     text = capsys.readouterr().out
     assert "win rate of A" in text and "agreement with human Overall" in text
 
@@ -277,14 +291,14 @@ def test_a_judge_trained_at_another_depth_saves_and_loads_with_its_depth(tmp_pat
     ctx = [["hi , how are you ?"], ["what do you do ?"], ["any plans tonight ?"], ["do you like dogs ?"]]
     a = ["fine , thanks , and you ?", "i teach math .", "a movie with friends .", "yes , i have two ."]
     b = ["the sky .", "no .", "purple .", "i do n't know ."]
-    enc = J.encode_pairs(ctx, a, b, n_frozen=5)
-    judge = J.train_judge(enc, np.ones(4, dtype=np.float32), epochs=1, batch_size=4, n_frozen=5)
+    enc = encode_pairs(ctx, a, b, n_frozen=5)
+    judge = train_judge(enc, np.ones(4, dtype=np.float32), epochs=1, batch_size=4, n_frozen=5)
     assert judge.n_frozen == 5 and len(judge.top.layers) == 1
-    judge.save("judge-depth5", {"config": {"n_frozen": 5, "tie_margin": J.TIE_MARGIN}}, directory=str(tmp_path))
-    again = J.load_judge("judge-depth5", directory=str(tmp_path))
+    judge.save("judge-depth5", {"config": {"n_frozen": 5, "tie_margin": TIE_MARGIN}}, directory=str(tmp_path))
+    again = load_judge("judge-depth5", directory=str(tmp_path))
     assert again.n_frozen == 5
     np.testing.assert_allclose(again.predict(ctx, a, b).p_a, judge.predict(ctx, a, b).p_a, atol=1e-6)
-    assert J.load_judge().n_frozen == J.N_FROZEN == 3  # the shipped judge: layers 3-5 trained
+    assert load_judge().n_frozen == N_FROZEN == 3  # the shipped judge: layers 3-5 trained
 
 
 def test_an_ensemble_averages_its_members_logits_and_reloads_from_float16(tmp_path):
@@ -296,29 +310,29 @@ def test_an_ensemble_averages_its_members_logits_and_reloads_from_float16(tmp_pa
     ctx = [["hi , how are you ?"], ["what do you do ?"], ["any plans tonight ?"], ["do you like dogs ?"]]
     a = ["fine , thanks , and you ?", "i teach math .", "a movie with friends .", "yes , i have two ."]
     b = ["the sky .", "no .", "purple .", "i do n't know ."]
-    enc = J.encode_pairs(ctx, a, b, n_frozen=5)
+    enc = encode_pairs(ctx, a, b, n_frozen=5)
     y = np.array([1, 0, 1, 0], dtype=np.float32)
-    m1 = J.train_judge(enc, y, epochs=1, batch_size=4, n_frozen=5, seed=13)
-    m2 = J.train_judge(enc, y, epochs=1, batch_size=4, n_frozen=5, seed=14)
-    assert not np.allclose(m1._logits(enc), m2._logits(enc))  # different seeds, different members
-    ens = J.PairwiseJudge(J._Top.ensemble([m1.top, m2.top], n_frozen=5))
+    m1 = train_judge(enc, y, epochs=1, batch_size=4, n_frozen=5, seed=13)
+    m2 = train_judge(enc, y, epochs=1, batch_size=4, n_frozen=5, seed=14)
+    assert not np.allclose(m1.logits(enc), m2.logits(enc))  # different seeds, different members
+    ens = PairwiseJudge(JudgeNetwork.ensemble([m1.top, m2.top], n_frozen=5))
     assert ens.n_frozen == 5
-    np.testing.assert_allclose(ens._logits(enc), (m1._logits(enc) + m2._logits(enc)) / 2, atol=1e-5)
-    man = {"config": {"n_frozen": 5, "members": 2, "dtype": "float16", "tie_margin": J.TIE_MARGIN}}
+    np.testing.assert_allclose(ens.logits(enc), (m1.logits(enc) + m2.logits(enc)) / 2, atol=1e-5)
+    man = {"config": {"n_frozen": 5, "members": 2, "dtype": "float16", "tie_margin": TIE_MARGIN}}
     path = ens.save("judge-ens", man, directory=str(tmp_path))
     from safetensors import safe_open
     with safe_open(str(path), "pt") as f:
         assert {f.get_tensor(k).dtype for k in f.keys()} == {torch.float16}
-    again = J.load_judge("judge-ens", directory=str(tmp_path))
+    again = load_judge("judge-ens", directory=str(tmp_path))
     np.testing.assert_allclose(again.predict(ctx, a, b).p_a, ens.predict(ctx, a, b).p_a, atol=2e-3)
-    assert again._head_inputs(enc).shape == (8, 2 * 4 * 384)
+    assert again.head_inputs(enc).shape == (8, 2 * 4 * 384)
     # a votes re-fit of a judge without the reader re-weights both members' hidden units
-    feats = J.VoteFeatures(again._logits(enc), again._logits(enc), again.top.head[:-1](
-        torch.from_numpy(again._head_inputs(enc))).detach().numpy())
-    assert feats.design().shape == (8, 1 + 2 * J.HEAD_HIDDEN)
-    delta = np.linspace(-0.1, 0.1, 1 + 2 * J.HEAD_HIDDEN)
-    tuned = J._with_delta(again, delta, False, "judge-ens+votes", again.manifest)
-    np.testing.assert_allclose(tuned._logits(enc), J._refit_logits(feats, delta), atol=1e-4)
+    feats = VoteFeatures(again.logits(enc), again.logits(enc), again.top.head[:-1](
+        torch.from_numpy(again.head_inputs(enc))).detach().numpy())
+    assert feats.design().shape == (8, 1 + 2 * HEAD_HIDDEN)
+    delta = np.linspace(-0.1, 0.1, 1 + 2 * HEAD_HIDDEN)
+    tuned = again.with_refit_output_layers(delta, False, "judge-ens+votes", again.manifest)
+    np.testing.assert_allclose(tuned.logits(enc), refit_logits(feats, delta), atol=1e-4)
 
 
 # ---------------------------------------------------------------- the SmolLM2 reader (core/lm_judge.py)
@@ -328,31 +342,29 @@ def test_reader_scorer_learns_a_pairwise_preference_and_the_mix_weighs_both_part
     """No language model needed: replies' features carry a hidden quality direction; the scorer trained on
     s(A) - s(B) recovers it on held-out pairs, is antisymmetric, and fit_mix weighs an informative input
     above a useless one."""
-    from core import lm_judge as L
     rng = np.random.default_rng(0)
     d = 40
     w = rng.normal(size=d)
     fa, fb = rng.normal(size=(600, d)).astype(np.float32), rng.normal(size=(600, d)).astype(np.float32)
     y = ((fa - fb) @ w > 0).astype(np.float32)
-    sc = L.train_scorer(fa[:500], fb[:500], y[:500], epochs=8, lr=3e-3, hidden=16, members=2)
-    diff = L.scores(sc, fa[500:]) - L.scores(sc, fb[500:])
+    sc = train_scorer(fa[:500], fb[:500], y[:500], epochs=8, lr=3e-3, hidden=16, members=2)
+    diff = scores(sc, fa[500:]) - scores(sc, fb[500:])
     assert np.mean((diff > 0) == (y[500:] > 0.5)) > 0.85
-    np.testing.assert_allclose(L.scores(sc, fb[500:]) - L.scores(sc, fa[500:]), -diff, atol=1e-5)
+    np.testing.assert_allclose(scores(sc, fb[500:]) - scores(sc, fa[500:]), -diff, atol=1e-5)
     # mix: column 1 (the judge's logits) is noise, column 2 (the reader's) is informative
     z = np.repeat(rng.normal(size=100), 2)
-    w_judge, w_lm = L.fit_mix(z, diff, y[500:])
+    w_judge, w_lm = fit_mix(z, diff, y[500:])
     assert w_lm > 0.3 and abs(w_judge) < w_lm
 
 
 def test_set_weights_balance_the_data_sets_and_a_small_set_is_learned_better_with_them():
     """n_set ** -balance, mean 1: 0 weighs every pair alike, 1 every data set alike. A small set whose
     preference follows another direction than the big set's is learned better when the sets are balanced."""
-    from core import lm_judge as L
     ds = ["big"] * 900 + ["small"] * 100
-    np.testing.assert_allclose(L.set_weights(ds, 0.0), 1.0)
-    w1 = L.set_weights(ds, 1.0)
+    np.testing.assert_allclose(set_weights(ds, 0.0), 1.0)
+    w1 = set_weights(ds, 1.0)
     assert w1.mean() == pytest.approx(1.0) and w1[:900].sum() == pytest.approx(w1[900:].sum())
-    w5 = L.set_weights(ds, 0.5)
+    w5 = set_weights(ds, 0.5)
     assert w5[-1] / w5[0] == pytest.approx(3.0)
     rng = np.random.default_rng(1)
     d = 30
@@ -364,40 +376,39 @@ def test_set_weights_balance_the_data_sets_and_a_small_set_is_learned_better_wit
     ty = (ta - tb) @ v > 0  # held-out pairs of the small set
     acc = {}
     for balance in (0.0, 1.0):
-        sc = L.train_scorer(fa, fb, y, epochs=6, lr=3e-3, hidden=16, members=1,
-                            weights=L.set_weights(ds, balance))
-        acc[balance] = np.mean((L.scores(sc, ta) - L.scores(sc, tb) > 0) == ty)
+        sc = train_scorer(fa, fb, y, epochs=6, lr=3e-3, hidden=16, members=1,
+                            weights=set_weights(ds, balance))
+        acc[balance] = np.mean((scores(sc, ta) - scores(sc, tb) > 0) == ty)
     assert acc[1.0] > acc[0.0] + 0.03, acc
 
 
-def test_the_shipped_judge_reads_with_smollm2_and_records_it(shipped):
+def test_the_shipped_judge_reads_with_smollm2_and_records_it(shipped, shared):
     man = shipped.manifest
-    assert shipped.lm is not None and "lm" in man
+    assert shipped.reader is not None and "lm" in man
     assert man["lm"]["mix"]["w_lm"] > 0 and man["lm"]["mix"]["w_judge"] > 0
     assert man["lm"]["held_out"][-1]["dataset"] == "overall"
-    assert not set(man["lm"]["data"]["train_pairs_per_set"]) & set(J.DAILYDIALOG_SETS)
+    assert not set(man["lm"]["data"]["train_pairs_per_set"]) & set(DAILYDIALOG_SETS)
     assert "|lm:smollm2" in shipped.signature()
-    pairs = _test_pairs("usr-topical", 6)
+    pairs = _test_pairs(shared, "usr-topical", 6)
     c, a, b = [p.context for p in pairs], [p.response_a for p in pairs], [p.response_b for p in pairs]
     enc = shipped.encode(c, a, b)
-    d = shipped.lm_diff(enc)
-    np.testing.assert_allclose(shipped.lm_diff(shipped.encode(c, b, a)), -d, atol=1e-4)
+    d = shipped.reader_diff(enc)
+    np.testing.assert_allclose(shipped.reader_diff(shipped.encode(c, b, a)), -d, atol=1e-4)
     assert np.std(d) > 0.05
     # the same reply after another context reads differently (the reader sees the context)
-    f1 = enc.lm[0][:1]
-    from core import lm_judge as L
-    f2 = L.reader().features([["a completely different question about the weather ?"]], [a[0]])
+    f1 = enc.reader_features[0][:1]
+    f2 = lm_features().features([["a completely different question about the weather ?"]], [a[0]])
     assert np.abs(f1 - f2).max() > 0.1
     with pytest.raises(ValueError, match="without the SmolLM2 reader"):
-        shipped.lm_diff(J.encode_pairs(c, a, b, n_frozen=shipped.n_frozen))
+        shipped.reader_diff(encode_pairs(c, a, b, n_frozen=shipped.n_frozen))
 
 
-def test_the_judge_with_its_reader_reloads_from_its_checkpoint(shipped, tmp_path):
-    pairs = _test_pairs("humod", 5)
+def test_the_judge_with_its_reader_reloads_from_its_checkpoint(shipped, tmp_path, shared):
+    pairs = _test_pairs(shared, "humod", 5)
     c, a, b = [p.context for p in pairs], [p.response_a for p in pairs], [p.response_b for p in pairs]
     shipped.save("judge-copy", shipped.manifest, directory=str(tmp_path))
-    again = J.load_judge("judge-copy", directory=str(tmp_path))
-    assert again.lm is not None and again.mix == shipped.mix
+    again = load_judge("judge-copy", directory=str(tmp_path))
+    assert again.reader is not None and again.mix == shipped.mix
     np.testing.assert_allclose(again.predict(c, a, b).p_a, shipped.predict(c, a, b).p_a, atol=1e-6)
 
 
@@ -405,14 +416,13 @@ def test_the_reader_reads_each_item_exactly_alone_or_in_a_batch_and_remembers_it
     """A reply's features do not depend on what else is read with it (equal-length batches only), so the
     reader may remember them: a second reading of the same items runs no model and returns the same rows;
     the memory is bounded."""
-    from core import lm_judge as L
-    R = L.reader()
+    R = lm_features()
     ctx = [["do you have any pets ?"]] * 6
     reps = ["i like cats .", "i like dogs .", "we love fish .", "no , none .", "yes , a dog named rex .",
             "i like cats ."]
-    R._memo.clear()
+    R.forget()
     together = R.features(ctx, reps)
-    R._memo.clear()
+    R.forget()
     alone = np.stack([R.features([c], [r])[0] for c, r in zip(ctx, reps)])
     assert np.array_equal(together, alone)
     np.testing.assert_array_equal(together[0], together[5])  # the repeated item
@@ -424,7 +434,7 @@ def test_the_reader_reads_each_item_exactly_alone_or_in_a_batch_and_remembers_it
         assert calls == [] and np.array_equal(again, together)
         R.memo_items = 3
         R.features([["what is your name ?"]], ["tom ."])
-        assert len(calls) == 1 and len(R._memo) == 3
+        assert len(calls) == 1 and R.n_remembered == 3
     finally:
         hook.remove()
         R.memo_items = old

@@ -8,16 +8,18 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from conftest import need_shared
 from core import meta_eval
+from core.cli import main as cli
+from core.compare import context_groups
 from core.data import load_jsonl
-from core.metrics import Metric, MetricResult, Signature
+from core.scoring import Metric, MetricResult, Signature
 
 
-def _usr_slice(n_ctx=20):
-    exs = load_jsonl(need_shared("eval/usr-topical.jsonl"))
-    keys = list(dict.fromkeys(meta_eval.context_key(e) for e in exs))[:n_ctx]
-    return [e for e in exs if meta_eval.context_key(e) in set(keys)]
+def _usr_slice(shared, n_ctx=20):
+    exs = load_jsonl(shared("eval/usr-topical.jsonl"))
+    groups = context_groups(exs)
+    keys = set(list(dict.fromkeys(groups))[:n_ctx])
+    return [e for e, g in zip(exs, groups) if g in keys]
 
 
 class _Oracle(Metric):
@@ -27,6 +29,7 @@ class _Oracle(Metric):
     name = "oracle-test"
 
     def __init__(self, held_out_from=None):
+        super().__init__()
         self.held_out_from = held_out_from
         self.calls = []
 
@@ -55,8 +58,8 @@ class _Broken(Metric):
         return Signature(self.name)
 
 
-def test_meta_evaluate_bleu_on_real_slice():
-    exs = _usr_slice(20)
+def test_meta_evaluate_bleu_on_real_slice(shared):
+    exs = _usr_slice(shared, 20)
     rows = meta_eval.meta_evaluate(exs, ["bleu"], n_boot=300)
     turn = {r["dimension"]: r for r in rows if r["level"] == "turn"}
     assert set(turn) == {"Understandable", "Natural", "Maintains Context", "Engaging", "Uses Knowledge", "Overall"}
@@ -82,15 +85,15 @@ def test_meta_evaluate_bleu_on_real_slice():
     assert rows_k[0]["n"] == len(exs) and rows_k[0]["spearman"] > ov["spearman"]
 
 
-def test_rows_where_metric_cannot_apply_are_counted():
-    exs = load_jsonl(need_shared("eval/fed-turn.jsonl"))[:60]  # no references: BLEU is NaN
+def test_rows_where_metric_cannot_apply_are_counted(shared):
+    exs = load_jsonl(shared("eval/fed-turn.jsonl"))[:60]  # no references: BLEU is NaN
     rows = meta_eval.meta_evaluate(exs, ["bleu"], dims=["Overall"], n_boot=100)
     assert len(rows) == 1  # no system-level row without data
     assert rows[0]["n"] == 0 and rows[0]["n_excluded"] == 60 and math.isnan(rows[0]["spearman"])
 
 
-def test_learned_metric_is_evaluated_leave_one_dataset_out():
-    exs = _usr_slice(10)
+def test_learned_metric_is_evaluated_leave_one_dataset_out(shared):
+    exs = _usr_slice(shared, 10)
     oracle = _Oracle()
     rows = meta_eval.meta_evaluate(exs, [oracle], dims=["Overall"], n_boot=100, system_level=False)
     assert oracle.calls == ["usr-topical"]
@@ -101,8 +104,8 @@ def test_learned_metric_is_evaluated_leave_one_dataset_out():
     assert rows[0]["protocol"] == meta_eval.AS_SHIPPED and rows[0]["spearman"] == pytest.approx(1.0)
 
 
-def test_failing_metric_is_reported_not_fatal():
-    exs = _usr_slice(5)
+def test_failing_metric_is_reported_not_fatal(shared):
+    exs = _usr_slice(shared, 5)
     with pytest.raises(RuntimeError):
         meta_eval.meta_evaluate(exs, [_Broken()], n_boot=50)
     rows = meta_eval.meta_evaluate(exs, [_Broken(), "bleu"], dims=["Overall"], n_boot=50, on_error="record",
@@ -114,19 +117,18 @@ def test_failing_metric_is_reported_not_fatal():
     assert "FAILED" in meta_eval.format_rows(rows, "markdown")
 
 
-def test_cli_formats(tmp_path, capsys):
-    path = need_shared("eval/usr-topical.jsonl")
+def test_cli_formats(tmp_path, capsys, shared):
+    path = shared("eval/usr-topical.jsonl")
     out = tmp_path / "m.json"
-    rc = meta_eval.main([str(path), "--metrics", "bleu", "--dimension", "Overall,Engaging", "--format", "json",
+    rc = cli(["meta-eval", str(path), "--metrics", "bleu", "--dimension", "Overall,Engaging", "--format", "json",
                          "--n-boot", "100", "--max-rows", "60", "--out", str(out), "--quiet"])
     assert rc == 0
     rows = json.loads(out.read_text())
     assert {r["dimension"] for r in rows} == {"Overall", "Engaging"}
     assert all(r["rows"] == 60 for r in rows)  # 10 whole contexts of 6 systems
-    rc = meta_eval.main([str(path), "--metrics", "bleu", "--dimension", "Overall", "--format", "csv",
+    rc = cli(["meta-eval", str(path), "--metrics", "bleu", "--dimension", "Overall", "--format", "csv",
                          "--n-boot", "100", "--max-rows", "60", "--quiet", "--no-system-level"])
     rec = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     want = next(r for r in rows if r["dimension"] == "Overall" and r["level"] == "turn")
     assert rc == 0 and len(rec) == 1 and float(rec[0]["spearman"]) == pytest.approx(want["spearman"])
-    from core.__main__ import main as cli
     assert cli(["meta-eval", str(path), "--metrics", "bleu", "--dimension", "nope", "--quiet"]) == 2

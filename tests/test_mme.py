@@ -6,18 +6,19 @@ import random
 import numpy as np
 import pytest
 
-from core import crs
+from core.cli import main as cli
 from core.data import Example, load_jsonl
-from core.metrics import mme, get_metric
+from core.metrics import crs, mme
+from core.scoring import Options, get_metric
 
 N = 48  # held-out chitchat pairs per ranking test
 
 
 @pytest.fixture(scope="module")
 def held_pairs():
-    from core.metrics import mme_models as M
-    _, held = M.chitchat_split()
-    pairs = M.context_pairs(held, N, seed=101, min_words=4)
+    from core.models.corpus import chitchat_split, context_pairs
+    _, held = chitchat_split()
+    pairs = context_pairs(held, N, seed=101, min_words=4)
     return pairs
 
 
@@ -65,7 +66,7 @@ def test_dimension_map_and_fallback():
 
 
 def test_shipped_weights_reproduce_from_their_correlations():
-    f = json.loads(mme.WEIGHTS_FILE.read_text())
+    f = json.loads(mme.weights_file().read_text())
     assert f["power"] == 2 and f["submetrics"] == list(mme.SUBMETRICS)
     assert set(f["correlations"]) == set(mme.DEV_SETS)
     refit = crs.fit_weights(f["correlations"], mme.SUBMETRICS)
@@ -82,7 +83,7 @@ def test_shipped_correlations_match_cache_if_present():
     if not cache.exists():
         pytest.skip("no local score cache (python scripts/train_mme.py cache)")
     c = json.loads(cache.read_text())
-    f = json.loads(mme.WEIGHTS_FILE.read_text())
+    f = json.loads(mme.weights_file().read_text())
     if c["checkpoints"] != f["checkpoints"]:
         pytest.skip("cache made with other checkpoints")
     ent = c["sets"]["dailydialog-zhao"]
@@ -93,7 +94,7 @@ def test_shipped_correlations_match_cache_if_present():
 
 
 def test_mme_unknown_dimension_falls_back_to_overall_and_lodo_changes_weights():
-    m = mme.MMECRS(dimension="zestiness")
+    m = mme.MMECRS(Options(dimension="zestiness"))
     canon, w, how = m.weights_for()
     assert how == "fallback-overall" and w == m.file["weights"]["overall"]
     lo = m.held_out_for("persona-zhao")
@@ -104,10 +105,10 @@ def test_mme_unknown_dimension_falls_back_to_overall_and_lodo_changes_weights():
 
 # ---------------------------------------------------------------- sub-metrics on held-out chitchat
 def test_fm_ranks_real_above_perturbed(held_pairs):
-    from core.metrics import mme_models as M
+    from core.training.mme import perturb_negative
     rng = random.Random(3)
     real = [r for _, r in held_pairs]
-    bad = [M.perturb_negative(r, rng) for r in real]
+    bad = [perturb_negative(r, rng) for r in real]
     assert _acc(_score("mme_fm", held_pairs, real), _score("mme_fm", held_pairs, bad)) >= 0.7
 
 
@@ -131,7 +132,7 @@ def test_em_and_sm_rank_real_reply_above_generic_or_shuffled(held_pairs):
 
 def test_mme_details_show_sub_scores_and_weights(held_pairs):
     exs = [_ex(c, r, i) for i, (c, r) in enumerate(held_pairs[:6])] + [_ex(["hi"], "", 99)]
-    res = get_metric("mme", dimension="Maintains Context")(exs)
+    res = get_metric("mme", Options(dimension="Maintains Context"))(exs)
     assert np.isnan(res.scores[-1]) and np.all((res.scores[:-1] >= 0) & (res.scores[:-1] <= 1))
     d = res.details[0]
     assert d["canonical_dimension"] == "relevance" and d["weights_from"] == "fitted"
@@ -149,7 +150,7 @@ def test_train_crs_refits_on_rated_data(tmp_path, shared):
     f = tmp_path / "slice.jsonl"
     f.write_text("\n".join(lines) + "\n")
     out = tmp_path / "w.json"
-    assert mme.train_main(["--data", str(f), "--out", str(out)]) == 0
+    assert cli(["train", "crs", "--data", str(f), "--out", str(out)]) == 0
     got = json.loads(out.read_text())
     exs = load_jsonl(f)
     subs = mme.scorer().score(exs)
@@ -163,9 +164,7 @@ def test_train_crs_refits_on_rated_data(tmp_path, shared):
 
 def test_meta_eval_reweights_mme_per_dimension(shared):
     """meta-eval scores the sub-metrics once and asks MME-CRS for each dimension's weighting."""
-    from core.data import load_jsonl
     from core.meta_eval import meta_evaluate
-    from core.metrics import get_metric
     exs = load_jsonl(shared("eval/dailydialog-zhao.jsonl"))[:24]
     m = get_metric("mme")
     res = m(exs)

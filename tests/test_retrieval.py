@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from core import retrieval
-from core.retrieval import Pool, Retriever, load_pool, normalize
+from core.models import retrieval
+from core.models.retrieval import Pool, Retriever, load_pool, normalize
 
 PAIRS = [
     ("what is your favorite food ?", "i love pizza with extra cheese"),
@@ -19,7 +19,7 @@ PAIRS = [
 @pytest.fixture(autouse=True)
 def isolated_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(retrieval, "SHIPPED_INDEX_DIR", tmp_path / "none")
+    monkeypatch.setenv("DIALEVAL_CHECKPOINTS", str(tmp_path / "none"))  # no shipped index either
 
 
 @pytest.mark.parametrize("method", ["emb-u", "bm25-u"])

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from core.data import Example
-from core.metrics import get_metric
-from core.metrics.ruber import (COMBINES, _split_pool, combine, hybrid, maxmin_pool, minmax,
-                                referenced_from_vectors)
+from core.metrics.ruber import COMBINES, combine, hybrid, maxmin_pool, minmax, referenced_from_vectors
+from core.scoring import get_metric
+from core.training.ruber import split_pool
 
 
 def ex(i, resp, refs=("the cat sat on the mat",), ctx=("where is the cat?",), system="A"):
@@ -74,9 +74,9 @@ def test_ruber_ref_static_wordpieces_real_model():
 @pytest.fixture(scope="module")
 def heldout_pairs():
     """150 (query, true reply, random reply) triples from held-out chitchat conversations (conv_id % 10 == 0)."""
-    from core.retrieval import chitchat_pool
+    from core.models.retrieval import chitchat_pool
     pool = chitchat_pool()
-    _, ho = _split_pool(pool)
+    _, ho = split_pool(pool)
     rng = np.random.default_rng(2024)
     idx = rng.choice(ho, size=150, replace=False)
     q = [pool.utterance(i) for i in idx]
@@ -91,7 +91,7 @@ def _examples(q, r, system):
 
 @pytest.mark.parametrize("name", ["ruber_unref", "bert_ruber_unref"])
 def test_shipped_unreferenced_scorer_ranks_true_reply_above_random(name, heldout_pairs):
-    from core.checkpoints import load
+    from core.models.checkpoints import load
     q, pos, neg = heldout_pairs
     m = get_metric(name)
     sp = m(_examples(q, pos, "T")).scores
@@ -114,13 +114,12 @@ def test_hybrids_score_a_comparison_jointly():
     assert other.details[0]["combine"] == "min" and set(COMBINES) == {"min", "max", "gmean", "amean"}
 
 
-def test_engine_comparison_normalizes_both_systems_together():
+def test_engine_comparison_normalizes_both_systems_together(shared):
     """Through the engine: a comparison's RUBER scores are the hybrid of the parts over A's and B's
     rows together, not per system (two real systems of usr-topical, 15 contexts)."""
-    from conftest import need_shared
     from core.data import compare_systems, load_jsonl, systems_in
     from core.engine import score_comparison
-    exs = load_jsonl(need_shared("eval/usr-topical.jsonl"))
+    exs = load_jsonl(shared("eval/usr-topical.jsonl"))
     sa, sb = [s for s in systems_in(exs)][:2]
     comp = compare_systems(exs, sa, sb)
     comp.pairs = comp.pairs[:15]

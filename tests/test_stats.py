@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from conftest import need_shared
 from core import stats
+from core.cli import main as cli
 
 
 # ---------------------------------------------------------------------------------------------- Wilson
@@ -242,16 +242,16 @@ def test_vectorized_speed():
 # ---------------------------------------------------------------------------------------------- CLI
 
 
-def test_compare_cli_on_real_data(tmp_path, capsys):
-    path = need_shared("eval/usr-topical.jsonl")
+def test_compare_cli_on_real_data(tmp_path, capsys, shared):
+    path = shared("eval/usr-topical.jsonl")
     out = tmp_path / "cmp.json"
-    rc = stats.main([str(path), "--system-a", "Original Ground Truth", "--system-b", "Argmax Decoding",
+    rc = cli(["compare", str(path), "--system-a", "Original Ground Truth", "--system-b", "Argmax Decoding",
                      "--metrics", "bleu", "--format", "json", "--n-boot", "300", "--n-perm", "300",
                      "--out", str(out), "--quiet"])
     assert rc == 0
     res = json.loads(out.read_text())
     assert res["n_pairs"] == 60 and res["aligned_by"] in ("id", "context")
-    rows = {r["metric"]: r for r in res["rows"]}
+    rows = {r["metric"]: r for r in res["metrics"]}
     assert set(rows) >= {"bleu", "human:Overall"}
     bleu = rows["bleu"]
     assert bleu["n"] + bleu["n_dropped"] == 60
@@ -259,15 +259,14 @@ def test_compare_cli_on_real_data(tmp_path, capsys):
     assert bleu["low"] <= bleu["diff"] <= bleu["high"]
     # people rate the real reply above greedy decoding on this set
     assert rows["human:Overall"]["mean_a"] > rows["human:Overall"]["mean_b"]
-    rc = stats.main([str(path), "--system-a", "Original Ground Truth", "--system-b", "Argmax Decoding",
+    rc = cli(["compare", str(path), "--system-a", "Original Ground Truth", "--system-b", "Argmax Decoding",
                      "--metrics", "bleu", "--format", "markdown", "--n-boot", "200", "--n-perm", "200", "--quiet"])
     text = capsys.readouterr().out
     assert rc == 0 and "| bleu |" in text and "A-B" in text
 
 
-def test_compare_cli_rejects_unknown_system():
-    from core.__main__ import main as cli
-    path = need_shared("eval/usr-topical.jsonl")
+def test_compare_cli_rejects_unknown_system(shared):
+    path = shared("eval/usr-topical.jsonl")
     assert cli(["compare", str(path), "--system-a", "nope", "--system-b", "Argmax Decoding", "--metrics", "bleu"]) == 2
 
 
@@ -286,12 +285,12 @@ def test_compare_cli_two_files_lists_unmatched(tmp_path, capsys):
     pa, pb = tmp_path / "sysA.jsonl", tmp_path / "sysB.jsonl"
     pa.write_text("\n".join(json.dumps(r) for r in rows_a))
     pb.write_text("\n".join(json.dumps(r) for r in rows_b))
-    assert stats.main([str(pa), str(pb), "--metrics", "bleu", "--format", "text", "--n-boot", "300",
+    assert cli(["compare", str(pa), str(pb), "--metrics", "bleu", "--format", "text", "--n-boot", "300",
                        "--n-perm", "300", "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "A = sysA, B = sysB: 30 pairs aligned by id" in out
     assert "A (sysA) better" in out and "1 unmatched row(s)" in out and "'only-a'" in out
-    assert stats.main([str(pa), str(pb), "--metrics", "bleu", "--format", "csv", "--n-boot", "100",
+    assert cli(["compare", str(pa), str(pb), "--metrics", "bleu", "--format", "csv", "--n-boot", "100",
                        "--n-perm", "100", "--quiet"]) == 0
     import csv
     import io

@@ -8,9 +8,8 @@ from core.metrics.ubleu import UBleu
 
 
 @pytest.fixture(scope="module")
-def usr_slice():
-    from conftest import need_shared
-    exs = load_jsonl(need_shared("eval/usr-topical.jsonl"))
+def usr_slice(shared):
+    exs = load_jsonl(shared("eval/usr-topical.jsonl"))
     return exs[:12]
 
 
@@ -51,7 +50,7 @@ def test_no_reference_gives_nan():
 
 
 def test_leakage_guard_on_default_pool():
-    from core.retrieval import chitchat_pool, normalize
+    from core.models.retrieval import chitchat_pool, normalize
     pool = chitchat_pool()
     u, r = pool.utterance(500), pool.response(500)
     res = UBleu(rated=False)([Example("x", "s", [u], r, [r])])
@@ -61,8 +60,10 @@ def test_leakage_guard_on_default_pool():
 
 def test_shipped_rater_separates_true_from_random_pairs():
     """Held-out conversations of the pool (the split the manifest reports): true pairs rated above random ones."""
-    from core.rater import SEED, load_rater, make_pairs
-    from core.retrieval import chitchat_pool
+    from core.models.rater import load_rater
+    from core.models.retrieval import chitchat_pool
+    from core.settings import SEED
+    from core.training.rater import make_pairs
     pool = chitchat_pool()
     rng = np.random.default_rng(SEED)
     split = rng.choice(3, size=int(pool.conv_id.max()) + 1, p=[0.9, 0.05, 0.05])

@@ -27,7 +27,8 @@ from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 from sacrebleu.tokenizers.tokenizer_none import NoneTokenizer
 
 from core.data import Example
-from core.metrics import Metric, MetricResult, Progress, Signature, register, tick
+from core.progress import Progress, tick
+from core.scoring import Metric, MetricResult, Options, Signature, register_metric
 
 SMOOTH_DEFAULTS = {"none": None, "floor": 0.1, "add-k": 1, "exp": None}
 _TOKENIZERS = {"13a": Tokenizer13a, "none": NoneTokenizer}
@@ -185,13 +186,14 @@ class BleuScorer:
         return f"n:{self.max_order},smooth:{self.smooth},tok:{self.tokenize_name},lc:{int(self.lowercase)}"
 
 
-@register("bleu")
+@register_metric("bleu")
 class BLEU(Metric):
     description = "BLEU-N (default N=2) against the example's own references; sacrebleu-compatible, 0-100"
     needs_references = True
 
-    def __init__(self, max_order: int = 2, smooth: str = "exp", smooth_value: float | None = None,
-                 tokenize: str = "13a", lowercase: bool = False):
+    def __init__(self, options: Options | None = None, max_order: int = 2, smooth: str = "exp",
+                 smooth_value: float | None = None, tokenize: str = "13a", lowercase: bool = False):
+        super().__init__(options)
         self.scorer = BleuScorer(max_order, smooth, smooth_value, tokenize, lowercase)
 
     def signature(self) -> Signature:

@@ -1,11 +1,11 @@
 """υBLEU (Tsuta et al. 2020): ΔBLEU against references that are retrieved and rated automatically.
 
 For a test example with input utterance U1 (last context turn) and reference R1:
-1. retrieve the ``k`` (15) pool pairs most similar to the test pair (``core.retrieval``, default
+1. retrieve the ``k`` (15) pool pairs most similar to the test pair (``core.models.retrieval``, default
    ``emb-u``), after the leakage guard;
 2. extend the references with every retrieved response R2, with U1 itself ("parrot return") and with R1;
 3. weight R1 (and any other reference the example carries) with 1 and every other reference with the NN-rater's signed judgment in [-1, 1]
-   (``core.rater``); the parrot is rated as the pair (U2 = U1, R2 = U1);
+   (``core.models.rater``); the parrot is rated as the pair (U2 = U1, R2 = U1);
 4. score the response with sentence-level ΔBLEU-2 (``core.metrics.bleu``), on sacrebleu's 0-100 scale.
 
 ``rated=False`` gives every extended reference weight 1: plain multi-reference BLEU with retrieved
@@ -20,20 +20,26 @@ from typing import Sequence
 import numpy as np
 
 from core.data import Example
-from core.metrics import Metric, MetricResult, Progress, Signature, register, tick
+from core.progress import Progress, tick
 from core.metrics.bleu import BleuScorer
-from core.retrieval import DEFAULT_RETRIEVER, get_retriever
+from core.models.checkpoints import short_hash
+from core.models.retrieval import DEFAULT_RETRIEVER, RETRIEVERS, get_pool, get_retriever
+from core.scoring import Metric, MetricResult, Options, Signature, register_metric
 
 
-@register("ubleu")
+@register_metric("ubleu")
 class UBleu(Metric):
     description = "υBLEU: ΔBLEU-2 with 15 retrieved + parrot + original references rated by the NN-rater (0-100)"
     needs_references = True
+    option_names = ("pool", "retriever")
 
-    def __init__(self, pool: str | None = None, retriever: str = DEFAULT_RETRIEVER, k: int = 15,
-                 rated: bool = True, parrot: bool = True, max_order: int = 2, smooth: str = "exp",
-                 rater: str = "nn-rater"):
-        self.pool_path, self.method, self.k = pool, retriever, k
+    def __init__(self, options: Options | None = None, k: int = 15, rated: bool = True, parrot: bool = True,
+                 max_order: int = 2, smooth: str = "exp", rater: str = "nn-rater"):
+        super().__init__(options)
+        method = self.options.retriever or DEFAULT_RETRIEVER
+        if method not in RETRIEVERS:
+            raise ValueError(f"unknown retriever {method!r}; choose one of {', '.join(RETRIEVERS)}")
+        self.pool_path, self.method, self.k = self.options.pool, method, k
         self.rated, self.parrot, self.rater_name = rated, parrot, rater
         self.bleu = BleuScorer(max_order=max_order, smooth=smooth)
         self._rater = None
@@ -41,13 +47,11 @@ class UBleu(Metric):
     @property
     def rater(self):
         if self._rater is None and self.rated:
-            from core.rater import load_rater
+            from core.models.rater import load_rater
             self._rater = load_rater(self.rater_name)
         return self._rater
 
     def signature(self) -> Signature:
-        from core.checkpoints import short_hash
-        from core.retrieval import get_pool
         variant = f"ret:{self.method},k:{self.k},parrot:{int(self.parrot)},rated:{int(self.rated)},{self.bleu.variant}"
         return Signature("ubleu", variant, short_hash(self.rater_name) if self.rated else "-", get_pool(self.pool_path).key)
 

@@ -1,13 +1,12 @@
 """What the dashboard shows, computed without Streamlit (so the CLI and tests can reuse it).
 
-The pages in ``pages/`` only draw; everything they display comes from here: loading an upload into a
-``Comparison``, the per-example table (both systems side by side, every metric, the difference A - B),
-the headline comparison (means with 95% bootstrap intervals and a paired verdict, ``core.stats``),
-υBLEU's extended references as rows, metric-vs-human correlations, the judge's agreement with human
-preferences, and CSV / JSONL exports.
+The pages in ``pages/`` only draw; everything they display comes from here or from ``core.compare``'s
+verdict: loading an upload into a ``Comparison``, the per-example table (both systems side by side, every
+metric, the difference A - B), the verdict as a display table, υBLEU's extended references and MME's
+sub-metrics as rows, metric-vs-human correlations, votes for the judge, and CSV / JSONL exports.
 
-Conventions: the comparison is scored as one batch, A's rows then B's (``core.engine``); pair ``i`` is
-row ``i`` of the per-example table; a "context id" groups the two responses to one input.
+Conventions: the comparison is scored as one list, A's rows then B's (``core.engine``); pair ``i`` is
+row ``i`` of the per-example table; the two responses to one context form one resampling cluster.
 """
 from __future__ import annotations
 
@@ -22,17 +21,15 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from core.data import Comparison, CsvMapping, DataError, Example, Problem, align, compare_systems, dimensions, \
-    load_file, systems_in
-from core.engine import ComparisonScores, ScoreTable
-from core.metrics import MetricResult
+from core.compare import Verdict, human_tie_margin
+from core.data import (Comparison, CsvMapping, DataError, Example, Problem, align, compare_systems, dimensions,
+                       load_file, systems_in)
+from core.engine import DEFAULT_METRICS, ComparisonScores, ScoreTable
+from core.judges.pairs import Pair
+from core.scoring import metric_class
 
-ROOT = Path(__file__).resolve().parent.parent
-DEMO_PATH = ROOT / "demo" / "demo.jsonl"
 DEMO_NAME = "built-in demo (chitchat: C-BM25 vs SmolLM2-135M)"
 MAX_UPLOAD_MB = 50  # must match server.maxUploadSize in .streamlit/config.toml (a test checks)
-CHEAP_METRICS = ("bleu",)  # no model to load: the fast default when nothing else is chosen
-PREFERRED_DEFAULT = ("bleu", "ubleu", "bert_ruber", "mme")  # the best-correlated metrics in benchmarks/RESULTS.md
 
 
 # ------------------------------------------------------------------------------------------------
@@ -136,26 +133,20 @@ def make_loaded(name: str, examples_a: list[Example], examples_b: list[Example] 
                   files=sorted({e.source for e in everything}))
 
 
-def load_demo() -> Loaded:
-    """The built-in demo (``demo/demo.jsonl``, made by ``scripts/make_demo.py``)."""
-    data = DEMO_PATH.read_bytes()
-    exs = parse_upload(str(DEMO_PATH), data)
+def load_demo(path: str | Path) -> Loaded:
+    """The built-in demo (``demo/demo.jsonl`` beside the app, made by ``scripts/make_demo.py``)."""
+    data = Path(path).read_bytes()
+    exs = parse_upload(str(path), data)
     return make_loaded(DEMO_NAME, exs, None, None, None, [data])
 
 
 def default_metrics(available: Sequence[str]) -> list[str]:
-    return [m for m in PREFERRED_DEFAULT if m in available] or list(available)[:1]
+    """``core.engine.DEFAULT_METRICS`` that are registered (the same defaults as the CLI)."""
+    return [m for m in DEFAULT_METRICS if m in available] or list(available)[:1]
 
 
 # ------------------------------------------------------------------------------------------------
 # scores
-
-
-def assemble(comp: Comparison, results: dict[str, MetricResult]) -> ComparisonScores:
-    """A ``ComparisonScores`` from per-metric results computed separately (each cached on its own, so
-    adding a metric never re-scores the others)."""
-    table = ScoreTable(comp.examples(), dict(results))
-    return ComparisonScores(comp, table)
 
 
 def _short(texts: Sequence[str]) -> str:
@@ -209,49 +200,18 @@ def long_scores(cs: ComparisonScores) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["metric", "system", "value"])
 
 
-def headline(cs: ComparisonScores, n_boot: int = 1000, seed: int = 13) -> list[dict[str, Any]]:
-    """Per metric (and per human dimension when present): mean of A and of B with 95% bootstrap
-    intervals, the paired difference A - B with its interval, the randomization p-value, win/tie/loss
-    and the verdict of ``core.stats.paired_comparison``."""
-    from core.metrics import metric_class
-    from core.stats import mean_ci, paired_comparison
-    rows = []
-    series: list[tuple[str, str, np.ndarray, np.ndarray, bool]] = []
-    for m in cs.metrics:
-        try:
-            hib = metric_class(m).higher_is_better
-        except KeyError:
-            hib = True
-        series.append((m, "metric", cs.a(m), cs.b(m), hib))
-    comp = cs.comparison
-    for d in dimensions(comp.examples()):
-        ha = np.array([a.scores.get(d, math.nan) for a in comp.a], dtype=float)
-        hb = np.array([b.scores.get(d, math.nan) for b in comp.b], dtype=float)
-        series.append((f"human: {d}", "human", ha, hb, True))
-    for name, kind, a, b, hib in series:
-        ma, la, ua = mean_ci(a, n_boot=n_boot, seed=seed)
-        mb, lb, ub = mean_ci(b, n_boot=n_boot, seed=seed)
-        pr = paired_comparison(a, b, n_boot=n_boot, n_perm=n_boot, seed=seed, higher_is_better=hib)
-        better = {"A better": comp.system_a, "B better": comp.system_b}.get(pr.verdict, "no significant difference")
-        rows.append({"metric": name, "kind": kind, "n": pr.n, "mean A": ma, "A low": la, "A high": ua,
-                     "mean B": mb, "B low": lb, "B high": ub, "A-B": pr.diff, "A-B low": pr.low,
-                     "A-B high": pr.high, "p (randomization)": pr.p_randomization, "wins A": pr.wins,
-                     "ties": pr.ties, "wins B": pr.losses, "better": better, "verdict": pr.verdict,
-                     "higher is better": hib})
-    return rows
-
-
-def headline_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    """Display form of ``headline``: 'mean [low, high]' cells."""
+def headline_frame(verdict: Verdict) -> pd.DataFrame:
+    """Display form of the verdict's rows: 'mean [low, high]' cells, direction in words."""
     def ci(m, lo, hi):
         return "-" if m is None or not np.isfinite(m) else f"{m:.3f} [{lo:.3f}, {hi:.3f}]"
     out = []
-    for r in rows:
-        out.append({"metric": r["metric"], "n": r["n"], "A mean [95% CI]": ci(r["mean A"], r["A low"], r["A high"]),
-                    "B mean [95% CI]": ci(r["mean B"], r["B low"], r["B high"]),
-                    "A-B [95% CI]": ci(r["A-B"], r["A-B low"], r["A-B high"]),
-                    "p": r["p (randomization)"], "A/tie/B": f"{r['wins A']}/{r['ties']}/{r['wins B']}",
-                    "better": r["better"]})
+    for r in verdict.metrics:
+        name = f"human: {r.metric[len('human:'):]}" if r.kind == "human" else r.metric
+        out.append({"metric": name, "n": r.n, "A mean [95% CI]": ci(r.mean_a, r.mean_a_low, r.mean_a_high),
+                    "B mean [95% CI]": ci(r.mean_b, r.mean_b_low, r.mean_b_high),
+                    "A-B [95% CI]": ci(r.diff, r.low, r.high), "p": r.p_randomization,
+                    "A/tie/B": f"{r.wins}/{r.ties}/{r.losses}",
+                    "better": r.better(verdict.system_a, verdict.system_b)})
     return pd.DataFrame(out)
 
 
@@ -286,10 +246,11 @@ def correlation_rows(cs: ComparisonScores, methods: Sequence[str] = ("spearman",
                      n_boot: int = 1000, seed: int = 13) -> list[dict[str, Any]]:
     """Turn-level correlation of each metric with each human dimension over both systems' rows. The
     two responses to one context form a cluster (``groups``), so intervals resample contexts."""
+    from core.compare import context_groups
     from core.stats import correlate
     comp = cs.comparison
     exs = comp.examples()
-    groups = list(range(cs.n)) * 2
+    groups = context_groups(exs)
     rows = []
     for d in dimensions(exs):
         h = np.array([e.scores.get(d, math.nan) for e in exs], dtype=float)
@@ -329,7 +290,6 @@ def system_level_rows(cs: ComparisonScores) -> list[dict[str, Any]]:
     """Per metric and dimension: which system the metric prefers (higher mean, or lower when lower is
     better) and which the humans prefer (higher mean), and whether they agree. With two systems this is
     the only honest system-level view; a system-level correlation needs more systems."""
-    from core.metrics import metric_class
     comp = cs.comparison
     rows = []
     for d in dimensions(comp.examples()):
@@ -337,10 +297,7 @@ def system_level_rows(cs: ComparisonScores) -> list[dict[str, Any]]:
         hb = np.nanmean([b.scores.get(d, math.nan) for b in comp.b])
         human = comp.system_a if ha > hb else comp.system_b if hb > ha else "tie"
         for m in cs.metrics:
-            try:
-                hib = metric_class(m).higher_is_better
-            except KeyError:
-                hib = True
+            hib = metric_class(m).higher_is_better
             ma, mb = np.nanmean(cs.a(m)), np.nanmean(cs.b(m))
             if not (np.isfinite(ma) and np.isfinite(mb)) or ma == mb:
                 pref = "tie"
@@ -375,37 +332,14 @@ def system_correlations(table: ScoreTable, metrics: Sequence[str], method: str =
 
 
 def judge_status() -> tuple[bool, str]:
-    """(available, message): whether ``core.judge`` exists and exposes ``load_judge``."""
-    try:
-        import core.judge as judge  # noqa: F401
-    except ModuleNotFoundError as e:
-        if e.name == "core.judge":
-            return False, ("The learned A/B judge (core/judge.py) is not part of this build yet; this page will "
-                           "run it over every pair as soon as it lands.")
-        raise
-    if not hasattr(judge, "load_judge"):
-        return False, "core.judge exists but has no load_judge() yet."
-    from core.checkpoints import paths
-    weights, manifest = paths(getattr(judge, "CHECKPOINT", "judge"))
+    """(available, message): whether the shipped judge's weights are where the engine looks for them."""
+    from core.judges.pairwise import CHECKPOINT
+    from core.models.checkpoints import paths
+    weights, _ = paths(CHECKPOINT)
     if not weights.exists():
-        return False, (f"The A/B judge's trained weights ({weights.name}) are not in checkpoints/ yet; train them "
-                       "with `python -m core train judge` (this page runs the judge as soon as they exist).")
+        return False, (f"The A/B judge's trained weights ({weights.name}) are not in {weights.parent}; train them "
+                       "with `dialeval train judge` (this page runs the judge as soon as they exist).")
     return True, "ok"
-
-
-def human_preferences(comp: Comparison, dimension: str, margin: float = 0.0) -> list[str | None]:
-    """Per pair, which reply humans preferred on ``dimension``: "A", "B", "tie" (|difference| <= margin)
-    or None when a score is missing."""
-    out: list[str | None] = []
-    for a, b in comp.pairs:
-        ha, hb = a.scores.get(dimension), b.scores.get(dimension)
-        if ha is None or hb is None or not (math.isfinite(ha) and math.isfinite(hb)):
-            out.append(None)
-        elif abs(ha - hb) <= margin:
-            out.append("tie")
-        else:
-            out.append("A" if ha > hb else "B")
-    return out
 
 
 def judge_frame(comp: Comparison, p_a: Sequence[float], verdict: Sequence[str]) -> pd.DataFrame:
@@ -416,71 +350,47 @@ def judge_frame(comp: Comparison, p_a: Sequence[float], verdict: Sequence[str]) 
     return pd.DataFrame(rows)
 
 
-def judge_summary(verdict: Sequence[str]) -> dict[str, Any]:
-    """Judge win rate of A over decided pairs (ties excluded) with its Wilson interval."""
-    from core.stats import wilson_interval
-    wa = sum(v == "A" for v in verdict)
-    wb = sum(v == "B" for v in verdict)
-    ties = len(verdict) - wa - wb
-    lo, hi = wilson_interval(wa, wa + wb) if wa + wb else (math.nan, math.nan)
-    return {"wins A": wa, "wins B": wb, "ties": ties, "win rate A": wa / (wa + wb) if wa + wb else math.nan,
-            "low": lo, "high": hi}
-
-
-def judge_agreement(verdict: Sequence[str], human: Sequence[str | None]) -> dict[str, Any]:
-    """Agreement of judge verdicts with human preferences on the pairs where humans preferred one reply
-    (human ties and missing scores excluded), with its Wilson interval."""
-    from core.stats import wilson_interval
-    decided = [(v, h) for v, h in zip(verdict, human) if h in ("A", "B")]
-    k = sum(v == h for v, h in decided)
-    n = len(decided)
-    lo, hi = wilson_interval(k, n) if n else (math.nan, math.nan)
-    return {"n": n, "agree": k, "agreement": k / n if n else math.nan, "low": lo, "high": hi}
-
-
-def votes_from_comparison(comp: Comparison, dimension: str) -> list:
-    """Votes (``core.judge.Pair``) for the loaded pairs whose human scores on ``dimension`` differ by the
-    judge's clear margin (a quarter of the scale); the other pairs get no vote (they are "the rest")."""
-    from core import judge as J
-    margin = vote_margin(comp, dimension)
+def votes_from_comparison(comp: Comparison, dimension: str) -> list[Pair]:
+    """Votes for the loaded pairs whose human scores on ``dimension`` differ by the human tie margin (a quarter
+    of the scale, ``core.compare``); the other pairs get no vote (they are "the rest")."""
+    from core.compare import human_preferences
     votes = []
-    for (a, b), h in zip(comp.pairs, human_preferences(comp, dimension, margin - 1e-9)):
+    for (a, b), h in zip(comp.pairs, human_preferences(comp, dimension)[0]):
         if h in ("A", "B"):
-            votes.append(J.Pair(list(a.context), a.response, b.response, 1.0 if h == "A" else 0.0, a.dataset,
-                                a.id, a.scores.get(dimension), b.scores.get(dimension)))
+            votes.append(Pair(list(a.context), a.response, b.response, 1.0 if h == "A" else 0.0, a.dataset,
+                              a.id, a.scores.get(dimension), b.scores.get(dimension)))
     return votes
 
 
 def vote_margin(comp: Comparison, dimension: str) -> float:
-    """The judge's clear margin for ``dimension`` (a quarter of its scale, known or observed)."""
-    from core import judge as J
-    values = [e.scores.get(dimension) for e in comp.examples()]
-    return J.margin_for(dimension, [v for v in values if v is not None and math.isfinite(v)])
+    """The human tie margin for ``dimension`` (a quarter of its scale, known or observed)."""
+    return human_tie_margin(dimension, [e.scores.get(dimension, math.nan) for e in comp.examples()])
 
 
-def default_vote_dimension(dimensions: Sequence[str]) -> int:
-    """Index of the dimension the judge treats as "which reply is better" (overall first), else 0."""
-    from core.judge import PREFERENCE_DIMENSIONS
+def default_vote_dimension(dims: Sequence[str]) -> int:
+    """Index of the dimension that stands for overall preference (``core.compare``), else 0."""
+    from core.compare import PREFERENCE_DIMENSIONS
     for d in PREFERENCE_DIMENSIONS:
-        if d in dimensions:
-            return list(dimensions).index(d)
+        if d in dims:
+            return list(dims).index(d)
     return 0
 
 
-def vote_index(comp: Comparison, votes: Sequence) -> list[str | None]:
-    """Per loaded pair, the vote on it in the comparison's orientation ("A", "B", "tie") or None. A vote
-    matches a pair by its context and both replies (whitespace and case ignored), in either order; a vote in
-    the swapped order is flipped."""
-    from core import judge as J
-
-    def key(ctx, x, y):
-        return J.context_key(ctx), J._norm(x), J._norm(y)
-    flip = {"A": "B", "B": "A", "tie": "tie"}
-    table: dict[tuple, str] = {}
-    for v in votes:
-        table[key(v.context, v.response_a, v.response_b)] = v.vote
-        table.setdefault(key(v.context, v.response_b, v.response_a), flip[v.vote])
-    return [table.get(key(a.context, a.response, b.response)) for a, b in comp.pairs]
+def learning_curve_figure(df, title: str = "Learning curve of the A/B judge"):
+    """Agreement with held-out votes vs number of training votes (min-max band over folds), chance at 50 %,
+    the shipped judge (0 votes) as the first point."""
+    import plotly.graph_objects as go
+    x = list(df["n_train"])
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=x + x[::-1], y=list(df["high"] * 100) + list(df["low"] * 100)[::-1],
+                             fill="toself", line={"width": 0}, fillcolor="rgba(31,119,180,0.15)",
+                             name="fold min-max", hoverinfo="skip"))
+    fig.add_trace(go.Scatter(x=x, y=list(df["agreement"] * 100), mode="lines+markers", name="judge",
+                             line={"color": "rgb(31,119,180)"}))
+    fig.add_hline(y=50, line_dash="dot", annotation_text="chance")
+    fig.update_layout(title=title, xaxis_title="training votes (0 = shipped judge)",
+                      yaxis_title="agreement with held-out votes (%)", yaxis_range=[40, 100])
+    return fig
 
 
 def rest_frame(comp: Comparison, rest: Sequence[int], p_shipped: Sequence[float], p_tuned: Sequence[float],
@@ -532,3 +442,17 @@ def export_jsonl(cs: ComparisonScores) -> bytes:
             rec["details"] = det
         lines.append(json.dumps(clean_json(rec), ensure_ascii=False))
     return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def mme_drilldown_rows(details: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Rows for a drill-down of one ``mme`` (or ``mme_avg``) score: each sub-metric, its group, its normalized
+    score, its CRS weight for the chosen dimension and its share of the final score."""
+    from core.metrics.mme import GROUPS
+    if not details:
+        return []
+    subs = details.get("sub_scores", {})
+    w = details.get("weights") or {k: 1.0 / max(len(subs), 1) for k in subs}
+    group = {s: g for g, ss in GROUPS.items() if "+" not in g for s in ss}
+    tot = sum(w.get(k, 0.0) for k, v in subs.items() if v is not None) or 1.0
+    return [{"sub_metric": f"mme_{k}", "group": group.get(k, ""), "score": v, "weight": round(w.get(k, 0.0), 4),
+             "contribution": None if v is None else round(w.get(k, 0.0) * v / tot, 4)} for k, v in subs.items()]

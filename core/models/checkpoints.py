@@ -1,8 +1,8 @@
 """Save and load trained weights as safetensors with a JSON manifest beside them.
 
-``checkpoints/NAME.safetensors`` holds tensors only (never pickle); ``checkpoints/NAME.json`` says how
-they were made: the training command, the data, the measured quality, the seed, the library version,
-and the model's constructor arguments (``config``), so ``load`` can rebuild the module.
+``NAME.safetensors`` holds tensors only (never pickle); ``NAME.json`` says how they were made: the training command, the data, the measured quality, the seed, the library version,
+and the model's constructor arguments (``config``), so ``load`` can rebuild the module. The folder is :func:`core.settings.checkpoint_dir` unless a
+``directory`` is given.
 """
 from __future__ import annotations
 
@@ -13,9 +13,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from core.settings import checkpoint_dir
 from core.version import __version__
-
-CHECKPOINT_DIR = Path(os.environ.get("DIALEVAL_CHECKPOINTS", Path(__file__).resolve().parent.parent / "checkpoints"))
 
 
 class CheckpointError(RuntimeError):
@@ -23,7 +22,7 @@ class CheckpointError(RuntimeError):
 
 
 def paths(name: str, directory: str | os.PathLike | None = None) -> tuple[Path, Path]:
-    d = Path(directory) if directory else CHECKPOINT_DIR
+    d = Path(directory) if directory else checkpoint_dir()
     return d / f"{name}.safetensors", d / f"{name}.json"
 
 
@@ -49,9 +48,25 @@ def load(name: str, directory: str | os.PathLike | None = None) -> tuple[dict[st
     wpath, mpath = paths(name, directory)
     if not wpath.exists() or not mpath.exists():
         raise CheckpointError(f"checkpoint {name!r} not found in {wpath.parent} "
-                              f"(expected {wpath.name} and {mpath.name}); train it with `python -m core train ...`")
-    manifest = json.loads(mpath.read_text(encoding="utf-8"))
-    return load_file(str(wpath)), manifest
+                              f"(expected {wpath.name} and {mpath.name}); train it with `dialeval train ...` or point "
+                              "DIALEVAL_CHECKPOINTS at a folder that holds it")
+    return load_file(str(wpath)), load_manifest(name, directory)
+
+
+def load_manifest(name: str, directory: str | os.PathLike | None = None) -> dict[str, Any]:
+    """The JSON manifest of checkpoint ``name``."""
+    mpath = paths(name, directory)[1]
+    if not mpath.exists():
+        raise CheckpointError(f"checkpoint manifest {mpath} not found")
+    return json.loads(mpath.read_text(encoding="utf-8"))
+
+
+def update_manifest(name: str, section: str, value: Any, directory: str | os.PathLike | None = None) -> None:
+    """Set one top-level ``section`` of a manifest, leaving the weights (and so their hash) untouched."""
+    mpath = paths(name, directory)[1]
+    man = load_manifest(name, directory)
+    man[section] = value
+    mpath.write_text(json.dumps(man, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def weights_hash(path: str | os.PathLike, full: bool = False) -> str:

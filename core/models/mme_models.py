@@ -1,4 +1,5 @@
-"""The models behind MME-CRS's seven sub-metrics (METHODS.md §4), their training and their inference.
+"""The models behind MME-CRS's seven sub-metrics (METHODS.md §4), for inference; their training is in
+``core/training/mme.py``.
 
 Built from what exists offline here (see docs/mme.md for the differences from the paper):
 
@@ -13,16 +14,14 @@ Built from what exists offline here (see docs/mme.md for the differences from th
 - SM specificity: no masked LM ships offline, so SmolLM2-135M-Instruct scores the response's tokens
   in one causal forward pass with the context as prompt (instead of masking each token in turn).
 
-Training data of FM/RM/TCM: chitchat-dataset (MIT), split by conversation (every 10th conversation is
-held out for tests and reported quality). Seeds are fixed everywhere.
+Training data of FM/RM/TCM: chitchat-dataset (MIT), split by conversation (``core.models.corpus``: every
+10th conversation is held out for tests and reported quality). Seeds are fixed everywhere.
 """
 from __future__ import annotations
 
 import functools
 import math
-import random
 import re
-import time
 from typing import Callable, Sequence
 
 import numpy as np
@@ -30,29 +29,17 @@ import torch
 from torch import nn
 import torch.nn.functional as F
 
-from core import checkpoints
+from core.models import checkpoints
+from core.models.corpus import CTX_TURNS, chitchat_split
 
-SEED = 13
-HELD_OUT_EVERY = 10  # conversation i is held out when i % 10 == 0
 FM_MAX_LEN = 40
 RM_MAX_LEN = 64
-CTX_TURNS = 3  # context turns fed to RM / TCM / EM
 SM_CTX_TOKENS = 0  # SmolLM2 prompt: 0 = the response alone, as the paper's SM (and the CPU budget); see docs
 SM_RESP_TOKENS = 40
 TCM_CTX_KW = 10
 TCM_RESP_KW = 8
 
 WORD_RE = re.compile(r"[a-z][a-z']*")
-
-
-def log(msg: str) -> None:
-    print(time.strftime("%H:%M:%S"), msg, flush=True)
-
-
-def seed_all(seed: int = SEED) -> None:
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
 
 
 @functools.lru_cache(maxsize=1)
@@ -63,61 +50,9 @@ def stop_words() -> frozenset[str]:
     return frozenset(ENGLISH_STOP_WORDS) | frozenset(extra)
 
 
-# ----------------------------------------------------------------------------- data
-@functools.lru_cache(maxsize=1)
-def chitchat_split() -> tuple[list[list[str]], list[list[str]]]:
-    """(train, held-out) conversations of chitchat-dataset, split by conversation index."""
-    from core.retrieval import chitchat_dialogues
-    dialogs = [d for d in chitchat_dialogues() if len(d) >= 2]
-    train = [d for i, d in enumerate(dialogs) if i % HELD_OUT_EVERY != 0]
-    held = [d for i, d in enumerate(dialogs) if i % HELD_OUT_EVERY == 0]
-    return train, held
-
-
-def context_pairs(dialogs: Sequence[Sequence[str]], n: int, seed: int = SEED,
-                  min_words: int = 3) -> list[tuple[list[str], str]]:
-    """n random (context turns, response) pairs; the context is the up to CTX_TURNS preceding turns."""
-    rng = random.Random(seed)
-    allp = [(d, t) for d in dialogs for t in range(1, len(d)) if len(d[t].split()) >= min_words]
-    rng.shuffle(allp)
-    return [(list(d[max(0, t - CTX_TURNS):t]), d[t]) for d, t in allp[:n]]
-
-
+# ----------------------------------------------------------------------------- context
 def context_text(context: Sequence[str], turns: int = CTX_TURNS) -> str:
     return " ".join(t.strip() for t in list(context)[-turns:] if t and t.strip())
-
-
-# ----------------------------------------------------------------------------- FM perturbations
-def perturb_positive(text: str, rng: random.Random) -> str:
-    """A fluent variant: the text itself, or (half the time) with some stop words dropped."""
-    words = text.split()
-    if rng.random() < 0.5 or len(words) < 4:
-        return text
-    sw = stop_words()
-    kept = [w for w in words if not (w.lower().strip(".,!?") in sw and rng.random() < 0.3)]
-    return " ".join(kept) if len(kept) >= 2 else text
-
-
-def perturb_negative(text: str, rng: random.Random) -> str:
-    """A disfluent variant: shuffled word order, a share of the words deleted, or words repeated."""
-    words = text.split()
-    kind = rng.choice(("shuffle", "delete", "repeat"))
-    if kind == "shuffle" and len(words) >= 3:
-        out = words[:]
-        for _ in range(5):
-            rng.shuffle(out)
-            if out != words:
-                break
-        return " ".join(out)
-    if kind == "delete" and len(words) >= 4:
-        share = rng.uniform(0.3, 0.6)
-        keep = [w for w in words if rng.random() > share]
-        if 0 < len(keep) < len(words):
-            return " ".join(keep)
-    # repeat: a span of 1-3 words said 2-4 times
-    i = rng.randrange(len(words))
-    span = words[i:i + rng.randint(1, 3)]
-    return " ".join(words[:i] + span * rng.randint(2, 4) + words[i + len(span):])
 
 
 # ----------------------------------------------------------------------------- MiniLM top-layer classifier
@@ -130,7 +65,7 @@ class MiniLMClassifier(nn.Module):
     def __init__(self, n_train: int = 1, pair: bool = False, max_len: int = 64):
         super().__init__()
         from transformers import AutoModel, AutoTokenizer
-        from core.encoders import minilm_path
+        from core.models.encoders import minilm_path
         self.bert = AutoModel.from_pretrained(minilm_path())
         self.tok = AutoTokenizer.from_pretrained(minilm_path())
         self.tok.truncation_side = "left"  # keep the end of a long context
@@ -181,44 +116,6 @@ class MiniLMClassifier(nn.Module):
         return out
 
 
-def train_classifier(model: MiniLMClassifier, texts: list[str], responses: list[str] | None, labels: list[float],
-                     epochs: int = 1, batch_size: int = 32, lr: float = 1e-4, seed: int = SEED) -> None:
-    seed_all(seed)
-    body = [p for n_, p in model.named_parameters() if p.requires_grad and not n_.startswith("head.")]
-    # the head starts from random weights: it gets a 10x larger learning rate than the pretrained layer
-    opt = torch.optim.AdamW([{"params": body, "lr": lr}, {"params": model.head.parameters(), "lr": 10 * lr}],
-                            weight_decay=0.01)
-    n = len(texts)
-    steps = epochs * math.ceil(n / batch_size)
-    warm = max(1, min(50, steps // 10))
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / warm) * max(0.0, 1 - s / steps))
-    rng = np.random.default_rng(seed)
-    step = 0
-    t0 = time.time()
-    for ep in range(epochs):
-        model.train()
-        perm = rng.permutation(n)
-        run = 0.0
-        for s in range(0, n, batch_size):
-            idx = perm[s:s + batch_size]
-            enc = model.encode_inputs([texts[i] for i in idx], [responses[i] for i in idx] if responses else None)
-            y = torch.tensor([labels[i] for i in idx], dtype=torch.float32)
-            loss = F.binary_cross_entropy_with_logits(model(**enc), y)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
-            step += 1
-            run = 0.98 * run + 0.02 * loss.item() if step > 1 else loss.item()
-            if step % 50 == 0:
-                log(f"epoch {ep} step {step}/{steps} loss {run:.4f} ({time.time() - t0:.0f}s)")
-
-
-def accuracy_pairs(pos: np.ndarray, neg: np.ndarray) -> float:
-    """Share of pairs where the true item scores above its perturbed / negative partner (ties count 1/2)."""
-    return float(np.mean((pos > neg) + 0.5 * (pos == neg)))
-
-
 # ----------------------------------------------------------------------------- RM: head on frozen MiniLM
 class PairHead(nn.Module):
     """Relevance head on frozen MiniLM sentence embeddings: MLP([e_c, e_r, e_c*e_r, |e_c-e_r|]) -> logit."""
@@ -234,28 +131,6 @@ class PairHead(nn.Module):
     def predict(self, ec: np.ndarray, er: np.ndarray) -> np.ndarray:
         self.eval()
         return torch.sigmoid(self(torch.from_numpy(ec).float(), torch.from_numpy(er).float())).double().numpy()
-
-
-def train_pair_head(ec: np.ndarray, er: np.ndarray, y: np.ndarray, epochs: int = 20, seed: int = SEED) -> PairHead:
-    seed_all(seed)
-    net = PairHead(ec.shape[1])
-    opt = torch.optim.AdamW(net.parameters(), lr=1e-3, weight_decay=0.01)
-    ec_t, er_t, y_t = torch.from_numpy(ec).float(), torch.from_numpy(er).float(), torch.from_numpy(y).float()
-    rng = np.random.default_rng(seed)
-    for ep in range(epochs):
-        net.train()
-        perm = torch.from_numpy(rng.permutation(len(y)))
-        tot = 0.0
-        for s in range(0, len(y), 128):
-            idx = perm[s:s + 128]
-            loss = F.binary_cross_entropy_with_logits(net(ec_t[idx], er_t[idx]), y_t[idx])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            tot += loss.item() * len(idx)
-        if ep % 5 == 4 or ep == epochs - 1:
-            log(f"RM epoch {ep} loss {tot / len(y):.4f}")
-    return net
 
 
 # ----------------------------------------------------------------------------- TCM: keyword graph + GAT
@@ -290,7 +165,7 @@ class WordVectors:
     """Node features: mean of MiniLM's static word-piece input embeddings of a word (cached)."""
 
     def __init__(self):
-        from core.encoders import minilm_tokenizer, minilm_word_embeddings
+        from core.models.encoders import minilm_tokenizer, minilm_word_embeddings
         self.tok = minilm_tokenizer()
         self.emb = minilm_word_embeddings()
         self.cache: dict[str, np.ndarray] = {}
@@ -406,24 +281,6 @@ class TCMNet(nn.Module):
         return np.concatenate(out) if out else np.zeros(0)
 
 
-# ----------------------------------------------------------------------------- semi-hard negatives
-def semi_hard_negatives(responses: list[str], seed: int = SEED, k: int = 10,
-                        progress: Callable | None = None) -> list[int]:
-    """For each true response, of k random other responses the one at the median cosine similarity to it
-    (MiniLM sentence embeddings) -- the paper's semi-hard negative."""
-    from core.encoders import encode
-    emb = encode(responses, progress=progress, desc="embedding responses")
-    rng = np.random.default_rng(seed)
-    n = len(responses)
-    out = []
-    for i in range(n):
-        cand = rng.choice(n - 1, size=k, replace=False)
-        cand = cand + (cand >= i)
-        sims = emb[cand] @ emb[i]
-        out.append(int(cand[np.argsort(sims)[k // 2]]))
-    return out
-
-
 # ----------------------------------------------------------------------------- SM: SmolLM2 token surprisal
 class SmolScorer:
     """Per-token log-likelihood of a response from SmolLM2-135M-Instruct (bfloat16 on CPU, one forward pass
@@ -440,7 +297,7 @@ class SmolScorer:
     """
 
     def __init__(self, ctx_tokens: int = SM_CTX_TOKENS):
-        from core.encoders import smollm
+        from core.models.encoders import smollm
         self.ctx_tokens = ctx_tokens
         tok, model = smollm()
         self.tok = tok

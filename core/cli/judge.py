@@ -1,0 +1,51 @@
+"""``dialeval judge``: the learned A/B judge over every pair of two systems, with its win rate and agreement
+with people (human ratings in the input, or a votes file)."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from core.cli import add_input_arguments, register_command
+from core.compare import LEVEL, build_verdict, summarize_judge
+from core.data import load_comparison
+from core.engine import judge_comparison
+from core.judges.pairs import load_votes, votes_for_pairs
+from core.progress import progress_bar
+from core.report import judge_rows, render_verdict, to_json, write_jsonl
+
+
+def _arguments(p: argparse.ArgumentParser) -> None:
+    add_input_arguments(p)
+    p.add_argument("--checkpoint", default=None, help="judge checkpoint name (default: the shipped judge)")
+    p.add_argument("--dimension", help="human score dimension for agreement (default: the overall-like one)")
+    p.add_argument("--votes", help="votes JSONL (context, response_a, response_b, vote) to measure agreement with "
+                                   "instead of human scores; matched to the pairs by context and replies")
+    p.add_argument("--format", default="text", choices=("text", "markdown", "csv", "json"))
+    p.add_argument("--level", type=float, default=LEVEL)
+    p.add_argument("--out", help="write the per-pair rows as JSONL here (the summary still goes to stdout)")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+
+@register_command("judge", "learned A/B judge: which of two replies a person would prefer, for every pair", _arguments)
+def judge(a: argparse.Namespace) -> int:
+    comp = load_comparison(a.input, a.input_b, a.system_a, a.system_b, a.input_format)
+    if not comp.pairs:
+        raise ValueError("no aligned pairs between the two systems")
+    votes = votes_for_pairs(comp, load_votes(a.votes)) if a.votes else None
+    out = judge_comparison(comp, checkpoint=a.checkpoint, progress=progress_bar(a.quiet))
+    verdict = build_verdict(comp, None, summarize_judge(comp, out, a.dimension, votes, a.level), level=a.level)
+    rows = judge_rows(verdict, comp)
+    if a.out:
+        write_jsonl(rows, a.out)
+        print(f"wrote {len(rows)} rows to {a.out}", file=sys.stderr)
+    if a.format == "json":
+        print(to_json({**verdict.to_dict(), "pairs": [] if a.out else rows}))
+    elif a.format == "csv":
+        print(render_verdict(verdict, "csv"))
+    else:
+        if not a.out:
+            for r in rows:
+                print(f"{r['id_a']}\t{r['id_b']}\tp_a={r['p_a']:.3f}\t{r['verdict']}"
+                      + (f"\thuman={r['human']}" if r["human"] else ""))
+        print(render_verdict(verdict, a.format))
+    return 0

@@ -1,0 +1,65 @@
+"""``dialeval meta-eval FILE...``: how well each metric agrees with human ratings, per dataset and dimension
+(``core.meta_eval``)."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from core.cli import register_command
+from core.data import dimensions
+from core.engine import parse_metrics
+from core.meta_eval import format_rows, group_datasets, meta_evaluate
+from core.progress import progress_bar
+from core.scoring import Options
+from core.settings import SEED
+
+
+def _arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("files", nargs="+", help="rated data files (JSONL, DSTC10 JSON, column JSON or CSV)")
+    p.add_argument("--metrics", default="bleu,ubleu", help="comma-separated metric names, or 'all'")
+    p.add_argument("--dimension", action="append", help="only these human dimensions (repeat or comma-separate)")
+    p.add_argument("--format", default="text", choices=("text", "markdown", "csv", "json"))
+    p.add_argument("--out", help="write the table here instead of stdout")
+    p.add_argument("--n-boot", type=int, default=1000)
+    p.add_argument("--seed", type=int, default=SEED)
+    p.add_argument("--level", type=float, default=0.95)
+    p.add_argument("--max-rows", type=int, help="subsample whole contexts to about this many rows per dataset")
+    p.add_argument("--no-system-level", action="store_true", help="skip the correlations of per-system means")
+    p.add_argument("--no-held-out", action="store_true",
+                   help="score learned metrics as shipped even on sets they were trained on (not a fair test)")
+    p.add_argument("--keep-reference-copies", action="store_true",
+                   help="keep rows whose response is a copy of its reference (dropped by default)")
+    p.add_argument("--pool", default=None, help="υBLEU reference pool (default: chitchat-dataset)")
+    p.add_argument("--retriever", default=None, choices=("emb-u", "emb-ur", "bm25-u", "bm25-ur"))
+    p.add_argument("--device", default="cpu", choices=("cpu", "cuda", "mps", "auto"))
+    p.add_argument("--quiet", action="store_true")
+
+
+@register_command("meta-eval", "correlation of metrics with human scores per dataset and dimension", _arguments)
+def meta_eval(args: argparse.Namespace) -> int:
+    metrics = parse_metrics(args.metrics)
+    dims = None
+    if args.dimension:
+        dims = [d.strip() for spec in args.dimension for d in spec.split(",") if d.strip()]
+    data = group_datasets(args.files)
+    if dims:
+        have = {d for exs in data.values() for d in dimensions(exs)}
+        missing = [d for d in dims if d not in have]
+        if missing:
+            raise ValueError(f"dimension(s) {missing} not in the data; dimensions are {sorted(have)}")
+    log = None if args.quiet else (lambda s: print(s, file=sys.stderr))
+    rows = meta_evaluate(data, metrics, dims, n_boot=args.n_boot, seed=args.seed, level=args.level,
+                         options=Options(pool=args.pool, retriever=args.retriever, device=args.device),
+                         system_level=not args.no_system_level, held_out=not args.no_held_out,
+                         max_rows=args.max_rows, keep_reference_copies=args.keep_reference_copies,
+                         progress=progress_bar(args.quiet), log=log)
+    if not rows:
+        raise ValueError("no human scores in the input: meta-eval needs rows with a 'scores' object "
+                         "(dimension -> rating)")
+    text = format_rows(rows, args.format)
+    if args.out:
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    else:
+        print(text)
+    return 0

@@ -1,0 +1,319 @@
+"""The one verdict: how system A compares with system B, per metric, per human dimension and by the judge.
+
+Every surface (``dialeval compare`` and ``judge`` in every format, the dashboard, the report) renders the
+:class:`Verdict` built here, so the same two files give the same numbers wherever they are asked.
+
+Rules, fixed here and nowhere else:
+
+- **Resampling unit: the context.** Pairs that share a context (whitespace and case ignored) are resampled
+  together. Intervals are full-size percentile bootstrap intervals (``N_BOOT`` = 2,000 resamples, seed 13,
+  95 %); the p-value of a metric difference is approximate randomization (``N_PERM`` = 2,000), flipping
+  whole contexts (``core.stats.paired_comparison``).
+- **A metric's winner** is named only when the randomization p-value is below 0.05 *and* the interval of
+  A - B excludes 0; a metric with ``higher_is_better = False`` wins with the lower mean.
+- **Ties.** Metric: |a - b| <= 1e-9 x max(1, |a|, |b|). Judge: |P(A) - 0.5| < the judge's tie margin (0.05,
+  stored in its checkpoint). Human: the two mean ratings differ by less than a quarter of the rating scale
+  (:func:`human_tie_margin`; 1.0 on 1-5). A tie is never a win: **win rate = wins / (wins + losses)** with
+  its Wilson interval and the exact sign test on the same counts; ``win_rate_ties_split`` = (wins + ties / 2)
+  / n is reported beside it for readers used to counting ties as half.
+- **The judge's winner** is named when the sign test on its wins and losses gives p < 0.05.
+- **Agreement with people**: over the pairs where people clearly preferred one reply (their ratings differ
+  by at least the human tie margin, or an explicit A/B vote), the share where the judge's P(A) points the
+  same way (P(A) = 0.5 counts half). Also reported: agreement on the pairs the judge did not call a tie.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+import numpy as np
+
+from core import stats
+from core.data import Comparison, Example, dimensions
+from core.scoring import JudgeOutput, metric_class
+from core.settings import SEED
+
+if TYPE_CHECKING:
+    from core.engine import ComparisonScores
+
+N_BOOT = 2000
+N_PERM = 2000
+LEVEL = 0.95
+METRIC_TIE_TOL = 1e-9
+
+# which human dimension stands for "which reply is better" in a rated set (first present wins)
+PREFERENCE_DIMENSIONS = ("overall", "Overall", "coherence", "relevance", "engagement", "context_coherence")
+# known rating scales (low, high) by dimension; otherwise the observed min/max rounded outward
+SCALES = {"Overall": (1, 5), "overall": (1, 5), "coherence": (1, 5), "relevance": (1, 5), "engagement": (1, 5),
+          "content": (1, 5), "grammar": (1, 5), "informativeness": (1, 5), "context_coherence": (1, 5),
+          "Natural": (1, 3), "Maintains Context": (1, 3), "Engaging": (1, 3), "language_usage": (1, 3),
+          "Understandable": (0, 1), "Uses Knowledge": (0, 1)}
+MARGIN_SHARE = 0.25  # a "clear" human preference: the mean ratings differ by >= a quarter of the scale
+
+
+# ------------------------------------------------------------------------------------------------
+# human preferences
+
+
+def scale_of(dimension: str, values: Iterable[float] = ()) -> tuple[float, float]:
+    """The rating scale (low, high) of a human dimension: known, else the observed range rounded outward."""
+    if dimension in SCALES:
+        return SCALES[dimension]
+    vals = [v for v in values if v is not None and not math.isnan(v)]
+    if not vals:
+        return (0.0, 1.0)
+    return (math.floor(min(vals)), math.ceil(max(vals)))
+
+
+def human_tie_margin(dimension: str, values: Iterable[float] = ()) -> float:
+    """A quarter of the dimension's rating scale: ratings closer than this are a human tie."""
+    lo, hi = scale_of(dimension, values)
+    return MARGIN_SHARE * (hi - lo)
+
+
+def human_preference(score_a: float | None, score_b: float | None, margin: float) -> str | None:
+    """'A' / 'B' when the mean ratings differ by at least ``margin``, 'tie' below it, None without both."""
+    if score_a is None or score_b is None or math.isnan(score_a) or math.isnan(score_b):
+        return None
+    d = score_a - score_b
+    if abs(d) < margin - 1e-9:
+        return "tie"
+    return "A" if d > 0 else "B"
+
+
+def preference_dimension(examples: Sequence[Example]) -> str | None:
+    """The human dimension that stands for overall preference (``PREFERENCE_DIMENSIONS``), else the first."""
+    dims = dimensions(examples)
+    for d in PREFERENCE_DIMENSIONS:
+        if d in dims:
+            return d
+    return dims[0] if dims else None
+
+
+def human_preferences(comp: Comparison, dimension: str) -> tuple[list[str | None], float]:
+    """Per pair, which reply people preferred on ``dimension`` (:func:`human_preference`), and the margin."""
+    values = [e.scores.get(dimension, math.nan) for e in comp.examples()]
+    margin = human_tie_margin(dimension, values)
+    return [human_preference(a.scores.get(dimension), b.scores.get(dimension), margin) for a, b in comp.pairs], margin
+
+
+def side_accuracy(p_a: Sequence[float], gold: Sequence[str | None]) -> float:
+    """Share of human A/B preferences whose side ``p_a`` picks (p_a == 0.5 counts half); NaN without any."""
+    xs = [(p, g) for p, g in zip(p_a, gold) if g in ("A", "B")]
+    if not xs:
+        return float("nan")
+    return float(np.mean([0.5 if p == 0.5 else float((p > 0.5) == (g == "A")) for p, g in xs]))
+
+
+def context_groups(examples: Sequence[Example]) -> list[tuple[str, ...]]:
+    """The resampling unit of every interval: the context, whitespace and case ignored."""
+    return [tuple(" ".join(t.split()).lower() for t in ex.context) for ex in examples]
+
+
+# ------------------------------------------------------------------------------------------------
+# the verdict's parts
+
+
+@dataclass
+class MetricComparison:
+    """A vs B on one metric (``kind`` "metric") or one human dimension (``kind`` "human") over the pairs."""
+
+    metric: str
+    kind: str
+    n: int
+    n_dropped: int
+    n_contexts: int
+    mean_a: float
+    mean_a_low: float
+    mean_a_high: float
+    mean_b: float
+    mean_b_low: float
+    mean_b_high: float
+    diff: float  # mean A - mean B
+    low: float
+    high: float
+    p_randomization: float
+    p_bootstrap: float
+    wins: int  # A better on the pair (per higher_is_better)
+    ties: int
+    losses: int
+    win_rate: float  # wins / (wins + losses)
+    win_low: float
+    win_high: float
+    win_rate_ties_split: float
+    sign_p: float
+    higher_is_better: bool
+    winner: str | None  # "A" | "B" | None (no significant difference)
+    signature: str = ""
+
+    def better(self, system_a: str, system_b: str) -> str:
+        return {"A": system_a, "B": system_b}.get(self.winner or "", "no significant difference")
+
+    def verdict(self, system_a: str, system_b: str) -> str:
+        if self.winner is None:
+            return stats.NO_DIFF
+        return f"A ({system_a}) better" if self.winner == "A" else f"B ({system_b}) better"
+
+
+@dataclass
+class HumanAgreement:
+    """How often the judge sides with people on the pairs where people clearly preferred one reply."""
+
+    source: str  # "scores" (derived from ratings on ``dimension``) or "votes"
+    dimension: str | None
+    margin: float | None  # the human tie margin used (None for votes)
+    n: int  # pairs with a human A/B preference
+    agreement: float  # side accuracy of P(A) (0.5 counts half)
+    low: float
+    high: float
+    n_decided: int  # of those, pairs the judge did not call a tie
+    agreement_decided: float
+    human: list[str | None] = field(default_factory=list)  # per pair: "A" | "B" | "tie" | None
+
+
+@dataclass
+class JudgeSummary:
+    """The judge over every pair: wins / ties / losses of A, the win rate (ties excluded) with its Wilson
+    interval and sign test, and agreement with people where the input says what people preferred."""
+
+    n: int
+    wins: int
+    ties: int
+    losses: int
+    win_rate: float
+    win_low: float
+    win_high: float
+    win_rate_ties_split: float
+    sign_p: float
+    winner: str | None
+    order_disagreement: float
+    tie_margin: float
+    signature: str
+    p_a: list[float]
+    verdicts: list[str]
+    human: HumanAgreement | None = None
+
+    def better(self, system_a: str, system_b: str) -> str:
+        return {"A": system_a, "B": system_b}.get(self.winner or "", "no significant preference")
+
+
+@dataclass
+class Verdict:
+    """Everything the product says about A vs B: per-metric and per-human-dimension comparisons and the
+    judge's summary, with the settings that produced them."""
+
+    system_a: str
+    system_b: str
+    n_pairs: int
+    aligned_by: str
+    unmatched: list[str]
+    n_boot: int
+    n_perm: int
+    level: float
+    seed: int
+    metrics: list[MetricComparison] = field(default_factory=list)
+    judge: JudgeSummary | None = None
+    resampled: str = "contexts"
+
+    def rows(self, kind: str | None = None) -> list[MetricComparison]:
+        return [r for r in self.metrics if kind is None or r.kind == kind]
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        for r, m in zip(d["metrics"], self.metrics):
+            r["verdict"] = m.verdict(self.system_a, self.system_b)
+        return d
+
+
+# ------------------------------------------------------------------------------------------------
+# building it
+
+
+def compare_values(name: str, kind: str, a: Sequence[float], b: Sequence[float], groups: Sequence, *,
+                   higher_is_better: bool = True, signature: str = "", n_boot: int = N_BOOT, n_perm: int = N_PERM,
+                   level: float = LEVEL, seed: int = SEED) -> MetricComparison:
+    """One row of the verdict from paired values ``a[i]``, ``b[i]`` (NaN pairs dropped, counted)."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    pr = stats.paired_comparison(a, b, groups=groups, n_boot=n_boot, n_perm=n_perm, seed=seed,
+                                 higher_is_better=higher_is_better, level=level, tie_tol=METRIC_TIE_TOL)
+    keep = np.isfinite(a) & np.isfinite(b)
+    kept_groups = [g for g, k in zip(groups, keep) if k]
+    ma, la, ua = stats.mean_ci(a[keep], level, n_boot, seed, kept_groups)
+    mb, lb, ub = stats.mean_ci(b[keep], level, n_boot, seed, kept_groups)
+    winner = {"A better": "A", "B better": "B"}.get(pr.verdict)
+    return MetricComparison(name, kind, pr.n, pr.n_dropped, len(set(kept_groups)), ma, la, ua, mb, lb, ub,
+                            pr.diff, pr.low, pr.high, pr.p_randomization, pr.p_bootstrap, pr.wins, pr.ties,
+                            pr.losses, pr.win_rate, pr.win_low, pr.win_high, pr.win_rate_ties_split, pr.sign_p,
+                            higher_is_better, winner, signature)
+
+
+def compare_scores(cs: "ComparisonScores", human: bool = True, n_boot: int = N_BOOT, n_perm: int = N_PERM,
+                   level: float = LEVEL, seed: int = SEED) -> list[MetricComparison]:
+    """One row per metric of ``cs`` and (``human``) per human dimension both systems carry."""
+    comp = cs.comparison
+    groups = context_groups(comp.a)
+    rows = []
+    for m in cs.metrics:
+        rows.append(compare_values(m, "metric", cs.a(m), cs.b(m), groups,
+                                   higher_is_better=metric_class(m).higher_is_better,
+                                   signature=str(cs.table.results[m].signature),
+                                   n_boot=n_boot, n_perm=n_perm, level=level, seed=seed))
+    if human:
+        for dim in dimensions(comp.examples()):
+            a = np.array([ex.scores.get(dim, math.nan) for ex in comp.a])
+            b = np.array([ex.scores.get(dim, math.nan) for ex in comp.b])
+            if np.isfinite(a).any() and np.isfinite(b).any():
+                rows.append(compare_values(f"human:{dim}", "human", a, b, groups, signature="human ratings in the input",
+                                           n_boot=n_boot, n_perm=n_perm, level=level, seed=seed))
+    return rows
+
+
+def summarize_judge(comp: Comparison, out: JudgeOutput, dimension: str | None = None,
+                    votes: Sequence[str | None] | None = None, level: float = LEVEL) -> JudgeSummary:
+    """The judge's :class:`JudgeSummary` for the pairs of ``comp``. People's preferences come from ``votes``
+    (one 'A' / 'B' / 'tie' / None per pair) or else from the ratings on ``dimension`` (default: the overall
+    one, :func:`preference_dimension`) when both systems carry it."""
+    verdicts = list(out.verdict)
+    wins = sum(v == "A" for v in verdicts)
+    losses = sum(v == "B" for v in verdicts)
+    ties = len(verdicts) - wins - losses
+    n = len(verdicts)
+    lo, hi = stats.wilson_interval(wins, wins + losses, level)
+    sign_p = stats.sign_test(wins, losses)
+    winner = None
+    if sign_p < 1 - level and wins != losses:
+        winner = "A" if wins > losses else "B"
+    human = None
+    if votes is not None:
+        human = _agreement("votes", None, None, out, list(votes), level)
+    else:
+        dim = dimension or preference_dimension(comp.examples())
+        if dim is not None and any(dim in x.scores for x in comp.a) and any(dim in y.scores for y in comp.b):
+            prefs, margin = human_preferences(comp, dim)
+            human = _agreement("scores", dim, margin, out, prefs, level)
+    return JudgeSummary(n, wins, ties, losses, wins / (wins + losses) if wins + losses else math.nan, lo, hi,
+                        (wins + ties / 2) / n if n else math.nan, sign_p, winner, out.order_disagreement,
+                        out.tie_margin, out.signature, [float(p) for p in out.p_a], verdicts, human)
+
+
+def _agreement(source: str, dimension: str | None, margin: float | None, out: JudgeOutput,
+               human: list[str | None], level: float) -> HumanAgreement | None:
+    idx = [i for i, h in enumerate(human) if h in ("A", "B")]
+    if not idx:
+        return HumanAgreement(source, dimension, margin, 0, math.nan, math.nan, math.nan, 0, math.nan, human)
+    acc = side_accuracy([out.p_a[i] for i in idx], [human[i] for i in idx])
+    lo, hi = stats.wilson_interval(acc * len(idx), len(idx), level)
+    dec = [i for i in idx if out.verdict[i] != "tie"]
+    acc_dec = float(np.mean([out.verdict[i] == human[i] for i in dec])) if dec else math.nan
+    return HumanAgreement(source, dimension, margin, len(idx), acc, lo, hi, len(dec), acc_dec, human)
+
+
+def build_verdict(comp: Comparison, cs: "ComparisonScores | None" = None, judge: JudgeSummary | None = None,
+                  human: bool = True, n_boot: int = N_BOOT, n_perm: int = N_PERM, level: float = LEVEL,
+                  seed: int = SEED) -> Verdict:
+    """The :class:`Verdict` for ``comp`` from its metric scores ``cs`` and the judge's summary."""
+    rows = compare_scores(cs, human, n_boot, n_perm, level, seed) if cs is not None else []
+    return Verdict(comp.system_a, comp.system_b, len(comp.pairs), comp.aligned_by, comp.describe_unmatched(),
+                   n_boot, n_perm, level, seed, rows, judge)

@@ -1,0 +1,539 @@
+"""The learned pairwise A/B judge: P(a person prefers reply A over reply B) for one context.
+
+Method (after Wu & Chien, ``seeds/ab-judge_wu-chien.txt``; METHODS.md §5): a BERT-style encoder reads the
+post and two replies and a linear classifier predicts which reply humans prefer; trained on a few hundred
+votes it predicts the rest (~70 % agreement in the paper). Here:
+
+- **Encoder**: all-MiniLM-L6-v2 as a *cross-encoder* over ``[CLS] context [SEP] reply A [SEP] reply B [SEP]``
+  (context truncated from the left, each reply capped at ``REPLY_TOKENS`` word pieces). The bottom
+  ``N_FROZEN`` (3) transformer layers stay at the base model's weights; only the top three layers and a
+  small head are trained, so a checkpoint holds just those tensors (5.7 M parameters per member) and the
+  rest is rebuilt from the installed base model at load time. A checkpoint's manifest records its
+  ``n_frozen``, so judges trained with another depth (``--n-frozen``) load as well.
+- **Two members**: the shipped judge is two such judges trained with different seeds (``--members 2``);
+  the bottom layers run once and the logit is the mean of the members' logits (:meth:`JudgeNetwork.ensemble`),
+  stored as float16 (22.9 MB). The configuration was chosen on a **validation split** of the contexts
+  (``--val-share 0.1``, ``core.judges.pairs.is_val_context``), never on the test pairs.
+- **Head**: features ``[h_CLS; mean(A); mean(B); mean(A) - mean(B)]`` of the top layer -> Linear(1536, 256)
+  -> tanh -> Linear(256, 1) -> logit of "A preferred".
+- **SmolLM2 reader** (:class:`core.judges.smollm_reader.SmolLMReader`, owned by the judge; trained by
+  ``dialeval train judge-lm``): a frozen SmolLM2-135M reads each (context, reply); a small scorer on its
+  hidden states gives ``s(reply)``, and each single-order
+  logit becomes ``w_judge * z_MiniLM + w_lm * (s(A) - s(B))`` (weights fitted on the validation pairs).
+  Its tensors (``lm.*``, 1.1 MB) live in the same checkpoint. It lifted held-out agreement by more than
+  anything tried on the MiniLM side (docs/judge.md).
+- **Position bias**: trained on both orders of every pair; at inference the judge scores A|B and B|A and
+  averages ``p_a = (p(A|B) + 1 - p(B|A)) / 2``, so swapping A and B gives exactly ``1 - p_a``.
+  ``order_disagreement`` is the share of pairs where the two single-order estimates pick different
+  winners (before combining); after combining it is zero by construction.
+- **Ties**: the verdict is ``"tie"`` when ``|p_a - 0.5| < tie_margin`` (default 0.05, stored in the manifest).
+- **Training** (``core/training/judge.py``, ``dialeval train judge``) on clear-margin pairs derived from the
+  human-rated sets (``core.judges.pairs``), split by context; **your own votes** re-fit only the output
+  layers (``core.judges.votes``; :meth:`PairwiseJudge.with_refit_output_layers` writes the re-fit back, so a
+  tuned judge is an ordinary checkpoint).
+"""
+from __future__ import annotations
+
+import copy
+import functools
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from core.judges.smollm_reader import HIDDEN as READER_HIDDEN
+from core.judges.smollm_reader import MEMBERS as READER_MEMBERS
+from core.judges.smollm_reader import SmolLMReader, lm_features
+from core.models import checkpoints
+from core.progress import Progress, within
+from core.scoring import Judge, JudgeOutput, register_judge
+from core.settings import SEED
+from core.version import __version__
+
+CHECKPOINT = "judge"
+N_LAYERS = 6
+N_FROZEN = 3
+MAX_TOKENS = 128
+REPLY_TOKENS = 40
+HEAD_HIDDEN = 256
+TIE_MARGIN = 0.05
+
+
+# ----------------------------------------------------------------------------------------------
+# the network
+
+
+def _torch():
+    import torch
+    return torch
+
+
+@functools.lru_cache(maxsize=1)
+def base_model():
+    """The installed all-MiniLM-L6-v2 (eager attention so additive masks behave identically everywhere)."""
+    from transformers import AutoModel
+
+    from core.models.encoders import minilm_path
+    model = AutoModel.from_pretrained(minilm_path(), attn_implementation="eager")
+    model.eval()
+    for p in model.parameters():
+        p.requires_grad_(False)
+    return model
+
+
+def _tokenizer():
+    from core.models.encoders import minilm_tokenizer
+    return minilm_tokenizer()
+
+
+def build_inputs(context: Sequence[str], reply_a: str, reply_b: str, max_tokens: int = MAX_TOKENS,
+                 reply_tokens: int = REPLY_TOKENS) -> tuple[list[int], tuple[int, int], tuple[int, int]]:
+    """Token ids of ``[CLS] ctx [SEP] A [SEP] B [SEP]`` and the (start, end) spans of A and B.
+
+    Replies are capped at ``reply_tokens`` word pieces each; the context keeps its *last* tokens (turns
+    joined by [SEP]) in the remaining budget."""
+    tok = _tokenizer()
+    enc = functools.partial(tok.encode, add_special_tokens=False)
+    sep, cls = tok.sep_token_id, tok.cls_token_id
+    a = enc(reply_a)[:reply_tokens] or [tok.unk_token_id]
+    b = enc(reply_b)[:reply_tokens] or [tok.unk_token_id]
+    budget = max_tokens - len(a) - len(b) - 4
+    ctx: list[int] = []
+    for turn in reversed(list(context)):
+        t = enc(turn)
+        ctx = t + ([sep] if ctx else []) + ctx
+        if len(ctx) >= budget:
+            break
+    ctx = ctx[-budget:] if budget > 0 else []
+    ids = [cls] + ctx + [sep]
+    sa = (len(ids), len(ids) + len(a))
+    ids += a + [sep]
+    sb = (len(ids), len(ids) + len(b))
+    ids += b + [sep]
+    return ids, sa, sb
+
+
+def _ext_mask(mask):
+    torch = _torch()
+    return (1.0 - mask[:, None, None, :].to(torch.float32)) * torch.finfo(torch.float32).min
+
+
+def _pad(seqs: list[list[int]]):
+    torch = _torch()
+    L = max(len(s) for s in seqs)
+    ids = torch.zeros((len(seqs), L), dtype=torch.long)
+    mask = torch.zeros((len(seqs), L), dtype=torch.long)
+    for i, s in enumerate(seqs):
+        ids[i, :len(s)] = torch.tensor(s)
+        mask[i, :len(s)] = 1
+    return ids, mask
+
+
+def bottom_states(seqs: list[list[int]], batch_size: int = 32, progress: Progress | None = None,
+                  desc: str = "judge: encoding", n_frozen: int = N_FROZEN) -> list:
+    """Hidden states after the frozen bottom ``n_frozen`` layers, one fp16 (len, 384) tensor per sequence
+    (computed once, reused by every epoch of the trained layers and the head)."""
+    torch = _torch()
+    model = base_model()
+    out: list = [None] * len(seqs)
+    order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))
+    with torch.no_grad():
+        for start in range(0, len(order), batch_size):
+            idx = order[start:start + batch_size]
+            ids, mask = _pad([seqs[i] for i in idx])
+            h = model.embeddings(input_ids=ids, token_type_ids=torch.zeros_like(ids))
+            ext = _ext_mask(mask)
+            for layer in model.encoder.layer[:n_frozen]:
+                h = layer(h, attention_mask=ext)
+                h = h[0] if isinstance(h, tuple) else h
+            for j, i in enumerate(idx):
+                out[i] = h[j, :len(seqs[i])].to(torch.float16).clone()
+            if progress is not None:
+                progress(min(start + batch_size, len(order)), len(order), desc)
+    return out
+
+
+def _pooled(layers, h, mask, spans_a, spans_b):
+    """Run ``layers`` on the bottom states and pool ``[h_CLS; mean(A); mean(B); mean(A) - mean(B)]``."""
+    torch = _torch()
+    ext = _ext_mask(mask)
+    for layer in layers:
+        h = layer(h, attention_mask=ext)
+        h = h[0] if isinstance(h, tuple) else h
+    B, L, _ = h.shape
+    pos = torch.arange(L)[None, :]
+    ma = ((pos >= spans_a[:, :1]) & (pos < spans_a[:, 1:])).to(h.dtype)
+    mb = ((pos >= spans_b[:, :1]) & (pos < spans_b[:, 1:])).to(h.dtype)
+    va = (h * ma[..., None]).sum(1) / ma.sum(1, keepdim=True).clamp(min=1)
+    vb = (h * mb[..., None]).sum(1) / mb.sum(1, keepdim=True).clamp(min=1)
+    return torch.cat([h[:, 0], va, vb, va - vb], dim=-1)
+
+
+class JudgeNetwork:
+    """Builds the trainable part of the judge (MiniLM layers ``n_frozen``..5 + head) as one torch module:
+    :meth:`single` for one judge, :meth:`ensemble` for several trained members read as one."""
+
+    @staticmethod
+    def single(seed: int = SEED, n_frozen: int = N_FROZEN):
+        import copy
+
+        torch = _torch()
+        nn = torch.nn
+
+        class JudgeTop(nn.Module):
+            def __init__(self):
+                super().__init__()
+                base = base_model()
+                self.layers = nn.ModuleList(copy.deepcopy(base.encoder.layer[n_frozen:]))
+                for p in self.layers.parameters():
+                    p.requires_grad_(True)
+                torch.manual_seed(seed)
+                d = base.config.hidden_size
+                self.head = nn.Sequential(nn.Dropout(0.1), nn.Linear(4 * d, HEAD_HIDDEN), nn.Tanh(),
+                                          nn.Dropout(0.1), nn.Linear(HEAD_HIDDEN, 1))
+
+            def features(self, h, mask, spans_a, spans_b):
+                return _pooled(self.layers, h, mask, spans_a, spans_b)
+
+            def forward(self, h, mask, spans_a, spans_b):
+                return self.head(self.features(h, mask, spans_a, spans_b)).squeeze(-1)
+
+        return JudgeTop()
+
+    @staticmethod
+    def ensemble(tops: Sequence | None = None, n_members: int = 2, n_frozen: int = N_FROZEN):
+        """k trained judges as one module that reads the bottom states once. Each member's layers pool their
+        own features (concatenated); the head's hidden part applies each member's hidden layer to its own
+        features, and its output layer is the members' output layers side by side divided by k, so the
+        logit is exactly the mean of the members' logits (and re-fitting the output layer on votes, as for
+        a single judge, fits one logistic regression on all members' hidden units). ``tops=None`` builds
+        ``n_members`` untrained members (the skeleton a checkpoint is loaded into)."""
+        import copy
+
+        torch = _torch()
+        nn = torch.nn
+        tops = list(tops) if tops else [JudgeNetwork.single(SEED + i, n_frozen) for i in range(n_members)]
+        k = len(tops)
+        width = tops[0].head[1].in_features
+
+        class MemberHidden(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.hidden = nn.ModuleList([copy.deepcopy(t.head[:-1]) for t in tops])
+
+            def forward(self, f):
+                return torch.cat([h(f[:, i * width:(i + 1) * width]) for i, h in enumerate(self.hidden)], -1)
+
+        class JudgeEnsemble(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.branches = nn.ModuleList([copy.deepcopy(t.layers) for t in tops])
+                out = nn.Linear(k * HEAD_HIDDEN, 1)
+                with torch.no_grad():
+                    out.weight.copy_(torch.cat([t.head[-1].weight for t in tops], 1) / k)
+                    out.bias.copy_(sum(t.head[-1].bias for t in tops) / k)
+                self.head = nn.Sequential(MemberHidden(), out)
+
+            @property
+            def layers(self):  # the depth of one member (n_frozen = 6 - len(layers))
+                return self.branches[0]
+
+            def features(self, h, mask, spans_a, spans_b):
+                return torch.cat([_pooled(b, h, mask, spans_a, spans_b) for b in self.branches], dim=-1)
+
+            def forward(self, h, mask, spans_a, spans_b):
+                return self.head(self.features(h, mask, spans_a, spans_b)).squeeze(-1)
+
+        return JudgeEnsemble()
+
+
+def collate(states: list, spans: list, idx: Sequence[int]):
+    """A padded batch (bottom states, mask, spans of A, spans of B) of the sequences ``idx``."""
+    torch = _torch()
+    L = max(states[i].shape[0] for i in idx)
+    d = states[idx[0]].shape[1]
+    h = torch.zeros((len(idx), L, d), dtype=torch.float32)
+    mask = torch.zeros((len(idx), L), dtype=torch.long)
+    for j, i in enumerate(idx):
+        n = states[i].shape[0]
+        h[j, :n] = states[i].to(torch.float32)
+        mask[j, :n] = 1
+    sa = torch.tensor([spans[i][0] for i in idx], dtype=torch.long)
+    sb = torch.tensor([spans[i][1] for i in idx], dtype=torch.long)
+    return h, mask, sa, sb
+
+
+@dataclass
+class Encoded:
+    """Both orders of n pairs: sequence 2i is (c, A, B), 2i+1 is (c, B, A)."""
+
+    states: list
+    spans: list
+    reader_features: tuple | None = None  # SmolLM2 features of (A, B) per pair, when the judge has the reader
+
+    def __len__(self) -> int:
+        return len(self.states) // 2
+
+
+def encode_pairs(contexts: Sequence[Sequence[str]], replies_a: Sequence[str], replies_b: Sequence[str],
+                 progress: Progress | None = None, n_frozen: int = N_FROZEN, reader: bool = False) -> Encoded:
+    """Bottom MiniLM states of both orders of every pair; with ``reader=True`` also the SmolLM2 features of
+    every (context, reply) (:mod:`core.judges.smollm_reader`)."""
+    seqs, spans = [], []
+    for c, a, b in zip(contexts, replies_a, replies_b):
+        for x, y in ((a, b), (b, a)):
+            ids, sa, sb = build_inputs(c, x, y)
+            seqs.append(ids)
+            spans.append((sa, sb))
+    n = len(seqs)
+    # one bar over both phases: n MiniLM sequences, then the reader's n replies (counted as n units)
+    total = 2 * n if reader else n
+    first = (lambda d, t, desc: progress(d, total, desc)) if progress else None
+    states = bottom_states(seqs, progress=first, n_frozen=n_frozen)
+    feats = None
+    if reader:
+        ctx = [list(c) for c in contexts]
+        second = (lambda d, t, desc: progress(n + round(n * d / max(t, 1)), total, desc)) if progress else None
+        f = lm_features().features(ctx + ctx, list(replies_a) + list(replies_b), progress=second)
+        feats = (f[:len(ctx)], f[len(ctx):])
+    return Encoded(states, spans, feats)
+
+
+# ----------------------------------------------------------------------------------------------
+# the judge
+
+
+def verdicts(p_a: np.ndarray, tie_margin: float) -> list[str]:
+    """'tie' when |p_a - 0.5| < tie_margin, else the side p_a points to."""
+    return ["tie" if abs(p - 0.5) < tie_margin else ("A" if p > 0.5 else "B") for p in p_a]
+
+
+def combine_orders(p_ab: np.ndarray, p_ba: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """(p_a, p_ba_flipped, order_disagreement) from the two single-order probabilities."""
+    p_ab = np.asarray(p_ab, dtype=np.float64)
+    flipped = 1.0 - np.asarray(p_ba, dtype=np.float64)
+    p_a = (p_ab + flipped) / 2.0
+    dis = float(np.mean((p_ab > 0.5) != (flipped > 0.5))) if len(p_ab) else float("nan")
+    return p_a, flipped, dis
+
+
+@dataclass
+class OutputLayerInputs:
+    """What the judge's output layers read, for both orders of n pairs (row 2i: (c, A, B); 2i+1: (c, B, A)):
+    ``z`` the MiniLM cross-encoder's logit, ``hidden`` its head's hidden units, ``logits`` the judge's
+    single-order logits; with the reader, per pair ``d = s(A) - s(B)`` and the reader scorer's hidden units
+    of A and of B (``reader_a``, ``reader_b``)."""
+
+    z: np.ndarray
+    hidden: np.ndarray
+    logits: np.ndarray
+    d: np.ndarray | None = None
+    reader_a: np.ndarray | None = None
+    reader_b: np.ndarray | None = None
+
+
+@register_judge("pairwise")
+class PairwiseJudge(Judge):
+    """The trained judge: frozen MiniLM bottom + trained top layers and head, and (when the checkpoint has
+    one) its own SmolLM2 reader: then each single-order logit is ``w_judge * z_MiniLM + w_lm * (s(A) - s(B))``
+    with the weights of ``manifest["lm"]["mix"]``."""
+
+    description = "learned A/B judge: MiniLM cross-encoder + frozen SmolLM2 reader, both orders combined"
+
+    def __init__(self, top, manifest: dict[str, Any] | None = None, name: str = CHECKPOINT,
+                 reader: SmolLMReader | None = None):
+        self.top = top
+        self.top.eval()
+        self.manifest = manifest or {}
+        self.reader = reader
+        self.mix: tuple[float, float] | None = None
+        if reader is not None:
+            m = self.manifest.get("lm", {}).get("mix", {})
+            self.mix = (float(m.get("w_judge", 1.0)), float(m.get("w_lm", 1.0)))
+        self.checkpoint = name
+        self.tie_margin = float(self.manifest.get("config", {}).get("tie_margin", TIE_MARGIN))
+        # the encoder layers below the trained ones (inputs must be encoded to this depth)
+        self.n_frozen = N_LAYERS - len(top.layers)
+        self.train_steps: tuple[int, int] | None = None
+
+    @classmethod
+    def load(cls, checkpoint: str | None = None) -> "PairwiseJudge":
+        return load_judge(checkpoint or CHECKPOINT)
+
+    def encode(self, contexts: Sequence[Sequence[str]], replies_a: Sequence[str], replies_b: Sequence[str],
+               progress: Progress | None = None) -> Encoded:
+        """Inputs as this judge reads them (MiniLM bottom states, plus SmolLM2 features with the reader)."""
+        return encode_pairs(contexts, replies_a, replies_b, progress, n_frozen=self.n_frozen,
+                            reader=self.reader is not None)
+
+    def reader_diff(self, enc: Encoded) -> np.ndarray:
+        """s(A) - s(B) of the reader for every pair of ``enc``."""
+        if enc.reader_features is None:
+            raise ValueError("these pairs were encoded without the SmolLM2 reader; use judge.encode(...)")
+        fa, fb = enc.reader_features
+        return self.reader.score(fa) - self.reader.score(fb)
+
+    # -- inference on encoded inputs
+    def logits(self, enc: Encoded, batch_size: int = 64, progress: Progress | None = None,
+               desc: str = "judge: scoring") -> np.ndarray:
+        """Single-order logits of both orders of every pair (interleaved: (A, B), (B, A), ...)."""
+        z = self.minilm_logits(enc, batch_size, progress, desc)
+        if self.reader is None:
+            return z
+        return self.mix_logits(z, self.reader_diff(enc))
+
+    def mix_logits(self, z: np.ndarray, d: np.ndarray) -> np.ndarray:
+        """Single-order logits from the MiniLM logits ``z`` (orders interleaved) and the reader's per-pair
+        ``d = s(A) - s(B)``: ``w_judge * z + w_lm * d`` for (A, B), ``w_judge * z - w_lm * d`` for (B, A)."""
+        wj, wl = self.mix
+        out = wj * np.asarray(z, dtype=np.float64)
+        out[0::2] += wl * d
+        out[1::2] -= wl * d
+        return out
+
+    def _by_length(self, enc: Encoded, batch_size: int, fn, progress: Progress | None, desc: str) -> np.ndarray:
+        """``fn(batch)`` over the sequences of ``enc`` in length-sorted batches, rows back in input order."""
+        torch = _torch()
+        n = len(enc.states)
+        out = None
+        order = sorted(range(n), key=lambda i: enc.states[i].shape[0])
+        with torch.no_grad():
+            for s in range(0, n, batch_size):
+                idx = order[s:s + batch_size]
+                res = fn(collate(enc.states, enc.spans, idx)).numpy()
+                if out is None:
+                    out = np.zeros((n,) + res.shape[1:], dtype=res.dtype)
+                out[idx] = res
+                if progress is not None:
+                    progress(min(s + batch_size, n), n, desc)
+        return out if out is not None else np.zeros(0)
+
+    def minilm_logits(self, enc: Encoded, batch_size: int = 64, progress: Progress | None = None,
+                      desc: str = "judge: scoring") -> np.ndarray:
+        """The MiniLM cross-encoder's logit of every sequence of ``enc``."""
+        return self._by_length(enc, batch_size, lambda b: self.top(*b).double(), progress, desc).astype(np.float64)
+
+    def head_inputs(self, enc: Encoded, batch_size: int = 64, progress: Progress | None = None) -> np.ndarray:
+        """The pooled features the MiniLM head reads, for every sequence of ``enc``."""
+        return self._by_length(enc, batch_size, lambda b: self.top.features(*b), progress, "judge: features")
+
+    def output_layer_inputs(self, enc: Encoded, progress: Progress | None = None) -> OutputLayerInputs:
+        """:class:`OutputLayerInputs` of the pairs of ``enc`` (the votes re-fit reads these)."""
+        torch = _torch()
+        x = torch.from_numpy(self.head_inputs(enc, progress=progress))
+        head = self.top.head
+        with torch.no_grad():
+            hidden = head[:-1](x)
+            z = head[-1](hidden).squeeze(-1).double().numpy()
+        hidden = hidden.numpy()
+        if self.reader is None:
+            return OutputLayerInputs(z, hidden, z.copy())
+        d = self.reader_diff(enc)
+        fa, fb = enc.reader_features
+        return OutputLayerInputs(z, hidden, self.mix_logits(z, d), d, self.reader.hidden_units(fa),
+                                 self.reader.hidden_units(fb))
+
+    def output_from_logits(self, logits: np.ndarray) -> JudgeOutput:
+        probs = 1.0 / (1.0 + np.exp(-logits))
+        p_a, flipped, dis = combine_orders(probs[0::2], probs[1::2])
+        return JudgeOutput(p_a, probs[0::2].copy(), flipped, verdicts(p_a, self.tie_margin), dis, self.tie_margin,
+                           self.signature())
+
+    def predict_encoded(self, enc: Encoded, progress: Progress | None = None) -> JudgeOutput:
+        return self.output_from_logits(self.logits(enc, progress=progress))
+
+    def predict(self, contexts: Sequence[Sequence[str]], replies_a: Sequence[str], replies_b: Sequence[str],
+                progress: Progress | None = None) -> JudgeOutput:
+        """P(A preferred) for each (context, A, B), both orders combined."""
+        if not (len(contexts) == len(replies_a) == len(replies_b)):
+            raise ValueError("contexts, replies_a and replies_b must have the same length")
+        ctxs = [[c] if isinstance(c, str) else list(c) for c in contexts]
+        if not ctxs:
+            return JudgeOutput(np.zeros(0), np.zeros(0), np.zeros(0), [], float("nan"), self.tie_margin,
+                               self.signature())
+        enc = self.encode(ctxs, replies_a, replies_b, progress=within(progress, 0, 2))
+        return self.predict_encoded(enc, progress=within(progress, 1, 2))
+
+    def signature(self) -> str:
+        reader = "|lm:smollm2" if self.reader is not None else ""
+        return (f"judge:{self.checkpoint}|ckpt:{checkpoints.short_hash(self.checkpoint)}{reader}"
+                f"|tie:{self.tie_margin}|v:{__version__}")
+
+    # -- the re-fit on votes, written into the output layers
+    def with_refit_output_layers(self, delta: np.ndarray, from_scratch: bool, name: str,
+                                 manifest: dict[str, Any]) -> "PairwiseJudge":
+        """A copy whose output layers carry a re-fit (``core.judges.votes``), so that its single-order logit is
+        ``keep * logits + design @ delta`` with ``keep`` 0 (``from_scratch``) or 1 and ``design`` =
+        ``[z, d, reader hidden units (A - B)]`` with the reader, ``[z, MiniLM head hidden units]`` without
+        (up to float32): the MiniLM head's output layer is scaled (and, without the reader, shifted by the
+        hidden-unit weights) and the reader members' output layers take the new weights; the mix weights
+        stay as shipped."""
+        torch = _torch()
+        top = copy.deepcopy(self.top)
+        delta = np.asarray(delta, dtype=np.float64)
+        keep = 0.0 if from_scratch else 1.0
+        wj, wl = self.mix if self.mix else (1.0, 1.0)
+        out = top.head[-1]
+        with torch.no_grad():
+            k_z = (keep * wj + delta[0]) / wj  # the new coefficient of z, in units of the mix weight
+            w = out.weight.double() * k_z
+            if self.reader is None:
+                w += torch.from_numpy(delta[1:] / wj)[None, :]
+            out.weight.copy_(w.float())
+            out.bias.copy_((out.bias.double() * k_z).float())
+        reader = None
+        if self.reader is not None:
+            k_d = (keep * wl + delta[1]) / wl
+            r = delta[2:].reshape(self.reader.n_members, -1)
+            reader = self.reader.with_output_layers(k_d, self.reader.n_members * r / wl)
+        return PairwiseJudge(top, manifest, name, reader=reader)
+
+    # -- persistence
+    def state_tensors(self, manifest: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The trained tensors; float16 when the manifest's config says so (an ensemble of two judges fits
+        the 25 MB limit that way; they are read back into float32)."""
+        half = (manifest or self.manifest).get("config", {}).get("dtype") == "float16"
+        state = dict(self.top.state_dict())
+        if self.reader is not None:
+            state.update({"lm." + k: v for k, v in self.reader.state_dict().items()})
+        return {k: (v.half() if half and v.is_floating_point() else v) for k, v in state.items()}
+
+    def save(self, name: str, manifest: dict[str, Any], directory: str | None = None):
+        return checkpoints.save(name, self.state_tensors(manifest), manifest, directory)
+
+
+def judge_from_tensors(tensors: dict[str, Any], manifest: dict[str, Any], name: str) -> PairwiseJudge:
+    """Rebuild a judge from its checkpoint's tensors and manifest (members, depth and reader as recorded)."""
+    cfg = manifest.get("config", {})
+    n_frozen, members = int(cfg.get("n_frozen", N_FROZEN)), int(cfg.get("members", 1))
+    top = (JudgeNetwork.ensemble(n_members=members, n_frozen=n_frozen) if members > 1
+           else JudgeNetwork.single(n_frozen=n_frozen))
+    reader_tensors = {k[3:]: v for k, v in tensors.items() if k.startswith("lm.")}
+    tensors = {k: v for k, v in tensors.items() if not k.startswith("lm.")}
+    reader = None
+    if reader_tensors:
+        sc = manifest.get("lm", {}).get("scorer", {})
+        reader = SmolLMReader.from_tensors(reader_tensors, int(sc.get("hidden", READER_HIDDEN)),
+                                           int(sc.get("members", READER_MEMBERS)))
+    missing, unexpected = top.load_state_dict(tensors, strict=False)
+    if missing or unexpected:
+        raise checkpoints.CheckpointError(f"checkpoint {name!r} does not fit the judge network "
+                                          f"(missing {list(missing)[:3]}, unexpected {list(unexpected)[:3]})")
+    return PairwiseJudge(top, manifest, name, reader=reader)
+
+
+_LOADED: dict[tuple[str, str | None], PairwiseJudge] = {}
+
+
+def load_judge(name: str = CHECKPOINT, directory: str | None = None) -> PairwiseJudge:
+    """The judge stored as checkpoint ``name`` (+ manifest), rebuilt on the base MiniLM; cached per process."""
+    key = (name, directory)
+    if key not in _LOADED:
+        tensors, manifest = checkpoints.load(name, directory)
+        _LOADED[key] = judge_from_tensors(tensors, manifest, name)
+    return _LOADED[key]
+
+
+def forget_loaded_judges() -> None:
+    """Drop the per-process judge cache (after a trainer rewrote a checkpoint)."""
+    _LOADED.clear()

@@ -1,0 +1,84 @@
+"""The one progress type and the one command-line progress bar.
+
+Long work reports ``progress(done, total, description)``; ``None`` means silent. The engine, the metrics,
+the judge and the trainers all speak this type; the CLI draws it with :class:`ProgressBar` (counts, rate and
+time left on stderr) and the dashboard with a Streamlit bar.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from typing import Callable, TextIO
+
+Progress = Callable[[int, int, str], None]
+"""progress(done, total, description): called as work advances; ``None`` means silent."""
+
+
+def tick(progress: Progress | None, done: int, total: int, desc: str) -> None:
+    if progress is not None:
+        progress(done, total, desc)
+
+
+def within(progress: Progress | None, index: int, parts: int) -> Progress | None:
+    """Phase ``index`` (0-based) of a job made of ``parts`` phases of equal size: a phase's ``(done, total)``
+    is reported as ``(index * total + done, parts * total)``, so one bar runs once over the whole job."""
+    if progress is None:
+        return None
+
+    def inner(done: int, total: int, desc: str) -> None:
+        progress(index * total + done, parts * total, desc)
+    return inner
+
+
+class ProgressBar:
+    """A progress bar on stderr: description, ``done/total``, rate and time left, redrawn at most every
+    0.2 s. One line per description; a new description starts a new line."""
+
+    def __init__(self, stream: TextIO | None = None, prefix: str = ""):
+        self.stream = stream or sys.stderr
+        self.prefix = prefix
+        self._desc: str | None = None
+        self._t0 = 0.0
+        self._last = 0.0
+        self._ended = True
+
+    def __call__(self, done: int, total: int, desc: str) -> None:
+        now = time.monotonic()
+        if desc != self._desc:
+            self._end_line()
+            self._desc, self._t0, self._last, self._ended = desc, now, 0.0, False
+        if done < total and now - self._last < 0.2:
+            return
+        self._last = now
+        width = 24
+        filled = int(width * done / total) if total else width
+        elapsed = now - self._t0
+        rate = done / elapsed if elapsed > 0 and done else 0.0
+        left = (total - done) / rate if rate > 0 else None
+        eta = "" if left is None or done >= total else f", {_duration(left)} left"
+        line = (f"\r{self.prefix}{desc[:48]:<48} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}"
+                f" ({_duration(elapsed)}{eta})")
+        self.stream.write(line)
+        self.stream.flush()
+        if done >= total:
+            self._end_line()
+
+    def _end_line(self) -> None:
+        if not self._ended:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._ended = True
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+def progress_bar(quiet: bool = False, prefix: str = "") -> Progress | None:
+    """The CLI's progress: a :class:`ProgressBar`, or ``None`` with ``quiet``."""
+    return None if quiet else ProgressBar(prefix=prefix)

@@ -1,0 +1,260 @@
+"""The Metric and Judge interfaces, the options every run carries, signatures, and the two registries.
+
+A **metric** turns a list of ``Example``s into one float per example (``MetricResult.scores``) plus optional
+per-example ``details`` (e.g. the references υBLEU retrieved). A **judge** reads a context and two replies
+and gives P(a person prefers reply A) (``JudgeOutput``). Each result carries a signature (metric, variant,
+checkpoint hash, pool, version), as sacrebleu's do, so two people can tell whether they computed the same thing.
+
+Adding a metric is one file in ``core/metrics/`` with a :class:`Metric` subclass decorated with
+``@register_metric("name")``; adding a judge is one file in ``core/judges/`` with ``@register_judge("name")``.
+The registries import those packages on first use.
+
+**Options** (:class:`Options`) are the settings of one run that several metrics share: the υBLEU pool and
+retriever, the MME-CRS dimension, the device. A metric class lists the ones it reads in ``option_names``;
+:func:`get_metric` hands each metric exactly those, and a metric built from other metrics (RUBER+υBLEU)
+passes its options on to its parts.
+
+The interface a metric declares, read by the engine, meta-evaluation and the verdict (never probed):
+``higher_is_better``, ``needs_references``, ``held_out_for(dataset)`` (the instance that never saw a rated
+set, for leave-one-dataset-out) and ``scores_for_dimension(result, dimension)`` (scores re-weighted for one
+human dimension, for metrics such as MME-CRS whose weights depend on it).
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any, Callable, ClassVar, Sequence
+
+import numpy as np
+
+from core.data import Example
+from core.progress import Progress
+from core.registry import Registry
+from core.version import __version__
+
+DEVICES = ("cpu", "cuda", "mps", "auto")
+
+
+# ------------------------------------------------------------------------------------------------
+# options and signatures
+
+
+@dataclass(frozen=True)
+class Options:
+    """Settings of one run, shared by every metric that declares them (``Metric.option_names``).
+
+    ``None`` means the metric's own default (the chitchat pool, the emb-u retriever, the overall dimension)."""
+
+    pool: str | None = None
+    retriever: str | None = None
+    dimension: str | None = None
+    device: str = "cpu"
+
+    def __post_init__(self) -> None:
+        if self.device not in DEVICES:
+            raise ValueError(f"device must be one of {', '.join(DEVICES)}, got {self.device!r}")
+
+    def restricted_to(self, names: Sequence[str]) -> "Options":
+        """These options with every field outside ``names`` back at its default."""
+        defaults = Options()
+        return replace(defaults, **{f.name: getattr(self, f.name) for f in fields(self) if f.name in names})
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Signature:
+    metric: str
+    variant: str = "default"
+    checkpoint: str = "-"
+    pool: str = "-"
+    version: str = __version__
+
+    def __str__(self) -> str:
+        return f"metric:{self.metric}|variant:{self.variant}|ckpt:{self.checkpoint}|pool:{self.pool}|v:{self.version}"
+
+
+@dataclass
+class MetricResult:
+    name: str
+    scores: np.ndarray
+    signature: Signature
+    details: list[dict[str, Any]] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # e.g. corpus-level score
+
+    def __post_init__(self) -> None:
+        self.scores = np.asarray(self.scores, dtype=np.float64)
+
+    def subset(self, idx: Sequence[int]) -> "MetricResult":
+        idx = list(idx)
+        return MetricResult(self.name, self.scores[idx], self.signature,
+                            [self.details[i] for i in idx] if self.details is not None else None, dict(self.extra))
+
+
+# ------------------------------------------------------------------------------------------------
+# metrics
+
+
+class Metric(ABC):
+    """Base class: subclasses set ``description`` and implement ``compute`` and ``signature``."""
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    needs_references: ClassVar[bool] = False
+    higher_is_better: ClassVar[bool] = True
+    option_names: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, options: Options | None = None):
+        self.options = (options or Options()).restricted_to(self.option_names)
+
+    @abstractmethod
+    def compute(self, examples: Sequence[Example], progress: Progress | None = None) -> MetricResult:
+        """Score every example; ``len(result.scores) == len(examples)``, in the same order."""
+
+    @abstractmethod
+    def signature(self) -> Signature:
+        ...
+
+    def held_out_for(self, dataset: str) -> "Metric | None":
+        """An instance that never saw the rated set ``dataset`` in training, or ``None`` when this one never
+        saw it either (metrics trained without human ratings)."""
+        return None
+
+    def scores_for_dimension(self, result: MetricResult, dimension: str) -> np.ndarray:
+        """The scores of ``result`` for the human ``dimension`` (the same scores unless the metric weighs its
+        parts per dimension)."""
+        return result.scores
+
+    def __call__(self, examples: Sequence[Example], progress: Progress | None = None) -> MetricResult:
+        res = self.compute(list(examples), progress)
+        if len(res.scores) != len(examples):
+            raise RuntimeError(f"{self.name} returned {len(res.scores)} scores for {len(examples)} examples")
+        return res
+
+
+class CompositeMetric(Metric):
+    """A metric computed from other metrics' results (e.g. hybrid RUBER from s_R and s_U).
+
+    ``parts()`` are the part metrics, built with this metric's options (so a pool reaches a nested υBLEU);
+    ``combine`` turns their results into this metric's. The engine scores each part once per run and shares
+    it with any other metric (or the user) asking for the same part; ``compute`` does the same on its own."""
+
+    @abstractmethod
+    def parts(self) -> tuple[Metric, ...]:
+        ...
+
+    @abstractmethod
+    def combine(self, examples: Sequence[Example], part_results: Sequence[MetricResult]) -> MetricResult:
+        ...
+
+    def compute(self, examples: Sequence[Example], progress: Progress | None = None) -> MetricResult:
+        return self.combine(examples, [part(examples, progress) for part in self.parts()])
+
+
+METRICS: Registry[type[Metric]] = Registry("metric", "core.metrics")
+
+
+def register_metric(name: str) -> Callable[[type[Metric]], type[Metric]]:
+    def deco(cls: type[Metric]) -> type[Metric]:
+        cls.name = name
+        return METRICS.register(name)(cls)
+    return deco
+
+
+def available_metrics() -> dict[str, str]:
+    """name -> one-line description of every registered metric."""
+    return {k: v.description for k, v in METRICS.items()}
+
+
+def metric_class(name: str) -> type[Metric]:
+    return METRICS.get(name)
+
+
+_INSTANCES: dict[tuple, Metric] = {}
+
+
+def get_metric(name: str, options: Options | None = None, **settings: Any) -> Metric:
+    """A metric instance built with the options it declares (and metric-specific ``settings`` such as
+    BLEU's ``max_order``), cached per (name, options, settings) so models load once per process."""
+    cls = metric_class(name)
+    opts = (options or Options()).restricted_to(cls.option_names)
+    key = (name, opts, tuple(sorted((k, repr(v)) for k, v in settings.items())))
+    if key not in _INSTANCES:
+        _INSTANCES[key] = cls(opts, **settings)
+    return _INSTANCES[key]
+
+
+# ------------------------------------------------------------------------------------------------
+# judges
+
+
+@dataclass
+class JudgeOutput:
+    """What a judge says about n pairs (context, A, B)."""
+
+    p_a: np.ndarray  # P(A preferred) after combining both orders
+    p_ab: np.ndarray  # single-order estimate from (context, A, B)
+    p_ba_flipped: np.ndarray  # 1 - P(first preferred | context, B, A)
+    verdict: list[str]  # "A" | "B" | "tie" (|p_a - 0.5| < tie_margin)
+    order_disagreement: float  # share of pairs where p_ab and p_ba_flipped pick different winners
+    tie_margin: float
+    signature: str = ""
+
+    def subset(self, idx: Sequence[int]) -> "JudgeOutput":
+        """The judge's output on the pairs ``idx`` only (order disagreement recomputed on them)."""
+        idx = list(idx)
+        p_ab, flipped = self.p_ab[idx], self.p_ba_flipped[idx]
+        dis = float(np.mean((p_ab > 0.5) != (flipped > 0.5))) if idx else float("nan")
+        return JudgeOutput(self.p_a[idx], p_ab, flipped, [self.verdict[i] for i in idx], dis, self.tie_margin,
+                           self.signature)
+
+
+class Judge(ABC):
+    """A pairwise judge: P(a person prefers reply A over reply B) for each (context, A, B)."""
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+
+    @abstractmethod
+    def predict(self, contexts: Sequence[Sequence[str]], replies_a: Sequence[str], replies_b: Sequence[str],
+                progress: Progress | None = None) -> JudgeOutput:
+        ...
+
+    @abstractmethod
+    def signature(self) -> str:
+        ...
+
+    @classmethod
+    @abstractmethod
+    def load(cls, checkpoint: str | None = None) -> "Judge":
+        """The judge stored under ``checkpoint`` (``None``: the shipped one)."""
+
+
+JUDGES: Registry[type[Judge]] = Registry("judge", "core.judges")
+
+
+def register_judge(name: str) -> Callable[[type[Judge]], type[Judge]]:
+    def deco(cls: type[Judge]) -> type[Judge]:
+        cls.name = name
+        return JUDGES.register(name)(cls)
+    return deco
+
+
+def available_judges() -> dict[str, str]:
+    return {k: v.description for k, v in JUDGES.items()}
+
+
+def judge_class(name: str) -> type[Judge]:
+    return JUDGES.get(name)
+
+
+_JUDGE_INSTANCES: dict[tuple[str, str | None], Judge] = {}
+
+
+def get_judge(name: str = "pairwise", checkpoint: str | None = None) -> Judge:
+    """A judge instance (``checkpoint`` None: the shipped one), loaded once per process."""
+    key = (name, checkpoint)
+    if key not in _JUDGE_INSTANCES:
+        _JUDGE_INSTANCES[key] = judge_class(name).load(checkpoint)
+    return _JUDGE_INSTANCES[key]

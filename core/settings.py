@@ -1,0 +1,82 @@
+"""Where things are, and the one seed.
+
+Every other module asks here; nothing else knows a path or picks a seed of its own.
+
+- ``SEED``: the fixed seed of every sampler, split, bootstrap and training run (13).
+- :func:`checkpoint_dir`: the shipped weights. ``$DIALEVAL_CHECKPOINTS`` when set; else the ``checkpoints/``
+  folder beside ``core/`` in a source checkout; else the copy installed with the package
+  (``core.shipped_checkpoints``, the same files as package data).
+- :func:`cache_dir`: what is computed once and kept (pool indexes, reader features). ``$DIALEVAL_CACHE``
+  when set, else ``$XDG_CACHE_HOME/dialeval``, else ``~/.cache/dialeval``.
+- :func:`shared_data_dir`: the human-rated data others collected (``../shared/data`` beside the repository;
+  read in place, never copied). ``$DIALEVAL_SHARED_DATA`` when set, else the nearest ``shared/data`` found
+  from the working directory upwards, else the one beside the source checkout.
+- :func:`threads`: CPU threads for torch (``$DIALEVAL_THREADS``, default: all cores).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+SEED = 13
+
+_SOURCE_ROOT = Path(__file__).resolve().parent.parent
+
+
+class SettingError(ValueError):
+    """An environment variable holds a value that cannot be used."""
+
+
+def checkpoint_dir() -> Path:
+    env = os.environ.get("DIALEVAL_CHECKPOINTS")
+    if env:
+        return Path(env)
+    source = _SOURCE_ROOT / "checkpoints"
+    if source.is_dir():
+        return source
+    from importlib.util import find_spec
+    spec = find_spec("core.shipped_checkpoints")  # package data of an installed copy (a folder, no __init__)
+    if spec is None or not spec.submodule_search_locations:
+        raise SettingError("no shipped checkpoints: set DIALEVAL_CHECKPOINTS to the folder that holds them")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("DIALEVAL_CACHE")
+    if env:
+        d = Path(env)
+    elif os.environ.get("XDG_CACHE_HOME"):
+        d = Path(os.environ["XDG_CACHE_HOME"]) / "dialeval"
+    else:
+        d = Path.home() / ".cache" / "dialeval"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def shared_data_dir() -> Path:
+    env = os.environ.get("DIALEVAL_SHARED_DATA")
+    if env:
+        return Path(env)
+    here = Path.cwd().resolve()
+    for d in (here, *here.parents):
+        if (d / "shared" / "data").is_dir():
+            return d / "shared" / "data"
+    return _SOURCE_ROOT.parent / "shared" / "data"
+
+
+def shared_eval_file(name: str) -> Path:
+    """A human-rated set of ``shared/data/eval`` by its name (``usr-topical`` -> ``eval/usr-topical.jsonl``)."""
+    return shared_data_dir() / "eval" / f"{name}.jsonl"
+
+
+def threads() -> int:
+    raw = os.environ.get("DIALEVAL_THREADS", "").strip()
+    if not raw:
+        return os.cpu_count() or 1
+    try:
+        n = int(raw)
+    except ValueError:
+        raise SettingError(f"DIALEVAL_THREADS must be a whole number of threads, got {raw!r}") from None
+    if n < 0:
+        raise SettingError(f"DIALEVAL_THREADS must be 0 (all cores) or more, got {n}")
+    return n or os.cpu_count() or 1

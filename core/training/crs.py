@@ -1,0 +1,98 @@
+"""Fitting MME-CRS's correlation re-scaling weights (``dialeval train crs --data FILE...``).
+
+For every rated set i and dimension j, S_ijk is the Spearman correlation of sub-metric k with the human
+score (``core.metrics.crs.correlations``); the weights w_jk (``core.metrics.crs.fit_weights``, d = 2) are
+written to ``crs_weights.json`` with the correlations, so that leave-one-dataset-out weights can be refit
+from the file without scoring again (``MMECRS.held_out_for``).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from core.data import Example
+from core.metrics import crs as crs_mod
+from core.metrics.mme import CKPT, SUBMETRICS, checkpoint_hash, weights_file
+from core.progress import Progress, progress_bar
+from core.settings import SEED
+from core.training import register_trainer, set_threads
+
+
+def sub_metric_scores(examples: Sequence[Example], progress: Progress | None = None) -> dict[str, np.ndarray]:
+    """sub-metric -> normalized scores of ``examples``, through the engine (the sub-metrics share one pass)."""
+    from core.engine import score_examples
+    table = score_examples(examples, [f"mme_{k}" for k in SUBMETRICS], progress=progress)
+    return {k: table.column(f"mme_{k}") for k in SUBMETRICS}
+
+
+def human_by_dimension(examples: Sequence[Example]) -> dict[str, np.ndarray]:
+    dims: list[str] = []
+    for e in examples:
+        for d in e.scores:
+            if d not in dims:
+                dims.append(d)
+    return {d: np.array([e.scores.get(d, np.nan) for e in examples], dtype=np.float64) for d in dims}
+
+
+def fit_crs(sets: dict[str, list[Example]], progress: Progress | None = None,
+            sub_scores: dict[str, dict[str, np.ndarray]] | None = None, command: str = "", notes: dict | None = None) -> dict:
+    """Score every set with the sub-metrics (unless ``sub_scores`` is given), compute S_ijk and the
+    weights; returns the crs_weights.json content."""
+    table = {}
+    for ds, exs in sets.items():
+        subs = sub_scores[ds] if sub_scores is not None else sub_metric_scores(exs, progress)
+        table[ds] = {"subs": subs, "human": human_by_dimension(exs)}
+    corr = crs_mod.correlations(table, SUBMETRICS)
+    weights = crs_mod.fit_weights(corr, SUBMETRICS)
+    return {"power": crs_mod.POWER, "submetrics": list(SUBMETRICS), "fallback": crs_mod.FALLBACK,
+            "dimension_map": {k: list(v) for k, v in crs_mod.DIMENSION_MAP.items()},
+            "checkpoints": {CKPT[s]: checkpoint_hash(s) for s in SUBMETRICS},
+            "command": command, "notes": notes or {},
+            "sets": {ds: len(exs) for ds, exs in sets.items()},
+            "weights": weights, "correlations": corr}
+
+
+def load_sets(files: Sequence[str], max_rows: int | None = None, seed: int = SEED) -> dict[str, list[Example]]:
+    """Rated files grouped by their ``dataset`` field (or the file name); optional fixed-seed subsample."""
+    from core.data import load_file
+    sets: dict[str, list[Example]] = {}
+    for f in files:
+        for e in load_file(f):
+            sets.setdefault(e.dataset or Path(f).stem, []).append(e)
+    if max_rows:
+        for ds, exs in sets.items():
+            if len(exs) > max_rows:
+                idx = sorted(np.random.default_rng(seed).choice(len(exs), max_rows, replace=False))
+                sets[ds] = [exs[i] for i in idx]
+    return sets
+
+
+def _arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--data", nargs="+", required=True, help="rated files (JSONL/CSV/DSTC10 JSON); sets = 'dataset' field")
+    p.add_argument("--out", default=None, help="where to write the weights (default: the shipped crs_weights.json)")
+    p.add_argument("--max-rows", type=int, default=None, help="fixed-seed subsample per set")
+    p.add_argument("--threads", type=int, default=1)
+
+
+@register_trainer("crs", "MME-CRS correlation re-scaling weights (--data FILE...)", _arguments)
+def train(a: argparse.Namespace) -> int:
+    set_threads(a.threads)
+    out = Path(a.out) if a.out else weights_file()
+    sets = load_sets(a.data, a.max_rows)
+    if not sets:
+        raise ValueError("no rated examples in --data")
+    if not any(e.scores for exs in sets.values() for e in exs):
+        raise ValueError("the --data files carry no human scores to correlate with")
+    t0 = time.time()
+    res = fit_crs(sets, progress=progress_bar(), command=a.command_line)
+    out.write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
+    print(f"fitted CRS weights for {', '.join(res['weights']) or 'no dimension'} from {len(sets)} set(s) "
+          f"in {time.time() - t0:.0f}s -> {out}")
+    for canon, w in res["weights"].items():
+        print(f"  {canon:<11} " + "  ".join(f"{k}={v:.3f}" for k, v in w.items()))
+    return 0

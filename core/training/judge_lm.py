@@ -1,0 +1,234 @@
+"""Training of the judge's SmolLM2 reader (``dialeval train judge-lm``; the reader is
+``core/judges/smollm_reader.py``).
+
+The reader's scorer trains on the same clear-margin pairs as the MiniLM judge (all of them: reading is cheap
+enough for all 18,450), pairwise logistic loss on ``s(A) - s(B)``. The weights that mix its logit with the
+MiniLM judge's (``w_judge``, ``w_lm``) are a two-feature logistic regression on the validation pairs
+(:func:`fit_mix`). Both are written into the judge checkpoint (tensors ``lm.*``), which stays one file.
+``--balance`` weighs the pairs of small data sets up (:func:`set_weights`) and ``--synthetic N`` adds
+machine-made chitchat pairs; both were measured and are not shipped (docs/judge.md). Features of the ~13,000
+training replies are kept in the cache folder (:func:`cached_features`, about 10 minutes to read once).
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import hashlib
+import sys
+import time
+from collections import Counter
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from core.compare import side_accuracy
+from core.judges.pairwise import CHECKPOINT, Encoded, PairwiseJudge, encode_pairs, load_judge
+from core.judges.smollm_reader import HIDDEN, MEMBERS, SmolLMReader, build_scorer, config, distinct_items, lm_features, scores
+from core.models.checkpoints import short_hash
+from core.progress import Progress, progress_bar
+from core.settings import SEED, cache_dir
+from core.training import register_trainer, set_threads
+from core.training.judge_pairs import (evaluate, heldout_cache_path, save_heldout_predictions, synthetic_pairs,
+                                       train_test_pairs, validation_pairs)
+
+BALANCE = 0.0  # per-pair loss weight n_set ** -BALANCE (set_weights); 0 = unweighted (shipped)
+SYNTHETIC = 0  # machine-made chitchat pairs added to the reader's training pairs; 0 = none (shipped)
+SYNTHETIC_WEIGHT = 1.0  # their loss weight relative to a rated pair
+
+
+def cached_features(contexts: Sequence[Sequence[str]], replies: Sequence[str], progress: Progress | None = None,
+                    desc: str = "SmolLM2 reading") -> np.ndarray:
+    """:meth:`LMReader.features`, kept in the cache directory (training reads ~13,000 replies, ~10 min)."""
+    keys, uniq, where = distinct_items(contexts, replies)
+    h = hashlib.sha1(repr(sorted(config().items())).encode())
+    for i in uniq:
+        h.update(keys[i].encode())
+    path = cache_dir() / f"judge-lm-read-{h.hexdigest()[:16]}.npy"  # one float16 row per distinct reply
+    if path.exists():
+        rows = np.load(path)
+    else:
+        rows = lm_features().features([contexts[i] for i in uniq], [replies[i] for i in uniq], progress=progress,
+                                 desc=desc).astype(np.float16)
+        np.save(path, rows)
+    return rows[where].astype(np.float32)
+
+
+def pair_features(pairs: Sequence[Any], progress: Progress | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(features of every pair's reply A, of its reply B) through :func:`cached_features` (one read per
+    distinct (context, reply))."""
+    ctx = [p.context for p in pairs]
+    f = cached_features(ctx + ctx, [p.response_a for p in pairs] + [p.response_b for p in pairs], progress=progress)
+    return f[:len(pairs)], f[len(pairs):]
+
+
+def set_weights(datasets: Sequence[str], balance: float = BALANCE) -> np.ndarray:
+    """Per-pair loss weights ``n_set ** -balance`` (mean 1): 0 weighs every pair alike, 1 every data set alike.
+    Without it dstc7 is 76 % of the reader's training pairs."""
+    from collections import Counter
+    n = Counter(datasets)
+    w = np.array([n[d] ** -float(balance) for d in datasets], dtype=np.float64)
+    return (w / w.mean()).astype(np.float32) if len(w) else w.astype(np.float32)
+
+
+def train_scorer(fa: np.ndarray, fb: np.ndarray, labels: np.ndarray, epochs: int = 6, lr: float = 3e-4,
+                 weight_decay: float = 1e-2, batch_size: int = 64, hidden: int = HIDDEN, members: int = MEMBERS,
+                 seed: int = SEED, progress: Progress | None = None,
+                 epoch_end: Callable[[int, Any], None] | None = None, weights: np.ndarray | None = None):
+    """Each member trained on its own batch order (seed + m): logistic loss on s(A) - s(B), each pair's term
+    times ``weights`` (default: all 1, the unweighted loss; see :func:`set_weights`)."""
+    import torch
+    dim = fa.shape[1]
+    scorer = build_scorer(dim, hidden, members, seed=seed)
+    both = np.concatenate([fa, fb])
+    with torch.no_grad():
+        scorer.mu.copy_(torch.from_numpy(both.mean(0)))
+        scorer.sd.copy_(torch.from_numpy(both.std(0) + 1e-4))
+    A, B = torch.from_numpy(np.asarray(fa, dtype=np.float32)), torch.from_numpy(np.asarray(fb, dtype=np.float32))
+    y = torch.from_numpy(np.asarray(labels, dtype=np.float32))
+    n = len(y)
+    # equal weights (balance 0) take the unweighted loss, so the shipped scorer is rebuilt exactly as trained
+    equal = weights is None or np.unique(np.asarray(weights)).size <= 1
+    wt = None if equal else torch.from_numpy(np.asarray(weights, dtype=np.float32))
+    steps = members * epochs * ((n + batch_size - 1) // batch_size)
+    done = 0
+    for m, net in enumerate(scorer.members):
+        opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=weight_decay)
+        gen = torch.Generator().manual_seed(seed + m)
+        for ep in range(epochs):
+            net.train()
+            perm = torch.randperm(n, generator=gen)
+            for s in range(0, n, batch_size):
+                i = perm[s:s + batch_size]
+                za = (A[i] - scorer.mu) / scorer.sd
+                zb = (B[i] - scorer.mu) / scorer.sd
+                loss = torch.nn.functional.binary_cross_entropy_with_logits(
+                    net(za).squeeze(-1) - net(zb).squeeze(-1), y[i], weight=None if wt is None else wt[i])
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                done += 1
+                if progress is not None and (done % 50 == 0 or done == steps):
+                    progress(done, steps, f"judge-lm: member {m + 1}/{members}, epoch {ep + 1}/{epochs}")
+            if epoch_end is not None and m == len(scorer.members) - 1:
+                epoch_end(ep + 1, scorer)
+    scorer.eval()
+    return scorer
+
+
+def fit_mix(judge_logits: np.ndarray, lm_diff: np.ndarray, labels: np.ndarray) -> tuple[float, float]:
+    """(w_judge, w_lm): logistic regression without intercept on both orders of the validation pairs
+    (rows ``(z_ab, d)`` with label y and ``(z_ba, -d)`` with 1 - y, z the MiniLM judge's single-order logits)."""
+    from sklearn.linear_model import LogisticRegression
+    z = np.asarray(judge_logits, dtype=np.float64)
+    d = np.asarray(lm_diff, dtype=np.float64)
+    y = np.asarray(labels, dtype=np.float64)
+    X = np.concatenate([np.c_[z[0::2], d], np.c_[z[1::2], -d]])
+    Y = np.concatenate([y, 1 - y])
+    keep = (Y == 0) | (Y == 1)
+    m = LogisticRegression(fit_intercept=False, C=1.0, max_iter=1000).fit(X[keep], Y[keep].astype(int))
+    return float(m.coef_[0][0]), float(m.coef_[0][1])
+
+
+def _arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--base", default=CHECKPOINT, help="MiniLM judge to add the reader to (default: judge)")
+    p.add_argument("--out", default=None, help="checkpoint name to write (default: --base)")
+    p.add_argument("--cap-train", type=int, default=0,
+                    help="max training pairs per rated set (default 0: all; the MiniLM judge caps dstc7 at 8,000, "
+                         "the reader is cheap enough to read all 18,450 pairs, ~13,400 distinct replies)")
+    p.add_argument("--epochs", type=int, default=6)
+    p.add_argument("--members", type=int, default=MEMBERS)
+    p.add_argument("--hidden", type=int, default=HIDDEN)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--balance", type=float, default=BALANCE,
+                    help=f"weigh each training pair by n_set ** -BALANCE (default {BALANCE}; 0 = every pair alike, "
+                         "1 = every data set alike)")
+    p.add_argument("--synthetic", type=int, default=SYNTHETIC,
+                    help=f"machine-made chitchat-dataset pairs added to the training pairs (default {SYNTHETIC}; "
+                         "true next turn vs a random turn of another conversation or a disfluent copy; 0 = none)")
+    p.add_argument("--synthetic-weight", type=float, default=SYNTHETIC_WEIGHT,
+                    help=f"loss weight of a synthetic pair relative to a rated one (default {SYNTHETIC_WEIGHT:g})")
+    p.add_argument("--seed", type=int, default=SEED)
+    p.add_argument("--no-save", action="store_true")
+
+
+@register_trainer("judge-lm", "the A/B judge's SmolLM2 reader (scorer + mix, written into the judge)", _arguments)
+def train(args: argparse.Namespace) -> int:
+    set_threads(args.threads)
+    t0 = time.time()
+    loaded = load_judge(args.base)
+    # the MiniLM part alone (a copy: the loaded judge stays as it is)
+    base = PairwiseJudge(copy.deepcopy(loaded.top), {k: v for k, v in loaded.manifest.items() if k != "lm"},
+                         loaded.checkpoint)
+    cfg = base.manifest.get("config", {})
+    val_share = float(cfg.get("val_share", 0.1))
+    if val_share <= 0:
+        raise ValueError(f"judge {args.base!r} was trained without a validation split; the mix needs one")
+    train, test = train_test_pairs(args.seed, args.cap_train or 10 ** 9, int(cfg.get("cap_test", 70)),
+                                 val_share=val_share)
+    val = validation_pairs(args.seed, val_share=val_share)
+    print(f"{len(train)} training pairs, {len(val)} validation pairs, {len(test)} test pairs", file=sys.stderr)
+    fa, fb = pair_features(train, progress_bar(prefix="train "))
+    syn = synthetic_pairs(args.synthetic, args.seed) if args.synthetic else []
+    if syn:  # on a fresh machine SmolLM2 reads their ~12,000 replies first (about 16 min; cached after)
+        sa, sb = pair_features(syn, progress_bar(prefix="synthetic "))
+        fa, fb = np.concatenate([fa, sa]), np.concatenate([fb, sb])
+        del sa, sb
+    va, vb = pair_features(val, progress_bar(prefix="validation "))
+    vgold = [p.vote for p in val]
+    curve = []
+
+    def epoch_end(ep, scorer):
+        acc = side_accuracy(1 / (1 + np.exp(-(scores(scorer, va) - scores(scorer, vb)))), vgold)
+        curve.append({"epoch": ep, "validation_reader_alone": acc})
+        print(f"\nepoch {ep}: validation agreement of the reader alone {acc:.3f}", file=sys.stderr)
+    labels = np.array([p.label for p in train + syn], dtype=np.float32)
+    weights = np.concatenate([set_weights([p.dataset for p in train], args.balance),
+                              np.full(len(syn), args.synthetic_weight, dtype=np.float32)])
+    scorer = train_scorer(fa, fb, labels, epochs=args.epochs, hidden=args.hidden, members=args.members,
+                          seed=args.seed, progress=progress_bar(), epoch_end=epoch_end, weights=weights)
+    del fa, fb
+    # the MiniLM judge's single-order logits on the validation pairs -> mixing weights
+    venc = encode_pairs([p.context for p in val], [p.response_a for p in val], [p.response_b for p in val],
+                          progress_bar(prefix="validation "), n_frozen=base.n_frozen)
+    z = base.logits(venc)
+    d_val = scores(scorer, va) - scores(scorer, vb)
+    w_judge, w_lm = fit_mix(z, d_val, np.array([p.label for p in val]))
+    print(f"mix: w_judge {w_judge:.3f}, w_lm {w_lm:.3f}", file=sys.stderr)
+    manifest = dict(base.manifest)
+    manifest["lm"] = {
+        "training_command": args.command_line,
+        "reader": config(),
+        "scorer": {"members": args.members, "hidden": args.hidden, "epochs": args.epochs, "lr": 3e-4,
+                   "weight_decay": 1e-2, "dropout": 0.2, "batch_size": 64, "seed": args.seed,
+                   "loss": "logistic on s(A) - s(B), the MiniLM judge's training pairs"
+                           + (f", each weighted by n_set ** -{args.balance:g} (mean 1)" if args.balance else "")
+                           + (f", plus {len(syn)} synthetic pairs" if syn else "")
+                           + (f" weighted {args.synthetic_weight:g}" if syn and args.synthetic_weight != 1 else ""),
+                   "balance": args.balance, "synthetic_weight": args.synthetic_weight if syn else 0},
+        "mix": {"w_judge": w_judge, "w_lm": w_lm,
+                "fit": "logistic regression without intercept on both orders of the validation pairs"},
+        "data": {"train_pairs_per_set": dict(Counter(p.dataset for p in train)),
+                 "pairs": "the MiniLM judge's clear-margin training pairs"
+                          + (f", at most {args.cap_train} per set" if args.cap_train else ", all (no per-set cap)"),
+                 "synthetic_pairs": (f"{len(syn)} chitchat-dataset (MIT) training-split pairs "
+                                     f"(judge.synthetic_pairs({args.synthetic}, seed {args.seed})): the true next turn "
+                                     "vs a random turn of another conversation or a disfluent copy" if syn else 0),
+                 "validation_pairs": len(val), "test_pairs": len(test)},
+        "validation_per_epoch": curve,
+    }
+    judge = PairwiseJudge(copy.deepcopy(base.top), manifest, args.out or args.base, reader=SmolLMReader(scorer))
+    vtab = evaluate(judge, val, Encoded(venc.states, venc.spans, (va, vb)))[0]
+    base_v = evaluate(base, val, venc)[0]
+    print("validation, MiniLM judge alone:\n" + base_v.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    print("validation, with the reader:\n" + vtab.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    table, out = evaluate(judge, test, judge.encode([p.context for p in test], [p.response_a for p in test],
+                                                      [p.response_b for p in test], progress_bar(prefix="test ")))
+    print("held-out test pairs:\n" + table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    manifest["lm"]["validation"] = vtab.to_dict("records")
+    manifest["lm"]["held_out"] = table.to_dict("records")
+    manifest["lm"]["train_seconds"] = round(time.time() - t0, 1)
+    if not args.no_save:
+        path = judge.save(args.out or args.base, manifest)
+        print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")
+        save_heldout_predictions(test, out, heldout_cache_path(short_hash(args.out or args.base)))
+    return 0
