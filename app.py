@@ -41,6 +41,7 @@ def home() -> None:
         return
     judge = state.judge_summary(data)
     verdict = state.cached_verdict(data.key, tuple(cs.metrics), judge is not None, cs, judge)
+    st.session_state["verdict"] = verdict  # what this page shows: the report and the tests read it
     st.subheader("Headline comparison")
     st.dataframe(dashboard.headline_frame(verdict), hide_index=True, width="stretch",
                  column_config={"p": st.column_config.NumberColumn(format="%.4f")})
@@ -50,8 +51,9 @@ def home() -> None:
                "(core.compare, the same numbers as `dialeval compare`).")
     if verdict.judge is not None:
         j = verdict.judge
-        st.text(f"Judge: prefers A in {j.wins}, B in {j.losses}, tie in {j.ties} of {j.n} pairs; win rate of A "
-                f"{j.win_rate:.1%} (ties excluded) [{j.win_low:.1%}, {j.win_high:.1%}] -> "
+        w = j.win
+        st.text(f"Judge: prefers A in {w.wins}, B in {w.losses}, tie in {w.ties} of {j.n} pairs; win rate of A "
+                f"{w.rate:.1%} (ties excluded) [{w.low:.1%}, {w.high:.1%}] -> "
                 f"{j.better(comp.system_a, comp.system_b)}")
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots

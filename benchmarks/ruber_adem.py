@@ -76,6 +76,7 @@ def ablation(args) -> None:
     from core.data import load_jsonl
     from core.engine import score_examples
     from core.metrics.ruber import COMBINES, hybrid
+    from core.scoring import get_metric
     data_dir = Path(args.data).parent
     print("| dataset | hybrid | " + " | ".join(COMBINES) + " |")
     print("|---|---|" + "---:|" * len(COMBINES))
@@ -86,7 +87,8 @@ def ablation(args) -> None:
         for hyb, ref, unref in (("ruber", "ruber_ref", "ruber_unref"), ("bert_ruber", "bert_ruber_ref", "bert_ruber_unref")):
             table = score_examples(exs, [ref, unref])
             r, u = table.column(ref), table.column(unref)
-            cells = [f"{spearmanr(hybrid(r, u, c)[0], y)[0]:.3f}" for c in COMBINES]
+            ranges = get_metric(hyb).ranges()
+            cells = [f"{spearmanr(hybrid(r, u, *ranges, c)[0], y)[0]:.3f}" for c in COMBINES]
             print(f"| {ds} | {hyb} | " + " | ".join(cells) + " |", flush=True)
 
 

@@ -114,7 +114,7 @@ def child_floor(kind: str, n: int) -> dict:
         encode([e.response for e in warm])
         base = rss_mb()
         t = time.perf_counter()
-        encode(hyps, batch_size=64)
+        encode(hyps)
         dt_ = time.perf_counter() - t
     elif kind == "smollm":
         import torch

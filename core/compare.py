@@ -178,14 +178,7 @@ class JudgeSummary:
     interval and sign test, and agreement with people where the input says what people preferred."""
 
     n: int
-    wins: int
-    ties: int
-    losses: int
-    win_rate: float
-    win_low: float
-    win_high: float
-    win_rate_ties_split: float
-    sign_p: float
+    win: stats.WinStats  # A's wins, ties and losses by the judge's calls, win rate and its interval
     winner: str | None
     order_disagreement: float
     tie_margin: float
@@ -276,14 +269,10 @@ def summarize_judge(comp: Comparison, out: JudgeOutput, dimension: str | None = 
     (one 'A' / 'B' / 'tie' / None per pair) or else from the ratings on ``dimension`` (default: the overall
     one, :func:`preference_dimension`) when both systems carry it."""
     verdicts = list(out.verdict)
-    wins = sum(v == "A" for v in verdicts)
-    losses = sum(v == "B" for v in verdicts)
-    ties = len(verdicts) - wins - losses
-    n = len(verdicts)
-    lo, hi = stats.wilson_interval(wins, wins + losses, level)
-    sign_p = stats.sign_test(wins, losses)
+    wins, losses = verdicts.count("A"), verdicts.count("B")
+    win = stats.win_stats(wins, len(verdicts) - wins - losses, losses, level)
     winner = None
-    if sign_p < 1 - level and wins != losses:
+    if win.sign_p < 1 - level and wins != losses:
         winner = "A" if wins > losses else "B"
     human = None
     if votes is not None:
@@ -293,9 +282,8 @@ def summarize_judge(comp: Comparison, out: JudgeOutput, dimension: str | None = 
         if dim is not None and any(dim in x.scores for x in comp.a) and any(dim in y.scores for y in comp.b):
             prefs, margin = human_preferences(comp, dim)
             human = _agreement("scores", dim, margin, out, prefs, level)
-    return JudgeSummary(n, wins, ties, losses, wins / (wins + losses) if wins + losses else math.nan, lo, hi,
-                        (wins + ties / 2) / n if n else math.nan, sign_p, winner, out.order_disagreement,
-                        out.tie_margin, out.signature, [float(p) for p in out.p_a], verdicts, human)
+    return JudgeSummary(len(verdicts), win, winner, out.order_disagreement, out.tie_margin, out.signature,
+                        [float(p) for p in out.p_a], verdicts, human)
 
 
 def _agreement(source: str, dimension: str | None, margin: float | None, out: JudgeOutput,

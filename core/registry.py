@@ -7,8 +7,10 @@ registers something is never imported by name anywhere else.
 """
 from __future__ import annotations
 
+import argparse
 import importlib
 import pkgutil
+from dataclasses import dataclass
 from typing import Callable, Generic, Iterator, TypeVar
 
 T = TypeVar("T")
@@ -21,12 +23,26 @@ class Registry(Generic[T]):
         self._loaded = False
 
     def register(self, name: str) -> Callable[[T], T]:
+        """Register ``item`` under ``name``; a registered class also gets ``name`` as its ``name`` attribute."""
         def deco(item: T) -> T:
             if name in self._items and self._items[name] is not item:
                 raise ValueError(f"{self.kind} {name!r} registered twice")
+            if isinstance(item, type):
+                item.name = name
             self._items[name] = item
             return item
         return deco
+
+    def subcommand(self, name: str, help: str, add_arguments: Callable[[argparse.ArgumentParser], None]):
+        """Register ``run(args) -> exit code`` as the subcommand ``name`` (a :class:`Subcommand`)."""
+        def deco(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+            self.register(name)(Subcommand(help, add_arguments, run))
+            return run
+        return deco
+
+    def descriptions(self) -> dict[str, str]:
+        """name -> the registered item's ``description`` (or ``help``)."""
+        return {k: getattr(v, "description", None) or getattr(v, "help", "") for k, v in self.items()}
 
     def load(self) -> None:
         """Import every module of the package once (their decorators fill the registry)."""
@@ -50,3 +66,12 @@ class Registry(Generic[T]):
     def __contains__(self, name: str) -> bool:
         self.load()
         return name in self._items
+
+
+@dataclass(frozen=True)
+class Subcommand:
+    """A command-line subcommand: its help line, what fills its parser, and what runs it."""
+
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]

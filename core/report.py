@@ -101,9 +101,10 @@ def judge_lines(v: "Verdict") -> list[str]:
     j = v.judge
     if j is None:
         return []
-    lines = [f"judge: prefers A in {j.wins}, B in {j.losses}, tie in {j.ties} of {j.n} pairs; win rate of A "
-             f"{fmt_num(j.win_rate)} (ties excluded; 95% Wilson [{fmt_num(j.win_low)}, {fmt_num(j.win_high)}], "
-             f"sign test p {fmt_num(j.sign_p, p=True)}; ties counted half: {fmt_num(j.win_rate_ties_split)}) -> "
+    w = j.win
+    lines = [f"judge: prefers A in {w.wins}, B in {w.losses}, tie in {w.ties} of {j.n} pairs; win rate of A "
+             f"{fmt_num(w.rate)} (ties excluded; 95% Wilson [{fmt_num(w.low)}, {fmt_num(w.high)}], "
+             f"sign test p {fmt_num(w.sign_p, p=True)}; ties counted half: {fmt_num(w.ties_split)}) -> "
              f"{j.better(v.system_a, v.system_b)}",
              f"judge: orders A|B and B|A disagreed on {fmt_num(j.order_disagreement)} of the pairs before combining; "
              f"tie margin {j.tie_margin:g}; {j.signature}"]
@@ -130,9 +131,10 @@ def render_verdict(v: "Verdict", fmt: str = "text") -> str:
             rows.append({"kind": r.kind, **{k: d[k] for k in d if k != "kind"}})
         if v.judge is not None:
             j = v.judge
-            rows.append({"kind": "judge", "metric": "judge", "n": j.n, "wins": j.wins, "ties": j.ties,
-                         "losses": j.losses, "win_rate": j.win_rate, "win_low": j.win_low, "win_high": j.win_high,
-                         "win_rate_ties_split": j.win_rate_ties_split, "sign_p": j.sign_p,
+            w = j.win
+            rows.append({"kind": "judge", "metric": "judge", "n": j.n, "wins": w.wins, "ties": w.ties,
+                         "losses": w.losses, "win_rate": w.rate, "win_low": w.low, "win_high": w.high,
+                         "win_rate_ties_split": w.ties_split, "sign_p": w.sign_p,
                          "verdict": j.better(v.system_a, v.system_b), "signature": j.signature})
         rows += [{"kind": "unmatched", "note": u} for u in v.unmatched]
         keys: list[str] = []

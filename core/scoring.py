@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any, Callable, ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
@@ -133,6 +133,26 @@ class Metric(ABC):
         return res
 
 
+class CheckpointMetric(Metric):
+    """A metric whose model is one checkpoint: ``checkpoint`` (default ``default_checkpoint``) names it and
+    its short weights hash goes into the signature with ``variant`` (a template: ``{checkpoint}`` is the
+    checkpoint's name, ``{encoder}`` the sentence encoder's id)."""
+
+    default_checkpoint: ClassVar[str] = ""
+    variant: ClassVar[str] = "default"
+
+    def __init__(self, options: Options | None = None, checkpoint: str | None = None):
+        super().__init__(options)
+        self.checkpoint = checkpoint or self.default_checkpoint
+
+    def signature(self) -> Signature:
+        from core.models.checkpoints import short_hash
+        from core.models.encoders import encoder_id
+        encoder = encoder_id() if "{encoder}" in self.variant else ""
+        return Signature(self.name, self.variant.format(checkpoint=self.checkpoint, encoder=encoder),
+                         short_hash(self.checkpoint))
+
+
 class CompositeMetric(Metric):
     """A metric computed from other metrics' results (e.g. hybrid RUBER from s_R and s_U).
 
@@ -153,22 +173,11 @@ class CompositeMetric(Metric):
 
 
 METRICS: Registry[type[Metric]] = Registry("metric", "core.metrics")
-
-
-def register_metric(name: str) -> Callable[[type[Metric]], type[Metric]]:
-    def deco(cls: type[Metric]) -> type[Metric]:
-        cls.name = name
-        return METRICS.register(name)(cls)
-    return deco
-
-
-def available_metrics() -> dict[str, str]:
-    """name -> one-line description of every registered metric."""
-    return {k: v.description for k, v in METRICS.items()}
-
-
-def metric_class(name: str) -> type[Metric]:
-    return METRICS.get(name)
+register_metric = METRICS.register
+"""``@register_metric(name)`` on a :class:`Metric` subclass: the registry's name for it (and its ``name``)."""
+metric_class = METRICS.get
+available_metrics = METRICS.descriptions
+"""name -> one-line description of every registered metric."""
 
 
 _INSTANCES: dict[tuple, Metric] = {}
@@ -232,21 +241,9 @@ class Judge(ABC):
 
 
 JUDGES: Registry[type[Judge]] = Registry("judge", "core.judges")
-
-
-def register_judge(name: str) -> Callable[[type[Judge]], type[Judge]]:
-    def deco(cls: type[Judge]) -> type[Judge]:
-        cls.name = name
-        return JUDGES.register(name)(cls)
-    return deco
-
-
-def available_judges() -> dict[str, str]:
-    return {k: v.description for k, v in JUDGES.items()}
-
-
-def judge_class(name: str) -> type[Judge]:
-    return JUDGES.get(name)
+register_judge = JUDGES.register
+judge_class = JUDGES.get
+available_judges = JUDGES.descriptions
 
 
 _JUDGE_INSTANCES: dict[tuple[str, str | None], Judge] = {}

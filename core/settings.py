@@ -6,6 +6,7 @@ Every other module asks here; nothing else knows a path or picks a seed of its o
 - :func:`checkpoint_dir`: the shipped weights. ``$DIALEVAL_CHECKPOINTS`` when set; else the ``checkpoints/``
   folder beside ``core/`` in a source checkout; else the copy installed with the package
   (``core.shipped_checkpoints``, the same files as package data).
+- :func:`writable_checkpoint_dir`: where trainers write (never into an installed package).
 - :func:`cache_dir`: what is computed once and kept (pool indexes, reader features). ``$DIALEVAL_CACHE``
   when set, else ``$XDG_CACHE_HOME/dialeval``, else ``~/.cache/dialeval``.
 - :func:`shared_data_dir`: the human-rated data others collected (``../shared/data`` beside the repository;
@@ -39,6 +40,19 @@ def checkpoint_dir() -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise SettingError("no shipped checkpoints: set DIALEVAL_CHECKPOINTS to the folder that holds them")
     return Path(list(spec.submodule_search_locations)[0])
+
+
+def writable_checkpoint_dir() -> Path:
+    """Where trainers write: ``$DIALEVAL_CHECKPOINTS``, else the source checkout's ``checkpoints/``, else a
+    ``checkpoints/`` folder in the working directory; never into an installed package."""
+    env = os.environ.get("DIALEVAL_CHECKPOINTS")
+    if env:
+        return Path(env)
+    for d in (_SOURCE_ROOT / "checkpoints", Path.cwd() / "checkpoints"):
+        if d.is_dir():
+            return d
+    raise SettingError("no checkpoint folder to write to: run from the repository checkout (its checkpoints/ "
+                       "folder), pass --out-dir, or set DIALEVAL_CHECKPOINTS")
 
 
 def cache_dir() -> Path:

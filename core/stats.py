@@ -406,6 +406,30 @@ def wilson_interval(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+@dataclass
+class WinStats:
+    """A's wins, ties and losses over n paired items: ``rate`` = wins / (wins + losses) (a tie is never a win)
+    with its Wilson interval [``low``, ``high``], ``sign_p`` the two-sided exact sign test on the same counts,
+    and ``ties_split`` = (wins + ties / 2) / n for readers who count a tie as half."""
+
+    wins: int
+    ties: int
+    losses: int
+    rate: float
+    low: float
+    high: float
+    sign_p: float
+    ties_split: float
+
+
+def win_stats(wins: int, ties: int, losses: int, level: float = 0.95) -> WinStats:
+    decided = wins + losses
+    n = decided + ties
+    low, high = wilson_interval(wins, decided, level)
+    return WinStats(wins, ties, losses, wins / decided if decided else math.nan, low, high, sign_test(wins, losses),
+                    (wins + ties / 2) / n if n else math.nan)
+
+
 def sign_test(wins: int, losses: int) -> float:
     """Two-sided exact sign test: P under Binomial(wins + losses, 1/2); ties are not passed in."""
     n = wins + losses
@@ -511,16 +535,11 @@ def paired_comparison(a: Sequence[float], b: Sequence[float], groups: Sequence[H
     tol = tie_tol * np.maximum(1.0, np.maximum(np.abs(a_arr), np.abs(b_arr)))
     tie = np.abs(d) <= tol
     better = (d > 0) if higher_is_better else (d < 0)
-    wins = int(np.sum(better & ~tie))
-    ties = int(np.sum(tie))
-    losses = n - wins - ties
-    decided = wins + losses
-    win_rate = wins / decided if decided else math.nan
-    wlo, whi = wilson_interval(wins, decided, level)
+    ws = win_stats(int(np.sum(better & ~tie)), int(np.sum(tie)), int(n - np.sum(better & ~tie) - np.sum(tie)), level)
     diff = float(d.mean())
     a_ahead = diff > 0 if higher_is_better else diff < 0
     significant = p_rand < alpha and (low > 0 or high < 0) and diff != 0
     verdict = NO_DIFF if not significant else ("A better" if a_ahead else "B better")
-    return PairedResult(float(a_arr.mean()), float(b_arr.mean()), diff, low, high, p_boot, p_rand, wins, ties,
-                        losses, win_rate, wlo, whi, sign_test(wins, losses), verdict, n, dropped,
-                        (wins + ties / 2) / n, level, higher_is_better, "contexts" if clustered else "pairs", G)
+    return PairedResult(float(a_arr.mean()), float(b_arr.mean()), diff, low, high, p_boot, p_rand, ws.wins, ws.ties,
+                        ws.losses, ws.rate, ws.low, ws.high, ws.sign_p, verdict, n, dropped, ws.ties_split, level,
+                        higher_is_better, "contexts" if clustered else "pairs", G)

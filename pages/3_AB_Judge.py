@@ -35,11 +35,11 @@ if data is not None and ok:
                                index=dashboard.default_vote_dimension(dims))
         summ = summarize_judge(comp, res, dim)
         c1, c2, c3 = st.columns(3)
-        c1.metric("Judge win rate of A (" + state.plain(comp.system_a) + ")", f"{summ.win_rate:.1%}",
+        c1.metric("Judge win rate of A (" + state.plain(comp.system_a) + ")", f"{summ.win.rate:.1%}",
                   help="wins of A / (wins of A + wins of B), ties excluded; Wilson 95% interval below")
-        c1.text(f"95% interval [{summ.win_low:.1%}, {summ.win_high:.1%}]; ties counted half: "
-                f"{summ.win_rate_ties_split:.1%}")
-        c2.metric("A / tie / B", f"{summ.wins} / {summ.ties} / {summ.losses}")
+        c1.text(f"95% interval [{summ.win.low:.1%}, {summ.win.high:.1%}]; ties counted half: "
+                f"{summ.win.ties_split:.1%}")
+        c2.metric("A / tie / B", f"{summ.win.wins} / {summ.win.ties} / {summ.win.losses}")
         c3.metric("Order disagreement", f"{summ.order_disagreement:.1%}",
                   help="share of pairs where scoring A|B and B|A gave different preferences")
         jdf = dashboard.judge_frame(comp, res.p_a, res.verdict)
@@ -157,9 +157,9 @@ if data is not None and ok:
                 summ, summ_before = summarize_judge(rest_comp, after), summarize_judge(rest_comp, before)
                 r1, r2 = st.columns(2)
                 r1.metric(f"Fine-tuned judge: win rate of A on the {len(rest)} pairs without a vote",
-                          f"{summ.win_rate:.1%}")
-                r1.text(f"95% interval [{summ.win_low:.1%}, {summ.win_high:.1%}]")
-                r2.metric("Shipped judge on the same pairs", f"{summ_before.win_rate:.1%}")
+                          f"{summ.win.rate:.1%}")
+                r1.text(f"95% interval [{summ.win.low:.1%}, {summ.win.high:.1%}]")
+                r2.metric("Shipped judge on the same pairs", f"{summ_before.win.rate:.1%}")
                 pred = dashboard.rest_frame(comp, rest, before.p_a, after.p_a, after.verdict)
                 st.dataframe(pred, hide_index=True, width="stretch", height=320,
                              column_config={"P(A preferred)": st.column_config.ProgressColumn(

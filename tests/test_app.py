@@ -155,8 +155,8 @@ def test_judge_agreement_and_win_rate():
     assert (agr.n, agr.agreement) == (3, pytest.approx(2 / 3)) and agr.low < 2 / 3 < agr.high
     assert agr.n_decided == 3 and agr.agreement_decided == pytest.approx(2 / 3)
     s = summarize_judge(Comparison("A", "B", comp.pairs[:4]), _judged([0.9, 0.8, 0.2, 0.52]))
-    assert (s.wins, s.losses, s.ties) == (2, 1, 1) and s.win_rate == pytest.approx(2 / 3)
-    assert s.win_rate_ties_split == pytest.approx(2.5 / 4) and s.win_low < 2 / 3 < s.win_high
+    assert (s.win.wins, s.win.losses, s.win.ties) == (2, 1, 1) and s.win.rate == pytest.approx(2 / 3)
+    assert s.win.ties_split == pytest.approx(2.5 / 4) and s.win.low < 2 / 3 < s.win.high
 
 
 # ------------------------------------------------------------------------------------------------
@@ -406,3 +406,48 @@ def test_judge_page_trains_on_votes_draws_a_learning_curve_and_predicts_the_rest
     again = next(d.value for d in at.dataframe if "P(A) shipped" in d.value.columns)
     np.testing.assert_allclose(again["P(A) shipped"], pred["P(A) shipped"], atol=1e-6)
     np.testing.assert_allclose(again["P(A preferred)"], pred["P(A preferred)"], atol=1e-6)
+
+
+def test_the_cli_json_and_the_dashboard_give_the_same_verdict(shared, new_app, tmp_path):
+    """One verdict wherever it is asked: two files (two usr-topical systems, 12 contexts, with human ratings)
+    through `dialeval compare --judge --format json` and through the dashboard (upload both, run the judge,
+    home page): the same per-metric numbers, the same judge win rate and the same agreement with people."""
+    from core.cli import main as cli
+    exs = load_jsonl(shared("eval/usr-topical.jsonl"))
+    systems = list(dict.fromkeys(e.system for e in exs))[1:3]
+    texts = {}
+    for s in systems:
+        rows = [e for e in exs if e.system == s][:12]
+        texts[s] = "\n".join(json.dumps(e.to_dict()) for e in rows) + "\n"
+        (tmp_path / f"{s[:6]}.jsonl").write_text(texts[s])
+    out = tmp_path / "verdict.json"
+    assert cli(["compare", str(tmp_path / f"{systems[0][:6]}.jsonl"), str(tmp_path / f"{systems[1][:6]}.jsonl"),
+                "--metrics", "bleu,ruber", "--judge", "--format", "json", "--out", str(out), "--quiet"]) == 0
+    want = json.loads(out.read_text())
+
+    at = new_app(metrics=("bleu", "ruber"))
+    at.run()
+    at.switch_page("pages/1_Upload.py").run()
+    at.radio(key="upload_mode").set_value("Two files (system A, system B)").run()
+    at.selectbox(key="upload_format").set_value("jsonl").run()
+    at.text_area(key="paste_a").set_value(texts[systems[0]]).run()
+    at.text_area(key="paste_b").set_value(texts[systems[1]]).run()
+    at.button(key="use_two").click().run()
+    assert not at.exception, at.exception
+    at.switch_page("pages/3_AB_Judge.py").run()
+    at.button(key="run_judge").click().run(timeout=600)
+    at.switch_page("app.py").run(timeout=600)
+    assert not at.exception, at.exception
+    got = at.session_state["verdict"].to_dict()
+    assert (got["system_a"], got["system_b"], got["n_pairs"]) == (want["system_a"], want["system_b"], 12)
+    assert [r["metric"] for r in got["metrics"]] == [r["metric"] for r in want["metrics"]]
+    assert {"bleu", "ruber", "human:Overall"} <= {r["metric"] for r in got["metrics"]}
+    keys = ("n", "mean_a", "mean_a_low", "mean_a_high", "mean_b", "diff", "low", "high", "p_randomization",
+            "wins", "ties", "losses", "win_rate", "win_low", "win_high", "winner", "verdict")
+    for g, w in zip(got["metrics"], want["metrics"]):
+        for k in keys:
+            assert (g[k] == w[k]) or (isinstance(g[k], float) and math.isnan(g[k]) and w[k] is None), (g["metric"], k)
+    for k in ("win", "winner", "p_a", "order_disagreement"):
+        assert got["judge"][k] == want["judge"][k], k
+    assert got["judge"]["human"]["agreement"] == want["judge"]["human"]["agreement"]
+    assert got["judge"]["human"]["margin"] == want["judge"]["human"]["margin"] == 1.0

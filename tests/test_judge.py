@@ -269,8 +269,8 @@ def test_judge_comparison_and_cli(shipped, tmp_path, capsys, shared):
     from core.engine import judge_comparison
     rep = summarize_judge(comp, judge_comparison(comp))
     n = len(comp.pairs)
-    assert n == len(keep) // 2 and len(rep.p_a) == n and rep.wins + rep.ties + rep.losses == n
-    assert 0 <= rep.win_low <= rep.win_rate <= rep.win_high <= 1
+    assert n == len(keep) // 2 and len(rep.p_a) == n and rep.win.wins + rep.win.ties + rep.win.losses == n
+    assert 0 <= rep.win.low <= rep.win.rate <= rep.win.high <= 1
     assert rep.human.dimension == "Overall" and rep.human.n > 0
     out = tmp_path / "rows.jsonl"
     rc = main(["judge", str(path), "--system-a", "Original Ground Truth", "--system-b", "Argmax Decoding",

@@ -20,9 +20,10 @@ def test_maxmin_pool_concatenates_max_then_min():
 
 
 def test_minmax_and_combinations():
-    assert minmax(np.array([2.0, 4.0, np.nan, 3.0])).tolist()[:2] == [0.0, 1.0]
-    assert math.isnan(minmax(np.array([2.0, 4.0, np.nan]))[2])
-    assert minmax(np.array([7.0, 7.0])).tolist() == [0.5, 0.5]
+    assert minmax(np.array([2.0, 4.0, np.nan, 3.0]), 2.0, 4.0).tolist()[:2] == [0.0, 1.0]
+    assert math.isnan(minmax(np.array([2.0, 4.0, np.nan]), 2.0, 4.0)[2])
+    assert minmax(np.array([7.0, 7.0]), 7.0, 7.0).tolist() == [0.5, 0.5]
+    assert minmax(np.array([1.0, 5.0, 3.0]), 2.0, 4.0).tolist() == [0.0, 1.0, 0.5]  # clipped outside the range
     a, b = np.array([0.2, 1.0]), np.array([0.8, 0.0])
     assert combine(a, b, "min").tolist() == [0.2, 0.0]
     assert combine(a, b, "max").tolist() == [0.8, 1.0]
@@ -32,23 +33,24 @@ def test_minmax_and_combinations():
         combine(a, b, "median")
 
 
-def test_hybrid_normalization_is_joint_across_systems():
-    """System B's raw scores are all lower than A's: joint normalization keeps B below A, whereas
-    per-system normalization would map both to the same [0, 1] range and hide the difference."""
+def test_hybrid_normalization_is_fixed_so_a_score_ignores_its_company():
+    """System B's raw scores are all lower than A's: fixed constants keep B below A, and each row's score is
+    the same whether it is normalized with the others or alone (per-set min-max mapped both systems onto
+    [0, 1] and hid the difference)."""
     s_ref = np.array([0.8, 0.9, 1.0, 0.1, 0.2, 0.3])
     s_unref = np.array([0.7, 0.8, 0.9, 0.2, 0.3, 0.4])
-    joint, details = hybrid(s_ref, s_unref, "amean")
+    joint, details = hybrid(s_ref, s_unref, (0.0, 1.0), (0.0, 1.0), "amean")
     a, b = joint[:3], joint[3:]
     assert a.min() > b.max()
-    assert joint.min() == 0.0 and joint.max() == 1.0
-    per_a, _ = hybrid(s_ref[:3], s_unref[:3], "amean")
-    per_b, _ = hybrid(s_ref[3:], s_unref[3:], "amean")
-    assert np.allclose(per_a, per_b)  # the distortion joint normalization avoids
+    np.testing.assert_allclose(joint, (s_ref + s_unref) / 2)
+    per_a, _ = hybrid(s_ref[:3], s_unref[:3], (0.0, 1.0), (0.0, 1.0), "amean")
+    per_b, _ = hybrid(s_ref[3:], s_unref[3:], (0.0, 1.0), (0.0, 1.0), "amean")
+    assert np.array_equal(np.concatenate([per_a, per_b]), joint)
     assert details[0]["combine"] == "amean"
 
 
 def test_hybrid_falls_back_to_unreferenced_without_reference():
-    out, det = hybrid(np.array([0.1, np.nan, 0.5]), np.array([0.0, 1.0, 0.5]), "min")
+    out, det = hybrid(np.array([0.1, np.nan, 0.5]), np.array([0.0, 1.0, 0.5]), (0.0, 1.0), (0.0, 1.0), "min")
     assert out[1] == 1.0 and det[1]["fallback"] == "unreferenced-only"
     assert "fallback" not in det[0]
 
@@ -109,14 +111,15 @@ def test_hybrids_score_a_comparison_jointly():
         res = get_metric(name)(exs)
         assert np.all((res.scores >= 0) & (res.scores <= 1))
         assert res.details[3]["fallback"] == "unreferenced-only"
-        assert "joint-minmax" in str(res.signature)
+        assert "fixed-minmax" in str(res.signature)
     other = get_metric("ruber", combine="min")(exs)
     assert other.details[0]["combine"] == "min" and set(COMBINES) == {"min", "max", "gmean", "amean"}
 
 
-def test_engine_comparison_normalizes_both_systems_together(shared):
-    """Through the engine: a comparison's RUBER scores are the hybrid of the parts over A's and B's
-    rows together, not per system (two real systems of usr-topical, 15 contexts)."""
+def test_engine_comparison_scores_each_system_as_it_would_alone(shared):
+    """Through the engine: a comparison's RUBER scores are the hybrid of the parts with the fixed constants of
+    the manifest, and system A's scores are the same whether B is scored with it or not (two real systems of
+    usr-topical, 15 contexts)."""
     from core.data import compare_systems, load_jsonl, systems_in
     from core.engine import score_comparison
     exs = load_jsonl(shared("eval/usr-topical.jsonl"))
@@ -124,7 +127,12 @@ def test_engine_comparison_normalizes_both_systems_together(shared):
     comp = compare_systems(exs, sa, sb)
     comp.pairs = comp.pairs[:15]
     cs = score_comparison(comp, ["ruber_ref", "ruber_unref", "ruber"])
-    expected, _ = hybrid(cs.table.column("ruber_ref"), cs.table.column("ruber_unref"), "amean")
+    ref_range, unref_range = get_metric("ruber").ranges()
+    assert ref_range[0] < 0.5 < ref_range[1] and unref_range[0] < 0.5 < unref_range[1]
+    expected, _ = hybrid(cs.table.column("ruber_ref"), cs.table.column("ruber_unref"), ref_range, unref_range)
     assert np.allclose(cs.table.column("ruber"), expected)
-    a_only, _ = hybrid(cs.a("ruber_ref"), cs.a("ruber_unref"), "amean")
-    assert not np.allclose(cs.a("ruber"), a_only)  # per-system scaling would give different numbers
+    from core.engine import score_examples
+    from core.models.memo import forget_all
+    forget_all()
+    alone = score_examples(comp.a, ["ruber"]).column("ruber")
+    assert np.array_equal(cs.a("ruber"), alone)  # per-set min-max would give different numbers

@@ -11,30 +11,15 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Sequence
 
-from core.registry import Registry
+from core.registry import Registry, Subcommand
 from core.version import __version__
 
-
-@dataclass(frozen=True)
-class Command:
-    help: str
-    add_arguments: Callable[[argparse.ArgumentParser], None]
-    run: Callable[[argparse.Namespace], int]
-
-
-COMMANDS: Registry[Command] = Registry("command", "core.cli")
+COMMANDS: Registry[Subcommand] = Registry("command", "core.cli")
 ORDER = ("score", "compare", "judge", "meta-eval", "metrics", "train")  # listed in this order in --help
-
-
-def register_command(name: str, help: str, add_arguments: Callable[[argparse.ArgumentParser], None]):
-    """Register ``run(args) -> exit code`` as ``dialeval NAME``; ``add_arguments`` fills its parser."""
-    def deco(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-        COMMANDS.register(name)(Command(help, add_arguments, run))
-        return run
-    return deco
+register_command = COMMANDS.subcommand
+"""``@register_command(name, help, add_arguments)``: ``run(args) -> exit code`` becomes ``dialeval NAME``."""
 
 
 # ------------------------------------------------------------------------------------------------

@@ -45,6 +45,7 @@ from core.judges.smollm_reader import HIDDEN as READER_HIDDEN
 from core.judges.smollm_reader import MEMBERS as READER_MEMBERS
 from core.judges.smollm_reader import SmolLMReader, lm_features
 from core.models import checkpoints
+from core.models.batching import ROWS, fixed_shape_batches, in_fixed_rows, padded_batch
 from core.progress import Progress, within
 from core.scoring import Judge, JudgeOutput, register_judge
 from core.settings import SEED
@@ -118,29 +119,18 @@ def _ext_mask(mask):
     return (1.0 - mask[:, None, None, :].to(torch.float32)) * torch.finfo(torch.float32).min
 
 
-def _pad(seqs: list[list[int]]):
-    torch = _torch()
-    L = max(len(s) for s in seqs)
-    ids = torch.zeros((len(seqs), L), dtype=torch.long)
-    mask = torch.zeros((len(seqs), L), dtype=torch.long)
-    for i, s in enumerate(seqs):
-        ids[i, :len(s)] = torch.tensor(s)
-        mask[i, :len(s)] = 1
-    return ids, mask
-
-
-def bottom_states(seqs: list[list[int]], batch_size: int = 32, progress: Progress | None = None,
-                  desc: str = "judge: encoding", n_frozen: int = N_FROZEN) -> list:
+def bottom_states(seqs: list[list[int]], progress: Progress | None = None, desc: str = "judge: encoding",
+                  n_frozen: int = N_FROZEN) -> list:
     """Hidden states after the frozen bottom ``n_frozen`` layers, one fp16 (len, 384) tensor per sequence
-    (computed once, reused by every epoch of the trained layers and the head)."""
+    (computed once, reused by every epoch of the trained layers and the head), on fixed-shape batches
+    (``core.models.batching``), so a sequence's states never depend on its batch mates."""
     torch = _torch()
     model = base_model()
     out: list = [None] * len(seqs)
-    order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))
+    done = 0
     with torch.no_grad():
-        for start in range(0, len(order), batch_size):
-            idx = order[start:start + batch_size]
-            ids, mask = _pad([seqs[i] for i in idx])
+        for idx, length in fixed_shape_batches([len(s) for s in seqs]):
+            ids, mask = padded_batch(seqs, idx, length)
             h = model.embeddings(input_ids=ids, token_type_ids=torch.zeros_like(ids))
             ext = _ext_mask(mask)
             for layer in model.encoder.layer[:n_frozen]:
@@ -148,8 +138,9 @@ def bottom_states(seqs: list[list[int]], batch_size: int = 32, progress: Progres
                 h = h[0] if isinstance(h, tuple) else h
             for j, i in enumerate(idx):
                 out[i] = h[j, :len(seqs[i])].to(torch.float16).clone()
+            done += len(idx)
             if progress is not None:
-                progress(min(start + batch_size, len(order)), len(order), desc)
+                progress(done, len(seqs), desc)
     return out
 
 
@@ -247,19 +238,22 @@ class JudgeNetwork:
         return JudgeEnsemble()
 
 
-def collate(states: list, spans: list, idx: Sequence[int]):
-    """A padded batch (bottom states, mask, spans of A, spans of B) of the sequences ``idx``."""
+def collate(states: list, spans: list, idx: Sequence[int], length: int | None = None, rows: int | None = None):
+    """A padded batch (bottom states, mask, spans of A, spans of B) of the sequences ``idx``: ``rows`` x ``length``
+    when given (a fixed shape; dummy rows attend to one position), else as small as the sequences allow."""
     torch = _torch()
-    L = max(states[i].shape[0] for i in idx)
+    L = length or max(states[i].shape[0] for i in idx)
     d = states[idx[0]].shape[1]
-    h = torch.zeros((len(idx), L, d), dtype=torch.float32)
-    mask = torch.zeros((len(idx), L), dtype=torch.long)
+    R = rows or len(idx)
+    h = torch.zeros((R, L, d), dtype=torch.float32)
+    mask = torch.zeros((R, L), dtype=torch.long)
+    mask[len(idx):, 0] = 1
     for j, i in enumerate(idx):
         n = states[i].shape[0]
         h[j, :n] = states[i].to(torch.float32)
         mask[j, :n] = 1
-    sa = torch.tensor([spans[i][0] for i in idx], dtype=torch.long)
-    sb = torch.tensor([spans[i][1] for i in idx], dtype=torch.long)
+    sa = torch.tensor([spans[i][0] for i in idx] + [(0, 1)] * (R - len(idx)), dtype=torch.long)
+    sb = torch.tensor([spans[i][1] for i in idx] + [(0, 1)] * (R - len(idx)), dtype=torch.long)
     return h, mask, sa, sb
 
 
@@ -374,10 +368,9 @@ class PairwiseJudge(Judge):
         return self.reader.score(fa) - self.reader.score(fb)
 
     # -- inference on encoded inputs
-    def logits(self, enc: Encoded, batch_size: int = 64, progress: Progress | None = None,
-               desc: str = "judge: scoring") -> np.ndarray:
+    def logits(self, enc: Encoded, progress: Progress | None = None, desc: str = "judge: scoring") -> np.ndarray:
         """Single-order logits of both orders of every pair (interleaved: (A, B), (B, A), ...)."""
-        z = self.minilm_logits(enc, batch_size, progress, desc)
+        z = self.minilm_logits(enc, progress, desc)
         if self.reader is None:
             return z
         return self.mix_logits(z, self.reader_diff(enc))
@@ -391,41 +384,45 @@ class PairwiseJudge(Judge):
         out[1::2] -= wl * d
         return out
 
-    def _by_length(self, enc: Encoded, batch_size: int, fn, progress: Progress | None, desc: str) -> np.ndarray:
-        """``fn(batch)`` over the sequences of ``enc`` in length-sorted batches, rows back in input order."""
+    def _in_fixed_shapes(self, enc: Encoded, fn, progress: Progress | None, desc: str) -> np.ndarray:
+        """``fn(batch)`` over the sequences of ``enc`` on fixed-shape batches (``core.models.batching``), rows
+        back in input order: a pair's numbers never depend on the pairs judged with it."""
         torch = _torch()
         n = len(enc.states)
         out = None
-        order = sorted(range(n), key=lambda i: enc.states[i].shape[0])
+        done = 0
         with torch.no_grad():
-            for s in range(0, n, batch_size):
-                idx = order[s:s + batch_size]
-                res = fn(collate(enc.states, enc.spans, idx)).numpy()
+            for idx, length in fixed_shape_batches([st.shape[0] for st in enc.states]):
+                res = fn(collate(enc.states, enc.spans, idx, length, ROWS)).numpy()[:len(idx)]
                 if out is None:
                     out = np.zeros((n,) + res.shape[1:], dtype=res.dtype)
                 out[idx] = res
+                done += len(idx)
                 if progress is not None:
-                    progress(min(s + batch_size, n), n, desc)
+                    progress(done, n, desc)
         return out if out is not None else np.zeros(0)
 
-    def minilm_logits(self, enc: Encoded, batch_size: int = 64, progress: Progress | None = None,
+    def minilm_logits(self, enc: Encoded, progress: Progress | None = None,
                       desc: str = "judge: scoring") -> np.ndarray:
         """The MiniLM cross-encoder's logit of every sequence of ``enc``."""
-        return self._by_length(enc, batch_size, lambda b: self.top(*b).double(), progress, desc).astype(np.float64)
+        return self._in_fixed_shapes(enc, lambda b: self.top(*b).double(), progress, desc).astype(np.float64)
 
-    def head_inputs(self, enc: Encoded, batch_size: int = 64, progress: Progress | None = None) -> np.ndarray:
+    def head_inputs(self, enc: Encoded, progress: Progress | None = None) -> np.ndarray:
         """The pooled features the MiniLM head reads, for every sequence of ``enc``."""
-        return self._by_length(enc, batch_size, lambda b: self.top.features(*b), progress, "judge: features")
+        return self._in_fixed_shapes(enc, lambda b: self.top.features(*b), progress, "judge: features")
 
     def output_layer_inputs(self, enc: Encoded, progress: Progress | None = None) -> OutputLayerInputs:
         """:class:`OutputLayerInputs` of the pairs of ``enc`` (the votes re-fit reads these)."""
         torch = _torch()
-        x = torch.from_numpy(self.head_inputs(enc, progress=progress))
         head = self.top.head
-        with torch.no_grad():
-            hidden = head[:-1](x)
-            z = head[-1](hidden).squeeze(-1).double().numpy()
-        hidden = hidden.numpy()
+
+        def part(layers):
+            def run(x: np.ndarray) -> np.ndarray:
+                with torch.no_grad():
+                    return layers(torch.from_numpy(x)).numpy()
+            return run
+        hidden = in_fixed_rows(part(head[:-1]), self.head_inputs(enc, progress=progress))
+        z = in_fixed_rows(part(head[-1]), hidden)[:, 0].astype(np.float64)
         if self.reader is None:
             return OutputLayerInputs(z, hidden, z.copy())
         d = self.reader_diff(enc)

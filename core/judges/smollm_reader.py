@@ -30,6 +30,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from core.models.batching import fixed_shape_batches, in_fixed_rows, padded_batch
+from core.models.memo import remembers
 from core.progress import Progress
 from core.settings import SEED
 
@@ -67,6 +69,7 @@ class LMFeatures:
         self.dim = 576 * len(LAYERS)
         self.memo_items = MEMO_ITEMS
         self._memo: OrderedDict[str, np.ndarray] = OrderedDict()
+        remembers(self.forget)
 
     def ids(self, context: Sequence[str], reply: str) -> tuple[list[int], int]:
         """Token ids of context + reply and the index where the reply starts."""
@@ -75,13 +78,13 @@ class LMFeatures:
         r = self.tok(" " + reply.strip(), add_special_tokens=False)["input_ids"][:REPLY_TOKENS] or [self.pad]
         return prompt + r, len(prompt)
 
-    def features(self, contexts: Sequence[Sequence[str]], replies: Sequence[str], batch_size: int = 16,
+    def features(self, contexts: Sequence[Sequence[str]], replies: Sequence[str],
                  progress: Progress | None = None, desc: str = "judge: SmolLM2 reading") -> np.ndarray:
-        """n x dim float32; identical (context, reply) items are read once. Batches hold sequences of one
-        token length only: with padding, bfloat16 kernels round differently for different batch shapes and a
-        reply's features moved by ~0.5 % with the other replies in its batch; without, they are exact. So the
-        last ``memo_items`` distinct items read are remembered (in memory) and not read again: judging the
-        same pairs twice (the dashboard's judge run, then its votes re-fit) reads them once."""
+        """n x dim float32; identical (context, reply) items are read once, on fixed-shape batches
+        (``core.models.batching``: bfloat16 kernels round differently for different batch shapes, which moved a
+        reply's features by up to 0.75 with its batch mates). A reply's features are therefore a function of the
+        item alone, so the last ``memo_items`` distinct items read are remembered (in memory) and not read
+        again: judging the same pairs twice (the dashboard's judge run, then its votes re-fit) reads them once."""
         torch = self.torch
         keys, uniq, where = distinct_items(contexts, replies)
         rows = np.zeros((len(uniq), self.dim), dtype=np.float32)
@@ -93,19 +96,16 @@ class LMFeatures:
             else:
                 rows[r] = hit
                 self._memo.move_to_end(keys[i])
-        seqs = {r: self.ids(contexts[uniq[r]], replies[uniq[r]]) for r in todo}
-        by_len: dict[int, list[int]] = {}
-        for r in sorted(todo, key=lambda r: len(seqs[r][0])):
-            by_len.setdefault(len(seqs[r][0]), []).append(r)
-        batches = [g[s:s + batch_size] for g in by_len.values() for s in range(0, len(g), batch_size)]
+        seqs = [self.ids(contexts[uniq[r]], replies[uniq[r]]) for r in todo]
         done = 0
         with torch.inference_mode():
-            for idx in batches:
-                ids = torch.tensor([seqs[r][0] for r in idx], dtype=torch.long)
-                hs = self.model.model(input_ids=ids, output_hidden_states=True).hidden_states
-                for j, r in enumerate(idx):
-                    p = seqs[r][1]
-                    rows[r] = torch.cat([hs[k][j, p:].float().mean(0) for k in LAYERS]).numpy()
+            for idx, length in fixed_shape_batches([len(q) for q, _ in seqs]):
+                ids, mask = padded_batch([q for q, _ in seqs], idx, length, pad_id=self.pad)
+                hs = self.model.model(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states
+                for j, t in enumerate(idx):
+                    q, p = seqs[t]
+                    r = todo[t]
+                    rows[r] = torch.cat([hs[k][j, p:len(q)].float().mean(0) for k in LAYERS]).numpy()
                     self._remember(keys[uniq[r]], rows[r])
                 done += len(idx)
                 if progress is not None:
@@ -176,28 +176,28 @@ def build_scorer(dim: int, hidden: int = HIDDEN, members: int = MEMBERS, dropout
     return LMScorer()
 
 
-def scores(scorer, feats: np.ndarray, batch_size: int = 4096) -> np.ndarray:
+def scores(scorer, feats: np.ndarray) -> np.ndarray:
+    """The scorer's quality score s of each feature row (fixed row chunks)."""
     import torch
     scorer.eval()
-    out = []
-    with torch.no_grad():
-        for s in range(0, len(feats), batch_size):
-            out.append(scorer(torch.from_numpy(np.asarray(feats[s:s + batch_size], dtype=np.float32))).double().numpy())
-    return np.concatenate(out) if out else np.zeros(0)
+
+    def run(x: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            return scorer(torch.from_numpy(x)).double().numpy()
+    return in_fixed_rows(run, np.asarray(feats, dtype=np.float32))
 
 
-def hidden_units(scorer, feats: np.ndarray, batch_size: int = 4096) -> np.ndarray:
+def hidden_units(scorer, feats: np.ndarray) -> np.ndarray:
     """The scorer's hidden units (members x hidden, after GELU) for each feature row: ``s`` is the mean over
     members of each member's output layer applied to its block (the votes re-fit re-weights them)."""
     import torch
     scorer.eval()
-    out = []
-    with torch.no_grad():
-        for s in range(0, len(feats), batch_size):
-            z = (torch.from_numpy(np.asarray(feats[s:s + batch_size], dtype=np.float32)) - scorer.mu) / scorer.sd
-            out.append(torch.cat([m[:-1](z) for m in scorer.members], -1).numpy())
-    return np.concatenate(out) if out else np.zeros((0, len(scorer.members) * scorer.members[0][-1].in_features),
-                                                     dtype=np.float32)
+
+    def run(x: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            z = (torch.from_numpy(x) - scorer.mu) / scorer.sd
+            return torch.cat([m[:-1](z) for m in scorer.members], -1).numpy()
+    return in_fixed_rows(run, np.asarray(feats, dtype=np.float32))
 
 
 

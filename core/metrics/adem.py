@@ -44,9 +44,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from core.data import Example
-from core.models.checkpoints import load, paths, short_hash
+from core.models.checkpoints import load, paths
+from core.models.memo import remembers
 from core.progress import Progress, tick
-from core.scoring import Metric, MetricResult, Options, Signature, get_metric, register_metric
+from core.scoring import CheckpointMetric, MetricResult, get_metric, register_metric
 from core.settings import cache_dir
 
 DEFAULT_CKPT = "adem"
@@ -94,6 +95,7 @@ def encode_texts(texts: Sequence[str], progress: Progress | None = None, desc: s
 
 
 _MEMO: dict[str, np.ndarray] = {}
+remembers(_MEMO.clear)
 
 
 def _text_key(t: str) -> str:
@@ -157,7 +159,8 @@ class AdemModel:
         self.alpha, self.beta = float(alpha), float(beta)
 
     def project(self, X: np.ndarray) -> np.ndarray:
-        return (X - self.mean) @ self.components.T
+        """PCA coordinates, row by row (einsum's own loop: a row's numbers never depend on the other rows)."""
+        return np.einsum("ij,kj->ik", np.asarray(X, dtype=np.float64) - self.mean, self.components)
 
     def predict(self, C: np.ndarray, R: np.ndarray, H: np.ndarray, has_ref: np.ndarray) -> np.ndarray:
         c, r, h = self.project(C), self.project(R), self.project(H)
@@ -183,12 +186,10 @@ class AdemModel:
 
 
 @register_metric("adem")
-class ADEM(Metric):
+class ADEM(CheckpointMetric):
     description = "ADEM (Lowe 2017): (c^T M r̂ + r^T N r̂ - α)/β on PCA-reduced MiniLM vectors, trained on human scores (1-5)"
-
-    def __init__(self, options: Options | None = None, checkpoint: str = DEFAULT_CKPT):
-        super().__init__(options)
-        self.checkpoint = checkpoint
+    default_checkpoint = DEFAULT_CKPT
+    variant = "minilm-pca|{checkpoint}"
 
     @functools.cached_property
     def _loaded(self) -> tuple[AdemModel, dict]:
@@ -198,9 +199,6 @@ class ADEM(Metric):
     @property
     def manifest(self) -> dict:
         return self._loaded[1]
-
-    def signature(self) -> Signature:
-        return Signature("adem", f"minilm-pca|{self.checkpoint}", short_hash(self.checkpoint))
 
     def trained_on(self) -> list[str]:
         return list(self.manifest.get("datasets", []))

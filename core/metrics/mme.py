@@ -29,6 +29,8 @@ import numpy as np
 from core.data import Example
 from core.metrics import crs as crs_mod
 from core.models import checkpoints
+from core.models.batching import in_fixed_rows
+from core.models.memo import remembers
 from core.progress import Progress, tick
 from core.scoring import Metric, MetricResult, Options, Signature, register_metric
 from core.settings import checkpoint_dir
@@ -83,6 +85,12 @@ class MMEScorer:
         self._models: dict[str, Any] = {}
         self._cache: dict[tuple[str, str, str], float] = {}
         self._emb: dict[str, np.ndarray] = {}
+        remembers(self.forget)
+
+    def forget(self) -> None:
+        """Drop every remembered sub-score and embedding (the models stay loaded)."""
+        self._cache.clear()
+        self._emb.clear()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """MiniLM sentence embeddings, cached per text (RM and EM share them)."""
@@ -132,7 +140,7 @@ class MMEScorer:
         if which == "em":
             coef, b = self._load("em")
             X = em_features([M.context_text(c.split("\n")) for c in ctx], resp, embed=self.embed)
-            return {"em": np.clip(X @ coef + b, 0.0, 1.0)}
+            return {"em": np.clip(in_fixed_rows(lambda x: x @ coef, X) + b, 0.0, 1.0)}
         quant, sc = self._load("sm")
         raw = sc.raw(["\n".join(c.split("\n")[-M.CTX_TURNS:]) for c in ctx], resp, progress=prog, desc="MME specificity")
         return {"sm_nll": M.ecdf_normalize(raw[:, 0], quant["nll"]),

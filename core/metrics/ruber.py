@@ -24,13 +24,16 @@ Registered metrics
   options, so ``pool`` and ``retriever`` reach it) replacing s_R; the unreferenced part is the classic s_U
   by default (setting ``unref``).
 
-Hybrid (Tao et al. §3.3): each score is min-max normalized to [0, 1] over *all examples of one
-``compute`` call* - the engine scores system A's and system B's rows in one call, so both systems share
-one normalization and a comparison is never distorted by per-system scaling. Then they are combined by
-``min``, ``max``, ``gmean`` (geometric mean) or ``amean`` (arithmetic mean; the default, since the
-paper found the four strategies close and the arithmetic mean never collapses to 0 when one part
-is at its minimum). A constant score (zero range) normalizes to 0.5. Rows without a referenced score
-(no reference, NaN) fall back to the normalized unreferenced score alone, and their details say
+Hybrid (Tao et al. §3.3): each part is min-max normalized to [0, 1], then they are combined by ``min``,
+``max``, ``gmean`` (geometric mean) or ``amean`` (arithmetic mean; the default, since the paper found the four
+strategies close and the arithmetic mean never collapses to 0 when one part is at its minimum). The paper
+takes the min and max over the evaluated set; that makes a system's score depend on what it is scored with
+(the same file scored 0.509 beside one partner and 0.625 beside itself). Here the min and max are **fixed
+constants**: each part's minimum and maximum over a calibration sample of 2,000 held-out chitchat rows (1,000
+utterances answered by their true reply, which also serves as the reference, and by a random other reply),
+fitted once by ``dialeval train ruber --variant normalization`` and stored in the unreferenced scorer's
+manifest (``normalization``). Values outside the range are clipped to [0, 1]. Rows without a referenced score
+(no reference, NaN) use the normalized unreferenced score alone, and their details say
 ``"fallback": "unreferenced-only"``.
 """
 from __future__ import annotations
@@ -41,15 +44,19 @@ from typing import Any, Sequence
 import numpy as np
 
 from core.data import Example
-from core.models.checkpoints import short_hash
+from core.models.batching import encode_sequences, in_fixed_rows
+from core.models.checkpoints import CheckpointError, load_manifest
+from core.models.memo import remembers
 from core.progress import Progress, tick
-from core.scoring import CompositeMetric, Metric, MetricResult, Options, Signature, get_metric, register_metric
+from core.scoring import (CheckpointMetric, CompositeMetric, Metric, MetricResult, Options, Signature, get_metric,
+                          register_metric)
 
 COMBINES = ("min", "max", "gmean", "amean")
 DEFAULT_COMBINE = "amean"
 UNREF_CKPT = "ruber-unref"
 BERT_UNREF_CKPT = "ruber-bert-unref"
 MAX_WORDPIECES = 32  # per turn, for the Bi-GRU and the static referenced scorer
+CLS_ID, SEP_ID = 101, 102  # MiniLM's [CLS] and [SEP]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -95,16 +102,13 @@ def referenced_from_vectors(examples: Sequence[Example], vec: dict[str, np.ndarr
     return scores, details
 
 
-def minmax(x: np.ndarray) -> np.ndarray:
-    """Min-max normalization to [0, 1] over the finite values of ``x`` (NaN stays NaN; zero range -> 0.5)."""
+def minmax(x: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """(x - lo) / (hi - lo) clipped to [0, 1], with fixed constants ``lo``, ``hi`` (NaN stays NaN; a zero range
+    gives 0.5): the min-max normalization of Tao et al. §3.3 without dependence on the evaluated set."""
     x = np.asarray(x, dtype=np.float64)
-    ok = np.isfinite(x)
-    out = np.full_like(x, np.nan)
-    if not ok.any():
-        return out
-    lo, hi = x[ok].min(), x[ok].max()
-    out[ok] = 0.5 if hi - lo <= 1e-12 else (x[ok] - lo) / (hi - lo)
-    return out
+    if hi - lo <= 1e-12:
+        return np.where(np.isfinite(x), 0.5, np.nan)
+    return np.clip((x - lo) / (hi - lo), 0.0, 1.0)
 
 
 def combine(a: np.ndarray, b: np.ndarray, how: str) -> np.ndarray:
@@ -120,12 +124,13 @@ def combine(a: np.ndarray, b: np.ndarray, how: str) -> np.ndarray:
     raise ValueError(f"unknown combination {how!r}; choose one of {COMBINES}")
 
 
-def hybrid(s_ref: np.ndarray, s_unref: np.ndarray, how: str = DEFAULT_COMBINE) -> tuple[np.ndarray, list[dict]]:
-    """Hybrid RUBER: joint min-max normalization over all rows given, then ``combine``; rows with no
+def hybrid(s_ref: np.ndarray, s_unref: np.ndarray, ref_range: Sequence[float], unref_range: Sequence[float],
+           how: str = DEFAULT_COMBINE) -> tuple[np.ndarray, list[dict]]:
+    """Hybrid RUBER: each part min-max normalized with its fixed (min, max), then ``combine``; rows with no
     referenced score use the normalized unreferenced score alone."""
     if how not in COMBINES:
         raise ValueError(f"unknown combination {how!r}; choose one of {COMBINES}")
-    nr, nu = minmax(s_ref), minmax(s_unref)
+    nr, nu = minmax(s_ref, *ref_range), minmax(s_unref, *unref_range)
     both = combine(nr, nu, how)
     out = np.where(np.isfinite(nr), both, nu)
     details = []
@@ -165,7 +170,8 @@ def static_sentence_vectors(texts: Sequence[str]) -> dict[str, np.ndarray]:
 
 
 class _ContextualCache:
-    """text -> ([max; min] pooled contextual token vectors, normalized mean-pooled sentence vector)."""
+    """text -> ([max; min] pooled contextual token vectors, normalized mean-pooled sentence vector), from one
+    MiniLM pass per distinct text (``core.models.encoders.minilm_forward``)."""
 
     limit = 60000
 
@@ -174,28 +180,21 @@ class _ContextualCache:
 
     def get(self, texts: Sequence[str], progress: Progress | None = None,
             desc: str = "MiniLM tokens") -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        from core.models.encoders import sentence_encoder
+        from core.models.encoders import mean_pooled, minilm_forward
         need = [t for t in dict.fromkeys(texts) if t not in self.store]
         if len(self.store) + len(need) > self.limit:
             self.store.clear()
             need = list(dict.fromkeys(texts))
         if need:
-            model = sentence_encoder()
-            need.sort(key=len)  # length-sorted batches: minimal padding
-            bs = 128
-            for s in range(0, len(need), bs):
-                chunk = need[s:s + bs]
-                outs = model.encode(chunk, batch_size=bs, output_value=None, show_progress_bar=False)
-                for t, o in zip(chunk, outs):
-                    ids = o["input_ids"]
-                    keep = (o["attention_mask"] > 0) & (ids != 101) & (ids != 102)  # no pad/[CLS]/[SEP]
-                    tok = o["token_embeddings"][keep].float().numpy()
-                    self.store[t] = (maxmin_pool(tok), o["sentence_embedding"].float().numpy())
-                tick(progress, min(s + bs, len(need)), len(need), desc)
+            def reduce(states: np.ndarray, ids: list[int]) -> tuple[np.ndarray, np.ndarray]:
+                keep = [k for k, t in enumerate(ids) if t not in (CLS_ID, SEP_ID)]  # word pieces only
+                return maxmin_pool(states[keep]), mean_pooled(states)
+            self.store.update(zip(need, minilm_forward(need, reduce, progress, desc)))
         return {t: self.store[t] for t in dict.fromkeys(texts)}
 
 
 CONTEXTUAL = _ContextualCache()
+remembers(CONTEXTUAL.store.clear)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -308,25 +307,33 @@ def load_vector_scorer(name: str = BERT_UNREF_CKPT):
     return model, manifest
 
 
-def bigru_scores(model, queries: Sequence[str], replies: Sequence[str], batch: int = 256) -> np.ndarray:
+def bigru_scores(model, queries: Sequence[str], replies: Sequence[str]) -> np.ndarray:
+    """s_U of each (query, reply): every distinct text encoded once by the shared Bi-GRU (fixed-shape batches
+    of one exact length), then the head in fixed row chunks, so a row's score never depends on its batch mates."""
     torch = _torch()
-    qi, ri = wordpiece_ids(queries), wordpiece_ids(replies)
-    out = np.zeros(len(queries))
-    with torch.no_grad():
-        for s in range(0, len(queries), batch):
-            q, ql = pad_ids(qi[s:s + batch])
-            r, rl = pad_ids(ri[s:s + batch])
-            out[s:s + batch] = model(q, ql, r, rl).numpy()
-    return out
+    texts = list(dict.fromkeys([*queries, *replies]))
+    vecs = encode_sequences(wordpiece_ids(texts), lambda ids, lengths: model.encode(model.gru_q, ids, lengths))
+    pos = {t: i for i, t in enumerate(texts)}
+    pairs = np.concatenate([vecs[[pos[q] for q in queries]], vecs[[pos[r] for r in replies]]], axis=1)
+    half = vecs.shape[1]
+
+    def head(x: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            t = torch.from_numpy(x)
+            return model.head(t[:, :half], t[:, half:]).double().numpy()
+    return in_fixed_rows(head, pairs)
 
 
-def vector_scores(model, q: np.ndarray, r: np.ndarray, batch: int = 4096) -> np.ndarray:
+def vector_scores(model, q: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """The unreferenced head over query and reply vectors, in fixed row chunks."""
     torch = _torch()
-    out = np.zeros(len(q))
-    with torch.no_grad():
-        for s in range(0, len(q), batch):
-            out[s:s + batch] = model(torch.from_numpy(q[s:s + batch]), torch.from_numpy(r[s:s + batch])).numpy()
-    return out
+    d = q.shape[1]
+
+    def head(x: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            t = torch.from_numpy(x)
+            return model(t[:, :d], t[:, d:]).double().numpy()
+    return in_fixed_rows(head, np.concatenate([q, r], axis=1).astype(np.float32))
 
 
 def _unref_rows(examples: Sequence[Example]) -> list[int]:
@@ -358,64 +365,6 @@ class RuberReferenced(Metric):
         return MetricResult(self.name, scores, self.signature(), details)
 
 
-@register_metric("ruber_unref")
-class RuberUnreferenced(Metric):
-    description = "RUBER unreferenced s_U: Bi-GRU query/reply scorer trained by negative sampling on chitchat"
-
-    def __init__(self, options: Options | None = None, checkpoint: str = UNREF_CKPT):
-        super().__init__(options)
-        self.checkpoint = checkpoint
-
-    def signature(self) -> Signature:
-        return Signature("ruber_unref", "bigru|static-minilm-wordpiece", short_hash(self.checkpoint))
-
-    def compute(self, examples: Sequence[Example], progress: Progress | None = None) -> MetricResult:
-        model, _ = load_bigru(self.checkpoint)
-        rows = _unref_rows(examples)
-        scores = np.full(len(examples), np.nan)
-        if rows:
-            scores[rows] = bigru_scores(model, [examples[i].utterance for i in rows],
-                                        [examples[i].response for i in rows])
-        tick(progress, len(examples), len(examples), "ruber_unref")
-        details = [{"s_U": _f(s)} if np.isfinite(s) else {"s_U": None, "reason": "no context"} for s in scores]
-        return MetricResult(self.name, scores, self.signature(), details)
-
-
-class _Hybrid(CompositeMetric):
-    ref_metric = "ruber_ref"
-    unref_metric = "ruber_unref"
-    variant = ""
-
-    def __init__(self, options: Options | None = None, combine: str = DEFAULT_COMBINE):
-        super().__init__(options)
-        if combine not in COMBINES:
-            raise ValueError(f"unknown combination {combine!r}; choose one of {COMBINES}")
-        self.combine_how = combine
-
-    def parts(self) -> tuple[Metric, Metric]:
-        return get_metric(self.ref_metric, self.options), get_metric(self.unref_metric, self.options)
-
-    def signature(self) -> Signature:
-        ref, unref = self.parts()
-        rs, us = ref.signature(), unref.signature()
-        nested = f"ref[{rs.variant.replace('|', '/')}]"  # the part's own variant (υBLEU: retriever, k, ...)
-        return Signature(self.name, f"{self.variant}|{self.combine_how}|joint-minmax|{nested}",
-                         f"{rs.checkpoint}+{us.checkpoint}", rs.pool)
-
-    def combine(self, examples: Sequence[Example], part_results: Sequence[MetricResult]) -> MetricResult:
-        r, u = part_results
-        scores, details = hybrid(r.scores, u.scores, self.combine_how)
-        return MetricResult(self.name, scores, self.signature(), details,
-                            {"normalization": "min-max over all rows of this call (all systems jointly)",
-                             "parts": [str(r.signature), str(u.signature)]})
-
-
-@register_metric("ruber")
-class Ruber(_Hybrid):
-    description = "hybrid RUBER: joint min-max normalized s_R and s_U combined (amean default; min/max/gmean)"
-    variant = "ruber_ref+ruber_unref"
-
-
 @register_metric("bert_ruber_ref")
 class BertRuberReferenced(Metric):
     description = "BERT-RUBER referenced: cosine of max+min pooled contextual MiniLM token vectors"
@@ -432,30 +381,99 @@ class BertRuberReferenced(Metric):
         return MetricResult(self.name, scores, self.signature(), details)
 
 
-@register_metric("bert_ruber_unref")
-class BertRuberUnreferenced(Metric):
-    description = "BERT-RUBER unreferenced: MLP over frozen MiniLM query/reply vectors, negative sampling"
+class _Unreferenced(CheckpointMetric):
+    """s_U(query, reply) for every row with a context (the query is its last turn); NaN without one."""
 
-    def __init__(self, options: Options | None = None, checkpoint: str = BERT_UNREF_CKPT):
-        super().__init__(options)
-        self.checkpoint = checkpoint
-
-    def signature(self) -> Signature:
-        from core.models.encoders import encoder_id
-        return Signature("bert_ruber_unref", f"mlp|{encoder_id()}-mean", short_hash(self.checkpoint))
+    def pair_scores(self, queries: list[str], replies: list[str], progress: Progress | None) -> np.ndarray:
+        raise NotImplementedError
 
     def compute(self, examples: Sequence[Example], progress: Progress | None = None) -> MetricResult:
-        model, _ = load_vector_scorer(self.checkpoint)
         rows = _unref_rows(examples)
         scores = np.full(len(examples), np.nan)
         if rows:
-            got = CONTEXTUAL.get([examples[i].utterance for i in rows] + [examples[i].response for i in rows],
-                                 progress, "bert_ruber_unref: MiniLM")
-            q = np.stack([got[examples[i].utterance][1] for i in rows])
-            r = np.stack([got[examples[i].response][1] for i in rows])
-            scores[rows] = vector_scores(model, q, r)
+            scores[rows] = self.pair_scores([examples[i].utterance for i in rows],
+                                            [examples[i].response for i in rows], progress)
+        tick(progress, len(examples), len(examples), self.name)
         details = [{"s_U": _f(s)} if np.isfinite(s) else {"s_U": None, "reason": "no context"} for s in scores]
         return MetricResult(self.name, scores, self.signature(), details)
+
+
+@register_metric("ruber_unref")
+class RuberUnreferenced(_Unreferenced):
+    """s_U(q, r) = sigmoid(MLP([q; q^T M r; r])) where q and r are the last states [h_fwd; h_bwd] of one Bi-GRU
+    over the static word pieces of the query and the reply (Tao et al. 2018, §3.2)."""
+
+    description = "RUBER unreferenced s_U: Bi-GRU query/reply scorer trained by negative sampling on chitchat"
+    default_checkpoint = UNREF_CKPT
+    variant = "bigru|static-minilm-wordpiece"
+
+    def pair_scores(self, queries: list[str], replies: list[str], progress: Progress | None) -> np.ndarray:
+        return bigru_scores(load_bigru(self.checkpoint)[0], queries, replies)
+
+
+@register_metric("bert_ruber_unref")
+class BertRuberUnreferenced(_Unreferenced):
+    """BERT-RUBER's s_U (Ghazarian et al. 2019): the same [q; q^T M r; r] -> MLP -> sigmoid head over the
+    frozen, mean-pooled and normalized MiniLM vectors of query and reply."""
+
+    description = "BERT-RUBER unreferenced: MLP over frozen MiniLM query/reply vectors, negative sampling"
+    default_checkpoint = BERT_UNREF_CKPT
+    variant = "mlp|{encoder}-mean"
+
+    def pair_scores(self, queries: list[str], replies: list[str], progress: Progress | None) -> np.ndarray:
+        got = CONTEXTUAL.get(queries + replies, progress, "bert_ruber_unref: MiniLM")
+        q = np.stack([got[t][1] for t in queries])
+        r = np.stack([got[t][1] for t in replies])
+        return vector_scores(load_vector_scorer(self.checkpoint)[0], q, r)
+
+
+class _Hybrid(CompositeMetric):
+    ref_metric = "ruber_ref"
+    unref_metric = "ruber_unref"
+    variant = ""
+
+    def __init__(self, options: Options | None = None, combine: str = DEFAULT_COMBINE):
+        super().__init__(options)
+        if combine not in COMBINES:
+            raise ValueError(f"unknown combination {combine!r}; choose one of {COMBINES}")
+        self.combine_how = combine
+
+    def parts(self) -> tuple[Metric, Metric]:
+        return get_metric(self.ref_metric, self.options), get_metric(self.unref_metric, self.options)
+
+    def ranges(self) -> tuple[tuple[float, float], tuple[float, float]]:
+        """The fixed (min, max) of the referenced and the unreferenced part, from the unreferenced scorer's
+        manifest (``dialeval train ruber --variant normalization`` fits them)."""
+        ckpt = self.parts()[1].checkpoint
+        norm = load_manifest(ckpt).get("normalization", {})
+        missing = [m for m in (self.ref_metric, self.unref_metric) if m not in norm]
+        if missing:
+            raise CheckpointError(f"{ckpt}'s manifest has no normalization constants for {', '.join(missing)}; "
+                                  "fit them with `dialeval train ruber --variant normalization`")
+        return tuple(norm[self.ref_metric]), tuple(norm[self.unref_metric])
+
+    def signature(self) -> Signature:
+        ref, unref = self.parts()
+        rs, us = ref.signature(), unref.signature()
+        nested = f"ref[{rs.variant.replace('|', '/')}]"  # the part's own variant (υBLEU: retriever, k, ...)
+        ranges = ",".join(f"{v:.6g}" for rng in self.ranges() for v in rng)
+        return Signature(self.name, f"{self.variant}|{self.combine_how}|fixed-minmax:{ranges}|{nested}",
+                         f"{rs.checkpoint}+{us.checkpoint}", rs.pool)
+
+    def combine(self, examples: Sequence[Example], part_results: Sequence[MetricResult]) -> MetricResult:
+        r, u = part_results
+        ref_range, unref_range = self.ranges()
+        scores, details = hybrid(r.scores, u.scores, ref_range, unref_range, self.combine_how)
+        return MetricResult(self.name, scores, self.signature(), details,
+                            {"normalization": {"kind": "fixed min-max (calibration constants in the manifest)",
+                                               self.ref_metric: list(ref_range), self.unref_metric: list(unref_range)},
+                             "parts": [str(r.signature), str(u.signature)]})
+
+
+@register_metric("ruber")
+class Ruber(_Hybrid):
+    description = "hybrid RUBER: s_R and s_U min-max normalized with fixed calibration constants, combined (amean)"
+    variant = "ruber_ref+ruber_unref"
 
 
 @register_metric("bert_ruber")

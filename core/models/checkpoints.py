@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from core.settings import checkpoint_dir
+from core.settings import checkpoint_dir, writable_checkpoint_dir
 from core.version import __version__
 
 
@@ -30,7 +30,7 @@ def save(name: str, tensors: dict[str, Any], manifest: dict[str, Any],
          directory: str | os.PathLike | None = None) -> Path:
     """Write ``tensors`` (torch tensors) and the manifest; returns the weights' path."""
     from safetensors.torch import save_file
-    wpath, mpath = paths(name, directory)
+    wpath, mpath = paths(name, directory or writable_checkpoint_dir())
     wpath.parent.mkdir(parents=True, exist_ok=True)
     save_file({k: v.detach().cpu().contiguous() for k, v in tensors.items()}, str(wpath))
     man = dict(manifest)
@@ -63,6 +63,7 @@ def load_manifest(name: str, directory: str | os.PathLike | None = None) -> dict
 
 def update_manifest(name: str, section: str, value: Any, directory: str | os.PathLike | None = None) -> None:
     """Set one top-level ``section`` of a manifest, leaving the weights (and so their hash) untouched."""
+    directory = directory or writable_checkpoint_dir()
     mpath = paths(name, directory)[1]
     man = load_manifest(name, directory)
     man[section] = value

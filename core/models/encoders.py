@@ -12,8 +12,14 @@ import hashlib
 import importlib.util
 import os
 from pathlib import Path
+from typing import Callable, Sequence, TypeVar
 
 import numpy as np
+
+from core.models.batching import fixed_shape_batches, padded_batch
+from core.progress import Progress, tick
+
+T = TypeVar("T")
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -69,12 +75,12 @@ def resolve_device(device: str = "cpu") -> str:
 
 
 @functools.lru_cache(maxsize=1)
-def sentence_encoder():
-    """all-MiniLM-L6-v2 as a SentenceTransformer on the CPU (384-d, normalized by the caller)."""
-    from sentence_transformers import SentenceTransformer
+def minilm_model():
+    """all-MiniLM-L6-v2's transformer (384-d), on the CPU, in eval mode; loaded once per process."""
+    from transformers import AutoModel
     set_threads()
-    model = SentenceTransformer(minilm_path(), device="cpu")
-    model.max_seq_length = MAX_SEQ_LEN
+    model = AutoModel.from_pretrained(minilm_path())
+    model.eval()
     return model
 
 
@@ -93,22 +99,38 @@ def minilm_word_embeddings():
     return weights[key]
 
 
-def encode(texts: list[str], batch_size: int = 128, progress=None, desc: str = "encoding") -> np.ndarray:
-    """L2-normalized MiniLM sentence embeddings (float32, n x 384), encoded in batches sorted by length
-    so padding is minimal; ``progress(done, total, desc)`` is called per batch."""
-    model = sentence_encoder()
-    n = len(texts)
-    out = np.zeros((n, model.get_embedding_dimension() if hasattr(model, "get_embedding_dimension")
-                    else model.get_sentence_embedding_dimension()), dtype=np.float32)
-    order = sorted(range(n), key=lambda i: len(texts[i]))
-    for start in range(0, n, batch_size):
-        idx = order[start:start + batch_size]
-        emb = model.encode([texts[i] for i in idx], batch_size=batch_size, convert_to_numpy=True,
-                           normalize_embeddings=True, show_progress_bar=False)
-        out[idx] = emb
-        if progress is not None:
-            progress(min(start + batch_size, n), n, desc)
+def minilm_forward(texts: Sequence[str], per_text: Callable[[np.ndarray, list[int]], T],
+                   progress: Progress | None = None, desc: str = "MiniLM") -> list[T]:
+    """One MiniLM pass per text (truncated to ``MAX_SEQ_LEN`` word pieces, [CLS] and [SEP] included) on
+    fixed-shape batches (``core.models.batching``), so a text's numbers never depend on its batch mates;
+    ``per_text(token_states (L x 384, float32), token_ids)`` reduces each text's last hidden states."""
+    import torch
+    model, tok = minilm_model(), minilm_tokenizer()
+    ids = tok(list(texts), truncation=True, max_length=MAX_SEQ_LEN)["input_ids"] if texts else []
+    out: list = [None] * len(ids)
+    done = 0
+    with torch.inference_mode():
+        for idx, length in fixed_shape_batches([len(x) for x in ids]):
+            x, mask = padded_batch(ids, idx, length)
+            h = model(input_ids=x, attention_mask=mask).last_hidden_state.float().numpy()
+            for j, i in enumerate(idx):
+                out[i] = per_text(h[j, :len(ids[i])], ids[i])
+            done += len(idx)
+            tick(progress, done, len(ids), desc)
     return out
+
+
+def mean_pooled(states: np.ndarray, ids: list[int] | None = None) -> np.ndarray:
+    """The sentence vector of all-MiniLM-L6-v2: mean of the token states, L2-normalized (as its
+    sentence-transformers pipeline: Pooling(mean) + Normalize)."""
+    v = states.mean(0)
+    return (v / max(float(np.linalg.norm(v)), 1e-12)).astype(np.float32)
+
+
+def encode(texts: Sequence[str], progress: Progress | None = None, desc: str = "encoding") -> np.ndarray:
+    """L2-normalized MiniLM sentence embeddings (float32, n x 384); ``progress(done, total, desc)`` per batch."""
+    vecs = minilm_forward(texts, mean_pooled, progress, desc)
+    return np.stack(vecs).astype(np.float32) if vecs else np.zeros((0, 384), dtype=np.float32)
 
 
 @functools.lru_cache(maxsize=1)

@@ -30,6 +30,7 @@ from torch import nn
 import torch.nn.functional as F
 
 from core.models import checkpoints
+from core.models.batching import fixed_shape_batches, in_fixed_rows, padded_batch
 from core.models.corpus import CTX_TURNS, chitchat_split
 
 FM_MAX_LEN = 40
@@ -99,20 +100,24 @@ class MiniLMClassifier(nn.Module):
         self.load_state_dict(tensors, strict=False)
 
     @torch.inference_mode()
-    def predict(self, texts: Sequence[str], responses: Sequence[str] | None = None, batch_size: int = 64,
+    @torch.inference_mode()
+    def predict(self, texts: Sequence[str], responses: Sequence[str] | None = None,
                 progress: Callable | None = None, desc: str = "") -> np.ndarray:
-        """Sigmoid probabilities, batched by length (padding kept small)."""
+        """Sigmoid probabilities, on fixed-shape batches (``core.models.batching``)."""
         self.eval()
-        n = len(texts)
+        enc = (self.tok(list(texts), list(responses), truncation="only_first", max_length=self.max_len)
+               if self.pair else self.tok(list(texts), truncation=True, max_length=self.max_len))
+        ids, types = enc["input_ids"], enc.get("token_type_ids")
+        n = len(ids)
         out = np.zeros(n, dtype=np.float64)
-        key = (lambda i: len(texts[i]) + len(responses[i])) if responses is not None else (lambda i: len(texts[i]))
-        order = sorted(range(n), key=key)
-        for s in range(0, n, batch_size):
-            idx = order[s:s + batch_size]
-            enc = self.encode_inputs([texts[i] for i in idx], [responses[i] for i in idx] if responses is not None else None)
-            out[idx] = torch.sigmoid(self(**enc)).double().numpy()
+        done = 0
+        for idx, length in fixed_shape_batches([len(x) for x in ids]):
+            x, mask = padded_batch(ids, idx, length)
+            t = padded_batch(types, idx, length)[0] if types is not None else torch.zeros_like(x)
+            out[idx] = torch.sigmoid(self(x, mask, t)).double().numpy()[:len(idx)]
+            done += len(idx)
             if progress:
-                progress(min(s + batch_size, n), n, desc)
+                progress(done, n, desc)
         return out
 
 
@@ -129,8 +134,14 @@ class PairHead(nn.Module):
 
     @torch.inference_mode()
     def predict(self, ec: np.ndarray, er: np.ndarray) -> np.ndarray:
+        """P(relevant) of each (context, response) vector pair, in fixed row chunks."""
         self.eval()
-        return torch.sigmoid(self(torch.from_numpy(ec).float(), torch.from_numpy(er).float())).double().numpy()
+        d = ec.shape[1]
+
+        def head(x: np.ndarray) -> np.ndarray:
+            t = torch.from_numpy(x).float()
+            return torch.sigmoid(self(t[:, :d], t[:, d:])).double().numpy()
+        return in_fixed_rows(head, np.concatenate([ec, er], axis=1).astype(np.float32))
 
 
 # ----------------------------------------------------------------------------- TCM: keyword graph + GAT
@@ -272,12 +283,17 @@ class TCMNet(nn.Module):
         return self.cls(torch.cat([mc, mr, mc * mr, (mc - mr).abs(), mx, ks], -1)).squeeze(-1)
 
     @torch.inference_mode()
-    def predict(self, contexts: Sequence[str], responses: Sequence[str], batch_size: int = 256) -> np.ndarray:
+    def predict(self, contexts: Sequence[str], responses: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        """P(coherent) of each (context, response), in batches of exactly ``batch_size`` graphs (the last
+        filled with empty graphs), so a row's score does not depend on its batch mates."""
         self.eval()
         out = []
-        for s in range(0, len(contexts), batch_size):
-            g = build_graphs(contexts[s:s + batch_size], responses[s:s + batch_size])
-            out.append(torch.sigmoid(self(*g)).double().numpy())
+        n = len(contexts)
+        for s in range(0, n, batch_size):
+            c, r = list(contexts[s:s + batch_size]), list(responses[s:s + batch_size])
+            k = len(c)
+            g = build_graphs(c + [""] * (batch_size - k), r + [""] * (batch_size - k))
+            out.append(torch.sigmoid(self(*g)).double().numpy()[:k])
         return np.concatenate(out) if out else np.zeros(0)
 
 
@@ -316,23 +332,17 @@ class SmolScorer:
         return prompt + r, len(prompt)
 
     @torch.inference_mode()
-    def raw(self, contexts: Sequence[str], responses: Sequence[str], batch_size: int = 16,
-            progress: Callable | None = None, desc: str = "SM") -> np.ndarray:
-        """n x 3 array of (nll, nce, ppl)."""
+    def raw(self, contexts: Sequence[str], responses: Sequence[str], progress: Callable | None = None,
+            desc: str = "SM") -> np.ndarray:
+        """n x 3 array of (nll, nce, ppl), on fixed-shape batches (``core.models.batching``): a response's
+        statistics never depend on the responses read with it."""
         seqs = [self._ids(c, r) for c, r in zip(contexts, responses)]
         n = len(seqs)
         out = np.zeros((n, 3), dtype=np.float64)
-        order = sorted(range(n), key=lambda i: len(seqs[i][0]))
         lm_head = self.model.lm_head
-        for s in range(0, n, batch_size):
-            idx = order[s:s + batch_size]
-            L = max(len(seqs[i][0]) for i in idx)
-            ids = torch.full((len(idx), L), self.pad, dtype=torch.long)
-            mask = torch.zeros((len(idx), L), dtype=torch.long)
-            for j, i in enumerate(idx):
-                q = seqs[i][0]
-                ids[j, :len(q)] = torch.tensor(q)
-                mask[j, :len(q)] = 1
+        done = 0
+        for idx, length in fixed_shape_batches([len(q) for q, _ in seqs]):
+            ids, mask = padded_batch([q for q, _ in seqs], idx, length, pad_id=self.pad)
             h = self.model.model(input_ids=ids, attention_mask=mask).last_hidden_state
             for j, i in enumerate(idx):
                 q, p = seqs[i]
@@ -344,8 +354,9 @@ class SmolScorer:
                 ent = -(lp.exp() * lp).sum(-1)
                 nll = float(-tok_lp.sum())
                 out[i] = (nll, float((tok_lp + ent).mean()), math.exp(float(-tok_lp.mean())))
+            done += len(idx)
             if progress:
-                progress(min(s + batch_size, n), n, desc)
+                progress(done, n, desc)
         return out
 
 

@@ -40,6 +40,8 @@ from typing import Sequence
 
 import numpy as np
 
+from core.models.batching import encode_sequences, in_fixed_rows
+
 CHECKPOINT = "nn-rater"
 MAX_TOKENS = 24
 
@@ -124,26 +126,27 @@ class NNRaterScorer:
         self.hash = checkpoints.short_hash(name)
         self._torch = torch
 
-    def rate(self, u1: Sequence[str], r1: Sequence[str], u2: Sequence[str], r2: Sequence[str],
-             batch_size: int = 512) -> RaterOutput:
-        """Weight of each retrieved pair (u2[i], r2[i]) as a reference for test pair (u1[i], r1[i])."""
+    def rate(self, u1: Sequence[str], r1: Sequence[str], u2: Sequence[str], r2: Sequence[str]) -> RaterOutput:
+        """Weight of each retrieved pair (u2[i], r2[i]) as a reference for test pair (u1[i], r1[i]). Every distinct
+        sentence is encoded once (fixed-shape batches of one exact length) and the FFNN reads the triplets in
+        fixed row chunks, so a weight never depends on what else is rated with it."""
         torch = self._torch
-        n = len(u1)
-        weights, pfit = np.zeros(n), np.zeros(n)
-        with torch.inference_mode():
-            for s in range(0, n, batch_size):
-                sl = slice(s, min(n, s + batch_size))
-                sents = list(dict.fromkeys([*u1[sl], *r1[sl], *u2[sl], *r2[sl]]))
-                pos = {t: i for i, t in enumerate(sents)}
-                sb = SentenceBatch(sents)
-                vecs = self.model.encode(sb.ids, sb.lengths)
-                ix = lambda col: torch.tensor([pos[t] for t in col[sl]])  # noqa: E731
-                a_u1, a_r1, a_u2, a_r2 = ix(u1), ix(r1), ix(u2), ix(r2)
-                p1 = torch.softmax(self.model(vecs, a_u1, a_r1, a_r2), -1)[:, 1].numpy()
-                p2 = torch.softmax(self.model(vecs, a_u2, a_r2, a_r1), -1)[:, 1].numpy()
-                w, p = combine_judgments(p1, p2)
-                weights[sl], pfit[sl] = w, p
-        return RaterOutput(weights, pfit)
+        from core.models.encoders import minilm_tokenizer
+        if not len(u1):
+            return RaterOutput(np.zeros(0), np.zeros(0))
+        sents = list(dict.fromkeys([*u1, *r1, *u2, *r2]))
+        ids = minilm_tokenizer()(sents, add_special_tokens=False, truncation=True, max_length=MAX_TOKENS)["input_ids"]
+        vecs = encode_sequences(ids, self.model.encode)
+        pos = {t: i for i, t in enumerate(sents)}
+        col = lambda texts: vecs[[pos[t] for t in texts]]  # noqa: E731
+
+        def p_fit(x: np.ndarray) -> np.ndarray:
+            with torch.inference_mode():
+                return torch.softmax(self.model.ffnn(torch.from_numpy(x)), -1)[:, 1].double().numpy()
+        p1 = in_fixed_rows(p_fit, np.concatenate([col(u1), col(r1), col(r2)], axis=1))
+        p2 = in_fixed_rows(p_fit, np.concatenate([col(u2), col(r2), col(r1)], axis=1))
+        w, p = combine_judgments(p1, p2)
+        return RaterOutput(w, p)
 
 
 def combine_judgments(p1: np.ndarray, p2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -40,6 +40,7 @@ from core.settings import cache_dir, checkpoint_dir
 
 RETRIEVERS = ("emb-u", "emb-ur", "bm25-u", "bm25-ur")
 DEFAULT_RETRIEVER = "emb-u"
+QUERY_ROWS = 32  # queries per faiss search call (a fixed shape: see Retriever.search)
 
 
 _NORM_RE = re.compile(r"[^\w\s]", re.UNICODE)
@@ -170,7 +171,7 @@ def index_name(pool: Pool) -> str:
 
 def build_embeddings(pool: Pool, progress: Progress | None = None) -> np.ndarray:
     from core.models.encoders import encode
-    return encode(pool.texts, batch_size=128, progress=progress, desc=f"indexing pool '{pool.name}'")
+    return encode(pool.texts, progress=progress, desc=f"indexing pool '{pool.name}'")
 
 
 def save_pq_index(vectors: np.ndarray, path: Path, m: int = PQ_M, seed: int = 13) -> None:
@@ -312,7 +313,7 @@ class Retriever:
         from core.models.encoders import encode
         q = encode(utts, progress=progress, desc="encoding queries")
         over = max(4 * k + 40, 256 if self.method == "emb-ur" else 0)
-        sims, cand = self.index.search(q, min(over, len(self.pool)))
+        sims, cand = self.search(q, min(over, len(self.pool)))
         if self.method == "emb-ur":
             have = [i for i, r in enumerate(refs) if r]
             rq = np.zeros_like(q)
@@ -329,6 +330,20 @@ class Retriever:
             out.append(self._select(c, s, refs[j], k))
             tick(progress, j + 1, len(utts), "retrieving references")
         return out
+
+    def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """(similarities, pool indices) of the ``k`` nearest utterances of each query vector, searched in
+        chunks of exactly ``QUERY_ROWS`` queries (faiss changes its arithmetic with the number of queries, so a
+        query's neighbours would otherwise depend on the queries searched with it)."""
+        n = len(queries)
+        sims = np.zeros((n, k), dtype=np.float32)
+        cand = np.full((n, k), -1, dtype=np.int64)
+        for s in range(0, n, QUERY_ROWS):
+            chunk = np.zeros((QUERY_ROWS, queries.shape[1]), dtype=np.float32)
+            chunk[:min(QUERY_ROWS, n - s)] = queries[s:s + QUERY_ROWS]
+            cs, cc = self.index.search(chunk, k)
+            sims[s:s + QUERY_ROWS], cand[s:s + QUERY_ROWS] = cs[:n - s], cc[:n - s]
+        return sims, cand
 
     def _retrieve_bm25(self, utts, refs, k, progress) -> list[list[Hit]]:
         import bm25s

@@ -17,32 +17,15 @@ quality; ``scripts/`` reproduce the shipped checkpoints.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import time
-from dataclasses import dataclass
-from typing import Callable
 
-from core.registry import Registry
+from core.registry import Registry, Subcommand
 
-
-@dataclass(frozen=True)
-class Trainer:
-    help: str
-    add_arguments: Callable[[argparse.ArgumentParser], None]
-    run: Callable[[argparse.Namespace], int]
-
-
-TRAINERS: Registry[Trainer] = Registry("trainer", "core.training")
-
-
-def register_trainer(name: str, help: str, add_arguments: Callable[[argparse.ArgumentParser], None]):
-    """Register ``run(args) -> exit code`` as ``dialeval train NAME``; ``add_arguments`` fills its parser.
-    The CLI sets ``args.command_line`` to the command as typed (manifests record it)."""
-    def deco(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-        TRAINERS.register(name)(Trainer(help, add_arguments, run))
-        return run
-    return deco
+TRAINERS: Registry[Subcommand] = Registry("trainer", "core.training")
+register_trainer = TRAINERS.subcommand
+"""``@register_trainer(name, help, add_arguments)``: ``run(args) -> exit code`` becomes ``dialeval train NAME``;
+the CLI sets ``args.command_line`` to the command as typed (manifests record it)."""
 
 
 def log(msg: str) -> None:

@@ -17,9 +17,9 @@ import numpy as np
 
 from core.data import Example
 from core.metrics import crs as crs_mod
-from core.metrics.mme import CKPT, SUBMETRICS, checkpoint_hash, weights_file
+from core.metrics.mme import CKPT, SUBMETRICS, WEIGHTS_NAME, checkpoint_hash
 from core.progress import Progress, progress_bar
-from core.settings import SEED
+from core.settings import SEED, writable_checkpoint_dir
 from core.training import register_trainer, set_threads
 
 
@@ -82,7 +82,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
 @register_trainer("crs", "MME-CRS correlation re-scaling weights (--data FILE...)", _arguments)
 def train(a: argparse.Namespace) -> int:
     set_threads(a.threads)
-    out = Path(a.out) if a.out else weights_file()
+    out = Path(a.out) if a.out else writable_checkpoint_dir() / WEIGHTS_NAME
     sets = load_sets(a.data, a.max_rows)
     if not sets:
         raise ValueError("no rated examples in --data")

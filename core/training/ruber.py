@@ -219,8 +219,56 @@ def train_bert_head(args: argparse.Namespace) -> dict:
     return manifest
 
 
+CALIBRATION_PAIRS = 1000
+HYBRID_PARTS = {UNREF_CKPT: ("ruber_ref", "ruber_unref", "ubleu"),
+                BERT_UNREF_CKPT: ("bert_ruber_ref", "bert_ruber_unref", "ubleu")}
+
+
+def fit_normalization(n_pairs: int = CALIBRATION_PAIRS, seed: int = SEED, directory: str | None = None) -> dict:
+    """The hybrids' fixed min-max constants (Tao et al. §3.3 normalizes over the evaluated set; fixed constants
+    keep a score independent of what it is scored with): each part's (min, max) over ``2 * n_pairs`` rows of
+    held-out chitchat conversations (``conv_id % 10 == 0``): ``n_pairs`` utterances, each answered by its true
+    reply (which is also the reference) and by the true reply of another held-out pair. Written into the
+    manifests of ``ruber-unref`` (for ``ruber`` and ``ruber_ubleu``) and ``ruber-bert-unref`` (for
+    ``bert_ruber``); the weights are not touched."""
+    from core.data import Example
+    from core.engine import score_examples
+    from core.models.checkpoints import update_manifest
+    from core.models.retrieval import chitchat_pool
+    pool = chitchat_pool()
+    _, held = split_pool(pool)
+    rng = np.random.default_rng(seed)
+    idx = rng.choice(held, size=n_pairs, replace=False)
+    other = np.roll(idx, 1)  # each utterance gets the reply of the pair before it: another conversation's turn
+    exs = []
+    for k, (i, j) in enumerate(zip(idx, other)):
+        u, r = pool.utterance(i), pool.response(i)
+        exs.append(Example(f"cal{k}-true", "true", [u], r, [r]))
+        exs.append(Example(f"cal{k}-other", "other", [u], pool.response(j), [r]))
+    parts = sorted({p for ps in HYBRID_PARTS.values() for p in ps})
+    log(f"normalization: scoring {len(exs)} calibration rows with {', '.join(parts)}")
+    table = score_examples(exs, parts, progress=log_progress())
+    ranges = {}
+    for p in parts:
+        v = table.column(p)
+        v = v[np.isfinite(v)]
+        ranges[p] = [round(float(v.min()), 6), round(float(v.max()), 6)]
+    for ckpt, ps in HYBRID_PARTS.items():
+        update_manifest(ckpt, "normalization", {
+            **{p: ranges[p] for p in ps},
+            "fitted_on": f"{len(exs)} rows of held-out chitchat-dataset conversations (conv_id % 10 == 0): {n_pairs} "
+                         "utterances, each answered by its true reply (also the reference) and by the reply of "
+                         f"another held-out pair; seed {seed}",
+            "rule": "each part's minimum and maximum over those rows; scores outside are clipped to [0, 1]",
+            "command": "dialeval train ruber --variant normalization"}, directory)
+        log(f"normalization of {ckpt}: " + ", ".join(f"{p} [{ranges[p][0]:.4g}, {ranges[p][1]:.4g}]" for p in ps))
+    return ranges
+
+
 def _arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--variant", choices=("bigru", "bert", "both"), default="both")
+    p.add_argument("--variant", choices=("bigru", "bert", "both", "normalization"), default="both",
+                   help="which scorer to train (both: then also the hybrids' normalization constants); "
+                        "normalization: only refit the constants")
     p.add_argument("--train-pairs", type=int, default=0, help="Bi-GRU: training pairs sampled (0 = all)")
     p.add_argument("--bert-train-convs", type=int, default=0, help="BERT head: training conversations sampled (0 = all)")
     p.add_argument("--bert-heldout-convs", type=int, default=150, help="BERT head: held-out conversations sampled")
@@ -245,10 +293,13 @@ def _arguments(p: argparse.ArgumentParser) -> None:
                   _arguments)
 def train(args: argparse.Namespace) -> int:
     set_threads(args.threads)
-    out = {}
+    out: dict = {}
     if args.variant in ("bigru", "both"):
         out["bigru"] = train_bigru(args)["heldout_ranking_accuracy"]
     if args.variant in ("bert", "both"):
         out["bert"] = train_bert_head(args)["heldout_ranking_accuracy"]
-    print(json.dumps({"heldout_ranking_accuracy": out}))
+    if args.variant in ("both", "normalization"):
+        out = {"heldout_ranking_accuracy": out} if out else {}
+        out["normalization"] = fit_normalization(seed=args.seed, directory=args.out_dir)
+    print(json.dumps(out))
     return 0

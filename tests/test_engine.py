@@ -1,0 +1,174 @@
+"""One engine: the shape of the package (no import cycles, no sys.path edits, registries), options reaching
+nested metrics, composite parts scored once, and a score that does not depend on the company it keeps."""
+import ast
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import core
+from core.data import Example, load_jsonl
+from core.engine import judge_pairs, run_metric, score_examples
+from core.models.memo import forget_all
+from core.scoring import (CompositeMetric, Metric, MetricResult, Options, Signature, available_metrics,
+                          get_metric, metric_class)
+
+CORE = Path(core.__file__).resolve().parent
+
+
+# ------------------------------------------------------------------------------------------------ shape
+
+
+def _imports(path: Path, module: str, modules: set[str]) -> set[str]:
+    """Every core module ``path`` imports, at any depth of the file (function-level imports included):
+    ``from X import y`` imports module ``X.y`` when that is a module, else module ``X``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.split(".")[0] == "core"}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[:len(parts) - node.level + 1] + ([node.module] if node.module else []))
+            if base.split(".")[0] == "core":
+                out |= {f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names}
+    return out
+
+
+def test_no_import_cycle_inside_core():
+    modules = {}
+    for p in CORE.rglob("*.py"):
+        rel = p.relative_to(CORE.parent).with_suffix("")
+        name = ".".join(rel.parts)
+        modules[name[:-len(".__init__")] if name.endswith(".__init__") else name] = p
+    graph = {m: {i for i in _imports(p, m, set(modules)) if i in modules and i != m} for m, p in modules.items()}
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(m: str) -> None:
+        state[m] = 1
+        path.append(m)
+        for n in sorted(graph[m]):
+            if state.get(n) == 1:
+                raise AssertionError("import cycle: " + " -> ".join(path[path.index(n):] + [n]))
+            if n not in state:
+                visit(n)
+        path.pop()
+        state[m] = 2
+    for m in sorted(graph):
+        if m not in state:
+            visit(m)
+    assert len(modules) > 30
+
+
+def test_no_sys_path_edits_in_the_repository(repo_root):
+    files = subprocess.run(["git", "ls-files", "*.py"], cwd=repo_root, capture_output=True, text=True).stdout.split()
+    assert files, "not a git checkout"
+    offenders = [f for f in files if "sys.path.insert" in (repo_root / f).read_text(encoding="utf-8")
+                 or "sys.path.append" in (repo_root / f).read_text(encoding="utf-8")]
+    assert offenders == []
+
+
+def test_metric_hooks_are_declared_not_probed():
+    """higher_is_better, needs_references, held_out_for and scores_for_dimension belong to the interface: no
+    code in core looks them up with getattr."""
+    hooks = ("higher_is_better", "needs_references", "held_out_for", "scores_for_dimension")
+    for p in CORE.rglob("*.py"):
+        text = p.read_text(encoding="utf-8")
+        assert not any(f'getattr(metric, "{h}"' in text or f"getattr(m, \"{h}\"" in text for h in hooks), p
+    for name in available_metrics():
+        cls = metric_class(name)
+        assert isinstance(cls.higher_is_better, bool) and isinstance(cls.needs_references, bool)
+        assert callable(cls.held_out_for) and callable(cls.scores_for_dimension)
+
+
+def test_registries_give_every_command_and_trainer():
+    from core.cli import COMMANDS
+    from core.training import TRAINERS
+    assert {n for n, _ in COMMANDS.items()} >= {"score", "compare", "judge", "meta-eval", "metrics", "train"}
+    assert {n for n, _ in TRAINERS.items()} == {"rater", "ruber", "adem", "mme", "crs", "judge", "judge-lm"}
+
+
+# ------------------------------------------------------------------------------------------------ options
+
+
+def test_options_reach_a_nested_metric_and_its_signature(tmp_path):
+    pool = tmp_path / "mypool.jsonl"
+    pool.write_text('{"utterance": "hi there", "response": "hello"}\n{"utterance": "bye", "response": "see you"}\n')
+    m = get_metric("ruber_ubleu", Options(pool=str(pool), retriever="bm25-u", dimension="grammar"))
+    ubleu = m.parts()[0]
+    assert ubleu.name == "ubleu" and ubleu.pool_path == str(pool) and ubleu.method == "bm25-u"
+    assert ubleu.options.dimension is None  # only the options a metric declares reach it
+    sig = str(m.signature())
+    assert "pool:mypool-" in sig and "ret:bm25-u" in sig
+    assert get_metric("mme", Options(dimension="grammar")).dimension == "grammar"
+
+
+def test_the_engine_scores_a_composite_metrics_parts_once():
+    calls = []
+
+    class Part(Metric):
+        name = "part"
+
+        def compute(self, examples, progress=None):
+            calls.append(len(examples))
+            return MetricResult(self.name, np.arange(len(examples), dtype=float), self.signature())
+
+        def signature(self):
+            return Signature("part")
+
+    part = Part()
+
+    class Twice(CompositeMetric):
+        name = "twice"
+
+        def parts(self):
+            return (part,)
+
+        def combine(self, examples, results):
+            return MetricResult(self.name, 2 * results[0].scores, self.signature())
+
+        def signature(self):
+            return Signature("twice")
+
+    exs = [Example(str(i), "s", ["hi"], "yo") for i in range(3)]
+    table = score_examples(exs, [part, Twice()])
+    assert calls == [3] and table.column("twice").tolist() == [0.0, 2.0, 4.0]
+    assert run_metric(Twice(), exs).scores.tolist() == [0.0, 2.0, 4.0] and calls == [3, 3]
+
+
+# ------------------------------------------------------------------------------------------------ company
+
+
+@pytest.fixture(scope="module")
+def demo(repo_root):
+    return load_jsonl(repo_root / "demo" / "demo.jsonl")
+
+
+def test_a_score_does_not_depend_on_the_company_it_keeps(demo, tmp_path_factory, monkeypatch):
+    """The same 12 rows scored alone, beside 40 other rows, and after 60 others (reversed order): identical
+    per-row scores for every metric (fixed normalization constants, fixed-shape batches), and identical judge
+    probabilities. In-process memories are emptied between runs, so every number is computed afresh."""
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path_factory.mktemp("cache")))
+    base = demo[:12]
+    names = list(available_metrics())
+    runs = []
+    for before, after in (([], []), ([], demo[20:60]), (demo[60:][::-1], [])):
+        forget_all()
+        table = score_examples(list(before) + list(base) + list(after), names)
+        runs.append({m: table.column(m)[len(before):len(before) + len(base)] for m in names})
+    for m in names:
+        for other in runs[1:]:
+            assert np.array_equal(runs[0][m], other[m], equal_nan=True), m
+    a = [e for e in demo if e.system == "C-BM25"]
+    b = {e.id: e for e in demo if e.system == "SmolLM2-135M"}
+    p = []
+    for n in (4, 24):
+        forget_all()
+        p.append(judge_pairs([x.context for x in a[:n]], [x.response for x in a[:n]],
+                             [b[x.id].response for x in a[:n]]).p_a[:4])
+    assert np.array_equal(p[0], p[1])
