@@ -32,21 +32,24 @@ def within(progress: Progress | None, index: int, parts: int) -> Progress | None
 
 class ProgressBar:
     """A progress bar on stderr: description, ``done/total``, rate and time left, redrawn at most every
-    0.2 s. One line per description; a new description starts a new line."""
+    0.2 s. One line per phase: a new total, or a count that goes back, starts a new line (the description may
+    change within a phase, e.g. to show a running loss)."""
 
     def __init__(self, stream: TextIO | None = None, prefix: str = ""):
         self.stream = stream or sys.stderr
         self.prefix = prefix
-        self._desc: str | None = None
+        self._total: int | None = None
+        self._done = 0
         self._t0 = 0.0
         self._last = 0.0
         self._ended = True
 
     def __call__(self, done: int, total: int, desc: str) -> None:
         now = time.monotonic()
-        if desc != self._desc:
+        if self._ended or total != self._total or done < self._done:
             self._end_line()
-            self._desc, self._t0, self._last, self._ended = desc, now, 0.0, False
+            self._total, self._t0, self._last, self._ended = total, now, 0.0, False
+        self._done = done
         if done < total and now - self._last < 0.2:
             return
         self._last = now

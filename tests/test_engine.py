@@ -68,9 +68,29 @@ def test_no_import_cycle_inside_core():
 def test_no_sys_path_edits_in_the_repository(repo_root):
     files = subprocess.run(["git", "ls-files", "*.py"], cwd=repo_root, capture_output=True, text=True).stdout.split()
     assert files, "not a git checkout"
-    offenders = [f for f in files if "sys.path.insert" in (repo_root / f).read_text(encoding="utf-8")
-                 or "sys.path.append" in (repo_root / f).read_text(encoding="utf-8")]
+    offenders = [f for f in files if _edits_sys_path(ast.parse((repo_root / f).read_text(encoding="utf-8")))]
     assert offenders == []
+
+
+def _edits_sys_path(tree: ast.AST) -> bool:
+    """True when the code calls ``sys.path.<method>(...)`` or assigns to ``sys.path``."""
+    def is_sys_path(node):
+        return (isinstance(node, ast.Attribute) and node.attr == "path" and isinstance(node.value, ast.Name)
+                and node.value.id == "sys")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and is_sys_path(node.func.value):
+            return True
+        if isinstance(node, (ast.Assign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(is_sys_path(t) for t in targets):
+                return True
+    return False
+
+
+def test_the_sys_path_check_can_fail():
+    assert _edits_sys_path(ast.parse("import sys\nsys.path.insert(0, 'x')"))
+    assert _edits_sys_path(ast.parse("import sys\nsys.path += ['x']"))
+    assert not _edits_sys_path(ast.parse("import sys\nprint(sys.path)"))
 
 
 def test_metric_hooks_are_declared_not_probed():
@@ -172,3 +192,19 @@ def test_a_score_does_not_depend_on_the_company_it_keeps(demo, tmp_path_factory,
         p.append(judge_pairs([x.context for x in a[:n]], [x.response for x in a[:n]],
                              [b[x.id].response for x in a[:n]]).p_a[:4])
     assert np.array_equal(p[0], p[1])
+
+
+def test_the_cli_progress_bar_shows_counts_and_one_line_per_phase():
+    import io
+
+    from core.progress import ProgressBar, within
+    out = io.StringIO()
+    bar = ProgressBar(out)
+    for i in range(11):
+        bar(i, 10, f"training, loss {1 / (i + 1):.2f}")  # the description may change within a phase
+    phase2 = within(bar, 1, 2)  # the second half of a two-phase job
+    for i in range(6):
+        phase2(i, 5, "reading")
+    text = out.getvalue()
+    assert text.count("\n") == 2 and "10/10" in text and "10/10" in text.split("\n")[1]
+    assert "loss 0.09" in text and text.rstrip().endswith("(0s)")

@@ -15,6 +15,7 @@ import time
 import numpy as np
 
 from core.models.rater import CHECKPOINT, SentenceBatch, build_model, combine_judgments
+from core.progress import progress_bar
 from core.settings import SEED
 from core.training import register_trainer
 
@@ -145,8 +146,6 @@ def _arguments(p: argparse.ArgumentParser) -> None:
 @register_trainer("rater", "NN-rater of υBLEU (Bi-GRU + FFNN) on the chitchat pool", _arguments)
 def train(a: argparse.Namespace) -> int:
     import torch
-    from tqdm import tqdm
-
     from core.models import checkpoints
     from core.models.retrieval import get_pool, pool_embeddings
     torch.manual_seed(SEED)
@@ -173,16 +172,15 @@ def train(a: argparse.Namespace) -> int:
     best, best_state, history = float("inf"), None, []
     for epoch in range(a.epochs):
         model.train()
-        bar = tqdm(total=len(train), desc=f"epoch {epoch + 1}/{a.epochs}", file=sys.stderr)
+        bar, done = progress_bar(), 0
         for sb, ta, tb, tc, y in _triplet_batches(pool, train, a.batch_size, rng):
             vecs_b = model.encode(sb.ids, sb.lengths)
             loss = torch.nn.functional.cross_entropy(model(vecs_b, ta, tb, tc), y)
             opt.zero_grad()
             loss.backward()
             opt.step()
-            bar.update(len(y) // 2)
-            bar.set_postfix(loss=f"{float(loss):.3f}")
-        bar.close()
+            done += len(y) // 2
+            bar(done, len(train), f"epoch {epoch + 1}/{a.epochs} loss {float(loss):.3f}")
         ev = evaluate(model, pool, val)
         history.append({"epoch": epoch + 1, "val_loss": round(ev["loss"], 4), "val_accuracy": round(ev["accuracy"], 4)})
         print(json.dumps(history[-1]), file=sys.stderr)
