@@ -102,6 +102,10 @@ def sidebar() -> None:
         else:
             st.caption("Loaded")
             st.text(f"{data.name}\nA: {data.comparison.system_a}\nB: {data.comparison.system_b}\n{data.n} pairs")
+            unmatched = data.comparison.describe_unmatched()
+            if unmatched:  # on every page: rows without a partner are never dropped silently
+                with st.expander(f"{len(unmatched)} unmatched row(s), not compared"):
+                    st.text("\n".join(unmatched))
         avail = available_metrics()
         st.session_state["metrics_widget"] = selected_metrics()
         st.multiselect("Metrics", list(avail), key="metrics_widget", on_change=_sync_metrics,
