@@ -4,7 +4,8 @@
 
 Spearman (and Pearson) against each set's overall-quality dimension, per response, for: BLEU-2 with the
 single (first) reference; multi-reference BLEU-2 with 15 references retrieved by each retriever plus the
-parrot return (all weights 1); υBLEU (the same references rated by the NN-rater, ΔBLEU-2) per retriever.
+parrot return (all weights 1); υBLEU (the same references rated by the NN-rater, ΔBLEU-2) per retriever: the paper's configuration
+(``ubleu_paper``), not the shipped ``ubleu`` default (k = 50, similarity rater; see benchmarks/ubleu_lodo.py).
 """
 import argparse
 import datetime
@@ -47,9 +48,9 @@ def main() -> int:
         res = {"BLEU-2 1 ref": run_metric(BLEU(), single).scores}
         for r in rets:
             t0 = time.time()
-            res[f"BLEU-2 +{r}"] = run_metric(UBleu(Options(retriever=r), rated=False), exs).scores
+            res[f"BLEU-2 +{r}"] = run_metric(UBleu(Options(retriever=r), k=15, parrot=True, rated=False), exs).scores
             t1 = time.time()
-            res[f"υBLEU {r}"] = run_metric(UBleu(Options(retriever=r), rater=a.rater), exs).scores
+            res[f"υBLEU {r}"] = run_metric(UBleu(Options(retriever=r), k=15, parrot=True, rater=a.rater), exs).scores
             timing[(name, r)] = (t1 - t0, time.time() - t1)
         rows[name] = {c: (stats.spearmanr(v, human).statistic, stats.pearsonr(v, human).statistic, len(v))
                       for c, v in res.items()}

@@ -217,7 +217,7 @@ def headline_frame(verdict: Verdict) -> pd.DataFrame:
 
 def ubleu_reference_rows(details: dict[str, Any] | None) -> list[dict[str, Any]]:
     """υBLEU's extended references of one example as table rows (kind, text, source utterance,
-    similarity, NN-rater weight, sign) — sorted as the metric stored them."""
+    similarity, the rater's weight, sign) — sorted as the metric stored them."""
     if not details:
         return []
     rows = []

@@ -1,10 +1,11 @@
-"""υBLEU end to end on the shipped pool index and rater; the NN-rater separates true from random pairs."""
+"""υBLEU end to end on the shipped pool index: the default (k 50, similarity rater) and the paper's configuration
+(``ubleu_paper``: k 15, parrot return, NN-rater)."""
 import numpy as np
 import pytest
 
 from core.data import Example, load_jsonl
 from core.metrics.bleu import BleuScorer
-from core.metrics.ubleu import UBleu
+from core.metrics.ubleu import UBleu, UBleuPaper, similarity_weights
 
 
 @pytest.fixture(scope="module")
@@ -14,7 +15,7 @@ def usr_slice(shared):
 
 
 def test_details_and_range(usr_slice):
-    res = UBleu()(usr_slice)
+    res = UBleuPaper()(usr_slice)
     assert res.scores.shape == (12,) and np.all((res.scores >= 0) & (res.scores <= 100 + 1e-9))
     d = res.details[0]
     kinds = [r["kind"] for r in d["references"]]
@@ -25,7 +26,25 @@ def test_details_and_range(usr_slice):
     weights = [r["weight"] for r in d["references"]]
     assert d["references"][0]["weight"] == 1.0 and all(-1 <= w <= 1 for w in weights)
     assert any(w < 0 for w in weights[1:]) or any(w > 0 for w in weights[1:])
-    assert str(res.signature).startswith("metric:ubleu|variant:ret:emb-u,k:15,parrot:1,rated:1")
+    assert str(res.signature).startswith("metric:ubleu_paper|variant:ret:emb-u,k:15,parrot:1,rater:nn-rater")
+
+
+def test_default_weights_each_retrieved_reference_by_its_similarity_to_the_reference(usr_slice):
+    res = UBleu()(usr_slice[:3])
+    assert str(res.signature).startswith("metric:ubleu|variant:ret:emb-u,k:50,parrot:0,rater:similarity")
+    refs = res.details[0]["references"]
+    assert [r["kind"] for r in refs].count("retrieved") == 50 and "parrot" not in [r["kind"] for r in refs]
+    r1 = usr_slice[0].references[0]
+    retrieved = [r for r in refs if r["kind"] == "retrieved"]
+    want = similarity_weights([r1] * len(retrieved), [r["text"] for r in retrieved])
+    assert np.allclose([r["weight"] for r in retrieved], want, atol=1e-6)
+    assert all(0 <= r["weight"] <= 1 for r in retrieved) and len({r["weight"] for r in retrieved}) > 1
+    # the rater reads meaning: a paraphrase of the reference outweighs an unrelated reply
+    w = similarity_weights(["I love hiking in the mountains."] * 2,
+                           ["Mountain hikes are my favourite thing.", "The invoice is due on Tuesday."])
+    assert w[0] > w[1] + 0.3
+    with pytest.raises(ValueError):
+        UBleu(rater="oracle")
 
 
 def test_deterministic_and_score_matches_delta_bleu(usr_slice):

@@ -220,6 +220,11 @@ def train_bert_head(args: argparse.Namespace) -> dict:
 
 
 CALIBRATION_PAIRS = 1000
+UBLEU_CAP = 30.0
+"""υBLEU's range in the RUBER+υBLEU hybrid is the fixed [0, UBLEU_CAP], not the calibration rows' min and max:
+on those rows the true reply is also the reference, so υBLEU's maximum is 100 and real replies (mostly below
+20) were squeezed into the bottom of [0, 1]. The cap was chosen by leave-one-dataset-out over 7 rated sets
+among 100, 50, 30, 20 and 10 (``benchmarks/ubleu_lodo.py``; docs/ubleu.md)."""
 HYBRID_PARTS = {UNREF_CKPT: ("ruber_ref", "ruber_unref", "ubleu"),
                 BERT_UNREF_CKPT: ("bert_ruber_ref", "bert_ruber_unref", "ubleu")}
 
@@ -230,7 +235,7 @@ def fit_normalization(n_pairs: int = CALIBRATION_PAIRS, seed: int = SEED, direct
     held-out chitchat conversations (``conv_id % 10 == 0``): ``n_pairs`` utterances, each answered by its true
     reply (which is also the reference) and by the true reply of another held-out pair. Written into the
     manifests of ``ruber-unref`` (for ``ruber`` and ``ruber_ubleu``) and ``ruber-bert-unref`` (for
-    ``bert_ruber``); the weights are not touched."""
+    ``bert_ruber``); the weights are not touched. υBLEU's range is the fixed [0, ``UBLEU_CAP``]."""
     from core.data import Example
     from core.engine import score_examples
     from core.models.checkpoints import update_manifest
@@ -245,7 +250,7 @@ def fit_normalization(n_pairs: int = CALIBRATION_PAIRS, seed: int = SEED, direct
         u, r = pool.utterance(i), pool.response(i)
         exs.append(Example(f"cal{k}-true", "true", [u], r, [r]))
         exs.append(Example(f"cal{k}-other", "other", [u], pool.response(j), [r]))
-    parts = sorted({p for ps in HYBRID_PARTS.values() for p in ps})
+    parts = sorted({p for ps in HYBRID_PARTS.values() for p in ps} - {"ubleu"})
     log(f"normalization: scoring {len(exs)} calibration rows with {', '.join(parts)}")
     table = score_examples(exs, parts, progress=log_progress())
     ranges = {}
@@ -253,13 +258,15 @@ def fit_normalization(n_pairs: int = CALIBRATION_PAIRS, seed: int = SEED, direct
         v = table.column(p)
         v = v[np.isfinite(v)]
         ranges[p] = [round(float(v.min()), 6), round(float(v.max()), 6)]
+    ranges["ubleu"] = [0.0, UBLEU_CAP]
     for ckpt, ps in HYBRID_PARTS.items():
         update_manifest(ckpt, "normalization", {
             **{p: ranges[p] for p in ps},
             "fitted_on": f"{len(exs)} rows of held-out chitchat-dataset conversations (conv_id % 10 == 0): {n_pairs} "
                          "utterances, each answered by its true reply (also the reference) and by the reply of "
                          f"another held-out pair; seed {seed}",
-            "rule": "each part's minimum and maximum over those rows; scores outside are clipped to [0, 1]",
+            "rule": "each part's minimum and maximum over those rows, except ubleu: the fixed [0, 30] chosen by "
+                    "leave-one-dataset-out (benchmarks/ubleu_lodo.py); scores outside are clipped to [0, 1]",
             "command": "dialeval train ruber --variant normalization"}, directory)
         log(f"normalization of {ckpt}: " + ", ".join(f"{p} [{ranges[p][0]:.4g}, {ranges[p][1]:.4g}]" for p in ps))
     return ranges
