@@ -35,6 +35,7 @@ class Example:
     source: str = ""  # file the example came from
     row: int = 0  # 1-based row in that file
     has_id: bool = True  # False when the id was generated because the input had none
+    meta: dict[str, str] = field(default_factory=dict)  # the row's other plain fields (slices group by them)
 
     @property
     def utterance(self) -> str:
@@ -45,7 +46,7 @@ class Example:
         return self.references[0] if self.references else ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "system": self.system, "dataset": self.dataset, "context": self.context,
+        return {**self.meta, "id": self.id, "system": self.system, "dataset": self.dataset, "context": self.context,
                 "response": self.response, "references": self.references, "scores": self.scores}
 
 
@@ -240,7 +241,18 @@ def _example_from_record(chk: _RowChecker, rec: Any, row: int, path: str, defaul
         return None
     return Example(id=str(rid) if rid is not None else f"row{row}", system=system, context=context or [],
                    response=response or "", references=refs or [], scores=scores or {},
-                   dataset=str(rec.get("dataset", "")), source=path, row=row, has_id=rid is not None)
+                   dataset=str(rec.get("dataset", "")), source=path, row=row, has_id=rid is not None,
+                   meta=row_metadata(rec))
+
+
+RECORD_FIELDS = ("id", "system", "context", "response", "references", "reference", "scores", "dataset", "ratings")
+
+
+def row_metadata(rec: dict[str, Any]) -> dict[str, str]:
+    """The plain (string, number, boolean) fields of an input row beyond the schema's, as text: metadata a
+    comparison can be sliced by (a topic, a user group, a bot version)."""
+    return {str(k): str(v) for k, v in rec.items()
+            if k not in RECORD_FIELDS and isinstance(v, (str, int, float, bool))}
 
 
 def load_jsonl(path: str | os.PathLike, data: bytes | None = None, system: str | None = None) -> list[Example]:
@@ -265,7 +277,7 @@ def iter_json_lines(path: str, text: str, problems: list[Problem]) -> Iterable[t
         try:
             yield i, json.loads(line)
         except json.JSONDecodeError as e:
-            problems.append(Problem(path, i, None, f"malformed JSON ({e.msg} at column {e.colno})"))
+            problems.append(Problem(path, i, None, json_problem(e)))
 
 
 def _load_json(path: str, data: bytes | None) -> Any:
@@ -273,7 +285,14 @@ def _load_json(path: str, data: bytes | None) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
-        raise DataError([Problem(path, e.lineno, None, f"malformed JSON ({e.msg} at column {e.colno})")]) from None
+        raise DataError([Problem(path, e.lineno, None, json_problem(e))]) from None
+
+
+def json_problem(e: json.JSONDecodeError) -> str:
+    """A JSON syntax error in words: 'malformed JSON (Expecting ',' delimiter at column 12)'. Some of the
+    decoder's messages already end in 'at' ('Unterminated string starting at'), which must not double it."""
+    where = f"column {e.colno}" if e.msg.endswith(" at") else f"at column {e.colno}"
+    return f"malformed JSON ({e.msg} {where})"
 
 
 def load_dstc10(path: str | os.PathLike, data: bytes | None = None) -> list[Example]:
@@ -372,6 +391,7 @@ def load_csv(path: str | os.PathLike, data: bytes | None = None, mapping: CsvMap
     optional = {k: (c if c in header else None) for k, c in (("id", m.id), ("system", m.system),
                                                               ("references", m.references))}
     score_cols = m.scores if m.scores is not None else []
+    mapped_cols = {m.response, m.context, *optional.values(), *score_cols}  # the rest becomes metadata
     out = []
     for rec in reader:
         row = reader.line_num  # physical line of the record's end: what a spreadsheet user sees
@@ -383,7 +403,8 @@ def load_csv(path: str | os.PathLike, data: bytes | None = None, mapping: CsvMap
                   "system": rec[optional["system"]] if optional["system"] else _default_system(path),
                   "context": rec[m.context], "response": rec[m.response],
                   "references": [r.strip() for r in refs_cell.split(m.reference_sep) if r.strip()] if refs_cell else [],
-                  "scores": {c: rec[c] for c in score_cols}}
+                  "scores": {c: rec[c] for c in score_cols},
+                  **{c: rec[c] for c in header if c not in mapped_cols and c not in RECORD_FIELDS}}
         if any(v is None for k, v in mapped.items() if k in ("context", "response")):
             chk.add(row, None, "has fewer cells than the header")
             continue

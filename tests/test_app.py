@@ -121,11 +121,38 @@ def test_parse_upload_reports_rows_and_size_limit():
 
 
 def test_csv_mapping_guess():
-    header = dashboard.csv_header(b"dialogue_id,model,context,reply,gold,Overall,Fluency\n1,a,hi,yo,hey,3,2\n")
-    g = dashboard.guess_csv_mapping(header)
+    data = b"dialogue_id,model,context,reply,gold,Overall,Fluency\n1,a,hi,yo,hey,3,2\n"
+    header = dashboard.csv_header(data)
+    g = dashboard.guess_csv_mapping(header, dashboard.csv_rows(data))
     assert (g["id"], g["system"], g["context"], g["response"], g["references"]) == \
         ("dialogue_id", "model", "context", "reply", "gold")
     assert g["scores"] == ["Overall", "Fluency"]
+
+
+def test_csv_guess_reads_names_and_contents_and_the_separator():
+    """The issue's file: `example_id, bot_version, history, bot_reply, gold` with '|||' contexts: every column gets
+    its role, no text column is taken for a human score, and the separator is '|||' (the preview splits turns)."""
+    data = (b"example_id,bot_version,history,bot_reply,gold\n"
+            b"1,v1,hi there|||how are you?,fine thanks,good\n1,v2,hi there|||how are you?,ok,good\n"
+            b"2,v1,bye|||see you,later,ciao\n2,v2,bye|||see you,bye!,ciao\n")
+    rows = dashboard.csv_rows(data)
+    g = dashboard.guess_csv_mapping(rows[0], rows)
+    assert (g["id"], g["system"], g["context"], g["response"], g["references"], g["scores"]) == \
+        ("example_id", "bot_version", "history", "bot_reply", "gold", [])
+    sep = dashboard.guess_separator([r[2] for r in rows[1:]])
+    assert sep == "|||"
+    from core.data import CsvMapping
+    exs = dashboard.parse_upload("x.csv", data, "csv", CsvMapping(response="bot_reply", context="history",
+                                                                   id="example_id", system="bot_version",
+                                                                   references="gold", scores=[], context_sep=sep))
+    preview = dashboard.csv_preview(exs)
+    assert list(preview["turns"]) == [2, 2, 2] and exs[0].context == ["hi there", "how are you?"]
+    # numbers-only columns are the only score candidates; a column of numbers is never the response
+    data2 = b"reply,prompt,rating,note\nyo,hi,3,good\nno,hey,4,bad\n"
+    rows2 = dashboard.csv_rows(data2)
+    g2 = dashboard.guess_csv_mapping(rows2[0], rows2)
+    assert (g2["response"], g2["context"], g2["scores"]) == ("reply", "prompt", ["rating"])
+    assert dashboard.guess_separator(["one turn only", "another"]) == "\n"
 
 
 def test_ubleu_reference_rows_keep_sign_and_source():

@@ -17,7 +17,7 @@ from core.registry import Registry, Subcommand
 from core.version import __version__
 
 COMMANDS: Registry[Subcommand] = Registry("command", "core.cli")
-ORDER = ("score", "compare", "judge", "meta-eval", "metrics", "train")  # listed in this order in --help
+ORDER = ("score", "compare", "judge", "report", "leaderboard", "meta-eval", "metrics", "train")  # listed in this order in --help
 register_command = COMMANDS.subcommand
 """``@register_command(name, help, add_arguments)``: ``run(args) -> exit code`` becomes ``dialeval NAME``."""
 

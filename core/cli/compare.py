@@ -5,32 +5,31 @@ import argparse
 import sys
 
 from core.cli import add_input_arguments, add_option_arguments, options_from, register_command
-from core.compare import LEVEL, N_BOOT, N_PERM, build_verdict, summarize_judge
-from core.data import load_comparison
-from core.engine import DEFAULT_METRICS, judge_comparison, parse_metrics, score_comparison
+from core.compare import LEVEL, N_BOOT, N_PERM, Verdict, build_verdict, summarize_judge
+from core.data import Comparison, load_comparison
+from core.engine import DEFAULT_METRICS, ComparisonScores, judge_comparison, parse_metrics, score_comparison
 from core.progress import progress_bar
 from core.report import render_verdict
 from core.settings import SEED
 
 
-def _arguments(p: argparse.ArgumentParser) -> None:
+def add_verdict_arguments(p: argparse.ArgumentParser) -> None:
+    """What a verdict is computed from: the inputs, metrics, the judge, run options and statistics settings
+    (``compare`` and ``report`` take the same)."""
     add_input_arguments(p)
     p.add_argument("--metrics", default=",".join(DEFAULT_METRICS), help="comma-separated metric names, or 'all'")
     p.add_argument("--judge", action="store_true", help="also run the learned A/B judge over every pair")
-    p.add_argument("--format", default="text", choices=("text", "markdown", "csv", "json"))
     p.add_argument("--no-human", action="store_true", help="do not compare the human scores present in the input")
     add_option_arguments(p)
     p.add_argument("--n-boot", type=int, default=N_BOOT, help=f"bootstrap resamples (default {N_BOOT})")
     p.add_argument("--n-perm", type=int, default=N_PERM, help=f"randomizations (default {N_PERM})")
     p.add_argument("--level", type=float, default=LEVEL, help=f"interval level (default {LEVEL})")
     p.add_argument("--seed", type=int, default=SEED)
-    p.add_argument("--out", help="write the table here instead of stdout")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
-@register_command("compare", "paired comparison of two systems per metric (intervals by context, p-values, verdict)",
-                  _arguments)
-def compare(a: argparse.Namespace) -> int:
+def verdict_from(a: argparse.Namespace) -> tuple[Comparison, ComparisonScores, Verdict]:
+    """Load the comparison the arguments name, score it, judge it when asked, and build the verdict."""
     metrics = parse_metrics(a.metrics)
     comp = load_comparison(a.input, a.input_b, a.system_a, a.system_b, a.input_format)
     if not comp.pairs:
@@ -40,6 +39,19 @@ def compare(a: argparse.Namespace) -> int:
     judge = summarize_judge(comp, judge_comparison(comp, progress=progress), level=a.level) if a.judge else None
     verdict = build_verdict(comp, cs, judge, human=not a.no_human, n_boot=a.n_boot, n_perm=a.n_perm,
                             level=a.level, seed=a.seed)
+    return comp, cs, verdict
+
+
+def _arguments(p: argparse.ArgumentParser) -> None:
+    add_verdict_arguments(p)
+    p.add_argument("--format", default="text", choices=("text", "markdown", "csv", "json"))
+    p.add_argument("--out", help="write the table here instead of stdout")
+
+
+@register_command("compare", "paired comparison of two systems per metric (intervals by context, p-values, verdict)",
+                  _arguments)
+def compare(a: argparse.Namespace) -> int:
+    _, _, verdict = verdict_from(a)
     text = render_verdict(verdict, a.format)
     if a.out:
         with open(a.out, "w", encoding="utf-8") as f:

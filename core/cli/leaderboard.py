@@ -1,0 +1,56 @@
+"""``dialeval leaderboard FILE [FILE ...]``: three or more systems on their shared contexts: per-metric means
+with intervals, Bradley-Terry ratings from the judge (``--judge``), every pair Holm-corrected
+(``core.leaderboard``)."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from core.cli import add_option_arguments, options_from, register_command
+from core.compare import LEVEL, N_BOOT, N_PERM
+from core.data import load_file
+from core.engine import DEFAULT_METRICS, parse_metrics
+from core.leaderboard import leaderboard, render_leaderboard
+from core.progress import progress_bar
+from core.settings import SEED
+
+
+def _arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("inputs", nargs="+", help="one multi-system file, or several files (one or more systems each)")
+    p.add_argument("--systems", default=None, help="comma-separated systems to rank (default: all)")
+    p.add_argument("--input-format", default=None, choices=("jsonl", "dstc10", "columns", "csv"),
+                   help="input format (default: detect from the name and content)")
+    p.add_argument("--metrics", default=",".join(DEFAULT_METRICS),
+                   help="comma-separated metric names, 'all', or 'none' (with --judge: the judge alone)")
+    p.add_argument("--judge", action="store_true", help="judge every pair of systems; rank by Bradley-Terry rating")
+    p.add_argument("--format", default="text", choices=("text", "markdown", "csv", "json"))
+    add_option_arguments(p)
+    p.add_argument("--n-boot", type=int, default=N_BOOT, help=f"bootstrap resamples (default {N_BOOT})")
+    p.add_argument("--n-perm", type=int, default=N_PERM, help=f"randomizations (default {N_PERM})")
+    p.add_argument("--level", type=float, default=LEVEL, help=f"interval level (default {LEVEL})")
+    p.add_argument("--seed", type=int, default=SEED)
+    p.add_argument("--out", help="write the output here instead of stdout")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+
+@register_command("leaderboard", "rank three or more systems on shared contexts (metrics, judge ratings, Holm)",
+                  _arguments)
+def leaderboard_command(a: argparse.Namespace) -> int:
+    if a.metrics.strip() == "none":
+        if not a.judge:
+            raise ValueError("--metrics none leaves nothing to rank; add --judge")
+        metrics: list[str] = []
+    else:
+        metrics = parse_metrics(a.metrics)
+    examples = [ex for path in a.inputs for ex in load_file(path, a.input_format)]
+    systems = [s.strip() for s in a.systems.split(",") if s.strip()] if a.systems else None
+    lb = leaderboard(examples, metrics, a.judge, systems, options_from(a), progress_bar(a.quiet),
+                     n_boot=a.n_boot, n_perm=a.n_perm, level=a.level, seed=a.seed)
+    text = render_leaderboard(lb, a.format)
+    if a.out:
+        with open(a.out, "w", encoding="utf-8") as f:
+            f.write(text + "\n")
+        print(f"wrote {a.out}", file=sys.stderr)
+    else:
+        print(text)
+    return 0
