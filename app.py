@@ -118,8 +118,4 @@ navigation = st.navigation([
     st.Page(state.PAGES["judge"], title="A/B judge", icon=":material/balance:"),
     st.Page(state.PAGES["correlation"], title="Correlation", icon=":material/scatter_plot:"),
     st.Page(state.PAGES["leaderboard"], title="Leaderboard", icon=":material/leaderboard:")])
-state.ensure_loaded()
-loaded_box = state.sidebar()
-navigation.run()
-state.show_loaded(loaded_box)
-state.sync_address()
+state.route(navigation)

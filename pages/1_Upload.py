@@ -8,6 +8,7 @@ from core.data import FORMATS, CsvMapping, DataError, systems_in
 from pages import state
 
 st.session_state["_page"] = "upload"
+state.page_chrome()
 st.title("Upload two systems")
 st.markdown(f"Files up to **{dashboard.MAX_UPLOAD_MB} MB** each. Formats: our JSONL (one object a line: `context`, "
             "`response`, optional `id`, `system`, `references`, `scores`; any other plain field is kept as metadata "

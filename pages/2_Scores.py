@@ -14,6 +14,7 @@ from core.slices import SLICE_KINDS, metadata_columns, slice_comparison
 from pages import state
 
 st.session_state["_page"] = "scores"
+state.page_chrome()
 st.title("Per-example scores")
 data = state.require_data()
 metrics = state.selected_metrics()
@@ -26,6 +27,7 @@ def on_table_select() -> None:
     sorted column again flips the order), so the header and the 'Sort by' control never disagree."""
     sel = st.session_state.get("scores_table", {}).get("selection", {})
     rows, cols = list(sel.get("rows", [])), list(sel.get("columns", []))
+    rows += [c[0] for c in sel.get("cells", [])]  # a click on any cell opens its row
     view_pairs = st.session_state.get("_view_pairs", [])
     if rows and rows[0] < len(view_pairs):
         st.session_state["drill"] = int(view_pairs[rows[0]])
@@ -79,11 +81,12 @@ if data is not None and metrics:
             st.info(f"No pair matches the filter (of {len(df)} pairs). Clear the text or choose 'all'.")
         else:
             st.caption(f"{len(view)} of {len(df)} pairs, sorted by {sort_by} ({'descending' if desc else 'ascending'}). "
-                       "Click a row to open it below; click a column header to sort by it. Differences are A - B.")
+                       "Click a row to open it below; click a column header to sort by it (the ⋮ column menu's sort reorders "
+                       "only the view; exports follow the order stated here). Differences are A - B.")
             num_cfg = {c: st.column_config.NumberColumn(format="%.3f") for c in df.columns
                        if c.endswith((" A", " B", " A-B")) and c not in ("response A", "response B")}
             st.dataframe(view, hide_index=True, width="stretch", height=420, column_config=num_cfg, key="scores_table",
-                         on_select=on_table_select, selection_mode=["single-row", "single-column"])
+                         on_select=on_table_select, selection_mode=["single-row", "single-column", "single-cell"])
             shown = "all" if len(view) == len(df) else "the"
             d1, d2 = st.columns(2)
             d1.download_button(f"Export {shown} {len(view)} shown pairs (CSV)", dashboard.export_csv(view),

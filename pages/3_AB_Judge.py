@@ -12,6 +12,7 @@ from core.judges.pairs import votes_for_pairs
 from pages import state
 
 st.session_state["_page"] = "judge"
+state.page_chrome()
 st.title("A/B judge")
 st.caption("A learned pairwise judge (Wu & Chien): given the context and two replies, the probability that people "
            "prefer reply A. Both orders (A|B and B|A) are scored and averaged against position bias.")
@@ -96,18 +97,23 @@ if data is not None:
                "re-fitted on them below.")
     given = state.votes(data)
     res = state.judge_output(data)
-    vdf = pd.DataFrame({"pair": range(data.n), "id": [a.id for a, _ in comp.pairs],
+    label = {"A": "👍 A", "tie": "tie", "B": "👍 B"}
+    vote_of = {v: k for k, v in label.items()}
+    vdf = pd.DataFrame({"pair": range(data.n), "your vote": [label.get(given.get(i)) for i in range(data.n)],
                         "context": [" ⏎ ".join(a.context) for a, _ in comp.pairs],
                         "response A": [a.response for a, _ in comp.pairs],
-                        "response B": [b.response for _, b in comp.pairs],
-                        "your vote": [given.get(i) for i in range(data.n)]})
+                        "response B": [b.response for _, b in comp.pairs], "id": [a.id for a, _ in comp.pairs]})
     if res is not None:
         vdf.insert(5, "judge P(A)", [float(p) for p in res.p_a])
     edited = st.data_editor(vdf, hide_index=True, width="stretch", height=360, key=f"votes_editor_{data.key}",
                             disabled=[c for c in vdf.columns if c != "your vote"],
                             column_config={"your vote": st.column_config.SelectboxColumn(
-                                "your vote", options=["A", "tie", "B"], help="which reply is better: A, B or tie")})
-    now = {int(p): v for p, v in zip(edited["pair"], edited["your vote"]) if v in ("A", "tie", "B")}
+                                "your vote", options=list(label.values()), width="small",
+                                help="which reply is better: A, B or tie (double-click to choose)"),
+                                "context": st.column_config.TextColumn(width="medium"),
+                                "response A": st.column_config.TextColumn(width="medium"),
+                                "response B": st.column_config.TextColumn(width="medium")})
+    now = {int(p): vote_of[v] for p, v in zip(edited["pair"], edited["your vote"]) if v in vote_of}
     if now != given:
         state.set_votes(data, now)
         given = now

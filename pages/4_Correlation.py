@@ -9,6 +9,7 @@ from core import dashboard
 from pages import state
 
 st.session_state["_page"] = "correlation"
+state.page_chrome()
 st.title("Correlation with human scores")
 
 EXAMPLE = ('{"id": "ctx-1", "system": "my-bot", "context": ["hi!", "how was your weekend?"], '

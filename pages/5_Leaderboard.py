@@ -15,6 +15,7 @@ from core.report import to_json
 from pages import state
 
 st.session_state["_page"] = "leaderboard"
+state.page_chrome()
 st.title("Leaderboard")
 st.caption("Three or more systems that answered the same contexts, ranked: each metric's mean with a 95% interval "
            "(contexts resampled), every pair of systems compared with Holm-adjusted p-values, and with the judge "

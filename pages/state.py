@@ -61,6 +61,7 @@ def set_loaded(data: Loaded, uploads: Sequence[tuple[str, bytes]] = ()) -> None:
         st.warning(f"The comparison could not be kept for reopening after a refresh: {plain(str(e))}")
     for k in ("drill", "flt_text", "flt_winner"):
         st.session_state.get("_kept", {}).pop(k, None)
+        url_choices().pop(k, None)
         st.session_state.pop(k, None)
     st.query_params["c"] = data.key
 
@@ -83,6 +84,7 @@ def _builtin(kind: str) -> Loaded:
 def ensure_loaded() -> None:
     """Before any page draws: reopen the comparison the address names (``?c=KEY``), else, under `make run`
     (``DIALEVAL_DEMO=1``), load the demo once per session (so "clear" on the Upload page sticks)."""
+    url_choices()
     if loaded() is not None:
         return
     key = st.query_params.get("c")
@@ -115,6 +117,14 @@ def require_data() -> Loaded | None:
 # choices that survive page switches and refreshes
 
 
+def url_choices() -> dict[str, str]:
+    """The choices the address held when this session started (not yet taken by a page's widget): they are
+    kept, and written back, until the page that owns them is opened."""
+    if "_url_choices" not in st.session_state:
+        st.session_state["_url_choices"] = {k: v for k, v in st.query_params.items() if k not in ("c", "m")}
+    return st.session_state["_url_choices"]
+
+
 def kept(key: str, default: Any, options: Sequence | None = None) -> Any:
     """Seed the widget ``key`` with its kept value (this session's last choice, else the address's, else
     ``default``; one of ``options`` when given) before it is drawn; the widget passes
@@ -122,7 +132,7 @@ def kept(key: str, default: Any, options: Sequence | None = None) -> Any:
     its page is left; this copy does not, and :func:`sync_address` writes it into the address."""
     store = st.session_state.setdefault("_kept", {})
     if key not in store:
-        raw = st.query_params.get(key)
+        raw = url_choices().pop(key, None)
         store[key] = _parse(raw, default) if raw is not None else default
     value = store[key]
     if options is not None and value not in options:
@@ -157,12 +167,16 @@ def sync_address() -> None:
         want["c"] = data.key
     if "metrics" in st.session_state:
         want["m"] = ",".join(st.session_state["metrics"])
+    want.update(url_choices())
     for k, v in st.session_state.get("_kept", {}).items():
         if v is None or v == "" or (isinstance(v, (list, tuple))):
             continue
         want[k] = "1" if v is True else "0" if v is False else str(v)
-    if {k: st.query_params.get(k) for k in want} != want or set(st.query_params) - set(want):
-        st.query_params.from_dict(want)
+    for k in set(st.query_params) - set(want):
+        del st.query_params[k]
+    for k, v in want.items():
+        if st.query_params.get(k) != v:
+            st.query_params[k] = v
 
 
 # ------------------------------------------------------------------------------------------------
@@ -208,6 +222,34 @@ def sidebar() -> Any:
             for k, v in avail.items():
                 st.text(f"{k}: {v}")
     return box
+
+
+ROUTER_FLAG = "_router_running"
+
+
+def route(navigation) -> None:
+    """Run the page ``navigation`` chose between the chrome every page shares: reopen what the address names,
+    the sidebar (metrics; the "Loaded" box filled after the page ran, so it never lags one page behind), and
+    the address written from the final state."""
+    ensure_loaded()
+    box = sidebar()
+    st.session_state[ROUTER_FLAG] = True
+    try:
+        navigation.run()
+    finally:
+        st.session_state[ROUTER_FLAG] = False
+    show_loaded(box)
+    sync_address()
+
+
+def page_chrome() -> None:
+    """The shared chrome for a page script run on its own, without the router (``streamlit.testing``'s
+    ``AppTest.switch_page`` runs a page file directly); a no-op under the router, which draws it itself."""
+    if st.session_state.get(ROUTER_FLAG):
+        return
+    ensure_loaded()
+    show_loaded(sidebar())
+    sync_address()
 
 
 def show_loaded(box: Any) -> None:

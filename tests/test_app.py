@@ -478,3 +478,175 @@ def test_the_cli_json_and_the_dashboard_give_the_same_verdict(shared, new_app, t
         assert got["judge"][k] == want["judge"][k], k
     assert got["judge"]["human"]["agreement"] == want["judge"]["human"]["agreement"]
     assert got["judge"]["human"]["margin"] == want["judge"]["human"]["margin"] == 1.0
+
+
+# ------------------------------------------------------------------------------------------------
+# issue 22: a verdict a stakeholder reads in five seconds, state that survives, votes in place
+
+
+@pytest.fixture
+def own_cache(monkeypatch, tmp_path):
+    """Uploads and votes kept under a fresh cache folder (only for tests that score no model: the model caches
+    live in the same folder)."""
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def _demo_sentence(repo_root) -> str:
+    from core.engine import score_comparison
+    exs = load_jsonl(repo_root / "demo" / "demo.jsonl")
+    comp = dashboard.make_loaded("demo", exs, None, None, None, [b"x"]).comparison
+    return build_verdict(comp, score_comparison(comp, ["bleu"])).sentence
+
+
+def test_home_opens_with_the_one_line_verdict_and_offers_the_report(new_app, repo_root, own_cache):
+    at = new_app()
+    _loaded_demo(at)
+    sentence = _demo_sentence(repo_root)
+    assert at.session_state["verdict"].sentence == sentence
+    assert at.markdown[0].value.replace("\\", "") == "#### " + sentence  # the first thing under the title
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels == ["Download the report (HTML)"]
+    head = at.dataframe[0].value
+    assert list(head.columns[:3]) == ["metric", "better", "by (better - other) [95% CI]"]
+    assert at.session_state["verdict"].drivers and "verdict survives" in at.dataframe[1].value.columns
+    # the sidebar says what is loaded on the same run, never "nothing loaded" beside the demo
+    side = [t.value for t in at.sidebar.text]
+    assert any(dashboard.DEMO_NAME in t for t in side)
+    assert not [c for c in at.sidebar.caption if "Nothing loaded" in c.value]
+
+
+def test_an_address_reopens_the_comparison_and_the_choices(new_app, own_cache):
+    """What a refresh does: a new session with the page's address reopens the uploaded comparison (from the kept
+    files) with the metrics and the Scores page's filter, and never falls back to the demo."""
+    text = "\n".join(json.dumps(e.to_dict()) for e in _toy_examples())
+    at = new_app()
+    at.run()
+    at.switch_page("pages/1_Upload.py").run()
+    at.text_area(key="paste_one").set_value(text).run()
+    at.button(key="use_one").click().run()
+    key = at.session_state["loaded"].key
+    at.switch_page("pages/2_Scores.py").run()
+    at.radio(key="flt_winner").set_value("A").run()
+    assert not at.exception, at.exception
+    address = dict(at.query_params)
+    assert address["c"] == key and address["m"] == "bleu" and address["flt_winner"] == "A"
+    assert (own_cache / "uploads" / f"{key}.json").exists()
+
+    import os
+    os.environ["DIALEVAL_DEMO"] = "1"  # as under `make run`: the bug was the demo replacing the user's data
+    try:
+        again = AppTest.from_file(str(at._script_path), default_timeout=TIMEOUT)
+        for k, v in address.items():
+            again.query_params[k] = v
+        again.run()
+        again.switch_page("pages/2_Scores.py").run()
+    finally:
+        del os.environ["DIALEVAL_DEMO"]
+    assert not again.exception, again.exception
+    assert again.session_state["loaded"].key == key and again.session_state["loaded"].name != dashboard.DEMO_NAME
+    assert again.session_state["metrics"] == ["bleu"] and again.radio(key="flt_winner").value == "A"
+    assert len(again.dataframe[0].value) == 3  # the filtered table: sysA wins on 3 of 6 pairs
+
+
+def test_comparing_a_file_with_itself_is_called_out(new_app, own_cache):
+    text = "\n".join(json.dumps(e.to_dict()) for e in _toy_examples() if e.system == "sysA")
+    at = new_app()
+    at.run()
+    at.switch_page("pages/1_Upload.py").run()
+    at.radio(key="upload_mode").set_value("Two files (system A, system B)").run()
+    at.selectbox(key="upload_format").set_value("jsonl").run()
+    at.text_area(key="paste_a").set_value(text).run()
+    at.text_area(key="paste_b").set_value(text).run()
+    assert any("identical" in w.value for w in at.warning)
+    at.button(key="use_two").click().run()
+    at.switch_page("app.py").run()
+    assert not at.exception, at.exception
+    assert "give the same reply in all 6 pairs" in at.session_state["verdict"].sentence
+    assert any("compared with itself" in w.value for w in at.warning)
+
+
+def test_the_csv_of_the_issue_loads_without_a_choice_and_previews_its_turns(new_app, own_cache):
+    at = new_app()
+    at.run()
+    at.switch_page("pages/1_Upload.py").run()
+    at.selectbox(key="upload_format").set_value("csv").run()
+    csv = ("example_id,bot_version,history,bot_reply,gold\n"
+           "1,v1,hi there|||how are you?,fine thanks,good\n1,v2,hi there|||how are you?,ok,good\n"
+           "2,v1,bye|||see you,later,ciao\n2,v2,bye|||see you,bye!,ciao\n")
+    at.text_area(key="paste_one").set_value(csv).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.selectbox(key="csv_one_response").value == "bot_reply"
+    assert at.selectbox(key="csv_one_context").value == "history"
+    preview = next(d.value for d in at.dataframe if "turns" in d.value.columns)
+    assert list(preview["turns"]) == [2, 2, 2]
+    at.button(key="use_one").click().run()
+    loaded = at.session_state["loaded"]
+    assert (loaded.comparison.system_a, loaded.comparison.system_b, loaded.n) == ("v1", "v2", 2)
+    assert loaded.comparison.pairs[0][0].context == ["hi there", "how are you?"] and loaded.dimensions == []
+
+
+def test_the_correlation_page_defaults_to_the_overall_dimension_and_keeps_choices(new_app, own_cache):
+    exs = _toy_examples()
+    for e in exs:
+        e.scores = {"Fluency": 3.0 + (e.id in ("c1", "c2")), "Overall": e.scores["Overall"]}
+    at = new_app()
+    at.session_state["loaded"] = dashboard.make_loaded("toy", exs, None, "sysA", "sysB", [b"toy-fluency"])
+    at.run()
+    at.switch_page("pages/4_Correlation.py").run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="corr_dim").value == "Overall"  # not the first alphabetically
+    at.selectbox(key="corr_dim").set_value("Fluency").run()
+    at.switch_page("app.py").run()
+    at.switch_page("pages/4_Correlation.py").run()
+    assert at.selectbox(key="corr_dim").value == "Fluency"
+
+
+def test_the_demo_can_show_correlations_with_the_shipped_rated_sample(new_app, repo_root, own_cache):
+    manifest = json.loads((repo_root / "demo" / "rated_sample_manifest.json").read_text())
+    assert manifest["license"].startswith("MIT") and manifest["n_contexts"] == 40
+    at = new_app()
+    _loaded_demo(at)
+    at.switch_page("pages/4_Correlation.py").run()
+    at.button(key="corr_rated").click().run()
+    assert not at.exception, at.exception
+    loaded = at.session_state["loaded"]
+    assert loaded.name == dashboard.RATED_DEMO_NAME and loaded.n == 40 and loaded.dimensions == ["engagement"]
+    assert set(at.dataframe[0].value["dimension"]) == {"engagement"}
+    at.switch_page("app.py").run()
+    assert at.session_state["verdict"].sentence.startswith("human reply is better than generated: people rate it "
+                                                           "higher on engagement")
+
+
+def test_votes_given_in_place_are_kept_counted_and_downloadable(new_app, own_cache):
+    loaded = dashboard.make_loaded("toy", _toy_examples(), None, "sysA", "sysB", [b"toy-votes"])
+    dashboard.save_pair_votes(loaded.key, loaded.comparison, {0: "A", 2: "B", 3: "tie"})
+    assert dashboard.load_pair_votes(loaded.key, loaded.comparison) == {0: "A", 2: "B", 3: "tie"}
+    votes = dashboard.pair_votes(loaded.comparison, {0: "A", 2: "B", 3: "tie"})
+    assert [v.vote for v in votes] == ["A", "B", "tie"]
+    from core.judges.pairs import load_votes
+    assert [v.vote for v in load_votes("v.jsonl", data=dashboard.votes_jsonl(votes))] == ["A", "B", "tie"]
+    ok, why = dashboard.enough_votes(votes)
+    assert not ok and why.startswith(f"2 of the {dashboard.MIN_VOTES} A/B votes needed")
+    at = new_app()
+    at.session_state["loaded"] = loaded
+    at.run()
+    at.switch_page("pages/3_AB_Judge.py").run()
+    assert not at.exception, at.exception
+    editor = next(d.value for d in at.dataframe if "your vote" in d.value.columns)
+    assert [None if not isinstance(v, str) else v for v in editor["your vote"][:4]] == ["👍 A", None, "👍 B", "tie"]
+    assert any(t.value.startswith("3 votes (A 1, tie 1, B 1): 2 of the 10 A/B votes needed") for t in at.text)
+    assert "Download your votes (JSONL)" in [b.proto.label for b in at.get("download_button")]
+
+
+def test_the_leaderboard_page_ranks_every_system_of_the_loaded_file(new_app, own_cache):
+    exs = _toy_examples() + [Example(e.id, "sysC", e.context, "i like it", e.references, {})
+                             for e in _toy_examples() if e.system == "sysA"]
+    at = new_app()
+    at.session_state["loaded"] = dashboard.make_loaded("three", exs, None, "sysA", "sysB", [b"three"])
+    at.run()
+    at.switch_page("pages/5_Leaderboard.py").run()
+    assert not at.exception, at.exception
+    lb = at.session_state["leaderboard"]
+    assert [e.system for e in lb.systems] == ["sysA", "sysC", "sysB"] and lb.ranked_by == "bleu"
+    assert len(at.dataframe[1].value) == 3  # every pair of three systems
