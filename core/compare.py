@@ -422,6 +422,10 @@ def _pct(x: float) -> str:
     return f"{100 * x:.0f} %"
 
 
+def _span(lo: float, hi: float) -> str:
+    return f"{100 * lo:.0f}–{100 * hi:.0f} %"
+
+
 def _num(x: float) -> str:
     """A difference with as many decimals as its size needs (3 significant digits, at most 3 decimals)."""
     if x is None or not math.isfinite(x):
@@ -495,12 +499,12 @@ def verdict_sentence(v: Verdict) -> str:
             lc = j.length_controlled
             at_len = ""
             if lc is not None and math.isfinite(lc.rate):
-                at_len = f"; {_pct(lc.rate if s == 'A' else 1 - lc.rate)} at equal length"
+                at_len = f" ({_pct(lc.rate if s == 'A' else 1 - lc.rate)} at equal length)"
             clauses.append(f"{'but ' if side != s else ''}the judge prefers {'it' if s == side else sys_name[s]} "
-                           f"in {_pct(rate)} of the {decided} pairs it decided [{_pct(lo)}-{_pct(hi)}{at_len}]")
+                           f"in {_pct(rate)} of the {decided} pairs it decided [{_span(lo, hi)}]{at_len}")
         else:
             clauses.append(f"the judge finds no significant preference ({sys_name[s]} wins {_pct(rate)} of the "
-                           f"{decided} pairs it decided [{_pct(lo)}-{_pct(hi)}])")
+                           f"{decided} pairs it decided [{_span(lo, hi)}])")
     unscored = [r for r in mrows if r.n == 0]
     mrows = [r for r in mrows if r.n > 0]
     if mrows:

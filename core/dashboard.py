@@ -1,6 +1,6 @@
 """What the dashboard shows, computed without Streamlit (so the CLI and tests can reuse it).
 
-The pages in ``pages/`` only draw; everything they display comes from here or from ``core.compare``'s
+The pages in ``views/`` only draw; everything they display comes from here or from ``core.compare``'s
 verdict: loading an upload into a ``Comparison``, the per-example table (both systems side by side, every
 metric, the difference A - B), the verdict as a display table, υBLEU's extended references and MME's
 sub-metrics as rows, metric-vs-human correlations, votes for the judge, and CSV / JSONL exports.

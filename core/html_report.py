@@ -104,6 +104,11 @@ def highlight_html(text: str, references: Sequence[str], inline_style: bool = Fa
 # charts (inline SVG)
 
 
+def signed_interval(m: float, lo: float, hi: float) -> str:
+    """'+0.102 [+0.051, +0.154]'."""
+    return f"{fmt_num(m, signed=True)} [{fmt_num(lo, signed=True)}, {fmt_num(hi, signed=True)}]"
+
+
 def _svg_text(x: float, y: float, text: str, anchor: str = "start", size: int = 12, colour: str = "#222",
               weight: str = "normal") -> str:
     return (f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}" fill="{colour}" '
@@ -116,8 +121,8 @@ def forest_svg(rows, system_a: str, system_b: str, width: int = 720) -> str:
     rh, top, left, right = 34, 30, 170, 150
     h = top + rh * len(rows) + 10
     plot_w = width - left - right
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {h}" width="100%" style="max-width:{width}px" '
-           f'role="img" aria-label="A - B per metric with 95% interval">',
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {h}" width="100%" '
+           f'style="max-width:{width}px" role="img" aria-label="A - B per metric with 95% interval">',
            _svg_text(left, 16, f"← {system_b} higher", "start", 11, COLOUR["B"]),
            _svg_text(left + plot_w, 16, f"{system_a} higher →", "end", 11, COLOUR["A"])]
     for k, r in enumerate(rows):
@@ -137,8 +142,7 @@ def forest_svg(rows, system_a: str, system_b: str, width: int = 720) -> str:
             out.append(f'<line x1="{sx(r.low):.1f}" x2="{sx(r.high):.1f}" y1="{y:.1f}" y2="{y:.1f}" stroke="{c}" '
                        'stroke-width="3"/>')
             out.append(f'<circle cx="{sx(r.diff):.1f}" cy="{y:.1f}" r="5" fill="{c}"/>')
-        out.append(_svg_text(left + plot_w + 8, y + 4, f"{fmt_num(r.diff, signed=True)} [{fmt_num(r.low, signed=True)}, "
-                             f"{fmt_num(r.high, signed=True)}]", "start", 11))
+        out.append(_svg_text(left + plot_w + 8, y + 4, signed_interval(r.diff, r.low, r.high), "start", 11))
     out.append("</svg>")
     return "".join(out)
 
@@ -219,8 +223,9 @@ def _num_cell(x, **kw) -> str:
     return f'<td class="num">{_e(fmt_num(x, **kw))}</td>'
 
 
-def _ci(m, lo, hi) -> str:
-    return f'<td class="num">{_e(fmt_num(m))} [{_e(fmt_num(lo))}, {_e(fmt_num(hi))}]</td>'
+def _ci(m, lo, hi, signed: bool = False) -> str:
+    f = lambda x: _e(fmt_num(x, signed=signed))  # noqa: E731
+    return f'<td class="num">{f(m)} [{f(lo)}, {f(hi)}]</td>'
 
 
 def _winner_cell(w: str | None) -> str:
@@ -249,13 +254,12 @@ def render_html(verdict: Verdict, comp: Comparison, cs: "ComparisonScores | None
             w = r.winner
             margin = "-"
             if w == "A":
-                margin = f"{A}: {fmt_num(r.diff, signed=True)} [{fmt_num(r.low, signed=True)}, {fmt_num(r.high, signed=True)}]"
+                margin = f"{A}: {signed_interval(r.diff, r.low, r.high)}"
             elif w == "B":
-                margin = (f"{B}: {fmt_num(-r.diff, signed=True)} [{fmt_num(-r.high, signed=True)}, "
-                          f"{fmt_num(-r.low, signed=True)}]")
+                margin = f"{B}: {signed_interval(-r.diff, -r.high, -r.low)}"
             rows.append([_e(r.metric), f'<td class="{w or "tie"}">{_e(r.better(A, B))}</td>', _e(margin),
                          _ci(r.mean_a, r.mean_a_low, r.mean_a_high), _ci(r.mean_b, r.mean_b_low, r.mean_b_high),
-                         _ci(r.diff, r.low, r.high), _num_cell(r.p_randomization, p=True),
+                         _ci(r.diff, r.low, r.high, True), _num_cell(r.p_randomization, p=True),
                          f'<td class="num">{r.wins}/{r.ties}/{r.losses}</td>', str(r.n)])
         parts += ["<h2>Headline</h2>",
                   _table(["metric", "better", "by how much (better - other) [95% CI]", f"mean A [95% CI]",
@@ -274,8 +278,7 @@ def render_html(verdict: Verdict, comp: Comparison, cs: "ComparisonScores | None
         for d in v.drivers:
             top = ", ".join(f"{t['id']} ({fmt_num(t['diff'], signed=True)})" for t in d.top)
             rows.append([_e(d.metric), _e(names[d.direction]), _e(top), str(d.n_left_out),
-                         f'<td class="num">{_e(fmt_num(d.diff_without, signed=True))} [{_e(fmt_num(d.low_without, signed=True))}, '
-                         f'{_e(fmt_num(d.high_without, signed=True))}]</td>', _num_cell(d.p_without, p=True),
+                         _ci(d.diff_without, d.low_without, d.high_without, True), _num_cell(d.p_without, p=True),
                          _e("yes" if d.survives else "NO")])
         parts += ["<h2>What drives each difference</h2>",
                   "<p>The pairs whose A - B pushes the mean furthest in its direction, and the comparison redone "
@@ -287,7 +290,8 @@ def render_html(verdict: Verdict, comp: Comparison, cs: "ComparisonScores | None
         for m in cs.metrics:
             for r in slice_comparison(cs, m, "reply length", n_boot=v.n_boot, n_perm=v.n_perm, level=v.level,
                                       seed=v.seed):
-                rows.append([_e(m), _e(r.metric), str(r.n), _ci(r.diff, r.low, r.high), _num_cell(r.p_randomization, p=True),
+                rows.append([_e(m), _e(r.metric), str(r.n), _ci(r.diff, r.low, r.high, True),
+                             _num_cell(r.p_randomization, p=True),
                              f'<td class="{r.winner or "tie"}">{_e(r.better(A, B))}</td>'])
         parts += ["<h2>By reply length</h2>", "<p>Pairs cut into three groups of about equal size by the mean length "
                   "of their two replies; each group compared as the whole is.</p>",
@@ -303,9 +307,8 @@ def render_html(verdict: Verdict, comp: Comparison, cs: "ComparisonScores | None
         sig_rows.append(["judge", f"<code>{_e(j.signature)}</code>"])
     parts += ["<h2>Signatures</h2>", _table(["metric", "signature"], sig_rows)]
     if inputs:
-        parts += ["<h2>Inputs</h2>", _table(["file", "bytes", "SHA-256"],
-                                            [[_e(f.name), f'<td class="num">{f.size:,}</td>', f"<code>{f.sha256}</code>"]
-                                             for f in inputs], 'id="inputs"')]
+        rows = [[_e(f.name), f'<td class="num">{f.size:,}</td>', f"<code>{f.sha256}</code>"] for f in inputs]
+        parts += ["<h2>Inputs</h2>", _table(["file", "bytes", "SHA-256"], rows, 'id="inputs"')]
     if v.unmatched:
         parts += [f"<h2>{len(v.unmatched)} unmatched row(s), not compared</h2>",
                   "<ul>" + "".join(f"<li>{_e(u)}</li>" for u in v.unmatched[:500]) + "</ul>"]

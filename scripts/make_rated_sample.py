@@ -64,8 +64,9 @@ def main() -> None:
     demo_manifest = path.with_name("demo_manifest.json")
     if demo_manifest.exists():  # the demo's manifest names the rated sample that ships beside it
         m = json.loads(demo_manifest.read_text(encoding="utf-8"))
-        m["rated_sample"] = {"file": path.name, "manifest": "rated_sample_manifest.json", "license": manifest["license"],
-                             "source": manifest["origin"], "command": manifest["command"]}
+        m["rated_sample"] = {"file": path.name, "manifest": "rated_sample_manifest.json",
+                             "license": manifest["license"], "source": manifest["origin"],
+                             "command": manifest["command"]}
         demo_manifest.write_text(json.dumps(m, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {len(out)} rows ({N_CONTEXTS} contexts x 2 systems) to {path}")
 

@@ -15,7 +15,8 @@ from core.scoring import JudgeOutput
 
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
 
-PAGES = ["app.py", "pages/1_Upload.py", "pages/2_Scores.py", "pages/3_AB_Judge.py", "pages/4_Correlation.py"]
+PAGES = ["views/home.py", "views/upload.py", "views/scores.py", "views/judge.py", "views/correlation.py",
+         "views/leaderboard.py"]
 TIMEOUT = 120
 
 
@@ -194,7 +195,7 @@ def test_judge_agreement_and_win_rate():
 def test_every_page_renders_without_data(page, new_app):
     at = new_app()
     at.run()
-    if page != "app.py":
+    if page != "views/home.py":
         at.switch_page(page).run()
     assert not at.exception, at.exception
     assert at.title, "every page has a title"
@@ -208,7 +209,7 @@ def test_demo_loads_scores_table_and_charts(new_app):
     head = at.dataframe[0].value
     assert list(head["metric"]) == ["bleu"]
     assert at.get("plotly_chart"), "headline chart"
-    at.switch_page("pages/2_Scores.py").run()
+    at.switch_page("views/scores.py").run()
     assert not at.exception, at.exception
     table = at.dataframe[0].value
     assert len(table) == 60 and {"bleu A", "bleu B", "bleu A-B", "response A", "response B"} <= set(table.columns)
@@ -221,14 +222,14 @@ def test_demo_loads_scores_table_and_charts(new_app):
     first = at.session_state["loaded"].comparison.pairs[int(narrowed.iloc[0]["pair"])][0]
     assert any(first.context[-1] in t for t in texts)
     # the other pages render with the demo loaded
-    at.switch_page("pages/3_AB_Judge.py").run()
+    at.switch_page("views/judge.py").run()
     assert not at.exception, at.exception
     ok, message = dashboard.judge_status()
     if not ok:  # the page says plainly why the judge cannot run
         assert any(w.value == message for w in at.warning)
     else:
         assert at.button(key="run_judge")
-    at.switch_page("pages/4_Correlation.py").run()
+    at.switch_page("views/correlation.py").run()
     assert not at.exception, at.exception
     assert any("no human scores" in i.value for i in at.info)
 
@@ -236,7 +237,7 @@ def test_demo_loads_scores_table_and_charts(new_app):
 def test_broken_upload_shows_rows_and_keeps_previous_data(new_app):
     at = new_app()
     _loaded_demo(at)
-    at.switch_page("pages/1_Upload.py").run()
+    at.switch_page("views/upload.py").run()
     broken = ('{"id": "1", "system": "x", "context": ["hi"], "response": "hello"}\n'
               '{"id": "2", "system": "x", "context": ["hi"], "response": "hello"\n'
               '{"id": "3", "system": "y", "context": ["hi"], "scores": {"Overall": "high"}, "response": "ok"}\n')
@@ -260,7 +261,7 @@ def test_paste_upload_two_systems_and_human_scores_correlation(shared, new_app):
     text = "\n".join(json.dumps(e.to_dict()) for e in rows[:80])
     at = new_app()
     at.run()
-    at.switch_page("pages/1_Upload.py").run()
+    at.switch_page("views/upload.py").run()
     at.text_area(key="paste_one").set_value(text).run()
     assert not at.exception, at.exception
     at.button(key="use_one").click().run()
@@ -268,7 +269,7 @@ def test_paste_upload_two_systems_and_human_scores_correlation(shared, new_app):
     loaded = at.session_state["loaded"]
     assert loaded.n == 40 and "Overall" in loaded.dimensions
     assert (loaded.comparison.system_a, loaded.comparison.system_b) == tuple(systems)
-    at.switch_page("pages/4_Correlation.py").run()
+    at.switch_page("views/correlation.py").run()
     assert not at.exception, at.exception
     corr = at.dataframe[0].value
     assert set(corr["dimension"]) == set(loaded.dimensions)
@@ -286,7 +287,7 @@ def test_ubleu_drilldown_shows_rated_references(new_app, repo_root):
     at = new_app(metrics=("ubleu",))
     at.session_state["loaded"] = dashboard.load_demo(repo_root / "demo" / "demo.jsonl")
     at.run()
-    at.switch_page("pages/2_Scores.py").run(timeout=600)
+    at.switch_page("views/scores.py").run(timeout=600)
     assert not at.exception, at.exception
     assert not at.warning, [w.value for w in at.warning]
     refs = next(d.value for d in at.dataframe if "source utterance" in getattr(d.value, "columns", []))
@@ -304,7 +305,7 @@ def test_mme_drilldown_shows_sub_metrics_and_weights(new_app, repo_root):
     at = new_app(metrics=("mme",))
     at.session_state["loaded"] = dashboard.load_demo(repo_root / "demo" / "demo.jsonl")
     at.run()
-    at.switch_page("pages/2_Scores.py").run(timeout=600)
+    at.switch_page("views/scores.py").run(timeout=600)
     assert not at.exception, at.exception
     subs = [d.value for d in at.dataframe if "sub_metric" in getattr(d.value, "columns", [])]
     assert len(subs) == 2  # system A and system B
@@ -313,16 +314,21 @@ def test_mme_drilldown_shows_sub_metrics_and_weights(new_app, repo_root):
     assert rows["weight"].between(0, 1).all() and abs(rows["weight"].sum() - 1) < 1e-3
 
 
-def test_csv_paste_with_column_mapping_and_two_file_mode(new_app):
+def _pasted_csv(new_app, csv: str):
+    """The Upload page with ``csv`` pasted as one multi-system CSV file; no problem shown."""
     at = new_app()
     at.run()
-    at.switch_page("pages/1_Upload.py").run()
+    at.switch_page("views/upload.py").run()
     at.selectbox(key="upload_format").set_value("csv").run()
-    csv = ("dialogue_id,model,context,reply,gold,Overall\n"
-           "1,bot-a,hi there,hello!,hey,4\n1,bot-b,hi there,what?,hey,2\n"
-           "2,bot-a,how are you,fine thanks,good,5\n2,bot-b,how are you,fine,good,3\n")
     at.text_area(key="paste_one").set_value(csv).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
+    return at
+
+
+def test_csv_paste_with_column_mapping_and_two_file_mode(new_app):
+    at = _pasted_csv(new_app, "dialogue_id,model,context,reply,gold,Overall\n"
+                              "1,bot-a,hi there,hello!,hey,4\n1,bot-b,hi there,what?,hey,2\n"
+                              "2,bot-a,how are you,fine thanks,good,5\n2,bot-b,how are you,fine,good,3\n")
     assert at.selectbox(key="csv_one_response").value == "reply"
     at.button(key="use_one").click().run()
     loaded = at.session_state["loaded"]
@@ -356,7 +362,7 @@ def test_judge_page_runs_judge_and_measures_agreement(shared, new_app):
     at = new_app()
     at.session_state["loaded"] = loaded
     at.run()
-    at.switch_page("pages/3_AB_Judge.py").run()
+    at.switch_page("views/judge.py").run()
     at.button(key="run_judge").click().run(timeout=600)
     assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
     table = next(d.value for d in at.dataframe if "P(A preferred)" in d.value.columns)
@@ -414,7 +420,7 @@ def test_judge_page_trains_on_votes_draws_a_learning_curve_and_predicts_the_rest
     at = new_app()
     at.session_state["loaded"] = loaded
     at.run()
-    at.switch_page("pages/3_AB_Judge.py").run()
+    at.switch_page("views/judge.py").run()
     at.radio(key="votes_source").set_value("Use this upload's human scores as votes").run()
     at.selectbox(key="votes_dim").set_value("Overall").run()
     at.button(key="tune_votes").click().run(timeout=600)
@@ -454,16 +460,16 @@ def test_the_cli_json_and_the_dashboard_give_the_same_verdict(shared, new_app, t
 
     at = new_app(metrics=("bleu", "ruber"))
     at.run()
-    at.switch_page("pages/1_Upload.py").run()
+    at.switch_page("views/upload.py").run()
     at.radio(key="upload_mode").set_value("Two files (system A, system B)").run()
     at.selectbox(key="upload_format").set_value("jsonl").run()
     at.text_area(key="paste_a").set_value(texts[systems[0]]).run()
     at.text_area(key="paste_b").set_value(texts[systems[1]]).run()
     at.button(key="use_two").click().run()
     assert not at.exception, at.exception
-    at.switch_page("pages/3_AB_Judge.py").run()
+    at.switch_page("views/judge.py").run()
     at.button(key="run_judge").click().run(timeout=600)
-    at.switch_page("app.py").run(timeout=600)
+    at.switch_page("views/home.py").run(timeout=600)
     assert not at.exception, at.exception
     got = at.session_state["verdict"].to_dict()
     assert (got["system_a"], got["system_b"], got["n_pairs"]) == (want["system_a"], want["system_b"], 12)
@@ -474,10 +480,17 @@ def test_the_cli_json_and_the_dashboard_give_the_same_verdict(shared, new_app, t
     for g, w in zip(got["metrics"], want["metrics"]):
         for k in keys:
             assert (g[k] == w[k]) or (isinstance(g[k], float) and math.isnan(g[k]) and w[k] is None), (g["metric"], k)
-    for k in ("win", "winner", "p_a", "order_disagreement"):
+    for k in ("win", "winner", "p_a", "order_disagreement", "length_controlled"):
         assert got["judge"][k] == want["judge"][k], k
     assert got["judge"]["human"]["agreement"] == want["judge"]["human"]["agreement"]
     assert got["judge"]["human"]["margin"] == want["judge"]["human"]["margin"] == 1.0
+    # the one-line verdict: the same sentence in the CLI's JSON, its text output and on the home page
+    assert got["sentence"] == want["sentence"] and "the judge" in want["sentence"]
+    assert at.markdown[0].value.replace("\\", "") == "#### " + want["sentence"]
+    text = tmp_path / "verdict.txt"
+    assert cli(["compare", str(tmp_path / f"{systems[0][:6]}.jsonl"), str(tmp_path / f"{systems[1][:6]}.jsonl"),
+                "--metrics", "bleu,ruber", "--judge", "--out", str(text), "--quiet"]) == 0
+    assert text.read_text().splitlines()[0] == want["sentence"]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -522,11 +535,11 @@ def test_an_address_reopens_the_comparison_and_the_choices(new_app, own_cache):
     text = "\n".join(json.dumps(e.to_dict()) for e in _toy_examples())
     at = new_app()
     at.run()
-    at.switch_page("pages/1_Upload.py").run()
+    at.switch_page("views/upload.py").run()
     at.text_area(key="paste_one").set_value(text).run()
     at.button(key="use_one").click().run()
     key = at.session_state["loaded"].key
-    at.switch_page("pages/2_Scores.py").run()
+    at.switch_page("views/scores.py").run()
     at.radio(key="flt_winner").set_value("A").run()
     assert not at.exception, at.exception
     address = dict(at.query_params)
@@ -540,7 +553,7 @@ def test_an_address_reopens_the_comparison_and_the_choices(new_app, own_cache):
         for k, v in address.items():
             again.query_params[k] = v
         again.run()
-        again.switch_page("pages/2_Scores.py").run()
+        again.switch_page("views/scores.py").run()
     finally:
         del os.environ["DIALEVAL_DEMO"]
     assert not again.exception, again.exception
@@ -553,29 +566,23 @@ def test_comparing_a_file_with_itself_is_called_out(new_app, own_cache):
     text = "\n".join(json.dumps(e.to_dict()) for e in _toy_examples() if e.system == "sysA")
     at = new_app()
     at.run()
-    at.switch_page("pages/1_Upload.py").run()
+    at.switch_page("views/upload.py").run()
     at.radio(key="upload_mode").set_value("Two files (system A, system B)").run()
     at.selectbox(key="upload_format").set_value("jsonl").run()
     at.text_area(key="paste_a").set_value(text).run()
     at.text_area(key="paste_b").set_value(text).run()
     assert any("identical" in w.value for w in at.warning)
     at.button(key="use_two").click().run()
-    at.switch_page("app.py").run()
+    at.switch_page("views/home.py").run()
     assert not at.exception, at.exception
     assert "give the same reply in all 6 pairs" in at.session_state["verdict"].sentence
     assert any("compared with itself" in w.value for w in at.warning)
 
 
 def test_the_csv_of_the_issue_loads_without_a_choice_and_previews_its_turns(new_app, own_cache):
-    at = new_app()
-    at.run()
-    at.switch_page("pages/1_Upload.py").run()
-    at.selectbox(key="upload_format").set_value("csv").run()
-    csv = ("example_id,bot_version,history,bot_reply,gold\n"
-           "1,v1,hi there|||how are you?,fine thanks,good\n1,v2,hi there|||how are you?,ok,good\n"
-           "2,v1,bye|||see you,later,ciao\n2,v2,bye|||see you,bye!,ciao\n")
-    at.text_area(key="paste_one").set_value(csv).run()
-    assert not at.exception and not at.error, [e.value for e in at.error]
+    at = _pasted_csv(new_app, "example_id,bot_version,history,bot_reply,gold\n"
+                              "1,v1,hi there|||how are you?,fine thanks,good\n1,v2,hi there|||how are you?,ok,good\n"
+                              "2,v1,bye|||see you,later,ciao\n2,v2,bye|||see you,bye!,ciao\n")
     assert at.selectbox(key="csv_one_response").value == "bot_reply"
     assert at.selectbox(key="csv_one_context").value == "history"
     preview = next(d.value for d in at.dataframe if "turns" in d.value.columns)
@@ -593,12 +600,12 @@ def test_the_correlation_page_defaults_to_the_overall_dimension_and_keeps_choice
     at = new_app()
     at.session_state["loaded"] = dashboard.make_loaded("toy", exs, None, "sysA", "sysB", [b"toy-fluency"])
     at.run()
-    at.switch_page("pages/4_Correlation.py").run()
+    at.switch_page("views/correlation.py").run()
     assert not at.exception, at.exception
     assert at.selectbox(key="corr_dim").value == "Overall"  # not the first alphabetically
     at.selectbox(key="corr_dim").set_value("Fluency").run()
-    at.switch_page("app.py").run()
-    at.switch_page("pages/4_Correlation.py").run()
+    at.switch_page("views/home.py").run()
+    at.switch_page("views/correlation.py").run()
     assert at.selectbox(key="corr_dim").value == "Fluency"
 
 
@@ -607,13 +614,13 @@ def test_the_demo_can_show_correlations_with_the_shipped_rated_sample(new_app, r
     assert manifest["license"].startswith("MIT") and manifest["n_contexts"] == 40
     at = new_app()
     _loaded_demo(at)
-    at.switch_page("pages/4_Correlation.py").run()
+    at.switch_page("views/correlation.py").run()
     at.button(key="corr_rated").click().run()
     assert not at.exception, at.exception
     loaded = at.session_state["loaded"]
     assert loaded.name == dashboard.RATED_DEMO_NAME and loaded.n == 40 and loaded.dimensions == ["engagement"]
     assert set(at.dataframe[0].value["dimension"]) == {"engagement"}
-    at.switch_page("app.py").run()
+    at.switch_page("views/home.py").run()
     assert at.session_state["verdict"].sentence.startswith("human reply is better than generated: people rate it "
                                                            "higher on engagement")
 
@@ -631,7 +638,7 @@ def test_votes_given_in_place_are_kept_counted_and_downloadable(new_app, own_cac
     at = new_app()
     at.session_state["loaded"] = loaded
     at.run()
-    at.switch_page("pages/3_AB_Judge.py").run()
+    at.switch_page("views/judge.py").run()
     assert not at.exception, at.exception
     editor = next(d.value for d in at.dataframe if "your vote" in d.value.columns)
     assert [None if not isinstance(v, str) else v for v in editor["your vote"][:4]] == ["👍 A", None, "👍 B", "tie"]
@@ -645,7 +652,7 @@ def test_the_leaderboard_page_ranks_every_system_of_the_loaded_file(new_app, own
     at = new_app()
     at.session_state["loaded"] = dashboard.make_loaded("three", exs, None, "sysA", "sysB", [b"three"])
     at.run()
-    at.switch_page("pages/5_Leaderboard.py").run()
+    at.switch_page("views/leaderboard.py").run()
     assert not at.exception, at.exception
     lb = at.session_state["leaderboard"]
     assert [e.system for e in lb.systems] == ["sysA", "sysC", "sysB"] and lb.ranked_by == "bleu"

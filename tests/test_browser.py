@@ -21,10 +21,13 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = os.environ.get("DIALEVAL_CHROMIUM", "/usr/bin/chromium")
@@ -32,7 +35,7 @@ CHROME_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", 
                "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
 SHOTS = ROOT / "docs" / "screenshots"
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-TIMEOUT_MS = 240_000  # the machine is shared; the first scoring may wait for a model to load
+TIMEOUT_MS = int(os.environ.get("DIALEVAL_BROWSER_TIMEOUT_MS", 240_000))  # the machine is shared; the first scoring may wait for a model to load
 
 
 def free_port() -> int:
@@ -109,9 +112,9 @@ def open_page(page, label: str) -> None:
     wait_idle(page)
 
 
-def run_flow(page, url: str, screenshots: bool = False, upload: Path | None = None,
-             pick: tuple[str, str] | None = None) -> dict:
-    """Load the demo, open the scores page, check table and chart; returns timings (seconds)."""
+def run_flow(page, url: str) -> dict:
+    """Load the demo, open the scores page, check table and chart, open every other page; returns timings
+    (seconds)."""
     out = {}
     t0 = time.perf_counter()
     page.goto(url)
@@ -125,8 +128,6 @@ def run_flow(page, url: str, screenshots: bool = False, upload: Path | None = No
     page.locator('[data-testid="stDataFrame"]').first.wait_for()
     wait_idle(page)
     out["demo_scored"] = time.perf_counter() - t0
-    if screenshots:
-        page.screenshot(path=str(SHOTS / "home.png"), full_page=True)
     t0 = time.perf_counter()
     open_page(page, "Scores")
     page.locator('[data-testid="stDataFrame"]').first.wait_for()
@@ -135,50 +136,90 @@ def run_flow(page, url: str, screenshots: bool = False, upload: Path | None = No
     assert page.get_by_text("60 of 60 pairs").count() == 1
     assert page.locator('[data-testid="stPlotlyChart"]').count() >= 2
     assert page.locator(".js-plotly-plot .main-svg").count() >= 1, "plotly drew its SVG"
-    if screenshots:
-        page.screenshot(path=str(SHOTS / "scores.png"), full_page=True)
-    for label, name in (("Upload", "upload"), ("A/B judge", "judge"), ("Correlation", "correlation")):
+    for label in ("Upload", "A/B judge", "Correlation", "Leaderboard"):
         open_page(page, label)
-        if screenshots and name == "judge" and page.get_by_role("button", name="Run the judge").count():
-            page.get_by_role("button", name="Run the judge").click()
-            page.get_by_text("Per-example preference").wait_for()
-            wait_idle(page)
         assert page.locator('[data-testid="stException"]').count() == 0, f"{label} page raised"
-        if screenshots:
-            page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
-    if upload is not None:  # a real file upload through the browser (read in place, never copied)
-        open_page(page, "Upload")
-        page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(upload))
-        page.get_by_role("button", name="Compare these two systems").wait_for()
-        wait_idle(page)
-        if pick is not None:  # choose two generated systems (the file's first system may be the gold reply)
-            for label, name in zip(("System A", "System B"), pick):
-                page.locator('[data-testid="stSelectbox"]', has_text=label).first.click()
-                page.locator('[role="option"]', has_text=name).first.click()
-                wait_idle(page)
-        page.get_by_role("button", name="Compare these two systems").click()
-        page.get_by_text("Loaded.").wait_for()
-        wait_idle(page)
-        open_page(page, "Correlation")
-        page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot').first.wait_for()
-        wait_idle(page)
-        assert page.locator('[data-testid="stException"]').count() == 0
-        if screenshots:
-            page.screenshot(path=str(SHOTS / "correlation_human_scores.png"), full_page=True)
-            # train on votes derived from the upload's human scores: learning curve + predictions of the rest
-            open_page(page, "A/B judge")
-            page.get_by_text("Use this upload's human scores as votes").click()
-            wait_idle(page)
-            page.get_by_role("button", name=re.compile("^Fine-tune on")).click()
-            page.get_by_role("button", name="Download these predictions (CSV)").wait_for(timeout=TIMEOUT_MS)
-            wait_idle(page)
-            assert page.locator('[data-testid="stException"]').count() == 0
-            page.screenshot(path=str(SHOTS / "judge_votes.png"), full_page=True)
     return out
 
 
+def shoot(page, name: str) -> None:
+    assert page.locator('[data-testid="stException"]').count() == 0, f"{name}: the page raised"
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+def take_screenshots(page, url: str, upload: Path | None, pick: tuple[str, str]) -> None:
+    """docs/screenshots/*.png: the demo's home with the judge run (and at 600 px), a pair opened on the
+    Scores page, the report, the Upload and A/B judge pages, correlations on the shipped human-rated sample,
+    and with ``upload`` (../shared usr-topical, uploaded through the browser, never copied) correlations,
+    the judge re-fitted on votes and the leaderboard of its systems."""
+    page.goto(url)
+    page.locator(".st-key-verdict").first.wait_for()
+    wait_idle(page)
+    run_judge = page.get_by_role("button", name="Run the A/B judge over")  # a substring: the label has the time
+    if run_judge.count():
+        run_judge.click()
+        page.get_by_text("Judge: prefers A").wait_for()
+        wait_idle(page)
+    shoot(page, "home")
+    with page.expect_download() as got:
+        page.get_by_role("button", name="Download the report (HTML)").click()
+    report = Path(tempfile.mkdtemp()) / "report.html"
+    got.value.save_as(report)
+    narrow = page.context.browser.new_page(viewport={"width": 600, "height": 1000})
+    narrow.set_default_timeout(TIMEOUT_MS)
+    narrow.goto(page.url)
+    narrow.locator(".st-key-verdict").first.wait_for()
+    wait_idle(narrow)
+    narrow.screenshot(path=str(SHOTS / "home_600.png"), full_page=False)
+    narrow.goto(report.as_uri())
+    narrow.set_viewport_size({"width": 1200, "height": 1400})
+    narrow.screenshot(path=str(SHOTS / "report.png"), full_page=False)
+    narrow.close()
+    open_page(page, "Scores")
+    grid = page.locator('[data-testid="stDataFrame"]').first.bounding_box()
+    page.mouse.click(grid["x"] + 300, grid["y"] + 35 + 17)  # open the first row
+    wait_idle(page)
+    shoot(page, "scores")
+    open_page(page, "Upload")
+    shoot(page, "upload")
+    open_page(page, "A/B judge")
+    shoot(page, "judge")
+    open_page(page, "Correlation")
+    page.get_by_role("button", name=re.compile("^Load the human-rated sample")).click()
+    page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot').first.wait_for()
+    wait_idle(page)
+    shoot(page, "correlation")
+    if upload is None:
+        return
+    open_page(page, "Upload")
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(upload))
+    page.get_by_role("button", name="Compare these two systems").wait_for()
+    wait_idle(page)
+    for label, name in zip(("System A", "System B"), pick):  # two generated systems, not the gold reply
+        page.locator('[data-testid="stSelectbox"]', has_text=label).first.click()
+        page.locator('[role="option"]', has_text=name).first.click()
+        wait_idle(page)
+    page.get_by_role("button", name="Compare these two systems").click()
+    page.get_by_text("Loaded.").wait_for()
+    wait_idle(page)
+    open_page(page, "Correlation")
+    page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot').first.wait_for()
+    wait_idle(page)
+    shoot(page, "correlation_human_scores")
+    open_page(page, "A/B judge")
+    page.get_by_text("Use this upload's human scores as votes").click()
+    wait_idle(page)
+    page.get_by_role("button", name=re.compile("^Re-fit the judge on")).click()
+    page.get_by_role("button", name="Download these predictions (CSV)").wait_for(timeout=TIMEOUT_MS)
+    wait_idle(page)
+    shoot(page, "judge_votes")
+    open_page(page, "Leaderboard")
+    page.get_by_text("Every pair").wait_for(timeout=TIMEOUT_MS)
+    wait_idle(page)
+    shoot(page, "leaderboard")
+
+
 def _require_browser():
-    import pytest
     missing = None
     if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
         missing = f"chromium not found at {CHROMIUM} (apt-get install -y chromium)"
@@ -191,9 +232,6 @@ def _require_browser():
         if IN_CI:
             pytest.fail(missing)
         pytest.skip(missing)
-
-
-import pytest  # noqa: E402  (the module also runs as a script for the screenshots)
 
 
 @pytest.fixture(scope="module")
@@ -224,6 +262,15 @@ def demo_facts() -> tuple[str, list[tuple[str, ...]]]:
     return build_verdict(comp, cs).sentence, [tuple(comp.pairs[i][0].context) for i in order]
 
 
+NAV = ["Home", "Upload", "Scores", "A/B judge", "Correlation", "Leaderboard"]
+
+
+def nav_labels(page) -> list[str]:
+    """The sidebar navigation's labels (icons left out)."""
+    return [t.strip().splitlines()[-1].strip() for t in
+            page.locator('[data-testid="stSidebarNav"] a').all_inner_texts()]
+
+
 def drill_context(page) -> list[str]:
     """The context turns the Scores page's drill-down shows (lines '[-k] turn')."""
     return [t.split("] ", 1)[1] for t in page.locator('[data-testid="stText"]').all_inner_texts()
@@ -238,7 +285,7 @@ def test_verdict_report_row_click_refresh_and_a_narrow_window(server, tmp_path):
         verdict = page.locator(".st-key-verdict").first
         verdict.wait_for()
         wait_idle(page)
-        assert page.locator('[data-testid="stSidebarNav"] a').first.inner_text().strip().endswith("Home")
+        assert nav_labels(page) == NAV
         # 1. the one-line verdict: the same sentence the CLI prints, first under the title
         assert verdict.inner_text().strip() == sentence
         # 2. the report: downloaded, then opened offline in a fresh browser; nothing leaves the file
@@ -262,6 +309,7 @@ def test_verdict_report_row_click_refresh_and_a_narrow_window(server, tmp_path):
         wait_idle(page)
         side = page.locator('[data-testid="stSidebar"]').inner_text()
         assert "human-rated sample" in side and "C-BM25" not in side
+        assert nav_labels(page) == NAV  # one navigation, the router's (no "app", no "state")
         address = page.url
     assert "c=" in address
     home = re.sub(r"/[A-Za-z_]+\?", "/?", address)
@@ -302,12 +350,18 @@ if __name__ == "__main__":
     import argparse
     ap = argparse.ArgumentParser()
     ap.add_argument("--screenshots", action="store_true", help="write docs/screenshots/*.png")
-    ap.add_argument("--metrics", default="bleu,ubleu")
+    ap.add_argument("--metrics", default="bleu,ubleu,bert_ruber,mme")
+    ap.add_argument("--to", default=str(SHOTS), help="where the screenshots go (default docs/screenshots)")
     args = ap.parse_args()
+    SHOTS = Path(args.to)
     SHOTS.mkdir(parents=True, exist_ok=True)
     from core.settings import shared_eval_file
     shared = shared_eval_file("usr-topical")
-    with streamlit_server(args.metrics) as (url, proc, ready), browser_page(2200 if args.screenshots else 1000) as page:
-        times = run_flow(page, url, screenshots=args.screenshots, upload=shared if shared.exists() else None,
-                         pick=("Argmax Decoding", "Nucleus Decoding (p = 0.5)"))
-    print({"server_ready": round(ready, 2), **{k: round(v, 2) for k, v in times.items()}})
+    with tempfile.TemporaryDirectory() as cache, \
+            streamlit_server(args.metrics, DIALEVAL_DEMO="1", DIALEVAL_CACHE=cache) as (url, proc, ready), \
+            browser_page(1400) as page:
+        if args.screenshots:
+            take_screenshots(page, url, shared if shared.exists() else None,
+                             ("Argmax Decoding", "Nucleus Decoding (p = 0.5)"))
+        else:
+            print({"server_ready": round(ready, 2), **{k: round(v, 2) for k, v in run_flow(page, url).items()}})

@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from core.cli import add_input_arguments, add_option_arguments, options_from, register_command
+from core.cli import add_input_arguments, add_option_arguments, emit, options_from, register_command
 from core.compare import LEVEL, N_BOOT, N_PERM, Verdict, build_verdict, summarize_judge
 from core.data import Comparison, load_comparison
 from core.engine import DEFAULT_METRICS, ComparisonScores, judge_comparison, parse_metrics, score_comparison
@@ -53,10 +52,5 @@ def _arguments(p: argparse.ArgumentParser) -> None:
 def compare(a: argparse.Namespace) -> int:
     _, _, verdict = verdict_from(a)
     text = render_verdict(verdict, a.format)
-    if a.out:
-        with open(a.out, "w", encoding="utf-8") as f:
-            f.write(text + "\n")
-        print(f"wrote {a.out}", file=sys.stderr)
-    else:
-        print(text)
+    emit(text, a.out)
     return 0

@@ -4,9 +4,8 @@ with intervals, Bradley-Terry ratings from the judge (``--judge``), every pair H
 from __future__ import annotations
 
 import argparse
-import sys
 
-from core.cli import add_option_arguments, options_from, register_command
+from core.cli import add_option_arguments, emit, options_from, register_command
 from core.compare import LEVEL, N_BOOT, N_PERM
 from core.data import load_file
 from core.engine import DEFAULT_METRICS, parse_metrics
@@ -47,10 +46,5 @@ def leaderboard_command(a: argparse.Namespace) -> int:
     lb = leaderboard(examples, metrics, a.judge, systems, options_from(a), progress_bar(a.quiet),
                      n_boot=a.n_boot, n_perm=a.n_perm, level=a.level, seed=a.seed)
     text = render_leaderboard(lb, a.format)
-    if a.out:
-        with open(a.out, "w", encoding="utf-8") as f:
-            f.write(text + "\n")
-        print(f"wrote {a.out}", file=sys.stderr)
-    else:
-        print(text)
+    emit(text, a.out)
     return 0

@@ -12,10 +12,9 @@ from core.data import DataError
 from core.leaderboard import (build_leaderboard, judge_grid, leaderboard_rows, pairwise_cells, render_leaderboard,
                               shared_contexts)
 from core.report import to_json
-from pages import state
+from views import state
 
 st.session_state["_page"] = "leaderboard"
-state.page_chrome()
 st.title("Leaderboard")
 st.caption("Three or more systems that answered the same contexts, ranked: each metric's mean with a 95% interval "
            "(contexts resampled), every pair of systems compared with Holm-adjusted p-values, and with the judge "

@@ -31,20 +31,13 @@ from core.scoring import JudgeOutput
 APP_DIR = Path(__file__).resolve().parent.parent
 DEMO_PATH = APP_DIR / "demo" / "demo.jsonl"
 RATED_DEMO_PATH = APP_DIR / "demo" / "rated_sample.jsonl"
-PAGES = {"home": "app.py", "upload": "pages/1_Upload.py", "scores": "pages/2_Scores.py",
-         "judge": "pages/3_AB_Judge.py", "correlation": "pages/4_Correlation.py",
-         "leaderboard": "pages/5_Leaderboard.py"}
-HOME_KEY = "_home_page"  # the router's st.Page of the home page (a function page: it has no file to link to)
+PAGES = {"home": "views/home.py", "upload": "views/upload.py", "scores": "views/scores.py",
+         "judge": "views/judge.py", "correlation": "views/correlation.py", "leaderboard": "views/leaderboard.py"}
 JUDGE_PAIRS_PER_SECOND = 7.7  # the judge on 2 CPU cores (README, "The learned A/B judge"): for time estimates
 
 
 # ------------------------------------------------------------------------------------------------
 # what is loaded
-
-
-def page(name: str):
-    """What ``st.page_link`` takes for page ``name`` of ``PAGES`` (the home page: the router's page object)."""
-    return st.session_state.get(HOME_KEY, PAGES["home"]) if name == "home" else PAGES[name]
 
 
 def loaded() -> Loaded | None:
@@ -224,31 +217,14 @@ def sidebar() -> Any:
     return box
 
 
-ROUTER_FLAG = "_router_running"
-
-
 def route(navigation) -> None:
     """Run the page ``navigation`` chose between the chrome every page shares: reopen what the address names,
     the sidebar (metrics; the "Loaded" box filled after the page ran, so it never lags one page behind), and
     the address written from the final state."""
     ensure_loaded()
     box = sidebar()
-    st.session_state[ROUTER_FLAG] = True
-    try:
-        navigation.run()
-    finally:
-        st.session_state[ROUTER_FLAG] = False
+    navigation.run()
     show_loaded(box)
-    sync_address()
-
-
-def page_chrome() -> None:
-    """The shared chrome for a page script run on its own, without the router (``streamlit.testing``'s
-    ``AppTest.switch_page`` runs a page file directly); a no-op under the router, which draws it itself."""
-    if st.session_state.get(ROUTER_FLAG):
-        return
-    ensure_loaded()
-    show_loaded(sidebar())
     sync_address()
 
 
@@ -264,14 +240,20 @@ def show_loaded(box: Any) -> None:
 
 def progress_bar(first: str = "starting"):
     """A Streamlit progress bar and its ``progress(done, total, desc)`` callback, which shows the counts and
-    the time left estimated from the rate so far. Call ``.empty()`` on the bar when done."""
+    the time left of the current phase, estimated from its rate so far (a new total, or a count that goes
+    back, starts a new phase). Call ``.empty()`` on the bar when done."""
     bar = st.progress(0.0, text=first)
-    t0 = time.monotonic()
+    phase = {"t0": time.monotonic(), "total": None, "done": 0}
 
     def progress(done: int, total: int, desc: str) -> None:
+        now = time.monotonic()
+        if total != phase["total"] or done < phase["done"]:
+            phase.update(t0=now, total=total, start=done)
+        phase["done"] = done
         frac = min(1.0, done / total) if total else 1.0
-        elapsed = time.monotonic() - t0
-        left = f", about {elapsed * (1 - frac) / frac:.0f} s left" if 0 < frac < 1 and elapsed > 1 else ""
+        elapsed, moved = now - phase["t0"], done - phase.get("start", 0)
+        left = f", about {elapsed * (total - done) / moved:.0f} s left" if moved > 0 and done < total and \
+            elapsed > 1 else ""
         bar.progress(frac, text=f"{desc} {done}/{total}{left}")
     return bar, progress
 

@@ -6,10 +6,9 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core import dashboard
-from pages import state
+from views import state
 
 st.session_state["_page"] = "correlation"
-state.page_chrome()
 st.title("Correlation with human scores")
 
 EXAMPLE = ('{"id": "ctx-1", "system": "my-bot", "context": ["hi!", "how was your weekend?"], '

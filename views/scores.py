@@ -11,10 +11,9 @@ import streamlit as st
 from core import dashboard
 from core.html_report import highlight_html
 from core.slices import SLICE_KINDS, metadata_columns, slice_comparison
-from pages import state
+from views import state
 
 st.session_state["_page"] = "scores"
-state.page_chrome()
 st.title("Per-example scores")
 data = state.require_data()
 metrics = state.selected_metrics()
@@ -80,9 +79,10 @@ if data is not None and metrics:
         if view.empty:
             st.info(f"No pair matches the filter (of {len(df)} pairs). Clear the text or choose 'all'.")
         else:
-            st.caption(f"{len(view)} of {len(df)} pairs, sorted by {sort_by} ({'descending' if desc else 'ascending'}). "
-                       "Click a row to open it below; click a column header to sort by it (the ⋮ column menu's sort reorders "
-                       "only the view; exports follow the order stated here). Differences are A - B.")
+            st.caption(f"{len(view)} of {len(df)} pairs, sorted by {sort_by} "
+                       f"({'descending' if desc else 'ascending'}). Click a row to open it below; click a column "
+                       "header to sort by it (the ⋮ column menu's sort reorders only the view; exports follow the "
+                       "order stated here). Differences are A - B.")
             num_cfg = {c: st.column_config.NumberColumn(format="%.3f") for c in df.columns
                        if c.endswith((" A", " B", " A-B")) and c not in ("response A", "response B")}
             st.dataframe(view, hide_index=True, width="stretch", height=420, column_config=num_cfg, key="scores_table",
@@ -135,12 +135,12 @@ if data is not None and metrics:
 
                         def colour(row):
                             w = row["weight"]
-                            c = "" if w is None or w == 0 else (
-                                "background-color: rgba(0,160,60,0.25)" if w > 0 else "background-color: rgba(220,0,0,0.25)")
+                            c = "" if w is None or w == 0 else ("background-color: rgba(0,160,60,0.25)" if w > 0
+                                                                else "background-color: rgba(220,0,0,0.25)")
                             return [c] * len(row)
-                        st.dataframe(rdf.style.apply(colour, axis=1).format({"weight": "{:+.3f}", "similarity": "{:.3f}"},
-                                                                             na_rep="-"),
-                                     hide_index=True, width="stretch")
+                        styled = rdf.style.apply(colour, axis=1).format({"weight": "{:+.3f}", "similarity": "{:.3f}"},
+                                                                         na_rep="-")
+                        st.dataframe(styled, hide_index=True, width="stretch")
                     else:
                         st.text("(no extended references: the example has no reference)")
                 else:

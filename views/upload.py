@@ -5,10 +5,9 @@ import streamlit as st
 
 from core import dashboard
 from core.data import FORMATS, CsvMapping, DataError, systems_in
-from pages import state
+from views import state
 
 st.session_state["_page"] = "upload"
-state.page_chrome()
 st.title("Upload two systems")
 st.markdown(f"Files up to **{dashboard.MAX_UPLOAD_MB} MB** each. Formats: our JSONL (one object a line: `context`, "
             "`response`, optional `id`, `system`, `references`, `scores`; any other plain field is kept as metadata "
@@ -179,5 +178,5 @@ if data is not None:
     if data.comparison.unmatched_a or data.comparison.unmatched_b:
         st.warning("Rows without a partner (not scored):")
         st.text("\n".join(data.comparison.describe_unmatched()[:100]))
-    st.page_link(state.page("home"), label="See the verdict")
+    st.page_link(state.PAGES["home"], label="See the verdict")
     st.page_link(state.PAGES["scores"], label="See the scores")

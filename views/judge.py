@@ -9,10 +9,9 @@ from core import dashboard
 from core.compare import summarize_judge
 from core.data import Comparison
 from core.judges.pairs import votes_for_pairs
-from pages import state
+from views import state
 
 st.session_state["_page"] = "judge"
-state.page_chrome()
 st.title("A/B judge")
 st.caption("A learned pairwise judge (Wu & Chien): given the context and two replies, the probability that people "
            "prefer reply A. Both orders (A|B and B|A) are scored and averaged against position bias.")
