@@ -25,55 +25,122 @@ if TYPE_CHECKING:
 __all__ = ["score", "judge", "compare", "__version__"]
 
 
-def _as_list(values: Any, name: str) -> list:
-    """A list from a list, tuple, numpy array or pandas Series (by position); a bare string is refused."""
-    if isinstance(values, (str, bytes)):
-        raise TypeError(f"{name} must be a sequence (one item per example), got a single string")
-    if hasattr(values, "tolist") and callable(values.tolist):  # numpy arrays, pandas Series (positional)
-        values = values.tolist()
-    try:
-        return list(values)
-    except TypeError:
-        raise TypeError(f"{name} must be a sequence (one item per example), got {type(values).__name__}") from None
+class _Column:
+    """One argument of the API as a list, with the pandas index it came with (None for anything else)."""
+
+    def __init__(self, values: Any, name: str):
+        self.name = name
+        self.index = None  # a pandas Index, to compare with the other arguments'
+        self.labels: list = []  # its labels as plain Python values, for messages
+        if isinstance(values, (str, bytes)):
+            raise TypeError(f"{name} must be a sequence (one item per example), got a single string")
+        if isinstance(values, (dict, set, frozenset)):
+            raise TypeError(f"{name} must be an ordered sequence (one item per example), got a "
+                            f"{type(values).__name__}")
+        if hasattr(values, "columns"):
+            raise TypeError(f"{name} must be one column (e.g. df['{name}']), got a {type(values).__name__}")
+        if hasattr(values, "iloc") and hasattr(values, "index"):  # a pandas Series: keep its index to compare
+            self.index = values.index
+            self.labels = values.index.tolist()
+        if getattr(values, "ndim", 1) == 0:
+            raise TypeError(f"{name} must be a sequence (one item per example), got a scalar array")
+        if hasattr(values, "tolist") and callable(values.tolist):  # numpy arrays, pandas Series: by position
+            values = values.tolist()
+        try:
+            self.items = list(values)
+        except TypeError:
+            raise TypeError(f"{name} must be a sequence (one item per example), got {type(values).__name__}") from None
+
+    def where(self, i: int) -> str:
+        """``name[i]``, with the pandas index label when it is not the position."""
+        label = f" (index label {self.labels[i]!r})" if self.index is not None and self.labels[i] != i else ""
+        return f"{self.name}[{i}]{label}"
 
 
-def _turns(value: Any, name: str, i: int) -> list[str]:
+def _aligned(*columns: "_Column | None") -> None:
+    """Arguments are read by position. Pandas Series must share one index (then position = label); Series
+    with different indexes (e.g. one filtered, one not) are refused rather than silently mis-paired."""
+    given = [c for c in columns if c is not None]
+    lengths = {c.name: len(c.items) for c in given}
+    if len(set(lengths.values())) > 1:
+        raise ValueError(" and ".join(f"{k} ({n})" for k, n in lengths.items()) + " must have the same length")
+    series = [c for c in given if c.index is not None]
+    for other in series[1:]:
+        if not series[0].index.equals(other.index):
+            diff = next((i for i, (x, y) in enumerate(zip(series[0].labels, other.labels)) if x != y), 0)
+            raise ValueError(f"{series[0].name} and {other.name} are pandas Series with different indexes (at "
+                             f"position {diff}: {series[0].labels[diff]!r} vs {other.labels[diff]!r}); rows are "
+                             "paired by position, so align them first (e.g. .reset_index(drop=True) on both "
+                             "after the same filtering, or .loc[...] with one index)")
+
+
+def _is_missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and value != value)
+
+
+def _texts(value: Any, column: _Column, i: int, what: str, allow_missing: bool = False) -> list[str]:
+    """Item ``i`` of ``column`` as a list of strings: one string (a context is split at line ends) or a
+    sequence of strings; missing (None/NaN) is no text where ``allow_missing``."""
+    from core.data import split_turns
+    if allow_missing and _is_missing(value):
+        return []
     if isinstance(value, str):
-        return value.split("\n")
-    turns = _as_list(value, f"{name}[{i}]")
-    bad = [j for j, t in enumerate(turns) if not isinstance(t, str)]
+        return split_turns(value) if what == "turns" else [value]
+    try:
+        inner = _Column(value, column.where(i))
+    except TypeError:
+        raise TypeError(f"{column.where(i)} must be a string or a list of strings, got "
+                        f"{type(value).__name__} {value!r:.40}") from None
+    bad = [j for j, t in enumerate(inner.items) if not isinstance(t, str)]
     if bad:
-        raise TypeError(f"{name}[{i}][{bad[0]}] must be a string, got {type(turns[bad[0]]).__name__}")
-    return turns
+        raise TypeError(f"{column.where(i)}[{bad[0]}] must be a string, got {type(inner.items[bad[0]]).__name__}")
+    return inner.items
+
+
+def _strings(column: _Column) -> list[str]:
+    for i, value in enumerate(column.items):
+        if not isinstance(value, str):
+            raise TypeError(f"{column.where(i)} must be a string, got {type(value).__name__} {value!r:.40}")
+    return column.items
+
+
+def _warn_blank(notes: list[str]) -> None:
+    if notes:
+        import warnings
+        warnings.warn("; ".join(notes), stacklevel=3)
 
 
 def score(responses: Sequence[str], contexts: Sequence[Sequence[str] | str],
           references: Sequence[Sequence[str] | str] | None = None, metrics: str | Sequence[str] | None = None,
           system: str = "system", options: "Options | None" = None, progress: "Progress | None" = None) -> dict:
-    """Score responses; returns ``{metric: np.ndarray}`` plus ``"_signatures"`` and ``"_details"``.
+    """Score responses; returns ``{metric: np.ndarray}`` plus ``"_signatures"``, ``"_details"`` and
+    ``"_flags"`` (per row, why a score is null: ``core.engine.row_flags``).
 
     ``contexts[i]`` is a list of turns (oldest first) or one string with turns separated by newlines;
-    ``references[i]`` a list of references or one string. ``metrics`` None: the default metrics."""
+    ``references[i]`` a list of references, one string, or None/NaN for none. ``metrics`` None: the default
+    metrics. Every argument may be a list, tuple, numpy array or pandas Series, read by position; Series must
+    share one index (Series with different indexes are refused, never mis-paired). A wrong item is named
+    with its argument and position (and index label). A blank response scores NaN on every metric, with a
+    warning that counts them (never a silent 0)."""
     from core.data import Example
-    from core.engine import score_examples
-    responses = _as_list(responses, "responses")
-    contexts = _as_list(contexts, "contexts")
-    refs = None if references is None else _as_list(references, "references")
-    if len(contexts) != len(responses) or (refs is not None and len(refs) != len(responses)):
-        raise ValueError(f"responses ({len(responses)}), contexts ({len(contexts)})"
-                         + (f" and references ({len(refs)})" if refs is not None else "")
-                         + " must have the same length")
+    from core.engine import blank_text_notes, parse_metrics, score_examples
+    resp, ctx = _Column(responses, "responses"), _Column(contexts, "contexts")
+    refs = None if references is None else _Column(references, "references")
+    _aligned(resp, ctx, refs)
+    names = parse_metrics(metrics)
     exs = []
-    for i, resp in enumerate(responses):
-        if not isinstance(resp, str):
-            raise TypeError(f"responses[{i}] must be a string, got {type(resp).__name__}")
-        r = [] if refs is None else ([refs[i]] if isinstance(refs[i], str) else _turns(refs[i], "references", i))
-        exs.append(Example(id=str(i), system=system, context=_turns(contexts[i], "contexts", i), response=resp,
-                           references=r))
-    table = score_examples(exs, metrics, options, progress=progress)
+    for i, response in enumerate(_strings(resp)):
+        turns = _texts(ctx.items[i], ctx, i, "turns")
+        if not any(t.strip() for t in turns):
+            raise ValueError(f"{ctx.where(i)} is empty: give at least the input utterance")
+        r = [] if refs is None else _texts(refs.items[i], refs, i, "references", allow_missing=True)
+        exs.append(Example(id=str(i), system=system, context=turns, response=response, references=r, row=i))
+    _warn_blank(blank_text_notes(exs, names))
+    table = score_examples(exs, names, options, progress=progress)
     out: dict = {m: table.column(m) for m in table.metrics}
     out["_signatures"] = table.signatures()
     out["_details"] = {m: table.results[m].details for m in table.metrics}
+    out["_flags"] = table.flags
     return out
 
 
@@ -81,13 +148,10 @@ def judge(contexts: Sequence[Sequence[str] | str], replies_a: Sequence[str], rep
           checkpoint: str | None = None, progress: "Progress | None" = None) -> "JudgeOutput":
     """P(a person prefers reply A) for each (context, A, B), both orders combined (the shipped A/B judge)."""
     from core.engine import judge_pairs
-    contexts = _as_list(contexts, "contexts")
-    a, b = _as_list(replies_a, "replies_a"), _as_list(replies_b, "replies_b")
-    if not len(contexts) == len(a) == len(b):
-        raise ValueError(f"contexts ({len(contexts)}), replies_a ({len(a)}) and replies_b ({len(b)}) "
-                         "must have the same length")
-    return judge_pairs([_turns(c, "contexts", i) for i, c in enumerate(contexts)], a, b,
-                       checkpoint=checkpoint, progress=progress)
+    ctx, a, b = _Column(contexts, "contexts"), _Column(replies_a, "replies_a"), _Column(replies_b, "replies_b")
+    _aligned(ctx, a, b)
+    turns = [_texts(c, ctx, i, "turns") for i, c in enumerate(ctx.items)]
+    return judge_pairs(turns, _strings(a), _strings(b), checkpoint=checkpoint, progress=progress)
 
 
 def compare(input_a: str, input_b: str | None = None, system_a: str | None = None, system_b: str | None = None,

@@ -247,6 +247,8 @@ class Verdict:
     resampled: str = "contexts"
     identical_pairs: int = 0  # pairs where A and B gave the same reply (all of them: a file compared with itself)
     drivers: list[Drivers] = field(default_factory=list)
+    n_unmatched: int = 0  # rows of A or B without a partner (listed in ``unmatched``)
+    left_out: list[dict[str, Any]] = field(default_factory=list)  # per row with n_dropped: which pairs and why
 
     def rows(self, kind: str | None = None) -> list[MetricComparison]:
         return [r for r in self.metrics if kind is None or r.kind == kind]
@@ -373,8 +375,42 @@ def build_verdict(comp: Comparison, cs: "ComparisonScores | None" = None, judge:
                 drivers.append(difference_drivers(r, cs.a(r.metric), cs.b(r.metric), groups, [a.id for a in comp.a],
                                                   n_boot=n_boot, n_perm=n_perm, level=level, seed=seed))
     identical = sum(" ".join(a.response.split()) == " ".join(b.response.split()) for a, b in comp.pairs)
-    return Verdict(comp.system_a, comp.system_b, len(comp.pairs), comp.aligned_by, comp.describe_unmatched(),
-                   n_boot, n_perm, level, seed, rows, judge, identical_pairs=identical, drivers=drivers)
+    unmatched = comp.describe_unmatched()
+    return Verdict(comp.system_a, comp.system_b, len(comp.pairs), comp.aligned_by, unmatched,
+                   n_boot, n_perm, level, seed, rows, judge, identical_pairs=identical, drivers=drivers,
+                   n_unmatched=len(unmatched), left_out=left_out_pairs(cs, rows) if cs is not None else [])
+
+
+LEFT_OUT_LISTED = 20  # pairs named per verdict row; the count is always complete
+
+
+def left_out_pairs(cs: "ComparisonScores", rows: Sequence[MetricComparison]) -> list[dict[str, Any]]:
+    """For every verdict row that left pairs out of its ``n`` (no score for A or B), the count and the first
+    pairs with where each side came from and why it has no value: a blank response, no reference, no human
+    rating. Nothing leaves ``n`` without a word."""
+    comp = cs.comparison
+    n = len(comp.pairs)
+    out = []
+    for r in rows:
+        if not r.n_dropped:
+            continue
+        if r.kind == "metric":
+            a, b = cs.a(r.metric), cs.b(r.metric)
+            reasons = (lambda i, m=r.metric: cs.table.why_null(m, i), lambda i, m=r.metric: cs.table.why_null(m, n + i))
+        else:
+            dim = r.metric.split(":", 1)[1]
+            a = np.array([ex.scores.get(dim, math.nan) for ex in comp.a])
+            b = np.array([ex.scores.get(dim, math.nan) for ex in comp.b])
+            reasons = (lambda i: "no human rating", lambda i: "no human rating")
+        pairs = []
+        for i in range(n):
+            sides = [f"{side} {ex.location}: {why(i)}" for side, ex, value, why in
+                     (("A", comp.a[i], a[i], reasons[0]), ("B", comp.b[i], b[i], reasons[1]))
+                     if not np.isfinite(value)]
+            if sides:
+                pairs.append("; ".join(sides))
+        out.append({"metric": r.metric, "n_left_out": len(pairs), "n_pairs": n, "pairs": pairs[:LEFT_OUT_LISTED]})
+    return out
 
 
 # ------------------------------------------------------------------------------------------------

@@ -255,14 +255,14 @@ def upload_dir() -> Path:
 def keep_upload(data: Loaded, uploads: Sequence[tuple[str, bytes]] = ()) -> None:
     """Keep what is needed to reopen ``data`` later (after a refresh, from a link): its recipe under its key
     and the uploaded files under their SHA-256 (the same file is stored once)."""
+    from core.outputs import atomic_path, write_text
     d = upload_dir()
     for (_, raw), f in zip(uploads, data.inputs):
         target = d / f"{f.sha256}.bin"
         if not target.exists():
-            tmp = target.with_suffix(".tmp")
-            tmp.write_bytes(raw)
-            tmp.replace(target)
-    (d / f"{data.key}.json").write_text(json.dumps(data.recipe), encoding="utf-8")
+            with atomic_path(target) as tmp:  # whole or not at all (core.outputs)
+                tmp.write_bytes(raw)
+    write_text(d / f"{data.key}.json", json.dumps(data.recipe))
 
 
 def reopen(key: str, demo_dir: str | Path) -> Loaded | None:
@@ -616,10 +616,10 @@ def votes_jsonl(votes: Sequence[Pair]) -> bytes:
 
 def save_pair_votes(key: str, comp: Comparison, votes: dict[int, str]) -> Path:
     """Write the votes given on ``comp``'s pairs to :func:`votes_path` (replaced whole, atomically)."""
+    from core.outputs import atomic_path
     path = votes_path(key)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_bytes(votes_jsonl(pair_votes(comp, votes)))
-    tmp.replace(path)
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(votes_jsonl(pair_votes(comp, votes)))
     return path
 
 

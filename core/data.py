@@ -5,20 +5,36 @@ Every problem in an input file is reported with the file, the row (1-based line 
 CSV, 1-based record number for JSON lists / column dictionaries) and the field. Loaders collect all
 problems of a file before raising, so a user fixes a broken upload in one round. Nothing is silently
 dropped: rows without a partner in a comparison are listed in ``Comparison.unmatched_a/_b``.
+
+What every loader accepts and refuses (docs/inputs.md has the full table):
+
+- **Encodings**: UTF-8 with or without a byte-order mark; UTF-16 and UTF-32 with a byte-order mark. Anything
+  else is refused with the line of the first undecodable byte (gzip files and BOM-less UTF-16 are named).
+- **Line ends**: ``\\n``, ``\\r\\n`` and a lone ``\\r``, mixed freely. Nothing else ends a line: U+2028, U+2029
+  and U+0085 may stand unescaped inside JSON strings, so lines are never split with ``str.splitlines``.
+- **Text**: every string must be valid Unicode (a lone surrogate such as ``"\\ud800"`` is refused at load
+  time with its row and field, before any scoring); a context needs at least one non-blank turn.
+- **JSON**: malformed lines, duplicate keys in one object, nesting too deep for the parser and integers too
+  long to read are problems of their row, never a traceback.
 """
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import json
 import math
 import os
+import re
+import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 FORMATS = ("jsonl", "dstc10", "columns", "csv")
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
+"""What ends a line in every input: ``\\n``, ``\\r\\n`` or ``\\r``, never a Unicode line separator."""
 
 
 @dataclass
@@ -44,6 +60,11 @@ class Example:
     @property
     def reference(self) -> str:
         return self.references[0] if self.references else ""
+
+    @property
+    def location(self) -> str:
+        """Where the row came from, as a user finds it: ``file.jsonl row 3`` (``item 3`` without a file)."""
+        return f"{os.path.basename(self.source)} row {self.row}" if self.source else f"item {self.row or self.id}"
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.meta, "id": self.id, "system": self.system, "dataset": self.dataset, "context": self.context,
@@ -77,6 +98,114 @@ class DataError(ValueError):
 
 
 # ----------------------------------------------------------------------------------------------
+# text: reading, decoding, lines
+
+
+def split_lines(text: str) -> list[str]:
+    """``text`` cut at ``\\n``, ``\\r\\n`` and ``\\r`` only (``str.splitlines`` would also cut at U+2028,
+    U+2029, U+0085 and form feeds, which JSON strings may hold, and shift every later row number)."""
+    return LINE_BREAK.split(text)
+
+
+def split_turns(text: str, sep: str = "\n") -> list[str]:
+    """A context string cut into turns at ``sep`` (``"\\n"`` matches every line end); blank pieces are not
+    turns (a trailing newline must not make the input utterance empty)."""
+    parts = split_lines(text) if sep == "\n" else text.split(sep)
+    return [t for t in parts if t.strip()]
+
+
+def bad_unicode_at(text: str) -> int | None:
+    """Index of the first character that cannot be written as UTF-8 (a lone surrogate), else None."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        return e.start
+    return None
+
+
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
+         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+def read_bytes(path: str | os.PathLike) -> bytes:
+    """The bytes of ``path``; a missing, unreadable or non-file path is a :class:`DataError` naming it."""
+    name = str(path)
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        why = "file not found"
+    except IsADirectoryError:
+        why = "is a folder, not a file"
+    except PermissionError:
+        why = "cannot be read: permission denied"
+    except OSError as e:
+        why = f"cannot be read: {e.strerror or e}"
+    raise DataError([Problem(name, None, None, why)])
+
+
+def decode_text(name: str, data: bytes) -> str:
+    """Bytes to text: UTF-8 (a byte-order mark is dropped), or UTF-16/32 announced by a byte-order mark.
+    Other encodings are refused with the line of the first undecodable byte."""
+    if data[:2] == b"\x1f\x8b":
+        raise DataError([Problem(name, None, None, "is gzip-compressed; decompress it first (gunzip)")])
+    encoding = next((enc for bom, enc in _BOMS if data.startswith(bom)), "utf-8")
+    if encoding == "utf-8" and b"\x00" in data[:4]:
+        raise DataError([Problem(name, 1, None, "holds NUL bytes: it looks like UTF-16 without a byte-order "
+                                                "mark; save the file as UTF-8")])
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as e:
+        raw = data
+        if encoding == "utf-8":
+            line = len(split_lines(raw[: e.start].decode("utf-8", errors="replace")))
+            message = (f"is not valid UTF-8 (byte 0x{raw[e.start]:02x} at offset {e.start}); save the file as "
+                       "UTF-8")
+        else:
+            line = None
+            message = f"is not valid {encoding.upper()} despite its byte-order mark (offset {e.start})"
+        raise DataError([Problem(name, line, None, message)]) from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if not text.strip():
+        raise DataError([Problem(name, None, None, "is empty")])
+    return text
+
+
+def read_text(path: str | os.PathLike, data: bytes | None = None) -> str:
+    """Read a file (or the uploaded ``data`` under that name) as text (:func:`decode_text`), naming the line
+    of the first undecodable byte; a missing, unreadable, empty or non-text file is a :class:`DataError`."""
+    return decode_text(str(path), read_bytes(path) if data is None else data)
+
+
+def parse_json(text: str, file: str, row: int | None) -> tuple[Any, Problem | None]:
+    """``(value, None)`` or ``(None, problem)``: malformed JSON, nesting too deep for the parser, an integer
+    too long to read, or a key given twice in one object (which value was meant?) is a problem of ``row``."""
+    duplicates: list[str] = []
+
+    def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj = dict(pairs)
+        if len(obj) != len(pairs):
+            seen: set[str] = set()
+            duplicates.extend(k for k, _ in pairs if k in seen or seen.add(k))
+        return obj
+
+    try:
+        value = json.loads(text, object_pairs_hook=unique_keys)
+    except json.JSONDecodeError as e:
+        where = f"column {e.colno}" if row is not None else f"line {e.lineno}, column {e.colno}"
+        msg = e.msg[:-3] if e.msg.endswith(" at") else e.msg  # "Unterminated string starting at" + where
+        return None, Problem(file, row, None, f"malformed JSON ({msg} at {where})")
+    except RecursionError:
+        return None, Problem(file, row, None, "malformed JSON (nested too deeply to read)")
+    except ValueError as e:  # an integer literal longer than Python's int/str conversion limit
+        what = "a number with too many digits" if "digits" in str(e) else str(e)
+        return None, Problem(file, row, None, f"malformed JSON ({what})")
+    if duplicates:
+        return None, Problem(file, row, duplicates[0], "appears twice in one JSON object; keep one")
+    return value, None
+
+
+# ----------------------------------------------------------------------------------------------
 # field validation shared by every format
 
 
@@ -86,9 +215,29 @@ class _RowChecker:
     def __init__(self, file: str):
         self.file = file
         self.problems: list[Problem] = []
+        self.aliases: dict[str, str] = {}  # schema field -> the name the file uses for it (DSTC10, columns)
+        self.ids: dict[tuple[str, str], int] = {}  # (system, id) -> first row, over every row, broken ones too
+
+    def claim_id(self, system: str, rid: str, row: int) -> None:
+        """Duplicate ids within one system are ambiguous for alignment: the second one is a problem."""
+        first = self.ids.setdefault((system, rid), row)
+        if first != row:
+            self.add(row, "id", f"duplicate id {rid!r} for system {system!r} (first at row {first})")
 
     def add(self, row: int | None, fld: str | None, message: str) -> None:
+        if fld and self.aliases:
+            head = re.split(r"[.\[]", fld, maxsplit=1)[0]
+            if head in self.aliases:
+                fld = self.aliases[head] + fld[len(head):]
         self.problems.append(Problem(self.file, row, fld, message))
+
+    def unicode(self, value: str, row: int, fld: str) -> bool:
+        at = bad_unicode_at(value)
+        if at is not None:
+            self.add(row, fld, f"holds a lone surrogate ({value[at]!a} at character {at}), which is not valid "
+                               "Unicode text")
+            return False
+        return True
 
     def text(self, value: Any, row: int, fld: str, required: bool = True) -> str | None:
         if value is None:
@@ -98,19 +247,23 @@ class _RowChecker:
         if not isinstance(value, str):
             self.add(row, fld, f"must be a string, got {type(value).__name__} {_short(value)}")
             return None
-        return value
+        return value if self.unicode(value, row, fld) else None
 
     def text_list(self, value: Any, row: int, fld: str, sep: str | None = None) -> list[str] | None:
         if value is None:
             return []
         if isinstance(value, str):
+            if not self.unicode(value, row, fld):
+                return None
             if sep is not None:
-                return [t for t in value.split(sep)] if value != "" else []
+                return split_turns(value, sep)
             return [value]
         if isinstance(value, list):
             bad = [i for i, v in enumerate(value) if not isinstance(v, str)]
             if bad:
                 self.add(row, fld, f"item {bad[0]} must be a string, got {type(value[bad[0]]).__name__}")
+                return None
+            if not all(self.unicode(v, row, f"{fld}[{i}]") for i, v in enumerate(value)):
                 return None
             return list(value)
         self.add(row, fld, f"must be a string or a list of strings, got {type(value).__name__}")
@@ -125,82 +278,56 @@ class _RowChecker:
         out: dict[str, float] = {}
         ok = True
         for dim, v in value.items():
+            dim = str(dim)
+            if not self.unicode(dim, row, fld):
+                ok = False
+                continue
             num = self.number(v, row, f"{fld}.{dim}")
             if num is None:
                 ok = False
             else:
-                out[str(dim)] = num
+                out[dim] = num
         return out if ok else None
 
     def number(self, v: Any, row: int, fld: str) -> float | None:
         if isinstance(v, bool) or v is None:
             self.add(row, fld, f"must be a number, got {_short(v)}")
             return None
-        if isinstance(v, (int, float)):
-            num = float(v)
-        elif isinstance(v, str):
-            try:
-                num = float(v.strip())
-            except ValueError:
-                self.add(row, fld, f"is not numeric: {_short(v)}")
+        try:
+            if isinstance(v, (int, float)):
+                num = float(v)
+            elif isinstance(v, str):
+                try:
+                    num = float(v.strip())
+                except ValueError:
+                    self.add(row, fld, f"is not numeric: {_short(v)}")
+                    return None
+            elif isinstance(v, list):  # raw ratings: mean of the annotators
+                vals = [self.number(x, row, fld) for x in v]
+                if any(x is None for x in vals):
+                    return None
+                if not vals:
+                    self.add(row, fld, "is an empty list of ratings")
+                    return None
+                num = sum(vals) / len(vals)  # type: ignore[arg-type]
+            else:
+                self.add(row, fld, f"must be a number, got {type(v).__name__}")
                 return None
-        elif isinstance(v, list):  # raw ratings: mean of the annotators
-            vals = [self.number(x, row, fld) for x in v]
-            if any(x is None for x in vals):
-                return None
-            if not vals:
-                self.add(row, fld, "is an empty list of ratings")
-                return None
-            num = sum(vals) / len(vals)  # type: ignore[arg-type]
-        else:
-            self.add(row, fld, f"must be a number, got {type(v).__name__}")
+        except OverflowError:
+            self.add(row, fld, f"is too large for a number: {_short(v)}")
             return None
         if not math.isfinite(num):
-            self.add(row, fld, f"must be a finite number, got {v!r}")
+            self.add(row, fld, f"must be a finite number, got {_short(v)}")
             return None
         return num
 
 
 def _short(v: Any, n: int = 40) -> str:
-    s = repr(v)
+    s = repr(v) if not isinstance(v, int) or isinstance(v, bool) or abs(v) < 10 ** 30 else f"<{len(str(abs(v)))}-digit int>"
     return s if len(s) <= n else s[: n - 3] + "..."
 
 
-def read_text(path: str | os.PathLike, data: bytes | None = None) -> str:
-    """Read a file strictly as UTF-8, naming the line of the first undecodable byte."""
-    name = str(path)
-    if data is None:
-        try:
-            data = Path(path).read_bytes()
-        except FileNotFoundError:
-            raise DataError([Problem(name, None, None, "file not found")]) from None
-        except IsADirectoryError:
-            raise DataError([Problem(name, None, None, "is a directory, not a file")]) from None
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data[: e.start].count(b"\n") + 1
-        raise DataError([Problem(name, line, None,
-                                 f"is not valid UTF-8 (byte 0x{data[e.start]:02x} at offset {e.start}); "
-                                 "save the file as UTF-8")]) from None
-    if not text.strip():
-        raise DataError([Problem(name, None, None, "is empty")])
-    return text
-
-
 def _finish(checker: _RowChecker, examples: list[Example]) -> list[Example]:
-    # duplicate ids within one system are ambiguous for alignment
-    seen: dict[tuple[str, str], int] = {}
-    for ex in examples:
-        if not ex.has_id:
-            continue
-        key = (ex.system, ex.id)
-        if key in seen:
-            checker.add(ex.row, "id", f"duplicate id {ex.id!r} for system {ex.system!r} (first at row {seen[key]})")
-        else:
-            seen[key] = ex.row
     if checker.problems:
         raise DataError(checker.problems)
     if not examples:
@@ -229,19 +356,28 @@ def _example_from_record(chk: _RowChecker, rec: Any, row: int, path: str, defaul
         context = None
     else:
         context = chk.text_list(ctx_raw, row, "context", sep=context_sep if context_sep is not None else "\n")
+        if context is not None and not any(t.strip() for t in context):
+            chk.add(row, "context", "is empty: give at least the input utterance (the last turn)")
     refs = chk.text_list(rec.get("references", rec.get("reference")), row, "references")
     scores = chk.scores(rec.get("scores"), row)
     rid = rec.get("id")
-    if rid is not None and not isinstance(rid, (str, int)):
-        chk.add(row, "id", f"must be a string or integer, got {type(rid).__name__}")
+    id_ok = rid is not None
+    if rid is not None and (isinstance(rid, bool) or not isinstance(rid, (str, int))):
+        chk.add(row, "id", f"must be a string or integer, got {type(rid).__name__} {_short(rid)}")
+        id_ok = False
+    elif isinstance(rid, str):
+        id_ok = chk.unicode(rid, row, "id")
     system = rec.get("system", default_system)
-    if not isinstance(system, str):
+    if system is None or not isinstance(system, str):
         chk.add(row, "system", f"must be a string, got {type(system).__name__}")
+    elif chk.unicode(system, row, "system") and id_ok:
+        chk.claim_id(system, str(rid), row)
+    dataset = chk.text(rec.get("dataset"), row, "dataset", required=False)
     if len(chk.problems) > n_before:
         return None
     return Example(id=str(rid) if rid is not None else f"row{row}", system=system, context=context or [],
                    response=response or "", references=refs or [], scores=scores or {},
-                   dataset=str(rec.get("dataset", "")), source=path, row=row, has_id=rid is not None,
+                   dataset=dataset or "", source=path, row=row, has_id=rid is not None,
                    meta=row_metadata(rec))
 
 
@@ -250,58 +386,80 @@ RECORD_FIELDS = ("id", "system", "context", "response", "references", "reference
 
 def row_metadata(rec: dict[str, Any]) -> dict[str, str]:
     """The plain (string, number, boolean) fields of an input row beyond the schema's, as text: metadata a
-    comparison can be sliced by (a topic, a user group, a bot version)."""
-    return {str(k): str(v) for k, v in rec.items()
-            if k not in RECORD_FIELDS and isinstance(v, (str, int, float, bool))}
+    comparison can be sliced by (a topic, a user group, a bot version). A name or value that is not valid
+    text (a lone surrogate) is left out rather than carried into an output it would break."""
+    def text(x: Any) -> str | None:
+        x = str(x)
+        try:
+            x.encode("utf-8")
+        except UnicodeEncodeError:
+            return None
+        return x
+    out = {}
+    for k, v in rec.items():
+        if k in RECORD_FIELDS or not isinstance(v, (str, int, float, bool)):
+            continue
+        key, value = text(k), text(v)
+        if key is not None and value is not None:
+            out[key] = value
+    return out
 
 
 def load_jsonl(path: str | os.PathLike, data: bytes | None = None, system: str | None = None) -> list[Example]:
     """Our JSONL: one object per line with ``context`` (list or "\\n"-joined string), ``response``,
     optional ``id``, ``system``, ``references``, ``scores`` {dimension: number}, ``dataset``."""
-    path = str(path)
-    text = read_text(path, data)
+    return _jsonl_examples(str(path), read_text(path, data), system)
+
+
+def _jsonl_examples(path: str, text: str, system: str | None = None) -> list[Example]:
     chk = _RowChecker(path)
     out: list[Example] = []
     for i, rec in iter_json_lines(path, text, chk.problems):
         ex = _example_from_record(chk, rec, i, path, system or _default_system(path))
         if ex:
             out.append(ex)
+    if chk.problems and not out and len(split_lines(text.strip())) > 1:
+        whole, problem = parse_json(text, path, None)
+        if problem is None and isinstance(whole, (dict, list)):  # one JSON document, not JSON lines
+            what = "one JSON object" if isinstance(whole, dict) else "one JSON list"
+            raise DataError([Problem(path, None, None, f"holds {what} over several lines, not one object per line "
+                                     "(JSON Lines); put each record on a line of its own"
+                                     + (", or name the file .json" if isinstance(whole, list) else ""))])
     return _finish(chk, out)
 
 
 def iter_json_lines(path: str, text: str, problems: list[Problem]) -> Iterable[tuple[int, Any]]:
-    """(1-based line number, parsed object) for each non-blank line; a malformed line becomes a Problem."""
-    for i, line in enumerate(text.splitlines(), start=1):
+    """(1-based line number, parsed value) for each non-blank line (lines end at ``\\n``, ``\\r\\n`` or ``\\r``
+    only, :func:`split_lines`); a line that cannot be read (:func:`parse_json`) becomes a Problem."""
+    for i, line in enumerate(split_lines(text), start=1):
+        line = line.lstrip("\ufeff")  # files concatenated with `cat` keep each one's byte-order mark
         if not line.strip():
             continue
-        try:
-            yield i, json.loads(line)
-        except json.JSONDecodeError as e:
-            problems.append(Problem(path, i, None, json_problem(e)))
+        value, problem = parse_json(line, path, i)
+        if problem is not None:
+            problems.append(problem)
+        else:
+            yield i, value
 
 
-def _load_json(path: str, data: bytes | None) -> Any:
-    text = read_text(path, data)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise DataError([Problem(path, e.lineno, None, json_problem(e))]) from None
-
-
-def json_problem(e: json.JSONDecodeError) -> str:
-    """A JSON syntax error in words: 'malformed JSON (Expecting ',' delimiter at column 12)'. Some of the
-    decoder's messages already end in 'at' ('Unterminated string starting at'), which must not double it."""
-    where = f"column {e.colno}" if e.msg.endswith(" at") else f"at column {e.colno}"
-    return f"malformed JSON ({e.msg} {where})"
+def _json_document(path: str, text: str) -> Any:
+    value, problem = parse_json(text, path, None)
+    if problem is not None:
+        raise DataError([problem])
+    return value
 
 
 def load_dstc10(path: str | os.PathLike, data: bytes | None = None) -> list[Example]:
     """DSTC10 Track 5 JSON: a list of ``{dialogue_id, model, context: "turns\\n...", response,
     reference: [...], annotations: {dim: [ratings]}}``; scores are the mean rating per dimension.
     Rows are numbered 1-based in list order. ``dialogue_id`` is shared by the systems answering one
-    context, so it is the alignment key."""
-    path = str(path)
-    recs = _load_json(path, data)
+    context, so it is the alignment key. A list of our JSONL records (``id``, ``system``, ``references``,
+    ``scores``) reads the same way."""
+    return _dstc10_examples(str(path), read_text(path, data))
+
+
+def _dstc10_examples(path: str, text: str) -> list[Example]:
+    recs = _json_document(path, text)
     chk = _RowChecker(path)
     if not isinstance(recs, list):
         raise DataError([Problem(path, None, None, "DSTC10 format must be a JSON list of objects")])
@@ -310,28 +468,40 @@ def load_dstc10(path: str | os.PathLike, data: bytes | None = None) -> list[Exam
         if not isinstance(rec, dict):
             chk.add(i, None, f"must be a JSON object, got {type(rec).__name__}")
             continue
-        mapped = {"id": rec.get("dialogue_id"), "system": rec.get("model", _default_system(path)),
+        chk.aliases = {k: a for k, a in (("id", "dialogue_id"), ("system", "model"), ("references", "reference"),
+                                         ("scores", "annotations")) if a in rec}
+        mapped = {"id": rec.get("dialogue_id", rec.get("id")),
+                  "system": rec.get("model", rec.get("system", _default_system(path))),
                   "context": rec.get("context"), "response": rec.get("response"),
                   "references": rec.get("reference", rec.get("references")),
-                  "scores": rec.get("annotations", rec.get("scores"))}
+                  "scores": rec.get("annotations", rec.get("scores")), "dataset": rec.get("dataset")}
         ex = _example_from_record(chk, mapped, i, path, _default_system(path))
         if ex:
             out.append(ex)
     return _finish(chk, out)
 
 
+COLUMN_KEYS = ("contexts", "responses", "references", "reference", "models", "scores", "ids")
+
+
 def load_columns(path: str | os.PathLike, data: bytes | None = None) -> list[Example]:
     """Column-dictionary JSON: ``{contexts: [[turns]], responses: [...], references: [[...]],
-    models: [...], scores: [{dim: "3.2", ...}]}``, all lists of equal length (row i = item i)."""
-    path = str(path)
-    obj = _load_json(path, data)
+    models: [...], scores: [{dim: "3.2", ...}]}``, all lists of equal length (row i = item i);
+    ``reference`` is read as ``references`` and ``ids`` as the ids."""
+    return _column_examples(str(path), read_text(path, data))
+
+
+def _column_examples(path: str, text: str) -> list[Example]:
+    obj = _json_document(path, text)
     if not isinstance(obj, dict):
         raise DataError([Problem(path, None, None, "column format must be a JSON object of lists")])
     chk = _RowChecker(path)
     for required in ("contexts", "responses"):
         if required not in obj:
             chk.add(None, required, "column is missing")
-    cols = {k: v for k, v in obj.items() if k in ("contexts", "responses", "references", "models", "scores", "ids")}
+    if "references" in obj and "reference" in obj:
+        chk.add(None, "reference", "both 'references' and 'reference' are given; keep one")
+    cols = {("references" if k == "reference" else k): v for k, v in obj.items() if k in COLUMN_KEYS}
     for k, v in cols.items():
         if not isinstance(v, list):
             chk.add(None, k, f"column must be a list, got {type(v).__name__}")
@@ -343,6 +513,7 @@ def load_columns(path: str | os.PathLike, data: bytes | None = None) -> list[Exa
         raise DataError([Problem(path, None, None, f"columns have unequal lengths ({desc})")])
     n = lengths["responses"]
     out = []
+    chk.aliases = {"id": "ids", "context": "contexts", "response": "responses", "system": "models"}
     for i in range(n):
         row = i + 1
         sc = cols.get("scores", [None] * n)[i]
@@ -357,57 +528,129 @@ def load_columns(path: str | os.PathLike, data: bytes | None = None) -> list[Exa
     return _finish(chk, out)
 
 
+STANDARD = "standard"
+"""A :class:`CsvMapping` field left at this value uses the JSONL field's name(s) when the header has them."""
+
+
 @dataclass
 class CsvMapping:
-    """Which CSV column holds which field. ``scores`` lists the human-score columns (dimension =
-    column name). ``context_sep`` splits the context string into turns; ``reference_sep`` splits
-    several references in one cell."""
+    """Which CSV column holds which field.
+
+    ``response`` and ``context`` must exist. ``id``, ``system``, ``references`` and ``dataset``: a column name
+    that must exist, ``None`` for none, or ``STANDARD`` (the default) for the JSONL field names when the
+    header has them (``references`` or ``reference``; ``id``; ``system``; ``dataset``). ``scores``: the
+    human-score columns (dimension = column name); ``None`` (the default) takes every column named
+    ``scores.DIMENSION``, as the JSONL field flattened. ``context_sep`` splits the context cell into turns
+    (``"\\n"`` matches every line end); ``reference_sep`` splits several references in one cell;
+    ``delimiter`` ``None`` means a tab for ``.tsv`` files, else a comma, unless the header line holds only
+    tabs or only semicolons."""
 
     response: str = "response"
     context: str = "context"
-    id: str | None = "id"
-    system: str | None = "system"
-    references: str | None = "reference"
+    id: str | None = STANDARD
+    system: str | None = STANDARD
+    references: str | None = STANDARD
     scores: list[str] | None = None
     context_sep: str = "\n"
     reference_sep: str = "|||"
+    dataset: str | None = STANDARD
+    delimiter: str | None = None
+
+
+_STANDARD_NAMES = {"id": ("id",), "system": ("system",), "references": ("references", "reference"),
+                   "dataset": ("dataset",)}
+SCORE_PREFIX = "scores."
+
+
+def csv_delimiter(path: str, text: str) -> str:
+    """The separator of a delimited file: a tab for ``.tsv``; else a comma, unless the header line holds no
+    comma but tabs (or semicolons, as spreadsheets write in some locales)."""
+    if path.lower().endswith(".tsv"):
+        return "\t"
+    header = split_lines(text.lstrip())[0] if text.strip() else ""
+    if "," not in header:
+        for sep in ("\t", ";"):
+            if sep in header:
+                return sep
+    return ","
+
+
+def _csv_limit() -> None:
+    # the csv module refuses cells over 131,072 characters by default; a long dialogue context is valid input
+    csv.field_size_limit(min(sys.maxsize, 2 ** 31 - 1))
 
 
 def load_csv(path: str | os.PathLike, data: bytes | None = None, mapping: CsvMapping | None = None) -> list[Example]:
-    path = str(path)
+    """A delimited file with a header row (:class:`CsvMapping` says which column is which)."""
+    return _csv_examples(str(path), read_text(path, data), mapping)
+
+
+def _csv_examples(path: str, text: str, mapping: CsvMapping | None = None) -> list[Example]:
     m = mapping or CsvMapping()
-    text = read_text(path, data)
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    header = reader.fieldnames or []
+    _csv_limit()
+    delimiter = m.delimiter or csv_delimiter(path, text)
     chk = _RowChecker(path)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    try:
+        header = [h.strip() for h in next(reader)]
+    except csv.Error as e:
+        raise DataError([Problem(path, 1, None, f"is not valid CSV ({e})")]) from None
+    where = "column names are " + ", ".join(repr(h) for h in header)
+    dup = [h for h, c in Counter(header).items() if c > 1]
+    for h in dup:
+        chk.add(1, h, "column name appears more than once in the header")
     for need, col in (("response", m.response), ("context", m.context)):
         if col not in header:
-            chk.add(1, col, f"column for {need} not found; columns are {header}")
-    for col in m.scores or []:
-        if col not in header:
-            chk.add(1, col, f"score column not found; columns are {header}")
+            chk.add(1, col, f"column for {need} not found; {where}")
+    columns: dict[str, str | None] = {}
+    for fld, standard in _STANDARD_NAMES.items():
+        chosen = getattr(m, fld)
+        if chosen == STANDARD:
+            columns[fld] = next((c for c in standard if c in header), None)
+        elif chosen is not None and chosen not in header:
+            chk.add(1, chosen, f"column for {fld} not found; {where}")
+        else:
+            columns[fld] = chosen
+    if m.scores is None:
+        score_cols = {c: c[len(SCORE_PREFIX):] for c in header if c.startswith(SCORE_PREFIX) and len(c) > len(SCORE_PREFIX)}
+    else:
+        score_cols = {c: c for c in m.scores}
+        for col in m.scores:
+            if col not in header:
+                chk.add(1, col, f"score column not found; {where}")
     if chk.problems:
         raise DataError(chk.problems)
-    optional = {k: (c if c in header else None) for k, c in (("id", m.id), ("system", m.system),
-                                                              ("references", m.references))}
-    score_cols = m.scores if m.scores is not None else []
-    mapped_cols = {m.response, m.context, *optional.values(), *score_cols}  # the rest becomes metadata
+    index = {h: i for i, h in enumerate(header)}
+    mapped_cols = {m.response, m.context, *columns.values(), *score_cols}  # every other column is metadata
+    extra_cols = [c for c in header if c not in mapped_cols and c not in RECORD_FIELDS]
     out = []
-    for rec in reader:
+    while True:
+        try:
+            cells = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as e:
+            chk.add(reader.line_num, None, f"is not valid CSV ({e})")
+            break
         row = reader.line_num  # physical line of the record's end: what a spreadsheet user sees
-        if None in rec:
-            chk.add(row, None, f"has {len(rec[None]) + len(header)} cells but the header has {len(header)}")
+        if not cells or (len(cells) == 1 and not cells[0].strip() and len(header) > 1):
+            continue  # a blank line is not a row
+        if len(cells) != len(header):
+            chk.add(row, None, f"has {len(cells)} cells but the header has {len(header)}")
             continue
-        refs_cell = rec[optional["references"]] if optional["references"] else None
-        mapped = {"id": (rec[optional["id"]] or None) if optional["id"] else None,
-                  "system": rec[optional["system"]] if optional["system"] else _default_system(path),
-                  "context": rec[m.context], "response": rec[m.response],
-                  "references": [r.strip() for r in refs_cell.split(m.reference_sep) if r.strip()] if refs_cell else [],
-                  "scores": {c: rec[c] for c in score_cols},
-                  **{c: rec[c] for c in header if c not in mapped_cols and c not in RECORD_FIELDS}}
-        if any(v is None for k, v in mapped.items() if k in ("context", "response")):
-            chk.add(row, None, "has fewer cells than the header")
-            continue
+
+        def cell(col: str | None) -> str | None:
+            return cells[index[col]] if col is not None else None
+
+        refs_cell = cell(columns["references"])
+        ref_parts = refs_cell.split(m.reference_sep) if refs_cell else []
+        mapped = {"id": cell(columns["id"]) or None,
+                  "system": cell(columns["system"]) if columns["system"] else _default_system(path),
+                  "context": cell(m.context), "response": cell(m.response),
+                  "references": [r.strip() for r in ref_parts if r.strip()],
+                  "scores": {dim: cell(col) for col, dim in score_cols.items() if (cell(col) or "").strip()},
+                  "dataset": cell(columns["dataset"]) or None}
+        mapped = {**{c: cell(c) for c in extra_cols}, **mapped}  # metadata (``Example.meta``) for slices
         ex = _example_from_record(chk, mapped, row, path, _default_system(path), context_sep=m.context_sep)
         if ex:
             out.append(ex)
@@ -415,23 +658,36 @@ def load_csv(path: str | os.PathLike, data: bytes | None = None, mapping: CsvMap
 
 
 def detect_format(path: str | os.PathLike, data: bytes | None = None) -> str:
-    """Guess the format from the extension, then from the first non-blank character."""
-    name = str(path).lower()
-    if name.endswith(".csv") or name.endswith(".tsv"):
+    """Guess the format from the extension, then from the content (:func:`format_of_text`)."""
+    return format_of_text(str(path), read_text(path, data))
+
+
+def format_of_text(path: str, text: str) -> str:
+    """``.csv``/``.tsv`` -> csv, ``.jsonl``/``.ndjson`` -> jsonl; otherwise by content: a JSON list is DSTC10,
+    a JSON object with column lists is the column format, a first line that is a JSON object is JSONL, a
+    first line with commas or tabs that is not JSON is CSV. A byte-order mark never hides the content."""
+    name = path.lower()
+    if name.endswith((".csv", ".tsv")):
         return "csv"
-    if name.endswith(".jsonl"):
+    if name.endswith((".jsonl", ".ndjson")):
         return "jsonl"
-    head = (data if data is not None else Path(path).read_bytes()[:4096]).lstrip()[:1]
-    if head == b"[":
+    body = text.lstrip()
+    head = body[:1]
+    if head == "[":
         return "dstc10"
-    if head == b"{":
-        # a whole-file object with column lists, or JSONL whose first line is an object
-        blob = data if data is not None else Path(path).read_bytes()
-        try:
-            obj = json.loads(blob.decode("utf-8", errors="replace"))
-            return "columns" if isinstance(obj, dict) and "responses" in obj else "jsonl"
-        except json.JSONDecodeError:
+    first_line = split_lines(body)[0]
+    if head == "{":
+        whole, problem = parse_json(body, path, None)
+        if problem is None and isinstance(whole, dict):
+            return "columns" if any(k in whole for k in ("responses", "contexts")) else "jsonl"
+        if problem is None:
             return "jsonl"
+        # a broken file: JSON lines when one of its first lines is an object, else a broken JSON document
+        # (whose own error, with line and column, the column loader reports)
+        lines = [ln for ln in split_lines(body)[:50] if ln.strip()][:5]
+        return "jsonl" if any(isinstance(parse_json(ln, path, 1)[0], dict) for ln in lines) else "columns"
+    if ("," in first_line or "\t" in first_line) and parse_json(first_line, path, 1)[1] is not None:
+        return "csv"
     return "jsonl"
 
 
@@ -439,18 +695,21 @@ def load_file(path: str | os.PathLike, fmt: str | None = None, data: bytes | Non
               csv_mapping: CsvMapping | None = None) -> list[Example]:
     """Load any supported file (``fmt`` in ``FORMATS`` or None to detect). ``data`` lets an upload pass
     bytes with its original file name in ``path``."""
-    if data is None and not Path(path).exists():
-        raise DataError([Problem(str(path), None, None, "file not found")])
-    fmt = fmt or detect_format(path, data)
+    if fmt is not None and fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; choose one of {FORMATS}")
+    name = str(path)
+    text = read_text(path, data)
+    fmt = fmt or format_of_text(name, text)
+    if csv_mapping is not None and fmt != "csv":
+        raise DataError([Problem(name, None, None, f"CSV columns were chosen, but this file is read as {fmt}, "
+                                                   "not CSV (name it .csv or .tsv, or choose the CSV format)")])
     if fmt == "jsonl":
-        return load_jsonl(path, data)
+        return _jsonl_examples(name, text)
     if fmt == "dstc10":
-        return load_dstc10(path, data)
+        return _dstc10_examples(name, text)
     if fmt == "columns":
-        return load_columns(path, data)
-    if fmt == "csv":
-        return load_csv(path, data, csv_mapping)
-    raise ValueError(f"unknown format {fmt!r}; choose one of {FORMATS}")
+        return _column_examples(name, text)
+    return _csv_examples(name, text, csv_mapping)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -541,9 +800,10 @@ def compare_systems(examples: Sequence[Example], system_a: str, system_b: str) -
 
 
 def load_comparison(path_a: str, path_b: str | None = None, system_a: str | None = None,
-                    system_b: str | None = None, fmt: str | None = None) -> Comparison:
+                    system_b: str | None = None, fmt: str | None = None,
+                    csv_mapping: CsvMapping | None = None) -> Comparison:
     """Two files (one system each, or the named system in each), or one multi-system file."""
-    ex_a = load_file(path_a, fmt)
+    ex_a = load_file(path_a, fmt, csv_mapping=csv_mapping)
     if path_b is None:
         systems = systems_in(ex_a)
         if system_a is None or system_b is None:
@@ -553,7 +813,7 @@ def load_comparison(path_a: str, path_b: str | None = None, system_a: str | None
                                          "--system-a and --system-b")])
             system_a, system_b = systems
         return compare_systems(ex_a, system_a, system_b)
-    ex_b = load_file(path_b, fmt)
+    ex_b = load_file(path_b, fmt, csv_mapping=csv_mapping)
     if system_a:
         ex_a = [e for e in ex_a if e.system == system_a] or _no_system(path_a, system_a, ex_a)
     if system_b:

@@ -8,19 +8,24 @@ training of CRS weights) scores through :func:`score_examples` and judges throug
 - A comparison is scored as one list (system A's rows, then system B's); no metric's score depends on what
   else is in the list (fixed normalization constants, fixed-shape batches), so scoring a file alone or
   beside any partner gives the same per-row numbers.
+- **Blank text never scores 0.** A blank (empty or whitespace-only) reference is not a reference: metrics
+  never see it. A row whose response is blank scores null (NaN) on every metric, and a row left without a
+  reference scores null on the metrics that need one; :attr:`ScoreTable.flags` says why per row and
+  :func:`blank_text_notes` gives the counts the CLI prints on stderr. The judge still compares a blank reply
+  (saying nothing is a reply a person can prefer or not).
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 import numpy as np
 
 from core.data import Comparison, Example
 from core.progress import Progress
-from core.scoring import (CompositeMetric, JudgeOutput, Metric, MetricResult, Options, available_metrics, get_judge,
-                          get_metric)
+from core.scoring import (METRICS, CompositeMetric, JudgeOutput, Metric, MetricResult, Options, available_metrics,
+                          get_judge, get_metric, metric_class)
 
 DEFAULT_METRICS = ("bleu", "ubleu", "bert_ruber", "mme")
 """The default metrics on every surface: the best-correlated ones of benchmarks/RESULTS.md (plus plain BLEU)."""
@@ -43,12 +48,87 @@ def parse_metrics(spec: str | Sequence[str] | None) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+BLANK_RESPONSE = "blank response"
+NO_REFERENCE = "no reference"
+BLANK_REFERENCE = "blank reference ignored"
+
+
+def needs_references(metric: str) -> bool:
+    """Whether the registered metric ``metric`` scores only rows with a reference (False for unknown names)."""
+    return metric in METRICS and metric_class(metric).needs_references
+
+
+def is_blank(text: str) -> bool:
+    return not text.strip()
+
+
+def usable_references(ex: Example) -> list[str]:
+    """The references a metric sees: every non-blank one."""
+    return [r for r in ex.references if not is_blank(r)]
+
+
+def as_scored(examples: Sequence[Example]) -> list[Example]:
+    """The examples as metrics see them: blank references removed (the same object where none is blank)."""
+    out = []
+    for ex in examples:
+        refs = usable_references(ex)
+        out.append(ex if len(refs) == len(ex.references) else replace(ex, references=refs))
+    return out
+
+
+def row_flags(ex: Example, reference_needed: bool) -> list[str]:
+    """Why a row's scores are null or its input was changed: ``BLANK_RESPONSE`` (every metric null),
+    ``NO_REFERENCE`` (``reference_needed``: a chosen metric needs one), ``BLANK_REFERENCE``."""
+    flags = [BLANK_RESPONSE] if is_blank(ex.response) else []
+    refs = usable_references(ex)
+    if reference_needed and not refs:
+        flags.append(NO_REFERENCE)
+    if len(refs) != len(ex.references) and refs:
+        flags.append(BLANK_REFERENCE)
+    return flags
+
+
+def _rows_list(rows: Sequence[Example], limit: int = 8) -> str:
+    shown = ", ".join(ex.location for ex in rows[:limit])
+    return shown + (f" and {len(rows) - limit} more" if len(rows) > limit else "")
+
+
+def blank_text_notes(examples: Sequence[Example], metrics: Sequence[str] = (), judged: bool = False) -> list[str]:
+    """One line per kind of blank text in ``examples``, with its count and rows, saying what it does to the
+    scores of ``metrics`` (registry names) and the judge: the CLI prints these on stderr."""
+    examples = list(examples)
+    needing = [m for m in metrics if needs_references(m)]
+    n = len(examples)
+    notes = []
+    blank = [ex for ex in examples if is_blank(ex.response)]
+    if blank:
+        what = []
+        if metrics:
+            what.append("every metric is null for them (not 0)")
+        if judged:
+            what.append("the judge still compares them")
+        notes.append(f"{len(blank)} of {n} rows have a blank response ({_rows_list(blank)})"
+                     + (": " + "; ".join(what) if what else ""))
+    if needing:
+        no_ref = [ex for ex in examples if not usable_references(ex)]
+        if no_ref:
+            notes.append(f"{len(no_ref)} of {n} rows have no reference ({_rows_list(no_ref)}): "
+                         f"{', '.join(needing)} {'is' if len(needing) == 1 else 'are'} null for them")
+    partly = [ex for ex in examples if usable_references(ex) and len(usable_references(ex)) != len(ex.references)]
+    if partly:
+        notes.append(f"{len(partly)} of {n} rows have a blank reference beside others ({_rows_list(partly)}): "
+                     "the blank one is ignored")
+    return notes
+
+
 @dataclass
 class ScoreTable:
-    """Per-example scores of several metrics over one list of examples (same order)."""
+    """Per-example scores of several metrics over one list of examples (same order). ``flags[i]`` says why
+    row ``i`` scores null on some metric or what was ignored in it (:func:`row_flags`)."""
 
     examples: list[Example]
     results: dict[str, MetricResult] = field(default_factory=dict)
+    flags: list[list[str]] = field(default_factory=list)
 
     @property
     def metrics(self) -> list[str]:
@@ -72,12 +152,24 @@ class ScoreTable:
                                    "metrics": {m: _num(r.scores[i]) for m, r in self.results.items()}}
             if with_details:
                 rec["details"] = {m: r.details[i] for m, r in self.results.items() if r.details is not None}
+            if self.flags and self.flags[i]:
+                rec["flags"] = list(self.flags[i])
             out.append(rec)
         return out
 
+    def why_null(self, metric: str, i: int) -> str:
+        """Why ``metric`` has no score for row ``i``: a flag of the row, else 'no score'."""
+        flags = self.flags[i] if self.flags else []
+        if BLANK_RESPONSE in flags:
+            return BLANK_RESPONSE
+        if NO_REFERENCE in flags and needs_references(metric):
+            return NO_REFERENCE
+        return "no score"
+
     def subset(self, idx: Sequence[int]) -> "ScoreTable":
         idx = list(idx)
-        return ScoreTable([self.examples[i] for i in idx], {m: r.subset(idx) for m, r in self.results.items()})
+        return ScoreTable([self.examples[i] for i in idx], {m: r.subset(idx) for m, r in self.results.items()},
+                          [self.flags[i] for i in idx] if self.flags else [])
 
 
 def _num(x: float) -> float | None:
@@ -106,11 +198,17 @@ def score_examples(examples: Sequence[Example], metrics: Sequence[str | Metric] 
     examples = list(examples)
     if isinstance(metrics, str) or metrics is None:
         metrics = parse_metrics(metrics)
-    table = ScoreTable(examples)
+    built = [m if isinstance(m, Metric) else get_metric(m, options) for m in metrics]
+    reference_needed = any(m.needs_references for m in built)
+    table = ScoreTable(examples, flags=[row_flags(ex, reference_needed) for ex in examples])
+    blank = np.array([is_blank(ex.response) for ex in examples], dtype=bool)
+    scored = as_scored(examples)
     memo: dict[str, MetricResult] = {}
-    for m in metrics:
-        metric = m if isinstance(m, Metric) else get_metric(m, options)
-        table.results[metric.name] = run_metric(metric, examples, progress, memo)
+    for metric in built:
+        result = run_metric(metric, scored, progress, memo)
+        if blank.any():  # a blank response is flagged null, never a score of 0
+            result = replace(result, scores=np.where(blank, np.nan, result.scores))
+        table.results[metric.name] = result
     return table
 
 
@@ -142,7 +240,9 @@ def score_comparison(comp: Comparison, metrics: Sequence[str | Metric] | str | N
 def comparison_scores(comp: Comparison, results: dict[str, MetricResult]) -> ComparisonScores:
     """A ``ComparisonScores`` from per-metric results already computed over ``comp.examples()`` (the dashboard
     keeps each metric's result on its own, so adding a metric never re-scores the others)."""
-    return ComparisonScores(comp, ScoreTable(comp.examples(), dict(results)))
+    examples = comp.examples()
+    needed = any(needs_references(m) for m in results)
+    return ComparisonScores(comp, ScoreTable(examples, dict(results), [row_flags(ex, needed) for ex in examples]))
 
 
 def judge_pairs(contexts: Sequence[Sequence[str]], replies_a: Sequence[str], replies_b: Sequence[str],

@@ -24,13 +24,14 @@ import numpy as np
 
 from core.compare import Verdict, pair_winner
 from core.data import Comparison, dimensions
-from core.report import fmt_num
+from core.report import fmt_num, left_out_note
 from core.scoring import metric_class
 from core.version import __version__
 
 if TYPE_CHECKING:
     from core.engine import ComparisonScores
 
+UNMATCHED_LISTED = 500  # unmatched rows named in the report; the count is always complete
 COLOUR = {"A": "#1f77b4", "B": "#d95f02", None: "#7f7f7f", "tie": "#7f7f7f"}
 
 
@@ -309,9 +310,15 @@ def render_html(verdict: Verdict, comp: Comparison, cs: "ComparisonScores | None
     if inputs:
         rows = [[_e(f.name), f'<td class="num">{f.size:,}</td>', f"<code>{f.sha256}</code>"] for f in inputs]
         parts += ["<h2>Inputs</h2>", _table(["file", "bytes", "SHA-256"], rows, 'id="inputs"')]
+    if v.left_out:
+        parts += ["<h2>Pairs left out of a row's n (no value for A or B)</h2>",
+                  '<ul id="left-out">' + "".join(f"<li>{_e(d['metric'])}: {_e(left_out_note(d))}</li>"
+                                                 for d in v.left_out) + "</ul>"]
     if v.unmatched:
+        more = len(v.unmatched) - UNMATCHED_LISTED
         parts += [f"<h2>{len(v.unmatched)} unmatched row(s), not compared</h2>",
-                  "<ul>" + "".join(f"<li>{_e(u)}</li>" for u in v.unmatched[:500]) + "</ul>"]
+                  '<ul id="unmatched">' + "".join(f"<li>{_e(u)}</li>" for u in v.unmatched[:UNMATCHED_LISTED])
+                  + (f"<li>and {more} more</li>" if more > 0 else "") + "</ul>"]
     foot = f"dialeval {_e(__version__)}" + (f" &middot; <code>{_e(command)}</code>" if command else "")
     parts.append(f'<p class="facts">{foot}</p>')
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

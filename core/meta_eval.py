@@ -37,7 +37,7 @@ import numpy as np
 
 from core import stats
 from core.compare import context_groups
-from core.data import Example, dimensions, load_file, systems_in
+from core.data import CsvMapping, Example, dimensions, load_file, systems_in
 from core.engine import run_metric
 from core.scoring import Metric, Options, get_metric
 
@@ -45,15 +45,15 @@ LODO = "leave-one-dataset-out"
 AS_SHIPPED = "as shipped"
 
 
-def group_datasets(data: Iterable[str | os.PathLike | Example] | dict[str, Sequence[Example]]
-                   ) -> "OrderedDict[str, list[Example]]":
+def group_datasets(data: Iterable[str | os.PathLike | Example] | dict[str, Sequence[Example]],
+                   csv_mapping: CsvMapping | None = None) -> "OrderedDict[str, list[Example]]":
     """Paths and/or examples -> {dataset name: examples}; a row's ``dataset`` field names its dataset,
-    else the stem of the file it came from."""
+    else the stem of the file it came from. ``csv_mapping`` reads CSV files (``core.data.CsvMapping``)."""
     if isinstance(data, dict):
         return OrderedDict((k, list(v)) for k, v in data.items())
     out: OrderedDict[str, list[Example]] = OrderedDict()
     for item in data:
-        exs = load_file(item) if isinstance(item, (str, os.PathLike)) else [item]
+        exs = load_file(item, csv_mapping=csv_mapping) if isinstance(item, (str, os.PathLike)) else [item]
         for ex in exs:
             name = ex.dataset or (Path(ex.source).stem if ex.source else "data")
             out.setdefault(name, []).append(ex)

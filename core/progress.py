@@ -6,6 +6,7 @@ time left on stderr) and the dashboard with a Streamlit bar.
 """
 from __future__ import annotations
 
+import os
 import sys
 import time
 from typing import Callable, TextIO
@@ -45,10 +46,12 @@ class ProgressBar:
         self._ended = True
 
     def __call__(self, done: int, total: int, desc: str) -> None:
+        global _open_bar
         now = time.monotonic()
         if self._ended or total != self._total or done < self._done:
             self._end_line()
             self._total, self._t0, self._last, self._ended = total, now, 0.0, False
+            _open_bar = self
         self._done = done
         if done < total and now - self._last < 0.2:
             return
@@ -71,6 +74,34 @@ class ProgressBar:
             self.stream.write("\n")
             self.stream.flush()
             self._ended = True
+
+
+_open_bar: ProgressBar | None = None  # the bar whose line is drawn but not yet ended
+
+
+def end_progress_line() -> None:
+    """End the line of a bar cut short (an error, Ctrl-C), so that the message after it starts a line."""
+    global _open_bar
+    if _open_bar is not None:
+        _open_bar._end_line()
+        _open_bar = None
+
+
+def silence_library_progress() -> None:
+    """``--quiet`` for the model libraries too: no tqdm bar (transformers' "Loading weights", the GGUF
+    de-quantization), no Hugging Face hub bar, no transformers advisory logging. Set before they are imported
+    (the CLI does it first thing); libraries already imported are switched off where they allow it."""
+    os.environ["TQDM_DISABLE"] = "1"
+    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    os.environ["TRANSFORMERS_VERBOSITY"] = "error"
+    os.environ["TRANSFORMERS_NO_ADVISORY_WARNINGS"] = "1"
+    if "transformers" in sys.modules:
+        from transformers.utils import logging as transformers_logging
+        transformers_logging.disable_progress_bar()
+        transformers_logging.set_verbosity_error()
+    if "huggingface_hub" in sys.modules:
+        from huggingface_hub.utils import disable_progress_bars
+        disable_progress_bars()
 
 
 def _duration(seconds: float) -> str:

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
+from core.outputs import atomic_open
+
 if TYPE_CHECKING:
     from core.compare import Verdict
     from core.data import Comparison
@@ -143,8 +145,9 @@ def driver_lines(v: "Verdict") -> list[str]:
 
 def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True) -> str:
     """``dialeval compare``'s output: text / markdown (the one-line verdict first, then the table, the judge, what
-    drives each difference, unmatched rows), csv (one table: a row per
-    metric, the judge and each unmatched row, told apart by ``kind``) or json (the whole verdict)."""
+    drives each difference, the pairs left out of a row's n, unmatched rows), csv (one table: a row for the
+    one-line verdict, per metric, the judge, each row's left-out pairs and the unmatched rows, told apart by
+    ``kind``) or json (the whole verdict)."""
     if fmt == "json":
         return to_json(v.to_dict())
     if fmt == "csv":
@@ -158,6 +161,11 @@ def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True) 
                          "losses": w.losses, "win_rate": w.rate, "win_low": w.low, "win_high": w.high,
                          "win_rate_ties_split": w.ties_split, "sign_p": w.sign_p,
                          "verdict": j.better(v.system_a, v.system_b), "signature": j.signature})
+        rows += [{"kind": "left_out", "metric": d["metric"], "n": d["n_left_out"], "note": left_out_note(d)}
+                 for d in v.left_out]
+        if v.unmatched:
+            rows.append({"kind": "unmatched_total", "n": len(v.unmatched),
+                         "note": f"{len(v.unmatched)} unmatched row(s), not compared"})
         rows += [{"kind": "unmatched", "note": u} for u in v.unmatched]
         keys: list[str] = []
         for r in rows:
@@ -170,14 +178,23 @@ def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True) 
     if v.metrics:
         parts.append(render(verdict_cells(v), VERDICT_COLUMNS, fmt))
     parts += ["\n".join(judge_lines(v))] if v.judge is not None else []
+    bullet = "- " if fmt == "markdown" else "  "
     if v.drivers:
-        bullet = "- " if fmt == "markdown" else "  "
         parts.append("What drives each difference:\n" + "\n".join(bullet + x for x in driver_lines(v)))
+    if v.left_out:
+        parts.append("pairs left out of a row's n (no value for A or B):\n"
+                     + "\n".join(f"{bullet}{d['metric']}: {left_out_note(d)}" for d in v.left_out))
     if v.unmatched:
-        bullet = "- " if fmt == "markdown" else "  "
         parts.append(f"{len(v.unmatched)} unmatched row(s), not compared:\n"
                      + "\n".join(bullet + u for u in v.unmatched))
     return "\n\n".join(p for p in parts if p)
+
+
+def left_out_note(d: dict[str, Any]) -> str:
+    """One verdict row's pairs without a value (``Verdict.left_out``) in words."""
+    more = d["n_left_out"] - len(d["pairs"])
+    return (f"{d['n_left_out']} of {d['n_pairs']} pairs left out ({'; '.join(d['pairs'])}"
+            + (f"; and {more} more" if more > 0 else "") + ")")
 
 
 def judge_rows(v: "Verdict", comp: "Comparison") -> list[dict[str, Any]]:
@@ -191,6 +208,7 @@ def judge_rows(v: "Verdict", comp: "Comparison") -> list[dict[str, Any]]:
 
 
 def write_jsonl(records: Sequence[dict[str, Any]], path: str) -> None:
-    with open(path, "w", encoding="utf-8") as f:
+    """One JSON line per record, written atomically (``core.outputs``): all of it, or nothing changed."""
+    with atomic_open(path) as f:
         for rec in records:
             f.write(json.dumps(clean_json(rec), ensure_ascii=False) + "\n")

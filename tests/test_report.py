@@ -259,6 +259,17 @@ def test_the_leaderboard_ranks_by_bradley_terry_from_the_judges_preferences():
 # ------------------------------------------------------------------------------------------------ the report
 
 
+def test_csv_columns_beyond_the_schema_are_metadata_for_slices():
+    """A CSV column that is no field, no score and not chosen is metadata (``Example.meta``), as a JSONL field is;
+    a column with a schema field's name is never metadata, nor overrides the chosen column."""
+    from core.data import CsvMapping, load_csv
+    data = (b"id,system,history,context,reply,topic,scores.overall\n"
+            b"1,x,hi there,IGNORED,hello,sport,4\n1,y,hi there,IGNORED,yo,sport,2\n")
+    exs = load_csv("t.csv", data, CsvMapping(response="reply", context="history"))
+    assert [e.meta for e in exs] == [{"topic": "sport"}] * 2
+    assert exs[0].context == ["hi there"] and exs[0].scores == {"overall": 4.0}
+
+
 def test_the_report_is_one_self_contained_file(dialeval, repo_root, tmp_path):
     out = tmp_path / "report.html"
     demo = repo_root / "demo" / "demo.jsonl"

@@ -5,6 +5,7 @@ import re
 import streamlit as st
 
 from core import dashboard
+from core.report import left_out_note
 from views import state
 
 
@@ -52,9 +53,12 @@ def home() -> None:
             st.rerun()
     st.caption("This page's address reopens this comparison with these choices: refresh, bookmark or share it "
                "(on this server).")
-    if comp.unmatched_a or comp.unmatched_b:
-        with st.expander(f"{len(comp.unmatched_a) + len(comp.unmatched_b)} rows without a partner (not scored)"):
-            st.text("\n".join(comp.describe_unmatched()[:200]))
+    if verdict.unmatched:
+        with st.expander(f"{len(verdict.unmatched)} unmatched row(s), not compared"):
+            st.text("\n".join(verdict.unmatched))
+    if verdict.left_out:
+        with st.expander("Pairs left out of a metric's n (no value for A or B)"):
+            st.text("\n".join(f"{d['metric']}: {left_out_note(d)}" for d in verdict.left_out))
     if verdict.metrics:
         st.subheader("Headline comparison")
         st.dataframe(dashboard.headline_frame(verdict), hide_index=True, width="stretch",

@@ -26,6 +26,7 @@ from core import dashboard
 from core.compare import JudgeSummary, Verdict, build_verdict, summarize_judge
 from core.dashboard import Loaded
 from core.engine import ComparisonScores, comparison_scores, judge_comparison, score_examples
+from core.outputs import OutputError
 from core.scoring import JudgeOutput
 
 APP_DIR = Path(__file__).resolve().parent.parent
@@ -50,7 +51,7 @@ def set_loaded(data: Loaded, uploads: Sequence[tuple[str, bytes]] = ()) -> None:
     st.session_state["loaded"] = data
     try:
         dashboard.keep_upload(data, uploads)
-    except OSError as e:  # a read-only cache folder: everything works but a refresh cannot reopen it
+    except (OSError, OutputError) as e:  # a read-only cache folder: everything works but a refresh cannot reopen it
         st.warning(f"The comparison could not be kept for reopening after a refresh: {plain(str(e))}")
     for k in ("drill", "flt_text", "flt_winner"):
         st.session_state.get("_kept", {}).pop(k, None)
@@ -236,6 +237,10 @@ def show_loaded(box: Any) -> None:
         else:
             st.caption("Loaded")
             st.text(f"{data.name}\nA: {data.comparison.system_a}\nB: {data.comparison.system_b}\n{data.n} pairs")
+            unmatched = data.comparison.describe_unmatched()
+            if unmatched:  # on every page: rows without a partner are never dropped silently
+                with st.expander(f"{len(unmatched)} unmatched row(s), not compared"):
+                    st.text("\n".join(unmatched))
 
 
 def progress_bar(first: str = "starting"):
@@ -387,7 +392,10 @@ def votes(data: Loaded) -> dict[int, str]:
 
 def set_votes(data: Loaded, new: dict[int, str]) -> None:
     st.session_state.setdefault("_votes", {})[data.key] = dict(new)
-    dashboard.save_pair_votes(data.key, data.comparison, new)
+    try:
+        dashboard.save_pair_votes(data.key, data.comparison, new)
+    except (OSError, OutputError) as e:  # kept for this session only; the download still has them
+        st.warning(f"Your votes could not be saved for a later session: {plain(str(e))}")
 
 
 # ------------------------------------------------------------------------------------------------

@@ -2,16 +2,32 @@
 
 Each command is a module of this package that registers itself with :func:`register_command`; ``train``'s
 subcommands come from the trainer registry (``core.training``). The parser is built from both registries, so
-adding a command or a trainer is adding one module. Every failure the tool can foresee (bad input, a missing
-checkpoint or model package, an unusable setting) ends with exit code 2 and one message; argparse's own usage
-errors exit 2 as well.
+adding a command or a trainer is adding one module.
+
+Exit codes (as sacrebleu's and most Unix tools'):
+
+- 0: done.
+- 2: anything the tool can foresee, with one message naming the file, row, field or flag and no traceback:
+  bad input, a bad flag value, an output location that cannot be used, a missing checkpoint or model
+  package, an unusable environment variable, a disk that fills up. Every flag, path and output location is
+  checked before anything is loaded or scored (:func:`check_paths`); argparse's usage errors exit 2 as well.
+- 130: interrupted (Ctrl-C, SIGINT); 143: terminated (SIGTERM). One line on stderr; an output file is only
+  ever replaced once complete (``core.outputs``), so the previous one survives.
+- 141: the reader of standard output went away (``dialeval score ... | head``): the command ends quietly,
+  as a Unix tool killed by SIGPIPE would.
 """
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import shlex
+import signal
 import sys
-from typing import Sequence
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator, Sequence
 
 from core.registry import Registry, Subcommand
 from core.version import __version__
@@ -21,6 +37,59 @@ COMMANDS: Registry[Subcommand] = Registry("command", "core.cli")
 ORDER = ("score", "compare", "judge", "report", "leaderboard", "meta-eval", "metrics", "train")
 register_command = COMMANDS.subcommand
 """``@register_command(name, help, add_arguments)``: ``run(args) -> exit code`` becomes ``dialeval NAME``."""
+
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT
+EXIT_PIPE_CLOSED = 141  # 128 + SIGPIPE
+EXIT_TERMINATED = 143  # 128 + SIGTERM
+
+
+# ------------------------------------------------------------------------------------------------
+# flag values, checked by argparse (the message names the flag)
+
+
+def whole_number(minimum: int):
+    """An argparse type: an integer >= ``minimum``."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be {minimum} or more, got {value}")
+        return value
+    parse.__name__ = "whole number"
+    return parse
+
+
+def interval_level(text: str) -> float:
+    """An argparse type: a confidence level strictly between 0 and 1 (0.95, not 95)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number between 0 and 1 such as 0.95, got {text!r}") from None
+    if not (math.isfinite(value) and 0 < value < 1):
+        raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1 (e.g. 0.95 for 95%), got {text}")
+    return value
+
+
+def metric_names(text: str) -> list[str]:
+    """An argparse type: comma-separated registered metric names, or 'all' (``core.engine.parse_metrics``)."""
+    from core.engine import parse_metrics
+    try:
+        return parse_metrics(text)
+    except KeyError as e:
+        raise argparse.ArgumentTypeError(e.args[0]) from None
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def separator(text: str) -> str:
+    r"""An argparse type: a non-empty separator; ``\n``, ``\t`` and ``\\`` may be typed as escapes."""
+    value = text.replace("\\\\", "\0").replace("\\n", "\n").replace("\\t", "\t").replace("\0", "\\")
+    if value == "":
+        raise argparse.ArgumentTypeError("must not be empty")
+    return value
 
 
 # ------------------------------------------------------------------------------------------------
@@ -35,6 +104,56 @@ def add_input_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--system-b", help="system B's name")
     p.add_argument("--input-format", default=None, choices=("jsonl", "dstc10", "columns", "csv"),
                    help="input format (default: detect from the name and content)")
+    add_csv_arguments(p)
+
+
+CSV_FIELDS = ("response", "context", "id", "system", "references", "dataset")
+
+
+def add_csv_arguments(p: argparse.ArgumentParser) -> None:
+    """Which CSV/TSV column is which (``core.data.CsvMapping``); the defaults are the JSONL field names."""
+    g = p.add_argument_group("CSV and TSV input (default columns: the JSONL field names; scores.DIM columns are "
+                             "human scores)")
+    g.add_argument("--columns", metavar="FIELD=COLUMN,...",
+                   help=f"the column of each field, e.g. response=reply,context=history (fields: "
+                        f"{', '.join(CSV_FIELDS)}; FIELD= for none)")
+    g.add_argument("--score-columns", metavar="COLUMN,...",
+                   help="human-score columns, comma-separated (default: every column named scores.DIMENSION)")
+    g.add_argument("--context-sep", type=separator, metavar="SEP",
+                   help=r"separator of the turns in a context cell (default: a line end, \n)")
+    g.add_argument("--reference-sep", type=separator, metavar="SEP",
+                   help="separator of several references in one cell (default: |||)")
+
+
+def csv_mapping_from(args: argparse.Namespace):
+    """The ``CsvMapping`` the CSV flags ask for, or ``None`` when none was given (the loader's defaults)."""
+    from core.data import CsvMapping
+    given = [getattr(args, k, None) for k in ("columns", "score_columns", "context_sep", "reference_sep")]
+    if all(v is None for v in given):
+        return None
+    m = CsvMapping()
+    if args.columns is not None:
+        for item in args.columns.split(","):
+            if not item.strip():
+                continue
+            fld, eq, col = item.partition("=")
+            fld = fld.strip()
+            if not eq or fld not in CSV_FIELDS:
+                raise ValueError(f"--columns: {item.strip()!r} is not FIELD=COLUMN with FIELD one of "
+                                 f"{', '.join(CSV_FIELDS)}")
+            if fld in ("response", "context") and not col.strip():
+                raise ValueError(f"--columns: the {fld} column cannot be none")
+            setattr(m, fld, col.strip() or None)
+    if args.score_columns is not None:
+        cols = [c.strip() for c in args.score_columns.split(",") if c.strip()]
+        if not cols:
+            raise ValueError("--score-columns: name one or more columns")
+        m.scores = cols
+    if args.context_sep is not None:
+        m.context_sep = args.context_sep
+    if args.reference_sep is not None:
+        m.reference_sep = args.reference_sep
+    return m
 
 
 def add_option_arguments(p: argparse.ArgumentParser) -> None:
@@ -50,10 +169,11 @@ def add_option_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def emit(text: str, out: str | None) -> None:
-    """A command's output: to ``out`` (one trailing newline; 'wrote PATH' on stderr) or to stdout."""
-    if out:
-        with open(out, "w", encoding="utf-8") as f:
-            f.write(text + "\n")
+    """A command's output: to ``out`` (one trailing newline, written whole or not at all by
+    ``core.outputs.write_text``; 'wrote PATH' on stderr) or, without ``out`` or with ``-``, to stdout."""
+    if out and out != "-":
+        from core.outputs import write_text
+        write_text(out, text + "\n")
         print(f"wrote {out}", file=sys.stderr)
     else:
         print(text)
@@ -64,11 +184,49 @@ def options_from(args: argparse.Namespace):
     return Options(pool=args.pool, retriever=args.retriever, dimension=args.dimension, device=args.device)
 
 
+def check_paths(args: argparse.Namespace, inputs: Sequence[str | None], output: str | None = None) -> None:
+    """Before anything is loaded or scored: every file the command reads exists and is a readable file
+    (the inputs, ``--pool``, ``--votes``), and ``--out`` can receive a new file without overwriting any of
+    them (``core.outputs.check_output``)."""
+    from core.data import DataError, Problem
+    from core.outputs import check_output
+    read = [(p, None) for p in inputs if p is not None]
+    pool = getattr(args, "pool", None)
+    if pool not in (None, "", "chitchat"):
+        read.append((pool, "--pool"))
+    if getattr(args, "votes", None):
+        read.append((args.votes, "--votes"))
+    problems = []
+    for path, flag in read:
+        p = Path(path)
+        why = ("is a symbolic link that leads nowhere (broken or a loop)" if p.is_symlink() and not p.exists()
+               else "file not found" if not p.exists() else "is a folder, not a file" if p.is_dir()
+               else "cannot be read: permission denied" if not os.access(p, os.R_OK) else None)
+        if why:
+            problems.append(Problem(path, None, None, f"{why} ({flag})" if flag else why))
+    if problems:
+        raise DataError(problems)
+    check_output(output, [path for path, _ in read])
+
+
+def note(lines: Sequence[str]) -> None:
+    """Warnings the user must see (blank text, rows left out) on stderr, even with --quiet."""
+    for line in lines:
+        print(f"warning: {line}", file=sys.stderr)
+
+
 # ------------------------------------------------------------------------------------------------
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with a usage error in one line (the flag, what is wrong, where help is), exit code 2."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="dialeval", description="Which of two dialogue systems is better, and why: "
+    parser = Parser(prog="dialeval", description="Which of two dialogue systems is better, and why: "
                                      "metrics validated against human ratings and a learned A/B judge.")
     parser.add_argument("--version", action="version", version=f"dialeval {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -81,25 +239,85 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised where the program is so that half-written outputs are cleaned up on the way out."""
+
+
+@contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_sigterm(signum, frame):
+        raise Terminated()
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _stdout_gone() -> None:
+    """After a broken pipe: point stdout at /dev/null so that the interpreter's final flush stays quiet."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _fail(message: object) -> int:
+    from core.progress import end_progress_line
+    end_progress_line()
+    print(f"error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from core.data import DataError
     from core.models.checkpoints import CheckpointError
     from core.models.encoders import MissingModelError
-    from core.settings import SettingError
+    from core.outputs import OutputError
+    from core.progress import end_progress_line, silence_library_progress
+    from core.settings import SettingError, threads
 
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     if not argv:
-        parser.print_help(sys.stderr)
-        return 2
-    args = parser.parse_args(argv)
-    args.command_line = "dialeval " + " ".join(shlex.quote(a) for a in argv)
-    try:
-        return int(args.run(args) or 0)
-    except DataError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except (CheckpointError, MissingModelError, SettingError, KeyError, ValueError, FileNotFoundError) as e:
-        msg = e.args[0] if isinstance(e, KeyError) and e.args else e
-        print(f"error: {msg}", file=sys.stderr)
-        return 2
+        parser.print_usage(sys.stderr)
+        print("dialeval: error: choose a command (see dialeval --help)", file=sys.stderr)
+        return EXIT_USAGE
+    with _sigterm_raises():
+        try:
+            try:
+                args = parser.parse_args(argv)
+            except SystemExit as e:  # --help, --version, or a usage error argparse already reported
+                return e.code if isinstance(e.code, int) else EXIT_USAGE
+            if args.command is None:
+                parser.print_usage(sys.stderr)
+                print("dialeval: error: choose a command (see dialeval --help)", file=sys.stderr)
+                return EXIT_USAGE
+            args.command_line = "dialeval " + " ".join(shlex.quote(a) for a in argv)
+            if getattr(args, "quiet", False):
+                silence_library_progress()
+            threads()  # DIALEVAL_THREADS is checked before any work, whichever metrics run
+            return int(args.run(args) or 0)
+        except DataError as e:
+            return _fail(e)
+        except (CheckpointError, MissingModelError, SettingError, OutputError, KeyError, ValueError) as e:
+            return _fail(e.args[0] if isinstance(e, KeyError) and e.args else e)
+        except KeyboardInterrupt:
+            end_progress_line()
+            print("interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        except Terminated:
+            end_progress_line()
+            print("terminated", file=sys.stderr)
+            return EXIT_TERMINATED
+        except BrokenPipeError:
+            _stdout_gone()
+            return EXIT_PIPE_CLOSED
+        except OSError as e:  # the environment: a cache folder that cannot be written, a full disk, ...
+            where = f" ({e.filename})" if e.filename else ""
+            return _fail(f"{e.strerror or e}{where}")

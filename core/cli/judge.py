@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.cli import add_input_arguments, register_command
+from core.cli import (add_input_arguments, check_paths, csv_mapping_from, interval_level, note, register_command)
 from core.compare import LEVEL, build_verdict, summarize_judge
-from core.data import load_comparison
-from core.engine import judge_comparison
+from core.data import dimensions, load_comparison
+from core.engine import blank_text_notes, judge_comparison
 from core.judges.pairs import load_votes, votes_for_pairs
 from core.progress import progress_bar
 from core.report import judge_rows, render_verdict, to_json, write_jsonl
@@ -21,30 +21,38 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--votes", help="votes JSONL (context, response_a, response_b, vote) to measure agreement with "
                                    "instead of human scores; matched to the pairs by context and replies")
     p.add_argument("--format", default="text", choices=("text", "markdown", "csv", "json"))
-    p.add_argument("--level", type=float, default=LEVEL)
-    p.add_argument("--out", help="write the per-pair rows as JSONL here (the summary still goes to stdout)")
-    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument("--level", type=interval_level, default=LEVEL)
+    p.add_argument("--out", help="write the per-pair rows as JSONL here (the summary still goes to stdout); "
+                                 "written whole or not at all")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr (the model libraries' included)")
 
 
 @register_command("judge", "learned A/B judge: which of two replies a person would prefer, for every pair", _arguments)
 def judge(a: argparse.Namespace) -> int:
-    comp = load_comparison(a.input, a.input_b, a.system_a, a.system_b, a.input_format)
+    mapping = csv_mapping_from(a)
+    out_path = a.out if a.out != "-" else None
+    check_paths(a, [a.input, a.input_b], out_path)
+    comp = load_comparison(a.input, a.input_b, a.system_a, a.system_b, a.input_format, mapping)
     if not comp.pairs:
         raise ValueError("no aligned pairs between the two systems")
+    if a.dimension and a.dimension not in dimensions(comp.examples()):
+        raise ValueError(f"--dimension {a.dimension!r} is not in the data; its human dimensions are "
+                         f"{dimensions(comp.examples()) or 'none'}")
     votes = votes_for_pairs(comp, load_votes(a.votes)) if a.votes else None
+    note(blank_text_notes(comp.examples(), judged=True))
     out = judge_comparison(comp, checkpoint=a.checkpoint, progress=progress_bar(a.quiet))
     verdict = build_verdict(comp, None, summarize_judge(comp, out, a.dimension, votes, a.level), level=a.level)
     rows = judge_rows(verdict, comp)
-    if a.out:
-        write_jsonl(rows, a.out)
-        print(f"wrote {len(rows)} rows to {a.out}", file=sys.stderr)
+    if out_path:
+        write_jsonl(rows, out_path)
+        print(f"wrote {len(rows)} rows to {out_path}", file=sys.stderr)
     if a.format == "json":
-        print(to_json({**verdict.to_dict(), "pairs": [] if a.out else rows}))
+        print(to_json({**verdict.to_dict(), "pairs": [] if out_path else rows}))
     elif a.format == "csv":
         print(render_verdict(verdict, "csv"))
     else:
         print(f"**{verdict.sentence}**\n" if a.format == "markdown" else verdict.sentence + "\n")
-        if not a.out:
+        if not out_path:
             for r in rows:
                 print(f"{r['id_a']}\t{r['id_b']}\tp_a={r['p_a']:.3f}\t{r['verdict']}"
                       + (f"\thuman={r['human']}" if r["human"] else ""))

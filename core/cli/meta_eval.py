@@ -4,27 +4,35 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from core.cli import register_command
+from core.cli import (add_csv_arguments, check_paths, csv_mapping_from, interval_level, metric_names, note,
+                      register_command, whole_number)
 from core.data import dimensions
-from core.engine import parse_metrics
+from core.engine import blank_text_notes
 from core.meta_eval import format_rows, group_datasets, meta_evaluate
+from core.outputs import write_text
 from core.progress import progress_bar
 from core.scoring import Options
 from core.settings import SEED
 
 
+NO_HUMAN_SCORES = ("no human scores in the input: meta-eval needs rows with a 'scores' object (dimension -> "
+                   "rating); in a CSV file, name the score columns with --score-columns or call them "
+                   "scores.DIMENSION")
+
+
 def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("files", nargs="+", help="rated data files (JSONL, DSTC10 JSON, column JSON or CSV)")
-    p.add_argument("--metrics", default="bleu,ubleu", help="comma-separated metric names, or 'all'")
+    p.add_argument("--metrics", type=metric_names, default=["bleu", "ubleu"],
+                   help="comma-separated metric names, or 'all'")
     p.add_argument("--dimension", action="append", help="only these human dimensions (repeat or comma-separate)")
     p.add_argument("--format", default="text", choices=("text", "markdown", "csv", "json"))
-    p.add_argument("--out", help="write the table here instead of stdout")
-    p.add_argument("--n-boot", type=int, default=1000)
-    p.add_argument("--seed", type=int, default=SEED)
-    p.add_argument("--level", type=float, default=0.95)
-    p.add_argument("--max-rows", type=int, help="subsample whole contexts to about this many rows per dataset")
+    p.add_argument("--out", help="write the table here instead of stdout (written whole or not at all)")
+    p.add_argument("--n-boot", type=whole_number(1), default=1000)
+    p.add_argument("--seed", type=whole_number(0), default=SEED)
+    p.add_argument("--level", type=interval_level, default=0.95)
+    p.add_argument("--max-rows", type=whole_number(1),
+                   help="subsample whole contexts to about this many rows per dataset")
     p.add_argument("--no-system-level", action="store_true", help="skip the correlations of per-system means")
     p.add_argument("--no-held-out", action="store_true",
                    help="score learned metrics as shipped even on sets they were trained on (not a fair test)")
@@ -33,16 +41,25 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pool", default=None, help="υBLEU reference pool (default: chitchat-dataset)")
     p.add_argument("--retriever", default=None, choices=("emb-u", "emb-ur", "bm25-u", "bm25-ur"))
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda", "mps", "auto"))
-    p.add_argument("--quiet", action="store_true")
+    add_csv_arguments(p)
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr (the model libraries' included)")
 
 
 @register_command("meta-eval", "correlation of metrics with human scores per dataset and dimension", _arguments)
 def meta_eval(args: argparse.Namespace) -> int:
-    metrics = parse_metrics(args.metrics)
+    metrics = args.metrics
     dims = None
     if args.dimension:
         dims = [d.strip() for spec in args.dimension for d in spec.split(",") if d.strip()]
-    data = group_datasets(args.files)
+        if not dims:
+            raise ValueError("--dimension: name one or more human dimensions")
+    mapping = csv_mapping_from(args)
+    out_path = args.out if args.out != "-" else None
+    check_paths(args, args.files, out_path)
+    data = group_datasets(args.files, csv_mapping=mapping)
+    note(blank_text_notes([ex for exs in data.values() for ex in exs], metrics))
+    if not any(dimensions(exs) for exs in data.values()):
+        raise ValueError(NO_HUMAN_SCORES)
     if dims:
         have = {d for exs in data.values() for d in dimensions(exs)}
         missing = [d for d in dims if d not in have]
@@ -55,11 +72,10 @@ def meta_eval(args: argparse.Namespace) -> int:
                          max_rows=args.max_rows, keep_reference_copies=args.keep_reference_copies,
                          progress=progress_bar(args.quiet), log=log)
     if not rows:
-        raise ValueError("no human scores in the input: meta-eval needs rows with a 'scores' object "
-                         "(dimension -> rating)")
+        raise ValueError(NO_HUMAN_SCORES)
     text = format_rows(rows, args.format)
-    if args.out:
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    if out_path:
+        write_text(out_path, text + "\n")
     else:
         print(text)
     return 0

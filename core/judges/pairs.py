@@ -20,11 +20,11 @@ import math
 import os
 import random
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Sequence
 
 from core.compare import human_preference, human_tie_margin, preference_dimension
-from core.data import Comparison, DataError, Example, Problem
+from core.data import Comparison, DataError, Example, Problem, bad_unicode_at, iter_json_lines, read_text
+from core.outputs import atomic_open
 from core.settings import SEED
 
 
@@ -129,29 +129,24 @@ def split_pairs(pairs: Sequence[Pair], test_share: float = 0.2) -> tuple[list[Pa
 
 def load_votes(path: str | os.PathLike, data: bytes | None = None) -> list[Pair]:
     """Read a votes JSONL file (format in the module docstring); every problem names its row and field."""
-    text = data.decode("utf-8-sig") if data is not None else Path(path).read_text(encoding="utf-8-sig")
-    problems, out = [], []
-    for row, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as e:
-            problems.append(Problem(str(path), row, None, f"not valid JSON: {e.msg}"))
-            continue
+    text = read_text(path, data)
+    problems: list[Problem] = []
+    out = []
+    for row, rec in iter_json_lines(str(path), text, problems):
         if not isinstance(rec, dict):
             problems.append(Problem(str(path), row, None, "expected a JSON object"))
             continue
         ctx = rec.get("context")
         if isinstance(ctx, str):
             ctx = [ctx]
-        if not isinstance(ctx, list) or not ctx or not all(isinstance(t, str) for t in ctx):
+        if (not isinstance(ctx, list) or not ctx or not all(isinstance(t, str) for t in ctx)
+                or any(bad_unicode_at(t) is not None for t in ctx)):
             problems.append(Problem(str(path), row, "context", "must be a non-empty string or list of strings"))
             continue
         bad = False
         for fld in ("response_a", "response_b"):
-            if not isinstance(rec.get(fld), str) or not rec[fld].strip():
-                problems.append(Problem(str(path), row, fld, "must be a non-empty string"))
+            if not isinstance(rec.get(fld), str) or not rec[fld].strip() or bad_unicode_at(rec[fld]) is not None:
+                problems.append(Problem(str(path), row, fld, "must be a non-empty string of valid Unicode"))
                 bad = True
         vote = str(rec.get("vote", "")).strip()
         vote = {"a": "A", "b": "B", "tie": "tie", "t": "tie"}.get(vote.lower(), None)
@@ -170,7 +165,7 @@ def load_votes(path: str | os.PathLike, data: bytes | None = None) -> list[Pair]
 
 
 def save_votes(pairs: Sequence[Pair], path: str | os.PathLike) -> None:
-    with open(path, "w", encoding="utf-8") as f:
+    with atomic_open(path) as f:
         for p in pairs:
             f.write(json.dumps({"id": p.id, "context": p.context, "response_a": p.response_a,
                                 "response_b": p.response_b, "vote": p.vote}, ensure_ascii=False) + "\n")

@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from core.outputs import atomic_path, write_text
 from core.settings import checkpoint_dir, writable_checkpoint_dir
 from core.version import __version__
 
@@ -32,13 +33,14 @@ def save(name: str, tensors: dict[str, Any], manifest: dict[str, Any],
     from safetensors.torch import save_file
     wpath, mpath = paths(name, directory or writable_checkpoint_dir())
     wpath.parent.mkdir(parents=True, exist_ok=True)
-    save_file({k: v.detach().cpu().contiguous() for k, v in tensors.items()}, str(wpath))
+    with atomic_path(wpath) as tmp:  # a training run cut short never leaves half a checkpoint
+        save_file({k: v.detach().cpu().contiguous() for k, v in tensors.items()}, str(tmp))
     man = dict(manifest)
     man.setdefault("created", _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
     man["version"] = __version__
     man["sha256"] = weights_hash(wpath, full=True)
     man["size_bytes"] = wpath.stat().st_size
-    mpath.write_text(json.dumps(man, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_text(mpath, json.dumps(man, indent=2, ensure_ascii=False) + "\n")
     return wpath
 
 
@@ -67,7 +69,7 @@ def update_manifest(name: str, section: str, value: Any, directory: str | os.Pat
     mpath = paths(name, directory)[1]
     man = load_manifest(name, directory)
     man[section] = value
-    mpath.write_text(json.dumps(man, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_text(mpath, json.dumps(man, indent=2, ensure_ascii=False) + "\n")
 
 
 def weights_hash(path: str | os.PathLike, full: bool = False) -> str:

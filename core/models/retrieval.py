@@ -35,6 +35,7 @@ from typing import Sequence
 import numpy as np
 
 from core.models.corpus import chitchat_dialogues
+from core.outputs import atomic_path
 from core.progress import Progress, tick
 from core.settings import cache_dir, checkpoint_dir
 
@@ -182,7 +183,8 @@ def save_pq_index(vectors: np.ndarray, path: Path, m: int = PQ_M, seed: int = 13
     train = vectors[rng.choice(len(vectors), size=min(len(vectors), 65536), replace=False)]
     pq.train(np.ascontiguousarray(train))
     pq.add(np.ascontiguousarray(vectors))
-    faiss.write_index(pq, str(path))
+    with atomic_path(path) as tmp:
+        faiss.write_index(pq, str(tmp))
 
 
 def load_pq_vectors(path: Path) -> np.ndarray:

@@ -18,6 +18,7 @@ import numpy as np
 from core.data import Example
 from core.metrics import crs as crs_mod
 from core.metrics.mme import CKPT, SUBMETRICS, WEIGHTS_NAME, checkpoint_hash
+from core.outputs import write_text
 from core.progress import Progress, progress_bar
 from core.settings import SEED, writable_checkpoint_dir
 from core.training import register_trainer, set_threads
@@ -90,7 +91,7 @@ def train(a: argparse.Namespace) -> int:
         raise ValueError("the --data files carry no human scores to correlate with")
     t0 = time.time()
     res = fit_crs(sets, progress=progress_bar(), command=a.command_line)
-    out.write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
+    write_text(out, json.dumps(res, indent=1) + "\n")
     print(f"fitted CRS weights for {', '.join(res['weights']) or 'no dimension'} from {len(sets)} set(s) "
           f"in {time.time() - t0:.0f}s -> {out}")
     for canon, w in res["weights"].items():

@@ -25,6 +25,7 @@ from core.compare import side_accuracy
 from core.judges.pairwise import CHECKPOINT, Encoded, PairwiseJudge, encode_pairs, load_judge
 from core.judges.smollm_reader import HIDDEN, MEMBERS, SmolLMReader, build_scorer, config, distinct_items, lm_features, scores
 from core.models.checkpoints import short_hash
+from core.outputs import atomic_path
 from core.progress import Progress, progress_bar
 from core.settings import SEED, cache_dir
 from core.training import register_trainer, set_threads
@@ -49,7 +50,8 @@ def cached_features(contexts: Sequence[Sequence[str]], replies: Sequence[str], p
     else:
         rows = lm_features().features([contexts[i] for i in uniq], [replies[i] for i in uniq], progress=progress,
                                  desc=desc).astype(np.float16)
-        np.save(path, rows)
+        with atomic_path(path) as tmp, open(tmp, "wb") as f:  # an interrupted run leaves no half-written cache
+            np.save(f, rows)
     return rows[where].astype(np.float32)
 
 

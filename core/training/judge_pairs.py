@@ -19,6 +19,7 @@ from core.compare import side_accuracy
 from core.judges.pairs import Pair, is_val_context, normalize_text, preference_pairs, split_pairs
 from core.judges.pairwise import TIE_MARGIN, Encoded, PairwiseJudge, combine_orders, verdicts
 from core.models.corpus import chitchat_split, context_pairs
+from core.outputs import atomic_open
 from core.progress import Progress
 from core.scoring import JudgeOutput
 from core.settings import SEED, cache_dir, shared_eval_file
@@ -141,7 +142,7 @@ def load_heldout_predictions(pairs: Sequence[Pair], path: Path, tie_margin: floa
 
 def save_heldout_predictions(pairs: Sequence[Pair], out: JudgeOutput, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
+    with atomic_open(path) as f:
         for p, a, b in zip(pairs, out.p_ab, out.p_ba_flipped):
             f.write(json.dumps({"id": p.id, "dataset": p.dataset, "vote": p.vote, "p_ab": float(a),
                                 "p_ba_flipped": float(b)}) + "\n")

@@ -1,0 +1,89 @@
+"""The Python API reads lists, tuples, numpy arrays and pandas Series the same way (by position), refuses
+Series whose indexes disagree, and names the argument and index of a wrong item (issue 21)."""
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import core
+
+RESPONSES = ["sure, see you then", "no idea what you mean", "i like green tea"]
+CONTEXTS = [["lunch tomorrow?"], ["what is the capital of france?"], ["what do you drink in the morning?"]]
+REFERENCES = [["ok, see you tomorrow"], ["paris, i think"], ["green tea with honey"]]
+
+
+def bleu(*args, **kw):
+    return core.score(*args, metrics="bleu", **kw)["bleu"]
+
+
+def test_lists_tuples_arrays_and_series_give_the_same_scores():
+    want = bleu(RESPONSES, contexts=CONTEXTS, references=REFERENCES)
+    assert np.isfinite(want).all() and len(set(want.round(6))) == 3
+    np.testing.assert_array_equal(bleu(tuple(RESPONSES), contexts=tuple(CONTEXTS), references=tuple(REFERENCES)), want)
+    np.testing.assert_array_equal(bleu(np.array(RESPONSES), contexts=np.array(CONTEXTS, dtype=object),
+                                       references=np.array(REFERENCES)), want)
+    df = pd.DataFrame({"r": RESPONSES, "c": CONTEXTS, "f": REFERENCES})
+    np.testing.assert_array_equal(bleu(df.r, contexts=df.c, references=df.f), want)
+    # the issue's case: a shared index that is not 0..n-1 (here reversed, then a filtered frame)
+    rev = df.iloc[::-1].set_axis([7, 3, 5])
+    np.testing.assert_array_equal(bleu(rev.r, contexts=rev.c, references=rev.f), want[::-1])
+    kept = pd.concat([df, df]).reset_index(drop=True).loc[lambda d: d.index >= 3]
+    np.testing.assert_array_equal(bleu(kept.r, contexts=kept.c, references=kept.f), want)
+
+
+def test_series_with_different_indexes_are_refused():
+    df = pd.DataFrame({"r": RESPONSES, "c": CONTEXTS, "f": REFERENCES})
+    shuffled = df.f.sort_index(ascending=False)  # same labels, another order: pairing by position would mis-pair
+    with pytest.raises(ValueError, match=r"responses and references are pandas Series with different indexes"):
+        bleu(df.r, contexts=df.c, references=shuffled)
+    with pytest.raises(ValueError, match="same length"):
+        bleu(df.r[df.index > 0], contexts=df.c, references=df.f)
+    # a Series beside a plain list is read by position
+    np.testing.assert_array_equal(bleu(df.r.set_axis([9, 8, 7]), contexts=CONTEXTS, references=REFERENCES),
+                                  bleu(RESPONSES, contexts=CONTEXTS, references=REFERENCES))
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"responses": "just one string"}, TypeError, "responses must be a sequence .* single string"),
+    ({"responses": {"a": "x"}}, TypeError, "responses must be an ordered sequence .* dict"),
+    ({"responses": {"x", "y", "z"}}, TypeError, "ordered sequence .* set"),
+    ({"responses": pd.DataFrame({"r": RESPONSES})}, TypeError, r"one column"),
+    ({"responses": 5}, TypeError, "responses must be a sequence"),
+    ({"responses": ["a", None, "c"]}, TypeError, r"responses\[1\] must be a string, got NoneType"),
+    ({"responses": pd.Series(["a", "b", math.nan], index=[10, 11, 12])}, TypeError,
+     r"responses\[2\] \(index label 12\) must be a string, got float"),
+    ({"contexts": [["a"], ["b", 3], ["c"]]}, TypeError, r"contexts\[1\]\[1\] must be a string, got int"),
+    ({"contexts": [["a"], 4, ["c"]]}, TypeError, r"contexts\[1\] must be a string or a list of strings"),
+    ({"contexts": [["a"], [" "], ["c"]]}, ValueError, r"contexts\[1\] is empty"),
+    ({"references": [["a"], [None], ["c"]]}, TypeError, r"references\[1\]\[0\] must be a string"),
+    ({"metrics": ""}, ValueError, "no metric named"),
+])
+def test_a_wrong_item_is_named_with_its_argument_and_index(kwargs, error, message):
+    args = {"responses": RESPONSES, "contexts": CONTEXTS, "references": REFERENCES, "metrics": "bleu", **kwargs}
+    with pytest.raises(error, match=message):
+        core.score(**args)
+
+
+def test_missing_references_and_blank_responses_are_flagged_never_zero():
+    refs = [["ok, see you tomorrow"], None, math.nan]  # None / NaN (a pandas gap): no reference
+    with pytest.warns(UserWarning, match="2 of 3 rows have no reference"):
+        out = core.score(RESPONSES, contexts=CONTEXTS, references=refs, metrics="bleu")
+    assert np.isfinite(out["bleu"][0]) and np.isnan(out["bleu"][1:]).all()
+    assert out["_flags"] == [[], ["no reference"], ["no reference"]]
+    with pytest.warns(UserWarning, match="1 of 3 rows have a blank response"):
+        out = core.score(["", *RESPONSES[1:]], contexts=CONTEXTS, references=REFERENCES, metrics="bleu")
+    assert math.isnan(out["bleu"][0]) and out["_flags"][0] == ["blank response"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing to say about clean input
+        core.score(RESPONSES, contexts=CONTEXTS, references=REFERENCES, metrics="bleu")
+
+
+def test_judge_checks_its_arguments_before_loading_anything():
+    with pytest.raises(TypeError, match=r"replies_b\[1\] must be a string"):
+        core.judge(CONTEXTS, RESPONSES, ["a", 2, "c"])
+    with pytest.raises(ValueError, match="same length"):
+        core.judge(CONTEXTS, RESPONSES, RESPONSES[:2])
+    with pytest.raises(TypeError, match="single string"):
+        core.judge("lunch?", RESPONSES, RESPONSES)

@@ -1,0 +1,241 @@
+"""Outputs are written whole or not at all; rows that are not compared are listed in every format and on the
+dashboard; ``--quiet`` silences the model libraries' bars too (issue 21)."""
+import errno
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core.cli import main
+from core.compare import build_verdict, summarize_judge
+from core.data import load_comparison
+from core.outputs import OutputError, atomic_open, check_output
+from core.scoring import JudgeOutput
+
+PREVIOUS = "an earlier output\n"
+
+
+def rec(i, system="a", response=None, context=None, references=None):
+    return {"id": f"r{i}", "system": system, "context": context or [f"how was day {i}?"],
+            "response": f"it was fine {i}" if response is None else response,
+            "references": [f"a fine day {i}"] if references is None else references}
+
+
+def write_jsonl(path: Path, records) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def leftovers(folder: Path) -> list[str]:
+    return [p.name for p in folder.iterdir() if p.name.endswith(".part")]
+
+
+# ------------------------------------------------------------------------------------------------
+# atomic outputs
+
+
+def test_an_interrupted_write_leaves_the_previous_output(tmp_path, monkeypatch, capsys):
+    """Ctrl-C after 100 of 300 rows were written: exit 130, the earlier file as it was, no partial file."""
+    src = write_jsonl(tmp_path / "in.jsonl", [rec(i) for i in range(300)])
+    out = tmp_path / "out.jsonl"
+    out.write_text(PREVIOUS)
+    import core.report
+    real, calls = core.report.clean_json, []
+
+    def interrupt_after_100(obj):
+        calls.append(1)
+        if len(calls) == 100:
+            raise KeyboardInterrupt
+        return real(obj)
+    monkeypatch.setattr(core.report, "clean_json", interrupt_after_100)
+    assert main(["score", str(src), "--metrics", "bleu", "--out", str(out), "--quiet"]) == 130
+    assert out.read_text() == PREVIOUS and not leftovers(tmp_path)
+    assert capsys.readouterr().err.strip().endswith("interrupted")
+
+
+def test_a_full_disk_is_one_message_and_the_previous_output_survives(tmp_path, monkeypatch, capsys):
+    src = write_jsonl(tmp_path / "in.jsonl", [rec(i) for i in range(5)])
+    out = tmp_path / "out.jsonl"
+    out.write_text(PREVIOUS)
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(os, "fsync", full)
+    assert main(["score", str(src), "--metrics", "bleu", "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "out.jsonl" in err and "no space left" in err and "Traceback" not in err
+    assert out.read_text() == PREVIOUS and not leftovers(tmp_path)
+
+
+def test_atomic_open_keeps_the_mode_of_the_file_it_replaces(tmp_path):
+    target = tmp_path / "t.txt"
+    target.write_text("old")
+    os.chmod(target, 0o640)
+    with atomic_open(target) as f:
+        f.write("new")
+    assert target.read_text() == "new" and (target.stat().st_mode & 0o777) == 0o640 and not leftovers(tmp_path)
+    with pytest.raises(RuntimeError), atomic_open(target) as f:
+        f.write("half")
+        raise RuntimeError("boom")
+    assert target.read_text() == "new" and not leftovers(tmp_path)
+
+
+def test_check_output_refuses_before_any_work(tmp_path):
+    inp = tmp_path / "in.jsonl"
+    inp.write_text("{}\n")
+    for bad, why in [(inp, "input file"), (tmp_path, "folder"), (tmp_path / "no" / "x.jsonl", "does not exist")]:
+        with pytest.raises(OutputError, match=why):
+            check_output(bad, [inp])
+    check_output(tmp_path / "new.jsonl", [inp])  # fine: a new file in a writable folder
+    check_output("-", [inp])
+
+
+def test_an_output_in_a_missing_folder_fails_before_loading(tmp_path, capsys):
+    """The output location is checked first: a broken input is not even read."""
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{broken\n")
+    assert main(["score", str(bad), "--metrics", "bleu", "--out", str(tmp_path / "no" / "o.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert "does not exist" in err and "malformed" not in err
+
+
+# ------------------------------------------------------------------------------------------------
+# rows that are not compared: unmatched rows and pairs without a value
+
+
+def _two_files(tmp_path):
+    a = write_jsonl(tmp_path / "a.jsonl", [rec(1), rec(2), rec(3, response="  "), rec(4), rec(5)])
+    b = write_jsonl(tmp_path / "b.jsonl", [rec(1, "b", "sure"), rec(2, "b", "no", references=[""]),
+                                           rec(3, "b", "maybe"), rec(4, "b", "ok"), rec(9, "b", "extra")])
+    return a, b
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "csv", "json"])
+def test_compare_lists_unmatched_rows_and_left_out_pairs_in_every_format(fmt, tmp_path, capsys):
+    a, b = _two_files(tmp_path)
+    assert main(["compare", str(a), str(b), "--metrics", "bleu", "--format", fmt, "--n-boot", "50", "--n-perm", "50",
+                 "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert "a.jsonl row 5, id 'r5'" in out and "b.jsonl row 5, id 'r9'" in out
+    assert "a.jsonl row 3: blank response" in out and "b.jsonl row 2: no reference" in out
+    if fmt == "json":
+        v = json.loads(out)
+        assert v["n_unmatched"] == 2 and len(v["unmatched"]) == 2
+        bleu = next(m for m in v["metrics"] if m["metric"] == "bleu")
+        assert (bleu["n"], bleu["n_dropped"]) == (2, 2) and v["left_out"][0]["n_left_out"] == 2
+    elif fmt == "csv":
+        import csv
+        import io
+        rows = list(csv.DictReader(io.StringIO(out)))
+        assert [r["n"] for r in rows if r["kind"] == "unmatched_total"] == ["2"]
+        assert sum(r["kind"] == "unmatched" for r in rows) == 2
+        assert [r["n"] for r in rows if r["kind"] == "left_out"] == ["2"]
+    else:
+        assert "2 unmatched row(s), not compared" in out and "2 of 4 pairs left out" in out
+    assert "warning: 1 of 8 rows have a blank response" in err  # and the counts on stderr
+
+
+def test_the_html_report_lists_unmatched_rows_and_left_out_pairs(tmp_path, capsys):
+    """``dialeval report`` (issue 22) says what ``compare`` says: every unmatched row and every pair left out."""
+    a, b = _two_files(tmp_path)
+    out = tmp_path / "report.html"
+    assert main(["report", str(a), str(b), "--metrics", "bleu", "--out", str(out), "--n-boot", "50", "--n-perm", "50",
+                 "--quiet"]) == 0
+    page = out.read_text(encoding="utf-8")
+    assert "2 unmatched row(s), not compared" in page and "2 of 4 pairs left out" in page
+    assert "a.jsonl row 5, id &#x27;r5&#x27;" in page and "a.jsonl row 3: blank response" in page
+    assert "warning: 1 of 8 rows have a blank response" in capsys.readouterr().err
+    assert not list(tmp_path.glob("*.part"))
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "csv", "json"])
+def test_judge_lists_unmatched_rows_with_a_count_in_every_format(fmt, tmp_path, capsys, monkeypatch):
+    """The judge's output formats render the same verdict; the judge itself is replaced by fixed numbers (its
+    model is not the point here)."""
+    import core.cli.judge as judge_cli
+
+    def fixed(comp, **kw):
+        n = len(comp.pairs)
+        p = np.linspace(0.2, 0.8, n)
+        return JudgeOutput(p, p, p, ["B" if x < 0.45 else "A" if x > 0.55 else "tie" for x in p], 0.0, 0.05, "test")
+    monkeypatch.setattr(judge_cli, "judge_comparison", fixed)
+    a, b = _two_files(tmp_path)
+    assert main(["judge", str(a), str(b), "--format", fmt, "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "a.jsonl row 5, id 'r5'" in out and "b.jsonl row 5, id 'r9'" in out
+    if fmt == "json":
+        assert json.loads(out)["n_unmatched"] == 2
+    elif fmt == "csv":
+        import csv
+        import io
+        rows = list(csv.DictReader(io.StringIO(out)))
+        assert [r["n"] for r in rows if r["kind"] == "unmatched_total"] == ["2"]
+    else:
+        assert "2 unmatched row(s), not compared" in out
+
+
+def test_the_verdict_counts_every_pair_it_leaves_out(tmp_path):
+    from core.engine import score_comparison
+    a, b = _two_files(tmp_path)
+    comp = load_comparison(str(a), str(b))
+    cs = score_comparison(comp, "bleu")
+    v = build_verdict(comp, cs, None, n_boot=20, n_perm=20)
+    row = v.rows("metric")[0]
+    assert row.n + row.n_dropped == len(comp.pairs) == 4
+    assert v.left_out[0]["n_left_out"] == row.n_dropped == 2
+    assert v.n_unmatched == len(comp.unmatched_a) + len(comp.unmatched_b) == 2
+    out = JudgeOutput(np.full(4, 0.7), np.full(4, 0.7), np.full(4, 0.7), ["A"] * 4, 0.0, 0.05)
+    assert build_verdict(comp, None, summarize_judge(comp, out)).n_unmatched == 2
+
+
+def test_score_flags_blank_text_per_row(tmp_path, capsys):
+    src = write_jsonl(tmp_path / "in.jsonl", [rec(1), rec(2, response=""), rec(3, references=[]),
+                                              rec(4, references=["", "a fine day 4"])])
+    assert main(["score", str(src), "--metrics", "bleu", "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    rows = [json.loads(x) for x in out.splitlines()]
+    assert [r["metrics"]["bleu"] is None for r in rows] == [False, True, True, False]
+    assert [r.get("flags") for r in rows] == [None, ["blank response"], ["no reference"], ["blank reference ignored"]]
+    assert "1 of 4 rows have a blank response (in.jsonl row 2)" in err and "no reference (in.jsonl row 3)" in err
+    # the blank reference beside a real one is ignored: the same BLEU as the real one alone
+    alone = write_jsonl(tmp_path / "alone.jsonl", [rec(4)])
+    assert main(["score", str(alone), "--metrics", "bleu", "--quiet"]) == 0
+    assert json.loads(capsys.readouterr().out)["metrics"]["bleu"] == rows[3]["metrics"]["bleu"]
+
+
+def test_dashboard_sidebar_lists_unmatched_rows(repo_root):
+    AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
+    at = AppTest.from_file(str(repo_root / "app.py"), default_timeout=120)
+    at.session_state["metrics"] = ["bleu"]
+    at.run()
+    at.switch_page("views/upload.py").run()
+    at.radio(key="upload_mode").set_value("Two files (system A, system B)").run()
+    at.selectbox(key="upload_format").set_value("jsonl").run()
+    at.text_area(key="paste_a").set_value("\n".join(json.dumps(rec(i)) for i in (1, 2, 3))).run()
+    at.text_area(key="paste_b").set_value("\n".join(json.dumps(rec(i, "b", "ok")) for i in (1, 2))).run()
+    at.button(key="use_two").click().run()
+    assert not at.exception, at.exception
+    at.switch_page("views/home.py").run()  # the sidebar of every page, drawn with the new data loaded
+    labels = [e.label for e in at.sidebar.expander]
+    assert "1 unmatched row(s), not compared" in labels
+
+
+# ------------------------------------------------------------------------------------------------
+# --quiet
+
+
+def test_quiet_silences_the_model_loaders(tmp_path):
+    """MiniLM ("Loading weights") and SmolLM2 (GGUF de-quantization) draw tqdm bars unless told not to."""
+    src = write_jsonl(tmp_path / "in.jsonl", [rec(1), rec(2)])
+    exe = Path(sys.executable).with_name("dialeval")
+    r = subprocess.run([str(exe), "score", str(src), "--metrics", "bert_ruber_unref,mme_sm_nll", "--quiet"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert len(r.stdout.splitlines()) == 2
+    noise = [ln for ln in r.stderr.replace("\r", "\n").splitlines()
+             if ln.strip() and not ln.startswith(("bert_ruber_unref: metric:", "mme_sm_nll: metric:"))]
+    assert not noise, noise
