@@ -68,7 +68,7 @@ def rerender(metrics: list[str], repeats: int = 3) -> dict:
     out["home, first run (scores the demo)"] = time.perf_counter() - t0
     assert not at.exception, at.exception
     out["home, re-render from cache"] = _best_rerun(at, repeats)
-    at.switch_page(str(ROOT / "pages/2_Scores.py"))
+    at.switch_page(str(ROOT / "views/scores.py"))
     t0 = time.perf_counter()
     at.run()
     out["scores page, first open"] = time.perf_counter() - t0

@@ -20,6 +20,12 @@ Rules, fixed here and nowhere else:
 - **Agreement with people**: over the pairs where people clearly preferred one reply (their ratings differ
   by at least the human tie margin, or an explicit A/B vote), the share where the judge's P(A) points the
   same way (P(A) = 0.5 counts half). Also reported: agreement on the pairs the judge did not call a tie.
+- **Length-controlled judge win rate**: the judge's calls (ties left out) regressed on the replies' length
+  difference in words, reported at equal length (``core.stats.length_controlled_win_rate``, AlpacaEval's GLM).
+- **What drives a difference** (:class:`Drivers`): per metric, the pairs whose A - B pushes the mean furthest
+  in its direction, and whether the metric's winner stays the same with the top 5 % of them left out.
+- **The one-line verdict** (:func:`verdict_sentence`): the direction in words with both systems named in full,
+  from people's ratings when the input has them, else the judge, else the metrics when they agree.
 """
 from __future__ import annotations
 
@@ -106,6 +112,16 @@ def side_accuracy(p_a: Sequence[float], gold: Sequence[str | None]) -> float:
     return float(np.mean([0.5 if p == 0.5 else float((p > 0.5) == (g == "A")) for p, g in xs]))
 
 
+def pair_winner(a: float, b: float, higher_is_better: bool = True) -> str | None:
+    """Which reply of one pair a metric prefers: 'A', 'B', 'tie' (|a - b| <= 1e-9 x max(1, |a|, |b|), the one
+    metric tie rule) or None when either score is missing."""
+    if a is None or b is None or not (math.isfinite(a) and math.isfinite(b)):
+        return None
+    if abs(a - b) <= METRIC_TIE_TOL * max(1.0, abs(a), abs(b)):
+        return "tie"
+    return "A" if (a > b) == higher_is_better else "B"
+
+
 def context_groups(examples: Sequence[Example]) -> list[tuple[str, ...]]:
     """The resampling unit of every interval: the context, whitespace and case ignored."""
     return [tuple(" ".join(t.split()).lower() for t in ex.context) for ex in examples]
@@ -186,9 +202,30 @@ class JudgeSummary:
     p_a: list[float]
     verdicts: list[str]
     human: HumanAgreement | None = None
+    length_controlled: stats.LengthControlled | None = None  # A's win rate at equal reply length
 
     def better(self, system_a: str, system_b: str) -> str:
         return {"A": system_a, "B": system_b}.get(self.winner or "", "no significant preference")
+
+
+@dataclass
+class Drivers:
+    """What drives one metric's difference: the pairs whose A - B pushes the mean furthest in its direction
+    (``top``: pair index, id, A - B and its share of the summed A - B), and the comparison redone without the
+    ``n_left_out`` = ceil(5 %) most pushing pairs: its difference, interval, p and winner; ``survives`` when
+    that winner is the metric's winner (a verdict carried by a handful of pairs does not survive)."""
+
+    metric: str
+    direction: str  # "A" or "B": the side the mean difference (or the winner) points to
+    top: list[dict[str, Any]]
+    n_left_out: int
+    diff_without: float
+    low_without: float
+    high_without: float
+    p_without: float
+    winner: str | None
+    winner_without: str | None
+    survives: bool
 
 
 @dataclass
@@ -208,16 +245,24 @@ class Verdict:
     metrics: list[MetricComparison] = field(default_factory=list)
     judge: JudgeSummary | None = None
     resampled: str = "contexts"
+    identical_pairs: int = 0  # pairs where A and B gave the same reply (all of them: a file compared with itself)
+    drivers: list[Drivers] = field(default_factory=list)
     n_unmatched: int = 0  # rows of A or B without a partner (listed in ``unmatched``)
     left_out: list[dict[str, Any]] = field(default_factory=list)  # per row with n_dropped: which pairs and why
 
     def rows(self, kind: str | None = None) -> list[MetricComparison]:
         return [r for r in self.metrics if kind is None or r.kind == kind]
 
+    @property
+    def sentence(self) -> str:
+        """The one-line verdict (:func:`verdict_sentence`)."""
+        return verdict_sentence(self)
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         for r, m in zip(d["metrics"], self.metrics):
             r["verdict"] = m.verdict(self.system_a, self.system_b)
+        d["sentence"] = self.sentence
         return d
 
 
@@ -285,7 +330,24 @@ def summarize_judge(comp: Comparison, out: JudgeOutput, dimension: str | None = 
             prefs, margin = human_preferences(comp, dim)
             human = _agreement("scores", dim, margin, out, prefs, level)
     return JudgeSummary(len(verdicts), win, winner, out.order_disagreement, out.tie_margin, out.signature,
-                        [float(p) for p in out.p_a], verdicts, human)
+                        [float(p) for p in out.p_a], verdicts, human, judge_length_controlled(comp, verdicts, level))
+
+
+def reply_length(text: str) -> int:
+    """A reply's length in words (whitespace-separated tokens): the length every slice and control uses."""
+    return len(text.split())
+
+
+def judge_length_controlled(comp: Comparison, verdicts: Sequence[str], level: float = LEVEL,
+                            n_boot: int = N_BOOT, seed: int = SEED) -> stats.LengthControlled:
+    """The judge's win rate of A at equal reply length: its A / B calls (ties left out) regressed on the
+    length difference A - B in words (``core.stats.length_controlled_win_rate``), contexts resampled."""
+    keep = [i for i, v in enumerate(verdicts) if v in ("A", "B")]
+    groups = context_groups(comp.a)
+    return stats.length_controlled_win_rate(
+        [1.0 if verdicts[i] == "A" else 0.0 for i in keep],
+        [reply_length(comp.pairs[i][0].response) - reply_length(comp.pairs[i][1].response) for i in keep],
+        [groups[i] for i in keep], n_boot=n_boot, seed=seed, level=level)
 
 
 def _agreement(source: str, dimension: str | None, margin: float | None, out: JudgeOutput,
@@ -305,10 +367,18 @@ def build_verdict(comp: Comparison, cs: "ComparisonScores | None" = None, judge:
                   seed: int = SEED) -> Verdict:
     """The :class:`Verdict` for ``comp`` from its metric scores ``cs`` and the judge's summary."""
     rows = compare_scores(cs, human, n_boot, n_perm, level, seed) if cs is not None else []
+    drivers = []
+    if cs is not None:
+        groups = context_groups(comp.a)
+        for r in rows:
+            if r.kind == "metric":
+                drivers.append(difference_drivers(r, cs.a(r.metric), cs.b(r.metric), groups, [a.id for a in comp.a],
+                                                  n_boot=n_boot, n_perm=n_perm, level=level, seed=seed))
+    identical = sum(" ".join(a.response.split()) == " ".join(b.response.split()) for a, b in comp.pairs)
     unmatched = comp.describe_unmatched()
     return Verdict(comp.system_a, comp.system_b, len(comp.pairs), comp.aligned_by, unmatched,
-                   n_boot, n_perm, level, seed, rows, judge, n_unmatched=len(unmatched),
-                   left_out=left_out_pairs(cs, rows) if cs is not None else [])
+                   n_boot, n_perm, level, seed, rows, judge, identical_pairs=identical, drivers=drivers,
+                   n_unmatched=len(unmatched), left_out=left_out_pairs(cs, rows) if cs is not None else [])
 
 
 LEFT_OUT_LISTED = 20  # pairs named per verdict row; the count is always complete
@@ -341,3 +411,174 @@ def left_out_pairs(cs: "ComparisonScores", rows: Sequence[MetricComparison]) -> 
                 pairs.append("; ".join(sides))
         out.append({"metric": r.metric, "n_left_out": len(pairs), "n_pairs": n, "pairs": pairs[:LEFT_OUT_LISTED]})
     return out
+
+
+# ------------------------------------------------------------------------------------------------
+# what drives a difference
+
+TOP_SHOWN = 5  # pairs listed as the top contributors of a metric's difference
+LEAVE_OUT_SHARE = 0.05  # the share of most-pushing pairs left out to test whether a verdict survives
+
+
+def difference_drivers(row: MetricComparison, a: Sequence[float], b: Sequence[float], groups: Sequence,
+                       ids: Sequence[str], top: int = TOP_SHOWN, share: float = LEAVE_OUT_SHARE,
+                       n_boot: int = N_BOOT, n_perm: int = N_PERM, level: float = LEVEL,
+                       seed: int = SEED) -> Drivers:
+    """:class:`Drivers` of one metric row: pair i contributes ``d_i = a_i - b_i`` to the mean difference
+    ``sum(d) / n``; pairs are ranked by ``d_i`` in the direction of the winner (else of the mean difference),
+    the first ``top`` are listed with ``d_i / sum(d)``, and the comparison is redone
+    (:func:`compare_values`, same settings) without the first ``ceil(share * n)`` of them."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    d = a - b
+    fin = np.flatnonzero(np.isfinite(d))
+    if row.winner is not None:
+        sign = 1.0 if (row.winner == "A") == row.higher_is_better else -1.0
+    else:
+        sign = 1.0 if (np.nansum(d) >= 0) else -1.0
+    direction = "A" if (sign > 0) == row.higher_is_better else "B"
+    order = fin[np.argsort(-sign * d[fin], kind="stable")]
+    total = float(np.sum(d[fin])) if len(fin) else math.nan
+    shown = [{"pair": int(i), "id": str(ids[i]), "diff": float(d[i]),
+              "share": float(d[i] / total) if total else math.nan} for i in order[:top]]
+    k = int(math.ceil(share * len(fin))) if len(fin) else 0
+    keep = np.setdiff1d(np.arange(len(d)), order[:k])
+    again = compare_values(row.metric, row.kind, a[keep], b[keep], [groups[i] for i in keep],
+                           higher_is_better=row.higher_is_better, n_boot=n_boot, n_perm=n_perm, level=level,
+                           seed=seed)
+    return Drivers(row.metric, direction, shown, k, again.diff, again.low, again.high, again.p_randomization,
+                   row.winner, again.winner, again.winner == row.winner)
+
+
+# ------------------------------------------------------------------------------------------------
+# the one-line verdict
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f} %"
+
+
+def _span(lo: float, hi: float) -> str:
+    return f"{100 * lo:.0f}–{100 * hi:.0f} %"
+
+
+def _num(x: float) -> str:
+    """A difference with as many decimals as its size needs (3 significant digits, at most 3 decimals)."""
+    if x is None or not math.isfinite(x):
+        return "-"
+    ax = abs(x)
+    digits = 1 if ax >= 10 else 2 if ax >= 1 else 3
+    return f"{x:+.{digits}f}"
+
+
+def _names(rows: Sequence[MetricComparison]) -> str:
+    names = [r.metric for r in rows]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _margin(r: MetricComparison, side: str) -> str:
+    """``r``'s difference in favour of ``side`` ('A': A - B, 'B': B - A) with its interval."""
+    if side == "A":
+        return f"{_num(r.diff)} [{_num(r.low)}, {_num(r.high)}]"
+    return f"{_num(-r.diff)} [{_num(-r.high)}, {_num(-r.low)}]"
+
+
+def preferred_human_row(v: Verdict) -> MetricComparison | None:
+    """The verdict's row for the human dimension that stands for overall preference, if any."""
+    rows = {r.metric[len("human:"):]: r for r in v.rows("human")}
+    for d in PREFERENCE_DIMENSIONS:
+        if d in rows:
+            return rows[d]
+    return next(iter(rows.values()), None)
+
+
+def verdict_sentence(v: Verdict) -> str:
+    """The verdict in one line a stakeholder reads in five seconds: which system is better, in words, both
+    named in full, and on what evidence. The direction comes from people's ratings in the input when they
+    name a winner, else from the judge when it names one, else from the metrics when every metric that names
+    a winner names the same one; otherwise the line says the evidence is mixed or shows no difference.
+    Differences are stated in favour of the better system (``+x [low, high]``), never only by a sign."""
+    sys_name = {"A": v.system_a, "B": v.system_b}
+    other = {"A": "B", "B": "A"}
+    if v.n_pairs and v.identical_pairs == v.n_pairs:
+        return (f"{v.system_a} and {v.system_b} give the same reply in all {v.n_pairs} pairs, so there is nothing "
+                "to compare (is the same file loaded twice?).")
+    mrows = v.rows("metric")
+    human = preferred_human_row(v)
+    j = v.judge
+    side, basis = None, None
+    if human is not None and human.winner:
+        side, basis = human.winner, "people"
+    elif j is not None and j.winner:
+        side, basis = j.winner, "judge"
+    else:
+        named = {r.winner for r in mrows if r.winner}
+        if len(named) == 1:
+            side, basis = named.pop(), "metrics"
+        elif len(named) == 2:
+            basis = "mixed"
+    clauses = []
+    if human is not None:
+        dim = human.metric[len("human:"):]
+        if human.winner:
+            w = human.winner
+            clauses.append(f"people rate {'it' if w == side else sys_name[w]} higher on {dim} "
+                           f"({_margin(human, w)} on the {human.n} pairs)")
+        else:
+            clauses.append(f"people's {dim} ratings show no significant difference")
+    if j is not None:
+        s = j.winner or side or "A"  # the side the judge's numbers are stated for
+        w = j.win
+        rate, lo, hi = (w.rate, w.low, w.high) if s == "A" else (1 - w.rate, 1 - w.high, 1 - w.low)
+        decided = w.wins + w.losses
+        if j.winner:
+            lc = j.length_controlled
+            at_len = ""
+            if lc is not None and math.isfinite(lc.rate):
+                at_len = f" ({_pct(lc.rate if s == 'A' else 1 - lc.rate)} at equal length)"
+            clauses.append(f"{'but ' if side != s else ''}the judge prefers {'it' if s == side else sys_name[s]} "
+                           f"in {_pct(rate)} of the {decided} pairs it decided [{_span(lo, hi)}]{at_len}")
+        else:
+            clauses.append(f"the judge finds no significant preference ({sys_name[s]} wins {_pct(rate)} of the "
+                           f"{decided} pairs it decided [{_span(lo, hi)}])")
+    unscored = [r for r in mrows if r.n == 0]
+    mrows = [r for r in mrows if r.n > 0]
+    if mrows:
+        none = [r for r in mrows if r.winner is None]
+        if side is not None:
+            agree = [r for r in mrows if r.winner == side]
+            against = [r for r in mrows if r.winner == other[side]]
+            if agree:
+                best = min(agree, key=lambda r: r.p_randomization)
+                drv = next((d for d in v.drivers if d.metric == best.metric), None)
+                fragile = "; it rests on a few pairs: not significant without the top 5 %" if (
+                    drv is not None and not drv.survives) else ""
+                clauses.append(f"{len(agree)} of {len(mrows)} metrics agree ({best.metric} "
+                               f"{_margin(best, side)}{fragile})")
+            elif basis != "metrics":
+                clauses.append("no metric agrees")
+            if against:
+                clauses.append(f"{_names(against)} favour{'s' if len(against) == 1 else ''} {sys_name[other[side]]}")
+        else:
+            for s in ("A", "B"):
+                fav = [r for r in mrows if r.winner == s]
+                if fav:
+                    clauses.append(f"{_names(fav)} favour{'s' if len(fav) == 1 else ''} {sys_name[s]} "
+                                   f"({fav[0].metric} {_margin(fav[0], s)})")
+        if none and (side is not None or basis == "mixed"):
+            clauses.append(f"{_names(none)} find{'s' if len(none) == 1 else ''} no difference")
+        elif none:
+            clauses.append("no metric finds a significant difference" if len(none) == len(mrows)
+                           else f"{_names(none)} find{'s' if len(none) == 1 else ''} no difference")
+    if unscored:
+        why = " (no references)" if all(metric_class(r.metric).needs_references for r in unscored) else ""
+        clauses.append(f"{_names(unscored)} could not score these pairs{why}")
+    if side is not None:
+        head = f"{sys_name[side]} is better than {sys_name[other[side]]}"
+    elif basis == "mixed":
+        head = f"Mixed evidence on {v.system_a} vs {v.system_b}"
+    else:
+        head = f"No significant difference between {v.system_a} and {v.system_b}"
+    if not clauses:
+        return head + f" ({v.n_pairs} pairs; nothing was measured yet)."
+    return head + ": " + "; ".join(clauses) + "."

@@ -1,6 +1,6 @@
 """What the dashboard shows, computed without Streamlit (so the CLI and tests can reuse it).
 
-The pages in ``pages/`` only draw; everything they display comes from here or from ``core.compare``'s
+The pages in ``views/`` only draw; everything they display comes from here or from ``core.compare``'s
 verdict: loading an upload into a ``Comparison``, the per-example table (both systems side by side, every
 metric, the difference A - B), the verdict as a display table, υBLEU's extended references and MME's
 sub-metrics as rows, metric-vs-human correlations, votes for the judge, and CSV / JSONL exports.
@@ -14,22 +14,27 @@ import hashlib
 import io
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 
-from core.compare import Verdict, human_tie_margin
+from core.compare import Verdict, human_tie_margin, pair_winner
 from core.data import (Comparison, CsvMapping, DataError, Example, Problem, align, compare_systems, dimensions,
                        load_file, systems_in)
 from core.engine import DEFAULT_METRICS, ComparisonScores, ScoreTable
+from core.html_report import InputFile, input_file
 from core.judges.pairs import Pair
 from core.scoring import metric_class
+from core.settings import cache_dir
 
 DEMO_NAME = "built-in demo (chitchat: C-BM25 vs SmolLM2-135M)"
+RATED_DEMO_NAME = "built-in human-rated sample (engagement-dd: generated vs human replies)"
 MAX_UPLOAD_MB = 50  # must match server.maxUploadSize in .streamlit/config.toml (a test checks)
+MIN_VOTES = 10  # A/B votes (ties do not count) before the judge can be re-fit on them ...
+MIN_VOTE_CONTEXTS = 5  # ... on at least this many different contexts (one per cross-validation fold)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -46,6 +51,8 @@ class Loaded:
     comparison: Comparison
     key: str
     files: list[str] = field(default_factory=list)
+    inputs: list[InputFile] = field(default_factory=list)  # name, size, SHA-256 of every input file
+    recipe: dict[str, Any] = field(default_factory=dict)  # how to load it again (:func:`reopen`)
 
     @property
     def n(self) -> int:
@@ -78,31 +85,108 @@ def parse_upload(name: str, data: bytes, fmt: str | None = None, csv_mapping: Cs
 
 def csv_header(data: bytes) -> list[str]:
     """Column names of an uploaded CSV (for the column-mapping widgets)."""
+    return next(iter(csv_rows(data, 0)), [])
+
+
+def csv_rows(data: bytes, n: int = 50) -> list[list[str]]:
+    """The header and the first ``n`` records of an uploaded CSV."""
     import csv
     text = data.decode("utf-8-sig", errors="replace")
+    out = []
+    for k, row in enumerate(csv.reader(io.StringIO(text, newline=""))):
+        out.append(row)
+        if k >= n:
+            break
+    return out
+
+
+# words in a column name that say what it holds (the name is split on _, -, space and case changes)
+ROLE_WORDS = {
+    "response": ("response", "reply", "hypothesis", "hyp", "output", "generation", "generated", "answer",
+                 "prediction", "pred", "completion"),
+    "context": ("context", "history", "dialog", "dialogue", "input", "prompt", "query", "utterance", "post",
+                "conversation", "source", "turns"),
+    "id": ("id", "idx", "index", "key", "uid"),
+    "system": ("system", "model", "bot", "version", "variant", "agent", "engine"),
+    "references": ("reference", "references", "ref", "refs", "gold", "target", "truth", "groundtruth", "human"),
+}
+
+
+def _name_words(name: str) -> list[str]:
+    import re
+    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", name)
+    return [w for w in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if w]
+
+
+def _is_number(cell: str) -> bool:
     try:
-        return next(csv.reader(io.StringIO(text)))
-    except StopIteration:
+        return math.isfinite(float(cell))
+    except ValueError:
+        return False
+
+
+def numeric_columns(rows: Sequence[Sequence[str]]) -> list[str]:
+    """Columns of a CSV (``rows[0]`` the header) whose non-empty cells are all numbers: candidates for
+    human scores. A text column is never one."""
+    if not rows:
         return []
+    header, body = rows[0], rows[1:]
+    out = []
+    for k, h in enumerate(header):
+        cells = [r[k].strip() for r in body if k < len(r) and r[k].strip()]
+        if h and cells and all(_is_number(c) for c in cells):
+            out.append(h)
+    return out
 
 
-def guess_csv_mapping(header: Sequence[str]) -> dict[str, Any]:
-    """A first guess of which column is which (the user can change every choice)."""
-    low = {h.lower(): h for h in header}
+def guess_csv_mapping(header: Sequence[str], rows: Sequence[Sequence[str]] | None = None) -> dict[str, Any]:
+    """A first guess of which column is which (the user can change every choice): each role takes the first
+    column whose name holds one of its words (``ROLE_WORDS``; 'bot_reply' is a response, 'history' a context,
+    'example_id' an id, 'bot_version' a system, 'gold' a reference), each column at most one role. Human-score
+    columns are only columns whose cells are all numbers (``rows``: the header and some records; without
+    them no score column is guessed). A role nothing matches stays None: the user must choose it."""
+    taken: set[str] = set()
+    guess: dict[str, Any] = {}
+    numeric = numeric_columns(rows) if rows else []
+    for role in ("id", "response", "context", "references", "system"):
+        pick = None
+        for exact in (True, False):  # a column named exactly like the role wins over one that contains a word
+            for h in header:
+                words = _name_words(h)
+                if h in taken or not words or (role in ("response", "context", "references") and h in numeric):
+                    continue
+                hit = (h.lower() in ROLE_WORDS[role]) if exact else any(w in ROLE_WORDS[role] for w in words)
+                if hit and not (role == "id" and not exact and words[-1] not in ROLE_WORDS["id"]):
+                    pick = h
+                    break
+            if pick:
+                break
+        guess[role] = pick
+        if pick:
+            taken.add(pick)
+    guess["scores"] = [h for h in numeric if h not in taken]
+    return guess
 
-    def pick(*names: str) -> str | None:
-        for n in names:
-            if n in low:
-                return low[n]
-        return None
 
-    known = {pick("response", "reply", "hypothesis", "output"), pick("context", "history", "input", "utterance", "post"),
-             pick("id", "dialogue_id", "example_id"), pick("system", "model"), pick("reference", "references", "gold")}
-    return {"response": pick("response", "reply", "hypothesis", "output"),
-            "context": pick("context", "history", "input", "utterance", "post"),
-            "id": pick("id", "dialogue_id", "example_id"), "system": pick("system", "model"),
-            "references": pick("reference", "references", "gold"),
-            "scores": [h for h in header if h not in known and h]}
+SEPARATORS = {"newline": "\n", "|||": "|||", "__eou__": "__eou__", "|": "|", "tab": "\t"}
+
+
+def guess_separator(cells: Sequence[str]) -> str:
+    """The context-turn separator the cells use: '|||', '__eou__', a newline, a tab or '|' when at least half
+    of the non-empty cells contain it (tried in that order), else a newline (a cell without one is one turn)."""
+    cells = [c for c in cells if c and c.strip()]
+    for sep in ("|||", "__eou__", "\n", "\t", "|"):
+        if cells and sum(sep in c for c in cells) >= max(1, (len(cells) + 1) // 2):
+            return sep
+    return "\n"
+
+
+def csv_preview(examples: Sequence[Example], n: int = 3) -> pd.DataFrame:
+    """The first ``n`` parsed rows as the loader read them: how many turns each context split into."""
+    rows = [{"row": e.row, "system": e.system, "id": e.id, "turns": len(e.context),
+             "context (turns split)": " ⏎ ".join(e.context), "response": e.response,
+             "references": " | ".join(e.references)} for e in list(examples)[:n]]
+    return pd.DataFrame(rows)
 
 
 def make_loaded(name: str, examples_a: list[Example], examples_b: list[Example] | None, system_a: str | None,
@@ -133,11 +217,75 @@ def make_loaded(name: str, examples_a: list[Example], examples_b: list[Example] 
                   files=sorted({e.source for e in everything}))
 
 
-def load_demo(path: str | Path) -> Loaded:
-    """The built-in demo (``demo/demo.jsonl`` beside the app, made by ``scripts/make_demo.py``)."""
+def load_demo(path: str | Path, name: str = DEMO_NAME, kind: str = "demo") -> Loaded:
+    """A built-in file beside the app: the demo (``demo/demo.jsonl``, made by ``scripts/make_demo.py``) or the
+    human-rated sample (``demo/rated_sample.jsonl``, ``scripts/make_rated_sample.py``)."""
     data = Path(path).read_bytes()
     exs = parse_upload(str(path), data)
-    return make_loaded(DEMO_NAME, exs, None, None, None, [data])
+    out = make_loaded(name, exs, None, None, None, [data])
+    out.inputs = [input_file(str(path), data)]
+    out.recipe = {"kind": kind, "path": Path(path).name}
+    return out
+
+
+def load_uploads(name: str, uploads: Sequence[tuple[str, bytes]], fmt: str | None,
+                 mappings: Sequence[CsvMapping | None], system_a: str | None, system_b: str | None,
+                 parsed: Sequence[list[Example]] | None = None) -> Loaded:
+    """A comparison from uploaded files: one multi-system file (pick ``system_a`` and ``system_b``) or two
+    files, one system each. ``parsed`` skips parsing again. The result remembers how it was made
+    (``recipe``) and the files' hashes (``inputs``), so it can be kept (:func:`keep_upload`) and reopened."""
+    if parsed is None:
+        parsed = [parse_upload(n, d, fmt, m) for (n, d), m in zip(uploads, mappings)]
+    key_parts = [d for _, d in uploads] + [repr(m) for m in mappings]
+    out = make_loaded(name, parsed[0], parsed[1] if len(parsed) > 1 else None, system_a, system_b, key_parts)
+    out.inputs = [input_file(n, d) for n, d in uploads]
+    out.recipe = {"kind": "upload", "name": name, "fmt": fmt, "system_a": system_a, "system_b": system_b,
+                  "files": [{"name": n, "sha256": f.sha256} for (n, _), f in zip(uploads, out.inputs)],
+                  "mappings": [None if m is None else asdict(m) for m in mappings]}
+    return out
+
+
+def upload_dir() -> Path:
+    """Where uploads are kept so a link reopens them: ``<cache>/uploads`` (files by SHA-256, recipes by key)."""
+    d = cache_dir() / "uploads"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def keep_upload(data: Loaded, uploads: Sequence[tuple[str, bytes]] = ()) -> None:
+    """Keep what is needed to reopen ``data`` later (after a refresh, from a link): its recipe under its key
+    and the uploaded files under their SHA-256 (the same file is stored once)."""
+    from core.outputs import atomic_path, write_text
+    d = upload_dir()
+    for (_, raw), f in zip(uploads, data.inputs):
+        target = d / f"{f.sha256}.bin"
+        if not target.exists():
+            with atomic_path(target) as tmp:  # whole or not at all (core.outputs)
+                tmp.write_bytes(raw)
+    write_text(d / f"{data.key}.json", json.dumps(data.recipe))
+
+
+def reopen(key: str, demo_dir: str | Path) -> Loaded | None:
+    """The comparison kept under ``key`` (:func:`keep_upload`), loaded again from its files; None when the key
+    is unknown or its files are gone. Built-in files are read from ``demo_dir``."""
+    if not key or not all(c in "0123456789abcdef" for c in key):
+        return None
+    path = upload_dir() / f"{key}.json"
+    if not path.exists():
+        return None
+    r = json.loads(path.read_text(encoding="utf-8"))
+    if r.get("kind") in ("demo", "rated-demo"):
+        name = DEMO_NAME if r["kind"] == "demo" else RATED_DEMO_NAME
+        return load_demo(Path(demo_dir) / r["path"], name, r["kind"])
+    files = []
+    for f in r["files"]:
+        blob = upload_dir() / f"{f['sha256']}.bin"
+        if not blob.exists():
+            return None
+        files.append((f["name"], blob.read_bytes()))
+    mappings = [None if m is None else CsvMapping(**m) for m in r["mappings"]]
+    out = load_uploads(r["name"], files, r["fmt"], mappings, r["system_a"], r["system_b"])
+    return out if out.key == key else None
 
 
 def default_metrics(available: Sequence[str]) -> list[str]:
@@ -175,7 +323,8 @@ def per_example_frame(cs: ComparisonScores) -> pd.DataFrame:
 
 def filter_frame(df: pd.DataFrame, text: str = "", winner: str = "all", metric: str | None = None) -> pd.DataFrame:
     """Rows whose context/responses/reference contain ``text`` (case-insensitive) and, for ``metric``,
-    where ``winner`` is "A", "B" or "tie"."""
+    where the metric's winner of the pair (``core.compare.pair_winner``: higher or lower is better as the
+    metric says, the one tie rule) is ``winner`` ("A", "B" or "tie")."""
     out = df
     if text:
         t = text.lower()
@@ -184,9 +333,10 @@ def filter_frame(df: pd.DataFrame, text: str = "", winner: str = "all", metric: 
         for c in cols:
             mask |= out[c].astype(str).str.lower().str.contains(t, regex=False).to_numpy()
         out = out[mask]
-    if metric and winner != "all" and f"{metric} A-B" in out:
-        d = out[f"{metric} A-B"]
-        out = out[d > 0] if winner == "A" else out[d < 0] if winner == "B" else out[d == 0]
+    if metric and winner != "all" and f"{metric} A" in out:
+        hib = metric_class(metric).higher_is_better
+        calls = [pair_winner(a, b, hib) for a, b in zip(out[f"{metric} A"], out[f"{metric} B"])]
+        out = out[np.array([c == winner for c in calls], dtype=bool)]
     return out
 
 
@@ -200,19 +350,50 @@ def long_scores(cs: ComparisonScores) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["metric", "system", "value"])
 
 
+def _ci(m, lo, hi, signed: bool = False) -> str:
+    if m is None or not np.isfinite(m):
+        return "-"
+    f = "{:+.3f}" if signed else "{:.3f}"
+    return f"{f.format(m)} [{f.format(lo)}, {f.format(hi)}]"
+
+
 def headline_frame(verdict: Verdict) -> pd.DataFrame:
-    """Display form of the verdict's rows: 'mean [low, high]' cells, direction in words."""
-    def ci(m, lo, hi):
-        return "-" if m is None or not np.isfinite(m) else f"{m:.3f} [{lo:.3f}, {hi:.3f}]"
+    """Display form of the verdict's rows, direction in words first: which system is better and by how much
+    (the better system's mean minus the other's, with its interval), then the means, A - B, p, A/tie/B."""
     out = []
     for r in verdict.metrics:
         name = f"human: {r.metric[len('human:'):]}" if r.kind == "human" else r.metric
-        out.append({"metric": name, "n": r.n, "A mean [95% CI]": ci(r.mean_a, r.mean_a_low, r.mean_a_high),
-                    "B mean [95% CI]": ci(r.mean_b, r.mean_b_low, r.mean_b_high),
-                    "A-B [95% CI]": ci(r.diff, r.low, r.high), "p": r.p_randomization,
-                    "A/tie/B": f"{r.wins}/{r.ties}/{r.losses}",
-                    "better": r.better(verdict.system_a, verdict.system_b)})
+        margin = "-"
+        if r.winner == "A":
+            margin = _ci(r.diff, r.low, r.high, True)
+        elif r.winner == "B":
+            margin = _ci(-r.diff, -r.high, -r.low, True)
+        out.append({"metric": name, "better": r.better(verdict.system_a, verdict.system_b),
+                    "by (better - other) [95% CI]": margin,
+                    "A mean [95% CI]": _ci(r.mean_a, r.mean_a_low, r.mean_a_high),
+                    "B mean [95% CI]": _ci(r.mean_b, r.mean_b_low, r.mean_b_high),
+                    "A-B [95% CI]": _ci(r.diff, r.low, r.high, True), "p": r.p_randomization,
+                    "A/tie/B": f"{r.wins}/{r.ties}/{r.losses}", "n": r.n})
     return pd.DataFrame(out)
+
+
+def drivers_frame(verdict: Verdict) -> pd.DataFrame:
+    """``verdict.drivers`` as a table: per metric, the pairs that push its difference most and whether its
+    verdict survives leaving the top 5 % out."""
+    names = {"A": verdict.system_a, "B": verdict.system_b}
+    rows = [{"metric": d.metric, "pushes toward": names[d.direction],
+             "top pairs (A-B)": ", ".join(f"{t['id']} ({t['diff']:+.3g})" for t in d.top),
+             "left out": d.n_left_out, "A-B without them [95% CI]": _ci(d.diff_without, d.low_without,
+                                                                        d.high_without, True),
+             "p without": d.p_without, "verdict survives": "yes" if d.survives else "NO"} for d in verdict.drivers]
+    return pd.DataFrame(rows)
+
+
+def slice_frame(rows, system_a: str, system_b: str) -> pd.DataFrame:
+    """``core.slices.slice_comparison`` rows as a table: slice, pairs, means, A - B with interval, p, better."""
+    return pd.DataFrame([{"slice": r.metric, "pairs": r.n, "mean A": r.mean_a, "mean B": r.mean_b,
+                          "A-B [95% CI]": _ci(r.diff, r.low, r.high, True), "p": r.p_randomization,
+                          "better": r.better(system_a, system_b)} for r in rows])
 
 
 def ubleu_reference_rows(details: dict[str, Any] | None) -> list[dict[str, Any]]:
@@ -298,7 +479,9 @@ def system_level_rows(cs: ComparisonScores) -> list[dict[str, Any]]:
         human = comp.system_a if ha > hb else comp.system_b if hb > ha else "tie"
         for m in cs.metrics:
             hib = metric_class(m).higher_is_better
-            ma, mb = np.nanmean(cs.a(m)), np.nanmean(cs.b(m))
+            a_vals, b_vals = cs.a(m), cs.b(m)
+            ma = float(np.nanmean(a_vals)) if np.isfinite(a_vals).any() else math.nan  # NaN: cannot score
+            mb = float(np.nanmean(b_vals)) if np.isfinite(b_vals).any() else math.nan
             if not (np.isfinite(ma) and np.isfinite(mb)) or ma == mb:
                 pref = "tie"
             else:
@@ -403,6 +586,65 @@ def rest_frame(comp: Comparison, rest: Sequence[int], p_shipped: Sequence[float]
     return df
 
 
+def votes_path(key: str) -> Path:
+    """Where the votes given in place on one loaded comparison are kept: ``<cache>/votes/<key>.jsonl``."""
+    d = cache_dir() / "votes"
+    d.mkdir(parents=True, exist_ok=True)
+    return d / f"{key}.jsonl"
+
+
+def pair_votes(comp: Comparison, votes: dict[int, str]) -> list[Pair]:
+    """Votes given on pairs of ``comp`` (pair index -> 'A' / 'tie' / 'B') as :class:`Pair` votes, in pair order
+    (the votes-file format ``core.judges.pairs.load_votes`` reads: context, both replies, vote)."""
+    out = []
+    for i in sorted(votes):
+        v = votes[i]
+        if v not in ("A", "B", "tie"):
+            continue
+        a, b = comp.pairs[i]
+        out.append(Pair(list(a.context), a.response, b.response, {"A": 1.0, "B": 0.0, "tie": 0.5}[v], a.dataset,
+                        a.id))
+    return out
+
+
+def votes_jsonl(votes: Sequence[Pair]) -> bytes:
+    """Votes as the JSONL file ``load_votes`` and ``dialeval train judge --votes`` read."""
+    return "".join(json.dumps({"id": p.id, "context": p.context, "response_a": p.response_a,
+                               "response_b": p.response_b, "vote": p.vote}, ensure_ascii=False) + "\n"
+                   for p in votes).encode("utf-8")
+
+
+def save_pair_votes(key: str, comp: Comparison, votes: dict[int, str]) -> Path:
+    """Write the votes given on ``comp``'s pairs to :func:`votes_path` (replaced whole, atomically)."""
+    from core.outputs import atomic_path
+    path = votes_path(key)
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(votes_jsonl(pair_votes(comp, votes)))
+    return path
+
+
+def load_pair_votes(key: str, comp: Comparison) -> dict[int, str]:
+    """The votes kept for ``comp`` (:func:`save_pair_votes`) as pair index -> vote; {} when none."""
+    from core.judges.pairs import load_votes, votes_for_pairs
+    path = votes_path(key)
+    if not path.exists() or not path.read_bytes().strip():
+        return {}
+    got = votes_for_pairs(comp, load_votes(path))
+    return {i: v for i, v in enumerate(got) if v is not None}
+
+
+def enough_votes(votes: Sequence[Pair]) -> tuple[bool, str]:
+    """Whether the judge can be re-fit on ``votes``: at least ``MIN_VOTES`` votes for A or B (a tie says
+    nothing about which reply is better) on at least ``MIN_VOTE_CONTEXTS`` different contexts (the re-fit's
+    cross-validation splits by context); and the sentence that says where the count stands."""
+    from core.judges.pairs import context_key
+    decided = [v for v in votes if v.vote in ("A", "B")]
+    contexts = len({context_key(v.context) for v in decided})
+    ok = len(decided) >= MIN_VOTES and contexts >= MIN_VOTE_CONTEXTS
+    return ok, (f"{len(decided)} of the {MIN_VOTES} A/B votes needed, on {contexts} of the {MIN_VOTE_CONTEXTS} "
+                "different contexts needed (ties do not count)")
+
+
 def curve_sizes(n_votes: int, folds: int) -> list[int]:
     """Learning-curve sizes: 100, 200, ... 900 votes, clipped to what the training folds hold;
     for fewer than 200 trainable votes, five even steps instead."""
@@ -420,12 +662,14 @@ def export_csv(df: pd.DataFrame) -> bytes:
     return df.to_csv(index=False).encode("utf-8")
 
 
-def export_jsonl(cs: ComparisonScores) -> bytes:
-    """One JSON object per pair: both examples (core.data fields), each metric for A and B, details."""
+def export_jsonl(cs: ComparisonScores, pairs: Sequence[int] | None = None) -> bytes:
+    """One JSON object per pair (``pairs``: these pair indices in this order, e.g. the filtered and sorted
+    table; default all): both examples (core.data fields), each metric for A and B, details."""
     from core.report import clean_json
     comp = cs.comparison
     lines = []
-    for i, (a, b) in enumerate(comp.pairs):
+    for i in (range(len(comp.pairs)) if pairs is None else pairs):
+        a, b = comp.pairs[i]
         rec = {"pair": i, "id": a.id, "system_a": comp.system_a, "system_b": comp.system_b,
                "context": a.context, "references": a.references or b.references,
                "response_a": a.response, "response_b": b.response,

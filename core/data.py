@@ -51,6 +51,7 @@ class Example:
     source: str = ""  # file the example came from
     row: int = 0  # 1-based row in that file
     has_id: bool = True  # False when the id was generated because the input had none
+    meta: dict[str, str] = field(default_factory=dict)  # the row's other plain fields (slices group by them)
 
     @property
     def utterance(self) -> str:
@@ -66,7 +67,7 @@ class Example:
         return f"{os.path.basename(self.source)} row {self.row}" if self.source else f"item {self.row or self.id}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "system": self.system, "dataset": self.dataset, "context": self.context,
+        return {**self.meta, "id": self.id, "system": self.system, "dataset": self.dataset, "context": self.context,
                 "response": self.response, "references": self.references, "scores": self.scores}
 
 
@@ -376,7 +377,32 @@ def _example_from_record(chk: _RowChecker, rec: Any, row: int, path: str, defaul
         return None
     return Example(id=str(rid) if rid is not None else f"row{row}", system=system, context=context or [],
                    response=response or "", references=refs or [], scores=scores or {},
-                   dataset=dataset or "", source=path, row=row, has_id=rid is not None)
+                   dataset=dataset or "", source=path, row=row, has_id=rid is not None,
+                   meta=row_metadata(rec))
+
+
+RECORD_FIELDS = ("id", "system", "context", "response", "references", "reference", "scores", "dataset", "ratings")
+
+
+def row_metadata(rec: dict[str, Any]) -> dict[str, str]:
+    """The plain (string, number, boolean) fields of an input row beyond the schema's, as text: metadata a
+    comparison can be sliced by (a topic, a user group, a bot version). A name or value that is not valid
+    text (a lone surrogate) is left out rather than carried into an output it would break."""
+    def text(x: Any) -> str | None:
+        x = str(x)
+        try:
+            x.encode("utf-8")
+        except UnicodeEncodeError:
+            return None
+        return x
+    out = {}
+    for k, v in rec.items():
+        if k in RECORD_FIELDS or not isinstance(v, (str, int, float, bool)):
+            continue
+        key, value = text(k), text(v)
+        if key is not None and value is not None:
+            out[key] = value
+    return out
 
 
 def load_jsonl(path: str | os.PathLike, data: bytes | None = None, system: str | None = None) -> list[Example]:
@@ -595,6 +621,8 @@ def _csv_examples(path: str, text: str, mapping: CsvMapping | None = None) -> li
     if chk.problems:
         raise DataError(chk.problems)
     index = {h: i for i, h in enumerate(header)}
+    mapped_cols = {m.response, m.context, *columns.values(), *score_cols}  # every other column is metadata
+    extra_cols = [c for c in header if c not in mapped_cols and c not in RECORD_FIELDS]
     out = []
     while True:
         try:
@@ -622,6 +650,7 @@ def _csv_examples(path: str, text: str, mapping: CsvMapping | None = None) -> li
                   "references": [r.strip() for r in ref_parts if r.strip()],
                   "scores": {dim: cell(col) for col, dim in score_cols.items() if (cell(col) or "").strip()},
                   "dataset": cell(columns["dataset"]) or None}
+        mapped = {**{c: cell(c) for c in extra_cols}, **mapped}  # metadata (``Example.meta``) for slices
         ex = _example_from_record(chk, mapped, row, path, _default_system(path), context_sep=m.context_sep)
         if ex:
             out.append(ex)

@@ -110,6 +110,12 @@ def judge_lines(v: "Verdict") -> list[str]:
              f"{j.better(v.system_a, v.system_b)}",
              f"judge: orders A|B and B|A disagreed on {fmt_num(j.order_disagreement)} of the pairs before combining; "
              f"tie margin {j.tie_margin:g}; {j.signature}"]
+    lc = j.length_controlled
+    if lc is not None and lc.n:
+        lines.append(f"judge: length-controlled win rate of A {fmt_num(lc.rate)} (95% [{fmt_num(lc.low)}, "
+                     f"{fmt_num(lc.high)}]): its calls regressed on the length difference A - B (mean "
+                     f"{lc.mean_length_diff:+.1f} words), read at equal length; plain {fmt_num(lc.raw)} on the same "
+                     f"{lc.n} decided pairs")
     h = j.human
     if h is not None:
         if h.n:
@@ -122,13 +128,30 @@ def judge_lines(v: "Verdict") -> list[str]:
     return lines
 
 
-def render_verdict(v: "Verdict", fmt: str = "text") -> str:
-    """``dialeval compare``'s output: text / markdown (table, judge, unmatched rows), csv (one table: a row per
-    metric, the judge and each unmatched row, told apart by ``kind``) or json (the whole verdict)."""
+def driver_lines(v: "Verdict") -> list[str]:
+    """Per metric, what drives its difference (``core.compare.Drivers``) in words."""
+    lines = []
+    for d in v.drivers:
+        side = v.system_a if d.direction == "A" else v.system_b
+        ids = ", ".join(t["id"] for t in d.top)
+        was = "no significant difference" if d.winner is None else f"{d.winner} better"
+        now = "no significant difference" if d.winner_without is None else f"{d.winner_without} better"
+        lines.append(f"{d.metric}: pairs pushing most toward {side}: {ids}; without the top {d.n_left_out} "
+                     f"(5 %): A-B {fmt_num(d.diff_without, signed=True)} [{fmt_num(d.low_without, signed=True)}, "
+                     f"{fmt_num(d.high_without, signed=True)}], p {fmt_num(d.p_without, p=True)} -> {now} "
+                     f"({'the verdict survives' if d.survives else 'the verdict does NOT survive: was ' + was})")
+    return lines
+
+
+def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True) -> str:
+    """``dialeval compare``'s output: text / markdown (the one-line verdict first, then the table, the judge, what
+    drives each difference, the pairs left out of a row's n, unmatched rows), csv (one table: a row for the
+    one-line verdict, per metric, the judge, each row's left-out pairs and the unmatched rows, told apart by
+    ``kind``) or json (the whole verdict)."""
     if fmt == "json":
         return to_json(v.to_dict())
     if fmt == "csv":
-        rows = []
+        rows: list[dict[str, Any]] = [{"kind": "verdict", "verdict": v.sentence}]
         for r, d in zip(v.metrics, v.to_dict()["metrics"]):
             rows.append({"kind": r.kind, **{k: d[k] for k in d if k != "kind"}})
         if v.judge is not None:
@@ -151,11 +174,13 @@ def render_verdict(v: "Verdict", fmt: str = "text") -> str:
     head = (f"A = {v.system_a}, B = {v.system_b}: {v.n_pairs} pairs aligned by {v.aligned_by}; intervals and "
             f"p-values resample {v.resampled} ({v.n_boot} bootstrap resamples, {v.n_perm} randomizations, "
             f"seed {v.seed})")
-    parts = [head]
+    parts = ([f"**{v.sentence}**" if fmt == "markdown" else v.sentence] if with_sentence else []) + [head]
     if v.metrics:
         parts.append(render(verdict_cells(v), VERDICT_COLUMNS, fmt))
     parts += ["\n".join(judge_lines(v))] if v.judge is not None else []
     bullet = "- " if fmt == "markdown" else "  "
+    if v.drivers:
+        parts.append("What drives each difference:\n" + "\n".join(bullet + x for x in driver_lines(v)))
     if v.left_out:
         parts.append("pairs left out of a row's n (no value for A or B):\n"
                      + "\n".join(f"{bullet}{d['metric']}: {left_out_note(d)}" for d in v.left_out))

@@ -543,3 +543,167 @@ def paired_comparison(a: Sequence[float], b: Sequence[float], groups: Sequence[H
     return PairedResult(float(a_arr.mean()), float(b_arr.mean()), diff, low, high, p_boot, p_rand, ws.wins, ws.ties,
                         ws.losses, ws.rate, ws.low, ws.high, ws.sign_p, verdict, n, dropped, ws.ties_split, level,
                         higher_is_better, "contexts" if clustered else "pairs", G)
+
+
+# ------------------------------------------------------------------------------------------------
+# many comparisons at once
+
+
+def holm(pvalues: Sequence[float]) -> np.ndarray:
+    """Holm's step-down adjustment of ``m`` p-values (Holm 1979): with the p-values sorted ascending,
+    ``p_adj(i) = max_{j <= i} min(1, (m - j + 1) * p_(j))``. Rejecting where ``p_adj < alpha`` controls the
+    family-wise error rate at ``alpha`` under any dependence between the tests. NaN stays NaN (not counted)."""
+    p = np.asarray(pvalues, dtype=np.float64)
+    out = np.full(p.shape, np.nan)
+    ok = np.flatnonzero(np.isfinite(p))
+    m = len(ok)
+    if m == 0:
+        return out
+    order = ok[np.argsort(p[ok], kind="stable")]
+    scaled = np.minimum(1.0, (m - np.arange(m)) * p[order])
+    out[order] = np.maximum.accumulate(scaled)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# Bradley-Terry ratings from pairwise preferences
+
+ELO_SCALE = 400 / math.log(10)  # rating = ELO_BASE + ELO_SCALE * theta (Chatbot Arena's scale)
+ELO_BASE = 1000.0
+BT_RIDGE = 0.01  # keeps a system that wins every comparison finite; tiny next to ~50 comparisons per pair
+
+
+def bradley_terry(first: Sequence[int], second: Sequence[int], outcome: Sequence[float], n_items: int,
+                  weights: Sequence[float] | None = None, ridge: float = BT_RIDGE) -> np.ndarray:
+    """Bradley-Terry strengths (Bradley & Terry 1952): ``P(i beats j) = 1 / (1 + exp(-(theta_i - theta_j)))``.
+
+    ``outcome[k]`` is 1 when ``first[k]`` won comparison k, 0 when ``second[k]`` won and 0.5 for a tie (half a
+    win to each side, as Chatbot Arena counts ties, so a tie pulls two ratings together). Maximizes the
+    weighted log-likelihood ``sum_k w_k [y_k log p_k + (1 - y_k) log(1 - p_k)] - ridge / 2 * |theta|^2`` by
+    Newton's method (it is concave); the result is centred (mean 0). ``weights`` are how often each comparison
+    is counted (a bootstrap replicate)."""
+    i = np.asarray(first, dtype=np.int64)
+    j = np.asarray(second, dtype=np.int64)
+    y = np.asarray(outcome, dtype=np.float64)
+    w = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=np.float64)
+    X = np.zeros((len(y), n_items))
+    X[np.arange(len(y)), i] += 1.0
+    X[np.arange(len(y)), j] -= 1.0
+    theta = np.zeros(n_items)
+    for _ in range(50):
+        p = 1.0 / (1.0 + np.exp(-(X @ theta)))
+        grad = X.T @ (w * (y - p)) - ridge * theta
+        hess = (X * (w * p * (1 - p))[:, None]).T @ X + ridge * np.eye(n_items)
+        step = np.linalg.solve(hess, grad)
+        theta += step
+        if np.max(np.abs(step)) < 1e-10:
+            break
+    return theta - theta.mean()
+
+
+@dataclass
+class BradleyTerry:
+    """Bradley-Terry strengths of ``items`` with percentile bootstrap intervals (clusters resampled):
+    ``theta`` on the log-odds scale (centred), ``rating`` = 1000 + 400 / ln 10 * theta (the Elo scale
+    Chatbot Arena reports: 400 points = 10:1 odds)."""
+
+    items: list[str]
+    theta: list[float]
+    low: list[float]
+    high: list[float]
+    rating: list[float]
+    rating_low: list[float]
+    rating_high: list[float]
+    n_comparisons: int
+    n_groups: int
+    n_boot: int
+    level: float
+
+
+def bradley_terry_ratings(items: Sequence[str], first: Sequence[int], second: Sequence[int],
+                          outcome: Sequence[float], groups: Sequence[Hashable] | None = None, n_boot: int = 2000,
+                          seed: int = 13, level: float = 0.95) -> BradleyTerry:
+    """:func:`bradley_terry` on every comparison, and its percentile bootstrap interval: each replicate draws
+    G of G clusters (``groups``, e.g. the context: all comparisons on one context move together) and refits."""
+    n_items = len(items)
+    theta = bradley_terry(first, second, outcome, n_items)
+    codes, G = group_codes(groups, len(outcome))
+    rng = np.random.default_rng(seed)
+    reps = np.empty((n_boot, n_items))
+    for s in range(0, n_boot, _CHUNK):
+        k = min(_CHUNK, n_boot - s)
+        W = _cluster_counts(rng, G, k)[:, codes]
+        for r in range(k):
+            reps[s + r] = bradley_terry(first, second, outcome, n_items, W[r])
+    alpha = (1 - level) / 2
+    lo, hi = (np.quantile(reps, [alpha, 1 - alpha], axis=0) if n_boot > 0
+              else (np.full(n_items, np.nan), np.full(n_items, np.nan)))
+    elo = lambda t: (ELO_BASE + ELO_SCALE * np.asarray(t)).tolist()  # noqa: E731
+    return BradleyTerry(list(items), theta.tolist(), lo.tolist(), hi.tolist(), elo(theta), elo(lo), elo(hi),
+                        len(outcome), G, n_boot, level)
+
+
+# ------------------------------------------------------------------------------------------------
+# length-controlled win rate
+
+
+@dataclass
+class LengthControlled:
+    """A's win rate with the length of the replies held equal (AlpacaEval's length-controlled win rate,
+    Dubois et al. 2024, reduced to one pair of systems): ``rate`` [``low``, ``high``] is the fitted
+    P(A wins) at a length difference of 0; ``raw`` the plain win rate on the same pairs (ties excluded);
+    ``slope`` the change in log-odds per unit of ``tanh(length difference / sd)``; lengths in words."""
+
+    rate: float
+    low: float
+    high: float
+    raw: float
+    slope: float
+    n: int
+    mean_length_diff: float
+    length_sd: float
+
+
+def _logistic_fit(x: np.ndarray, y: np.ndarray, w: np.ndarray, ridge: float) -> tuple[float, float]:
+    """(intercept, slope) of a weighted logistic regression of y on x; the slope (only) is ridge-penalized."""
+    beta = np.zeros(2)
+    X = np.stack([np.ones_like(x), x], axis=1)
+    pen = np.array([0.0, ridge])
+    for _ in range(50):
+        p = 1.0 / (1.0 + np.exp(-(X @ beta)))
+        grad = X.T @ (w * (y - p)) - pen * beta
+        hess = (X * (w * p * (1 - p))[:, None]).T @ X + np.diag(pen) + 1e-12 * np.eye(2)
+        step = np.linalg.solve(hess, grad)
+        beta = np.clip(beta + step, -30, 30)  # all wins (or all losses): the intercept runs off; 30 is P = 1
+        if np.max(np.abs(step)) < 1e-10:
+            break
+    return float(beta[0]), float(beta[1])
+
+
+def length_controlled_win_rate(a_wins: Sequence[float], length_diff: Sequence[float],
+                               groups: Sequence[Hashable] | None = None, n_boot: int = 2000, seed: int = 13,
+                               level: float = 0.95, ridge: float = 0.01) -> LengthControlled:
+    """Length-controlled win rate: regress the outcome (``a_wins`` 1 = A won, 0 = B won; ties left out) on
+    ``x = tanh(length_diff / sd(length_diff))`` with a logistic GLM, ``logit P(A wins) = b0 + b1 x`` (the
+    length term of AlpacaEval's GLM, Dubois et al. 2024, eq. 1), and report ``sigmoid(b0)``: the win rate
+    at equal length. Without a length effect (b1 = 0) it equals the plain win rate wins / (wins + losses).
+    The interval is a percentile bootstrap resampling ``groups`` (contexts)."""
+    y = np.asarray(a_wins, dtype=np.float64)
+    d = np.asarray(length_diff, dtype=np.float64)
+    n = len(y)
+    if n == 0:
+        return LengthControlled(math.nan, math.nan, math.nan, math.nan, math.nan, 0, math.nan, math.nan)
+    sd = float(np.std(d))
+    x = np.tanh(d / sd) if sd > 0 else np.zeros(n)
+    b0, b1 = _logistic_fit(x, y, np.ones(n), ridge)
+    sig = lambda b: 1.0 / (1.0 + math.exp(-b))  # noqa: E731
+    codes, G = group_codes(groups, n)
+    rng = np.random.default_rng(seed)
+    reps = np.empty(n_boot)
+    for s in range(0, n_boot, _CHUNK):
+        k = min(_CHUNK, n_boot - s)
+        W = _cluster_counts(rng, G, k)[:, codes]
+        for r in range(k):
+            reps[s + r] = sig(_logistic_fit(x, y, W[r], ridge)[0])
+    lo, hi = _percentile_interval(reps, level) if n_boot > 0 else (math.nan, math.nan)
+    return LengthControlled(sig(b0), lo, hi, float(y.mean()), b1, n, float(d.mean()), sd)

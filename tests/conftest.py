@@ -32,5 +32,5 @@ def shared():
 
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
-    """The checkout's root (the dashboard's app.py, pages/ and demo/ live there, not in the package)."""
+    """The checkout's root (the dashboard's app.py, views/ and demo/ live there, not in the package)."""
     return REPO_ROOT

@@ -15,7 +15,8 @@ from core.scoring import JudgeOutput
 
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
 
-PAGES = ["app.py", "pages/1_Upload.py", "pages/2_Scores.py", "pages/3_AB_Judge.py", "pages/4_Correlation.py"]
+PAGES = ["views/home.py", "views/upload.py", "views/scores.py", "views/judge.py", "views/correlation.py",
+         "views/leaderboard.py"]
 TIMEOUT = 120
 
 
@@ -121,11 +122,38 @@ def test_parse_upload_reports_rows_and_size_limit():
 
 
 def test_csv_mapping_guess():
-    header = dashboard.csv_header(b"dialogue_id,model,context,reply,gold,Overall,Fluency\n1,a,hi,yo,hey,3,2\n")
-    g = dashboard.guess_csv_mapping(header)
+    data = b"dialogue_id,model,context,reply,gold,Overall,Fluency\n1,a,hi,yo,hey,3,2\n"
+    header = dashboard.csv_header(data)
+    g = dashboard.guess_csv_mapping(header, dashboard.csv_rows(data))
     assert (g["id"], g["system"], g["context"], g["response"], g["references"]) == \
         ("dialogue_id", "model", "context", "reply", "gold")
     assert g["scores"] == ["Overall", "Fluency"]
+
+
+def test_csv_guess_reads_names_and_contents_and_the_separator():
+    """The issue's file: `example_id, bot_version, history, bot_reply, gold` with '|||' contexts: every column gets
+    its role, no text column is taken for a human score, and the separator is '|||' (the preview splits turns)."""
+    data = (b"example_id,bot_version,history,bot_reply,gold\n"
+            b"1,v1,hi there|||how are you?,fine thanks,good\n1,v2,hi there|||how are you?,ok,good\n"
+            b"2,v1,bye|||see you,later,ciao\n2,v2,bye|||see you,bye!,ciao\n")
+    rows = dashboard.csv_rows(data)
+    g = dashboard.guess_csv_mapping(rows[0], rows)
+    assert (g["id"], g["system"], g["context"], g["response"], g["references"], g["scores"]) == \
+        ("example_id", "bot_version", "history", "bot_reply", "gold", [])
+    sep = dashboard.guess_separator([r[2] for r in rows[1:]])
+    assert sep == "|||"
+    from core.data import CsvMapping
+    exs = dashboard.parse_upload("x.csv", data, "csv", CsvMapping(response="bot_reply", context="history",
+                                                                   id="example_id", system="bot_version",
+                                                                   references="gold", scores=[], context_sep=sep))
+    preview = dashboard.csv_preview(exs)
+    assert list(preview["turns"]) == [2, 2, 2] and exs[0].context == ["hi there", "how are you?"]
+    # numbers-only columns are the only score candidates; a column of numbers is never the response
+    data2 = b"reply,prompt,rating,note\nyo,hi,3,good\nno,hey,4,bad\n"
+    rows2 = dashboard.csv_rows(data2)
+    g2 = dashboard.guess_csv_mapping(rows2[0], rows2)
+    assert (g2["response"], g2["context"], g2["scores"]) == ("reply", "prompt", ["rating"])
+    assert dashboard.guess_separator(["one turn only", "another"]) == "\n"
 
 
 def test_ubleu_reference_rows_keep_sign_and_source():
@@ -167,7 +195,7 @@ def test_judge_agreement_and_win_rate():
 def test_every_page_renders_without_data(page, new_app):
     at = new_app()
     at.run()
-    if page != "app.py":
+    if page != "views/home.py":
         at.switch_page(page).run()
     assert not at.exception, at.exception
     assert at.title, "every page has a title"
@@ -181,7 +209,7 @@ def test_demo_loads_scores_table_and_charts(new_app):
     head = at.dataframe[0].value
     assert list(head["metric"]) == ["bleu"]
     assert at.get("plotly_chart"), "headline chart"
-    at.switch_page("pages/2_Scores.py").run()
+    at.switch_page("views/scores.py").run()
     assert not at.exception, at.exception
     table = at.dataframe[0].value
     assert len(table) == 60 and {"bleu A", "bleu B", "bleu A-B", "response A", "response B"} <= set(table.columns)
@@ -194,14 +222,14 @@ def test_demo_loads_scores_table_and_charts(new_app):
     first = at.session_state["loaded"].comparison.pairs[int(narrowed.iloc[0]["pair"])][0]
     assert any(first.context[-1] in t for t in texts)
     # the other pages render with the demo loaded
-    at.switch_page("pages/3_AB_Judge.py").run()
+    at.switch_page("views/judge.py").run()
     assert not at.exception, at.exception
     ok, message = dashboard.judge_status()
     if not ok:  # the page says plainly why the judge cannot run
         assert any(w.value == message for w in at.warning)
     else:
         assert at.button(key="run_judge")
-    at.switch_page("pages/4_Correlation.py").run()
+    at.switch_page("views/correlation.py").run()
     assert not at.exception, at.exception
     assert any("no human scores" in i.value for i in at.info)
 
@@ -209,7 +237,7 @@ def test_demo_loads_scores_table_and_charts(new_app):
 def test_broken_upload_shows_rows_and_keeps_previous_data(new_app):
     at = new_app()
     _loaded_demo(at)
-    at.switch_page("pages/1_Upload.py").run()
+    at.switch_page("views/upload.py").run()
     broken = ('{"id": "1", "system": "x", "context": ["hi"], "response": "hello"}\n'
               '{"id": "2", "system": "x", "context": ["hi"], "response": "hello"\n'
               '{"id": "3", "system": "y", "context": ["hi"], "scores": {"Overall": "high"}, "response": "ok"}\n')
@@ -233,7 +261,7 @@ def test_paste_upload_two_systems_and_human_scores_correlation(shared, new_app):
     text = "\n".join(json.dumps(e.to_dict()) for e in rows[:80])
     at = new_app()
     at.run()
-    at.switch_page("pages/1_Upload.py").run()
+    at.switch_page("views/upload.py").run()
     at.text_area(key="paste_one").set_value(text).run()
     assert not at.exception, at.exception
     at.button(key="use_one").click().run()
@@ -241,7 +269,7 @@ def test_paste_upload_two_systems_and_human_scores_correlation(shared, new_app):
     loaded = at.session_state["loaded"]
     assert loaded.n == 40 and "Overall" in loaded.dimensions
     assert (loaded.comparison.system_a, loaded.comparison.system_b) == tuple(systems)
-    at.switch_page("pages/4_Correlation.py").run()
+    at.switch_page("views/correlation.py").run()
     assert not at.exception, at.exception
     corr = at.dataframe[0].value
     assert set(corr["dimension"]) == set(loaded.dimensions)
@@ -259,7 +287,7 @@ def test_ubleu_drilldown_shows_rated_references(new_app, repo_root):
     at = new_app(metrics=("ubleu",))
     at.session_state["loaded"] = dashboard.load_demo(repo_root / "demo" / "demo.jsonl")
     at.run()
-    at.switch_page("pages/2_Scores.py").run(timeout=600)
+    at.switch_page("views/scores.py").run(timeout=600)
     assert not at.exception, at.exception
     assert not at.warning, [w.value for w in at.warning]
     refs = next(d.value for d in at.dataframe if "source utterance" in getattr(d.value, "columns", []))
@@ -277,7 +305,7 @@ def test_mme_drilldown_shows_sub_metrics_and_weights(new_app, repo_root):
     at = new_app(metrics=("mme",))
     at.session_state["loaded"] = dashboard.load_demo(repo_root / "demo" / "demo.jsonl")
     at.run()
-    at.switch_page("pages/2_Scores.py").run(timeout=600)
+    at.switch_page("views/scores.py").run(timeout=600)
     assert not at.exception, at.exception
     subs = [d.value for d in at.dataframe if "sub_metric" in getattr(d.value, "columns", [])]
     assert len(subs) == 2  # system A and system B
@@ -286,16 +314,21 @@ def test_mme_drilldown_shows_sub_metrics_and_weights(new_app, repo_root):
     assert rows["weight"].between(0, 1).all() and abs(rows["weight"].sum() - 1) < 1e-3
 
 
-def test_csv_paste_with_column_mapping_and_two_file_mode(new_app):
+def _pasted_csv(new_app, csv: str):
+    """The Upload page with ``csv`` pasted as one multi-system CSV file; no problem shown."""
     at = new_app()
     at.run()
-    at.switch_page("pages/1_Upload.py").run()
+    at.switch_page("views/upload.py").run()
     at.selectbox(key="upload_format").set_value("csv").run()
-    csv = ("dialogue_id,model,context,reply,gold,Overall\n"
-           "1,bot-a,hi there,hello!,hey,4\n1,bot-b,hi there,what?,hey,2\n"
-           "2,bot-a,how are you,fine thanks,good,5\n2,bot-b,how are you,fine,good,3\n")
     at.text_area(key="paste_one").set_value(csv).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
+    return at
+
+
+def test_csv_paste_with_column_mapping_and_two_file_mode(new_app):
+    at = _pasted_csv(new_app, "dialogue_id,model,context,reply,gold,Overall\n"
+                              "1,bot-a,hi there,hello!,hey,4\n1,bot-b,hi there,what?,hey,2\n"
+                              "2,bot-a,how are you,fine thanks,good,5\n2,bot-b,how are you,fine,good,3\n")
     assert at.selectbox(key="csv_one_response").value == "reply"
     at.button(key="use_one").click().run()
     loaded = at.session_state["loaded"]
@@ -329,7 +362,7 @@ def test_judge_page_runs_judge_and_measures_agreement(shared, new_app):
     at = new_app()
     at.session_state["loaded"] = loaded
     at.run()
-    at.switch_page("pages/3_AB_Judge.py").run()
+    at.switch_page("views/judge.py").run()
     at.button(key="run_judge").click().run(timeout=600)
     assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
     table = next(d.value for d in at.dataframe if "P(A preferred)" in d.value.columns)
@@ -387,7 +420,7 @@ def test_judge_page_trains_on_votes_draws_a_learning_curve_and_predicts_the_rest
     at = new_app()
     at.session_state["loaded"] = loaded
     at.run()
-    at.switch_page("pages/3_AB_Judge.py").run()
+    at.switch_page("views/judge.py").run()
     at.radio(key="votes_source").set_value("Use this upload's human scores as votes").run()
     at.selectbox(key="votes_dim").set_value("Overall").run()
     at.button(key="tune_votes").click().run(timeout=600)
@@ -427,16 +460,16 @@ def test_the_cli_json_and_the_dashboard_give_the_same_verdict(shared, new_app, t
 
     at = new_app(metrics=("bleu", "ruber"))
     at.run()
-    at.switch_page("pages/1_Upload.py").run()
+    at.switch_page("views/upload.py").run()
     at.radio(key="upload_mode").set_value("Two files (system A, system B)").run()
     at.selectbox(key="upload_format").set_value("jsonl").run()
     at.text_area(key="paste_a").set_value(texts[systems[0]]).run()
     at.text_area(key="paste_b").set_value(texts[systems[1]]).run()
     at.button(key="use_two").click().run()
     assert not at.exception, at.exception
-    at.switch_page("pages/3_AB_Judge.py").run()
+    at.switch_page("views/judge.py").run()
     at.button(key="run_judge").click().run(timeout=600)
-    at.switch_page("app.py").run(timeout=600)
+    at.switch_page("views/home.py").run(timeout=600)
     assert not at.exception, at.exception
     got = at.session_state["verdict"].to_dict()
     assert (got["system_a"], got["system_b"], got["n_pairs"]) == (want["system_a"], want["system_b"], 12)
@@ -447,7 +480,180 @@ def test_the_cli_json_and_the_dashboard_give_the_same_verdict(shared, new_app, t
     for g, w in zip(got["metrics"], want["metrics"]):
         for k in keys:
             assert (g[k] == w[k]) or (isinstance(g[k], float) and math.isnan(g[k]) and w[k] is None), (g["metric"], k)
-    for k in ("win", "winner", "p_a", "order_disagreement"):
+    for k in ("win", "winner", "p_a", "order_disagreement", "length_controlled"):
         assert got["judge"][k] == want["judge"][k], k
     assert got["judge"]["human"]["agreement"] == want["judge"]["human"]["agreement"]
     assert got["judge"]["human"]["margin"] == want["judge"]["human"]["margin"] == 1.0
+    # the one-line verdict: the same sentence in the CLI's JSON, its text output and on the home page
+    assert got["sentence"] == want["sentence"] and "the judge" in want["sentence"]
+    assert at.markdown[0].value.replace("\\", "") == "#### " + want["sentence"]
+    text = tmp_path / "verdict.txt"
+    assert cli(["compare", str(tmp_path / f"{systems[0][:6]}.jsonl"), str(tmp_path / f"{systems[1][:6]}.jsonl"),
+                "--metrics", "bleu,ruber", "--judge", "--out", str(text), "--quiet"]) == 0
+    assert text.read_text().splitlines()[0] == want["sentence"]
+
+
+# ------------------------------------------------------------------------------------------------
+# issue 22: a verdict a stakeholder reads in five seconds, state that survives, votes in place
+
+
+@pytest.fixture
+def own_cache(monkeypatch, tmp_path):
+    """Uploads and votes kept under a fresh cache folder (only for tests that score no model: the model caches
+    live in the same folder)."""
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def _demo_sentence(repo_root) -> str:
+    from core.engine import score_comparison
+    exs = load_jsonl(repo_root / "demo" / "demo.jsonl")
+    comp = dashboard.make_loaded("demo", exs, None, None, None, [b"x"]).comparison
+    return build_verdict(comp, score_comparison(comp, ["bleu"])).sentence
+
+
+def test_home_opens_with_the_one_line_verdict_and_offers_the_report(new_app, repo_root, own_cache):
+    at = new_app()
+    _loaded_demo(at)
+    sentence = _demo_sentence(repo_root)
+    assert at.session_state["verdict"].sentence == sentence
+    assert at.markdown[0].value.replace("\\", "") == "#### " + sentence  # the first thing under the title
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels == ["Download the report (HTML)"]
+    head = at.dataframe[0].value
+    assert list(head.columns[:3]) == ["metric", "better", "by (better - other) [95% CI]"]
+    assert at.session_state["verdict"].drivers and "verdict survives" in at.dataframe[1].value.columns
+    # the sidebar says what is loaded on the same run, never "nothing loaded" beside the demo
+    side = [t.value for t in at.sidebar.text]
+    assert any(dashboard.DEMO_NAME in t for t in side)
+    assert not [c for c in at.sidebar.caption if "Nothing loaded" in c.value]
+
+
+def test_an_address_reopens_the_comparison_and_the_choices(new_app, own_cache):
+    """What a refresh does: a new session with the page's address reopens the uploaded comparison (from the kept
+    files) with the metrics and the Scores page's filter, and never falls back to the demo."""
+    text = "\n".join(json.dumps(e.to_dict()) for e in _toy_examples())
+    at = new_app()
+    at.run()
+    at.switch_page("views/upload.py").run()
+    at.text_area(key="paste_one").set_value(text).run()
+    at.button(key="use_one").click().run()
+    key = at.session_state["loaded"].key
+    at.switch_page("views/scores.py").run()
+    at.radio(key="flt_winner").set_value("A").run()
+    assert not at.exception, at.exception
+    address = dict(at.query_params)
+    assert address["c"] == key and address["m"] == "bleu" and address["flt_winner"] == "A"
+    assert (own_cache / "uploads" / f"{key}.json").exists()
+
+    import os
+    os.environ["DIALEVAL_DEMO"] = "1"  # as under `make run`: the bug was the demo replacing the user's data
+    try:
+        again = AppTest.from_file(str(at._script_path), default_timeout=TIMEOUT)
+        for k, v in address.items():
+            again.query_params[k] = v
+        again.run()
+        again.switch_page("views/scores.py").run()
+    finally:
+        del os.environ["DIALEVAL_DEMO"]
+    assert not again.exception, again.exception
+    assert again.session_state["loaded"].key == key and again.session_state["loaded"].name != dashboard.DEMO_NAME
+    assert again.session_state["metrics"] == ["bleu"] and again.radio(key="flt_winner").value == "A"
+    assert len(again.dataframe[0].value) == 3  # the filtered table: sysA wins on 3 of 6 pairs
+
+
+def test_comparing_a_file_with_itself_is_called_out(new_app, own_cache):
+    text = "\n".join(json.dumps(e.to_dict()) for e in _toy_examples() if e.system == "sysA")
+    at = new_app()
+    at.run()
+    at.switch_page("views/upload.py").run()
+    at.radio(key="upload_mode").set_value("Two files (system A, system B)").run()
+    at.selectbox(key="upload_format").set_value("jsonl").run()
+    at.text_area(key="paste_a").set_value(text).run()
+    at.text_area(key="paste_b").set_value(text).run()
+    assert any("identical" in w.value for w in at.warning)
+    at.button(key="use_two").click().run()
+    at.switch_page("views/home.py").run()
+    assert not at.exception, at.exception
+    assert "give the same reply in all 6 pairs" in at.session_state["verdict"].sentence
+    assert any("compared with itself" in w.value for w in at.warning)
+
+
+def test_the_csv_of_the_issue_loads_without_a_choice_and_previews_its_turns(new_app, own_cache):
+    at = _pasted_csv(new_app, "example_id,bot_version,history,bot_reply,gold\n"
+                              "1,v1,hi there|||how are you?,fine thanks,good\n1,v2,hi there|||how are you?,ok,good\n"
+                              "2,v1,bye|||see you,later,ciao\n2,v2,bye|||see you,bye!,ciao\n")
+    assert at.selectbox(key="csv_one_response").value == "bot_reply"
+    assert at.selectbox(key="csv_one_context").value == "history"
+    preview = next(d.value for d in at.dataframe if "turns" in d.value.columns)
+    assert list(preview["turns"]) == [2, 2, 2]
+    at.button(key="use_one").click().run()
+    loaded = at.session_state["loaded"]
+    assert (loaded.comparison.system_a, loaded.comparison.system_b, loaded.n) == ("v1", "v2", 2)
+    assert loaded.comparison.pairs[0][0].context == ["hi there", "how are you?"] and loaded.dimensions == []
+
+
+def test_the_correlation_page_defaults_to_the_overall_dimension_and_keeps_choices(new_app, own_cache):
+    exs = _toy_examples()
+    for e in exs:
+        e.scores = {"Fluency": 3.0 + (e.id in ("c1", "c2")), "Overall": e.scores["Overall"]}
+    at = new_app()
+    at.session_state["loaded"] = dashboard.make_loaded("toy", exs, None, "sysA", "sysB", [b"toy-fluency"])
+    at.run()
+    at.switch_page("views/correlation.py").run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="corr_dim").value == "Overall"  # not the first alphabetically
+    at.selectbox(key="corr_dim").set_value("Fluency").run()
+    at.switch_page("views/home.py").run()
+    at.switch_page("views/correlation.py").run()
+    assert at.selectbox(key="corr_dim").value == "Fluency"
+
+
+def test_the_demo_can_show_correlations_with_the_shipped_rated_sample(new_app, repo_root, own_cache):
+    manifest = json.loads((repo_root / "demo" / "rated_sample_manifest.json").read_text())
+    assert manifest["license"].startswith("MIT") and manifest["n_contexts"] == 40
+    at = new_app()
+    _loaded_demo(at)
+    at.switch_page("views/correlation.py").run()
+    at.button(key="corr_rated").click().run()
+    assert not at.exception, at.exception
+    loaded = at.session_state["loaded"]
+    assert loaded.name == dashboard.RATED_DEMO_NAME and loaded.n == 40 and loaded.dimensions == ["engagement"]
+    assert set(at.dataframe[0].value["dimension"]) == {"engagement"}
+    at.switch_page("views/home.py").run()
+    assert at.session_state["verdict"].sentence.startswith("human reply is better than generated: people rate it "
+                                                           "higher on engagement")
+
+
+def test_votes_given_in_place_are_kept_counted_and_downloadable(new_app, own_cache):
+    loaded = dashboard.make_loaded("toy", _toy_examples(), None, "sysA", "sysB", [b"toy-votes"])
+    dashboard.save_pair_votes(loaded.key, loaded.comparison, {0: "A", 2: "B", 3: "tie"})
+    assert dashboard.load_pair_votes(loaded.key, loaded.comparison) == {0: "A", 2: "B", 3: "tie"}
+    votes = dashboard.pair_votes(loaded.comparison, {0: "A", 2: "B", 3: "tie"})
+    assert [v.vote for v in votes] == ["A", "B", "tie"]
+    from core.judges.pairs import load_votes
+    assert [v.vote for v in load_votes("v.jsonl", data=dashboard.votes_jsonl(votes))] == ["A", "B", "tie"]
+    ok, why = dashboard.enough_votes(votes)
+    assert not ok and why.startswith(f"2 of the {dashboard.MIN_VOTES} A/B votes needed")
+    at = new_app()
+    at.session_state["loaded"] = loaded
+    at.run()
+    at.switch_page("views/judge.py").run()
+    assert not at.exception, at.exception
+    editor = next(d.value for d in at.dataframe if "your vote" in d.value.columns)
+    assert [None if not isinstance(v, str) else v for v in editor["your vote"][:4]] == ["👍 A", None, "👍 B", "tie"]
+    assert any(t.value.startswith("3 votes (A 1, tie 1, B 1): 2 of the 10 A/B votes needed") for t in at.text)
+    assert "Download your votes (JSONL)" in [b.proto.label for b in at.get("download_button")]
+
+
+def test_the_leaderboard_page_ranks_every_system_of_the_loaded_file(new_app, own_cache):
+    exs = _toy_examples() + [Example(e.id, "sysC", e.context, "i like it", e.references, {})
+                             for e in _toy_examples() if e.system == "sysA"]
+    at = new_app()
+    at.session_state["loaded"] = dashboard.make_loaded("three", exs, None, "sysA", "sysB", [b"three"])
+    at.run()
+    at.switch_page("views/leaderboard.py").run()
+    assert not at.exception, at.exception
+    lb = at.session_state["leaderboard"]
+    assert [e.system for e in lb.systems] == ["sysA", "sysC", "sysB"] and lb.ranked_by == "bleu"
+    assert len(at.dataframe[1].value) == 3  # every pair of three systems

@@ -1,11 +1,17 @@
-"""Real-browser end-to-end test: ``streamlit run app.py`` headless on a free local port, driven by Debian's
-chromium through Playwright (``executable_path``; never ``playwright install``).
+"""Real-browser end-to-end tests: ``streamlit run app.py`` headless on a free local port (one server for the
+module, started as `make run` starts it: ``DIALEVAL_DEMO=1``), driven by Debian's chromium through Playwright
+(``executable_path``; never ``playwright install``).
 
-    .venv/bin/pytest tests/test_browser.py -q            # the test (metrics: bleu, for speed)
+    .venv/bin/pytest tests/test_browser.py -q            # the tests (metrics: bleu, for speed)
     .venv/bin/python tests/test_browser.py --screenshots # also writes docs/screenshots/*.png (bleu + ubleu,
                                                          # and a real upload of ../shared usr-topical if present)
 
-Outside CI the test skips when chromium or playwright is missing; under CI (CI=true) that is a failure.
+1. the demo flow: home, the Scores page's table and charts, every other page without an exception;
+2. the one-line verdict (the same sentence as ``core``), the report download opened offline (verdict, 60 rows,
+   no request leaves the file), a click on a row opening that pair, a refresh keeping a loaded comparison
+   (not replaced by the demo), and a 600 px wide window where the verdict wraps and is not clipped.
+
+Outside CI the tests skip when chromium or playwright is missing; under CI (CI=true) that is a failure.
 """
 from __future__ import annotations
 
@@ -15,10 +21,13 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = os.environ.get("DIALEVAL_CHROMIUM", "/usr/bin/chromium")
@@ -26,7 +35,7 @@ CHROME_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", 
                "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
 SHOTS = ROOT / "docs" / "screenshots"
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-TIMEOUT_MS = 240_000  # the machine is shared; the first scoring may wait for a model to load
+TIMEOUT_MS = int(os.environ.get("DIALEVAL_BROWSER_TIMEOUT_MS", 240_000))  # the machine is shared; the first scoring may wait for a model to load
 
 
 def free_port() -> int:
@@ -36,10 +45,10 @@ def free_port() -> int:
 
 
 @contextmanager
-def streamlit_server(metrics: str = "bleu"):
+def streamlit_server(metrics: str = "bleu", **extra_env: str):
     """``streamlit run app.py`` on a free port; yields (url, process, seconds until /_stcore/health is ok)."""
     port = free_port()
-    env = dict(os.environ, DIALEVAL_APP_METRICS=metrics, PYTHONUNBUFFERED="1")
+    env = dict(os.environ, DIALEVAL_APP_METRICS=metrics, PYTHONUNBUFFERED="1", **extra_env)
     cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
            "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
            "--server.fileWatcherType", "none"]
@@ -75,7 +84,7 @@ def browser_page(height: int = 1000):
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROME_ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": height})
+            page = browser.new_page(viewport={"width": 1400, "height": height}, accept_downloads=True)
             page.set_default_timeout(TIMEOUT_MS)
             yield page
         finally:
@@ -91,8 +100,8 @@ def wait_idle(page) -> None:
     page.wait_for_timeout(300)
 
 
-TITLES = {"Upload": "Upload two systems", "Scores": "Per-example scores", "A/B judge": "A/B judge",
-          "Correlation": "Correlation with human scores"}
+TITLES = {"Home": "which of two dialogue systems", "Upload": "Upload two systems", "Scores": "Per-example scores",
+          "A/B judge": "A/B judge", "Correlation": "Correlation with human scores", "Leaderboard": "Leaderboard"}
 
 
 def open_page(page, label: str) -> None:
@@ -103,9 +112,9 @@ def open_page(page, label: str) -> None:
     wait_idle(page)
 
 
-def run_flow(page, url: str, screenshots: bool = False, upload: Path | None = None,
-             pick: tuple[str, str] | None = None) -> dict:
-    """Load the demo, open the scores page, check table and chart; returns timings (seconds)."""
+def run_flow(page, url: str) -> dict:
+    """Load the demo, open the scores page, check table and chart, open every other page; returns timings
+    (seconds)."""
     out = {}
     t0 = time.perf_counter()
     page.goto(url)
@@ -113,13 +122,12 @@ def run_flow(page, url: str, screenshots: bool = False, upload: Path | None = No
     out["first_render"] = time.perf_counter() - t0
     wait_idle(page)
     t0 = time.perf_counter()
-    page.get_by_role("button", name="Load the built-in demo").click()
+    if page.get_by_role("button", name="Load the built-in demo").count():  # without DIALEVAL_DEMO=1
+        page.get_by_role("button", name="Load the built-in demo").click()
     page.get_by_text("Headline comparison").wait_for()
     page.locator('[data-testid="stDataFrame"]').first.wait_for()
     wait_idle(page)
     out["demo_scored"] = time.perf_counter() - t0
-    if screenshots:
-        page.screenshot(path=str(SHOTS / "home.png"), full_page=True)
     t0 = time.perf_counter()
     open_page(page, "Scores")
     page.locator('[data-testid="stDataFrame"]').first.wait_for()
@@ -128,50 +136,90 @@ def run_flow(page, url: str, screenshots: bool = False, upload: Path | None = No
     assert page.get_by_text("60 of 60 pairs").count() == 1
     assert page.locator('[data-testid="stPlotlyChart"]').count() >= 2
     assert page.locator(".js-plotly-plot .main-svg").count() >= 1, "plotly drew its SVG"
-    if screenshots:
-        page.screenshot(path=str(SHOTS / "scores.png"), full_page=True)
-    for label, name in (("Upload", "upload"), ("A/B judge", "judge"), ("Correlation", "correlation")):
+    for label in ("Upload", "A/B judge", "Correlation", "Leaderboard"):
         open_page(page, label)
-        if screenshots and name == "judge" and page.get_by_role("button", name="Run the judge").count():
-            page.get_by_role("button", name="Run the judge").click()
-            page.get_by_text("Per-example preference").wait_for()
-            wait_idle(page)
         assert page.locator('[data-testid="stException"]').count() == 0, f"{label} page raised"
-        if screenshots:
-            page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
-    if upload is not None:  # a real file upload through the browser (read in place, never copied)
-        open_page(page, "Upload")
-        page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(upload))
-        page.get_by_role("button", name="Compare these two systems").wait_for()
-        wait_idle(page)
-        if pick is not None:  # choose two generated systems (the file's first system may be the gold reply)
-            for label, name in zip(("System A", "System B"), pick):
-                page.locator('[data-testid="stSelectbox"]', has_text=label).first.click()
-                page.locator('[role="option"]', has_text=name).first.click()
-                wait_idle(page)
-        page.get_by_role("button", name="Compare these two systems").click()
-        page.get_by_text("Loaded.").wait_for()
-        wait_idle(page)
-        open_page(page, "Correlation")
-        page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot').first.wait_for()
-        wait_idle(page)
-        assert page.locator('[data-testid="stException"]').count() == 0
-        if screenshots:
-            page.screenshot(path=str(SHOTS / "correlation_human_scores.png"), full_page=True)
-            # train on votes derived from the upload's human scores: learning curve + predictions of the rest
-            open_page(page, "A/B judge")
-            page.get_by_text("Use this upload's human scores as votes").click()
-            wait_idle(page)
-            page.get_by_role("button", name=re.compile("^Fine-tune on")).click()
-            page.get_by_role("button", name="Download these predictions (CSV)").wait_for(timeout=TIMEOUT_MS)
-            wait_idle(page)
-            assert page.locator('[data-testid="stException"]').count() == 0
-            page.screenshot(path=str(SHOTS / "judge_votes.png"), full_page=True)
     return out
 
 
+def shoot(page, name: str) -> None:
+    assert page.locator('[data-testid="stException"]').count() == 0, f"{name}: the page raised"
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+def take_screenshots(page, url: str, upload: Path | None, pick: tuple[str, str]) -> None:
+    """docs/screenshots/*.png: the demo's home with the judge run (and at 600 px), a pair opened on the
+    Scores page, the report, the Upload and A/B judge pages, correlations on the shipped human-rated sample,
+    and with ``upload`` (../shared usr-topical, uploaded through the browser, never copied) correlations,
+    the judge re-fitted on votes and the leaderboard of its systems."""
+    page.goto(url)
+    page.locator(".st-key-verdict").first.wait_for()
+    wait_idle(page)
+    run_judge = page.get_by_role("button", name="Run the A/B judge over")  # a substring: the label has the time
+    if run_judge.count():
+        run_judge.click()
+        page.get_by_text("Judge: prefers A").wait_for()
+        wait_idle(page)
+    shoot(page, "home")
+    with page.expect_download() as got:
+        page.get_by_role("button", name="Download the report (HTML)").click()
+    report = Path(tempfile.mkdtemp()) / "report.html"
+    got.value.save_as(report)
+    narrow = page.context.browser.new_page(viewport={"width": 600, "height": 1000})
+    narrow.set_default_timeout(TIMEOUT_MS)
+    narrow.goto(page.url)
+    narrow.locator(".st-key-verdict").first.wait_for()
+    wait_idle(narrow)
+    narrow.screenshot(path=str(SHOTS / "home_600.png"), full_page=False)
+    narrow.goto(report.as_uri())
+    narrow.set_viewport_size({"width": 1200, "height": 1400})
+    narrow.screenshot(path=str(SHOTS / "report.png"), full_page=False)
+    narrow.close()
+    open_page(page, "Scores")
+    grid = page.locator('[data-testid="stDataFrame"]').first.bounding_box()
+    page.mouse.click(grid["x"] + 300, grid["y"] + 35 + 17)  # open the first row
+    wait_idle(page)
+    shoot(page, "scores")
+    open_page(page, "Upload")
+    shoot(page, "upload")
+    open_page(page, "A/B judge")
+    shoot(page, "judge")
+    open_page(page, "Correlation")
+    page.get_by_role("button", name=re.compile("^Load the human-rated sample")).click()
+    page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot').first.wait_for()
+    wait_idle(page)
+    shoot(page, "correlation")
+    if upload is None:
+        return
+    open_page(page, "Upload")
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(upload))
+    page.get_by_role("button", name="Compare these two systems").wait_for()
+    wait_idle(page)
+    for label, name in zip(("System A", "System B"), pick):  # two generated systems, not the gold reply
+        page.locator('[data-testid="stSelectbox"]', has_text=label).first.click()
+        page.locator('[role="option"]', has_text=name).first.click()
+        wait_idle(page)
+    page.get_by_role("button", name="Compare these two systems").click()
+    page.get_by_text("Loaded.").wait_for()
+    wait_idle(page)
+    open_page(page, "Correlation")
+    page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot').first.wait_for()
+    wait_idle(page)
+    shoot(page, "correlation_human_scores")
+    open_page(page, "A/B judge")
+    page.get_by_text("Use this upload's human scores as votes").click()
+    wait_idle(page)
+    page.get_by_role("button", name=re.compile("^Re-fit the judge on")).click()
+    page.get_by_role("button", name="Download these predictions (CSV)").wait_for(timeout=TIMEOUT_MS)
+    wait_idle(page)
+    shoot(page, "judge_votes")
+    open_page(page, "Leaderboard")
+    page.get_by_text("Every pair").wait_for(timeout=TIMEOUT_MS)
+    wait_idle(page)
+    shoot(page, "leaderboard")
+
+
 def _require_browser():
-    import pytest
     missing = None
     if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
         missing = f"chromium not found at {CHROMIUM} (apt-get install -y chromium)"
@@ -186,23 +234,134 @@ def _require_browser():
         pytest.skip(missing)
 
 
-def test_demo_in_real_browser():
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """One dashboard for the module's tests, as `make run` starts it (the demo loads on a new session), with
+    uploads kept under a fresh cache folder."""
     _require_browser()
-    with streamlit_server("bleu") as (url, proc, _), browser_page() as page:
-        times = run_flow(page, url)
+    cache = tmp_path_factory.mktemp("cache")
+    with streamlit_server("bleu", DIALEVAL_DEMO="1", DIALEVAL_CACHE=str(cache)) as (url, proc, _):
+        yield url
+
+
+def test_demo_in_real_browser(server):
+    with browser_page() as page:
+        times = run_flow(page, server)
     assert times["first_render"] < 120
+
+
+def demo_facts() -> tuple[str, list[tuple[str, ...]]]:
+    """The demo's one-line verdict with BLEU (computed by core, as the CLI does) and each pair's context, in
+    the Scores page's default order (BLEU's A - B, descending)."""
+    from core.compare import build_verdict
+    from core.dashboard import load_demo, per_example_frame
+    from core.engine import score_comparison
+    comp = load_demo(ROOT / "demo" / "demo.jsonl").comparison
+    cs = score_comparison(comp, ["bleu"])
+    order = per_example_frame(cs).sort_values("bleu A-B", ascending=False, kind="stable")["pair"].tolist()
+    return build_verdict(comp, cs).sentence, [tuple(comp.pairs[i][0].context) for i in order]
+
+
+NAV = ["Home", "Upload", "Scores", "A/B judge", "Correlation", "Leaderboard"]
+
+
+def nav_labels(page) -> list[str]:
+    """The sidebar navigation's labels (icons left out)."""
+    return [t.strip().splitlines()[-1].strip() for t in
+            page.locator('[data-testid="stSidebarNav"] a').all_inner_texts()]
+
+
+def drill_context(page) -> list[str]:
+    """The context turns the Scores page's drill-down shows (lines '[-k] turn')."""
+    return [t.split("] ", 1)[1] for t in page.locator('[data-testid="stText"]').all_inner_texts()
+            if re.match(r"^\[-?\d+\] ", t)]
+
+
+def test_verdict_report_row_click_refresh_and_a_narrow_window(server, tmp_path):
+    from playwright.sync_api import sync_playwright
+    sentence, contexts = demo_facts()
+    with browser_page() as page:
+        page.goto(server)
+        verdict = page.locator(".st-key-verdict").first
+        verdict.wait_for()
+        wait_idle(page)
+        assert nav_labels(page) == NAV
+        # 1. the one-line verdict: the same sentence the CLI prints, first under the title
+        assert verdict.inner_text().strip() == sentence
+        # 2. the report: downloaded, then opened offline in a fresh browser; nothing leaves the file
+        with page.expect_download() as got:
+            page.get_by_role("button", name="Download the report (HTML)").click()
+        report = tmp_path / "report.html"
+        got.value.save_as(report)
+        # 3. a click on the fourth row of the Scores table opens that pair
+        open_page(page, "Scores")
+        grid = page.locator('[data-testid="stDataFrame"]').first.bounding_box()
+        page.mouse.click(grid["x"] + 300, grid["y"] + 35 + 35 * 3 + 17)  # header and rows are 35 px high
+        wait_idle(page)
+        assert drill_context(page) == list(contexts[3])
+        # 4. a refresh keeps a loaded comparison (here the human-rated sample, not the demo)
+        open_page(page, "Upload")
+        page.get_by_role("button", name="Load the human-rated sample").click()
+        page.get_by_text("Human-rated sample loaded").wait_for()
+        wait_idle(page)
+        page.reload()
+        page.locator("h1", has_text=TITLES["Upload"]).first.wait_for()
+        wait_idle(page)
+        side = page.locator('[data-testid="stSidebar"]').inner_text()
+        assert "human-rated sample" in side and "C-BM25" not in side
+        assert nav_labels(page) == NAV  # one navigation, the router's (no "app", no "state")
+        address = page.url
+    assert "c=" in address
+    home = re.sub(r"/[A-Za-z_]+\?", "/?", address)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROME_ARGS)
+        try:
+            # the report, offline: every request but the file itself is refused and counted
+            ctx = browser.new_context(offline=True)
+            sent = []
+            ctx.route("**/*", lambda r: (sent.append(r.request.url), r.continue_() if r.request.url.startswith(
+                "file:") else r.abort()))
+            doc = ctx.new_page()
+            doc.goto(report.as_uri())
+            assert doc.locator("#verdict").inner_text().strip() == sentence
+            assert doc.locator("#examples tbody tr").count() == 60 and doc.locator("#shown").inner_text() == "60"
+            assert doc.locator("svg").count() >= 2 and sent == [report.as_uri()]
+            # 5. 600 px wide: the verdict wraps inside the window, whole
+            narrow = browser.new_page(viewport={"width": 600, "height": 900})
+            narrow.set_default_timeout(TIMEOUT_MS)
+            narrow.goto(home)
+            box = narrow.locator(".st-key-verdict").first
+            box.wait_for()
+            wait_idle(narrow)
+            text = box.inner_text().strip()
+            assert text.startswith("human reply is better than generated") and text.endswith(".")
+            fit = narrow.evaluate("""() => { const b = document.querySelector('.st-key-verdict');
+                const r = b.getBoundingClientRect(); const m = b.querySelector('[data-testid="stMarkdownContainer"]');
+                return {right: r.right, width: window.innerWidth, sw: m.scrollWidth, cw: m.clientWidth,
+                        page: document.documentElement.scrollWidth, lines: Math.round(m.getBoundingClientRect().height /
+                        parseFloat(getComputedStyle(m.querySelector('h4') || m).lineHeight))}; }""")
+            assert fit["right"] <= fit["width"] and fit["sw"] <= fit["cw"] and fit["page"] <= 600, fit
+            assert fit["lines"] >= 2, fit  # it wrapped instead of running off the edge
+        finally:
+            browser.close()
 
 
 if __name__ == "__main__":
     import argparse
     ap = argparse.ArgumentParser()
     ap.add_argument("--screenshots", action="store_true", help="write docs/screenshots/*.png")
-    ap.add_argument("--metrics", default="bleu,ubleu")
+    ap.add_argument("--metrics", default="bleu,ubleu,bert_ruber,mme")
+    ap.add_argument("--to", default=str(SHOTS), help="where the screenshots go (default docs/screenshots)")
     args = ap.parse_args()
+    SHOTS = Path(args.to)
     SHOTS.mkdir(parents=True, exist_ok=True)
     from core.settings import shared_eval_file
     shared = shared_eval_file("usr-topical")
-    with streamlit_server(args.metrics) as (url, proc, ready), browser_page(2200 if args.screenshots else 1000) as page:
-        times = run_flow(page, url, screenshots=args.screenshots, upload=shared if shared.exists() else None,
-                         pick=("Argmax Decoding", "Nucleus Decoding (p = 0.5)"))
-    print({"server_ready": round(ready, 2), **{k: round(v, 2) for k, v in times.items()}})
+    with tempfile.TemporaryDirectory() as cache, \
+            streamlit_server(args.metrics, DIALEVAL_DEMO="1", DIALEVAL_CACHE=cache) as (url, proc, ready), \
+            browser_page(1400) as page:
+        if args.screenshots:
+            take_screenshots(page, url, shared if shared.exists() else None,
+                             ("Argmax Decoding", "Nucleus Decoding (p = 0.5)"))
+        else:
+            print({"server_ready": round(ready, 2), **{k: round(v, 2) for k, v in run_flow(page, url).items()}})

@@ -139,6 +139,19 @@ def test_compare_lists_unmatched_rows_and_left_out_pairs_in_every_format(fmt, tm
     assert "warning: 1 of 8 rows have a blank response" in err  # and the counts on stderr
 
 
+def test_the_html_report_lists_unmatched_rows_and_left_out_pairs(tmp_path, capsys):
+    """``dialeval report`` (issue 22) says what ``compare`` says: every unmatched row and every pair left out."""
+    a, b = _two_files(tmp_path)
+    out = tmp_path / "report.html"
+    assert main(["report", str(a), str(b), "--metrics", "bleu", "--out", str(out), "--n-boot", "50", "--n-perm", "50",
+                 "--quiet"]) == 0
+    page = out.read_text(encoding="utf-8")
+    assert "2 unmatched row(s), not compared" in page and "2 of 4 pairs left out" in page
+    assert "a.jsonl row 5, id &#x27;r5&#x27;" in page and "a.jsonl row 3: blank response" in page
+    assert "warning: 1 of 8 rows have a blank response" in capsys.readouterr().err
+    assert not list(tmp_path.glob("*.part"))
+
+
 @pytest.mark.parametrize("fmt", ["text", "markdown", "csv", "json"])
 def test_judge_lists_unmatched_rows_with_a_count_in_every_format(fmt, tmp_path, capsys, monkeypatch):
     """The judge's output formats render the same verdict; the judge itself is replaced by fixed numbers (its
@@ -199,14 +212,14 @@ def test_dashboard_sidebar_lists_unmatched_rows(repo_root):
     at = AppTest.from_file(str(repo_root / "app.py"), default_timeout=120)
     at.session_state["metrics"] = ["bleu"]
     at.run()
-    at.switch_page("pages/1_Upload.py").run()
+    at.switch_page("views/upload.py").run()
     at.radio(key="upload_mode").set_value("Two files (system A, system B)").run()
     at.selectbox(key="upload_format").set_value("jsonl").run()
     at.text_area(key="paste_a").set_value("\n".join(json.dumps(rec(i)) for i in (1, 2, 3))).run()
     at.text_area(key="paste_b").set_value("\n".join(json.dumps(rec(i, "b", "ok")) for i in (1, 2))).run()
     at.button(key="use_two").click().run()
     assert not at.exception, at.exception
-    at.switch_page("app.py").run()  # the sidebar of every page, drawn with the new data loaded
+    at.switch_page("views/home.py").run()  # the sidebar of every page, drawn with the new data loaded
     labels = [e.label for e in at.sidebar.expander]
     assert "1 unmatched row(s), not compared" in labels
 

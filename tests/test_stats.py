@@ -295,7 +295,8 @@ def test_compare_cli_two_files_lists_unmatched(tmp_path, capsys):
     import csv
     import io
     rec = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
-    assert rec[0]["metric"] == "bleu" and int(rec[0]["n"]) == 30 and float(rec[0]["diff"]) > 0
+    assert rec[0]["kind"] == "verdict" and rec[0]["verdict"].startswith("sysA is better than sysB")
+    assert rec[1]["metric"] == "bleu" and int(rec[1]["n"]) == 30 and float(rec[1]["diff"]) > 0
 
 
 def test_seeded_results_are_reproducible():

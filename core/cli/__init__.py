@@ -33,7 +33,8 @@ from core.registry import Registry, Subcommand
 from core.version import __version__
 
 COMMANDS: Registry[Subcommand] = Registry("command", "core.cli")
-ORDER = ("score", "compare", "judge", "meta-eval", "metrics", "train")  # listed in this order in --help
+# listed in this order in --help
+ORDER = ("score", "compare", "judge", "report", "leaderboard", "meta-eval", "metrics", "train")
 register_command = COMMANDS.subcommand
 """``@register_command(name, help, add_arguments)``: ``run(args) -> exit code`` becomes ``dialeval NAME``."""
 
@@ -165,6 +166,17 @@ def add_option_arguments(p: argparse.ArgumentParser) -> None:
                                                      "fall back to the overall weights)")
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda", "mps", "auto"),
                    help="where models run (auto: CUDA, then MPS, then CPU)")
+
+
+def emit(text: str, out: str | None) -> None:
+    """A command's output: to ``out`` (one trailing newline, written whole or not at all by
+    ``core.outputs.write_text``; 'wrote PATH' on stderr) or, without ``out`` or with ``-``, to stdout."""
+    if out and out != "-":
+        from core.outputs import write_text
+        write_text(out, text + "\n")
+        print(f"wrote {out}", file=sys.stderr)
+    else:
+        print(text)
 
 
 def options_from(args: argparse.Namespace):

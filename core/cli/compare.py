@@ -2,40 +2,38 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from core.cli import (add_input_arguments, add_option_arguments, check_paths, csv_mapping_from, interval_level,
+from core.cli import (add_input_arguments, add_option_arguments, check_paths, csv_mapping_from, emit, interval_level,
                       metric_names, note, options_from, register_command, whole_number)
-from core.compare import LEVEL, N_BOOT, N_PERM, build_verdict, summarize_judge
-from core.data import load_comparison
-from core.engine import DEFAULT_METRICS, blank_text_notes, judge_comparison, score_comparison
-from core.outputs import write_text
+from core.compare import LEVEL, N_BOOT, N_PERM, Verdict, build_verdict, summarize_judge
+from core.data import Comparison, load_comparison
+from core.engine import DEFAULT_METRICS, ComparisonScores, blank_text_notes, judge_comparison, score_comparison
 from core.progress import progress_bar
 from core.report import render_verdict
 from core.settings import SEED
 
 
-def _arguments(p: argparse.ArgumentParser) -> None:
+def add_verdict_arguments(p: argparse.ArgumentParser) -> None:
+    """What a verdict is computed from: the inputs, metrics, the judge, run options and statistics settings
+    (``compare`` and ``report`` take the same)."""
     add_input_arguments(p)
     p.add_argument("--metrics", type=metric_names, default=list(DEFAULT_METRICS),
                    help="comma-separated metric names, or 'all'")
     p.add_argument("--judge", action="store_true", help="also run the learned A/B judge over every pair")
-    p.add_argument("--format", default="text", choices=("text", "markdown", "csv", "json"))
     p.add_argument("--no-human", action="store_true", help="do not compare the human scores present in the input")
     add_option_arguments(p)
     p.add_argument("--n-boot", type=whole_number(1), default=N_BOOT, help=f"bootstrap resamples (default {N_BOOT})")
     p.add_argument("--n-perm", type=whole_number(1), default=N_PERM, help=f"randomizations (default {N_PERM})")
     p.add_argument("--level", type=interval_level, default=LEVEL, help=f"interval level (default {LEVEL})")
     p.add_argument("--seed", type=whole_number(0), default=SEED)
-    p.add_argument("--out", help="write the table here instead of stdout (written whole or not at all)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr (the model libraries' included)")
 
 
-@register_command("compare", "paired comparison of two systems per metric (intervals by context, p-values, verdict)",
-                  _arguments)
-def compare(a: argparse.Namespace) -> int:
+def verdict_from(a: argparse.Namespace, out: str | None) -> tuple[Comparison, ComparisonScores, Verdict]:
+    """Check every path first (the inputs, ``--pool``, the output ``out``), then load the comparison the
+    arguments name, score it, judge it when asked, and build the verdict."""
     mapping = csv_mapping_from(a)
-    check_paths(a, [a.input, a.input_b], a.out)
+    check_paths(a, [a.input, a.input_b], out)
     comp = load_comparison(a.input, a.input_b, a.system_a, a.system_b, a.input_format, mapping)
     if not comp.pairs:
         raise ValueError(f"no row of {comp.system_a!r} could be paired with a row of {comp.system_b!r} (rows pair by "
@@ -46,10 +44,19 @@ def compare(a: argparse.Namespace) -> int:
     judge = summarize_judge(comp, judge_comparison(comp, progress=progress), level=a.level) if a.judge else None
     verdict = build_verdict(comp, cs, judge, human=not a.no_human, n_boot=a.n_boot, n_perm=a.n_perm,
                             level=a.level, seed=a.seed)
-    text = render_verdict(verdict, a.format)
-    if a.out and a.out != "-":
-        write_text(a.out, text + "\n")
-        print(f"wrote {a.out}", file=sys.stderr)
-    else:
-        print(text)
+    return comp, cs, verdict
+
+
+def _arguments(p: argparse.ArgumentParser) -> None:
+    add_verdict_arguments(p)
+    p.add_argument("--format", default="text", choices=("text", "markdown", "csv", "json"))
+    p.add_argument("--out", help="write the table here instead of stdout (written whole or not at all)")
+
+
+@register_command("compare", "paired comparison of two systems per metric (intervals by context, p-values, verdict)",
+                  _arguments)
+def compare(a: argparse.Namespace) -> int:
+    out = a.out if a.out != "-" else None
+    _, _, verdict = verdict_from(a, out)
+    emit(render_verdict(verdict, a.format), out)
     return 0

@@ -51,9 +51,10 @@ def judge(a: argparse.Namespace) -> int:
     elif a.format == "csv":
         print(render_verdict(verdict, "csv"))
     else:
+        print(f"**{verdict.sentence}**\n" if a.format == "markdown" else verdict.sentence + "\n")
         if not out_path:
             for r in rows:
                 print(f"{r['id_a']}\t{r['id_b']}\tp_a={r['p_a']:.3f}\t{r['verdict']}"
                       + (f"\thuman={r['human']}" if r["human"] else ""))
-        print(render_verdict(verdict, a.format))
+        print(render_verdict(verdict, a.format, with_sentence=False))
     return 0

@@ -6,10 +6,9 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core import dashboard
-from pages import state
+from views import state
 
 st.session_state["_page"] = "correlation"
-state.sidebar()
 st.title("Correlation with human scores")
 
 EXAMPLE = ('{"id": "ctx-1", "system": "my-bot", "context": ["hi!", "how was your weekend?"], '
@@ -22,14 +21,38 @@ def cached_correlations(key: str, metrics: tuple[str, ...], _cs):
     return dashboard.correlation_rows(_cs)
 
 
+def load_rated_here() -> None:
+    """A rated file loaded from this page: its first two systems (the Upload page picks others)."""
+    up = st.file_uploader("A file with human scores (JSONL, DSTC10 JSON or column JSON; two or more systems)",
+                          type=["jsonl", "json"], key="corr_file")
+    if up is None:
+        return
+    from core.data import DataError
+    try:
+        got = dashboard.load_uploads(up.name, [(up.name, up.getvalue())], None, [None], None, None)
+    except DataError as e:
+        st.error(f"{len(e.problems)} problem(s) in the file; nothing new was loaded.")
+        st.dataframe([{"row": "" if p.row is None else str(p.row), "field": p.field or "", "problem": p.message}
+                      for p in e.problems], hide_index=True, width="stretch")
+        return
+    if got.key != getattr(state.loaded(), "key", None):
+        state.set_loaded(got, [(up.name, up.getvalue())])
+        st.rerun()
+
+
 data = state.require_data()
 metrics = state.selected_metrics()
 if data is not None and not data.has_human_scores:
-    st.info("The loaded data has no human scores, so there is nothing to correlate with. Upload a file whose rows "
-            "carry human ratings: in JSONL a `scores` object of dimension -> number (mean rating), for example")
+    st.info("The loaded data has no human scores, so there is nothing to correlate with. Load the built-in "
+            "human-rated sample, or a file whose rows carry human ratings: in JSONL a `scores` object of "
+            "dimension -> number (mean rating), for example")
     st.code(EXAMPLE, language="json")
     st.markdown("DSTC10 JSON carries them as `annotations` ({dimension: [ratings]}); in CSV choose the score "
-                "columns in the mapping. Both systems' rows are rated on the same dimensions.")
+                "columns in the mapping (Upload page). Both systems' rows are rated on the same dimensions.")
+    if st.button("Load the human-rated sample (40 queries, engagement ratings)", type="primary", key="corr_rated"):
+        state.load_rated_demo()
+        st.rerun()
+    load_rated_here()
 elif data is not None and metrics:
     comp = data.comparison
     cs = state.get_scores(data, metrics)
@@ -37,6 +60,10 @@ elif data is not None and metrics:
         rows = cached_correlations(data.key, tuple(cs.metrics), cs)
         st.caption(f"Turn level, over both systems' {2 * cs.n} rows; the two replies to one context form a cluster, "
                    "so the 95% bootstrap intervals resample contexts (core.stats.correlate, 1,000 resamples, seed 13).")
+        no_refs = [m for m in cs.metrics if not any(r["metric"] == m and r["n"] for r in rows)]
+        if no_refs:
+            st.caption(f"{', '.join(no_refs)}: no score on these rows (the metric needs references and the file has "
+                       "none); choose a metric without references (e.g. bert_ruber, mme) in the sidebar.")
         table = pd.DataFrame(rows)
         st.dataframe(table, hide_index=True, width="stretch",
                      column_config={c: st.column_config.NumberColumn(format="%.3f") for c in table.columns
@@ -47,9 +74,13 @@ elif data is not None and metrics:
         st.plotly_chart(fig, width="stretch", key="corr_heat")
 
         st.subheader("Scatter")
+        from core.compare import preference_dimension
         c1, c2 = st.columns(2)
-        m = c1.selectbox("Metric", cs.metrics, key="corr_metric")
-        d = c2.selectbox("Human dimension", data.dimensions, key="corr_dim")
+        state.kept("corr_metric", cs.metrics[0], cs.metrics)
+        m = c1.selectbox("Metric", cs.metrics, key="corr_metric", on_change=state.keep, args=("corr_metric",))
+        state.kept("corr_dim", preference_dimension(comp.examples()), data.dimensions)
+        d = c2.selectbox("Human dimension", data.dimensions, key="corr_dim", on_change=state.keep, args=("corr_dim",),
+                         help="default: the overall dimension (Overall, overall, coherence, ...)")
         sdf = dashboard.scatter_frame(cs, m, d)
         sdf["system"] = sdf["system"].map(state.plotly_plain)
         sdf["id"] = sdf["id"].map(state.plotly_plain)
@@ -73,10 +104,7 @@ elif data is not None and metrics:
             st.caption(f"The file holds {n_sys} systems: a system-level correlation over all of them needs every "
                        "system's rows scored (they are cached once scored).")
             if st.button(f"Score all {n_sys} systems and correlate system means", key="sys_corr"):
-                bar = st.progress(0.0, text="scoring every system")
-
-                def progress(done, total, desc):
-                    bar.progress(min(1.0, done / max(total, 1)), text=f"{desc} {done}/{total}")
+                bar, progress = state.progress_bar("scoring every system")
                 from core.engine import ScoreTable
                 results = state.metric_results(("all-systems", data.key), cs.metrics, list(data.examples), progress)
                 table_all = ScoreTable(list(data.examples), results)

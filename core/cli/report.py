@@ -1,0 +1,29 @@
+"""``dialeval report A [B] --out report.html``: the verdict as one self-contained HTML file to share
+(``core.html_report``): opens offline, everything inline."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from core.cli import register_command
+from core.cli.compare import add_verdict_arguments, verdict_from
+from core.html_report import input_file, render_html
+from core.outputs import write_text
+
+
+def _arguments(p: argparse.ArgumentParser) -> None:
+    add_verdict_arguments(p)
+    p.add_argument("--out", required=True, help="the HTML file to write (e.g. report.html; written whole or not at "
+                                                "all)")
+    p.add_argument("--title", default=None, help="the report's heading (default: 'dialeval report: A vs B')")
+
+
+@register_command("report", "one self-contained HTML report of the verdict (opens offline; to share)", _arguments)
+def report(a: argparse.Namespace) -> int:
+    comp, cs, verdict = verdict_from(a, a.out)
+    inputs = [input_file(p) for p in (a.input, a.input_b) if p]
+    page = render_html(verdict, comp, cs, inputs, command=a.command_line, title=a.title)
+    write_text(a.out, page)
+    print(verdict.sentence)
+    print(f"wrote {a.out} ({len(page.encode('utf-8')):,} bytes)", file=sys.stderr)
+    return 0

@@ -1,0 +1,329 @@
+"""A leaderboard of three or more systems that answered the same contexts.
+
+- **Shared contexts.** Every system's rows are matched by id (when every row has one and the ids overlap),
+  else by context (whitespace and case ignored); only contexts every system answered are compared, the rest
+  are listed, never dropped silently.
+- **Per metric**: each system's mean with a percentile bootstrap interval over contexts (``core.stats.mean_ci``,
+  2,000 resamples, seed 13), and every pair of systems compared as ``core.compare`` compares two (paired,
+  contexts resampled, approximate randomization p). The p-values of one metric's pairs are one family and are
+  adjusted with **Holm's** step-down method (``core.stats.holm``); a pair differs when its Holm p < 0.05 and
+  its interval excludes 0.
+- **With the judge**: every pair of systems is judged on every shared context (both orders, the shipped A/B
+  judge through ``core.engine``), and **Bradley-Terry** strengths are fitted to all those preferences
+  (``P(i beats j) = sigmoid(theta_i - theta_j)``, Bradley & Terry 1952; a tie is half a win to each side) with
+  bootstrap intervals that resample contexts (``core.stats.bradley_terry_ratings``), shown on the Elo scale
+  (1000 + 400 / ln 10 * theta) as Chatbot Arena does. Pairwise: the judge's win rate with the sign test,
+  Holm-adjusted over the pairs.
+- **Order**: by the Bradley-Terry strength when the judge ran, else by the first metric's mean (lower first
+  where lower is better). ``rank`` = 1 + the number of systems significantly better on that criterion, so
+  systems that cannot be told apart share a rank.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from core import stats
+from core.compare import LEVEL, N_BOOT, N_PERM, compare_values, context_groups
+from core.data import DataError, Example, Problem, systems_in
+from core.engine import ScoreTable, judge_pairs, score_examples
+from core.progress import Progress, within
+from core.scoring import JudgeOutput, Options, metric_class
+from core.settings import SEED
+
+
+# ------------------------------------------------------------------------------------------------
+# systems on shared contexts
+
+
+@dataclass
+class SystemGrid:
+    """Each system's rows on the contexts every system answered: ``rows[s][k]`` answers context ``k``."""
+
+    systems: list[str]
+    rows: dict[str, list[Example]]
+    aligned_by: str
+    dropped: list[str] = field(default_factory=list)
+
+    @property
+    def n_contexts(self) -> int:
+        return len(self.rows[self.systems[0]]) if self.systems else 0
+
+    def examples(self) -> list[Example]:
+        """All rows, system by system (the order they are scored in)."""
+        return [ex for s in self.systems for ex in self.rows[s]]
+
+    def groups(self) -> list[tuple[str, ...]]:
+        """The resampling unit of context ``k`` (``core.compare.context_groups``)."""
+        return context_groups(self.rows[self.systems[0]])
+
+
+def shared_contexts(examples: Sequence[Example], systems: Sequence[str] | None = None) -> SystemGrid:
+    """The rows of ``systems`` (default: all, in order of appearance) on the contexts every one answered."""
+    names = list(systems) if systems else systems_in(examples)
+    missing = [s for s in names if not any(e.system == s for e in examples)]
+    src = examples[0].source if examples else ""
+    if missing:
+        raise DataError([Problem(src, None, "system", f"system {s!r} not found; systems are "
+                                 f"{systems_in(examples)}") for s in missing])
+    if len(names) < 2:
+        raise DataError([Problem(src, None, "system", f"a leaderboard needs at least two systems, got {names}")])
+    chosen = [e for e in examples if e.system in names]
+    ids = [{e.id for e in chosen if e.system == s} for s in names]
+    by_id = all(e.has_id for e in chosen) and bool(set.intersection(*ids))
+    keyf = (lambda e: e.id) if by_id else (lambda e: context_groups([e])[0])  # noqa: E731
+    per: dict[str, dict[Any, Example]] = {s: {} for s in names}
+    extra: list[Example] = []
+    for e in chosen:
+        if keyf(e) in per[e.system]:
+            extra.append(e)  # a second answer of one system to one context cannot be matched
+        else:
+            per[e.system][keyf(e)] = e
+    keys = [k for k in per[names[0]] if all(k in per[s] for s in names[1:])]
+    shared = set(keys)
+    dropped = [f"system {e.system}: row {e.row}, id {e.id!r} has no partner in every other system"
+               for e in chosen if keyf(e) not in shared] + \
+              [f"system {e.system}: row {e.row}, id {e.id!r} answers a context it already answered" for e in extra]
+    if not keys:
+        raise DataError([Problem(src, None, None, f"no context was answered by all of {names}")])
+    return SystemGrid(names, {s: [per[s][k] for k in keys] for s in names}, "id" if by_id else "context", dropped)
+
+
+# ------------------------------------------------------------------------------------------------
+# the leaderboard
+
+
+@dataclass
+class PairwiseRow:
+    """System ``first`` vs ``second`` on one metric (or ``judge``): ``diff`` = first - second (for the judge:
+    first's win rate, ties excluded) with its interval, the raw p and the Holm-adjusted p over the family of
+    that metric's pairs; ``better`` names the significantly better system, else None."""
+
+    metric: str
+    first: str
+    second: str
+    diff: float
+    low: float
+    high: float
+    p: float
+    p_holm: float
+    better: str | None
+    wins: int
+    ties: int
+    losses: int
+
+
+@dataclass
+class SystemEntry:
+    """One system's line: its rank, its mean per metric with interval, and (with the judge) its rating."""
+
+    system: str
+    rank: int
+    metrics: dict[str, dict[str, float]]
+    judge: dict[str, float] | None = None
+
+
+@dataclass
+class Leaderboard:
+    systems: list[SystemEntry]  # best first
+    pairwise: list[PairwiseRow]
+    n_contexts: int
+    aligned_by: str
+    dropped: list[str]
+    ranked_by: str
+    metrics: list[str]
+    signatures: dict[str, str]
+    judge_signature: str | None
+    n_boot: int
+    n_perm: int
+    level: float
+    seed: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def judge_grid(grid: SystemGrid, judge: str = "pairwise", checkpoint: str | None = None,
+               progress: Progress | None = None) -> dict[tuple[int, int], JudgeOutput]:
+    """The judge on every pair of systems ``(i, j)``, i < j, over every shared context (A = system i)."""
+    pairs = list(itertools.combinations(range(len(grid.systems)), 2))
+    out = {}
+    contexts = [e.context for e in grid.rows[grid.systems[0]]]
+    for k, (i, j) in enumerate(pairs):
+        ri, rj = grid.rows[grid.systems[i]], grid.rows[grid.systems[j]]
+        out[(i, j)] = judge_pairs(contexts, [e.response for e in ri], [e.response for e in rj], judge, checkpoint,
+                                  within(progress, k, len(pairs)))
+    return out
+
+
+def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
+                      judged: dict[tuple[int, int], JudgeOutput] | None = None, n_boot: int = N_BOOT,
+                      n_perm: int = N_PERM, level: float = LEVEL, seed: int = SEED) -> Leaderboard:
+    """The :class:`Leaderboard` from the grid's scores (``table`` over ``grid.examples()``) and the judge's
+    outputs on every pair of systems (:func:`judge_grid`); either may be missing, not both."""
+    if table is None and not judged:
+        raise ValueError("a leaderboard needs metric scores, the judge's preferences, or both")
+    S, n = grid.systems, grid.n_contexts
+    groups = grid.groups()
+    metrics = table.metrics if table is not None else []
+    alpha = 1 - level
+    per_metric: dict[str, dict[str, dict[str, float]]] = {s: {} for s in S}
+    pairwise: list[PairwiseRow] = []
+    for m in metrics:
+        col = np.asarray(table.column(m), dtype=np.float64)
+        vals = {s: col[k * n:(k + 1) * n] for k, s in enumerate(S)}
+        for s in S:
+            mean, lo, hi = stats.mean_ci(vals[s], level, n_boot, seed, groups)
+            per_metric[s][m] = {"mean": mean, "low": lo, "high": hi}
+        hib = metric_class(m).higher_is_better
+        rows = [compare_values(m, "metric", vals[S[i]], vals[S[j]], groups, higher_is_better=hib, n_boot=n_boot,
+                               n_perm=n_perm, level=level, seed=seed)
+                for i, j in itertools.combinations(range(len(S)), 2)]
+        adj = stats.holm([r.p_randomization for r in rows])
+        for (i, j), r, ph in zip(itertools.combinations(range(len(S)), 2), rows, adj):
+            sig = ph < alpha and (r.low > 0 or r.high < 0)
+            better = None if not sig else (S[i] if (r.diff > 0) == hib else S[j])
+            pairwise.append(PairwiseRow(m, S[i], S[j], r.diff, r.low, r.high, r.p_randomization, float(ph), better,
+                                        r.wins, r.ties, r.losses))
+    judge_info: dict[str, dict[str, float]] = {}
+    judge_signature = None
+    if judged:
+        first, second, outcome, bt_groups = [], [], [], []
+        jrows = []
+        for (i, j), out in sorted(judged.items()):
+            judge_signature = out.signature
+            for k, v in enumerate(out.verdict):
+                first.append(i)
+                second.append(j)
+                outcome.append(1.0 if v == "A" else 0.0 if v == "B" else 0.5)
+                bt_groups.append(groups[k])
+            w, t = out.verdict.count("A"), out.verdict.count("tie")
+            ws = stats.win_stats(w, t, len(out.verdict) - w - t, level)
+            jrows.append(((i, j), ws))
+        bt = stats.bradley_terry_ratings(S, first, second, outcome, bt_groups, n_boot, seed, level)
+        for k, s in enumerate(S):
+            wins = sum(ws.wins if i == k else ws.losses for (i, j), ws in jrows if k in (i, j))
+            losses = sum(ws.losses if i == k else ws.wins for (i, j), ws in jrows if k in (i, j))
+            ties = sum(ws.ties for (i, j), ws in jrows if k in (i, j))
+            judge_info[s] = {"theta": bt.theta[k], "theta_low": bt.low[k], "theta_high": bt.high[k],
+                             "rating": bt.rating[k], "rating_low": bt.rating_low[k],
+                             "rating_high": bt.rating_high[k], "wins": wins, "ties": ties, "losses": losses}
+        adj = stats.holm([ws.sign_p for _, ws in jrows])
+        for ((i, j), ws), ph in zip(jrows, adj):
+            better = None
+            if ph < alpha and ws.wins != ws.losses:
+                better = S[i] if ws.wins > ws.losses else S[j]
+            pairwise.append(PairwiseRow("judge", S[i], S[j], ws.rate, ws.low, ws.high, ws.sign_p, float(ph), better,
+                                        ws.wins, ws.ties, ws.losses))
+    if judged:
+        ranked_by = "judge"
+        key = {s: -judge_info[s]["theta"] for s in S}
+    else:
+        ranked_by = metrics[0]
+        sign = -1.0 if metric_class(ranked_by).higher_is_better else 1.0
+        key = {s: sign * per_metric[s][ranked_by]["mean"] for s in S}
+    order = sorted(S, key=lambda s: (key[s] if math.isfinite(key[s]) else math.inf, S.index(s)))
+    beaten = {s: sum(1 for r in pairwise if r.metric == ranked_by and r.better is not None and r.better != s
+                     and s in (r.first, r.second)) for s in S}
+    entries = [SystemEntry(s, 1 + beaten[s], per_metric[s], judge_info.get(s)) for s in order]
+    return Leaderboard(entries, pairwise, n, grid.aligned_by, grid.dropped, ranked_by, list(metrics),
+                       table.signatures() if table is not None else {}, judge_signature, n_boot, n_perm, level, seed)
+
+
+def leaderboard(examples: Sequence[Example], metrics: Sequence[str] | str | None = None, judge: bool = False,
+                systems: Sequence[str] | None = None, options: Options | None = None,
+                progress: Progress | None = None, **settings: Any) -> Leaderboard:
+    """Score (and with ``judge`` judge) every system of ``examples`` on their shared contexts through the
+    engine, and build the :class:`Leaderboard`. ``metrics`` ``[]`` with ``judge``: the judge alone."""
+    grid = shared_contexts(examples, systems)
+    table = None
+    if metrics is None or len(metrics):
+        table = score_examples(grid.examples(), metrics, options, within(progress, 0, 2) if judge else progress)
+    judged = judge_grid(grid, progress=within(progress, 1, 2) if table is not None else progress) if judge else None
+    return build_leaderboard(grid, table, judged, **settings)
+
+
+# ------------------------------------------------------------------------------------------------
+# rendering
+
+
+def _ci(mean: float, lo: float, hi: float, digits: int = 3) -> str:
+    if mean is None or not math.isfinite(mean):
+        return "-"
+    return f"{mean:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
+def leaderboard_rows(lb: Leaderboard) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+    """The ranking as formatted cells and their (key, header) columns."""
+    cols = [("rank", "rank"), ("system", "system")]
+    if lb.systems and lb.systems[0].judge is not None:
+        cols.append(("judge", "judge rating (Bradley-Terry) [95% CI]"))
+        cols.append(("wtl", "judge wins/ties/losses"))
+    cols += [(m, f"{m} mean [95% CI]") for m in lb.metrics]
+    rows = []
+    for e in lb.systems:
+        r: dict[str, Any] = {"rank": str(e.rank), "system": e.system}
+        if e.judge is not None:
+            r["judge"] = _ci(e.judge["rating"], e.judge["rating_low"], e.judge["rating_high"], 0)
+            r["wtl"] = f"{e.judge['wins']:.0f}/{e.judge['ties']:.0f}/{e.judge['losses']:.0f}"
+        for m in lb.metrics:
+            v = e.metrics[m]
+            r[m] = _ci(v["mean"], v["low"], v["high"])
+        rows.append(r)
+    return rows, cols
+
+
+PAIRWISE_COLUMNS = [("metric", "metric"), ("first", "system 1"), ("second", "system 2"),
+                    ("diff", "1 - 2 (judge: win rate of 1) [95% CI]"), ("p", "p"), ("p_holm", "p (Holm)"),
+                    ("wtl", "1 wins/ties/2 wins"), ("better", "better")]
+
+
+def pairwise_cells(lb: Leaderboard) -> list[dict[str, str]]:
+    from core.report import fmt_num
+    return [{"metric": r.metric, "first": r.first, "second": r.second,
+             "diff": f"{fmt_num(r.diff, signed=r.metric != 'judge')} [{fmt_num(r.low, signed=r.metric != 'judge')}, "
+                     f"{fmt_num(r.high, signed=r.metric != 'judge')}]",
+             "p": fmt_num(r.p, p=True), "p_holm": fmt_num(r.p_holm, p=True), "wtl": f"{r.wins}/{r.ties}/{r.losses}",
+             "better": r.better or "no significant difference"} for r in lb.pairwise]
+
+
+def render_leaderboard(lb: Leaderboard, fmt: str = "text") -> str:
+    """``dialeval leaderboard``'s output: text / markdown (ranking, then every pair), csv (one table, rows told
+    apart by ``kind``) or json (the systems best first, each with its scores and intervals; the pairs)."""
+    from core.report import render, to_json
+    if fmt == "json":
+        return to_json(lb.to_dict())
+    rows, cols = leaderboard_rows(lb)
+    if fmt == "csv":
+        flat: list[dict[str, Any]] = []
+        for e in lb.systems:
+            r: dict[str, Any] = {"kind": "system", "rank": e.rank, "system": e.system}
+            for m, v in e.metrics.items():
+                r.update({f"{m}_mean": v["mean"], f"{m}_low": v["low"], f"{m}_high": v["high"]})
+            if e.judge is not None:
+                r.update({f"judge_{k}": v for k, v in e.judge.items()})
+            flat.append(r)
+        flat += [{"kind": "pairwise", **asdict(r)} for r in lb.pairwise]
+        flat += [{"kind": "dropped", "note": d} for d in lb.dropped]
+        keys: list[str] = []
+        for r in flat:
+            keys += [k for k in r if k not in keys]
+        return render(flat, [(k, k) for k in keys], "csv")
+    by = "the judge's Bradley-Terry rating" if lb.ranked_by == "judge" else f"mean {lb.ranked_by}"
+    head = (f"{len(lb.systems)} systems on {lb.n_contexts} shared contexts (aligned by {lb.aligned_by}); ranked by "
+            f"{by}; rank = 1 + systems significantly better (Holm-adjusted p < {1 - lb.level:.2g}); intervals "
+            f"resample contexts ({lb.n_boot} resamples, seed {lb.seed})")
+    parts = [head, render(rows, cols, fmt), "Every pair:", render(pairwise_cells(lb), PAIRWISE_COLUMNS, fmt)]
+    if lb.dropped:
+        bullet = "- " if fmt == "markdown" else "  "
+        parts.append(f"{len(lb.dropped)} row(s) not on a context every system answered, left out:\n"
+                     + "\n".join(bullet + d for d in lb.dropped[:200]))
+    sigs = [f"{m}: {s}" for m, s in lb.signatures.items()] + ([f"judge: {lb.judge_signature}"] if lb.judge_signature
+                                                              else [])
+    if sigs:
+        parts.append("Signatures:\n" + "\n".join(("- " if fmt == "markdown" else "  ") + s for s in sigs))
+    return "\n\n".join(parts)

@@ -1,0 +1,294 @@
+"""What a stakeholder reads: the one-line verdict, the length-controlled judge win rate, what drives a difference,
+slices, the leaderboard (Bradley-Terry, Holm) and the self-contained HTML report. Fast: BLEU only, planted data,
+and synthetic judge outputs where the judge's model is not the point."""
+import json
+import math
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core import stats
+from core.compare import build_verdict, pair_winner, summarize_judge, verdict_sentence
+from core.data import Comparison, Example, align, load_jsonl
+from core.engine import score_comparison
+from core.report import render_verdict
+from core.scoring import JudgeOutput
+
+WORDS = "the a cat dog sat ran on mat big small red blue fast slow home park tea cup sun rain".split()
+
+
+def _planted(n: int = 30, seed: int = 0) -> list[Example]:
+    """Systems on the same contexts: ``good`` copies the reference, ``mid`` keeps half of it, ``bad`` and
+    ``bad-copy`` say the same unrelated thing."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        ref = " ".join(rng.choice(WORDS, 8))
+        ctx = [f"what about topic {i}?"]
+        half = " ".join(ref.split()[:4] + list(rng.choice(WORDS, 4)))
+        for system, reply in (("good", ref), ("mid", half), ("bad", "zzz qqq www"), ("bad-copy", "zzz qqq www")):
+            out.append(Example(f"c{i}", system, ctx, reply, [ref]))
+    return out
+
+
+def _comparison(examples, a: str, b: str) -> Comparison:
+    return align([e for e in examples if e.system == a], [e for e in examples if e.system == b], a, b)
+
+
+def _judged(p_a) -> JudgeOutput:
+    p = np.asarray(p_a, dtype=float)
+    verdict = ["tie" if abs(x - 0.5) < 0.05 else ("A" if x > 0.5 else "B") for x in p]
+    return JudgeOutput(p, p, p, verdict, 0.0, 0.05, "judge:test")
+
+
+# ------------------------------------------------------------------------------------------------ the sentence
+
+
+def test_the_one_line_verdict_states_direction_in_words_and_names_both_systems():
+    exs = _planted()
+    comp = _comparison(exs, "mid", "good")  # B is better
+    v = build_verdict(comp, score_comparison(comp, ["bleu"]), n_boot=500, n_perm=500)
+    s = verdict_sentence(v)
+    assert s.startswith("good is better than mid: 1 of 1 metrics agree (bleu +")
+    assert re.search(r"bleu \+\d+\.\d+ \[\+\d+\.\d+, \+\d+\.\d+\]", s), s  # in favour of the winner: positive
+    assert v.to_dict()["sentence"] == s == v.sentence
+    # the text output of `compare` starts with it; csv's first row is it; markdown bolds it
+    assert render_verdict(v, "text").splitlines()[0] == s
+    assert render_verdict(v, "markdown").splitlines()[0] == f"**{s}**"
+    assert render_verdict(v, "csv").splitlines()[1].startswith("verdict,")
+    # no difference between identical replies; a file compared with itself is called out
+    same = _comparison(exs, "bad", "bad-copy")
+    v2 = build_verdict(same, score_comparison(same, ["bleu"]), n_boot=200, n_perm=200)
+    assert v2.identical_pairs == v2.n_pairs and "give the same reply in all 30 pairs" in v2.sentence
+    # long names are kept whole
+    long_a, long_b = "my-very-long-system-name-" * 4, "another-quite-long-name-" * 4
+    exs2 = [Example(e.id, long_a if e.system == "mid" else long_b, e.context, e.response, e.references)
+            for e in exs if e.system in ("mid", "good")]
+    comp2 = _comparison(exs2, long_a, long_b)
+    s3 = build_verdict(comp2, score_comparison(comp2, ["bleu"]), n_boot=200, n_perm=200).sentence
+    assert s3.startswith(f"{long_b} is better than {long_a}")
+
+
+def test_the_sentence_leads_with_people_then_the_judge_and_says_when_evidence_is_mixed():
+    exs = _planted()
+    for e in exs:  # people prefer mid over good (planted against BLEU)
+        e.scores = {"Overall": 4.0 if e.system == "mid" else 2.0}
+    comp = _comparison(exs, "mid", "good")
+    cs = score_comparison(comp, ["bleu"])
+    judge = summarize_judge(comp, _judged([0.9] * 25 + [0.2] * 5))  # the judge prefers A (mid) 25 to 5
+    v = build_verdict(comp, cs, judge, n_boot=300, n_perm=300)
+    s = v.sentence
+    assert s.startswith("mid is better than good: people rate it higher on Overall (+2.00 [+2.00, +2.00] on the 30 "
+                        "pairs); the judge prefers it in 83 % of the 30 pairs it decided [")
+    assert re.search(r"decided \[\d+–\d+ %\] \(\d+ % at equal length\)", s), s
+    assert "no metric agrees; bleu favours good" in s
+    # the judge alone names a side when people are not in the input
+    for e in exs:
+        e.scores = {}
+    v2 = build_verdict(comp, cs, summarize_judge(comp, _judged([0.9] * 25 + [0.2] * 5)), n_boot=300, n_perm=300)
+    assert v2.sentence.startswith("mid is better than good: the judge prefers it in 83 %")
+    # no side: the judge finds no preference and no metric is run
+    v3 = build_verdict(comp, None, summarize_judge(comp, _judged([0.9] * 15 + [0.2] * 15)))
+    assert v3.sentence.startswith("No significant difference between mid and good: the judge finds no significant "
+                                  "preference (mid wins 50 % of the 30 pairs it decided")
+
+
+def test_pair_winner_follows_the_metric_direction_and_the_tie_rule():
+    assert pair_winner(2.0, 1.0) == "A" and pair_winner(2.0, 1.0, higher_is_better=False) == "B"
+    assert pair_winner(1.0, 1.0 + 1e-12) == "tie" and pair_winner(math.nan, 1.0) is None
+
+
+# ------------------------------------------------------------------------------------------------ statistics
+
+
+def test_holm_adjustment_matches_its_definition():
+    p = [0.01, 0.04, 0.03, 0.005]
+    # sorted 0.005, 0.01, 0.03, 0.04 -> x4, x3, x2, x1 -> 0.02, 0.03, 0.06, 0.04 -> running max 0.02, 0.03, 0.06, 0.06
+    np.testing.assert_allclose(stats.holm(p), [0.03, 0.06, 0.06, 0.02])
+    assert np.isnan(stats.holm([0.2, math.nan])[1]) and stats.holm([0.2, math.nan])[0] == pytest.approx(0.2)
+
+
+def test_bradley_terry_recovers_a_planted_order_and_does_not_separate_equals():
+    rng = np.random.default_rng(1)
+    strength = {"strong": 1.0, "middle": 0.0, "weak": -1.0, "weak-twin": -1.0}
+    names = list(strength)
+    first, second, outcome, groups = [], [], [], []
+    for c in range(80):
+        for i in range(4):
+            for j in range(i + 1, 4):
+                p = 1 / (1 + math.exp(-(strength[names[i]] - strength[names[j]])))
+                first.append(i)
+                second.append(j)
+                outcome.append(float(rng.random() < p))
+                groups.append(c)
+    bt = stats.bradley_terry_ratings(names, first, second, outcome, groups, n_boot=300)
+    assert bt.theta[0] > bt.theta[1] > bt.theta[2] and bt.theta[1] > bt.theta[3]
+    assert bt.low[0] > bt.high[1] and bt.low[1] > max(bt.high[2], bt.high[3])  # planted gaps are resolved
+    assert bt.low[2] < bt.high[3] and bt.low[3] < bt.high[2]  # the twins' intervals overlap
+    assert bt.rating[0] == pytest.approx(1000 + 400 / math.log(10) * bt.theta[0])
+    # a tie is half a win to each side: all ties give equal strengths
+    eq = stats.bradley_terry([0, 0, 1], [1, 2, 2], [0.5, 0.5, 0.5], 3)
+    np.testing.assert_allclose(eq, 0.0, atol=1e-9)
+
+
+def test_length_controlled_win_rate_removes_a_pure_length_preference():
+    rng = np.random.default_rng(2)
+    n = 200
+    diff = rng.normal(3.0, 6.0, n)  # A's replies are longer on average
+    wins = (rng.random(n) < 1 / (1 + np.exp(-1.5 * np.tanh(diff / 6.0)))).astype(float)  # only length matters
+    lc = stats.length_controlled_win_rate(wins, diff, list(range(n)), n_boot=300)
+    assert lc.raw > 0.6 and lc.low < 0.5 < lc.high and abs(lc.rate - 0.5) < 0.1 and lc.slope > 0.5
+    # without a length difference it is exactly the plain win rate
+    flat = stats.length_controlled_win_rate(wins, np.zeros(n), n_boot=0)
+    assert flat.rate == pytest.approx(wins.mean(), abs=1e-9)
+
+
+def test_a_verdict_carried_by_a_few_pairs_does_not_survive_leaving_them_out():
+    n = 40
+    ctx = [[f"context {i}"] for i in range(n)]
+    a = [Example(str(i), "A", ctx[i], "x", ["r"]) for i in range(n)]
+    b = [Example(str(i), "B", ctx[i], "y", ["r"]) for i in range(n)]
+    comp = Comparison("A", "B", list(zip(a, b)))
+    from core.compare import compare_values, context_groups, difference_drivers
+    groups = context_groups(comp.a)
+    steady = np.full(n, 0.5) + np.random.default_rng(3).normal(0, 0.1, n)
+    row = compare_values("m", "metric", steady, np.zeros(n), groups, n_boot=400, n_perm=400)
+    d = difference_drivers(row, steady, np.zeros(n), groups, [x.id for x in a], n_boot=400, n_perm=400)
+    assert row.winner == "A" and d.survives and d.n_left_out == 2 and d.direction == "A"
+    spiky = np.random.default_rng(4).normal(0, 0.01, n)
+    spiky[:6] = 10.0  # six pairs make the whole difference: significant, but not without two of them
+    row2 = compare_values("m", "metric", spiky, np.zeros(n), groups, n_boot=400, n_perm=400)
+    d2 = difference_drivers(row2, spiky, np.zeros(n), groups, [x.id for x in a], n_boot=400, n_perm=400)
+    assert row2.winner == "A" and [t["id"] for t in d2.top[:3]] == ["0", "1", "2"]
+    assert d2.top[0]["share"] == pytest.approx(1 / 6, abs=0.01)
+    assert not d2.survives and d2.winner_without is None
+
+
+# ------------------------------------------------------------------------------------------------ slices
+
+
+def test_slices_partition_the_pairs_and_read_metadata_columns(tmp_path):
+    rows = []
+    for i in range(24):
+        for system in ("x", "y"):
+            rows.append({"id": str(i), "system": system, "context": [f"hi {i}"] + ["and"] * (i % 3),
+                         "topic": "sport" if i < 12
+                         else "music", "response": ("word " * (2 + i)).strip() if system == "x" else "other words",
+                         "references": [("word " * (2 + i)).strip()]})
+    path = tmp_path / "meta.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    exs = load_jsonl(path)
+    assert exs[0].meta == {"topic": "sport"} and exs[0].to_dict()["topic"] == "sport"
+    comp = _comparison(exs, "x", "y")
+    cs = score_comparison(comp, ["bleu"])
+    from core.slices import metadata_columns, slice_comparison
+    assert metadata_columns(comp) == ["topic"]
+    for by in ("reply length", "turn count", "metadata", "score bucket"):
+        got = slice_comparison(cs, "bleu", by, column="topic", n_boot=200, n_perm=200)
+        assert sum(r.n for r in got) == 24 and (len(got) >= 2 or by == "score bucket"), by
+    topics = slice_comparison(cs, "bleu", "metadata", column="topic", n_boot=200, n_perm=200)
+    assert [r.metric for r in topics] == ["music", "sport"]
+    turns = slice_comparison(cs, "bleu", "turn count", n_boot=200, n_perm=200)
+    assert [r.metric for r in turns] == ["1 turn", "2 turns", "3 turns"] and [r.n for r in turns] == [8, 8, 8]
+
+
+def test_a_json_syntax_error_is_worded_once():
+    from core.data import DataError
+    with pytest.raises(DataError) as e:
+        load_jsonl("x.jsonl", data=b'{"context": ["hi"], "response": "unterminated}\n')
+    assert "starting at column" in str(e.value) and "at at" not in str(e.value)
+
+
+# ------------------------------------------------------------------------------------------------ leaderboard
+
+
+@pytest.fixture
+def dialeval(tmp_path):
+    exe = Path(sys.executable).with_name("dialeval")
+
+    def run(*args):
+        return subprocess.run([str(exe), *args], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    return run
+
+
+def test_the_leaderboard_recovers_a_planted_order_and_does_not_separate_identical_systems(dialeval, tmp_path):
+    path = tmp_path / "four.jsonl"
+    path.write_text("\n".join(json.dumps(e.to_dict()) for e in _planted()) + "\n")
+    r = dialeval("leaderboard", str(path), "--metrics", "bleu", "--format", "json", "--quiet")
+    assert r.returncode == 0, r.stderr
+    lb = json.loads(r.stdout)
+    assert [s["system"] for s in lb["systems"]][:2] == ["good", "mid"]
+    assert [s["rank"] for s in lb["systems"]] == [1, 2, 3, 3]  # the identical pair shares a rank
+    pairs = {(p["first"], p["second"]): p for p in lb["pairwise"]}
+    for k in (("good", "mid"), ("good", "bad"), ("mid", "bad")):
+        assert pairs[k]["p_holm"] < 0.05 and pairs[k]["better"] == k[0]
+    twins = pairs[("bad", "bad-copy")]
+    assert twins["better"] is None and twins["p"] == 1.0 and twins["diff"] == 0.0
+    assert lb["systems"][0]["metrics"]["bleu"]["mean"] == pytest.approx(100.0)
+    text = dialeval("leaderboard", str(path), "--metrics", "bleu", "--quiet", "--systems", "good,mid,bad")
+    assert text.returncode == 0 and text.stdout.startswith("3 systems on 30 shared contexts")
+    assert dialeval("leaderboard", str(path), "--metrics", "none", "--quiet").returncode == 2
+
+
+def test_the_leaderboard_ranks_by_bradley_terry_from_the_judges_preferences():
+    """Synthetic judge outputs (the model is not the point here): a > b > c planted, c and its twin tied."""
+    from core.leaderboard import build_leaderboard, render_leaderboard, shared_contexts
+    exs = [Example(f"c{i}", s, [f"ctx {i}"], f"{s} says {i}", []) for i in range(30) for s in ("a", "b", "c", "c2")]
+    grid = shared_contexts(exs)
+    strength = [1.2, 0.0, -1.2, -1.2]
+    judged = {}
+    for i in range(4):
+        for j in range(i + 1, 4):  # exactly round(30 p) wins of i, p = P(i beats j) under the planted strengths
+            wins = round(30 / (1 + math.exp(-(strength[i] - strength[j]))))
+            judged[(i, j)] = _judged([0.9] * wins + [0.1] * (30 - wins) if strength[i] != strength[j]
+                                     else [0.5] * 30)
+    lb = build_leaderboard(grid, None, judged, n_boot=300)
+    assert lb.ranked_by == "judge" and [e.system for e in lb.systems][:2] == ["a", "b"]
+    twins = next(p for p in lb.pairwise if {p.first, p.second} == {"c", "c2"})
+    assert twins.better is None and twins.ties == 30
+    c, c2 = (next(e for e in lb.systems if e.system == s) for s in ("c", "c2"))
+    assert c.rank == c2.rank == 3 and abs(c.judge["theta"] - c2.judge["theta"]) < 1e-6
+    assert lb.systems[0].judge["rating_low"] > lb.systems[1].judge["rating_high"]
+    assert render_leaderboard(lb, "markdown").count("| judge |") == 6
+
+
+# ------------------------------------------------------------------------------------------------ the report
+
+
+def test_csv_columns_beyond_the_schema_are_metadata_for_slices():
+    """A CSV column that is no field, no score and not chosen is metadata (``Example.meta``), as a JSONL field is;
+    a column with a schema field's name is never metadata, nor overrides the chosen column."""
+    from core.data import CsvMapping, load_csv
+    data = (b"id,system,history,context,reply,topic,scores.overall\n"
+            b"1,x,hi there,IGNORED,hello,sport,4\n1,y,hi there,IGNORED,yo,sport,2\n")
+    exs = load_csv("t.csv", data, CsvMapping(response="reply", context="history"))
+    assert [e.meta for e in exs] == [{"topic": "sport"}] * 2
+    assert exs[0].context == ["hi there"] and exs[0].scores == {"overall": 4.0}
+
+
+def test_the_report_is_one_self_contained_file(dialeval, repo_root, tmp_path):
+    out = tmp_path / "report.html"
+    demo = repo_root / "demo" / "demo.jsonl"
+    r = dialeval("report", str(demo), "--metrics", "bleu", "--out", str(out), "--quiet")
+    assert r.returncode == 0, r.stderr
+    page = out.read_text(encoding="utf-8")
+    sentence = r.stdout.strip()
+    import html
+    assert f'<p class="verdict" id="verdict">{html.escape(sentence)}</p>' in page
+    assert page.count('<tr><td>') >= 60 and re.search(r'<span id="shown">60</span> of 60 pairs', page)
+    import hashlib
+    assert hashlib.sha256(demo.read_bytes()).hexdigest() in page and "metric:bleu|" in page
+    # nothing is fetched: no script or style from elsewhere, no link to load
+    assert not re.search(r'<(script|link|img|iframe)[^>]+(src|href)=', page)
+    assert "@import" not in page and "url(" not in page
+
+
+def test_matched_ngrams_mark_shared_bigrams_and_words():
+    from core.html_report import highlight_html, matched_ngrams
+    got = matched_ngrams("I like the cat, yes.", ["the cat is nice", "yes"])
+    assert [(p, lv) for p, lv in got if lv] == [("the", 2), ("cat", 2), ("yes", 1)]
+    assert highlight_html("<b>the cat</b>", ["the cat"]).startswith("&lt;b&gt;<mark class=\"m2\">the</mark>")

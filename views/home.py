@@ -1,0 +1,108 @@
+"""Home: which system is better, in one line, and why (the verdict, the report, the headline table, what drives
+each difference)."""
+import re
+
+import streamlit as st
+
+from core import dashboard
+from core.report import left_out_note
+from views import state
+
+
+def home() -> None:
+    st.session_state["_page"] = "home"
+    st.title("dialeval: which of two dialogue systems is better?")
+    st.caption("Metrics validated against human ratings: BLEU, υBLEU, RUBER, ADEM, MME-CRS, a learned A/B judge.")
+    data = state.require_data()
+    if data is None:
+        return
+    comp = data.comparison
+    metrics = state.selected_metrics()
+    cs = state.get_scores(data, metrics) if metrics else None
+    cs = cs if cs is not None and cs.metrics else None
+    judge = state.judge_summary(data)
+    if cs is None and judge is None:
+        st.info("Choose at least one metric in the sidebar (or run the judge on the A/B judge page).")
+        return
+    verdict = state.cached_verdict(data.key, tuple(cs.metrics) if cs else (), judge is not None, cs, judge)
+    st.session_state["verdict"] = verdict  # what this page shows: the tests read it
+    with st.container(border=True, key="verdict"):
+        st.markdown(f"#### {state.plain(verdict.sentence)}")
+    if verdict.n_pairs and verdict.identical_pairs == verdict.n_pairs:
+        st.warning("A and B give the same reply in every pair: the same file, or the same system, is compared with "
+                   "itself. Load two different systems on the Upload page.")
+    elif verdict.identical_pairs:
+        st.caption(f"{verdict.identical_pairs} of {verdict.n_pairs} pairs have identical replies (they count as ties).")
+    st.markdown(f"**A**: {state.plain(comp.system_a)} · **B**: {state.plain(comp.system_b)} · {data.n} pairs "
+                f"(aligned by {comp.aligned_by}) · human dimensions: "
+                f"{state.plain(', '.join(data.dimensions)) if data.dimensions else 'none'} · source: "
+                f"{state.plain(data.name)}")
+    c1, c2 = st.columns([1, 2])
+    if cs is not None:
+        name = re.sub(r"[^A-Za-z0-9._-]+", "_", f"dialeval_{comp.system_a}_vs_{comp.system_b}")[:80]
+        c1.download_button("Download the report (HTML)", state.cached_report(
+            data.key, tuple(cs.metrics), judge is not None, data, verdict, cs), file_name=f"{name}.html",
+            mime="text/html", key="dl_report", on_click="ignore", type="primary",
+            help="One self-contained file (opens offline): the verdict, tables with intervals, charts, every "
+                 "pair side by side, signatures and the input files' SHA-256. The same as `dialeval report`.")
+    ok, _ = dashboard.judge_status()
+    if judge is None and ok:
+        if c2.button(f"Run the A/B judge over the {data.n} pairs (about {state.judge_seconds(data.n):.0f} s)",
+                     key="home_run_judge"):
+            state.run_judge(data)
+            st.rerun()
+    st.caption("This page's address reopens this comparison with these choices: refresh, bookmark or share it "
+               "(on this server).")
+    if verdict.unmatched:
+        with st.expander(f"{len(verdict.unmatched)} unmatched row(s), not compared"):
+            st.text("\n".join(verdict.unmatched))
+    if verdict.left_out:
+        with st.expander("Pairs left out of a metric's n (no value for A or B)"):
+            st.text("\n".join(f"{d['metric']}: {left_out_note(d)}" for d in verdict.left_out))
+    if verdict.metrics:
+        st.subheader("Headline comparison")
+        st.dataframe(dashboard.headline_frame(verdict), hide_index=True, width="stretch",
+                     column_config={"p": st.column_config.NumberColumn(format="%.4f")})
+        st.caption(f"Means with 95% bootstrap intervals ({verdict.n_boot:,} resamples of the contexts, seed "
+                   f"{verdict.seed}); 'by' is the better system's mean minus the other's; A-B is the paired mean "
+                   f"difference; p from approximate randomization ({verdict.n_perm:,}); 'better' only when "
+                   "p < 0.05 and the interval excludes 0 (core.compare, the same numbers as `dialeval compare`).")
+    if verdict.judge is not None:
+        j = verdict.judge
+        w = j.win
+        lc = j.length_controlled
+        st.text(f"Judge: prefers A in {w.wins}, B in {w.losses}, tie in {w.ties} of {j.n} pairs; win rate of A "
+                f"{w.rate:.1%} (ties excluded) [{w.low:.1%}, {w.high:.1%}] -> {j.better(comp.system_a, comp.system_b)}"
+                + (f"\nLength-controlled win rate of A (at equal reply length): {lc.rate:.1%} [{lc.low:.1%}, "
+                   f"{lc.high:.1%}]; A's replies are {lc.mean_length_diff:+.1f} words longer on average"
+                   if lc is not None and lc.n else ""))
+    tuned = state.refit(data)
+    if tuned is not None:
+        t = tuned["summary"]
+        st.text(f"Judge re-fit on your {tuned['n_votes']} votes: win rate of A {t.win.rate:.1%} [{t.win.low:.1%}, "
+                f"{t.win.high:.1%}] over all {t.n} pairs (A/tie/B {t.win.wins}/{t.win.ties}/{t.win.losses})")
+    rows = verdict.rows("metric")
+    if rows:
+        st.plotly_chart(state.interval_figure(rows, "A - B per metric with 95% interval (right of the dashed line: "
+                                              f"{state.plotly_plain(comp.system_a)} higher)", shared_axis=False),
+                        width="stretch", key="home_intervals")
+    if verdict.drivers:
+        st.subheader("What drives each difference")
+        st.caption("Per metric, the pairs whose A - B pushes the mean furthest in its direction, and the comparison "
+                   "redone without the top 5 % of them: a verdict that does not survive rests on a few pairs. "
+                   "Open a pair on the Scores page.")
+        st.dataframe(dashboard.drivers_frame(verdict), hide_index=True, width="stretch",
+                     column_config={"p without": st.column_config.NumberColumn(format="%.4f")})
+    if cs is not None:
+        with st.expander("Signatures (metric, variant, checkpoint, pool, version)"):
+            st.dataframe([{"metric": k, "signature": v} for k, v in cs.table.signatures().items()],
+                         hide_index=True, width="stretch")
+    st.subheader("Next")
+    st.page_link(state.PAGES["scores"], label="Per-example scores, slices and υBLEU references")
+    st.page_link(state.PAGES["judge"], label="A/B judge and your own votes")
+    st.page_link(state.PAGES["correlation"], label="Correlation with human scores")
+    st.page_link(state.PAGES["leaderboard"], label="Leaderboard of three or more systems")
+    st.page_link(state.PAGES["upload"], label="Upload other systems")
+
+
+home()

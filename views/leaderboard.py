@@ -1,0 +1,125 @@
+"""Leaderboard: three or more systems on their shared contexts (``core.leaderboard``, the same as
+``dialeval leaderboard``): per-metric means with intervals, Bradley-Terry ratings from the judge, every pair of
+systems with Holm-adjusted p-values."""
+import itertools
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from core import dashboard
+from core.data import DataError
+from core.leaderboard import (build_leaderboard, judge_grid, leaderboard_rows, pairwise_cells, render_leaderboard,
+                              shared_contexts)
+from core.report import to_json
+from views import state
+
+st.session_state["_page"] = "leaderboard"
+st.title("Leaderboard")
+st.caption("Three or more systems that answered the same contexts, ranked: each metric's mean with a 95% interval "
+           "(contexts resampled), every pair of systems compared with Holm-adjusted p-values, and with the judge "
+           "Bradley-Terry ratings (Elo scale) with bootstrap intervals. The same as `dialeval leaderboard`.")
+
+
+@st.cache_resource(show_spinner=False)
+def _judged_store() -> dict:
+    return {}
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def cached_board(key: str, systems: tuple[str, ...], metrics: tuple[str, ...], judged: bool, _grid, _table, _judged):
+    return build_leaderboard(_grid, _table, _judged)
+
+
+up = st.file_uploader("A file with three or more systems (JSONL, DSTC10 JSON, column JSON); or load one on the Upload "
+                      "page", type=["jsonl", "json"], key="lb_file")
+source, examples, key = None, None, None
+if up is not None:
+    try:
+        examples = dashboard.parse_upload(up.name, up.getvalue())
+        source, key = up.name, dashboard.content_key(up.getvalue())
+    except DataError as e:
+        st.error(f"{len(e.problems)} problem(s) in the file:")
+        st.dataframe([{"row": "" if p.row is None else str(p.row), "field": p.field or "", "problem": p.message}
+                      for p in e.problems], hide_index=True, width="stretch")
+elif state.loaded() is not None:
+    data = state.loaded()
+    source, examples, key = data.name, data.examples, data.key
+all_systems = list(dict.fromkeys(e.system for e in examples)) if examples else []
+if examples is not None and len(all_systems) < 3:
+    st.info(f"{state.plain(source)} holds {len(all_systems)} system(s); a leaderboard needs three or more that "
+            "answered the same contexts. Upload such a file above (for example a multi-system rated set).")
+elif examples is None:
+    st.info("Upload a file with three or more systems above, or load one on the Upload page.")
+else:
+    chosen = st.multiselect("Systems", all_systems, default=all_systems, key=f"lb_systems_{key}")
+    metrics = state.selected_metrics()
+    if len(chosen) < 2:
+        st.warning("Choose at least two systems.")
+        st.stop()
+    try:
+        grid = shared_contexts(examples, chosen)
+    except DataError as e:
+        st.error(str(e))
+        st.stop()
+    st.text(f"{state.plain(source)}: {len(chosen)} systems on {grid.n_contexts} shared contexts (aligned by "
+            f"{grid.aligned_by})" + (f"; {len(grid.dropped)} rows left out (not on a context every system answered)"
+                                     if grid.dropped else ""))
+    table = None
+    if metrics:
+        bar, progress = state.progress_bar("scoring every system")
+        from core.engine import ScoreTable
+        results = state.metric_results(("leaderboard", key, tuple(chosen)), metrics, grid.examples(), progress)
+        bar.empty()
+        table = ScoreTable(grid.examples(), results)
+    jkey = (key, tuple(chosen))
+    judged = _judged_store().get(jkey)
+    ok, message = dashboard.judge_status()
+    n_pairs = len(list(itertools.combinations(chosen, 2))) * grid.n_contexts
+    if judged is None and ok and st.button(f"Run the judge on every pair of systems ({n_pairs} judged pairs, about "
+                                           f"{state.judge_seconds(n_pairs):.0f} s)", key="lb_judge"):
+        bar, progress = state.progress_bar("loading the judge")
+        try:
+            judged = _judged_store()[jkey] = judge_grid(grid, progress=progress)
+        except Exception as e:  # shown, not fatal
+            st.error(f"The judge could not run: {type(e).__name__}: {state.plain(str(e))}")
+        bar.empty()
+    if table is None and judged is None:
+        st.info("Choose metrics in the sidebar or run the judge.")
+        st.stop()
+    lb = cached_board(key, tuple(chosen), tuple(metrics), judged is not None, grid, table, judged)
+    st.session_state["leaderboard"] = lb  # the tests read it
+    rows, cols = leaderboard_rows(lb)
+    st.subheader("Ranking")
+    st.caption(f"Ranked by {'the judge (Bradley-Terry rating)' if lb.ranked_by == 'judge' else 'mean ' + lb.ranked_by}"
+               "; rank = 1 + the number of systems significantly better (Holm-adjusted p < 0.05), so systems that "
+               "cannot be told apart share a rank.")
+    st.dataframe(pd.DataFrame(rows).rename(columns=dict(cols)), hide_index=True, width="stretch")
+    fig = go.Figure()
+    for m in (["judge"] if lb.ranked_by == "judge" else lb.metrics[:1]):
+        if m == "judge":
+            x = [e.judge["rating"] for e in lb.systems]
+            lo = [e.judge["rating"] - e.judge["rating_low"] for e in lb.systems]
+            hi = [e.judge["rating_high"] - e.judge["rating"] for e in lb.systems]
+            title = "Bradley-Terry rating (Elo scale) with 95% interval"
+        else:
+            x = [e.metrics[m]["mean"] for e in lb.systems]
+            lo = [e.metrics[m]["mean"] - e.metrics[m]["low"] for e in lb.systems]
+            hi = [e.metrics[m]["high"] - e.metrics[m]["mean"] for e in lb.systems]
+            title = f"mean {m} with 95% interval"
+        fig.add_trace(go.Scatter(x=x, y=[state.plotly_plain(e.system) for e in lb.systems], mode="markers",
+                                 name=m, error_x=dict(type="data", symmetric=False, array=hi, arrayminus=lo)))
+        fig.update_layout(title=title)
+    fig.update_yaxes(autorange="reversed")
+    fig.update_layout(height=120 + 45 * len(lb.systems), margin=dict(l=10, r=10, t=60, b=10))
+    st.plotly_chart(fig, width="stretch", key="lb_chart")
+    st.subheader("Every pair")
+    st.dataframe(pd.DataFrame(pairwise_cells(lb)), hide_index=True, width="stretch")
+    if lb.dropped:
+        with st.expander(f"{len(lb.dropped)} rows left out"):
+            st.text("\n".join(lb.dropped[:200]))
+    d1, d2 = st.columns(2)
+    d1.download_button("Download (JSON)", to_json(lb.to_dict()), file_name="dialeval_leaderboard.json",
+                       mime="application/json", key="lb_json", on_click="ignore")
+    d2.download_button("Download (Markdown)", render_leaderboard(lb, "markdown"), file_name="dialeval_leaderboard.md",
+                       mime="text/markdown", key="lb_md", on_click="ignore")

@@ -1,0 +1,448 @@
+"""The dashboard's Streamlit glue, in one module: session state, choices that survive a refresh, the engine's
+results cached per loaded comparison, the judge's run, the sidebar, and the helpers that keep user text inert.
+
+Pages import this and draw; every number comes from ``core`` (the engine scores, ``core.compare`` builds the
+verdict, ``core.dashboard`` makes the tables). Metric instances load once per process (``core.scoring``);
+each metric's result over one loaded comparison is kept in a process-wide store keyed by the content, so
+switching pages, re-sorting, adding a metric or refreshing the browser never re-scores what was already scored.
+
+**What survives a refresh.** A loaded comparison is kept on disk (``core.dashboard.keep_upload``: the uploaded
+files by SHA-256 and how they were read, under the comparison's content key in the cache folder) and the
+page's address carries that key (``?c=KEY``) with the chosen metrics (``m=``) and every choice a page keeps
+(:func:`kept`). A refresh, or the same address opened later on this server, reopens the same comparison with the
+same choices; the scores come back from the process-wide store.
+"""
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import streamlit as st
+
+from core import dashboard
+from core.compare import JudgeSummary, Verdict, build_verdict, summarize_judge
+from core.dashboard import Loaded
+from core.engine import ComparisonScores, comparison_scores, judge_comparison, score_examples
+from core.outputs import OutputError
+from core.scoring import JudgeOutput
+
+APP_DIR = Path(__file__).resolve().parent.parent
+DEMO_PATH = APP_DIR / "demo" / "demo.jsonl"
+RATED_DEMO_PATH = APP_DIR / "demo" / "rated_sample.jsonl"
+PAGES = {"home": "views/home.py", "upload": "views/upload.py", "scores": "views/scores.py",
+         "judge": "views/judge.py", "correlation": "views/correlation.py", "leaderboard": "views/leaderboard.py"}
+JUDGE_PAIRS_PER_SECOND = 7.7  # the judge on 2 CPU cores (README, "The learned A/B judge"): for time estimates
+
+
+# ------------------------------------------------------------------------------------------------
+# what is loaded
+
+
+def loaded() -> Loaded | None:
+    return st.session_state.get("loaded")
+
+
+def set_loaded(data: Loaded, uploads: Sequence[tuple[str, bytes]] = ()) -> None:
+    """Make ``data`` the loaded comparison, keep it on disk so the address reopens it, and put its key in the
+    address. Choices tied to the previous comparison (the drill-down pair, filters) are reset."""
+    st.session_state["loaded"] = data
+    try:
+        dashboard.keep_upload(data, uploads)
+    except (OSError, OutputError) as e:  # a read-only cache folder: everything works but a refresh cannot reopen it
+        st.warning(f"The comparison could not be kept for reopening after a refresh: {plain(str(e))}")
+    for k in ("drill", "flt_text", "flt_winner"):
+        st.session_state.get("_kept", {}).pop(k, None)
+        url_choices().pop(k, None)
+        st.session_state.pop(k, None)
+    st.query_params["c"] = data.key
+
+
+def load_demo() -> None:
+    set_loaded(_builtin("demo"))
+
+
+def load_rated_demo() -> None:
+    set_loaded(_builtin("rated-demo"))
+
+
+@st.cache_resource(show_spinner=False)
+def _builtin(kind: str) -> Loaded:
+    if kind == "demo":
+        return dashboard.load_demo(DEMO_PATH)
+    return dashboard.load_demo(RATED_DEMO_PATH, dashboard.RATED_DEMO_NAME, "rated-demo")
+
+
+def ensure_loaded() -> None:
+    """Before any page draws: reopen the comparison the address names (``?c=KEY``), else, under `make run`
+    (``DIALEVAL_DEMO=1``), load the demo once per session (so "clear" on the Upload page sticks)."""
+    url_choices()
+    if loaded() is not None:
+        return
+    key = st.query_params.get("c")
+    if key and not st.session_state.get("_reopen_failed") == key:
+        data = dashboard.reopen(key, DEMO_PATH.parent)
+        if data is not None:
+            st.session_state["loaded"] = data
+            return
+        st.session_state["_reopen_failed"] = key
+    if os.environ.get("DIALEVAL_DEMO") == "1" and not st.session_state.get("_demo_autoloaded"):
+        st.session_state["_demo_autoloaded"] = True
+        load_demo()
+
+
+def require_data() -> Loaded | None:
+    """The loaded comparison, or a note with a one-click demo button."""
+    data = loaded()
+    if data is None:
+        if st.session_state.get("_reopen_failed"):
+            st.warning("The comparison this address names is no longer kept on this server; load it again.")
+        st.info("No data loaded yet. Upload two systems' responses on the Upload page, or try the built-in demo.")
+        if st.button("Load the built-in demo", key="demo_from_" + st.session_state.get("_page", "page")):
+            load_demo()
+            st.rerun()
+        st.page_link(PAGES["upload"], label="Go to Upload")
+    return data
+
+
+# ------------------------------------------------------------------------------------------------
+# choices that survive page switches and refreshes
+
+
+def url_choices() -> dict[str, str]:
+    """The choices the address held when this session started (not yet taken by a page's widget): they are
+    kept, and written back, until the page that owns them is opened."""
+    if "_url_choices" not in st.session_state:
+        st.session_state["_url_choices"] = {k: v for k, v in st.query_params.items() if k not in ("c", "m")}
+    return st.session_state["_url_choices"]
+
+
+def kept(key: str, default: Any, options: Sequence | None = None) -> Any:
+    """Seed the widget ``key`` with its kept value (this session's last choice, else the address's, else
+    ``default``; one of ``options`` when given) before it is drawn; the widget passes
+    ``on_change=state.keep, args=(key,)`` so a new choice is kept. Streamlit forgets a widget's value when
+    its page is left; this copy does not, and :func:`sync_address` writes it into the address."""
+    store = st.session_state.setdefault("_kept", {})
+    if key not in store:
+        raw = url_choices().pop(key, None)
+        store[key] = _parse(raw, default) if raw is not None else default
+    value = store[key]
+    if options is not None and value not in options:
+        value = default if default in options else (options[0] if len(options) else None)
+        store[key] = value
+    if key not in st.session_state or (options is not None and st.session_state[key] not in options):
+        st.session_state[key] = value
+    return value
+
+
+def keep(key: str) -> None:
+    st.session_state.setdefault("_kept", {})[key] = st.session_state[key]
+
+
+def _parse(raw: str, default: Any) -> Any:
+    if isinstance(default, bool):
+        return raw == "1"
+    if isinstance(default, int):
+        try:
+            return int(raw)
+        except ValueError:
+            return default
+    return raw
+
+
+def sync_address() -> None:
+    """Write the loaded comparison's key, the metrics and every kept choice that differs from nothing into the
+    page's address, so a refresh or a shared link reopens the same view."""
+    want: dict[str, str] = {}
+    data = loaded()
+    if data is not None:
+        want["c"] = data.key
+    if "metrics" in st.session_state:
+        want["m"] = ",".join(st.session_state["metrics"])
+    want.update(url_choices())
+    for k, v in st.session_state.get("_kept", {}).items():
+        if v is None or v == "" or (isinstance(v, (list, tuple))):
+            continue
+        want[k] = "1" if v is True else "0" if v is False else str(v)
+    for k in set(st.query_params) - set(want):
+        del st.query_params[k]
+    for k, v in want.items():
+        if st.query_params.get(k) != v:
+            st.query_params[k] = v
+
+
+# ------------------------------------------------------------------------------------------------
+# metrics and scores
+
+
+@st.cache_resource(show_spinner=False)
+def available_metrics() -> dict[str, str]:
+    from core.scoring import available_metrics as avail
+    return avail()
+
+
+@st.cache_resource(show_spinner=False)
+def _result_store() -> dict:
+    return {}
+
+
+def selected_metrics() -> list[str]:
+    avail = list(available_metrics())
+    if "metrics" not in st.session_state:
+        url = st.query_params.get("m")
+        env = os.environ.get("DIALEVAL_APP_METRICS")  # e.g. "bleu" for a fast start (tests, benchmarks)
+        chosen = url if url is not None else env
+        st.session_state["metrics"] = ([m for m in chosen.split(",") if m in avail] if chosen
+                                       else dashboard.default_metrics(avail))
+    return [m for m in st.session_state["metrics"] if m in avail]
+
+
+def _sync_metrics() -> None:
+    st.session_state["metrics"] = list(st.session_state["metrics_widget"])
+
+
+def sidebar() -> Any:
+    """The metrics to compute (the choice is kept across pages and in the address), below an empty box that
+    :func:`show_loaded` fills once the page has run (so it never lags one page behind)."""
+    box = st.sidebar.container()
+    with st.sidebar:
+        avail = available_metrics()
+        st.session_state["metrics_widget"] = selected_metrics()
+        st.multiselect("Metrics", list(avail), key="metrics_widget", on_change=_sync_metrics,
+                       help="Every registered metric of core.metrics; each is computed once per upload and cached.")
+        with st.expander("About the metrics"):
+            for k, v in avail.items():
+                st.text(f"{k}: {v}")
+    return box
+
+
+def route(navigation) -> None:
+    """Run the page ``navigation`` chose between the chrome every page shares: reopen what the address names,
+    the sidebar (metrics; the "Loaded" box filled after the page ran, so it never lags one page behind), and
+    the address written from the final state."""
+    ensure_loaded()
+    box = sidebar()
+    navigation.run()
+    show_loaded(box)
+    sync_address()
+
+
+def show_loaded(box: Any) -> None:
+    data = loaded()
+    with box:
+        if data is None:
+            st.caption("Nothing loaded yet.")
+        else:
+            st.caption("Loaded")
+            st.text(f"{data.name}\nA: {data.comparison.system_a}\nB: {data.comparison.system_b}\n{data.n} pairs")
+            unmatched = data.comparison.describe_unmatched()
+            if unmatched:  # on every page: rows without a partner are never dropped silently
+                with st.expander(f"{len(unmatched)} unmatched row(s), not compared"):
+                    st.text("\n".join(unmatched))
+
+
+def progress_bar(first: str = "starting"):
+    """A Streamlit progress bar and its ``progress(done, total, desc)`` callback, which shows the counts and
+    the time left of the current phase, estimated from its rate so far (a new total, or a count that goes
+    back, starts a new phase). Call ``.empty()`` on the bar when done."""
+    bar = st.progress(0.0, text=first)
+    phase = {"t0": time.monotonic(), "total": None, "done": 0}
+
+    def progress(done: int, total: int, desc: str) -> None:
+        now = time.monotonic()
+        if total != phase["total"] or done < phase["done"]:
+            phase.update(t0=now, total=total, start=done)
+        phase["done"] = done
+        frac = min(1.0, done / total) if total else 1.0
+        elapsed, moved = now - phase["t0"], done - phase.get("start", 0)
+        left = f", about {elapsed * (total - done) / moved:.0f} s left" if moved > 0 and done < total and \
+            elapsed > 1 else ""
+        bar.progress(frac, text=f"{desc} {done}/{total}{left}")
+    return bar, progress
+
+
+def get_scores(data: Loaded, metrics: Sequence[str]) -> ComparisonScores:
+    """``ComparisonScores`` for the chosen metrics, scoring the missing ones through the engine with a
+    progress bar. A metric that fails (e.g. its checkpoint is missing) is reported and left out."""
+    store = _result_store()
+    comp = data.comparison
+    key = data.key
+    examples = comp.examples()
+    errors = st.session_state.setdefault("metric_errors", {})
+    todo = [m for m in metrics if (key, m) not in store and (key, m) not in errors]
+    if todo:
+        bar, _ = progress_bar("scoring ...")
+        for j, m in enumerate(todo):
+            bar.progress(j / len(todo), text=f"{m} ({j + 1}/{len(todo)}): loading")
+            t0 = time.monotonic()
+
+            def progress(done: int, total: int, desc: str, m=m, j=j, t0=t0) -> None:
+                frac = (j + (done / total if total else 1.0)) / len(todo)
+                el = time.monotonic() - t0
+                left = f", about {el * (total - done) / done:.0f} s left" if done and done < total and el > 1 else ""
+                bar.progress(min(1.0, frac), text=f"{m} ({j + 1}/{len(todo)}): {desc} {done}/{total}{left}")
+            try:
+                store[(key, m)] = score_examples(examples, [m], progress=progress).results[m]
+            except Exception as e:  # a broken or untrained metric must not take the dashboard down
+                errors[(key, m)] = f"{type(e).__name__}: {e}"
+        bar.empty()
+    for m in metrics:
+        if (key, m) in errors:
+            st.warning(f"{m} could not be computed: {plain(errors[(key, m)])}")
+    results = {m: store[(key, m)] for m in metrics if (key, m) in store}
+    return comparison_scores(comp, results)
+
+
+def metric_results(key, metrics: Sequence[str], examples, progress=None) -> dict:
+    """Each metric's result over ``examples`` (e.g. every system of a multi-system file), scored once through
+    the engine and kept under ``key``."""
+    store = _result_store()
+    for m in metrics:
+        if (key, m) not in store:
+            store[(key, m)] = score_examples(examples, [m], progress=progress).results[m]
+    return {m: store[(key, m)] for m in metrics}
+
+
+@st.cache_data(show_spinner=False)
+def cached_verdict(key: str, metrics: tuple[str, ...], judged: bool, _cs: ComparisonScores,
+                   _judge: JudgeSummary | None) -> Verdict:
+    """The verdict (``core.compare``, the same defaults as ``dialeval compare``) for one loaded comparison."""
+    return build_verdict(_cs.comparison, _cs, _judge)
+
+
+@st.cache_data(show_spinner=False)
+def cached_frame(key: str, metrics: tuple[str, ...], _cs: ComparisonScores):
+    return dashboard.per_example_frame(_cs)
+
+
+@st.cache_data(show_spinner=False, max_entries=20)
+def cached_report(key: str, metrics: tuple[str, ...], judged: bool, _data: Loaded, _verdict: Verdict,
+                  _cs: ComparisonScores) -> bytes:
+    """The shareable HTML report (``core.html_report``) of one verdict, made once per comparison and metrics."""
+    from core.html_report import render_html
+    return render_html(_verdict, _data.comparison, _cs, _data.inputs).encode("utf-8")
+
+
+# ------------------------------------------------------------------------------------------------
+# the judge
+
+
+@st.cache_resource(show_spinner=False)
+def _judge_store() -> dict:
+    return {}
+
+
+def judge_output(data: Loaded) -> JudgeOutput | None:
+    """The judge's output over the loaded pairs, if it has been run in this process."""
+    return _judge_store().get(data.key)
+
+
+def judge_seconds(n_pairs: int) -> float:
+    """About how long the judge takes for ``n_pairs`` on a laptop CPU (both orders, the SmolLM2 reader)."""
+    return n_pairs / JUDGE_PAIRS_PER_SECOND
+
+
+def run_judge(data: Loaded) -> JudgeOutput | None:
+    """Run the shipped judge over every loaded pair (through the engine) with a progress bar."""
+    bar, progress = progress_bar("loading the judge")
+    try:
+        _judge_store()[data.key] = judge_comparison(data.comparison, progress=progress)
+    except Exception as e:  # a missing or incompatible checkpoint must not take the page down
+        st.error(f"The judge could not run: {type(e).__name__}: {plain(str(e))}")
+    bar.empty()
+    return judge_output(data)
+
+
+def judge_summary(data: Loaded, dimension: str | None = None) -> JudgeSummary | None:
+    out = judge_output(data)
+    return None if out is None else summarize_judge(data.comparison, out, dimension)
+
+
+@st.cache_resource(show_spinner=False)
+def _refit_store() -> dict:
+    return {}
+
+
+def refit(data: Loaded) -> dict | None:
+    """The judge re-fitted on votes for this comparison, if any: {"votes_key", "n_votes", "output" (over
+    every loaded pair), "shipped", "curve", "rest", "folds"} (kept for the process, so a refresh keeps it)."""
+    return _refit_store().get(data.key)
+
+
+def set_refit(data: Loaded, result: dict) -> None:
+    _refit_store()[data.key] = result
+
+
+# ------------------------------------------------------------------------------------------------
+# votes given in place (A/B page)
+
+
+def votes(data: Loaded) -> dict[int, str]:
+    """Pair index -> 'A' / 'tie' / 'B' for the votes given on this comparison (kept on disk)."""
+    store = st.session_state.setdefault("_votes", {})
+    if data.key not in store:
+        try:
+            store[data.key] = dashboard.load_pair_votes(data.key, data.comparison)
+        except Exception:  # an unreadable votes file is not fatal: start again from none
+            store[data.key] = {}
+    return store[data.key]
+
+
+def set_votes(data: Loaded, new: dict[int, str]) -> None:
+    st.session_state.setdefault("_votes", {})[data.key] = dict(new)
+    try:
+        dashboard.save_pair_votes(data.key, data.comparison, new)
+    except (OSError, OutputError) as e:  # kept for this session only; the download still has them
+        st.warning(f"Your votes could not be saved for a later session: {plain(str(e))}")
+
+
+# ------------------------------------------------------------------------------------------------
+# user text stays inert
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+
+
+def plain(text: str) -> str:
+    """User text made inert for Streamlit's markdown (labels, captions, alerts): every markdown
+    character is backslash-escaped, so a system called ``[x](http://...)`` stays that text."""
+    return _MD_SPECIAL.sub(r"\\\1", str(text))
+
+
+def plotly_plain(text) -> str:
+    """User text made inert for plotly, which renders a subset of HTML (<a>, <b>, <br>) in labels."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def show_text(label: str, text: str) -> None:
+    st.caption(plain(label))
+    st.text(text if text else "(empty)")
+
+
+def interval_figure(rows, title: str, shared_axis: bool):
+    """A - B with its 95 % interval per row (``core.compare.MetricComparison``: metrics, or slices of one
+    metric), coloured by the winner. ``shared_axis`` False gives every row its own x axis (metrics differ in
+    scale); labels sit on the y axis, so nothing overlaps the axes' numbers."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+    colour = {"A": "#1f77b4", "B": "#d95f02", None: "#7f7f7f"}
+    n = max(len(rows), 1)
+    fig = make_subplots(rows=1 if shared_axis else n, cols=1, vertical_spacing=0.35 / n if n > 1 else 0.1)
+    for k, r in enumerate(rows, start=1):
+        where = dict(row=1 if shared_axis else k, col=1)
+        fig.add_trace(go.Scatter(x=[r.diff], y=[plotly_plain(r.metric)], mode="markers", showlegend=False,
+                                 marker=dict(size=10, color=colour[r.winner]), name=plotly_plain(r.metric),
+                                 error_x=dict(type="data", symmetric=False, array=[r.high - r.diff],
+                                              arrayminus=[r.diff - r.low], color=colour[r.winner])), **where)
+        if not shared_axis:
+            lo, hi = min(r.low, 0.0), max(r.high, 0.0)
+            if lo == lo and hi == hi and hi > lo:  # finite interval: keep 0 visible with a margin
+                pad = 0.08 * (hi - lo)
+                fig.update_xaxes(range=[lo - pad, hi + pad], **where)
+            fig.add_vline(x=0, line_dash="dash", line_color="grey", **where)
+    if shared_axis:
+        fig.add_vline(x=0, line_dash="dash", line_color="grey")
+    fig.update_layout(title=title, height=90 + (45 if shared_axis else 70) * n, margin=dict(l=10, r=10, t=60, b=10))
+    return fig
