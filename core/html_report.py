@@ -366,7 +366,7 @@ def _references_section(comp: Comparison, cs: "ComparisonScores | None") -> list
         return []
     out = ["<h2>υBLEU's references</h2>",
            "<p>Per pair: the references υBLEU used (the original, the retrieved ones with the utterance they answered "
-           "and its similarity) and the NN-rater's weight (green &gt; 0, red &lt; 0).</p>"]
+           "and its similarity) and the rater's weight (green &gt; 0, red &lt; 0).</p>"]
     for i, (a, _) in enumerate(comp.pairs):
         det = cs.table.details("ubleu", i) or cs.table.details("ubleu", cs.n + i)
         refs = (det or {}).get("references", [])

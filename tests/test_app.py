@@ -279,11 +279,8 @@ def test_paste_upload_two_systems_and_human_scores_correlation(shared, new_app):
 
 
 def test_ubleu_drilldown_shows_rated_references(new_app, repo_root):
-    """With the NN-rater checkpoint present, the drill-down lists υBLEU's extended references with
-    source utterance, similarity and signed weight (real retrieval over the chitchat pool)."""
-    from core.models.checkpoints import paths
-    if not paths("nn-rater")[0].exists():
-        pytest.skip("checkpoints/nn-rater.safetensors is not trained yet")
+    """The drill-down lists υBLEU's extended references with source utterance, retrieval similarity and the
+    rater's weight (real retrieval over the chitchat pool)."""
     at = new_app(metrics=("ubleu",))
     at.session_state["loaded"] = dashboard.load_demo(repo_root / "demo" / "demo.jsonl")
     at.run()

@@ -144,7 +144,7 @@ if data is not None and metrics:
                     else:
                         st.text("(no extended references: the example has no reference)")
                 else:
-                    st.caption("Add 'ubleu' in the sidebar to see its retrieved references and NN-rater weights.")
+                    st.caption("Add 'ubleu' in the sidebar to see its retrieved references and their weights.")
                 mme_name = next((m for m in ("mme", "mme_avg") if m in cs.metrics), None)
                 if mme_name:
                     for side, idx in (("A", i), ("B", cs.n + i)):
