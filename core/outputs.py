@@ -85,6 +85,21 @@ def _write_failed(path: str | os.PathLike, e: OSError) -> OutputError:
     return OutputError(f"cannot write {path}: {why}; nothing was written (a previous file there is unchanged)")
 
 
+_interrupted = False
+
+
+def note_interrupt() -> None:
+    """Record that the user interrupted the run (the CLI's SIGINT handler calls this before raising
+    KeyboardInterrupt). From then on no output is renamed into place, even if the KeyboardInterrupt itself was
+    swallowed on its way up (Python only prints an exception raised inside a finalizer)."""
+    global _interrupted
+    _interrupted = True
+
+
+def was_interrupted() -> bool:
+    return _interrupted
+
+
 @contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """A temporary path beside ``path`` for a writer that takes a file name (safetensors, numpy, faiss); it is
@@ -93,6 +108,8 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     tmp = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.part")
     try:
         yield tmp
+        if _interrupted:
+            raise KeyboardInterrupt
         _settle(tmp, target)
     except OSError as e:
         _remove(tmp)

@@ -239,3 +239,17 @@ def test_quiet_silences_the_model_loaders(tmp_path):
     noise = [ln for ln in r.stderr.replace("\r", "\n").splitlines()
              if ln.strip() and not ln.startswith(("bert_ruber_unref: metric:", "mme_sm_nll: metric:"))]
     assert not noise, noise
+
+
+def test_after_an_interrupt_nothing_is_renamed_into_place_even_if_the_interrupt_was_swallowed(tmp_path, monkeypatch):
+    """Python only prints a KeyboardInterrupt raised inside a finalizer; the CLI's SIGINT handler also records
+    the interrupt, so the output is still not replaced and the run still exits 130."""
+    from core import outputs
+    monkeypatch.setattr(outputs, "_interrupted", False)
+    target = tmp_path / "out.jsonl"
+    target.write_text("previous\n")
+    outputs.note_interrupt()
+    with pytest.raises(KeyboardInterrupt):
+        with outputs.atomic_open(target) as f:
+            f.write("new\n")
+    assert target.read_text() == "previous\n" and [p.name for p in tmp_path.iterdir()] == ["out.jsonl"]

@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Sequence
 
+from core.outputs import note_interrupt, was_interrupted
 from core.registry import Registry, Subcommand
 from core.version import __version__
 
@@ -251,11 +252,17 @@ def _sigterm_raises() -> Iterator[None]:
 
     def on_sigterm(signum, frame):
         raise Terminated()
+
+    def on_sigint(signum, frame):
+        note_interrupt()
+        raise KeyboardInterrupt
     previous = signal.signal(signal.SIGTERM, on_sigterm)
+    previous_int = signal.signal(signal.SIGINT, on_sigint)
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
 
 
 def _stdout_gone() -> None:
@@ -302,7 +309,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             if getattr(args, "quiet", False):
                 silence_library_progress()
             threads()  # DIALEVAL_THREADS is checked before any work, whichever metrics run
-            return int(args.run(args) or 0)
+            code = int(args.run(args) or 0)
+            if was_interrupted():  # a KeyboardInterrupt swallowed on its way up: still an interrupted run
+                raise KeyboardInterrupt
+            return code
         except DataError as e:
             return _fail(e)
         except (CheckpointError, MissingModelError, SettingError, OutputError, KeyError, ValueError) as e:
