@@ -321,7 +321,7 @@ def render_leaderboard(lb: Leaderboard, fmt: str = "text") -> str:
     if lb.dropped:
         bullet = "- " if fmt == "markdown" else "  "
         parts.append(f"{len(lb.dropped)} row(s) not on a context every system answered, left out:\n"
-                     + "\n".join(bullet + d for d in lb.dropped[:200]))
+                     + "\n".join(bullet + d for d in lb.dropped))
     sigs = [f"{m}: {s}" for m, s in lb.signatures.items()] + ([f"judge: {lb.judge_signature}"] if lb.judge_signature
                                                               else [])
     if sigs:

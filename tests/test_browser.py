@@ -214,7 +214,7 @@ def take_screenshots(page, url: str, upload: Path | None, pick: tuple[str, str])
     wait_idle(page)
     shoot(page, "judge_votes")
     open_page(page, "Leaderboard")
-    page.get_by_text("Every pair").wait_for(timeout=TIMEOUT_MS)
+    page.get_by_text("Every pair", exact=True).wait_for(timeout=TIMEOUT_MS)
     wait_idle(page)
     shoot(page, "leaderboard")
 

@@ -9,6 +9,13 @@ from core.report import left_out_note
 from views import state
 
 
+def length_words(diff: float) -> str:
+    """A's mean reply length against B's, in words ('A's replies are 8.4 words shorter on average')."""
+    if abs(diff) < 0.05:
+        return "A's and B's replies are about as long on average"
+    return f"A's replies are {abs(diff):.1f} words {'longer' if diff > 0 else 'shorter'} on average"
+
+
 def home() -> None:
     st.session_state["_page"] = "home"
     st.title("dialeval: which of two dialogue systems is better?")
@@ -74,7 +81,7 @@ def home() -> None:
         st.text(f"Judge: prefers A in {w.wins}, B in {w.losses}, tie in {w.ties} of {j.n} pairs; win rate of A "
                 f"{w.rate:.1%} (ties excluded) [{w.low:.1%}, {w.high:.1%}] -> {j.better(comp.system_a, comp.system_b)}"
                 + (f"\nLength-controlled win rate of A (at equal reply length): {lc.rate:.1%} [{lc.low:.1%}, "
-                   f"{lc.high:.1%}]; A's replies are {lc.mean_length_diff:+.1f} words longer on average"
+                   f"{lc.high:.1%}]; {length_words(lc.mean_length_diff)}"
                    if lc is not None and lc.n else ""))
     tuned = state.refit(data)
     if tuned is not None:

@@ -62,7 +62,7 @@ else:
     except DataError as e:
         st.error(str(e))
         st.stop()
-    st.text(f"{state.plain(source)}: {len(chosen)} systems on {grid.n_contexts} shared contexts (aligned by "
+    st.text(f"{source}: {len(chosen)} systems on {grid.n_contexts} shared contexts (aligned by "
             f"{grid.aligned_by})" + (f"; {len(grid.dropped)} rows left out (not on a context every system answered)"
                                      if grid.dropped else ""))
     table = None
@@ -117,7 +117,7 @@ else:
     st.dataframe(pd.DataFrame(pairwise_cells(lb)), hide_index=True, width="stretch")
     if lb.dropped:
         with st.expander(f"{len(lb.dropped)} rows left out"):
-            st.text("\n".join(lb.dropped[:200]))
+            st.text("\n".join(lb.dropped))
     d1, d2 = st.columns(2)
     d1.download_button("Download (JSON)", to_json(lb.to_dict()), file_name="dialeval_leaderboard.json",
                        mime="application/json", key="lb_json", on_click="ignore")
