@@ -35,7 +35,7 @@ from core.training.judge_pairs import TRAIN_SETS, evaluate, heldout_cache_path, 
 
 
 
-def _md(df, floatfmt: str = "{:.3f}") -> str:
+def markdown_table(df, floatfmt: str = "{:.3f}") -> str:
     cols = list(df.columns)
     out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for r in df.itertuples(index=False):
@@ -168,15 +168,15 @@ def heldout(args) -> dict:
                      "accuracy on decided pairs": float(np.mean(v[decided] == g[decided])) if decided.any() else float("nan"),
                      "agreement (tie = half)": float(np.mean(np.where(decided, v == g, 0.5)))})
     print("\n## Held-out agreement with human preferences (forced choice from combined p)\n")
-    print(_md(table))
+    print(markdown_table(table))
     print("\n## By group\n")
-    print(_md(pd.DataFrame(grows)))
+    print(markdown_table(pd.DataFrame(grows)))
     if same:
         print("\n## Judge vs partial-coverage baselines on the same pairs\n")
         for name, row in same.items():
-            print(_md(pd.DataFrame([row])))
+            print(markdown_table(pd.DataFrame([row])))
     print("\n## Tie margin trade-off (all test pairs)\n")
-    print(_md(pd.DataFrame(ties)))
+    print(markdown_table(pd.DataFrame(ties)))
     if cached is None:
         print(f"\njudge inference: {len(test)} pairs x 2 orders in {secs:.0f} s "
               f"({2 * len(test) / secs:.1f} sequences/s)")
@@ -211,7 +211,7 @@ def curve(args) -> dict:
     print(f"\n## Learning curve on {args.curve_set} ({len(votes)} clear-margin votes, {args.folds}-fold CV by "
           f"context; n_train = 0 is the shipped judge; votes_alone = the same re-fit without the shipped "
           f"judge's logit as offset)\n")
-    print(_md(df))
+    print(markdown_table(df))
     print(f"\nfeatures: {t1 - t0:.0f} s for {len(votes)} votes x 2 orders; all fits: {t2 - t1:.0f} s")
     return {"curve": df.to_dict("records"), "curve_set": args.curve_set, "votes": len(votes)}
 
@@ -256,7 +256,7 @@ def base_curve(args) -> dict:
     df = pd.DataFrame(rows)
     print(f"\n\n## Votes only, from the base MiniLM (the paper's setting) on {args.curve_set}, same folds; "
           f"{time.time() - t0:.0f} s\n")
-    print(_md(df))
+    print(markdown_table(df))
     return {"base_curve": df.to_dict("records")}
 
 
@@ -338,7 +338,7 @@ def stack_mme(args) -> dict:
     df = pd.DataFrame(rows)
     print(f"\n## Judge + MME-CRS stack (weights fitted on {len(fitp)} other test-split pairs: "
           f"a = {wa:.3f} on the judge's logit, b = {wb:.3f} on z(MME))\n")
-    print(_md(df))
+    print(markdown_table(df))
     return {"stack": df.to_dict("records"), "stack_weights": [wa, wb], "stack_fit_pairs": len(fitp)}
 
 
@@ -390,7 +390,7 @@ def siamese(args) -> dict:
                      "order disagreement": float(np.mean((p_ab[m] > .5) != (flipped[m] > .5)))})
     df = pd.DataFrame(rows)
     print(f"\n## Siamese variant (frozen sentence embeddings + MLP), same pairs; {len(texts)} texts encoded in {secs:.0f} s\n")
-    print(_md(df))
+    print(markdown_table(df))
     return {"siamese": df.to_dict("records")}
 
 

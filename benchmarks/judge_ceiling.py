@@ -110,8 +110,8 @@ def main() -> int:
                       "half vs half": has.half_vs_half.mean() if len(has) else float("nan"),
                       "judge vs full panel": side_accuracy(g.p_a.values, list(g.gold))})
     t = pd.DataFrame(table)
-    from judge import _md  # benchmarks/judge.py (this script's folder is on sys.path)
-    print(_md(t))
+    from judge import markdown_table  # benchmarks/judge.py (this script's folder is on sys.path)
+    print(markdown_table(t))
     if args.json:
         Path(args.json).write_text(json.dumps(t.to_dict("records"), indent=1))
     return 0

@@ -81,7 +81,10 @@ def main() -> int:
     for key in keys:
         for j, r in enumerate(ext[key]):
             if r["kind"] != "original":
-                u1s.append(key[0]), r1s.append(key[1][0]), u2s.append(r["source_utterance"]), r2s.append(r["text"])
+                u1s.append(key[0])
+                r1s.append(key[1][0])
+                u2s.append(r["source_utterance"])
+                r2s.append(r["text"])
                 slots.append((key, j))
     print(f"rating {len(slots)} extended references", file=sys.stderr)
     nn = UBleu(k=max(KS), parrot=True, rater="nn-rater").rate(u1s, r1s, u2s, r2s)
@@ -97,7 +100,8 @@ def main() -> int:
             texts, ws, n_retrieved = [], [], 0
             for j, r in enumerate(ext[key]):
                 if r["kind"] == "original":
-                    texts.append(r["text"]), ws.append(1.0)
+                    texts.append(r["text"])
+                    ws.append(1.0)
                     continue
                 if r["kind"] == "retrieved":
                     n_retrieved += 1
@@ -105,7 +109,8 @@ def main() -> int:
                         continue
                 elif parrot == "off":
                     continue
-                texts.append(r["text"]), ws.append(float(weight_of[weights][slot_index[(key, j)]]))
+                texts.append(r["text"])
+                ws.append(float(weight_of[weights][slot_index[(key, j)]]))
             refs[key] = (texts, ws)
         return {s: np.array([bleu.sentence(e.response, *refs[(e.utterance, tuple(e.references))]) for e in rows[s]])
                 for s in SETS}

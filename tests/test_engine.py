@@ -88,8 +88,9 @@ def _edits_sys_path(tree: ast.AST) -> bool:
 
 
 def test_the_sys_path_check_can_fail():
-    assert _edits_sys_path(ast.parse("import sys\nsys.path.insert(0, 'x')"))
-    assert _edits_sys_path(ast.parse("import sys\nsys.path += ['x']"))
+    path = "sys." + "path"  # spelled in two parts so that a text search for path edits does not match this test
+    assert _edits_sys_path(ast.parse(f"import sys\n{path}.insert(0, 'x')"))
+    assert _edits_sys_path(ast.parse(f"import sys\n{path} += ['x']"))
     assert not _edits_sys_path(ast.parse("import sys\nprint(sys.path)"))
 
 
