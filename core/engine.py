@@ -18,14 +18,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from core.cache import ScoreCache, judge_namespace, pair_key, resolve_cache, row_key
 from core.data import Comparison, Example
+from core.models.device import active_device, use_device
 from core.progress import Progress
 from core.scoring import (METRICS, CompositeMetric, JudgeOutput, Metric, MetricResult, Options, available_metrics,
-                          get_judge, get_metric, metric_class)
+                          get_judge, get_metric, judge_class, metric_class)
+from core.version import __version__
 
 DEFAULT_METRICS = ("bleu", "ubleu", "bert_ruber", "mme")
 """The default metrics on every surface: the best-correlated ones of benchmarks/RESULTS.md (plus plain BLEU)."""
@@ -176,36 +179,77 @@ def _num(x: float) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
 
 
+def metric_namespace(metric: Metric) -> str:
+    """The score cache's namespace of ``metric``: its full signature and the device the models run on."""
+    return f"{metric.signature()}|device:{active_device()}"
+
+
+def _cached_rows(metric: Metric, examples: Sequence[Example], cache: ScoreCache,
+                 compute: Callable[[list[int]], MetricResult]) -> MetricResult:
+    """``metric`` over ``examples``: rows found in ``cache`` are read back, the others computed by
+    ``compute(indices)`` and kept. When every row is computed the metric's own result is returned as is;
+    one put together from cached rows carries no ``extra`` (run-level values such as corpus BLEU would
+    describe only the rows computed)."""
+    ns = metric_namespace(metric)
+    keys = [row_key(ex.context, ex.response, ex.references) for ex in examples]
+    rows = cache.get_many(ns, keys)
+    missing = [i for i, k in enumerate(keys) if k not in rows]
+    fresh = compute(missing) if missing else None
+    if fresh is not None:
+        new = {keys[i]: {"s": _num(fresh.scores[j]), "d": None if fresh.details is None else fresh.details[j]}
+               for j, i in enumerate(missing)}
+        try:
+            cache.put_many(ns, new)
+        except (TypeError, ValueError):  # details JSON cannot hold: this metric's rows are not kept
+            pass
+        if len(missing) == len(examples):
+            return fresh
+        rows.update(new)
+    scores = np.array([np.nan if rows[k]["s"] is None else rows[k]["s"] for k in keys], dtype=np.float64)
+    details = [rows[k]["d"] for k in keys]
+    sig = fresh.signature if fresh is not None else metric.signature()
+    return MetricResult(metric.name, scores, sig, details if any(d is not None for d in details) else None)
+
+
 def run_metric(metric: Metric, examples: Sequence[Example], progress: Progress | None = None,
-               memo: dict[str, MetricResult] | None = None) -> MetricResult:
+               memo: dict[str, MetricResult] | None = None, cache: ScoreCache | None = None) -> MetricResult:
     """One metric over ``examples``. A composite metric's parts are scored first, each once per ``memo``
-    (results keyed by signature, shared across the metrics of one run)."""
+    (results keyed by signature, shared across the metrics of one run). With a ``cache``
+    (``core.cache``), rows scored by an earlier run are read back and only the others are computed."""
     memo = {} if memo is None else memo
     key = str(metric.signature())
     if key not in memo:
         if isinstance(metric, CompositeMetric):
-            parts = [run_metric(p, examples, progress, memo) for p in metric.parts()]
+            parts = [run_metric(p, examples, progress, memo, cache) for p in metric.parts()]
             memo[key] = metric.combine(examples, parts)
-        else:
+        elif cache is None:
             memo[key] = metric(examples, progress)
+        else:
+            memo[key] = _cached_rows(metric, examples, cache,
+                                     lambda idx: metric([examples[i] for i in idx], progress))
     return memo[key]
 
 
 def score_examples(examples: Sequence[Example], metrics: Sequence[str | Metric] | str | None = None,
-                   options: Options | None = None, progress: Progress | None = None) -> ScoreTable:
+                   options: Options | None = None, progress: Progress | None = None,
+                   cache: ScoreCache | bool | None = None) -> ScoreTable:
     """Score ``examples`` with each metric: registry names (built with ``options``; models load once per
-    process) or metric instances."""
+    process) or metric instances. ``cache``: ``None``/``True`` the user's score cache (``core.cache``; off
+    when ``$DIALEVAL_NO_CACHE`` is set), ``False`` none, or a :class:`~core.cache.ScoreCache`. Cached rows
+    are exactly the numbers a fresh run computes."""
     examples = list(examples)
     if isinstance(metrics, str) or metrics is None:
         metrics = parse_metrics(metrics)
+    use_device(options.device if options is not None else "cpu")
     built = [m if isinstance(m, Metric) else get_metric(m, options) for m in metrics]
     reference_needed = any(m.needs_references for m in built)
     table = ScoreTable(examples, flags=[row_flags(ex, reference_needed) for ex in examples])
     blank = np.array([is_blank(ex.response) for ex in examples], dtype=bool)
     scored = as_scored(examples)
     memo: dict[str, MetricResult] = {}
+    store = resolve_cache(cache)
     for metric in built:
-        result = run_metric(metric, scored, progress, memo)
+        result = run_metric(metric, scored, progress, memo, store)
         if blank.any():  # a blank response is flagged null, never a score of 0
             result = replace(result, scores=np.where(blank, np.nan, result.scores))
         table.results[metric.name] = result
@@ -247,13 +291,53 @@ def comparison_scores(comp: Comparison, results: dict[str, MetricResult]) -> Com
 
 def judge_pairs(contexts: Sequence[Sequence[str]], replies_a: Sequence[str], replies_b: Sequence[str],
                 judge: str = "pairwise", checkpoint: str | None = None,
-                progress: Progress | None = None) -> JudgeOutput:
-    """P(A preferred) for each (context, A, B) from a registered judge (default: the shipped A/B judge)."""
-    return get_judge(judge, checkpoint).predict(contexts, replies_a, replies_b, progress)
+                progress: Progress | None = None, cache: ScoreCache | bool | None = None) -> JudgeOutput:
+    """P(A preferred) for each (context, A, B) from a registered judge (default: the shipped A/B judge).
+    ``cache`` as in :func:`score_examples`: pairs judged by an earlier run are read back (the judge is not
+    even loaded when every pair is), the others judged and kept."""
+    store = resolve_cache(cache)
+    ident = judge_class(judge).cache_identity(checkpoint) if store is not None else None
+    if ident is None:
+        return get_judge(judge, checkpoint).predict(contexts, replies_a, replies_b, progress)
+    if not (len(contexts) == len(replies_a) == len(replies_b)):
+        raise ValueError("contexts, replies_a and replies_b must have the same length")
+    ctxs = [[c] if isinstance(c, str) else list(c) for c in contexts]
+    ns = judge_namespace(judge, ident, __version__)
+    keys = [pair_key(c, a, b) for c, a, b in zip(ctxs, replies_a, replies_b)]
+    found = store.get_many(ns, keys)
+    missing = [i for i, k in enumerate(keys) if k not in found]
+    if missing:
+        sub = get_judge(judge, checkpoint).predict([ctxs[i] for i in missing], [replies_a[i] for i in missing],
+                                                   [replies_b[i] for i in missing], progress)
+        new = {keys[i]: {"p_a": float(sub.p_a[j]), "p_ab": float(sub.p_ab[j]), "p_ba": float(sub.p_ba_flipped[j]),
+                         "tie": sub.tie_margin, "sig": sub.signature} for j, i in enumerate(missing)}
+        store.put_many(ns, new)
+        if len(missing) == len(keys):
+            return sub
+        found.update(new)
+    rows = [found[k] for k in keys]
+    first = rows[0] if rows else {"tie": 0.0, "sig": ""}
+    return JudgeOutput.from_probabilities([r["p_a"] for r in rows], [r["p_ab"] for r in rows],
+                                          [r["p_ba"] for r in rows], first["tie"], first["sig"])
+
+
+def cached_judge_comparison(comp: Comparison, judge: str = "pairwise",
+                            checkpoint: str | None = None) -> JudgeOutput | None:
+    """The judge's output over every pair of ``comp`` if the score cache (or a shipped precomputed layer)
+    holds all of it, else ``None``; never loads or runs the judge."""
+    store = resolve_cache(None)
+    ident = judge_class(judge).cache_identity(checkpoint) if store is not None else None
+    if ident is None or not comp.pairs:
+        return None
+    keys = [pair_key(a.context, a.response, b.response) for a, b in zip(comp.a, comp.b)]
+    found = store.get_many(judge_namespace(judge, ident, __version__), keys)
+    if len(found) < len(set(keys)):
+        return None
+    return judge_comparison(comp, judge, checkpoint)
 
 
 def judge_comparison(comp: Comparison, judge: str = "pairwise", checkpoint: str | None = None,
-                     progress: Progress | None = None) -> JudgeOutput:
+                     progress: Progress | None = None, cache: ScoreCache | bool | None = None) -> JudgeOutput:
     """The judge over every aligned pair of ``comp`` (A = ``comp.system_a``)."""
     return judge_pairs([a.context for a in comp.a], [a.response for a in comp.a], [b.response for b in comp.b],
-                       judge, checkpoint, progress)
+                       judge, checkpoint, progress, cache)

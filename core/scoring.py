@@ -31,8 +31,7 @@ from core.data import Example
 from core.progress import Progress
 from core.registry import Registry
 from core.version import __version__
-
-DEVICES = ("cpu", "cuda", "mps", "auto")
+from core.models.device import DEVICES
 
 
 # ------------------------------------------------------------------------------------------------
@@ -198,6 +197,11 @@ def get_metric(name: str, options: Options | None = None, **settings: Any) -> Me
 # judges
 
 
+def verdicts(p_a: np.ndarray, tie_margin: float) -> list[str]:
+    """'tie' when |p_a - 0.5| < tie_margin, else the side p_a points to."""
+    return ["tie" if abs(p - 0.5) < tie_margin else ("A" if p > 0.5 else "B") for p in p_a]
+
+
 @dataclass
 class JudgeOutput:
     """What a judge says about n pairs (context, A, B)."""
@@ -210,13 +214,19 @@ class JudgeOutput:
     tie_margin: float
     signature: str = ""
 
+    @classmethod
+    def from_probabilities(cls, p_a: np.ndarray, p_ab: np.ndarray, p_ba_flipped: np.ndarray, tie_margin: float,
+                           signature: str = "") -> "JudgeOutput":
+        """The output whose per-pair probabilities are given: verdicts and order disagreement follow."""
+        p_a, p_ab, flipped = (np.asarray(x, dtype=np.float64) for x in (p_a, p_ab, p_ba_flipped))
+        dis = float(np.mean((p_ab > 0.5) != (flipped > 0.5))) if len(p_ab) else float("nan")
+        return cls(p_a, p_ab, flipped, verdicts(p_a, tie_margin), dis, tie_margin, signature)
+
     def subset(self, idx: Sequence[int]) -> "JudgeOutput":
         """The judge's output on the pairs ``idx`` only (order disagreement recomputed on them)."""
         idx = list(idx)
-        p_ab, flipped = self.p_ab[idx], self.p_ba_flipped[idx]
-        dis = float(np.mean((p_ab > 0.5) != (flipped > 0.5))) if idx else float("nan")
-        return JudgeOutput(self.p_a[idx], p_ab, flipped, [self.verdict[i] for i in idx], dis, self.tie_margin,
-                           self.signature)
+        return JudgeOutput.from_probabilities(self.p_a[idx], self.p_ab[idx], self.p_ba_flipped[idx],
+                                              self.tie_margin, self.signature)
 
 
 class Judge(ABC):
@@ -238,6 +248,12 @@ class Judge(ABC):
     @abstractmethod
     def load(cls, checkpoint: str | None = None) -> "Judge":
         """The judge stored under ``checkpoint`` (``None``: the shipped one)."""
+
+    @classmethod
+    def cache_identity(cls, checkpoint: str | None = None) -> str | None:
+        """What fixes this judge's outputs, found without loading it (e.g. the checkpoint file's hash), for
+        the score cache (``core.cache``); ``None``: its outputs are not cached."""
+        return None
 
 
 JUDGES: Registry[type[Judge]] = Registry("judge", "core.judges")

@@ -25,15 +25,17 @@ import streamlit as st
 from core import dashboard
 from core.compare import JudgeSummary, Verdict, build_verdict, summarize_judge
 from core.dashboard import Loaded
-from core.engine import ComparisonScores, comparison_scores, judge_comparison, score_examples
+from core.engine import (ComparisonScores, cached_judge_comparison, comparison_scores, judge_comparison,
+                         score_examples)
 from core.outputs import OutputError
-from core.scoring import JudgeOutput
+from core.scoring import JudgeOutput, Options
 
 APP_DIR = Path(__file__).resolve().parent.parent
 DEMO_PATH = APP_DIR / "demo" / "demo.jsonl"
 RATED_DEMO_PATH = APP_DIR / "demo" / "rated_sample.jsonl"
 PAGES = {"home": "views/home.py", "upload": "views/upload.py", "scores": "views/scores.py",
          "judge": "views/judge.py", "correlation": "views/correlation.py", "leaderboard": "views/leaderboard.py"}
+DEVICE_CHOICES = ("cpu", "auto", "cuda", "mps")
 JUDGE_PAIRS_PER_SECOND = 7.7  # the judge on 2 CPU cores (README, "The learned A/B judge"): for time estimates
 
 
@@ -215,7 +217,15 @@ def sidebar() -> Any:
         with st.expander("About the metrics"):
             for k, v in avail.items():
                 st.text(f"{k}: {v}")
+        st.selectbox("Device", DEVICE_CHOICES, key="device",
+                     help="Where the models run (as the CLI's --device): auto picks a CUDA GPU, then an Apple "
+                          "GPU, then the CPU. Scores are kept per device.")
     return box
+
+
+def options() -> Options:
+    """The run options the dashboard scores with (the device chosen in the sidebar; CPU by default)."""
+    return Options(device=st.session_state.get("device", "cpu"))
 
 
 def route(navigation) -> None:
@@ -271,6 +281,8 @@ def get_scores(data: Loaded, metrics: Sequence[str]) -> ComparisonScores:
     key = data.key
     examples = comp.examples()
     errors = st.session_state.setdefault("metric_errors", {})
+    opts = options()
+    key = (key, opts.device) if opts.device != "cpu" else key  # scores are kept per device
     todo = [m for m in metrics if (key, m) not in store and (key, m) not in errors]
     if todo:
         bar, _ = progress_bar("scoring ...")
@@ -284,7 +296,7 @@ def get_scores(data: Loaded, metrics: Sequence[str]) -> ComparisonScores:
                 left = f", about {el * (total - done) / done:.0f} s left" if done and done < total and el > 1 else ""
                 bar.progress(min(1.0, frac), text=f"{m} ({j + 1}/{len(todo)}): {desc} {done}/{total}{left}")
             try:
-                store[(key, m)] = score_examples(examples, [m], progress=progress).results[m]
+                store[(key, m)] = score_examples(examples, [m], opts, progress=progress).results[m]
             except Exception as e:  # a broken or untrained metric must not take the dashboard down
                 errors[(key, m)] = f"{type(e).__name__}: {e}"
         bar.empty()
@@ -299,9 +311,11 @@ def metric_results(key, metrics: Sequence[str], examples, progress=None) -> dict
     """Each metric's result over ``examples`` (e.g. every system of a multi-system file), scored once through
     the engine and kept under ``key``."""
     store = _result_store()
+    opts = options()
+    key = (key, opts.device) if opts.device != "cpu" else key
     for m in metrics:
         if (key, m) not in store:
-            store[(key, m)] = score_examples(examples, [m], progress=progress).results[m]
+            store[(key, m)] = score_examples(examples, [m], opts, progress=progress).results[m]
     return {m: store[(key, m)] for m in metrics}
 
 
@@ -335,8 +349,18 @@ def _judge_store() -> dict:
 
 
 def judge_output(data: Loaded) -> JudgeOutput | None:
-    """The judge's output over the loaded pairs, if it has been run in this process."""
-    return _judge_store().get(data.key)
+    """The judge's output over the loaded pairs, if it has been run in this process, or if the score cache
+    (or the demo's precomputed scores) holds every pair: then it is read, never run."""
+    store = _judge_store()
+    if data.key not in store:
+        try:
+            found = cached_judge_comparison(data.comparison)
+        except Exception:  # an unreadable cache must not take the page down; the judge can still be run
+            found = None
+        if found is None:
+            return None
+        store[data.key] = found
+    return store[data.key]
 
 
 def judge_seconds(n_pairs: int) -> float:

@@ -35,7 +35,7 @@ from core.version import __version__
 
 COMMANDS: Registry[Subcommand] = Registry("command", "core.cli")
 # listed in this order in --help
-ORDER = ("score", "compare", "judge", "report", "leaderboard", "meta-eval", "metrics", "train")
+ORDER = ("score", "compare", "judge", "report", "leaderboard", "meta-eval", "metrics", "train", "cache")
 register_command = COMMANDS.subcommand
 """``@register_command(name, help, add_arguments)``: ``run(args) -> exit code`` becomes ``dialeval NAME``."""
 
@@ -167,6 +167,13 @@ def add_option_arguments(p: argparse.ArgumentParser) -> None:
                                                      "fall back to the overall weights)")
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda", "mps", "auto"),
                    help="where models run (auto: CUDA, then MPS, then CPU)")
+    add_cache_argument(p)
+
+
+def add_cache_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-cache", action="store_true",
+                   help="score every row afresh and keep nothing (default: rows scored before, with the same "
+                        "metric signatures, are read from the score cache; see `dialeval cache info`)")
 
 
 def emit(text: str, out: str | None) -> None:
@@ -282,8 +289,10 @@ def _fail(message: object) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from core.cache import CacheError
     from core.data import DataError
     from core.models.checkpoints import CheckpointError
+    from core.models.device import DeviceError
     from core.models.encoders import MissingModelError
     from core.outputs import OutputError
     from core.progress import end_progress_line, silence_library_progress
@@ -308,6 +317,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.command_line = "dialeval " + " ".join(shlex.quote(a) for a in argv)
             if getattr(args, "quiet", False):
                 silence_library_progress()
+            if getattr(args, "no_cache", False):  # nothing read from or written to the score cache
+                os.environ["DIALEVAL_NO_CACHE"] = "1"
             threads()  # DIALEVAL_THREADS is checked before any work, whichever metrics run
             code = int(args.run(args) or 0)
             if was_interrupted():  # a KeyboardInterrupt swallowed on its way up: still an interrupted run
@@ -315,7 +326,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return code
         except DataError as e:
             return _fail(e)
-        except (CheckpointError, MissingModelError, SettingError, OutputError, KeyError, ValueError) as e:
+        except (CacheError, CheckpointError, DeviceError, MissingModelError, SettingError, OutputError, KeyError,
+                    ValueError) as e:
             return _fail(e.args[0] if isinstance(e, KeyError) and e.args else e)
         except KeyboardInterrupt:
             end_progress_line()

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.cli import (add_input_arguments, check_paths, csv_mapping_from, interval_level, note, register_command)
+from core.cli import (add_cache_argument, add_input_arguments, check_paths, csv_mapping_from, interval_level, note,
+                      register_command)
 from core.compare import LEVEL, build_verdict, summarize_judge
 from core.data import dimensions, load_comparison
 from core.engine import blank_text_notes, judge_comparison
@@ -25,6 +26,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", help="write the per-pair rows as JSONL here (the summary still goes to stdout); "
                                  "written whole or not at all")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr (the model libraries' included)")
+    add_cache_argument(p)
 
 
 @register_command("judge", "learned A/B judge: which of two replies a person would prefer, for every pair", _arguments)

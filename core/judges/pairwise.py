@@ -47,7 +47,7 @@ from core.judges.smollm_reader import SmolLMReader, lm_features
 from core.models import checkpoints
 from core.models.batching import ROWS, fixed_shape_batches, in_fixed_rows, padded_batch
 from core.progress import Progress, within
-from core.scoring import Judge, JudgeOutput, register_judge
+from core.scoring import Judge, JudgeOutput, register_judge, verdicts
 from core.settings import SEED
 from core.version import __version__
 
@@ -297,11 +297,6 @@ def encode_pairs(contexts: Sequence[Sequence[str]], replies_a: Sequence[str], re
 # the judge
 
 
-def verdicts(p_a: np.ndarray, tie_margin: float) -> list[str]:
-    """'tie' when |p_a - 0.5| < tie_margin, else the side p_a points to."""
-    return ["tie" if abs(p - 0.5) < tie_margin else ("A" if p > 0.5 else "B") for p in p_a]
-
-
 def combine_orders(p_ab: np.ndarray, p_ba: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     """(p_a, p_ba_flipped, order_disagreement) from the two single-order probabilities."""
     p_ab = np.asarray(p_ab, dtype=np.float64)
@@ -353,6 +348,13 @@ class PairwiseJudge(Judge):
     @classmethod
     def load(cls, checkpoint: str | None = None) -> "PairwiseJudge":
         return load_judge(checkpoint or CHECKPOINT)
+
+    @classmethod
+    def cache_identity(cls, checkpoint: str | None = None) -> str | None:
+        """The checkpoint's name and weights hash (one file holds the MiniLM top, the reader and the mix)."""
+        name = checkpoint or CHECKPOINT
+        h = checkpoints.short_hash(name)
+        return None if h == "-" else f"{name}:{h}"
 
     def encode(self, contexts: Sequence[Sequence[str]], replies_a: Sequence[str], replies_b: Sequence[str],
                progress: Progress | None = None) -> Encoded:
@@ -432,9 +434,8 @@ class PairwiseJudge(Judge):
 
     def output_from_logits(self, logits: np.ndarray) -> JudgeOutput:
         probs = 1.0 / (1.0 + np.exp(-logits))
-        p_a, flipped, dis = combine_orders(probs[0::2], probs[1::2])
-        return JudgeOutput(p_a, probs[0::2].copy(), flipped, verdicts(p_a, self.tie_margin), dis, self.tie_margin,
-                           self.signature())
+        p_a, flipped, _ = combine_orders(probs[0::2], probs[1::2])
+        return JudgeOutput.from_probabilities(p_a, probs[0::2].copy(), flipped, self.tie_margin, self.signature())
 
     def predict_encoded(self, enc: Encoded, progress: Progress | None = None) -> JudgeOutput:
         return self.output_from_logits(self.logits(enc, progress=progress))

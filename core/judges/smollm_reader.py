@@ -31,6 +31,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from core.models.batching import fixed_shape_batches, in_fixed_rows, padded_batch
+from core.models.device import on_device, placed
 from core.models.memo import remembers
 from core.progress import Progress
 from core.settings import SEED
@@ -99,13 +100,14 @@ class LMFeatures:
         seqs = [self.ids(contexts[uniq[r]], replies[uniq[r]]) for r in todo]
         done = 0
         with torch.inference_mode():
+            model = placed(self.model)
             for idx, length in fixed_shape_batches([len(q) for q, _ in seqs]):
-                ids, mask = padded_batch([q for q, _ in seqs], idx, length, pad_id=self.pad)
-                hs = self.model.model(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states
+                ids, mask = on_device(*padded_batch([q for q, _ in seqs], idx, length, pad_id=self.pad))
+                hs = model.model(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states
                 for j, t in enumerate(idx):
                     q, p = seqs[t]
                     r = todo[t]
-                    rows[r] = torch.cat([hs[k][j, p:len(q)].float().mean(0) for k in LAYERS]).numpy()
+                    rows[r] = torch.cat([hs[k][j, p:len(q)].float().mean(0) for k in LAYERS]).cpu().numpy()
                     self._remember(keys[uniq[r]], rows[r])
                 done += len(idx)
                 if progress is not None:

@@ -35,7 +35,7 @@ from core.data import Example
 from core.progress import Progress, tick
 from core.metrics.bleu import BleuScorer
 from core.models.checkpoints import short_hash
-from core.models.retrieval import DEFAULT_RETRIEVER, RETRIEVERS, get_pool, get_retriever
+from core.models.retrieval import DEFAULT_RETRIEVER, RETRIEVERS, get_retriever, pool_key
 from core.scoring import Metric, MetricResult, Options, Signature, register_metric
 
 RATERS = ("similarity", "nn-rater")
@@ -91,7 +91,7 @@ class UBleu(Metric):
     def signature(self) -> Signature:
         rater = self.rater_name if self.rated else "none"
         variant = f"ret:{self.method},k:{self.k},parrot:{int(self.parrot)},rater:{rater},{self.bleu.variant}"
-        return Signature(self.name, variant, self.rater_id(), get_pool(self.pool_path).key)
+        return Signature(self.name, variant, self.rater_id(), pool_key(self.pool_path))
 
     def rate(self, u1s: list[str], r1s: list[str], u2s: list[str], r2s: list[str],
              progress: Progress | None = None) -> np.ndarray:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.util
+import json
 import os
 from pathlib import Path
 from typing import Callable, Sequence, TypeVar
@@ -59,21 +60,6 @@ def set_threads() -> None:
     torch.set_num_threads(threads())
 
 
-def resolve_device(device: str = "cpu") -> str:
-    """``auto`` -> CUDA if available, then MPS, then CPU; an explicit device must be available."""
-    import torch
-    if device == "auto":
-        if torch.cuda.is_available():
-            return "cuda"
-        mps = getattr(torch.backends, "mps", None)
-        return "mps" if mps is not None and mps.is_available() else "cpu"
-    if device == "cuda" and not torch.cuda.is_available():
-        raise MissingModelError("device 'cuda' was asked for but torch sees no CUDA GPU; use --device cpu or auto")
-    if device == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
-        raise MissingModelError("device 'mps' was asked for but torch sees no Apple GPU; use --device cpu or auto")
-    return device
-
-
 @functools.lru_cache(maxsize=1)
 def minilm_model():
     """all-MiniLM-L6-v2's transformer (384-d), on the CPU, in eval mode; loaded once per process."""
@@ -105,14 +91,16 @@ def minilm_forward(texts: Sequence[str], per_text: Callable[[np.ndarray, list[in
     fixed-shape batches (``core.models.batching``), so a text's numbers never depend on its batch mates;
     ``per_text(token_states (L x 384, float32), token_ids)`` reduces each text's last hidden states."""
     import torch
-    model, tok = minilm_model(), minilm_tokenizer()
+
+    from core.models.device import on_device, placed
+    model, tok = placed(minilm_model()), minilm_tokenizer()
     ids = tok(list(texts), truncation=True, max_length=MAX_SEQ_LEN)["input_ids"] if texts else []
     out: list = [None] * len(ids)
     done = 0
     with torch.inference_mode():
         for idx, length in fixed_shape_batches([len(x) for x in ids]):
-            x, mask = padded_batch(ids, idx, length)
-            h = model(input_ids=x, attention_mask=mask).last_hidden_state.float().numpy()
+            x, mask = on_device(*padded_batch(ids, idx, length))
+            h = model(input_ids=x, attention_mask=mask).last_hidden_state.float().cpu().numpy()
             for j, i in enumerate(idx):
                 out[i] = per_text(h[j, :len(ids[i])], ids[i])
             done += len(idx)
@@ -135,14 +123,58 @@ def encode(texts: Sequence[str], progress: Progress | None = None, desc: str = "
 
 @functools.lru_cache(maxsize=1)
 def smollm():
-    """(tokenizer, model) of SmolLM2-135M-Instruct, dequantized from GGUF into a float32 torch model."""
+    """(tokenizer, model) of SmolLM2-135M-Instruct, dequantized from GGUF into a float32 torch model.
+
+    Reading the GGUF file takes ~20 s (its metadata is parsed three times: config, tokenizer, weights), so the
+    first load also saves the dequantized model and its tokenizer to :func:`smollm_converted_dir` (float32
+    safetensors, ~540 MB); later processes load that in about a second. The saved weights are the same
+    float32 tensors, so every number is unchanged (tests/test_golden.py)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
     set_threads()
-    folder = smollm_folder()
-    tok = AutoTokenizer.from_pretrained(folder, gguf_file=SMOLLM_GGUF)
-    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=SMOLLM_GGUF)
+    converted = smollm_converted_dir()
+    if (converted / "complete").exists():
+        tok = AutoTokenizer.from_pretrained(str(converted))
+        model = AutoModelForCausalLM.from_pretrained(str(converted), dtype="float32")
+    else:
+        folder = smollm_folder()
+        tok = AutoTokenizer.from_pretrained(folder, gguf_file=SMOLLM_GGUF)
+        model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=SMOLLM_GGUF)
+        _save_converted(tok, model, converted)
     model.eval()
     return tok, model
+
+
+def smollm_converted_dir() -> Path:
+    """Where the dequantized SmolLM2 is kept: the cache folder, named by the GGUF file's size and hash."""
+    from core.settings import cache_dir
+    gguf = Path(smollm_folder()) / SMOLLM_GGUF
+    return cache_dir() / f"smollm2-135m-f32-{gguf.stat().st_size}-{file_hash(gguf)}"
+
+
+def _save_converted(tok, model, target: Path) -> None:
+    """Save into a temporary sibling folder, then rename: a half-written copy is never loaded. A cache folder
+    that cannot be written (read-only, full) only means the next process converts again."""
+    import shutil
+    import tempfile
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=target.name + ".", dir=target.parent))
+        try:
+            from safetensors.torch import save_model
+            config = model.config.to_dict()
+            config.pop("quantization_config", None)  # the tensors are plain float32 now
+            (tmp / "config.json").write_text(json.dumps(config, indent=1))
+            save_model(model, str(tmp / "model.safetensors"))  # tied embeddings stored once
+            tok.save_pretrained(str(tmp))
+            (tmp / "complete").write_text("dequantized from " + SMOLLM_GGUF + "\n")
+            if target.exists():
+                shutil.rmtree(target, ignore_errors=True)
+            tmp.rename(target)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+    except OSError:
+        pass
 
 
 def file_hash(path: str | os.PathLike, n: int = 12) -> str:
@@ -153,6 +185,7 @@ def file_hash(path: str | os.PathLike, n: int = 12) -> str:
     return h.hexdigest()[:n]
 
 
+@functools.lru_cache(maxsize=1)
 def encoder_id() -> str:
     """Identifies the sentence encoder's weights (for cache keys and signatures)."""
     return "minilm-l6-" + file_hash(Path(minilm_path()) / "model.safetensors", 8)

@@ -31,6 +31,7 @@ import torch.nn.functional as F
 
 from core.models import checkpoints
 from core.models.batching import fixed_shape_batches, in_fixed_rows, padded_batch
+from core.models.device import on_device, placed
 from core.models.corpus import CTX_TURNS, chitchat_split
 
 FM_MAX_LEN = 40
@@ -111,10 +112,11 @@ class MiniLMClassifier(nn.Module):
         n = len(ids)
         out = np.zeros(n, dtype=np.float64)
         done = 0
+        placed(self)
         for idx, length in fixed_shape_batches([len(x) for x in ids]):
             x, mask = padded_batch(ids, idx, length)
             t = padded_batch(types, idx, length)[0] if types is not None else torch.zeros_like(x)
-            out[idx] = torch.sigmoid(self(x, mask, t)).double().numpy()[:len(idx)]
+            out[idx] = torch.sigmoid(self(*on_device(x, mask, t))).double().cpu().numpy()[:len(idx)]
             done += len(idx)
             if progress:
                 progress(done, n, desc)
@@ -339,17 +341,18 @@ class SmolScorer:
         seqs = [self._ids(c, r) for c, r in zip(contexts, responses)]
         n = len(seqs)
         out = np.zeros((n, 3), dtype=np.float64)
-        lm_head = self.model.lm_head
+        model = placed(self.model)
+        lm_head = model.lm_head
         done = 0
         for idx, length in fixed_shape_batches([len(q) for q, _ in seqs]):
-            ids, mask = padded_batch([q for q, _ in seqs], idx, length, pad_id=self.pad)
-            h = self.model.model(input_ids=ids, attention_mask=mask).last_hidden_state
+            ids, mask = on_device(*padded_batch([q for q, _ in seqs], idx, length, pad_id=self.pad))
+            h = model.model(input_ids=ids, attention_mask=mask).last_hidden_state
             for j, i in enumerate(idx):
                 q, p = seqs[i]
-                pos = torch.arange(p - 1, len(q) - 1)
+                pos = torch.arange(p - 1, len(q) - 1, device=h.device)
                 logits = lm_head(h[j, pos]).float()
                 lp = torch.log_softmax(logits, -1)
-                tgt = torch.tensor(q[p:])
+                tgt = torch.tensor(q[p:], device=h.device)
                 tok_lp = lp.gather(1, tgt[:, None]).squeeze(1)
                 ent = -(lp.exp() * lp).sum(-1)
                 nll = float(-tok_lp.sum())

@@ -148,6 +148,40 @@ def load_pool(path: str | os.PathLike) -> Pool:
     return Pool.from_pairs(name, pairs)
 
 
+def pool_key(path: str | os.PathLike | None = None) -> str:
+    """``get_pool(path).key`` (name and content hash, for signatures). The default pool's key is remembered
+    in the cache folder, keyed by the chitchat-dataset file (path, size, mtime) and the source of the code
+    that builds the pool, so a signature does not read the corpus (about a second); any change to either
+    recomputes it."""
+    if path not in (None, "", "chitchat"):
+        return get_pool(path).key
+    import json
+
+    import chitchat_dataset
+
+    from core.models import corpus
+    data = Path(chitchat_dataset.__file__).with_name("dataset.json")
+    if not data.exists():
+        return get_pool(None).key
+    st = data.stat()
+    code = hashlib.sha1(Path(corpus.__file__).read_bytes() + Path(__file__).read_bytes()).hexdigest()[:12]
+    ident = f"{data}:{st.st_size}:{st.st_mtime_ns}:{code}"
+    memo = cache_dir() / "pool-keys.json"
+    try:
+        known = json.loads(memo.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        known = {}
+    if isinstance(known, dict) and isinstance(known.get(ident), str):
+        return known[ident]
+    key = get_pool(None).key
+    try:
+        from core.outputs import write_text
+        write_text(memo, json.dumps({ident: key}))
+    except OSError:
+        pass
+    return key
+
+
 def get_pool(path: str | os.PathLike | None = None) -> Pool:
     return chitchat_pool() if path in (None, "", "chitchat") else _load_pool_cached(str(Path(path).resolve()))
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from core.compare import side_accuracy
 from core.judges.pairs import Pair, is_val_context, normalize_text, preference_pairs, split_pairs
-from core.judges.pairwise import TIE_MARGIN, Encoded, PairwiseJudge, combine_orders, verdicts
+from core.judges.pairwise import TIE_MARGIN, Encoded, PairwiseJudge, combine_orders
 from core.models.corpus import chitchat_split, context_pairs
 from core.outputs import atomic_open
 from core.progress import Progress
@@ -67,6 +67,22 @@ def validation_pairs(seed: int = SEED, cap: int = 300, test_share: float = 0.2, 
         pairs = [p for p in set_pairs(name, seed, eval_dir) if is_val_context(p.context, test_share, val_share)]
         random.Random(f"{seed}-{name}-val").shuffle(pairs)
         out += pairs[:cap]
+    return out
+
+
+def common_sense_pairs(n: int, seed: int = SEED) -> list[Pair]:
+    """``n`` rule-made obvious pairs (``core.training.common_sense.obvious_pairs``, part "train": chitchat-dataset
+    (MIT) training conversations and the training phrase list, disjoint from the check set's), the better
+    reply on side A or B at random (seeded)."""
+    from core.training.common_sense import obvious_pairs
+    dialogs, _held = chitchat_split()
+    rng = random.Random(f"{seed}-common-sense-sides")
+    out = []
+    for p in obvious_pairs(dialogs, n, "train", seed):
+        if rng.random() < 0.5:
+            out.append(Pair(list(p.context), p.better, p.worse, 1.0, "common-sense-" + p.kind, p.id))
+        else:
+            out.append(Pair(list(p.context), p.worse, p.better, 0.0, "common-sense-" + p.kind, p.id))
     return out
 
 
@@ -136,8 +152,8 @@ def load_heldout_predictions(pairs: Sequence[Pair], path: Path, tie_margin: floa
         return None
     p_ab = np.array([r["p_ab"] for r in recs])
     flipped = np.array([r["p_ba_flipped"] for r in recs])
-    p_a, _, dis = combine_orders(p_ab, 1 - flipped)
-    return JudgeOutput(p_a, p_ab, flipped, verdicts(p_a, tie_margin), dis, tie_margin)
+    p_a, _, _ = combine_orders(p_ab, 1 - flipped)
+    return JudgeOutput.from_probabilities(p_a, p_ab, flipped, tie_margin)
 
 
 def save_heldout_predictions(pairs: Sequence[Pair], out: JudgeOutput, path: Path) -> None:

@@ -1,0 +1,313 @@
+"""Per-row results remembered on disk between runs: re-scoring a file in which a tenth of the rows changed
+scores only that tenth.
+
+**What is kept.** One entry per (namespace, row key):
+
+- metrics: namespace = the metric's full signature (``core.scoring.Signature``: variant, checkpoint hashes,
+  pool hash, version) plus the device; row key = SHA-1 of the row as the metric sees it (context turns,
+  response, non-blank references; :func:`row_key`); value = the row's score and details;
+- the judge: namespace = :func:`judge_namespace` (judge name, checkpoint file hash, version); key = SHA-1 of
+  (context, reply A, reply B); value = P(A) and the two single-order estimates.
+
+A metric's score of a row depends on nothing else in the run (fixed normalization constants and fixed-shape
+batches, ``core.engine``), so an entry is exactly the number a fresh run computes; a changed checkpoint,
+option or version changes the namespace, so nothing stale is ever read.
+
+**Where.** ``cache_dir()/scores.sqlite3`` (``core.settings.cache_dir``: ``$DIALEVAL_CACHE``, else
+``$XDG_CACHE_HOME/dialeval``, else ``~/.cache/dialeval``). At most ``$DIALEVAL_CACHE_MAX_MB`` megabytes
+(default :data:`DEFAULT_MAX_MB`); past the cap the least recently used entries go. ``$DIALEVAL_NO_CACHE=1``
+or the CLI's ``--no-cache`` turns it off (nothing read, nothing written); ``dialeval cache info|clear``.
+
+**Precomputed.** Read-only layers shipped with the package (``precomputed-*.json.gz`` among the
+checkpoints, e.g. the demo's scores: :func:`export_precomputed`) answer before the disk; they use the same
+keys, so a file whose rows or signatures differ is simply not found there and is scored as usual.
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import math
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+DEFAULT_MAX_MB = 1024
+FILE_NAME = "scores.sqlite3"
+PRECOMPUTED_GLOB = "precomputed-*.json.gz"
+_SCHEMA = ("CREATE TABLE IF NOT EXISTS entries (ns TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, "
+           "bytes INTEGER NOT NULL, used REAL NOT NULL, PRIMARY KEY (ns, key)) WITHOUT ROWID")
+_CHUNK = 500  # keys per SQL statement (SQLite's default limit on bound parameters is 999 in old builds)
+
+
+class CacheError(RuntimeError):
+    """The cache cannot be used as asked (an unusable size cap, a cache file that is not a cache)."""
+
+
+def _digest(parts: Any) -> str:
+    return hashlib.sha1(json.dumps(parts, ensure_ascii=False, separators=(",", ":")).encode("utf-8")).hexdigest()
+
+
+def row_key(context: Sequence[str], response: str, references: Sequence[str]) -> str:
+    """The key of one row as a metric sees it: SHA-1 of its context turns, response and references."""
+    return _digest([list(context), response, list(references)])
+
+
+def pair_key(context: Sequence[str], reply_a: str, reply_b: str) -> str:
+    """The key of one judged pair: SHA-1 of (context turns, reply A, reply B)."""
+    return _digest(["pair", list(context), reply_a, reply_b])
+
+
+def judge_namespace(name: str, checkpoint_hash: str, version: str) -> str:
+    """The namespace of a judge's outputs: its registry name, the hash of its checkpoint file and the
+    package version (everything that can change P(A) for a fixed pair)."""
+    return f"judge:{name}|ckpt:{checkpoint_hash}|v:{version}"
+
+
+def encode_value(value: Any) -> str:
+    """JSON text of a cached value; NaN and infinities are kept (``json`` writes them as tokens)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_plain)
+
+
+def _plain(x: Any) -> Any:
+    import numpy as np
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, (set, frozenset, tuple)):
+        return list(x)
+    raise TypeError(f"{type(x).__name__} cannot be cached")
+
+
+def max_bytes_from_env() -> int:
+    raw = os.environ.get("DIALEVAL_CACHE_MAX_MB", "").strip()
+    if not raw:
+        return DEFAULT_MAX_MB * 1024 * 1024
+    try:
+        mb = float(raw)
+    except ValueError:
+        raise CacheError(f"DIALEVAL_CACHE_MAX_MB must be a number of megabytes, got {raw!r}") from None
+    if not math.isfinite(mb) or mb < 0:
+        raise CacheError(f"DIALEVAL_CACHE_MAX_MB must be >= 0, got {raw!r}")
+    return int(mb * 1024 * 1024)
+
+
+def disabled_by_env() -> bool:
+    return os.environ.get("DIALEVAL_NO_CACHE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+class Precomputed:
+    """Read-only entries from ``precomputed-*.json.gz`` files: ``{"entries": {namespace: {key: value}}}``."""
+
+    def __init__(self, paths: Iterable[Path]):
+        self.paths = sorted(Path(p) for p in paths)
+        self._entries: dict[str, dict[str, Any]] | None = None
+
+    def _load(self) -> dict[str, dict[str, Any]]:
+        if self._entries is None:
+            merged: dict[str, dict[str, Any]] = {}
+            for p in self.paths:
+                with gzip.open(p, "rt", encoding="utf-8") as f:
+                    for ns, rows in json.load(f)["entries"].items():
+                        merged.setdefault(ns, {}).update(rows)
+            self._entries = merged
+        return self._entries
+
+    def namespaces(self) -> list[str]:
+        return list(self._load())
+
+    def get_many(self, ns: str, keys: Sequence[str]) -> dict[str, Any]:
+        rows = self._load().get(ns)
+        if not rows:
+            return {}
+        return {k: rows[k] for k in keys if k in rows}
+
+
+class ScoreCache:
+    """Entries on disk in one SQLite file (safe for several processes: WAL journal, busy timeout), with the
+    shipped precomputed layers consulted first. ``max_bytes`` caps the file's entries (LRU)."""
+
+    def __init__(self, path: str | os.PathLike, max_bytes: int | None = None,
+                 precomputed: Precomputed | None = None):
+        self.path = Path(path)
+        self.max_bytes = max_bytes_from_env() if max_bytes is None else int(max_bytes)
+        self.precomputed = precomputed
+        self._lock = threading.Lock()
+        self._ready = False
+        self.hits = self.misses = 0
+
+    def _connect(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        con = sqlite3.connect(str(self.path), timeout=60)
+        if not self._ready:
+            try:
+                con.execute("PRAGMA journal_mode=WAL")
+                con.execute(_SCHEMA)
+                con.commit()
+            except sqlite3.DatabaseError as e:
+                con.close()
+                raise CacheError(f"{self.path} is not a dialeval score cache ({e}); remove it or set "
+                                 "DIALEVAL_CACHE to another folder") from None
+            self._ready = True
+        return con
+
+    def get_many(self, ns: str, keys: Sequence[str]) -> dict[str, Any]:
+        """The cached values of ``keys`` under ``ns`` (absent keys are left out)."""
+        keys = list(dict.fromkeys(keys))
+        found: dict[str, Any] = self.precomputed.get_many(ns, keys) if self.precomputed is not None else {}
+        rest = [k for k in keys if k not in found]
+        if rest and self.max_bytes > 0 and self.path.exists():
+            with self._lock:
+                con = self._connect()
+                try:
+                    now = time.time()
+                    for i in range(0, len(rest), _CHUNK):
+                        chunk = rest[i:i + _CHUNK]
+                        marks = ",".join("?" * len(chunk))
+                        got = con.execute(f"SELECT key, value FROM entries WHERE ns = ? AND key IN ({marks})",
+                                          [ns, *chunk]).fetchall()
+                        for k, v in got:
+                            found[k] = json.loads(v)
+                        if got:  # used now: the size cap drops the least recently used first
+                            con.execute(f"UPDATE entries SET used = ? WHERE ns = ? AND key IN "
+                                        f"({','.join('?' * len(got))})", [now, ns, *[k for k, _ in got]])
+                    con.commit()
+                finally:
+                    con.close()
+        self.hits += len(found)
+        self.misses += len(keys) - len(found)
+        return found
+
+    def put_many(self, ns: str, items: Mapping[str, Any]) -> None:
+        """Keep ``items`` (key -> JSON-able value) under ``ns``; then trim to the size cap."""
+        if not items or self.max_bytes <= 0:
+            return
+        now = time.time()
+        rows = []
+        for k, v in items.items():
+            text = encode_value(v)
+            rows.append((ns, k, text, len(text.encode("utf-8")) + len(k) + len(ns), now))
+        with self._lock:
+            con = self._connect()
+            try:
+                con.executemany("INSERT OR REPLACE INTO entries (ns, key, value, bytes, used) VALUES (?, ?, ?, ?, ?)",
+                                rows)
+                con.commit()
+                self._trim(con)
+            finally:
+                con.close()
+
+    def _trim(self, con: sqlite3.Connection) -> None:
+        total = con.execute("SELECT COALESCE(SUM(bytes), 0) FROM entries").fetchone()[0]
+        if total <= self.max_bytes:
+            return
+        goal = int(self.max_bytes * 0.9)  # trim a little further so the next write does not trim again
+        cut, freed = None, 0
+        for used, size in con.execute("SELECT used, bytes FROM entries ORDER BY used"):
+            freed += size
+            cut = used
+            if total - freed <= goal:
+                break
+        if cut is not None:
+            con.execute("DELETE FROM entries WHERE used <= ?", (cut,))
+            con.commit()
+
+    def info(self) -> dict[str, Any]:
+        """Where the cache is, its cap, and per namespace the number of entries and their bytes."""
+        out: dict[str, Any] = {"path": str(self.path), "max_bytes": self.max_bytes, "entries": 0, "bytes": 0,
+                               "namespaces": {}}
+        if self.path.exists():
+            with self._lock:
+                con = self._connect()
+                try:
+                    for ns, n, b in con.execute("SELECT ns, COUNT(*), SUM(bytes) FROM entries GROUP BY ns ORDER BY ns"):
+                        out["namespaces"][ns] = {"entries": n, "bytes": b}
+                        out["entries"] += n
+                        out["bytes"] += b
+                finally:
+                    con.close()
+        out["file_bytes"] = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*")
+                                if p.is_file())
+        out["precomputed"] = [str(p) for p in self.precomputed.paths] if self.precomputed is not None else []
+        return out
+
+    def clear(self) -> int:
+        """Remove every entry; returns how many there were."""
+        if not self.path.exists():
+            return 0
+        with self._lock:
+            con = self._connect()
+            try:
+                n = con.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
+                con.execute("DELETE FROM entries")
+                con.commit()
+                con.execute("VACUUM")
+            finally:
+                con.close()
+        return n
+
+    def export(self, namespaces: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
+        """Every entry on disk (of ``namespaces`` if given) as ``{namespace: {key: value}}``."""
+        out: dict[str, dict[str, Any]] = {}
+        if not self.path.exists():
+            return out
+        with self._lock:
+            con = self._connect()
+            try:
+                for ns, k, v in con.execute("SELECT ns, key, value FROM entries ORDER BY ns, key"):
+                    if namespaces is None or ns in namespaces:
+                        out.setdefault(ns, {})[k] = json.loads(v)
+            finally:
+                con.close()
+        return out
+
+
+def export_precomputed(cache: ScoreCache, path: str | os.PathLike, about: Mapping[str, Any]) -> int:
+    """Write the entries of ``cache`` (its disk file only) to a ``precomputed-*.json.gz`` file with a
+    description ``about`` (what was scored, by which command); returns the number of entries. Written with
+    a fixed gzip timestamp, so the same entries give the same bytes."""
+    from core.outputs import atomic_path
+    entries = cache.export()
+    payload = {"about": dict(about), "entries": entries}
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:
+            f.write(json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode("utf-8"))
+    return sum(len(v) for v in entries.values())
+
+
+_DEFAULT: dict[str, ScoreCache] = {}
+
+
+def shipped_precomputed() -> Precomputed | None:
+    """The read-only precomputed layers shipped among the checkpoints (none when there are none)."""
+    from core.settings import SettingError, checkpoint_dir
+    try:
+        paths = sorted(checkpoint_dir().glob(PRECOMPUTED_GLOB))
+    except SettingError:
+        return None
+    return Precomputed(paths) if paths else None
+
+
+def default_cache() -> ScoreCache | None:
+    """The user's score cache (``None`` when ``$DIALEVAL_NO_CACHE`` is set); one object per cache folder."""
+    if disabled_by_env():
+        return None
+    from core.settings import cache_dir
+    path = str(cache_dir() / FILE_NAME)
+    if path not in _DEFAULT:
+        _DEFAULT[path] = ScoreCache(path, precomputed=shipped_precomputed())
+    return _DEFAULT[path]
+
+
+def resolve_cache(cache: "ScoreCache | bool | None") -> ScoreCache | None:
+    """``True``/``None`` -> the default cache (or none when disabled by the environment), ``False`` -> no
+    cache, a ``ScoreCache`` -> itself."""
+    if cache is False:
+        return None
+    if cache is True or cache is None:
+        return default_cache()
+    return cache

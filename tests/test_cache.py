@@ -1,0 +1,200 @@
+"""The score cache (core.cache): cached rows are exactly what a fresh run computes, only changed rows are
+scored again, the judge is not loaded when every pair is cached, the size cap holds, --no-cache keeps
+nothing, and the demo's shipped precomputed scores answer for today's signatures."""
+import gzip
+import json
+import os
+import subprocess
+import sys
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from core.cache import Precomputed, ScoreCache, export_precomputed, judge_namespace, pair_key, row_key
+from core.data import load_comparison, load_jsonl
+from core.engine import (DEFAULT_METRICS, cached_judge_comparison, judge_pairs, metric_namespace,
+                         score_examples)
+from core.scoring import CompositeMetric, Judge, JudgeOutput, Options, get_metric, register_judge
+
+METRICS = ["bleu", "bert_ruber"]  # a lexical metric and a composite of two MiniLM parts (fast to load)
+
+
+@pytest.fixture(scope="module")
+def rows(repo_root):
+    return load_jsonl(repo_root / "demo" / "demo.jsonl")[:12]
+
+
+def _same(t1, t2, metrics):
+    for m in metrics:
+        np.testing.assert_array_equal(t1.column(m), t2.column(m))
+        assert t1.results[m].details == t2.results[m].details
+        assert str(t1.results[m].signature) == str(t2.results[m].signature)
+
+
+def test_cached_rows_equal_fresh_ones(rows, tmp_path):
+    store = ScoreCache(tmp_path / "s.sqlite3", max_bytes=1 << 30)
+    fresh = score_examples(rows, METRICS, cache=False)
+    first = score_examples(rows, METRICS, cache=store)
+    assert store.hits == 0
+    again = score_examples(rows, METRICS, cache=store)
+    assert store.misses == store.hits  # the second run found every row the first one kept
+    _same(fresh, first, METRICS)
+    _same(fresh, again, METRICS)
+    # the records every surface writes are the same too
+    assert json.dumps(fresh.to_records(), sort_keys=True) == json.dumps(again.to_records(), sort_keys=True)
+
+
+def test_only_changed_rows_are_scored_again(rows, tmp_path):
+    store = ScoreCache(tmp_path / "s.sqlite3", max_bytes=1 << 30)
+    score_examples(rows, METRICS, cache=store)
+    changed = list(rows)
+    changed[3] = replace(changed[3], response=changed[3].response + " Really.")
+    changed[7] = replace(changed[7], references=["A different reference entirely."])
+    calls = []
+    metric = get_metric("bleu")
+    compute = metric.compute
+
+    def counting(examples, progress=None):
+        calls.append(len(examples))
+        return compute(examples, progress)
+    metric.compute = counting
+    table = score_examples(changed, [metric], cache=store)
+    assert calls == [2]  # 10 of 12 rows came from the cache
+    np.testing.assert_array_equal(table.column("bleu"), score_examples(changed, ["bleu"], cache=False).column("bleu"))
+
+
+def test_a_changed_signature_is_another_namespace(rows):
+    assert metric_namespace(get_metric("mme")) != metric_namespace(get_metric("mme", Options(dimension="engaging")))
+    assert metric_namespace(get_metric("ubleu")) != metric_namespace(get_metric("ubleu_paper"))
+    ex = rows[0]
+    assert row_key(ex.context, ex.response, ex.references) != row_key(ex.context, ex.response + " ", ex.references)
+    assert row_key(["a", "b"], "c", []) != row_key(["a\nb"], "c", [])  # turn boundaries count
+
+
+@register_judge("test-length")
+class _LengthJudge(Judge):
+    """A test judge: the longer reply wins; counts the pairs it is asked about."""
+
+    description = "test only"
+    asked: list[int] = []
+
+    @classmethod
+    def load(cls, checkpoint=None):
+        return cls()
+
+    @classmethod
+    def cache_identity(cls, checkpoint=None):
+        return "length-v1"
+
+    def predict(self, contexts, replies_a, replies_b, progress=None):
+        type(self).asked.append(len(contexts))
+        p = np.array([0.9 if len(a) > len(b) else 0.1 if len(a) < len(b) else 0.5 for a, b in zip(replies_a, replies_b)])
+        return JudgeOutput.from_probabilities(p, p, p, 0.05, self.signature())
+
+    def signature(self):
+        return "judge:test-length"
+
+
+def test_judged_pairs_are_read_back_and_the_judge_not_asked_again(tmp_path):
+    store = ScoreCache(tmp_path / "s.sqlite3", max_bytes=1 << 30)
+    ctx, a, b = [["hi"], ["how are you?"], ["bye"]], ["hello there", "fine", "see you"], ["hey", "fine thanks", "ok"]
+    _LengthJudge.asked.clear()
+    out1 = judge_pairs(ctx, a, b, judge="test-length", cache=store)
+    out2 = judge_pairs(ctx, a, b, judge="test-length", cache=store)
+    out3 = judge_pairs(ctx + [["new"]], a + ["x"], b + ["yy"], judge="test-length", cache=store)
+    assert _LengthJudge.asked == [3, 1]
+    for f in ("p_a", "p_ab", "p_ba_flipped"):
+        np.testing.assert_array_equal(getattr(out1, f), getattr(out2, f))
+    assert out1.verdict == out2.verdict == ["A", "B", "A"] and out3.verdict[-1] == "B"
+    assert out2.signature == "judge:test-length" and out2.order_disagreement == out1.order_disagreement
+    assert store.get_many(judge_namespace("test-length", "length-v1", __import__("core").__version__),
+                          [pair_key(["hi"], "hello there", "hey")])
+
+
+def test_size_cap_drops_the_least_recently_used(tmp_path):
+    store = ScoreCache(tmp_path / "s.sqlite3", max_bytes=20_000)
+    for i in range(40):
+        store.put_many("ns", {f"k{i}": {"s": float(i), "d": "x" * 900}})
+    info = store.info()
+    assert info["bytes"] <= 20_000
+    assert store.get_many("ns", ["k39"]) and not store.get_many("ns", ["k0"])
+
+
+def test_not_a_cache_file_is_a_clear_error(tmp_path):
+    bad = tmp_path / "scores.sqlite3"
+    bad.write_bytes(b"this is not a database" * 100)
+    env = dict(os.environ, DIALEVAL_CACHE=str(tmp_path))
+    env.pop("DIALEVAL_NO_CACHE", None)
+    r = subprocess.run([sys.executable, "-m", "core", "cache", "info"], env=env, capture_output=True, text=True)
+    assert r.returncode == 2 and "not a dialeval score cache" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_cli_keeps_rows_and_no_cache_keeps_nothing(tmp_path, repo_root):
+    inp = tmp_path / "in.jsonl"
+    lines = (repo_root / "demo" / "demo.jsonl").read_text().splitlines()[:6]
+    recs = [dict(json.loads(x), response=json.loads(x)["response"] + " (new)") for x in lines]  # not the demo's rows
+    inp.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    env = dict(os.environ, DIALEVAL_CACHE=str(tmp_path / "c"))
+    env.pop("DIALEVAL_NO_CACHE", None)
+
+    def run(*args):
+        r = subprocess.run([sys.executable, "-m", "core", *args], env=env, capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        return r.stdout
+    plain = run("score", str(inp), "--metrics", "bleu", "--no-cache")
+    assert "0 entries" in run("cache", "info")
+    assert run("score", str(inp), "--metrics", "bleu") == plain
+    assert "6 entries" in run("cache", "info")
+    assert run("score", str(inp), "--metrics", "bleu") == plain  # now read from the cache
+    assert "removed 6 entries" in run("cache", "clear")
+
+
+def test_precomputed_layer_answers_first_and_only_for_its_keys(rows, tmp_path):
+    store = ScoreCache(tmp_path / "a.sqlite3", max_bytes=1 << 30)
+    score_examples(rows[:6], ["bleu"], cache=store)
+    path = tmp_path / "precomputed-x.json.gz"
+    assert export_precomputed(store, path, {"what": "test"}) == 6
+    assert gzip.open(path).read() == gzip.open(path).read()
+    layered = ScoreCache(tmp_path / "b.sqlite3", max_bytes=1 << 30, precomputed=Precomputed([path]))
+    score_examples(rows, ["bleu"], cache=layered)
+    assert (layered.hits, layered.misses) == (6, 6)
+
+
+def test_shipped_demo_scores_answer_for_todays_signatures(repo_root):
+    """checkpoints/precomputed-demo.json.gz must cover the demo under today's metric and judge signatures
+    (re-run scripts/precompute_demo.py after a change that moves one) and hold the numbers a fresh run gives
+    (the golden rows are a subset of the demo)."""
+    from core.cache import shipped_precomputed
+    layer = shipped_precomputed()
+    assert layer is not None, "no precomputed-*.json.gz among the shipped checkpoints"
+    comp = load_comparison(str(repo_root / "demo" / "demo.jsonl"))
+    exs = comp.examples()
+    def leaf_metrics(metric):  # what the cache keeps: the metrics that compute (a composite combines its parts)
+        if not isinstance(metric, CompositeMetric):
+            return [metric]
+        return [leaf for part in metric.parts() for leaf in leaf_metrics(part)]
+    leaves = [leaf for m in DEFAULT_METRICS for leaf in leaf_metrics(get_metric(m))]
+    keys = [row_key(e.context, e.response, e.references) for e in exs]
+    for metric in leaves:
+        found = layer.get_many(metric_namespace(metric), keys)
+        assert len(found) == len(set(keys)), f"{metric.name}: the demo's precomputed scores are stale"
+    golden = json.loads((repo_root / "tests" / "golden" / "scores.json").read_text())
+    where = {tuple(r): i for i, r in enumerate(golden["rows"])}
+    gold = [e for e in exs if (e.id, e.system) in where]
+    only_layer = ScoreCache(repo_root / "no-such-folder" / "x.sqlite3", max_bytes=0, precomputed=layer)
+    table = score_examples(gold, list(DEFAULT_METRICS), cache=only_layer)
+    assert only_layer.misses == 0 and len(gold) == 60
+    for m in DEFAULT_METRICS:
+        want = np.array([np.nan if golden["metrics"][m][where[(e.id, e.system)]] is None
+                         else golden["metrics"][m][where[(e.id, e.system)]] for e in gold])
+        np.testing.assert_allclose(table.column(m), want, atol=1e-6, equal_nan=True, err_msg=m)
+    store = ScoreCache(repo_root / "no-such-folder" / "x.sqlite3", max_bytes=0, precomputed=layer)
+    from core import engine
+    old = engine.resolve_cache
+    engine.resolve_cache = lambda cache=None: store
+    try:
+        out = cached_judge_comparison(comp)
+    finally:
+        engine.resolve_cache = old
+    assert out is not None and len(out.p_a) == len(comp.pairs), "the judge's demo pairs are not precomputed"
