@@ -10,9 +10,10 @@ runs the two commands that built it, in order:
    validation / test), MiniLM layers 0-2 frozen and run once per sequence, then two members (train seeds
    13 and 14) each train layers 3-5 + head for 2 epochs on both orders of every pair; combined (mean
    logit, float16) and evaluated on the held-out pairs. Any arguments are passed to this step.
-2. ``dialeval train judge-lm --threads 2`` (17 min): the frozen SmolLM2 reader's scorer on all
-   clear-margin training pairs, its mixing weights on the validation pairs, written into the same
-   checkpoint (core/training/judge_lm.py).
+2. ``dialeval train judge-lm --threads 2`` (its default ``--common-sense 1600`` is the shipped setting; about
+   40 min on 2 loaded cores the first time, most of it reading replies, which are kept in the cache folder):
+   the frozen SmolLM2 reader's scorer on all clear-margin training pairs plus 1,600 rule-made obvious pairs,
+   its mixing weights on the validation pairs, written into the same checkpoint (core/training/judge_lm.py).
 """
 import argparse
 import sys

@@ -17,6 +17,7 @@ import hashlib
 import sys
 import time
 from collections import Counter
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -29,29 +30,71 @@ from core.outputs import atomic_path
 from core.progress import Progress, progress_bar
 from core.settings import SEED, cache_dir
 from core.training import register_trainer, set_threads
-from core.training.judge_pairs import (evaluate, heldout_cache_path, save_heldout_predictions, synthetic_pairs,
+from core.training.judge_pairs import (common_sense_pairs, evaluate, heldout_cache_path, save_heldout_predictions,
+                                       synthetic_pairs,
                                        train_test_pairs, validation_pairs)
 
 BALANCE = 0.0  # per-pair loss weight n_set ** -BALANCE (set_weights); 0 = unweighted (shipped)
 SYNTHETIC = 0  # machine-made chitchat pairs added to the reader's training pairs; 0 = none (shipped)
 SYNTHETIC_WEIGHT = 1.0  # their loss weight relative to a rated pair
+COMMON_SENSE = 1600  # rule-made obvious pairs added to the reader's training pairs (shipped)
+COMMON_SENSE_WEIGHT = 1.0
+SKIP_SETS: tuple[str, ...] = ()  # rated sets the reader does not train on
+
+
+def feature_store_dir() -> Path:
+    """Where the reader's training features are kept: one folder per reader configuration, holding chunk files
+    ``chunk-*.npz`` (item keys and float16 rows, one row per distinct (context, reply))."""
+    h = hashlib.sha1(repr(sorted(config().items())).encode()).hexdigest()[:12]
+    return cache_dir() / f"judge-lm-features-{h}"
+
+
+def stored_features(keys: Sequence[str]) -> dict[str, np.ndarray]:
+    """The stored float16 rows of ``keys`` (absent keys left out)."""
+    want, found = set(keys), {}
+    folder = feature_store_dir()
+    for chunk in sorted(folder.glob("chunk-*.npz")) if folder.is_dir() else []:
+        with np.load(chunk) as z:
+            for k, row in zip(z["keys"].tolist(), z["rows"]):
+                if k in want:
+                    found[k] = row
+    return found
+
+
+def store_features(keys: Sequence[str], rows: np.ndarray) -> Path:
+    """Add a chunk of rows (written whole or not at all)."""
+    folder = feature_store_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha1("".join(keys).encode()).hexdigest()[:16]
+    path = folder / f"chunk-{digest}.npz"
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:
+        np.savez(f, keys=np.array(list(keys)), rows=np.asarray(rows, dtype=np.float16))
+    return path
+
+
+CHUNK_ITEMS = 512  # items read between two writes of the store: an interrupted reading loses at most this many
 
 
 def cached_features(contexts: Sequence[Sequence[str]], replies: Sequence[str], progress: Progress | None = None,
                     desc: str = "SmolLM2 reading") -> np.ndarray:
-    """:meth:`LMReader.features`, kept in the cache directory (training reads ~13,000 replies, ~10 min)."""
+    """:meth:`LMFeatures.features` of every item, rounded to float16 and kept item by item in
+    :func:`feature_store_dir` (training reads ~13,000 replies, tens of minutes on 2 cores): only items not
+    read before are read, in chunks of :data:`CHUNK_ITEMS` saved as they finish."""
     keys, uniq, where = distinct_items(contexts, replies)
-    h = hashlib.sha1(repr(sorted(config().items())).encode())
-    for i in uniq:
-        h.update(keys[i].encode())
-    path = cache_dir() / f"judge-lm-read-{h.hexdigest()[:16]}.npy"  # one float16 row per distinct reply
-    if path.exists():
-        rows = np.load(path)
-    else:
-        rows = lm_features().features([contexts[i] for i in uniq], [replies[i] for i in uniq], progress=progress,
-                                 desc=desc).astype(np.float16)
-        with atomic_path(path) as tmp, open(tmp, "wb") as f:  # an interrupted run leaves no half-written cache
-            np.save(f, rows)
+    ukeys = [keys[i] for i in uniq]
+    found = stored_features(ukeys)
+    todo = [j for j, k in enumerate(ukeys) if k not in found]
+    t0, done = time.time(), 0
+    for start in range(0, len(todo), CHUNK_ITEMS):
+        part = todo[start:start + CHUNK_ITEMS]
+        rows = lm_features().features([contexts[uniq[j]] for j in part], [replies[uniq[j]] for j in part],
+                                      desc=desc).astype(np.float16)
+        store_features([ukeys[j] for j in part], rows)
+        found.update({ukeys[j]: rows[i] for i, j in enumerate(part)})
+        done += len(part)
+        if progress is not None:
+            progress(done, len(todo), f"{desc} ({time.time() - t0:.0f} s)")
+    rows = np.stack([found[k] for k in ukeys]) if ukeys else np.zeros((0, lm_features().dim), np.float16)
     return rows[where].astype(np.float32)
 
 
@@ -149,6 +192,14 @@ def _arguments(p: argparse.ArgumentParser) -> None:
                          "true next turn vs a random turn of another conversation or a disfluent copy; 0 = none)")
     p.add_argument("--synthetic-weight", type=float, default=SYNTHETIC_WEIGHT,
                     help=f"loss weight of a synthetic pair relative to a rated one (default {SYNTHETIC_WEIGHT:g})")
+    p.add_argument("--common-sense", type=int, default=COMMON_SENSE,
+                    help=f"rule-made obvious pairs (core.training.common_sense, training conversations and phrases) "
+                         f"added to the reader's training pairs (default {COMMON_SENSE})")
+    p.add_argument("--common-sense-weight", type=float, default=COMMON_SENSE_WEIGHT,
+                    help=f"loss weight of a rule-made pair relative to a rated one (default {COMMON_SENSE_WEIGHT:g})")
+    p.add_argument("--skip-sets", default=",".join(SKIP_SETS),
+                    help="rated sets whose training pairs the reader does not train on, comma-separated (default "
+                         f"{','.join(SKIP_SETS) or 'none'}; the MiniLM judge and the validation still use them)")
     p.add_argument("--seed", type=int, default=SEED)
     p.add_argument("--no-save", action="store_true")
 
@@ -168,11 +219,19 @@ def train(args: argparse.Namespace) -> int:
     train, test = train_test_pairs(args.seed, args.cap_train or 10 ** 9, int(cfg.get("cap_test", 70)),
                                  val_share=val_share)
     val = validation_pairs(args.seed, val_share=val_share)
-    print(f"{len(train)} training pairs, {len(val)} validation pairs, {len(test)} test pairs", file=sys.stderr)
+    skip = {x.strip() for x in args.skip_sets.split(",") if x.strip()}
+    train = [p for p in train if p.dataset not in skip]
+    print(f"{len(train)} training pairs (sets left out of the reader's training: {', '.join(sorted(skip)) or 'none'}),"
+          f" {len(val)} validation pairs, {len(test)} test pairs", file=sys.stderr)
     fa, fb = pair_features(train, progress_bar(prefix="train "))
     syn = synthetic_pairs(args.synthetic, args.seed) if args.synthetic else []
     if syn:  # on a fresh machine SmolLM2 reads their ~12,000 replies first (about 16 min; cached after)
         sa, sb = pair_features(syn, progress_bar(prefix="synthetic "))
+        fa, fb = np.concatenate([fa, sa]), np.concatenate([fb, sb])
+        del sa, sb
+    sense = common_sense_pairs(args.common_sense, args.seed) if args.common_sense else []
+    if sense:
+        sa, sb = pair_features(sense, progress_bar(prefix="common sense "))
         fa, fb = np.concatenate([fa, sa]), np.concatenate([fb, sb])
         del sa, sb
     va, vb = pair_features(val, progress_bar(prefix="validation "))
@@ -183,9 +242,10 @@ def train(args: argparse.Namespace) -> int:
         acc = side_accuracy(1 / (1 + np.exp(-(scores(scorer, va) - scores(scorer, vb)))), vgold)
         curve.append({"epoch": ep, "validation_reader_alone": acc})
         print(f"\nepoch {ep}: validation agreement of the reader alone {acc:.3f}", file=sys.stderr)
-    labels = np.array([p.label for p in train + syn], dtype=np.float32)
+    labels = np.array([p.label for p in train + syn + sense], dtype=np.float32)
     weights = np.concatenate([set_weights([p.dataset for p in train], args.balance),
-                              np.full(len(syn), args.synthetic_weight, dtype=np.float32)])
+                              np.full(len(syn), args.synthetic_weight, dtype=np.float32),
+                              np.full(len(sense), args.common_sense_weight, dtype=np.float32)])
     scorer = train_scorer(fa, fb, labels, epochs=args.epochs, hidden=args.hidden, members=args.members,
                           seed=args.seed, progress=progress_bar(), epoch_end=epoch_end, weights=weights)
     del fa, fb
@@ -205,7 +265,10 @@ def train(args: argparse.Namespace) -> int:
                    "loss": "logistic on s(A) - s(B), the MiniLM judge's training pairs"
                            + (f", each weighted by n_set ** -{args.balance:g} (mean 1)" if args.balance else "")
                            + (f", plus {len(syn)} synthetic pairs" if syn else "")
-                           + (f" weighted {args.synthetic_weight:g}" if syn and args.synthetic_weight != 1 else ""),
+                           + (f" weighted {args.synthetic_weight:g}" if syn and args.synthetic_weight != 1 else "")
+                           + (f", plus {len(sense)} rule-made common-sense pairs" if sense else "")
+                           + (f" weighted {args.common_sense_weight:g}" if sense and args.common_sense_weight != 1
+                              else ""),
                    "balance": args.balance, "synthetic_weight": args.synthetic_weight if syn else 0},
         "mix": {"w_judge": w_judge, "w_lm": w_lm,
                 "fit": "logistic regression without intercept on both orders of the validation pairs"},
@@ -215,6 +278,11 @@ def train(args: argparse.Namespace) -> int:
                  "synthetic_pairs": (f"{len(syn)} chitchat-dataset (MIT) training-split pairs "
                                      f"(judge.synthetic_pairs({args.synthetic}, seed {args.seed})): the true next turn "
                                      "vs a random turn of another conversation or a disfluent copy" if syn else 0),
+                 "common_sense_pairs": (f"{len(sense)} rule-made obvious pairs from chitchat-dataset (MIT) training "
+                                        f"conversations (judge_pairs.common_sense_pairs({args.common_sense}, seed "
+                                        f"{args.seed}); kinds: {', '.join(sorted({p.dataset[13:] for p in sense}))})"
+                                        if sense else 0),
+                 "sets_left_out_of_reader_training": sorted(skip),
                  "validation_pairs": len(val), "test_pairs": len(test)},
         "validation_per_epoch": curve,
     }
