@@ -14,7 +14,7 @@ import pytest
 
 from core.backends import (Backend, BlockResult, ScoreJob, available_backends, backend_class, blocks, score_block,
                            stream_scores)
-from core.data import load_file
+from core.data import DataError, Problem, load_file
 from core.engine import score_examples
 from core.report import clean_json
 from core.scoring import Options
@@ -127,10 +127,13 @@ def test_a_block_scored_with_another_signature_is_refused(rows_file):
     assert len(written) == 2
 
 
-def test_jobs_and_options_pickle():
-    """What a Ray worker receives travels by pickle."""
+def test_jobs_options_and_errors_pickle():
+    """What a Ray worker receives, and the errors it raises, travel by pickle and arrive the same."""
     job = ScoreJob(("bleu", "ubleu"), Options(pool="p.jsonl", retriever="bm25-u", dimension="overall"), False)
     assert pickle.loads(pickle.dumps(job)) == job
+    error = DataError([Problem("pool.jsonl", 2, None, "malformed JSON")])
+    back = pickle.loads(pickle.dumps(error))
+    assert type(back) is DataError and str(back) == str(error) and back.problems == error.problems
     assert blocks(list(range(11)), 5) == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9], [10]]
     assert set(available_backends()) >= {"local", "ray"}
 

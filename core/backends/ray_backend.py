@@ -138,7 +138,11 @@ class RayBackend(Backend):
         finally:
             if sigterm is not None:  # ray.init installs its own SIGTERM handler; keep the CLI's (exit 143)
                 signal.signal(signal.SIGTERM, sigterm)
-        self.threads, self.cpus_per_worker = self.worker_threads()
+        try:
+            self.threads, self.cpus_per_worker = self.worker_threads()
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
         return self
 
     def __exit__(self, *exc) -> None:
