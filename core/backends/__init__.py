@@ -161,10 +161,11 @@ def stream_scores(examples: Sequence[Example], job: ScoreJob, backend: Backend, 
         if signatures is None:
             signatures = result.signatures
         elif result.signatures != signatures:
-            other = next(m for m in signatures if result.signatures.get(m) != signatures[m])
+            other = next(m for m in {**signatures, **result.signatures}
+                         if result.signatures.get(m) != signatures.get(m))
             raise BackendError(f"block {index + 1} was scored with another {other} ({result.signatures.get(other)}"
-                               f" instead of {signatures[other]}): every worker needs the same dialeval version "
-                               "and checkpoints")
+                               f" instead of {signatures.get(other)}): every worker needs the same dialeval "
+                               "version and checkpoints")
         waiting[index] = result
         while state["next"] in waiting:
             done = waiting.pop(state["next"])
