@@ -96,6 +96,10 @@ class DataError(ValueError):
         more = f"\n  ... and {len(self.problems) - 50} more" if len(self.problems) > 50 else ""
         super().__init__(f"{len(self.problems)} problem(s) in the input:\n{shown}{more}")
 
+    def __reduce__(self):
+        """Pickled with its problems (a Ray worker's error reaches the driver as the same message)."""
+        return (type(self), (self.problems,))
+
 
 # ----------------------------------------------------------------------------------------------
 # text: reading, decoding, lines

@@ -1,0 +1,250 @@
+"""``--backend ray``: blocks scored by a pool of Ray actors, one per worker, each building the metrics once
+(models load on its first block and stay loaded); results come back to the driver, which writes them in input
+order (``core.backends.stream_scores``).
+
+- Without ``--address`` a Ray instance is started on this machine with ``num_cpus`` = the number of workers
+  (default: the CPU count), no dashboard, and shut down at the end. With ``--address`` (``auto``,
+  ``HOST:6379``, ``ray://HOST:10001``) the run joins that cluster and leaves it running; every node needs
+  dialeval and the model packages installed (``pip install "dialeval[ray]"``).
+- Torch threads per worker: ``DIALEVAL_THREADS`` when set in the driver's environment (then the output is
+  byte-identical to a local run with the same setting), else ``max(1, cores // workers)`` on a local
+  instance (two workers on two cores do not oversubscribe) and 1 on a cluster. On a cluster each actor
+  reserves as many CPUs as it runs threads.
+- At most ``2 * workers`` blocks are scored ahead of the lowest unfinished one, so finished blocks that wait
+  for an earlier one to be written stay bounded.
+- Ray is imported only when this backend runs (``import core`` and ``--backend local`` never import it); when
+  it is missing the command exits 2 with the line to install it. An exception in a worker is raised in the
+  driver as itself (a missing model package still exits 2 with its own message).
+"""
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import threading
+from contextlib import contextmanager
+from typing import Any, Iterator, Sequence
+
+from core.backends import (DEFAULT_BLOCK_SIZE, Backend, BackendError, BlockResult, ScoreJob, Within, even_block_size,
+                           register_backend, score_block)
+from core.data import Example
+from core.settings import threads
+
+MIN_RAY = (2, 9)
+INSTALL = 'pip install "ray>=2.9" (or pip install "dialeval[ray]")'
+AHEAD = 2
+"""Blocks scored ahead of the lowest unfinished one, per worker."""
+
+
+def import_ray() -> Any:
+    """The ``ray`` module, or :class:`BackendError` with the line that installs it."""
+    try:
+        import ray
+    except ImportError:
+        raise BackendError(f"--backend ray needs Ray, which is not installed: {INSTALL}") from None
+    try:
+        version = tuple(int(p) for p in ray.__version__.split(".")[:2])
+    except ValueError:
+        version = MIN_RAY
+    if version < MIN_RAY:
+        raise BackendError(f"--backend ray needs Ray 2.9 or newer, found {ray.__version__}: {INSTALL}")
+    return ray
+
+
+@contextmanager
+def signals_raised() -> Iterator[None]:
+    """Ctrl-C and SIGTERM inside Ray's compiled calls come out as themselves: a signal handler that raises
+    while ``ray.wait`` runs in C leaves a ``SystemError`` ("returned a result with an exception set") whose
+    cause is the ``KeyboardInterrupt`` or the CLI's ``Terminated``; that one is raised instead."""
+    try:
+        yield
+    except SystemError as e:
+        inner = e.__cause__ or e.__context__
+        if isinstance(inner, BaseException) and not isinstance(inner, Exception):
+            raise inner from None
+        raise
+
+
+def check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Fail at once (:class:`BackendError`) when ``HOST:PORT`` or ``ray://HOST:PORT`` does not accept a
+    connection: Ray itself retries an unreachable cluster for many minutes. ``auto`` and ``local`` are left
+    to Ray (it says at once when no cluster runs on this machine)."""
+    rest = address[len("ray://"):] if address.startswith("ray://") else address
+    host, _, port = rest.rpartition(":")
+    if not host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as e:
+        why = e.strerror or type(e).__name__ if not isinstance(e, socket.timeout) else f"no answer in {timeout:g} s"
+        raise BackendError(f"--address {address}: cannot reach a Ray cluster there ({why}); start one with "
+                           "`ray start --head` on that machine, or check the host, port and firewall") from None
+
+
+class BlockScorer:
+    """One Ray worker (an actor): scores the blocks it is sent with one job. The metrics are built on the
+    first block and kept by ``core.scoring.get_metric``, so each worker loads the models once."""
+
+    def __init__(self, job: ScoreJob):
+        self.job = job
+
+    def score(self, index: int, examples: Sequence[Example]) -> tuple[int, BlockResult]:
+        return index, score_block(examples, self.job)
+
+
+@register_backend("ray")
+class RayBackend(Backend):
+    """A pool of Ray actors on a local Ray instance (``--workers``) or an existing cluster (``--address``)."""
+
+    description = "a Ray cluster: started here with --workers N, or joined with --address"
+
+    def __init__(self, workers: int | None = None, address: str | None = None):
+        super().__init__(workers, address)
+        self.ray: Any = None
+        self.started_here = False  # this run started the Ray instance (and shuts it down)
+        self.connected = False  # this run called ray.init (and disconnects)
+        self.actors: list[Any] = []
+        self.threads: str | None = None
+        self.cpus_per_worker = 1
+
+    def check(self) -> None:
+        import_ray()
+
+    # ------------------------------------------------------------------------------------------------
+    # start and stop
+
+    def __enter__(self) -> "RayBackend":
+        ray = self.ray = import_ray()
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        main = threading.current_thread() is threading.main_thread()
+        sigterm = signal.getsignal(signal.SIGTERM) if main else None
+        if self.address and not ray.is_initialized():
+            check_reachable(self.address)
+        try:
+            if not ray.is_initialized():
+                kwargs: dict[str, Any] = {"logging_level": logging.ERROR, "log_to_driver": False}
+                if self.address:
+                    with signals_raised():
+                        ray.init(address=self.address, **kwargs)
+                else:
+                    with signals_raised():
+                        ray.init(num_cpus=self.worker_count(), include_dashboard=False, **kwargs)
+                    self.started_here = True
+                self.connected = True
+        except (ConnectionError, RuntimeError, ValueError) as e:
+            where = f"the Ray cluster at {self.address}" if self.address else "a local Ray instance"
+            raise BackendError(f"cannot start or reach {where}: {str(e).splitlines()[0] if str(e) else e}") from None
+        finally:
+            if sigterm is not None:  # ray.init installs its own SIGTERM handler; keep the CLI's (exit 143)
+                signal.signal(signal.SIGTERM, sigterm)
+        try:
+            self.threads, self.cpus_per_worker = self.worker_threads()
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        ray = self.ray
+        if ray is None:
+            return
+        for actor in self.actors:
+            try:
+                ray.kill(actor)
+            except Exception:  # noqa: BLE001 - a dead actor or a lost connection: nothing left to stop
+                pass
+        self.actors = []
+        if self.connected:
+            main = threading.current_thread() is threading.main_thread()
+            sigterm = signal.getsignal(signal.SIGTERM) if main else None
+            ray.shutdown()
+            if sigterm is not None:
+                signal.signal(signal.SIGTERM, sigterm)
+            self.connected = False
+
+    # ------------------------------------------------------------------------------------------------
+    # sizes
+
+    def worker_count(self) -> int:
+        """``--workers``; by default the CPUs of this machine (local instance) or of the cluster, divided by
+        the CPUs each worker reserves."""
+        if self.workers:
+            return self.workers
+        if self.ray is not None and self.ray.is_initialized() and not self.started_here:
+            cpus = int(self.ray.cluster_resources().get("CPU", 1))
+            return max(1, cpus // self.cpus_per_worker)
+        return max(1, os.cpu_count() or 1)
+
+    def worker_threads(self) -> tuple[str, int]:
+        """(``DIALEVAL_THREADS`` for each worker, CPUs each worker reserves)."""
+        raw = os.environ.get("DIALEVAL_THREADS", "").strip()
+        if raw:
+            threads()  # validated here (SettingError, exit 2); "0" stays "every core of the worker's node"
+            return raw, 1 if self.started_here else max(1, int(raw))
+        if self.started_here:
+            return str(max(1, (os.cpu_count() or 1) // self.worker_count())), 1
+        return "1", 1
+
+    def block_size(self, rows: int, requested: int | None) -> int:
+        """``--block-size``, else the fewest blocks of at most 2,048 rows, their count a multiple of the
+        workers (every worker gets a block, and they finish together), of nearly equal size."""
+        return requested or even_block_size(rows, DEFAULT_BLOCK_SIZE, self.worker_count())
+
+    def describe(self) -> str:
+        """One line for stderr: where the run goes, how many workers, how many torch threads each, and whether
+        that differs from what a local run would use (neural scores then differ in their last digits)."""
+        where = f"the Ray cluster at {self.address}" if self.address else "a local Ray instance"
+        line = f"scoring on {where}: {self.worker_count()} worker(s), DIALEVAL_THREADS={self.threads} each"
+        if not os.environ.get("DIALEVAL_THREADS", "").strip() and self.threads != str(threads()):
+            line += (f" (a local run here uses {threads()}; neural scores can differ from its in the last digits: "
+                     "set DIALEVAL_THREADS for both runs to get the same bytes)")
+        return line
+
+    # ------------------------------------------------------------------------------------------------
+
+    def run(self, parts: Sequence[Sequence[Example]], job: ScoreJob,
+            within: Within | None = None) -> Iterator[tuple[int, BlockResult]]:
+        ray = self.ray
+        if ray is None:
+            raise BackendError("the Ray backend was not started (use it as a context manager)")
+        n = len(parts)
+        workers = min(self.worker_count(), max(1, n))
+        env = {"DIALEVAL_THREADS": self.threads or "1", "TQDM_DISABLE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+               "TRANSFORMERS_VERBOSITY": "error", "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1"}
+        actor_class = ray.remote(BlockScorer)
+        self.actors = [actor_class.options(num_cpus=self.cpus_per_worker, runtime_env={"env_vars": env}).remote(job)
+                       for _ in range(workers)]
+        free = list(self.actors)
+        running: dict[Any, tuple[int, Any]] = {}  # object ref -> (block index, actor)
+        next_block = 0
+        window = AHEAD * workers
+        while next_block < n or running:
+            lowest = min([i for i, _ in running.values()] + [next_block])
+            while free and next_block < n and next_block < lowest + window:
+                actor = free.pop()
+                running[actor.score.remote(next_block, list(parts[next_block]))] = (next_block, actor)
+                next_block += 1
+            with signals_raised():
+                ready, _ = ray.wait(list(running), num_returns=1)
+            for ref in ready:
+                index, actor = running.pop(ref)
+                free.append(actor)
+                yield self.fetch(ref, index)
+
+    def fetch(self, ref: Any, index: int) -> tuple[int, BlockResult]:
+        """The result behind ``ref``; a worker's own exception is raised as itself, a lost worker as
+        :class:`BackendError`."""
+        ray = self.ray
+        try:
+            with signals_raised():
+                return ray.get(ref)
+        except ray.exceptions.RayTaskError as e:
+            cause = getattr(e, "cause", None)
+            if isinstance(cause, Exception):
+                raise cause from None
+            raise
+        except ray.exceptions.RayError as e:
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise BackendError(f"a Ray worker was lost while scoring block {index + 1} ({first}); "
+                               "was it out of memory? Try fewer --workers or a smaller --block-size") from None
