@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from core.version import __version__
 
 if TYPE_CHECKING:
+    from core.cache import ScoreCache
     from core.compare import Verdict
     from core.progress import Progress
     from core.scoring import JudgeOutput, Options
@@ -112,7 +113,8 @@ def _warn_blank(notes: list[str]) -> None:
 
 def score(responses: Sequence[str], contexts: Sequence[Sequence[str] | str],
           references: Sequence[Sequence[str] | str] | None = None, metrics: str | Sequence[str] | None = None,
-          system: str = "system", options: "Options | None" = None, progress: "Progress | None" = None) -> dict:
+          system: str = "system", options: "Options | None" = None, progress: "Progress | None" = None,
+          cache: "ScoreCache | bool | None" = None) -> dict:
     """Score responses; returns ``{metric: np.ndarray}`` plus ``"_signatures"``, ``"_details"`` and
     ``"_flags"`` (per row, why a score is null: ``core.engine.row_flags``).
 
@@ -136,7 +138,7 @@ def score(responses: Sequence[str], contexts: Sequence[Sequence[str] | str],
         r = [] if refs is None else _texts(refs.items[i], refs, i, "references", allow_missing=True)
         exs.append(Example(id=str(i), system=system, context=turns, response=response, references=r, row=i))
     _warn_blank(blank_text_notes(exs, names))
-    table = score_examples(exs, names, options, progress=progress)
+    table = score_examples(exs, names, options, progress=progress, cache=cache)
     out: dict = {m: table.column(m) for m in table.metrics}
     out["_signatures"] = table.signatures()
     out["_details"] = {m: table.results[m].details for m in table.metrics}
@@ -145,24 +147,28 @@ def score(responses: Sequence[str], contexts: Sequence[Sequence[str] | str],
 
 
 def judge(contexts: Sequence[Sequence[str] | str], replies_a: Sequence[str], replies_b: Sequence[str],
-          checkpoint: str | None = None, progress: "Progress | None" = None) -> "JudgeOutput":
-    """P(a person prefers reply A) for each (context, A, B), both orders combined (the shipped A/B judge)."""
+          checkpoint: str | None = None, progress: "Progress | None" = None,
+          cache: "ScoreCache | bool | None" = None) -> "JudgeOutput":
+    """P(a person prefers reply A) for each (context, A, B), both orders combined (the shipped A/B judge);
+    ``cache`` as in :func:`score`."""
     from core.engine import judge_pairs
     ctx, a, b = _Column(contexts, "contexts"), _Column(replies_a, "replies_a"), _Column(replies_b, "replies_b")
     _aligned(ctx, a, b)
     turns = [_texts(c, ctx, i, "turns") for i, c in enumerate(ctx.items)]
-    return judge_pairs(turns, _strings(a), _strings(b), checkpoint=checkpoint, progress=progress)
+    return judge_pairs(turns, _strings(a), _strings(b), checkpoint=checkpoint, progress=progress, cache=cache)
 
 
 def compare(input_a: str, input_b: str | None = None, system_a: str | None = None, system_b: str | None = None,
             metrics: str | Sequence[str] | None = None, judge: bool = False, options: "Options | None" = None,
-            progress: "Progress | None" = None, **settings: Any) -> "Verdict":
+            progress: "Progress | None" = None, cache: "ScoreCache | bool | None" = None,
+            **settings: Any) -> "Verdict":
     """The verdict on two systems: two files (one system each) or one multi-system file with two chosen;
-    ``settings`` go to ``core.compare.build_verdict`` (``n_boot``, ``n_perm``, ``level``, ``seed``, ``human``)."""
+    ``settings`` go to ``core.compare.build_verdict`` (``n_boot``, ``n_perm``, ``level``, ``seed``, ``human``);
+    ``cache`` as in :func:`score`."""
     from core.compare import build_verdict, summarize_judge
     from core.data import load_comparison
     from core.engine import judge_comparison, score_comparison
     comp = load_comparison(input_a, input_b, system_a, system_b)
-    cs = score_comparison(comp, metrics, options, progress)
-    summary = summarize_judge(comp, judge_comparison(comp, progress=progress)) if judge else None
+    cs = score_comparison(comp, metrics, options, progress, cache)
+    summary = summarize_judge(comp, judge_comparison(comp, progress=progress, cache=cache)) if judge else None
     return build_verdict(comp, cs, summary, **settings)

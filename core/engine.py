@@ -277,8 +277,9 @@ class ComparisonScores:
 
 
 def score_comparison(comp: Comparison, metrics: Sequence[str | Metric] | str | None = None,
-                     options: Options | None = None, progress: Progress | None = None) -> ComparisonScores:
-    return ComparisonScores(comp, score_examples(comp.examples(), metrics, options, progress))
+                     options: Options | None = None, progress: Progress | None = None,
+                     cache: ScoreCache | bool | None = None) -> ComparisonScores:
+    return ComparisonScores(comp, score_examples(comp.examples(), metrics, options, progress, cache))
 
 
 def comparison_scores(comp: Comparison, results: dict[str, MetricResult]) -> ComparisonScores:

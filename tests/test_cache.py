@@ -198,3 +198,15 @@ def test_shipped_demo_scores_answer_for_todays_signatures(repo_root):
     finally:
         engine.resolve_cache = old
     assert out is not None and len(out.p_a) == len(comp.pairs), "the judge's demo pairs are not precomputed"
+
+
+def test_the_python_api_takes_a_cache(tmp_path):
+    import core
+    store = ScoreCache(tmp_path / "s.sqlite3", max_bytes=1 << 30)
+    args = (["sure, see you then", "no."], [["lunch tomorrow?"], ["coming?"]], [["ok, see you tomorrow"], ["yes"]])
+    first = core.score(*args, metrics="bleu", cache=store)
+    again = core.score(*args, metrics="bleu", cache=store)
+    none = core.score(*args, metrics="bleu", cache=False)
+    assert (store.misses, store.hits) == (2, 2)
+    np.testing.assert_array_equal(first["bleu"], again["bleu"])
+    np.testing.assert_array_equal(first["bleu"], none["bleu"])
