@@ -665,7 +665,7 @@ def export_csv(df: pd.DataFrame) -> bytes:
 def export_jsonl(cs: ComparisonScores, pairs: Sequence[int] | None = None) -> bytes:
     """One JSON object per pair (``pairs``: these pair indices in this order, e.g. the filtered and sorted
     table; default all): both examples (core.data fields), each metric for A and B, details."""
-    from core.report import clean_json
+    from core.report import jsonl_line
     comp = cs.comparison
     lines = []
     for i in (range(len(comp.pairs)) if pairs is None else pairs):
@@ -684,7 +684,7 @@ def export_jsonl(cs: ComparisonScores, pairs: Sequence[int] | None = None) -> by
                 det[m] = {"a": da, "b": db}
         if det:
             rec["details"] = det
-        lines.append(json.dumps(clean_json(rec), ensure_ascii=False))
+        lines.append(jsonl_line(rec))
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 

@@ -207,8 +207,13 @@ def judge_rows(v: "Verdict", comp: "Comparison") -> list[dict[str, Any]]:
             for (a, b), p, verdict, h in zip(comp.pairs, j.p_a, j.verdicts, human)]
 
 
+def jsonl_line(record: dict[str, Any]) -> str:
+    """One record as the line every JSONL output writes (no line end): NaN as null, UTF-8 text kept."""
+    return json.dumps(clean_json(record), ensure_ascii=False)
+
+
 def write_jsonl(records: Sequence[dict[str, Any]], path: str) -> None:
     """One JSON line per record, written atomically (``core.outputs``): all of it, or nothing changed."""
     with atomic_open(path) as f:
         for rec in records:
-            f.write(json.dumps(clean_json(rec), ensure_ascii=False) + "\n")
+            f.write(jsonl_line(rec) + "\n")

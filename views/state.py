@@ -352,15 +352,20 @@ def judge_output(data: Loaded) -> JudgeOutput | None:
     """The judge's output over the loaded pairs, if it has been run in this process, or if the score cache
     (or the demo's precomputed scores) holds every pair: then it is read, never run."""
     store = _judge_store()
-    if data.key not in store:
+    if data.key not in store and data.key not in _judge_looked_up():
+        _judge_looked_up().add(data.key)  # looked up once per comparison, not on every rerun of a page
         try:
             found = cached_judge_comparison(data.comparison)
         except Exception:  # an unreadable cache must not take the page down; the judge can still be run
             found = None
-        if found is None:
-            return None
-        store[data.key] = found
-    return store[data.key]
+        if found is not None:
+            store[data.key] = found
+    return store.get(data.key)
+
+
+@st.cache_resource(show_spinner=False)
+def _judge_looked_up() -> set:
+    return set()
 
 
 def judge_seconds(n_pairs: int) -> float:

@@ -17,7 +17,6 @@ Adding a backend is one module here with a :class:`Backend` subclass decorated w
 """
 from __future__ import annotations
 
-import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Callable, ClassVar, Iterator, Sequence
@@ -76,10 +75,10 @@ def blocks(examples: Sequence[Example], size: int) -> list[list[Example]]:
 
 def score_block(examples: Sequence[Example], job: ScoreJob, progress: Progress | None = None) -> BlockResult:
     """The rows of one block scored with ``job``'s metrics and serialized exactly as ``dialeval score``
-    writes them: ``json.dumps(clean_json(record), ensure_ascii=False)`` per row."""
+    writes them (``core.report.jsonl_line`` per row)."""
     table = score_examples(examples, list(job.metrics), job.options, progress=progress)
     records = table.to_records(with_details=job.with_details)
-    lines = [json.dumps(report.clean_json(rec), ensure_ascii=False) for rec in records]
+    lines = [report.jsonl_line(rec) for rec in records]
     return BlockResult(lines, table.signatures())
 
 
