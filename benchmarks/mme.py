@@ -5,7 +5,7 @@
 Examples: held-out chitchat-dataset conversations (MIT), each context = the full history before a turn,
 cut to at most --max-context-tokens MiniLM word pieces (so contexts run up to 256 tokens). Each
 sub-metric family is timed on a fresh scorer cache after its model is loaded (load time reported
-apart). Whole MME = all seven sub-metrics on a fresh cache (what `mme` costs on new data; `mme_avg`
+apart). Whole MME = all nine sub-metrics on a fresh cache (what `mme` costs on new data; `mme_avg`
 and the single sub-metrics reuse the same per-process cache). Peak memory = max RSS of this process.
 """
 from __future__ import annotations
@@ -59,23 +59,22 @@ def main() -> int:
     print(f"{len(exs)} examples, context length (MiniLM word pieces): mean {np.mean(lens):.0f}, "
           f"max {max(lens)}, threads {a.threads}")
     sc = mme.MMEScorer()
-    fams = {"fm": ["fm"], "rm": ["rm"], "tcm": ["tcm"], "em": ["em"], "sm (nll+nce+ppl)": ["sm_nll", "sm_nce", "sm_ppl"]}
+    fams = {"fm": ["fm"], "rm": ["rm"], "tcm": ["tcm"], "em": ["em"], "sm (nll+nce+ppl)": ["sm_nll", "sm_nce", "sm_ppl"],
+            "pm (share+mean)": ["pm_share", "pm_mean"]}
     rows = []
     total = 0.0
     for name, subs in fams.items():
         t0 = time.time()
-        sc._load("sm" if name.startswith("sm") else name)
+        sc.load(name.split()[0])
         sc.score(exs[:2], subs)  # warm-up
         load = time.time() - t0
-        sc._cache.clear()
-        sc._emb.clear()
+        sc.forget()
         t0 = time.time()
         sc.score(exs, subs)
         dt = time.time() - t0
         total += dt
         rows.append((name, load, dt, len(exs) / dt))
-    sc._cache.clear()
-    sc._emb.clear()
+    sc.forget()
     t0 = time.time()
     s = sc.score(exs, mme.SUBMETRICS)
     whole = time.time() - t0
@@ -85,7 +84,7 @@ def main() -> int:
     for name, load, dt, eps in rows:
         note = ""
         print(f"| {name}{note} | {load:.1f} | {dt:.2f} | {eps:.1f} |")
-    print(f"| **whole MME (7 sub-metrics)** | | {whole:.1f} | **{len(exs) / whole:.1f}** |")
+    print(f"| **whole MME ({len(mme.SUBMETRICS)} sub-metrics)** | | {whole:.1f} | **{len(exs) / whole:.1f}** |")
     print(f"\npeak memory (max RSS): {peak:.0f} MiB")
     return 0
 

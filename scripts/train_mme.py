@@ -1,6 +1,6 @@
 """MME-CRS end to end on the human-rated sets in ../shared/data/eval (read in place, never copied).
 
-    python scripts/train_mme.py cache    # score every eval set with the 7 sub-metrics -> .cache/mme/eval_scores.json
+    python scripts/train_mme.py cache    # score every eval set with the 9 sub-metrics (+ SmolLM2 LL baselines) -> .cache/mme/eval_scores.json
     python scripts/train_mme.py fit      # CRS weights from the DSTC10 dev sets -> checkpoints/crs_weights.json
     python scripts/train_mme.py report   # leave-one-dataset-out + ablation tables (markdown) -> .cache/mme/report.md
     python scripts/train_mme.py all
@@ -21,7 +21,7 @@ import numpy as np
 
 from core.metrics import crs, mme
 from core.progress import progress_bar
-from core.settings import shared_data_dir
+from core.settings import shared_data_dir, writable_checkpoint_dir
 from core.training.crs import human_by_dimension, sub_metric_scores
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,15 +71,30 @@ def cmd_cache(a) -> None:
         exs, idx = _load_set(name, a.max_rows)
         t0 = time.time()
         subs = sub_metric_scores(exs, progress_bar(prefix=f"{name}: "))
+        lm = lm_baselines(exs)
         dt = time.time() - t0
         print(f"{name}: {len(exs)} rows in {dt:.0f}s ({len(exs) / max(dt, 1e-9):.1f} ex/s)", flush=True)
         out["sets"][name] = {"rows": idx, "ids": [e.id for e in exs],
                              "subs": {k: [None if not np.isfinite(v) else round(float(v), 6) for v in subs[k]]
                                       for k in mme.SUBMETRICS},
+                             "lm": {k: [None if not np.isfinite(v) else round(float(v), 6) for v in vals]
+                                    for k, vals in lm.items()},
                              "human": {d: [None if not np.isfinite(v) else float(v) for v in h]
                                        for d, h in human_by_dimension(exs).items()}}
         CACHE.parent.mkdir(parents=True, exist_ok=True)
         CACHE.write_text(json.dumps(out))
+
+
+def lm_baselines(exs) -> dict[str, np.ndarray]:
+    """Plain SmolLM2 log-likelihoods of each reply, the baselines MME-CRS must beat: given the context in
+    the chat format (mean and total over the reply's tokens; ``PMIScorer``) and read alone (total, = -SM-NLL)."""
+    from core.models import mme_models as M
+    ok = [i for i, e in enumerate(exs) if (e.response or "").strip()]
+    out = {k: np.full(len(exs), np.nan) for k in ("ll_context_mean", "ll_context_sum", "ll_alone_sum")}
+    pm = M.PMIScorer().raw([exs[i].context for i in ok], [exs[i].response for i in ok])
+    alone = M.SmolScorer().raw(["" for _ in ok], [exs[i].response for i in ok])
+    out["ll_context_mean"][ok], out["ll_context_sum"][ok], out["ll_alone_sum"][ok] = pm[:, 2], pm[:, 3], -alone[:, 0]
+    return out
 
 
 def _arrays(entry: dict) -> tuple[dict, dict]:
@@ -96,7 +111,7 @@ def fit_from_cache(cache: dict) -> dict:
     return {"power": crs.POWER, "submetrics": list(mme.SUBMETRICS), "fallback": crs.FALLBACK,
             "dimension_map": {k: list(v) for k, v in crs.DIMENSION_MAP.items()},
             "checkpoints": cache["checkpoints"],
-            "command": "python scripts/train_mme.py cache && python scripts/train_mme.py fit",
+            "command": "dialeval train mme ref && python scripts/train_mme.py cache && python scripts/train_mme.py fit",
             "notes": {"sets": "DSTC10 Track 5 development sets in ../shared/data/eval",
                       "subsampled": {s: cache["max_rows"] for s in SUBSAMPLED}, "subsample_seed": 13,
                       "excluded": "engagement-dd (EM's training data), holistic-dd (not a DSTC10 dev set)"},
@@ -106,24 +121,28 @@ def fit_from_cache(cache: dict) -> dict:
 
 def cmd_fit(a) -> None:
     res = fit_from_cache(load_cache())
-    mme.weights_file().write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {mme.weights_file()}")
+    out = writable_checkpoint_dir() / mme.WEIGHTS_NAME  # the checkout's checkpoints/, never an installed copy
+    out.write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {out}")
     for canon, w in res["weights"].items():
         print(f"  {canon:<11} " + "  ".join(f"{k}={v:.3f}" for k, v in w.items()))
 
 
-def lodo(cache: dict, corr: dict, drop=(), sets=mme.DEV_SETS) -> dict:
-    """{(set, dim): {sub: rho, 'avg': rho, 'crs': rho, 'how': ...}} with CRS weights fitted without the set."""
+def lodo(cache: dict, corr: dict, drop=(), sets=mme.DEV_SETS, power: int = crs.POWER, also_exclude=()) -> dict:
+    """{(set, dim): {sub: rho, 'avg': rho, 'crs': rho, 'how': ...}} with CRS weights fitted without the set
+    (and without ``also_exclude``: the inner loop of the nested choice of the exponent)."""
     subs_all = [k for k in mme.SUBMETRICS if k not in drop]
     out = {}
     for ds in sets:
         subs, human = _arrays(cache["sets"][ds])
-        w_all = crs.fit_weights(corr, subs_all, exclude=(ds,), drop=drop)
+        w_all = crs.fit_weights(corr, subs_all, exclude=(ds, *also_exclude), drop=drop, power=power)
         for dim, h in human.items():
             canon, w, how = crs.resolve(dim, w_all, subs_all)
             row = {k: crs.spearman(subs[k], h) for k in subs_all}
             row["avg"] = crs.spearman(crs.combine({k: subs[k] for k in subs_all}, {k: 1.0 for k in subs_all}), h)
             row["crs"] = crs.spearman(crs.combine(subs, w), h)
+            for k, v in cache["sets"][ds].get("lm", {}).items():
+                row[k] = crs.spearman(np.array([np.nan if x is None else x for x in v], dtype=np.float64), h)
             row["how"] = how
             row["canon"] = canon
             out[(ds, dim)] = row
@@ -160,6 +179,30 @@ def cmd_report(a) -> None:
         lines.append(f"| {ds} | {ANCHOR[ds]:.3f} | {a_:.3f} | {c_:.3f} | {best} {np.nanmean([r[best] for r in rs]):.3f} |")
     lines.append(f"| **mean of the 11 sets** | **{np.mean(list(ANCHOR.values())):.3f}** | "
                  f"**{np.mean([p[0] for p in per_set]):.3f}** | **{np.mean([p[1] for p in per_set]):.3f}** | |")
+    lm_keys = [k for k in ("ll_context_mean", "ll_context_sum", "ll_alone_sum") if k in dev[0][1]]
+    if lm_keys:
+        lines += ["", "### Plain SmolLM2 log-likelihood baselines (no fitting, so no held-out set needed)", "",
+                  "| baseline | mean Spearman, dev set-dimension pairs |", "|---|---|"]
+        for k in lm_keys:
+            lines.append(f"| {k} | {np.nanmean([r[k] for _, r in dev]):.3f} |")
+    lines += ["", "### The CRS exponent d, by leave-one-dataset-out", "",
+              "Fixed d: the LODO average over the dev set-dimension pairs. Nested: for each held-out set, d is chosen "
+              "by LODO on the other 10 sets alone, then applied to the held-out set (an estimate that does not "
+              "use the held-out set to choose d).", "",
+              "| d | LODO MME-CRS avg |", "|---|---|"]
+    fixed = {}
+    for p in crs.POWERS_TRIED:
+        fixed[p] = float(np.nanmean([r["crs"] for r in lodo(cache, corr, power=p).values()]))
+        lines.append(f"| {p}{' (shipped)' if p == crs.POWER else ''} | {fixed[p]:.4f} |")
+    nested, chosen = [], []
+    for ds in mme.DEV_SETS:
+        inner = [d for d in mme.DEV_SETS if d != ds]
+        best = max(crs.POWERS_TRIED, key=lambda p: np.nanmean(
+            [r["crs"] for r in lodo(cache, corr, sets=inner, power=p, also_exclude=(ds,)).values()]))
+        chosen.append(best)
+        nested += [r["crs"] for r in lodo(cache, corr, sets=[ds], power=best).values()]
+    lines.append(f"| nested choice ({', '.join(f'{d}={p}' for d, p in zip(mme.DEV_SETS, chosen))}) | "
+                 f"{np.nanmean(nested):.4f} |")
     lines += ["", "### Ablation: LODO MME-CRS average over the dev set-dimension pairs with a group removed", "",
               "| removed | MME-CRS avg | change |", "|---|---|---|", f"| (none) | {avg['crs']:.3f} | |"]
     for g, drop in mme.GROUPS.items():

@@ -3,6 +3,7 @@
 Tests import the installed package (``pip install .``), never the source tree by path. Outside CI a test that
 needs ../shared/data skips when it is missing; under CI (CI=true) it fails."""
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -38,3 +39,15 @@ def shared():
 def repo_root() -> Path:
     """The checkout's root (the dashboard's app.py, views/ and demo/ live there, not in the package)."""
     return REPO_ROOT
+
+
+@pytest.fixture(autouse=True)
+def torch_threads_restored():
+    """A test that runs a trainer (which sets torch's thread count) must not change the numbers of the tests
+    after it: MiniLM's last digits move with the thread count. Restores the count each test found."""
+    torch = sys.modules.get("torch")
+    before = torch.get_num_threads() if torch is not None else None
+    yield
+    torch = sys.modules.get("torch")
+    if torch is not None and before is not None and torch.get_num_threads() != before:
+        torch.set_num_threads(before)

@@ -41,15 +41,17 @@ def _derange(n, seed=5):
 
 
 # ---------------------------------------------------------------- CRS (no models needed)
-def test_crs_weight_formula_d2_negatives_weigh_nothing():
-    w = crs.dimension_weights({"a": 0.5, "b": -0.3, "c": 0.25, "d": None})
+def test_crs_weight_formula_negatives_weigh_nothing():
+    w = crs.dimension_weights({"a": 0.5, "b": -0.3, "c": 0.25, "d": None}, power=2)
     assert w == pytest.approx({"a": 0.8, "b": 0.0, "c": 0.2, "d": 0.0})
+    w3 = crs.dimension_weights({"a": 0.5, "b": -0.3, "c": 0.25, "d": None}, power=3)
+    assert w3 == pytest.approx({"a": 8 / 9, "b": 0.0, "c": 1 / 9, "d": 0.0})
     assert crs.dimension_weights({"a": -0.1, "b": 0.0}) is None
     corr = {"s1": {"Overall": {"canonical": "overall", "n": 9, "spearman": {"a": 0.4, "b": 0.2}}},
             "s2": {"overall": {"canonical": "overall", "n": 9, "spearman": {"a": 0.0, "b": 0.3}}}}
-    w = crs.fit_weights(corr, ["a", "b"])["overall"]
+    w = crs.fit_weights(corr, ["a", "b"], power=2)["overall"]
     assert w == pytest.approx({"a": 0.4, "b": 0.6})  # mean of (0.8, 0.2) and (0, 1)
-    assert crs.fit_weights(corr, ["a", "b"], exclude=["s2"])["overall"] == pytest.approx({"a": 0.8, "b": 0.2})
+    assert crs.fit_weights(corr, ["a", "b"], exclude=["s2"], power=2)["overall"] == pytest.approx({"a": 0.8, "b": 0.2})
 
 
 def test_dimension_map_and_fallback():
@@ -67,9 +69,9 @@ def test_dimension_map_and_fallback():
 
 def test_shipped_weights_reproduce_from_their_correlations():
     f = json.loads(mme.weights_file().read_text())
-    assert f["power"] == 2 and f["submetrics"] == list(mme.SUBMETRICS)
+    assert f["power"] == crs.POWER and f["submetrics"] == list(mme.SUBMETRICS)
     assert set(f["correlations"]) == set(mme.DEV_SETS)
-    refit = crs.fit_weights(f["correlations"], mme.SUBMETRICS)
+    refit = crs.fit_weights(f["correlations"], mme.SUBMETRICS, power=f["power"])
     assert refit.keys() == f["weights"].keys()
     for canon, w in refit.items():
         assert w == pytest.approx(f["weights"][canon], abs=1e-6)
@@ -128,6 +130,45 @@ def test_em_and_sm_rank_real_reply_above_generic_or_shuffled(held_pairs):
     assert _acc(_score("mme_sm_nll", held_pairs, real), _score("mme_sm_nll", held_pairs, generic)) >= 0.8
     assert _acc(_score("mme_sm_ppl", held_pairs, real), _score("mme_sm_ppl", held_pairs, generic)) >= 0.7
     assert _acc(_score("mme_sm_nce", held_pairs, real), _score("mme_sm_nce", held_pairs, shuffled)) >= 0.8
+
+
+def test_pm_ranks_true_reply_above_another_conversations(held_pairs):
+    """Context PMI: the true reply gains more from its context than a reply from another conversation."""
+    real = [r for _, r in held_pairs]
+    rnd = [real[j] for j in _derange(len(real))]
+    assert _acc(_score("mme_pm_mean", held_pairs, real), _score("mme_pm_mean", held_pairs, rnd)) >= 0.75
+    assert _acc(_score("mme_pm_share", held_pairs, real), _score("mme_pm_share", held_pairs, rnd)) >= 0.7
+
+
+def test_smollm_sub_metrics_do_not_depend_on_the_thread_count(held_pairs):
+    """SmolLM2 runs in bfloat16, whose results move with torch's thread count; its passes pin the count, so SM
+    and PM give the same numbers whatever DIALEVAL_THREADS (or a trainer) set."""
+    import torch
+    from core.models import mme_models as M
+    ctx, resp = [c for c, _ in held_pairs[:12]], [r for _, r in held_pairs[:12]]
+    before = torch.get_num_threads()
+    out = []
+    try:
+        for n in (1, 2, 3):
+            torch.set_num_threads(n)
+            out.append((M.SmolScorer().raw(["\n".join(c) for c in ctx], resp), M.PMIScorer().raw(ctx, resp)))
+            assert torch.get_num_threads() == n  # restored after the passes
+    finally:
+        torch.set_num_threads(before)
+    for sm, pm in out[1:]:
+        assert np.array_equal(sm, out[0][0]) and np.array_equal(pm, out[0][1])
+
+
+def test_sub_scores_are_percentiles_of_the_shipped_reference():
+    """Every referenced sub-metric maps a raw value to its rank among the held-out chitchat reference:
+    below the reference's minimum -> 0, above its maximum -> 1, its median -> 0.5, monotone in between."""
+    sc = mme.scorer()
+    for sub in mme.REFERENCED:
+        q = sc.normalize(sub, np.array([-1e9, 1e9]))
+        assert list(q) == [0.0, 1.0]
+        from core.models import checkpoints
+        med = float(checkpoints.load(mme.REFERENCE)[0][sub][50])
+        assert sc.normalize(sub, np.array([med]))[0] == pytest.approx(0.5, abs=0.02)
 
 
 def test_mme_details_show_sub_scores_and_weights(held_pairs):

@@ -32,6 +32,7 @@ import numpy as np
 
 from core.models.batching import fixed_shape_batches, in_fixed_rows, padded_batch
 from core.models.device import on_device, placed
+from core.models.encoders import smollm_threads
 from core.models.memo import remembers
 from core.progress import Progress
 from core.settings import SEED
@@ -99,7 +100,7 @@ class LMFeatures:
                 self._memo.move_to_end(keys[i])
         seqs = [self.ids(contexts[uniq[r]], replies[uniq[r]]) for r in todo]
         done = 0
-        with torch.inference_mode():
+        with torch.inference_mode(), smollm_threads():
             model = placed(self.model)
             for idx, length in fixed_shape_batches([len(q) for q, _ in seqs]):
                 ids, mask = on_device(*padded_batch([q for q, _ in seqs], idx, length, pad_id=self.pad))

@@ -1,9 +1,11 @@
 """CRS, correlation re-scaling (MME-CRS, METHODS.md §4): weights of sub-metrics per quality dimension.
 
 For dataset i, dimension j and sub-metric k, S_ijk is the Spearman correlation of the (normalized)
-sub-metric with the human score. w_ijk = max(S_ijk, 0)^d / sum_k max(S_ijk, 0)^d with d = 2, so negative
+sub-metric with the human score. w_ijk = max(S_ijk, 0)^d / sum_k max(S_ijk, 0)^d, so negative
 correlations weigh nothing; the weights of a dimension are averaged over the datasets that share it (after
-mapping dimension names to a canonical name, ``DIMENSION_MAP``). The score for dimension j is
+mapping dimension names to a canonical name, ``DIMENSION_MAP``). The paper uses d = 2; this product ships
+d = 3, the exponent that leave-one-dataset-out on the 11 DSTC10 dev sets chose among 1, 2, 3, 4 and 6
+(docs/mme.md); a weights file records its own ``power``. The score for dimension j is
 sum_k w_jk * normalized_score_k.
 
 Dimension names differ between datasets; ``canonical_dimension`` maps them (exact aliases first, then
@@ -20,7 +22,8 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-POWER = 2
+POWER = 3  # chosen by leave-one-dataset-out (scripts/train_mme.py report); the paper's d is 2
+POWERS_TRIED = (1, 2, 3, 4, 6)
 FALLBACK = "overall"
 
 # canonical name -> aliases (compared after lower-casing and turning _ - into spaces)

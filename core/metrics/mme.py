@@ -1,21 +1,26 @@
-"""MME-CRS (METHODS.md §4): seven sub-metrics and their correlation re-scaled combination.
+"""MME-CRS (METHODS.md §4): nine sub-metrics and their correlation re-scaled combination.
 
 Registered metrics (all in [0, 1], higher = better on that aspect):
-  mme_fm      fluency            MiniLM (top layer fine-tuned) on the response alone
-  mme_rm      relevance          MiniLM (top layer fine-tuned) on (context, response), semi-hard negatives
-  mme_tcm     topic coherence    keyword graph + 2 GAT layers on MiniLM static word-piece vectors
-  mme_em      engagement         ridge on frozen MiniLM features, trained on engagement-dd (1-5 -> [0,1])
-  mme_sm_nll  specificity        SmolLM2 total surprisal of the response given the context
-  mme_sm_nce  specificity        SmolLM2 mean (log p + entropy) of the response tokens
-  mme_sm_ppl  specificity        SmolLM2 perplexity of the response given the context
-  mme_avg     plain mean of the seven normalized sub-metrics (MME-Avg)
-  mme         CRS-weighted sum for a dimension (the ``dimension`` option, default "overall"), weights from
-              the shipped crs_weights.json; ``held_out_for(dataset)`` refits them without that dataset.
+  mme_fm       fluency            MiniLM (top layer fine-tuned) on the response alone
+  mme_rm       relevance          MLP on frozen MiniLM (context, response) vectors, semi-hard negatives
+  mme_tcm      topic coherence    keyword graph + 2 GAT layers on MiniLM static word-piece vectors
+  mme_em       engagement         ridge on frozen MiniLM features, trained on engagement-dd (1-5 -> [0,1])
+  mme_sm_nll   specificity        SmolLM2 total surprisal of the response (read alone)
+  mme_sm_nce   specificity        SmolLM2 mean (log p + entropy) of the response tokens
+  mme_sm_ppl   specificity        SmolLM2 perplexity of the response
+  mme_pm_share context PMI        share of response tokens the context makes likelier (SmolLM2, chat format)
+  mme_pm_mean  context PMI        mean pointwise mutual information of the response tokens and the context
+  mme_avg      plain mean of the nine normalized sub-metrics (MME-Avg)
+  mme          CRS-weighted sum for a dimension (the ``dimension`` option, default "overall"), weights from
+               the shipped crs_weights.json; ``held_out_for(dataset)`` refits them without that dataset.
 
-Raw SM statistics and EM are mapped to [0, 1] by the empirical CDF of a fixed reference distribution
-(held-out chitchat pairs, stored in checkpoints/mme-sm.safetensors), so a score never depends on the
-batch it is computed in. Training (``core/training/mme.py``, ``core/training/crs.py``):
-``dialeval train mme fm|rm|tcm|em|sm``; CRS: ``dialeval train crs --data FILE...``. See docs/mme.md.
+Every sub-metric is a percentile: its raw value (a classifier's probability, a regression, an LM statistic)
+is mapped to [0, 1] by the empirical CDF of a fixed reference distribution of held-out chitchat pairs
+(quantiles stored in checkpoints/mme-sm.safetensors for SM and checkpoints/mme-ref.safetensors for the
+others), so a score never depends on the batch it is computed in and the CRS sum adds comparable scales.
+The PM group is not in the paper (docs/mme.md says why it was added and how it was chosen). Training
+(``core/training/mme.py``, ``core/training/crs.py``): ``dialeval train mme fm|rm|tcm|em|sm|ref``; CRS:
+``dialeval train crs --data FILE...``. See docs/mme.md.
 """
 from __future__ import annotations
 
@@ -35,11 +40,15 @@ from core.progress import Progress, tick
 from core.scoring import Metric, MetricResult, Options, Signature, register_metric
 from core.settings import checkpoint_dir
 
-SUBMETRICS = ("fm", "rm", "tcm", "em", "sm_nll", "sm_nce", "sm_ppl")
+SUBMETRICS = ("fm", "rm", "tcm", "em", "sm_nll", "sm_nce", "sm_ppl", "pm_share", "pm_mean")
 GROUPS = {"FM": ("fm",), "RM": ("rm",), "TCM": ("tcm",), "EM": ("em",), "SM": ("sm_nll", "sm_nce", "sm_ppl"),
-          "RM+TCM": ("rm", "tcm")}
+          "PM": ("pm_share", "pm_mean"), "RM+TCM": ("rm", "tcm")}
 CKPT = {"fm": "mme-fm", "rm": "mme-rm", "tcm": "mme-tcm", "em": "mme-em",
-        "sm_nll": "mme-sm", "sm_nce": "mme-sm", "sm_ppl": "mme-sm"}
+        "sm_nll": "mme-sm", "sm_nce": "mme-sm", "sm_ppl": "mme-sm", "pm_share": "mme-ref", "pm_mean": "mme-ref"}
+REFERENCE = "mme-ref"  # reference quantiles of the sub-metrics below (SM keeps its own in mme-sm)
+REFERENCED = ("fm", "rm", "tcm", "em", "pm_share", "pm_mean")
+FAMILIES = {"fm": ("fm",), "rm": ("rm",), "tcm": ("tcm",), "em": ("em",), "sm": ("sm_nll", "sm_nce", "sm_ppl"),
+            "pm": ("pm_share", "pm_mean")}
 WEIGHTS_NAME = "crs_weights.json"
 # the DSTC10 Track 5 development sets CRS is fitted on (engagement-dd trains EM, holistic-dd is extra)
 DEV_SETS = ("usr-topical", "usr-persona", "dailydialog-zhao", "persona-zhao", "convai2-grade",
@@ -52,7 +61,10 @@ DESCRIPTIONS = {
     "sm_nll": "MME specificity: SmolLM2 total surprisal of the response (normalized)",
     "sm_nce": "MME specificity: SmolLM2 mean log-prob + entropy of the response tokens (normalized)",
     "sm_ppl": "MME specificity: SmolLM2 perplexity of the response (normalized)",
+    "pm_share": "MME context PMI: share of response tokens the context makes likelier (SmolLM2, normalized)",
+    "pm_mean": "MME context PMI: mean pointwise mutual information of response tokens and context (normalized)",
 }
+FAMILY_OF = {sub: fam for fam, subs in FAMILIES.items() for sub in subs}
 
 
 def _m():
@@ -101,7 +113,8 @@ class MMEScorer:
                 self._emb[t] = v
         return np.stack([self._emb[t] for t in texts]) if texts else np.zeros((0, 384), dtype=np.float32)
 
-    def _load(self, which: str):
+    def load(self, which: str):
+        """The model (or reference) behind a family of sub-metrics, loaded once: fm, rm, tcm, em, sm, pm, ref."""
         if which in self._models:
             return self._models[which]
         M = _m()
@@ -122,53 +135,68 @@ class MMEScorer:
         elif which == "sm":
             tensors, _ = checkpoints.load("mme-sm")
             model = ({k: v.numpy() for k, v in tensors.items()}, M.SmolScorer())
+        elif which == "pm":
+            model = M.PMIScorer()
+        elif which == "ref":
+            tensors, _ = checkpoints.load(REFERENCE)
+            model = {k: v.double().numpy() for k, v in tensors.items()}
         else:
             raise KeyError(which)
         self._models[which] = model
         return model
 
-    def _compute(self, which: str, ctx: list[str], resp: list[str], progress, done0: int, total: int) -> dict[str, np.ndarray]:
+    def raw_scores(self, family: str, ctx: Sequence[str], resp: Sequence[str], progress=None, done0: int = 0,
+                   total: int | None = None) -> dict[str, np.ndarray]:
+        """The raw values of one family's sub-metrics (before the percentile mapping of :meth:`normalize`) for
+        contexts (turns joined by newlines) and non-empty responses. SM: (nll, nce, ppl); PM: (share, mean)."""
         M = _m()
+        total = len(resp) if total is None else total
         prog = (lambda d, n, desc: tick(progress, done0 + d, total, desc)) if progress else None
-        if which == "fm":
-            return {"fm": self._load("fm").predict(resp, progress=prog, desc="MME fluency")}
-        if which == "rm":
-            model = self._load("rm")
-            return {"rm": model.predict(self.embed([M.context_text(c.split("\n")) for c in ctx]), self.embed(resp))}
-        if which == "tcm":
-            return {"tcm": self._load("tcm").predict([M.context_text(c.split("\n")) for c in ctx], resp)}
-        if which == "em":
-            coef, b = self._load("em")
-            X = em_features([M.context_text(c.split("\n")) for c in ctx], resp, embed=self.embed)
+        if family == "fm":
+            return {"fm": self.load("fm").predict(list(resp), progress=prog, desc="MME fluency")}
+        if family == "rm":
+            model = self.load("rm")
+            return {"rm": model.predict(self.embed([M.context_text(c.split("\n")) for c in ctx]), self.embed(list(resp)))}
+        if family == "tcm":
+            return {"tcm": self.load("tcm").predict([M.context_text(c.split("\n")) for c in ctx], list(resp))}
+        if family == "em":
+            coef, b = self.load("em")
+            X = em_features([M.context_text(c.split("\n")) for c in ctx], list(resp), embed=self.embed)
             return {"em": np.clip(in_fixed_rows(lambda x: x @ coef, X) + b, 0.0, 1.0)}
-        quant, sc = self._load("sm")
-        raw = sc.raw(["\n".join(c.split("\n")[-M.CTX_TURNS:]) for c in ctx], resp, progress=prog, desc="MME specificity")
-        return {"sm_nll": M.ecdf_normalize(raw[:, 0], quant["nll"]),
-                "sm_nce": M.ecdf_normalize(raw[:, 1], quant["nce"]),
-                "sm_ppl": M.ecdf_normalize(raw[:, 2], quant["ppl"])}
+        if family == "pm":
+            pm = self.load("pm")
+            raw = pm.raw([c.split("\n") for c in ctx], list(resp), progress=prog, desc="MME context PMI")
+            return {"pm_share": raw[:, 0], "pm_mean": raw[:, 1]}
+        _, sc = self.load("sm")
+        raw = sc.raw(["\n".join(c.split("\n")[-M.CTX_TURNS:]) for c in ctx], list(resp), progress=prog,
+                     desc="MME specificity")
+        return {"sm_nll": raw[:, 0], "sm_nce": raw[:, 1], "sm_ppl": raw[:, 2]}
+
+    def normalize(self, sub: str, raw: np.ndarray) -> np.ndarray:
+        """Percentile of each raw value in the sub-metric's reference distribution (held-out chitchat pairs)."""
+        M = _m()
+        if sub.startswith("sm_"):
+            quant, _ = self.load("sm")
+            return M.ecdf_normalize(raw, quant[sub[3:]])
+        return M.ecdf_normalize(raw, self.load("ref")[sub])
 
     def score(self, examples: Sequence[Example], subs: Sequence[str] = SUBMETRICS,
               progress: Progress | None = None) -> dict[str, np.ndarray]:
         """sub -> normalized scores in [0, 1] (NaN for an empty response)."""
         keys = [("\n".join(e.context), (e.response or "").strip()) for e in examples]
         out = {s: np.full(len(examples), np.nan) for s in subs}
-        families = []
-        for s in subs:
-            fam = "sm" if s.startswith("sm_") else s
-            if fam not in families:
-                families.append(fam)
+        families = list(dict.fromkeys(FAMILY_OF[s] for s in subs))
         todo_fam = {}
         for fam in families:
-            fsubs = [s for s in SUBMETRICS if (s.startswith("sm_") if fam == "sm" else s == fam)]
-            need = sorted({k for k in keys if k[1] and any((s, *k) not in self._cache for s in fsubs)})
-            todo_fam[fam] = (fsubs, need)
-        total = sum(len(v[1]) for v in todo_fam.values())
+            need = sorted({k for k in keys if k[1] and any((s, *k) not in self._cache for s in FAMILIES[fam])})
+            todo_fam[fam] = need
+        total = sum(len(v) for v in todo_fam.values())
         done = 0
-        for fam, (fsubs, need) in todo_fam.items():
+        for fam, need in todo_fam.items():
             if need:
-                res = self._compute(fam, [k[0] for k in need], [k[1] for k in need], progress, done, total)
+                res = self.raw_scores(fam, [k[0] for k in need], [k[1] for k in need], progress, done, total)
                 for s, vals in res.items():
-                    for k, v in zip(need, vals):
+                    for k, v in zip(need, self.normalize(s, vals)):
                         self._cache[(s, *k)] = float(v)
                 done += len(need)
                 tick(progress, done, total, f"MME {fam}")
@@ -183,8 +211,12 @@ def scorer() -> MMEScorer:
 
 
 def checkpoint_hash(sub: str) -> str:
-    """Short hash of the checkpoint behind sub-metric ``sub`` (signatures, caches keyed by it)."""
-    return checkpoints.short_hash(CKPT[sub])
+    """Short hash of the checkpoints behind sub-metric ``sub`` (its model and, for the sub-metrics mapped by
+    ``mme-ref``, that reference too): signatures and caches are keyed by it."""
+    h = checkpoints.short_hash(CKPT[sub])
+    if sub in REFERENCED and CKPT[sub] != REFERENCE:
+        h += "+" + checkpoints.short_hash(REFERENCE)
+    return h
 
 
 class _MMESub(Metric):
@@ -209,7 +241,7 @@ def _all_hash() -> str:
 
 @register_metric("mme_avg")
 class MMEAvg(Metric):
-    description = "MME-Avg: plain mean of the seven normalized MME sub-metrics"
+    description = "MME-Avg: plain mean of the nine normalized MME sub-metrics"
 
     def compute(self, examples, progress=None) -> MetricResult:
         subs = scorer().score(examples, SUBMETRICS, progress)
@@ -218,7 +250,7 @@ class MMEAvg(Metric):
         return MetricResult(self.name, scores, self.signature(), details)
 
     def signature(self) -> Signature:
-        return Signature(self.name, variant="avg7", checkpoint=_all_hash())
+        return Signature(self.name, variant=f"avg{len(SUBMETRICS)}", checkpoint=_all_hash())
 
 
 def _f(x: float) -> float | None:

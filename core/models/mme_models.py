@@ -1,4 +1,4 @@
-"""The models behind MME-CRS's seven sub-metrics (METHODS.md §4), for inference; their training is in
+"""The models behind MME-CRS's nine sub-metrics (METHODS.md §4), for inference; their training is in
 ``core/training/mme.py``.
 
 Built from what exists offline here (see docs/mme.md for the differences from the paper):
@@ -12,7 +12,10 @@ Built from what exists offline here (see docs/mme.md for the differences from th
 - EM engagement: ridge regression on frozen MiniLM sentence features of (context, response), trained on
   engagement-dd (MIT) with engagement rescaled from 1-5 to [0, 1].
 - SM specificity: no masked LM ships offline, so SmolLM2-135M-Instruct scores the response's tokens
-  in one causal forward pass with the context as prompt (instead of masking each token in turn).
+  in one causal forward pass over the response alone (instead of masking each token in turn).
+- PM context PMI (not in the paper; added for issue 20, see docs/mme.md): SmolLM2-135M-Instruct reads the
+  response once after the conversation in its chat format and once alone; how much the context raises the
+  response tokens' probabilities.
 
 Training data of FM/RM/TCM: chitchat-dataset (MIT), split by conversation (``core.models.corpus``: every
 10th conversation is held out for tests and reported quality). Seeds are fixed everywhere.
@@ -33,11 +36,15 @@ from core.models import checkpoints
 from core.models.batching import fixed_shape_batches, in_fixed_rows, padded_batch
 from core.models.device import on_device, placed
 from core.models.corpus import CTX_TURNS, chitchat_split
+from core.models.encoders import smollm_threads
 
 FM_MAX_LEN = 40
 RM_MAX_LEN = 64
 SM_CTX_TOKENS = 0  # SmolLM2 prompt: 0 = the response alone, as the paper's SM (and the CPU budget); see docs
 SM_RESP_TOKENS = 40
+PM_TURNS = 3  # PM: context turns in the chat prompt
+PM_TURN_TOKENS = 64  # PM: each turn cut to its last tokens
+PM_STEP = 32  # PM: with-context sequences are padded to a multiple of this (few, fuller fixed-shape batches)
 TCM_CTX_KW = 10
 TCM_RESP_KW = 8
 
@@ -344,22 +351,97 @@ class SmolScorer:
         model = placed(self.model)
         lm_head = model.lm_head
         done = 0
-        for idx, length in fixed_shape_batches([len(q) for q, _ in seqs]):
-            ids, mask = on_device(*padded_batch([q for q, _ in seqs], idx, length, pad_id=self.pad))
+        with smollm_threads():
+            for idx, length in fixed_shape_batches([len(q) for q, _ in seqs]):
+                ids, mask = on_device(*padded_batch([q for q, _ in seqs], idx, length, pad_id=self.pad))
+                h = model.model(input_ids=ids, attention_mask=mask).last_hidden_state
+                for j, i in enumerate(idx):
+                    q, p = seqs[i]
+                    pos = torch.arange(p - 1, len(q) - 1, device=h.device)
+                    logits = lm_head(h[j, pos]).float()
+                    lp = torch.log_softmax(logits, -1)
+                    tgt = torch.tensor(q[p:], device=h.device)
+                    tok_lp = lp.gather(1, tgt[:, None]).squeeze(1)
+                    ent = -(lp.exp() * lp).sum(-1)
+                    nll = float(-tok_lp.sum())
+                    out[i] = (nll, float((tok_lp + ent).mean()), math.exp(float(-tok_lp.mean())))
+                done += len(idx)
+                if progress:
+                    progress(done, n, desc)
+        return out
+
+
+# ----------------------------------------------------------------------------- PM: context PMI (SmolLM2 chat)
+class PMIScorer:
+    """How much the context raises SmolLM2's probability of each response token (pointwise mutual information),
+    with the conversation in SmolLM2-Instruct's chat format: the last ``PM_TURNS`` context turns as alternating
+    ``user``/``assistant`` messages (the last turn is the user's, each cut to its last ``PM_TURN_TOKENS`` tokens),
+    then ``<|im_start|>assistant\n`` and the response (at most ``SM_RESP_TOKENS`` tokens). The same response
+    is also read after ``<|im_start|>assistant\n`` alone. With a_t = log p(r_t | context, r_<t) and
+    b_t = log p(r_t | r_<t) over the T response tokens, per response:
+
+      share = (1/T) sum_t [a_t > b_t]          (the share of tokens the context made likelier)
+      mean  = (1/T) sum_t (a_t - b_t)          (mean pointwise mutual information, in nats per token)
+      ll_mean = (1/T) sum_t a_t, ll_sum = sum_t a_t   (plain log-likelihood given the context: baselines)
+
+    Two forward passes per response on fixed-shape batches (``core.models.batching``), bfloat16 like SM."""
+
+    def __init__(self):
+        from core.models.encoders import smollm
+        tok, model = smollm()
+        self.tok = tok
+        self.model = model.to(torch.bfloat16)
+        self.model.eval()
+        self.pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+        self.im_start = self._enc("<|im_start|>")
+        self.im_end_nl = self._enc("<|im_end|>") + self._enc("\n")
+        self.user, self.assistant = self._enc("user\n"), self._enc("assistant\n")
+
+    def _enc(self, text: str) -> list[int]:
+        return self.tok(text, add_special_tokens=False)["input_ids"]
+
+    def prompt(self, context: Sequence[str]) -> list[int]:
+        turns = [t.strip() for t in context if t and t.strip()][-PM_TURNS:]
+        ids: list[int] = []
+        for j, t in enumerate(turns):
+            role = self.user if (len(turns) - 1 - j) % 2 == 0 else self.assistant
+            ids += self.im_start + role + self._enc(t)[-PM_TURN_TOKENS:] + self.im_end_nl
+        return ids + self.im_start + self.assistant
+
+    def _token_logprobs(self, seqs: list[tuple[list[int], list[int]]], progress, desc, done0, total,
+                        step: int = 8) -> list[np.ndarray]:
+        model = placed(self.model)
+        full = [p + r for p, r in seqs]
+        out: list[np.ndarray] = [np.zeros(0)] * len(seqs)
+        done = done0
+        for idx, length in fixed_shape_batches([len(q) for q in full], step=step):
+            ids, mask = on_device(*padded_batch(full, idx, length, pad_id=self.pad))
             h = model.model(input_ids=ids, attention_mask=mask).last_hidden_state
             for j, i in enumerate(idx):
-                q, p = seqs[i]
-                pos = torch.arange(p - 1, len(q) - 1, device=h.device)
-                logits = lm_head(h[j, pos]).float()
-                lp = torch.log_softmax(logits, -1)
-                tgt = torch.tensor(q[p:], device=h.device)
-                tok_lp = lp.gather(1, tgt[:, None]).squeeze(1)
-                ent = -(lp.exp() * lp).sum(-1)
-                nll = float(-tok_lp.sum())
-                out[i] = (nll, float((tok_lp + ent).mean()), math.exp(float(-tok_lp.mean())))
+                p, r = seqs[i]
+                pos = torch.arange(len(p) - 1, len(p) + len(r) - 1, device=h.device)
+                lp = torch.log_softmax(model.lm_head(h[j, pos]).float(), -1)
+                out[i] = lp.gather(1, torch.tensor(r, device=h.device)[:, None]).squeeze(1).cpu().double().numpy()
             done += len(idx)
             if progress:
-                progress(done, n, desc)
+                progress(done, total, desc)
+        return out
+
+    @torch.inference_mode()
+    def raw(self, contexts: Sequence[Sequence[str]], responses: Sequence[str], progress: Callable | None = None,
+            desc: str = "PM") -> np.ndarray:
+        """n x 4 array of (share, mean, ll_mean, ll_sum) as defined in the class docstring."""
+        resp = [self._enc(r.strip())[:SM_RESP_TOKENS] or [self.pad] for r in responses]
+        n = len(resp)
+        # two passes over n responses: report them as one count of n (each response is half done after the first)
+        halves = (lambda d, _total, label: progress(d // 2, n, label)) if progress else None
+        with smollm_threads():
+            with_ctx = self._token_logprobs([(self.prompt(c), r) for c, r in zip(contexts, resp)], halves, desc, 0,
+                                            2 * n, step=PM_STEP)
+            alone = self._token_logprobs([(self.im_start + self.assistant, r) for r in resp], halves, desc, n, 2 * n)
+        out = np.zeros((n, 4), dtype=np.float64)
+        for i, (a, b) in enumerate(zip(with_ctx, alone)):
+            out[i] = (float(np.mean(a > b)), float(np.mean(a - b)), float(np.mean(a)), float(np.sum(a)))
         return out
 
 

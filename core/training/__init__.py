@@ -7,7 +7,7 @@
 | ruber | ruber.py | ``ruber-unref``, ``ruber-bert-unref`` (RUBER / BERT-RUBER unreferenced scorers) and their
   normalization constants |
 | adem | adem.py | ``adem`` and the leave-one-dataset-out ``adem-lodo-*`` |
-| mme | mme.py | ``mme-fm``, ``mme-rm``, ``mme-tcm``, ``mme-em``, ``mme-sm`` (MME-CRS sub-metrics) |
+| mme | mme.py | ``mme-fm``, ``mme-rm``, ``mme-tcm``, ``mme-em``, ``mme-sm``, ``mme-ref`` (MME-CRS sub-metrics) |
 | crs | crs.py | ``crs_weights.json`` (MME-CRS correlation re-scaling weights) |
 | judge | judge.py | ``judge`` (the A/B judge's MiniLM cross-encoder), or a re-fit on your votes |
 | judge-lm | judge_lm.py | the judge's SmolLM2 reader, written into the judge checkpoint |

@@ -1,7 +1,7 @@
 """Fitting MME-CRS's correlation re-scaling weights (``dialeval train crs --data FILE...``).
 
 For every rated set i and dimension j, S_ijk is the Spearman correlation of sub-metric k with the human
-score (``core.metrics.crs.correlations``); the weights w_jk (``core.metrics.crs.fit_weights``, d = 2) are
+score (``core.metrics.crs.correlations``); the weights w_jk (``core.metrics.crs.fit_weights``, d = ``crs.POWER``) are
 written to ``crs_weights.json`` with the correlations, so that leave-one-dataset-out weights can be refit
 from the file without scoring again (``MMECRS.held_out_for``).
 """

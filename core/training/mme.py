@@ -1,4 +1,4 @@
-"""Training of MME-CRS's sub-metric models (``dialeval train mme fm|rm|tcm|em|sm``; inference in
+"""Training of MME-CRS's sub-metric models (``dialeval train mme fm|rm|tcm|em|sm|ref``; inference in
 ``core/metrics/mme.py`` and ``core/models/mme_models.py``).
 
 - FM fluency: positives = real chitchat responses (half with stop words randomly dropped), negatives =
@@ -9,6 +9,8 @@
 - EM engagement: ridge regression on engagement-dd (MIT), 5-fold cross-validation grouped by context.
 - SM specificity: no trained weights; the 101 quantiles of SmolLM2's raw statistics on held-out chitchat
   pairs, the fixed reference distribution of the normalization.
+- ref: the same kind of reference (101 quantiles on held-out chitchat pairs) for FM, RM, TCM, EM and the
+  context-PMI group PM, which maps them to percentiles (:func:`train_ref`).
 
 Data: chitchat-dataset (MIT), split by conversation (``core.models.corpus``). Seeds fixed everywhere.
 """
@@ -27,7 +29,7 @@ if TYPE_CHECKING:
 import numpy as np
 
 from core.metrics import crs as crs_mod
-from core.metrics.mme import em_features
+from core.metrics.mme import FAMILY_OF, REFERENCE, REFERENCED, MMEScorer, em_features
 from core.models import checkpoints
 from core.models.corpus import CTX_TURNS, chitchat_split, context_pairs
 from core.settings import SEED, shared_eval_file
@@ -339,19 +341,50 @@ def train_sm(n: int = 200, seed: int = SEED, threads: int = 1) -> dict:
     return quality
 
 
-TRAINERS = {"fm": train_fm, "rm": train_rm, "tcm": train_tcm, "em": train_em, "sm": train_sm}
+def train_ref(n: int = 600, seed: int = SEED) -> dict:
+    """The reference distribution that maps FM, RM, TCM, EM and PM to percentiles: 101 quantiles of their raw
+    values on n held-out chitchat (context, true response) pairs (the first n of the pairs SM's reference is
+    drawn from), stored as mme-ref.safetensors. Nothing is trained; it must be rebuilt whenever one of those
+    models changes (the CRS weights and the eval-score cache follow from it)."""
+    import torch
+    from core.models import mme_models as M
+    _, held = chitchat_split()
+    pairs = context_pairs(held, n, seed + 7)
+    sc = MMEScorer()
+    ctx, resp = ["\n".join(c) for c, _ in pairs], [r for _, r in pairs]
+    raw: dict = {}
+    for fam in dict.fromkeys(FAMILY_OF[s] for s in REFERENCED):
+        raw.update(sc.raw_scores(fam, ctx, resp))
+    levels = np.linspace(0, 1, 101)
+    q = {k: torch.tensor(np.quantile(np.asarray(raw[k], dtype=np.float64), levels), dtype=torch.float64)
+         for k in REFERENCED}
+    quality = {"reference_pairs": n, "median": {k: round(float(v[50]), 4) for k, v in q.items()}}
+    checkpoints.save(REFERENCE, q, {
+        "command": f"dialeval train mme ref --n {n} --seed {seed}",
+        "data": "chitchat-dataset (MIT) held-out conversations (i % 10 == 0), true replies", "seed": seed,
+        "heldout_quality": quality,
+        "config": {"submetrics": list(REFERENCED), "models": {k: checkpoints.short_hash(c) for k, c in
+                                                              (("fm", "mme-fm"), ("rm", "mme-rm"), ("tcm", "mme-tcm"),
+                                                               ("em", "mme-em"))},
+                   "pm": {"lm": "SmolLM2-135M-Instruct (bfloat16), chat format", "turns": M.PM_TURNS,
+                          "turn_tokens": M.PM_TURN_TOKENS, "response_tokens": M.SM_RESP_TOKENS},
+                   "normalization": "empirical CDF over 101 reference quantiles"}})
+    return quality
+
+
+TRAINERS = {"fm": train_fm, "rm": train_rm, "tcm": train_tcm, "em": train_em, "sm": train_sm, "ref": train_ref}
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("what", choices=list(TRAINERS), help="which sub-metric model to train")
-    p.add_argument("--n", type=int, default=None, help="training examples (fm/rm/tcm) or reference pairs (sm)")
+    p.add_argument("--n", type=int, default=None, help="training examples (fm/rm/tcm) or reference pairs (sm, ref)")
     p.add_argument("--epochs", type=int, default=None)
     p.add_argument("--seed", type=int, default=SEED)
     p.add_argument("--data", default=None, help="em: rated JSONL with an 'engagement' score")
     p.add_argument("--threads", type=int, default=1)
 
 
-@register_trainer("mme", "MME-CRS sub-metric models (fm, rm, tcm, em, sm)", _arguments)
+@register_trainer("mme", "MME-CRS sub-metric models and reference (fm, rm, tcm, em, sm, ref)", _arguments)
 def train(a: argparse.Namespace) -> int:
     set_threads(a.threads)
     kw: dict = {"seed": a.seed}
