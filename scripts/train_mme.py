@@ -88,11 +88,11 @@ def cmd_cache(a) -> None:
 def lm_baselines(exs) -> dict[str, np.ndarray]:
     """Plain SmolLM2 log-likelihoods of each reply, the baselines MME-CRS must beat: given the context in
     the chat format (mean and total over the reply's tokens; ``PMIScorer``) and read alone (total, = -SM-NLL)."""
-    from core.models import mme_models as M
+    models = mme.scorer()  # the process's loaded SmolLM2 scorers, shared with the sub-metrics
     ok = [i for i, e in enumerate(exs) if (e.response or "").strip()]
     out = {k: np.full(len(exs), np.nan) for k in ("ll_context_mean", "ll_context_sum", "ll_alone_sum")}
-    pm = M.PMIScorer().raw([exs[i].context for i in ok], [exs[i].response for i in ok])
-    alone = M.SmolScorer().raw(["" for _ in ok], [exs[i].response for i in ok])
+    pm = models.load("pm").raw([exs[i].context for i in ok], [exs[i].response for i in ok])
+    alone = models.load("sm")[1].raw(["" for _ in ok], [exs[i].response for i in ok])
     out["ll_context_mean"][ok], out["ll_context_sum"][ok], out["ll_alone_sum"][ok] = pm[:, 2], pm[:, 3], -alone[:, 0]
     return out
 

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 import numpy as np
 
 from core.metrics import crs as crs_mod
-from core.metrics.mme import FAMILY_OF, REFERENCE, REFERENCED, MMEScorer, em_features
+from core.metrics.mme import FAMILY_OF, REFERENCE, REFERENCED, em_features, scorer
 from core.models import checkpoints
 from core.models.corpus import CTX_TURNS, chitchat_split, context_pairs
 from core.settings import SEED, shared_eval_file
@@ -350,7 +350,7 @@ def train_ref(n: int = 600, seed: int = SEED) -> dict:
     from core.models import mme_models as M
     _, held = chitchat_split()
     pairs = context_pairs(held, n, seed + 7)
-    sc = MMEScorer()
+    sc = scorer()  # the process's loaded sub-metric models
     ctx, resp = ["\n".join(c) for c, _ in pairs], [r for _, r in pairs]
     raw: dict = {}
     for fam in dict.fromkeys(FAMILY_OF[s] for s in REFERENCED):
