@@ -1,6 +1,6 @@
 """Speed of the foundation: BLEU vs sacrebleu, pool index build and load, retrieval latency, υBLEU throughput.
 
-    python benchmarks/bleu_ubleu.py [--n 2000] [--index-sample 5000] [--out benchmarks/BLEU_UBLEU_SPEED.md]
+    python benchmarks/bleu_ubleu.py [--n 2000] [--index-sample 5000] [--million 1000000] [--out benchmarks/BLEU_UBLEU_SPEED.md]
 
 Prints a markdown table (and writes it with --out). Numbers depend on the machine and its load; the
 table records both.
@@ -22,6 +22,7 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=2000, help="segments for the BLEU comparison")
     ap.add_argument("--index-sample", type=int, default=5000, help="pool texts encoded to time index building")
     ap.add_argument("--ubleu-n", type=int, default=200, help="examples scored with υBLEU")
+    ap.add_argument("--million", type=int, default=1_000_000, help="random vectors for the large search row (0: skip)")
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
     import sacrebleu
@@ -29,6 +30,8 @@ def main() -> int:
     from core.data import Example
     from core.metrics.bleu import BleuScorer
     from core.metrics.ubleu import UBleu
+    from core.models.encoders import encode
+    from core.models.memo import forget_all
     from core.models.retrieval import Pool, Retriever, build_embeddings, chitchat_pool, get_retriever
 
     pool = chitchat_pool()
@@ -72,6 +75,7 @@ def main() -> int:
 
     queries = [pool.utterance(int(i)) for i in pick[:200]]
     for name, r in (("emb-u", retr), ("bm25-u", bm)):
+        forget_all()  # every query encoded afresh
         lat = []
         for q in queries:
             t0 = time.perf_counter()
@@ -80,17 +84,61 @@ def main() -> int:
         lat = np.array(lat) * 1000
         rows.append((f"retrieval latency {name}", f"p50 {np.percentile(lat, 50):.1f} ms",
                      f"p95 {np.percentile(lat, 95):.1f} ms", "one query, k=15, incl. query encoding"))
+    forget_all()
+    t0 = time.perf_counter()
+    retr.retrieve(queries, k=15)
+    per_query = (time.perf_counter() - t0) / len(queries) * 1000
+    rows.append(("retrieval emb-u, 200 queries in one call", f"{per_query:.1f} ms per query", "",
+                 "k=15, incl. query encoding"))
+
+    # the search alone (no encoding): the default pool's exact grid search, and 1M random unit vectors
+    qv = encode(queries)
+    single = []
+    for j in range(len(qv)):
+        t0 = time.perf_counter()
+        retr.search(qv[j:j + 1], 56)  # 4k + 40 candidates, as Retriever asks for k = 15
+        single.append(time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    retr.search(qv, 56)
+    batched = (time.perf_counter() - t0) / len(qv) * 1000
+    rows.append((f"search alone, default pool ({len(pool):,} utterances, exact grid search)",
+                 f"one query p50 {np.percentile(single, 50) * 1000:.1f} ms", f"batched {batched:.2f} ms per query",
+                 f"{len(qv)} queries, 56 candidates"))
+    if a.million:
+        import torch
+
+        from core.models.retrieval import grid_search, on_grid
+        big = np.empty((a.million, qv.shape[1]), dtype=np.float32)
+        for s in range(0, a.million, 100_000):
+            x = rng.standard_normal((min(100_000, a.million - s), qv.shape[1]), dtype=np.float32)
+            big[s:s + len(x)] = x / np.linalg.norm(x, axis=1, keepdims=True)
+        grid = torch.from_numpy(on_grid(big))
+        del big
+        grid_search(grid, qv[:2], 56)
+        single = []
+        for j in range(20):
+            t0 = time.perf_counter()
+            grid_search(grid, qv[j:j + 1], 56)
+            single.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        grid_search(grid, qv, 56)
+        batched = (time.perf_counter() - t0) / len(qv) * 1000
+        rows.append((f"search alone, {a.million:,} random unit vectors (exact grid search)",
+                     f"one query p50 {np.percentile(single, 50) * 1000:.1f} ms", f"batched {batched:.2f} ms per query",
+                     "pools above 300k pairs use faiss HNSW instead (benchmarks/speed.py scaling table)"))
+        del grid
 
     exs = [Example(str(i), "s", [pool.utterance(int(i))], pool.response(int(i)),
                    [pool.response(int(i) + 1 if i + 1 < len(pool) else 0)]) for i in pick[: a.ubleu_n]]
     m = UBleu()
     m(exs[:5])  # loads the rater
+    forget_all()  # no text encoded above is remembered: every example is new to the encoder
     t0 = time.perf_counter()
     m(exs)
     t_u = time.perf_counter() - t0
     rows.append(("υBLEU (emb-u, rated)", f"{a.ubleu_n / t_u:,.1f} ex/s", f"{a.ubleu_n} examples", "index already loaded"))
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    rows.append(("peak memory (this process)", f"{rss:,.0f} MiB", "", ""))
+    rows.append(("peak memory (this process)", f"{rss:,.0f} MiB", "", "incl. the 1M random vectors and their grid" if a.million else ""))
 
     lines = ["# BLEU / υBLEU speed", "", f"`python benchmarks/bleu_ubleu.py` on {datetime.date.today()}, "
              f"{os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.1f} at the end.", "",

@@ -6,6 +6,7 @@ import pytest
 from core.data import Example, load_jsonl
 from core.metrics.bleu import BleuScorer
 from core.metrics.ubleu import UBleu, UBleuPaper, similarity_weights
+from core.models.retrieval import get_retriever
 
 
 @pytest.fixture(scope="module")
@@ -36,8 +37,11 @@ def test_default_weights_each_retrieved_reference_by_its_similarity_to_the_refer
     assert [r["kind"] for r in refs].count("retrieved") == 50 and "parrot" not in [r["kind"] for r in refs]
     r1 = usr_slice[0].references[0]
     retrieved = [r for r in refs if r["kind"] == "retrieved"]
-    want = similarity_weights([r1] * len(retrieved), [r["text"] for r in retrieved])
+    texts = [r["text"] for r in retrieved]
+    # a retrieved reply's vector is the one the pool stores (its PQ code decoded), close to a fresh encoding
+    want = similarity_weights([r1] * len(retrieved), texts, stored=get_retriever().stored_vector)
     assert np.allclose([r["weight"] for r in retrieved], want, atol=1e-6)
+    assert np.abs(similarity_weights([r1] * len(retrieved), texts) - want).max() < 0.05
     assert all(0 <= r["weight"] <= 1 for r in retrieved) and len({r["weight"] for r in retrieved}) > 1
     # the rater reads meaning: a paraphrase of the reference outweighs an unrelated reply
     w = similarity_weights(["I love hiking in the mountains."] * 2,
@@ -45,6 +49,19 @@ def test_default_weights_each_retrieved_reference_by_its_similarity_to_the_refer
     assert w[0] > w[1] + 0.3
     with pytest.raises(ValueError):
         UBleu(rater="oracle")
+
+
+def test_similarity_rater_encodes_only_texts_without_a_stored_vector(monkeypatch):
+    from core.models import encoders
+    seen = []
+    real = encoders.encode
+    monkeypatch.setattr(encoders, "encode", lambda texts, *a, **k: (seen.extend(texts), real(texts, *a, **k))[1])
+    stored = {"Mountain hikes are my favourite thing.": real(["Mountain hikes are my favourite thing."])[0]}
+    w = similarity_weights(["I love hiking in the mountains."] * 2,
+                           ["Mountain hikes are my favourite thing.", "The invoice is due on Tuesday."],
+                           stored=stored.get)
+    assert seen == ["I love hiking in the mountains.", "The invoice is due on Tuesday."]
+    assert w[0] > w[1] + 0.3
 
 
 def test_deterministic_and_score_matches_delta_bleu(usr_slice):

@@ -96,22 +96,17 @@ class MMEScorer:
     def __init__(self):
         self._models: dict[str, Any] = {}
         self._cache: dict[tuple[str, str, str], float] = {}
-        self._emb: dict[str, np.ndarray] = {}
         remembers(self.forget)
 
     def forget(self) -> None:
-        """Drop every remembered sub-score and embedding (the models stay loaded)."""
+        """Drop every remembered sub-score (the models stay loaded)."""
         self._cache.clear()
-        self._emb.clear()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """MiniLM sentence embeddings, cached per text (RM and EM share them)."""
+        """MiniLM sentence embeddings (``core.models.encoders.encode``, remembered per text and shared with the
+        other metrics: RM, EM, BERT-RUBER and υBLEU read each text's vector once)."""
         from core.models.encoders import encode
-        new = sorted({t for t in texts if t not in self._emb})
-        if new:
-            for t, v in zip(new, encode(new)):
-                self._emb[t] = v
-        return np.stack([self._emb[t] for t in texts]) if texts else np.zeros((0, 384), dtype=np.float32)
+        return encode(list(texts))
 
     def load(self, which: str):
         """The model (or reference) behind a family of sub-metrics, loaded once: fm, rm, tcm, em, sm, pm, ref."""

@@ -180,7 +180,7 @@ class _ContextualCache:
 
     def get(self, texts: Sequence[str], progress: Progress | None = None,
             desc: str = "MiniLM tokens") -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        from core.models.encoders import mean_pooled, minilm_forward
+        from core.models.encoders import mean_pooled, minilm_forward, remember_sentence_vectors
         need = [t for t in dict.fromkeys(texts) if t not in self.store]
         if len(self.store) + len(need) > self.limit:
             self.store.clear()
@@ -189,7 +189,9 @@ class _ContextualCache:
             def reduce(states: np.ndarray, ids: list[int]) -> tuple[np.ndarray, np.ndarray]:
                 keep = [k for k, t in enumerate(ids) if t not in (CLS_ID, SEP_ID)]  # word pieces only
                 return maxmin_pool(states[keep]), mean_pooled(states)
-            self.store.update(zip(need, minilm_forward(need, reduce, progress, desc)))
+            computed = minilm_forward(need, reduce, progress, desc)
+            self.store.update(zip(need, computed))
+            remember_sentence_vectors(need, [sentence for _, sentence in computed])  # shared with encode()
         return {t: self.store[t] for t in dict.fromkeys(texts)}
 
 

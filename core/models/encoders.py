@@ -13,12 +13,14 @@ import hashlib
 import importlib.util
 import json
 import os
+from collections import OrderedDict
 from pathlib import Path
 from typing import Callable, Sequence, TypeVar
 
 import numpy as np
 
 from core.models.batching import fixed_shape_batches, padded_batch
+from core.models.memo import remembers
 from core.progress import Progress, tick
 
 T = TypeVar("T")
@@ -135,10 +137,50 @@ def mean_pooled(states: np.ndarray, ids: list[int] | None = None) -> np.ndarray:
     return (v / max(float(np.linalg.norm(v)), 1e-12)).astype(np.float32)
 
 
-def encode(texts: Sequence[str], progress: Progress | None = None, desc: str = "encoding") -> np.ndarray:
-    """L2-normalized MiniLM sentence embeddings (float32, n x 384); ``progress(done, total, desc)`` per batch."""
-    vecs = minilm_forward(texts, mean_pooled, progress, desc)
-    return np.stack(vecs).astype(np.float32) if vecs else np.zeros((0, 384), dtype=np.float32)
+SENTENCE_MEMO_TEXTS = 100_000  # sentence vectors kept per process (~150 MB); the least recently used go first
+_SENTENCE_MEMO: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+remembers(_SENTENCE_MEMO.clear)
+
+
+def remember_sentence_vectors(texts: Sequence[str], vectors: Sequence[np.ndarray]) -> None:
+    """Keep the sentence vectors of ``texts`` (computed on the active device by :func:`mean_pooled` over a
+    :func:`minilm_forward` pass) for every later :func:`encode` in this process."""
+    from core.models.device import active_device
+    device = active_device()
+    for t, v in zip(texts, vectors):
+        _SENTENCE_MEMO[(device, t)] = np.asarray(v, dtype=np.float32)
+        _SENTENCE_MEMO.move_to_end((device, t))
+    while len(_SENTENCE_MEMO) > SENTENCE_MEMO_TEXTS:
+        _SENTENCE_MEMO.popitem(last=False)
+
+
+def encode(texts: Sequence[str], progress: Progress | None = None, desc: str = "encoding",
+           remember: bool = True) -> np.ndarray:
+    """L2-normalized MiniLM sentence embeddings (float32, n x 384); ``progress(done, total, desc)`` per batch.
+
+    Each distinct text is encoded once per process and its vector shared by every caller (υBLEU's retrieval and
+    rater, BERT-RUBER, ADEM, MME's RM and EM; ``remember_sentence_vectors``): a text's vector is a function of
+    the text alone (fixed-shape batches), so a remembered vector is the number a fresh pass gives.
+    ``remember=False`` (bulk jobs: a pool's index, training sets) neither reads nor fills that memory."""
+    from core.models.device import active_device
+    device = active_device()
+    if not remember:
+        vecs = minilm_forward(texts, mean_pooled, progress, desc)
+        return np.stack(vecs).astype(np.float32) if vecs else np.zeros((0, 384), dtype=np.float32)
+    got: dict[str, np.ndarray] = {}
+    for t in dict.fromkeys(texts):
+        v = _SENTENCE_MEMO.get((device, t))
+        if v is not None:
+            got[t] = v
+            _SENTENCE_MEMO.move_to_end((device, t))
+    need = [t for t in dict.fromkeys(texts) if t not in got]
+    if need:
+        vecs = minilm_forward(need, mean_pooled, progress, desc)
+        got.update(zip(need, vecs))
+        remember_sentence_vectors(need, vecs)
+    elif progress is not None:
+        tick(progress, len(texts), len(texts), desc)
+    return np.stack([got[t] for t in texts]).astype(np.float32) if len(texts) else np.zeros((0, 384), dtype=np.float32)
 
 
 @functools.lru_cache(maxsize=1)
