@@ -27,8 +27,8 @@ import numpy as np
 from core.judges.smollm_reader import scores
 from core.progress import progress_bar
 from core.settings import SEED
-from core.training.judge_lm import SYNTHETIC_WEIGHT, pair_features, set_weights, train_scorer
-from core.training.judge_pairs import synthetic_pairs, train_test_pairs
+from core.training.judge_lm import COMMON_SENSE_WEIGHT, SYNTHETIC_WEIGHT, pair_features, set_weights, train_scorer
+from core.training.judge_pairs import common_sense_pairs, synthetic_pairs, train_test_pairs
 
 
 
@@ -44,12 +44,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--synthetic", default="0,6000",
                     help="comma-separated values of train judge-lm --synthetic (synthetic pairs added to training)")
     ap.add_argument("--synthetic-weight", type=float, default=SYNTHETIC_WEIGHT)
+    ap.add_argument("--common-sense", default="0",
+                    help="comma-separated values of train judge-lm --common-sense (rule-made obvious pairs added to "
+                         "training; the shipped reader since 0.4.0: 1600)")
+    ap.add_argument("--common-sense-weight", type=float, default=COMMON_SENSE_WEIGHT)
+    ap.add_argument("--common-sense-without", default="",
+                    help="comma-separated kinds of rule-made pairs to leave out (core.training.common_sense.KINDS)")
     ap.add_argument("--seeds", default="13,16", help="scorer seeds (each trains members seed, seed+1, ...)")
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     balances = [float(b) for b in args.balance.split(",")]
     synthetic = [int(n) for n in args.synthetic.split(",")]
+    sense = [int(n) for n in args.common_sense.split(",")]
     seeds = [int(s) for s in args.seeds.split(",")]
     train, _ = train_test_pairs(SEED, 10 ** 9, 70, val_share=0.1)  # the reader's training pairs
     fa, fb = pair_features(train, progress_bar(prefix="train "))
@@ -61,28 +68,38 @@ def main(argv: list[str] | None = None) -> int:
             syn = synthetic_pairs(n, SEED)
             syn_feats[n] = (*pair_features(syn, progress_bar(prefix="synthetic ")),
                             np.array([p.label for p in syn], dtype=np.float32))
+    sense_feats = {}
+    for n in sense:
+        if n:
+            without = {"common-sense-" + k.strip() for k in args.common_sense_without.split(",") if k.strip()}
+            cs = [p for p in common_sense_pairs(n, SEED) if p.dataset not in without]
+            sense_feats[n] = (*pair_features(cs, progress_bar(prefix="common sense ")),
+                              np.array([p.label for p in cs], dtype=np.float32))
     rows = []
     for group, names in GROUPS.items():
         out = np.isin(ds, names)
-        for b, n in [(b, n) for b in balances for n in synthetic]:
+        for b, n, m in [(b, n, m) for b in balances for n in synthetic for m in sense]:
             t0 = time.time()
             accs = []
             sa, sb, sy = syn_feats.get(n, (fa[:0], fb[:0], y[:0]))
+            ca, cb, cy = sense_feats.get(m, (fa[:0], fb[:0], y[:0]))
             w = np.concatenate([set_weights(list(ds[~out]), b),
-                                np.full(len(sy), args.synthetic_weight, dtype=np.float32)])
+                                np.full(len(sy), args.synthetic_weight, dtype=np.float32),
+                                np.full(len(cy), args.common_sense_weight, dtype=np.float32)])
             for seed in seeds:
-                sc = train_scorer(np.concatenate([fa[~out], sa]), np.concatenate([fb[~out], sb]),
-                                    np.concatenate([y[~out], sy]), seed=seed, weights=w)
+                sc = train_scorer(np.concatenate([fa[~out], sa, ca]), np.concatenate([fb[~out], sb, cb]),
+                                    np.concatenate([y[~out], sy, cy]), seed=seed, weights=w)
                 d = scores(sc, fa[out]) - scores(sc, fb[out])
                 accs.append(float(np.mean((d > 0) == (y[out] > 0.5))))
-            rows.append({"left out": group, "pairs": int(out.sum()), "balance": b, "synthetic": n,
+            rows.append({"left out": group, "pairs": int(out.sum()), "balance": b, "synthetic": n, "common sense": m,
                          **{f"seed {s}": a for s, a in zip(seeds, accs)}, "mean": float(np.mean(accs)),
                          "seconds": round(time.time() - t0)})
             print(rows[-1], file=sys.stderr, flush=True)
     df = pd.DataFrame(rows)
     print(df.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     print("\nmean over the left-out groups:")
-    print(df.groupby(["balance", "synthetic"])["mean"].mean().to_string(float_format=lambda v: f"{v:.3f}"))
+    print(df.groupby(["balance", "synthetic", "common sense"])["mean"].mean().to_string(
+        float_format=lambda v: f"{v:.3f}"))
     return 0
 
 
