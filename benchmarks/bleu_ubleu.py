@@ -138,7 +138,8 @@ def main() -> int:
     t_u = time.perf_counter() - t0
     rows.append(("υBLEU (emb-u, rated)", f"{a.ubleu_n / t_u:,.1f} ex/s", f"{a.ubleu_n} examples", "index already loaded"))
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    rows.append(("peak memory (this process)", f"{rss:,.0f} MiB", "", "incl. the 1M random vectors and their grid" if a.million else ""))
+    rows.append(("peak memory (this process)", f"{rss:,.0f} MiB", "",
+                 "incl. the 1M random vectors and their grid" if a.million else ""))
 
     lines = ["# BLEU / υBLEU speed", "", f"`python benchmarks/bleu_ubleu.py` on {datetime.date.today()}, "
              f"{os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.1f} at the end.", "",

@@ -19,8 +19,8 @@ Two configurations are registered:
   its 128-byte product-quantized code, cosine 0.98 with the exact vector), so only R1 is encoded (since 0.6.0;
   weights moved by 0.007 on average, LODO re-measured in docs/ubleu.md). This departs from the paper, whose weights
   come from a trained NN-rater in [-1, 1]; it was chosen by leave-one-dataset-out over 7 rated sets with
-  references (``benchmarks/ubleu_lodo.py``, docs/ubleu.md): mean Spearman 0.164 vs BLEU-2's 0.106, higher on 6
-  of 7 held-out sets, where the paper's configuration gets 0.109.
+  references (``benchmarks/ubleu_lodo.py``, docs/ubleu.md): mean Spearman 0.154 vs BLEU-2's 0.106 (0.6.0),
+  higher on 6 of 7 held-out sets, where the paper's configuration gets 0.105.
 - ``ubleu_paper``: the paper's configuration as built here: k = 15, the parrot return, and the NN-rater's
   signed weights in [-1, 1] (``core.models.rater``; the parrot is rated as the pair (U2 = U1, R2 = U1)).
 

@@ -44,7 +44,7 @@ RETRIEVERS = ("emb-u", "emb-ur", "bm25-u", "bm25-ur")
 DEFAULT_RETRIEVER = "emb-u"
 # Exact search scores vectors rounded to multiples of 1/SIM_SCALE: for unit vectors every product and partial sum
 # of the rounded coordinates is then an integer below SIM_SCALE**2 = 2**22 < 2**24, which float32 holds exactly,
-# so a similarity is the same number whatever the batch, the BLAS kernel or the thread count (see Retriever.search).
+# so a similarity is the same number whatever the batch, the BLAS kernel or the thread count (grid_search).
 SIM_SCALE = 2048
 QUERY_BLOCK = 128  # queries scored together (memory: QUERY_BLOCK x pool size float32); never changes a result
 

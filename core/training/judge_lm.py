@@ -35,7 +35,7 @@ from core.training.judge_pairs import (common_sense_pairs, evaluate, heldout_cac
                                        train_test_pairs, validation_pairs)
 
 BALANCE = 0.0  # per-pair loss weight n_set ** -BALANCE (set_weights); 0 = unweighted (shipped)
-SYNTHETIC = 6000  # machine-made chitchat pairs added to the reader's training pairs (shipped since 0.6.0, chosen by leave-one-set-out)
+SYNTHETIC = 6000  # machine-made chitchat pairs in the reader's training (shipped since 0.6.0: leave-one-set-out)
 SYNTHETIC_WEIGHT = 1.0  # their loss weight relative to a rated pair
 COMMON_SENSE = 1600  # rule-made obvious pairs added to the reader's training pairs (shipped)
 COMMON_SENSE_WEIGHT = 1.0
