@@ -331,14 +331,15 @@ class SmolScorer:
         self.bos = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
         self.pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
 
-    def _ids(self, context: str, response: str) -> tuple[list[int], int]:
+    def _ids(self, context: str, response: str) -> tuple[list[int], list[int]]:
+        """(prompt ids, response ids)."""
         if self.ctx_tokens > 0 and context:
             c = self.tok(context, add_special_tokens=False)["input_ids"][-self.ctx_tokens:]
             prompt = [self.bos] + c + self.tok("\n", add_special_tokens=False)["input_ids"]
         else:
             prompt = [self.bos]
         r = self.tok(" " + response.strip(), add_special_tokens=False)["input_ids"][:SM_RESP_TOKENS] or [self.pad]
-        return prompt + r, len(prompt)
+        return prompt, r
 
     @torch.inference_mode()
     def raw(self, contexts: Sequence[str], responses: Sequence[str], progress: Callable | None = None,
@@ -346,29 +347,40 @@ class SmolScorer:
         """n x 3 array of (nll, nce, ppl), on fixed-shape batches (``core.models.batching``): a response's
         statistics never depend on the responses read with it."""
         seqs = [self._ids(c, r) for c, r in zip(contexts, responses)]
-        n = len(seqs)
-        out = np.zeros((n, 3), dtype=np.float64)
-        model = placed(self.model)
-        lm_head = model.lm_head
-        done = 0
+        out = np.zeros((len(seqs), 3), dtype=np.float64)
         with smollm_threads():
-            for idx, length in fixed_shape_batches([len(q) for q, _ in seqs]):
-                ids, mask = on_device(*padded_batch([q for q, _ in seqs], idx, length, pad_id=self.pad))
-                h = model.model(input_ids=ids, attention_mask=mask).last_hidden_state
-                for j, i in enumerate(idx):
-                    q, p = seqs[i]
-                    pos = torch.arange(p - 1, len(q) - 1, device=h.device)
-                    logits = lm_head(h[j, pos]).float()
-                    lp = torch.log_softmax(logits, -1)
-                    tgt = torch.tensor(q[p:], device=h.device)
-                    tok_lp = lp.gather(1, tgt[:, None]).squeeze(1)
-                    ent = -(lp.exp() * lp).sum(-1)
-                    nll = float(-tok_lp.sum())
-                    out[i] = (nll, float((tok_lp + ent).mean()), math.exp(float(-tok_lp.mean())))
-                done += len(idx)
-                if progress:
-                    progress(done, n, desc)
+            read = response_token_logprobs(self.model, self.pad, seqs, entropy=True, progress=progress, desc=desc)
+        for i, (tok_lp, ent) in enumerate(read):
+            out[i] = (float(-tok_lp.sum()), float((tok_lp + ent).mean()), math.exp(float(-tok_lp.mean())))
         return out
+
+
+def response_token_logprobs(model, pad: int, seqs: Sequence[tuple[list[int], list[int]]], step: int = 8,
+                            entropy: bool = False, progress: Callable | None = None, desc: str = "",
+                            done0: int = 0, total: int | None = None) -> list[tuple]:
+    """SmolLM2's reading of each (prompt ids, response ids): per response token t, log p(r_t | prompt, r_<t)
+    (float32, on the CPU) and, with ``entropy``, the entropy of that prediction (else None). One forward pass
+    per fixed-shape batch of prompt + response (``core.models.batching``; lengths padded to a multiple of
+    ``step``), the LM head applied only at the response's positions; SM and PM share it. ``progress(done,
+    total, desc)`` counts sequences from ``done0``."""
+    model = placed(model)
+    full = [p + r for p, r in seqs]
+    out: list = [None] * len(seqs)
+    done, total = done0, len(seqs) if total is None else total
+    for idx, length in fixed_shape_batches([len(q) for q in full], step=step):
+        ids, mask = on_device(*padded_batch(full, idx, length, pad_id=pad))
+        h = model.model(input_ids=ids, attention_mask=mask).last_hidden_state
+        for j, i in enumerate(idx):
+            p, r = seqs[i]
+            pos = torch.arange(len(p) - 1, len(p) + len(r) - 1, device=h.device)
+            lp = torch.log_softmax(model.lm_head(h[j, pos]).float(), -1)
+            tok_lp = lp.gather(1, torch.tensor(r, device=h.device)[:, None]).squeeze(1)
+            ent = -(lp.exp() * lp).sum(-1).cpu() if entropy else None
+            out[i] = (tok_lp.cpu(), ent)
+        done += len(idx)
+        if progress:
+            progress(done, total, desc)
+    return out
 
 
 # ----------------------------------------------------------------------------- PM: context PMI (SmolLM2 chat)
@@ -408,25 +420,6 @@ class PMIScorer:
             ids += self.im_start + role + self._enc(t)[-PM_TURN_TOKENS:] + self.im_end_nl
         return ids + self.im_start + self.assistant
 
-    def _token_logprobs(self, seqs: list[tuple[list[int], list[int]]], progress, desc, done0, total,
-                        step: int = 8) -> list[np.ndarray]:
-        model = placed(self.model)
-        full = [p + r for p, r in seqs]
-        out: list[np.ndarray] = [np.zeros(0)] * len(seqs)
-        done = done0
-        for idx, length in fixed_shape_batches([len(q) for q in full], step=step):
-            ids, mask = on_device(*padded_batch(full, idx, length, pad_id=self.pad))
-            h = model.model(input_ids=ids, attention_mask=mask).last_hidden_state
-            for j, i in enumerate(idx):
-                p, r = seqs[i]
-                pos = torch.arange(len(p) - 1, len(p) + len(r) - 1, device=h.device)
-                lp = torch.log_softmax(model.lm_head(h[j, pos]).float(), -1)
-                out[i] = lp.gather(1, torch.tensor(r, device=h.device)[:, None]).squeeze(1).cpu().double().numpy()
-            done += len(idx)
-            if progress:
-                progress(done, total, desc)
-        return out
-
     @torch.inference_mode()
     def raw(self, contexts: Sequence[Sequence[str]], responses: Sequence[str], progress: Callable | None = None,
             desc: str = "PM") -> np.ndarray:
@@ -436,11 +429,14 @@ class PMIScorer:
         # two passes over n responses: report them as one count of n (each response is half done after the first)
         halves = (lambda d, _total, label: progress(d // 2, n, label)) if progress else None
         with smollm_threads():
-            with_ctx = self._token_logprobs([(self.prompt(c), r) for c, r in zip(contexts, resp)], halves, desc, 0,
-                                            2 * n, step=PM_STEP)
-            alone = self._token_logprobs([(self.im_start + self.assistant, r) for r in resp], halves, desc, n, 2 * n)
+            prompted = [(self.prompt(c), r) for c, r in zip(contexts, resp)]
+            with_ctx = response_token_logprobs(self.model, self.pad, prompted, step=PM_STEP, progress=halves,
+                                               desc=desc, total=2 * n)
+            alone = response_token_logprobs(self.model, self.pad, [(self.im_start + self.assistant, r) for r in resp],
+                                            progress=halves, desc=desc, done0=n, total=2 * n)
         out = np.zeros((n, 4), dtype=np.float64)
-        for i, (a, b) in enumerate(zip(with_ctx, alone)):
+        for i, ((a, _), (b, _)) in enumerate(zip(with_ctx, alone)):
+            a, b = a.double().numpy(), b.double().numpy()
             out[i] = (float(np.mean(a > b)), float(np.mean(a - b)), float(np.mean(a)), float(np.sum(a)))
         return out
 
