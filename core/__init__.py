@@ -15,7 +15,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Sequence
 
+from core.models.blas import request_reproducible_products
 from core.version import __version__
+
+request_reproducible_products()  # before any model runs: scores independent of the thread count (core.models.blas)
 
 if TYPE_CHECKING:
     from core.cache import ScoreCache

@@ -43,8 +43,9 @@ def repo_root() -> Path:
 
 @pytest.fixture(autouse=True)
 def torch_threads_restored():
-    """A test that runs a trainer (which sets torch's thread count) must not change the numbers of the tests
-    after it: MiniLM's last digits move with the thread count. Restores the count each test found."""
+    """A test that runs a trainer (which sets torch's thread count) leaves the count as it found it, so the
+    tests after it run as they would alone (scores do not depend on it since 0.6.1, ``core.models.blas``, but
+    speed and a trainer's own numbers do)."""
     torch = sys.modules.get("torch")
     before = torch.get_num_threads() if torch is not None else None
     yield

@@ -8,10 +8,10 @@ is a bounded number of blocks however large the input.
 
 No metric's per-row score depends on the other rows scored with it (fixed normalization constants,
 fixed-shape batches: ``core.engine``), so the concatenated blocks are the same bytes as one whole-file run,
-whatever the block size and whichever backend ran them, provided every process uses the same number of torch
-threads (``DIALEVAL_THREADS``): parallel reductions sum in another order with another thread count, which moves
-MiniLM-based scores in their last digits (on the demo bert_ruber by up to 3e-7, υBLEU by up to 8e-5). SmolLM2's
-passes always run on ``core.models.encoders.SMOLLM_THREADS`` threads, so they do not move.
+whatever the block size, whichever backend ran them and however many torch threads each process uses
+(``DIALEVAL_THREADS``): float32 products run in MKL's thread-count-independent mode (``core.models.blas``; before
+0.6.1, 1 thread against 2 moved bert_ruber by up to 3e-7 and υBLEU by up to 8e-5), and SmolLM2's bfloat16 passes
+always run on ``core.models.encoders.SMOLLM_THREADS`` threads.
 
 Adding a backend is one module here with a :class:`Backend` subclass decorated with
 ``@register_backend("name")``: ``local`` (this process) and ``ray`` (a Ray cluster, local or remote).

