@@ -4,7 +4,7 @@
 
 Each run is the installed command in a fresh process (models load inside the timed run, Ray starts inside it),
 scoring to a file with ``--quiet``. Rows per second = rows / wall-clock seconds of the whole command. Peak RSS
-is the driver process's own (``resource.getrusage(RUSAGE_SELF)``: Ray's workers and daemons are not counted).
+is the driver process's own (its VmHWM from /proc: Ray's workers and daemons are not counted).
 "same bytes" compares each output with the local run's. Prints a markdown table (and writes it with --out);
 the numbers depend on the machine and its load, so the table records ``uptime`` before and after.
 """
@@ -21,27 +21,48 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 CHILD = """
-import json, resource, sys
+import json, sys
 from core.cli import main
 code = main(sys.argv[2:])
-print(json.dumps({"rc": code, "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}),
-      file=open(sys.argv[1], "w"))
+peak = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+print(json.dumps({"rc": code, "maxrss_mib": peak / 1024}), file=open(sys.argv[1], "w"))
 """
+# VmHWM (the peak of this process's own memory map, reset by exec) and not getrusage's ru_maxrss, which a child
+# inherits from the parent's resident size at fork: after the parent had compared two 1.3 GB outputs, every
+# later child reported 2.5 GB.
 
 
-def build_rows(n: int, path: Path) -> None:
+def same_bytes(a: Path, b: Path) -> bool:
+    """Whether two files have the same bytes, read in 1 MiB chunks (outputs can be gigabytes)."""
+    if a.stat().st_size != b.stat().st_size:
+        return False
+    with open(a, "rb") as fa, open(b, "rb") as fb:
+        while True:
+            ca, cb = fa.read(1 << 20), fb.read(1 << 20)
+            if ca != cb:
+                return False
+            if not ca:
+                return True
+
+
+def build_rows(n: int, path: Path, all_new: bool = False) -> None:
     """Row i is demo row i mod 120 (demo/demo.jsonl) with id ``bench-i``; from the second pass over the demo
-    on, its response and its last context turn end with `` (take k)`` (k = the pass), so no text repeats (the
-    encoders remember the vectors of texts they have seen in a process)."""
+    on, its response and its last context turn end with `` (take k)`` (k = the pass), so those texts do not
+    repeat (the encoders remember the vectors of texts they have seen in a process). ``all_new=True`` suffixes
+    the references too and starts at take 1, so no row is one of the demo's (whose scores ship precomputed) and
+    no reply, last turn or reference is read twice except across the two systems of one context, as in any
+    comparison."""
     demo = [json.loads(line) for line in (REPO / "demo" / "demo.jsonl").read_text(encoding="utf-8").splitlines()]
     with open(path, "w", encoding="utf-8") as f:
         for i in range(n):
             row = dict(demo[i % len(demo)])
-            take = i // len(demo)
+            take = i // len(demo) + (1 if all_new else 0)
             row["id"] = f"bench-{i:06d}"
             if take:
                 row["response"] = f"{row['response']} (take {take})"
                 row["context"] = row["context"][:-1] + [f"{row['context'][-1]} (take {take})"]
+                if all_new:
+                    row["references"] = [f"{r} (take {take})" for r in row.get("references", [])]
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
@@ -88,7 +109,7 @@ def main() -> int:
                      work / f"ray{w}-{metric}-{n}.jsonl") for w in workers]
                 for name, extra, out in configs:
                     res = run(base + extra + ["--out", str(out)], work)
-                    same = "yes" if out.read_bytes() == local_out.read_bytes() else "no"
+                    same = "yes" if same_bytes(out, local_out) else "no"
                     lines.append(f"| {metric} | {n:,} | {name} | {n / res['wall']:,.1f} | {res['wall']:.1f} | "
                                  f"{res['maxrss_mib']:,.0f} | {same} |")
                     print(lines[-1], file=sys.stderr, flush=True)
@@ -107,10 +128,15 @@ def main() -> int:
         "",
         f"Load before: `{before}`; after: `{after}`.",
     ])
-    print(table)
-    if a.out:
-        Path(a.out).write_text(table + "\n", encoding="utf-8")
+    emit(table, a.out)
     return 0
+
+
+def emit(table: str, out: str | None) -> None:
+    """Print the table, and write it to ``out`` when given."""
+    print(table)
+    if out:
+        Path(out).write_text(table + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

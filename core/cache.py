@@ -15,8 +15,10 @@ option or version changes the namespace, so nothing stale is ever read.
 
 **Where.** ``cache_dir()/scores.sqlite3`` (``core.settings.cache_dir``: ``$DIALEVAL_CACHE``, else
 ``$XDG_CACHE_HOME/dialeval``, else ``~/.cache/dialeval``). At most ``$DIALEVAL_CACHE_MAX_MB`` megabytes
-(default :data:`DEFAULT_MAX_MB`); past the cap the least recently used entries go. ``$DIALEVAL_NO_CACHE=1``
-or the CLI's ``--no-cache`` turns it off (nothing read, nothing written); ``dialeval cache info|clear``.
+(default :data:`DEFAULT_MAX_MB`); past the cap the least recently used entries go, and when they include
+entries of the current run the CLI says so (:func:`overflow_notes`: a re-run would score those rows again).
+Values of :data:`COMPRESS_FROM` bytes or more are kept zlib-compressed. ``$DIALEVAL_NO_CACHE=1`` or the CLI's
+``--no-cache`` turns it off (nothing read, nothing written); ``dialeval cache info|clear``.
 
 **Precomputed.** Read-only layers shipped with the package (``precomputed-*.json.gz`` among the
 checkpoints, e.g. the demo's scores: :func:`export_precomputed`) answer before the disk; they use the same
@@ -32,10 +34,15 @@ import os
 import sqlite3
 import threading
 import time
+import zlib
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 DEFAULT_MAX_MB = 1024
+COMPRESS_FROM = 1024
+"""Values whose JSON text has at least this many bytes are stored zlib-compressed (υBLEU's 50 retrieved references
+per row: 12.8 KB of JSON, 4.3 KB compressed on the demo; a 100,000-row υBLEU run no longer overflows the
+default cap, which made every row of its re-run a miss)."""
 FILE_NAME = "scores.sqlite3"
 PRECOMPUTED_GLOB = "precomputed-*.json.gz"
 _SCHEMA = ("CREATE TABLE IF NOT EXISTS entries (ns TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, "
@@ -70,6 +77,19 @@ def judge_namespace(name: str, checkpoint_hash: str, version: str) -> str:
 def encode_value(value: Any) -> str:
     """JSON text of a cached value; NaN and infinities are kept (``json`` writes them as tokens)."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_plain)
+
+
+def stored_value(value: Any) -> str | bytes:
+    """What the cache file keeps for ``value``: its JSON text, zlib-compressed (bytes) from
+    :data:`COMPRESS_FROM` bytes on."""
+    text = encode_value(value)
+    data = text.encode("utf-8")
+    return zlib.compress(data, 6) if len(data) >= COMPRESS_FROM else text
+
+
+def read_value(stored: str | bytes) -> Any:
+    """The value :func:`stored_value` kept."""
+    return json.loads(zlib.decompress(stored) if isinstance(stored, bytes) else stored)
 
 
 def _plain(x: Any) -> Any:
@@ -139,6 +159,8 @@ class ScoreCache:
         self._lock = threading.Lock()
         self._ready = False
         self.hits = self.misses = 0
+        self.opened = time.time()
+        self.dropped_own = 0  # entries written or read since this object was opened that the size cap dropped
 
     def _connect(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -171,7 +193,7 @@ class ScoreCache:
                         got = con.execute(f"SELECT key, value FROM entries WHERE ns = ? AND key IN ({marks})",
                                           [ns, *chunk]).fetchall()
                         for k, v in got:
-                            found[k] = json.loads(v)
+                            found[k] = read_value(v)
                         if got:  # used now: the size cap drops the least recently used first
                             con.execute(f"UPDATE entries SET used = ? WHERE ns = ? AND key IN "
                                         f"({','.join('?' * len(got))})", [now, ns, *[k for k, _ in got]])
@@ -189,8 +211,9 @@ class ScoreCache:
         now = time.time()
         rows = []
         for k, v in items.items():
-            text = encode_value(v)
-            rows.append((ns, k, text, len(text.encode("utf-8")) + len(k) + len(ns), now))
+            value = stored_value(v)
+            size = len(value) if isinstance(value, bytes) else len(value.encode("utf-8"))
+            rows.append((ns, k, value, size + len(k) + len(ns), now))
         with self._lock:
             con = self._connect()
             try:
@@ -213,8 +236,19 @@ class ScoreCache:
             if total - freed <= goal:
                 break
         if cut is not None:
+            if cut >= self.opened:
+                self.dropped_own += con.execute("SELECT COUNT(*) FROM entries WHERE used <= ? AND used >= ?",
+                                                (cut, self.opened)).fetchone()[0]
             con.execute("DELETE FROM entries WHERE used <= ?", (cut,))
             con.commit()
+
+    def overflow_note(self) -> str | None:
+        """A note when the size cap dropped entries this run wrote or read (a re-run will score them again)."""
+        if not self.dropped_own:
+            return None
+        return (f"note: the score cache is capped at {self.max_bytes / 2 ** 20:,.0f} MB and could not keep "
+                f"everything this run scored: {self.dropped_own:,} of its entries were dropped again, so a re-run "
+                "scores those rows anew; raise DIALEVAL_CACHE_MAX_MB (see `dialeval cache info`)")
 
     def info(self) -> dict[str, Any]:
         """Where the cache is, its cap, and per namespace the number of entries and their bytes."""
@@ -260,7 +294,7 @@ class ScoreCache:
             try:
                 for ns, k, v in con.execute("SELECT ns, key, value FROM entries ORDER BY ns, key"):
                     if namespaces is None or ns in namespaces:
-                        out.setdefault(ns, {})[k] = json.loads(v)
+                        out.setdefault(ns, {})[k] = read_value(v)
             finally:
                 con.close()
         return out
@@ -301,6 +335,11 @@ def default_cache() -> ScoreCache | None:
     if path not in _DEFAULT:
         _DEFAULT[path] = ScoreCache(path, precomputed=shipped_precomputed())
     return _DEFAULT[path]
+
+
+def overflow_notes() -> list[str]:
+    """:meth:`ScoreCache.overflow_note` of every default cache this process opened."""
+    return [n for n in (c.overflow_note() for c in _DEFAULT.values()) if n]
 
 
 def resolve_cache(cache: "ScoreCache | bool | None") -> ScoreCache | None:

@@ -210,3 +210,29 @@ def test_the_python_api_takes_a_cache(tmp_path):
     assert (store.misses, store.hits) == (2, 2)
     np.testing.assert_array_equal(first["bleu"], again["bleu"])
     np.testing.assert_array_equal(first["bleu"], none["bleu"])
+
+
+def test_large_values_are_kept_compressed_and_read_back_exactly(tmp_path):
+    store = ScoreCache(tmp_path / "s.sqlite3", max_bytes=1 << 30)
+    refs = [{"text": f"retrieved reply number {i}, fairly ordinary", "weight": i / 50, "nan": float("nan")}
+            for i in range(50)]
+    big, small = {"score": 12.5, "details": {"references": refs}}, {"score": 0.25, "details": {"s_R": 0.5}}
+    store.put_many("ns", {"big": big, "small": small})
+    got = ScoreCache(tmp_path / "s.sqlite3").get_many("ns", ["big", "small"])
+    assert json.dumps(got, sort_keys=True) == json.dumps({"big": big, "small": small}, sort_keys=True)
+    ns = store.info()["namespaces"]["ns"]
+    raw = len(json.dumps(big, separators=(",", ":")))
+    assert ns["entries"] == 2 and ns["bytes"] < raw / 2  # the big value compressed, the small one as text
+
+
+def test_a_run_that_outgrows_the_cap_says_so(tmp_path):
+    store = ScoreCache(tmp_path / "s.sqlite3", max_bytes=4000)
+    assert store.overflow_note() is None
+    for i in range(40):
+        store.put_many("ns", {f"k{i}": {"score": i, "details": {"pad": "x" * 200}}})
+    assert store.info()["bytes"] <= 4000
+    note = store.overflow_note()
+    assert note and "DIALEVAL_CACHE_MAX_MB" in note and f"{store.dropped_own:,} of its entries" in note
+    later = ScoreCache(tmp_path / "s.sqlite3", max_bytes=1 << 20)  # a new run that fits: no note
+    later.put_many("ns", {"k-new": {"score": 1.0}})
+    assert later.overflow_note() is None

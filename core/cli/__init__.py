@@ -289,7 +289,7 @@ def _fail(message: object) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from core.cache import CacheError
+    from core.cache import CacheError, overflow_notes
     from core.data import DataError
     from core.models.checkpoints import CheckpointError
     from core.models.device import DeviceError
@@ -321,6 +321,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 os.environ["DIALEVAL_NO_CACHE"] = "1"
             threads()  # DIALEVAL_THREADS is checked before any work, whichever metrics run
             code = int(args.run(args) or 0)
+            for line in overflow_notes():
+                print(line, file=sys.stderr)
             if was_interrupted():  # a KeyboardInterrupt swallowed on its way up: still an interrupted run
                 raise KeyboardInterrupt
             return code
