@@ -103,6 +103,10 @@ class Metric(ABC):
     needs_references: ClassVar[bool] = False
     higher_is_better: ClassVar[bool] = True
     option_names: ClassVar[tuple[str, ...]] = ()
+    pass_threads: ClassVar[int | None] = None
+    """Torch threads this metric's model passes always run on, whatever ``DIALEVAL_THREADS`` says (SmolLM2's
+    ``SMOLLM_THREADS``: its bfloat16 kernels round differently on other counts), or ``None`` when they follow
+    ``DIALEVAL_THREADS``. A backend gives each worker at least this many CPUs (:func:`fixed_pass_threads`)."""
 
     def __init__(self, options: Options | None = None):
         self.options = (options or Options()).restricted_to(self.option_names)
@@ -180,6 +184,13 @@ available_metrics = METRICS.descriptions
 
 
 _INSTANCES: dict[tuple, Metric] = {}
+
+
+def fixed_pass_threads(names: Sequence[str]) -> int | None:
+    """The most torch threads any of the metrics ``names`` always runs its passes on
+    (:attr:`Metric.pass_threads`), or ``None`` when every one follows ``DIALEVAL_THREADS``."""
+    fixed = [t for t in (metric_class(n).pass_threads for n in names) if t]
+    return max(fixed) if fixed else None
 
 
 def get_metric(name: str, options: Options | None = None, **settings: Any) -> Metric:

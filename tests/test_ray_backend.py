@@ -162,3 +162,29 @@ def test_the_cli_and_a_local_run_never_import_ray(rows_file, tmp_path):
             "assert 'ray' not in sys.modules, 'ray was imported'\n")
     r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
+
+
+def test_smollm2_jobs_get_a_worker_per_two_cores_and_a_note_when_oversubscribed(monkeypatch):
+    """MME's SmolLM2 passes always run on SMOLLM_THREADS threads: by default a local Ray instance gets one
+    worker per that many cores (two workers on 2 cores ran MME 3.4x slower than one), a cluster actor reserves
+    that many CPUs, and an explicit --workers that oversubscribes is run as asked, with a note."""
+    from core.backends.ray_backend import RayBackend
+    from core.models.encoders import SMOLLM_THREADS
+    from core.scoring import fixed_pass_threads
+    monkeypatch.delenv("DIALEVAL_THREADS", raising=False)
+    assert fixed_pass_threads(["bleu", "bert_ruber"]) is None
+    assert fixed_pass_threads(["bleu", "mme"]) == fixed_pass_threads(["mme_sm_nll"]) == SMOLLM_THREADS
+    assert fixed_pass_threads(["mme_fm", "mme_rm"]) is None
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    assert RayBackend().worker_count() == 4
+    assert RayBackend(pass_threads=2).worker_count() == 2
+    local = RayBackend(pass_threads=2)
+    local.started_here = True
+    assert local.worker_threads() == ("2", 1) and not local.oversubscribed()
+    cluster = RayBackend(pass_threads=2)
+    assert cluster.worker_threads() == ("2", 2)  # DIALEVAL_THREADS for the actor, CPUs it reserves
+    busy = RayBackend(workers=4, pass_threads=2)
+    busy.started_here, busy.threads = True, "1"
+    assert busy.oversubscribed()
+    assert "note: SmolLM2's passes (MME) always run on 2 threads, so 4 workers on 4 cores" in busy.describe()
+    assert "note" not in RayBackend(workers=4).describe()

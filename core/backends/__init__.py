@@ -95,9 +95,13 @@ class Backend(ABC):
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
 
-    def __init__(self, workers: int | None = None, address: str | None = None):
+    def __init__(self, workers: int | None = None, address: str | None = None, pass_threads: int | None = None):
+        """``pass_threads``: the torch threads the job's metrics always run their passes on
+        (``core.scoring.fixed_pass_threads``; SmolLM2's 2 for MME), so a backend can give each worker as many
+        CPUs; ``None`` when every metric follows ``DIALEVAL_THREADS``."""
         self.workers = workers
         self.address = address
+        self.pass_threads = pass_threads
 
     def check(self) -> None:
         """Raise :class:`BackendError` if this backend cannot run here; called before any input is read."""

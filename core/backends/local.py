@@ -14,11 +14,11 @@ class LocalBackend(Backend):
 
     description = "this process, block after block (the default)"
 
-    def __init__(self, workers: int | None = None, address: str | None = None):
+    def __init__(self, workers: int | None = None, address: str | None = None, pass_threads: int | None = None):
         if workers is not None or address is not None:
             raise BackendError("--workers and --address are for --backend ray; --backend local scores in this "
                                "process (DIALEVAL_THREADS sets its torch threads)")
-        super().__init__(workers, address)
+        super().__init__(workers, address, pass_threads)
 
     def run(self, parts: Sequence[Sequence[Example]], job: ScoreJob,
             within: Within | None = None) -> Iterator[tuple[int, BlockResult]]:

@@ -8,7 +8,10 @@ order (``core.backends.stream_scores``).
   dialeval and the model packages installed (``pip install "dialeval[ray]"``).
 - Torch threads per worker: ``DIALEVAL_THREADS`` when set in the driver's environment, else
   ``max(1, cores // workers)`` on a local instance (two workers on two cores do not oversubscribe) and 1 on a
-  cluster. On a cluster each actor reserves as many CPUs as it runs threads. The count does not change a score
+  cluster. On a cluster each actor reserves as many CPUs as it runs threads. A job with a metric whose passes
+  run on a fixed thread count (``Metric.pass_threads``: SmolLM2's 2 for MME) gets by default one worker per
+  that many cores on a local instance, and each actor reserves at least that many CPUs on a cluster; an
+  explicit ``--workers`` that oversubscribes the machine is run as asked, with a note. The count does not change a score
   (``core.models.blas``; SmolLM2 always runs on ``SMOLLM_THREADS``), so the output is byte-identical to a
   local run's on the same kind of CPU.
 - At most ``2 * workers`` blocks are scored ahead of the lowest unfinished one, so finished blocks that wait
@@ -100,8 +103,8 @@ class RayBackend(Backend):
 
     description = "a Ray cluster: started here with --workers N, or joined with --address"
 
-    def __init__(self, workers: int | None = None, address: str | None = None):
-        super().__init__(workers, address)
+    def __init__(self, workers: int | None = None, address: str | None = None, pass_threads: int | None = None):
+        super().__init__(workers, address, pass_threads)
         self.ray: Any = None
         self.started_here = False  # this run started the Ray instance (and shuts it down)
         self.connected = False  # this run called ray.init (and disconnects)
@@ -169,23 +172,31 @@ class RayBackend(Backend):
 
     def worker_count(self) -> int:
         """``--workers``; by default the CPUs of this machine (local instance) or of the cluster, divided by
-        the CPUs each worker reserves."""
+        the CPUs each worker needs: one, or the job's fixed pass threads (2 with MME: two workers each running
+        SmolLM2 on 2 threads on a 2-core machine made MME 3.4x slower than one worker, benchmarks/GROWTH.md)."""
         if self.workers:
             return self.workers
         if self.ray is not None and self.ray.is_initialized() and not self.started_here:
             cpus = int(self.ray.cluster_resources().get("CPU", 1))
             return max(1, cpus // self.cpus_per_worker)
-        return max(1, os.cpu_count() or 1)
+        return max(1, (os.cpu_count() or 1) // (self.pass_threads or 1))
 
     def worker_threads(self) -> tuple[str, int]:
-        """(``DIALEVAL_THREADS`` for each worker, CPUs each worker reserves)."""
+        """(``DIALEVAL_THREADS`` for each worker, CPUs each worker reserves on a cluster: at least the job's
+        fixed pass threads)."""
+        fixed = self.pass_threads or 1
         raw = os.environ.get("DIALEVAL_THREADS", "").strip()
         if raw:
             threads()  # validated here (SettingError, exit 2); "0" stays "every core of the worker's node"
-            return raw, 1 if self.started_here else max(1, int(raw))
+            return raw, 1 if self.started_here else max(fixed, int(raw))
         if self.started_here:
             return str(max(1, (os.cpu_count() or 1) // self.worker_count())), 1
-        return "1", 1
+        return str(fixed), fixed
+
+    def oversubscribed(self) -> bool:
+        """True when a local instance runs more fixed-thread passes at once than this machine has cores."""
+        return bool(self.started_here and self.pass_threads
+                    and self.worker_count() * self.pass_threads > (os.cpu_count() or 1))
 
     def block_size(self, rows: int, requested: int | None) -> int:
         """``--block-size``, else the fewest blocks of at most 2,048 rows, their count a multiple of the
@@ -195,7 +206,13 @@ class RayBackend(Backend):
     def describe(self) -> str:
         """One line for stderr: where the run goes, how many workers and how many torch threads each."""
         where = f"the Ray cluster at {self.address}" if self.address else "a local Ray instance"
-        return f"scoring on {where}: {self.worker_count()} worker(s), DIALEVAL_THREADS={self.threads} each"
+        line = f"scoring on {where}: {self.worker_count()} worker(s), DIALEVAL_THREADS={self.threads} each"
+        if self.oversubscribed():
+            cores = os.cpu_count() or 1
+            line += (f"\nnote: SmolLM2's passes (MME) always run on {self.pass_threads} threads, so "
+                     f"{self.worker_count()} workers on {cores} cores compete for them and run slower than "
+                     f"{max(1, cores // self.pass_threads)} (the default without --workers)")
+        return line
 
     # ------------------------------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from core.data import load_file
 from core.engine import DEFAULT_METRICS, blank_text_notes
 from core.outputs import atomic_open
 from core.progress import progress_bar
+from core.scoring import fixed_pass_threads
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
@@ -49,7 +50,8 @@ def _arguments(p: argparse.ArgumentParser) -> None:
 def score(a: argparse.Namespace) -> int:
     mapping = csv_mapping_from(a)
     check_paths(a, [a.input], a.out)
-    backend = backend_class(a.backend)(workers=a.workers, address=a.address)
+    backend = backend_class(a.backend)(workers=a.workers, address=a.address,
+                                       pass_threads=fixed_pass_threads(a.metrics))
     backend.check()  # e.g. Ray not installed: exit 2 before the input is read
     examples = load_file(a.input, a.format, csv_mapping=mapping)
     note(blank_text_notes(examples, a.metrics))

@@ -35,6 +35,7 @@ from core.data import Example
 from core.metrics import crs as crs_mod
 from core.models import checkpoints
 from core.models.batching import in_fixed_rows
+from core.models.encoders import SMOLLM_THREADS
 from core.models.memo import remembers
 from core.progress import Progress, tick
 from core.scoring import Metric, MetricResult, Options, Signature, register_metric
@@ -226,7 +227,9 @@ class _MMESub(Metric):
 
 
 for _sub in SUBMETRICS:
-    register_metric(f"mme_{_sub}")(type(f"MME_{_sub.upper()}", (_MMESub,), {"sub": _sub, "description": DESCRIPTIONS[_sub]}))
+    register_metric(f"mme_{_sub}")(type(f"MME_{_sub.upper()}", (_MMESub,), {
+        "sub": _sub, "description": DESCRIPTIONS[_sub],
+        "pass_threads": SMOLLM_THREADS if FAMILY_OF[_sub] in ("sm", "pm") else None}))
 
 
 def _all_hash() -> str:
@@ -237,6 +240,7 @@ def _all_hash() -> str:
 @register_metric("mme_avg")
 class MMEAvg(Metric):
     description = "MME-Avg: plain mean of the nine normalized MME sub-metrics"
+    pass_threads = SMOLLM_THREADS  # its SM and PM parts read with SmolLM2
 
     def compute(self, examples, progress=None) -> MetricResult:
         subs = scorer().score(examples, SUBMETRICS, progress)
@@ -262,6 +266,7 @@ class MMECRS(Metric):
 
     description = "MME-CRS: sub-metrics weighted by correlation re-scaling for a dimension (dimension=overall)"
     option_names = ("dimension",)
+    pass_threads = SMOLLM_THREADS  # its SM and PM parts read with SmolLM2
 
     def __init__(self, options: Options | None = None, weights: str | None = None, exclude: Sequence[str] = (),
                  drop: Sequence[str] = ()):

@@ -37,6 +37,7 @@ from core.models.batching import fixed_shape_batches, in_fixed_rows, padded_batc
 from core.models.device import on_device, placed
 from core.models.corpus import CTX_TURNS, chitchat_split
 from core.models.encoders import smollm_threads
+from core.models.heap import return_freed_memory
 
 FM_MAX_LEN = 40
 RM_MAX_LEN = 64
@@ -378,6 +379,7 @@ def response_token_logprobs(model, pad: int, seqs: Sequence[tuple[list[int], lis
             ent = -(lp.exp() * lp).sum(-1).cpu() if entropy else None
             out[i] = (tok_lp.cpu(), ent)
         done += len(idx)
+        return_freed_memory()  # else the freed LM-head blocks stay resident and memory grows with n (core.models.heap)
         if progress:
             progress(done, total, desc)
     return out
