@@ -1,10 +1,14 @@
 """Dashboard speed: cold start to first render, time to score the demo with every available metric,
 re-render from cache, peak memory. Prints a markdown table.
 
-    .venv/bin/python benchmarks/app_speed.py [--skip-browser] [--metrics all]
+    DIALEVAL_NO_CACHE=1 .venv/bin/python benchmarks/app_speed.py [--skip-browser] [--metrics all]
+
+``DIALEVAL_NO_CACHE=1`` for cold numbers: with the score cache on, the default metrics' demo scores come from the
+shipped ``precomputed-demo.json.gz`` (and anything scored before from the cache folder), not from the models.
 
 - *cold start*: ``streamlit run app.py`` (headless, free port) until /_stcore/health answers, and until
-  Debian chromium (Playwright) shows the home page's title (``tests/test_browser.py`` helpers);
+  Debian chromium (Playwright) shows the home page's title: ``tests/test_browser.py`` run as a script (its timed
+  mode, one JSON line; a child process, so nothing is imported from the tests folder);
 - *score the demo*: in this process, each available metric over the demo's 120 rows, timed from a cold
   metric (model loading included); a metric that cannot run (missing checkpoint) is listed as such;
 - *re-render from cache*: ``streamlit.testing`` AppTest of the home and scores pages with the demo loaded:
@@ -12,13 +16,15 @@ re-render from cache, peak memory. Prints a markdown table.
 - *peak memory*: this process's max RSS after scoring everything, and the streamlit server's VmHWM after
   the browser flow.
 Threads: torch uses ``DIALEVAL_THREADS`` (default: all cores); the machine is shared, so timings are
-indicative (the table records the load average at the start).
+indicative (the output records the load average at the start and at the end).
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -81,19 +87,17 @@ def rerender(metrics: list[str], repeats: int = 3) -> dict:
 
 
 def browser(metrics: str) -> dict:
-    from test_browser import browser_page, run_flow, streamlit_server
-    with streamlit_server(metrics) as (url, proc, ready), browser_page() as page:
-        times = run_flow(page, url)
-        hwm = None
-        try:
-            for line in Path(f"/proc/{proc.pid}/status").read_text().splitlines():
-                if line.startswith("VmHWM"):
-                    hwm = int(line.split()[1]) / 1024
-        except OSError:
-            pass
-    return {"server ready (health ok)": ready, "first render in chromium": times["first_render"],
-            "load demo + score + headline (browser)": times["demo_scored"],
-            "open scores page (browser)": times["scores_page"], "server peak RSS MB": hwm}
+    """The real-browser flow, timed by ``tests/test_browser.py`` in its own process (it starts the server and
+    chromium, and prints one JSON line last)."""
+    r = subprocess.run([sys.executable, str(ROOT / "tests" / "test_browser.py"), "--metrics", metrics], cwd=ROOT,
+                       capture_output=True, text=True)
+    lines = r.stdout.strip().splitlines()
+    if r.returncode != 0 or not lines:
+        raise RuntimeError(f"tests/test_browser.py exited with {r.returncode}:\n{r.stdout[-2000:]}{r.stderr[-4000:]}")
+    t = json.loads(lines[-1])
+    return {"server ready (health ok)": t["server_ready"], "first render in chromium": t["first_render"],
+            "load demo + score + headline (browser)": t["demo_scored"],
+            "open scores page (browser)": t["scores_page"], "server peak RSS MB": t["server_peak_mb"]}
 
 
 def main() -> int:
@@ -103,8 +107,11 @@ def main() -> int:
     args = ap.parse_args()
     from core.scoring import available_metrics
     metrics = list(available_metrics()) if args.metrics == "all" else args.metrics.split(",")
+    from core.cache import disabled_by_env
     load = os.getloadavg()[0]
-    print(f"load average at start: {load:.1f} on {os.cpu_count()} cores\n")
+    print(f"load average at start: {load:.2f} on {os.cpu_count()} cores; {len(metrics)} metrics; score cache "
+          + ("off (cold)" if disabled_by_env() else "ON: cached and precomputed scores are read, not computed "
+             "(DIALEVAL_NO_CACHE=1 for cold numbers)") + "\n")
 
     res = {}
     if not args.skip_browser:
@@ -124,6 +131,7 @@ def main() -> int:
         fa = "-" if r["mean A"] is None else f"{r['mean A']:.3f}"
         fb = "-" if r["mean B"] is None else f"{r['mean B']:.3f}"
         print(f"| {r['metric']} | {r['seconds']:.2f} | {fa} | {fb} | {r['status']} |")
+    print(f"\nload average at the end: {os.getloadavg()[0]:.2f}")
     return 0
 
 

@@ -458,6 +458,24 @@ def scatter_frame(cs: ComparisonScores, metric: str, dimension: str) -> pd.DataF
     return pd.DataFrame(rows, columns=["id", "system", metric, dimension])
 
 
+def default_scatter_metric(cs: ComparisonScores, dimension: str | None = None) -> str | None:
+    """The metric the scatter opens on: the first of ``cs.metrics`` with a finite score on a row that has a
+    human score (on ``dimension`` when given, else on any dimension), so the first plot a user sees is not
+    empty (BLEU and υBLEU score nothing on a file without references, such as the shipped rated sample). The
+    first metric when no metric has such a row; None without metrics."""
+    if not cs.metrics:
+        return None
+    exs = cs.comparison.examples()
+    if dimension is not None:
+        rated = np.array([np.isfinite(e.scores.get(dimension, math.nan)) for e in exs], dtype=bool)
+    else:
+        rated = np.array([any(np.isfinite(v) for v in e.scores.values()) for e in exs], dtype=bool)
+    for m in cs.metrics:
+        if np.isfinite(np.asarray(cs.table.column(m), dtype=float)[rated]).any():
+            return m
+    return cs.metrics[0]
+
+
 def fit_line(x: Sequence[float], y: Sequence[float]) -> tuple[float, float] | None:
     """Least-squares slope and intercept (None when x is constant or fewer than 2 points)."""
     x, y = np.asarray(x, float), np.asarray(y, float)

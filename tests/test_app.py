@@ -622,6 +622,55 @@ def test_the_demo_can_show_correlations_with_the_shipped_rated_sample(new_app, r
                                                            "higher on engagement")
 
 
+def test_the_scatter_defaults_to_the_first_metric_that_scores_the_rows():
+    """Without references BLEU scores nothing, so the scatter opens on the next metric (not an empty plot)."""
+    from dataclasses import replace
+
+    from core.engine import ComparisonScores, ScoreTable, score_comparison
+
+    def scores(rows, other):
+        comp = dashboard.make_loaded("toy", rows, None, "sysA", "sysB", [b"toy-scatter"]).comparison
+        bleu = score_comparison(comp, ["bleu"]).table.results["bleu"]
+        table = ScoreTable(list(comp.examples()), {"bleu": bleu, "other": replace(bleu, name="other", scores=other)})
+        return ComparisonScores(comp, table)
+
+    exs = _toy_examples()
+    no_refs = [replace(e, references=[]) for e in exs]
+    with_refs, without = scores(exs, np.arange(12.0)), scores(no_refs, np.arange(12.0))
+    assert np.isfinite(with_refs.table.column("bleu")).all() and np.isnan(without.table.column("bleu")).all()
+    assert dashboard.default_scatter_metric(with_refs, "Overall") == "bleu"
+    assert dashboard.default_scatter_metric(without, "Overall") == dashboard.default_scatter_metric(without) == "other"
+    # scores only on rows without a human score do not count; no metric with scores: the first one
+    unrated_b = [replace(e, scores={}) if e.system == "sysB" else e for e in no_refs]
+    b_only = np.r_[np.full(6, np.nan), np.ones(6)]  # A's rows, then B's
+    assert dashboard.default_scatter_metric(scores(unrated_b, b_only), "Overall") == "bleu"
+    assert dashboard.default_scatter_metric(scores(no_refs, b_only), "Overall") == "other"
+    assert dashboard.default_scatter_metric(scores(no_refs, np.full(12, np.nan)), "Overall") == "bleu"
+
+
+def test_the_rated_sample_scatter_opens_on_a_metric_with_scores(new_app):
+    """The shipped rated sample has no references: with bleu first in the sidebar the scatter used to open on
+    bleu, an empty plot; it opens on the first metric that scores the rows."""
+    at = new_app(metrics=("bleu", "ruber_unref"))
+    _loaded_demo(at)
+    at.switch_page("views/correlation.py").run()
+    at.button(key="corr_rated").click().run()
+    assert not at.exception, at.exception
+    assert at.session_state["loaded"].name == dashboard.RATED_DEMO_NAME
+    assert at.selectbox(key="corr_metric").value == "ruber_unref"
+    scatter = next(c for c in at.get("plotly_chart") if "ruber_unref vs human engagement" in c.proto.spec)
+    import base64
+
+    def values(x):  # plotly writes number arrays as base64 typed arrays
+        return np.frombuffer(base64.b64decode(x["bdata"]), x["dtype"]) if isinstance(x, dict) else np.array(x)
+
+    xs = [values(tr["x"]) for tr in json.loads(scatter.proto.spec)["data"] if tr.get("mode") == "markers"]
+    assert sum(map(len, xs)) == 80 and all(np.isfinite(x).all() for x in xs)  # 2 x 40 rows, scored and rated
+    at.selectbox(key="corr_metric").set_value("bleu").run()  # still offered; the page says it has no scores
+    assert at.selectbox(key="corr_metric").value == "bleu"
+    assert any("bleu: no score on these rows" in c.value for c in at.caption)
+
+
 def test_votes_given_in_place_are_kept_counted_and_downloadable(new_app, own_cache):
     loaded = dashboard.make_loaded("toy", _toy_examples(), None, "sysA", "sysB", [b"toy-votes"])
     dashboard.save_pair_votes(loaded.key, loaded.comparison, {0: "A", 2: "B", 3: "tie"})

@@ -3,8 +3,11 @@ module, started as `make run` starts it: ``DIALEVAL_DEMO=1``), driven by Debian'
 (``executable_path``; never ``playwright install``).
 
     .venv/bin/pytest tests/test_browser.py -q            # the tests (metrics: bleu, for speed)
-    .venv/bin/python tests/test_browser.py --screenshots # also writes docs/screenshots/*.png (bleu + ubleu,
-                                                         # and a real upload of ../shared usr-topical if present)
+    .venv/bin/python tests/test_browser.py --screenshots # also writes docs/screenshots/*.png (the default
+                                                         # metrics, and a real upload of ../shared usr-topical
+                                                         # if present; long pages whole)
+    .venv/bin/python tests/test_browser.py [--metrics M] # one timed run of the demo flow, one JSON line
+                                                         # (what benchmarks/app_speed.py runs)
 
 1. the demo flow: home, the Scores page's table and charts, every other page without an exception;
 2. the one-line verdict (the same sentence as ``core``), the report download opened offline (verdict, 60 rows,
@@ -142,9 +145,32 @@ def run_flow(page, url: str) -> dict:
     return out
 
 
-def shoot(page, name: str) -> None:
+def server_peak_mb(pid: int) -> float | None:
+    """A process's peak resident memory (VmHWM, MB; Linux only, else None)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+def shoot(page, name: str, whole: bool = False) -> None:
+    """``whole``: make the window as tall as Streamlit's scrolling main column first (Playwright's full_page
+    only sees the window, since Streamlit scrolls inside ``stMain``), so the whole page is in the PNG."""
     assert page.locator('[data-testid="stException"]').count() == 0, f"{name}: the page raised"
+    size = page.viewport_size
+    if whole:
+        h = page.evaluate("() => { const m = document.querySelector('[data-testid=\"stMain\"]');"
+                          " m.scrollTop = 0; return m.scrollHeight; }")
+        page.set_viewport_size({"width": size["width"], "height": min(int(h) + 40, 15000)})
+        page.wait_for_timeout(1500)
+        wait_idle(page)
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    if whole:
+        page.set_viewport_size(size)
+        page.wait_for_timeout(500)
 
 
 def take_screenshots(page, url: str, upload: Path | None, pick: tuple[str, str]) -> None:
@@ -179,7 +205,7 @@ def take_screenshots(page, url: str, upload: Path | None, pick: tuple[str, str])
     grid = page.locator('[data-testid="stDataFrame"]').first.bounding_box()
     page.mouse.click(grid["x"] + 300, grid["y"] + 35 + 17)  # open the first row
     wait_idle(page)
-    shoot(page, "scores")
+    shoot(page, "scores", whole=True)
     open_page(page, "Upload")
     shoot(page, "upload")
     open_page(page, "A/B judge")
@@ -188,7 +214,7 @@ def take_screenshots(page, url: str, upload: Path | None, pick: tuple[str, str])
     page.get_by_role("button", name=re.compile("^Load the human-rated sample")).click()
     page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot').first.wait_for()
     wait_idle(page)
-    shoot(page, "correlation")
+    shoot(page, "correlation", whole=True)
     if upload is None:
         return
     open_page(page, "Upload")
@@ -205,14 +231,19 @@ def take_screenshots(page, url: str, upload: Path | None, pick: tuple[str, str])
     open_page(page, "Correlation")
     page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot').first.wait_for()
     wait_idle(page)
-    shoot(page, "correlation_human_scores")
+    shoot(page, "correlation_human_scores", whole=True)
     open_page(page, "A/B judge")
+    run_judge = page.locator(".st-key-run_judge button")  # the shipped judge first: its win rate beside the re-fit's
+    if run_judge.count():
+        run_judge.click()
+        page.get_by_text("Order disagreement").first.wait_for()
+        wait_idle(page)
     page.get_by_text("Use this upload's human scores as votes").click()
     wait_idle(page)
     page.get_by_role("button", name=re.compile("^Re-fit the judge on")).click()
     page.get_by_role("button", name="Download these predictions (CSV)").wait_for(timeout=TIMEOUT_MS)
     wait_idle(page)
-    shoot(page, "judge_votes")
+    shoot(page, "judge_votes", whole=True)
     open_page(page, "Leaderboard")
     page.get_by_text("Every pair", exact=True).wait_for(timeout=TIMEOUT_MS)
     wait_idle(page)
@@ -348,20 +379,29 @@ def test_verdict_report_row_click_refresh_and_a_narrow_window(server, tmp_path):
 
 if __name__ == "__main__":
     import argparse
-    ap = argparse.ArgumentParser()
+    import json
+    ap = argparse.ArgumentParser(description="--screenshots: write docs/screenshots/*.png. Without it: one timed run "
+                                 "of the demo flow in chromium, printed as one JSON line (benchmarks/app_speed.py "
+                                 "runs this).")
     ap.add_argument("--screenshots", action="store_true", help="write docs/screenshots/*.png")
     ap.add_argument("--metrics", default="bleu,ubleu,bert_ruber,mme")
     ap.add_argument("--to", default=str(SHOTS), help="where the screenshots go (default docs/screenshots)")
     args = ap.parse_args()
-    SHOTS = Path(args.to)
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    from core.settings import shared_eval_file
-    shared = shared_eval_file("usr-topical")
-    with tempfile.TemporaryDirectory() as cache, \
-            streamlit_server(args.metrics, DIALEVAL_DEMO="1", DIALEVAL_CACHE=cache) as (url, proc, ready), \
-            browser_page(1400) as page:
-        if args.screenshots:
+    if args.screenshots:
+        SHOTS = Path(args.to)
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        from core.settings import shared_eval_file
+        shared = shared_eval_file("usr-topical")
+        with tempfile.TemporaryDirectory() as cache, \
+                streamlit_server(args.metrics, DIALEVAL_DEMO="1", DIALEVAL_CACHE=cache) as (url, proc, ready), \
+                browser_page(1400) as page:
             take_screenshots(page, url, shared if shared.exists() else None,
                              ("Argmax Decoding", "Nucleus Decoding (p = 0.5)"))
-        else:
-            print({"server_ready": round(ready, 2), **{k: round(v, 2) for k, v in run_flow(page, url).items()}})
+    else:
+        # timed: a server without the automatic demo, so "demo_scored" runs from the click on "Load the built-in
+        # demo" to the headline with every metric scored; the server keeps the environment's cache folder (model
+        # conversions such as SmolLM2's float32 copy live there), so scores are cold only under DIALEVAL_NO_CACHE=1
+        with streamlit_server(args.metrics, DIALEVAL_DEMO="0") as (url, proc, ready), browser_page() as page:
+            times = run_flow(page, url)
+            peak = server_peak_mb(proc.pid)
+        print(json.dumps({"server_ready": ready, **times, "server_peak_mb": peak}))

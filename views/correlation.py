@@ -76,9 +76,11 @@ elif data is not None and metrics:
         st.subheader("Scatter")
         from core.compare import preference_dimension
         c1, c2 = st.columns(2)
-        state.kept("corr_metric", cs.metrics[0], cs.metrics)
-        m = c1.selectbox("Metric", cs.metrics, key="corr_metric", on_change=state.keep, args=("corr_metric",))
-        state.kept("corr_dim", preference_dimension(comp.examples()), data.dimensions)
+        dim = state.kept("corr_dim", preference_dimension(comp.examples()), data.dimensions)
+        # the first metric with scores on these rows (not bleu on a file without references: an empty plot)
+        state.kept("corr_metric", dashboard.default_scatter_metric(cs, dim), cs.metrics)
+        m = c1.selectbox("Metric", cs.metrics, key="corr_metric", on_change=state.keep, args=("corr_metric",),
+                         help="default: the first chosen metric that scores these rows")
         d = c2.selectbox("Human dimension", data.dimensions, key="corr_dim", on_change=state.keep, args=("corr_dim",),
                          help="default: the overall dimension (Overall, overall, coherence, ...)")
         sdf = dashboard.scatter_frame(cs, m, d)
