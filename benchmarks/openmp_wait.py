@@ -1,6 +1,7 @@
-"""Does the OpenMP wait policy matter? SmolLM2 and MiniLM passes on an idle machine and beside one busy process,
-with libgomp's default waits (spin, then sleep) and with ``OMP_WAIT_POLICY=PASSIVE`` (sleep at once), which
-``import core`` sets unless the user chose a policy (``core.models.openmp``). Prints a table.
+"""Does the OpenMP wait matter? SmolLM2 and MiniLM passes on an idle machine and beside one busy process, with
+libgomp's default waits (spin 300,000 rounds, then sleep), shorter spins (``GOMP_SPINCOUNT``; ``import core``
+sets 3,000 unless the user chose: ``core.models.openmp``) and ``OMP_WAIT_POLICY=PASSIVE`` (sleep at once).
+Prints a table.
 
     python benchmarks/openmp_wait.py [--replies 300] [--texts 2000]
 
@@ -34,11 +35,15 @@ digest = hashlib.sha256(raw.tobytes() + vec.tobytes()).hexdigest()[:12]
 print(json.dumps({"sm_s": sm_s, "enc_s": enc_s, "digest": digest}))
 """
 
-POLICIES = {"default (spin, then sleep)": "", "PASSIVE (core's default)": "PASSIVE"}
+POLICIES = {"libgomp's default (spin 300,000 rounds, then sleep)": {"OMP_WAIT_POLICY": ""},
+            "PASSIVE (sleep at once)": {"OMP_WAIT_POLICY": "PASSIVE"},
+            **{f"spin {n:,} rounds, then sleep{' (core sets it)' if n == 3_000 else ''}":
+                   {"OMP_WAIT_POLICY": "", "GOMP_SPINCOUNT": str(n)} for n in (3_000, 30_000)}}
+"""Environment per row: ``OMP_WAIT_POLICY=""`` is no policy for libgomp (and ``import core`` leaves a set one)."""
 
 
-def run_cell(policy: str, busy: bool, payload: str) -> dict:
-    env = {**os.environ, "OMP_WAIT_POLICY": policy}  # "" is no policy for libgomp, and core leaves a set one
+def run_cell(policy: dict[str, str], busy: bool, payload: str) -> dict:
+    env = {**{k: v for k, v in os.environ.items() if k != "GOMP_SPINCOUNT"}, **policy}
     hog = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if busy else None
     try:
         r = subprocess.run([sys.executable, "-c", CHILD], input=payload, env=env, capture_output=True, text=True,

@@ -16,11 +16,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Sequence
 
 from core.models.blas import request_reproducible_products
-from core.models.openmp import request_sleeping_waits
+from core.models.openmp import request_short_spins
 from core.version import __version__
 
 request_reproducible_products()  # before any model runs: scores independent of the thread count (core.models.blas)
-request_sleeping_waits()  # before torch loads: SmolLM2 keeps its speed on a busy machine (core.models.openmp)
+request_short_spins()  # before torch loads: SmolLM2 keeps its speed on a busy machine (core.models.openmp)
 
 if TYPE_CHECKING:
     from core.cache import ScoreCache
