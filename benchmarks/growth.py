@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import filecmp
 import os
 import sys
 import tempfile
 from pathlib import Path
 
-from ray_backend import build_rows, emit, run, same_bytes, uptime
+from ray_backend import build_rows, emit, run, uptime
 from speed import run_child
 
 FLOORS = {"bleu": "sacrebleu", "ubleu": "minilm", "bert_ruber": "minilm", "ruber": "minilm", "adem": "minilm",
@@ -119,7 +120,7 @@ def main() -> int:
                     os.environ["XDG_CACHE_HOME"] = str(work / f"cache-{metric}-{n}")
                     cold = run(cells.command(src, work / "cold.jsonl"), work)
                     cached = run(cells.command(src, work / "cached.jsonl"), work)
-                    same = same_bytes(work / "cold.jsonl", work / "cached.jsonl")
+                    same = filecmp.cmp(work / "cold.jsonl", work / "cached.jsonl", shallow=False)
                     beyond_load = cold["wall"] - cells.load_s
                     # Under half a second of work beyond loading is within the noise of the load time itself:
                     # charge the whole wall time to the rows then (a slower, honest rate, never an absurd one).

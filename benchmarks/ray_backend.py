@@ -10,6 +10,7 @@ the numbers depend on the machine and its load, so the table records ``uptime`` 
 """
 import argparse
 import datetime
+import filecmp
 import json
 import os
 import subprocess
@@ -30,19 +31,6 @@ print(json.dumps({"rc": code, "maxrss_mib": peak / 1024}), file=open(sys.argv[1]
 # VmHWM (the peak of this process's own memory map, reset by exec) and not getrusage's ru_maxrss, which a child
 # inherits from the parent's resident size at fork: after the parent had compared two 1.3 GB outputs, every
 # later child reported 2.5 GB.
-
-
-def same_bytes(a: Path, b: Path) -> bool:
-    """Whether two files have the same bytes, read in 1 MiB chunks (outputs can be gigabytes)."""
-    if a.stat().st_size != b.stat().st_size:
-        return False
-    with open(a, "rb") as fa, open(b, "rb") as fb:
-        while True:
-            ca, cb = fa.read(1 << 20), fb.read(1 << 20)
-            if ca != cb:
-                return False
-            if not ca:
-                return True
 
 
 def build_rows(n: int, path: Path, all_new: bool = False) -> None:
@@ -109,7 +97,7 @@ def main() -> int:
                      work / f"ray{w}-{metric}-{n}.jsonl") for w in workers]
                 for name, extra, out in configs:
                     res = run(base + extra + ["--out", str(out)], work)
-                    same = "yes" if same_bytes(out, local_out) else "no"
+                    same = "yes" if filecmp.cmp(out, local_out, shallow=False) else "no"
                     lines.append(f"| {metric} | {n:,} | {name} | {n / res['wall']:,.1f} | {res['wall']:.1f} | "
                                  f"{res['maxrss_mib']:,.0f} | {same} |")
                     print(lines[-1], file=sys.stderr, flush=True)
