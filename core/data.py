@@ -5,6 +5,9 @@ Every problem in an input file is reported with the file, the row (1-based line 
 CSV, 1-based record number for JSON lists / column dictionaries) and the field. Loaders collect all
 problems of a file before raising, so a user fixes a broken upload in one round. Nothing is silently
 dropped: rows without a partner in a comparison are listed in ``Comparison.unmatched_a/_b``.
+:func:`open_examples` gives the same rows for one pass in order (``dialeval score``), reading JSON Lines in
+place (:class:`JsonlRows`, :class:`CsvRows`: checked first, then parsed block by block) so memory stays
+bounded.
 
 What every loader accepts and refuses (docs/inputs.md has the full table):
 
@@ -21,16 +24,19 @@ from __future__ import annotations
 
 import codecs
 import csv
+import hashlib
 import io
 import json
 import math
 import os
 import re
+import stat
 import sys
+from array import array
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 FORMATS = ("jsonl", "dstc10", "columns", "csv")
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -591,10 +597,18 @@ def load_csv(path: str | os.PathLike, data: bytes | None = None, mapping: CsvMap
 
 def _csv_examples(path: str, text: str, mapping: CsvMapping | None = None) -> list[Example]:
     m = mapping or CsvMapping()
-    _csv_limit()
-    delimiter = m.delimiter or csv_delimiter(path, text)
     chk = _RowChecker(path)
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    out = list(_csv_rows(chk, io.StringIO(text, newline=""), m.delimiter or csv_delimiter(path, text), m))
+    return _finish(chk, out)
+
+
+def _csv_rows(chk: _RowChecker, lines: Iterable[str], delimiter: str, m: CsvMapping) -> Iterator[Example]:
+    """The examples of a delimited text (``lines``: a text stream opened with ``newline=""``). A problem with
+    the header raises :class:`DataError` at once; a row's problem is added to ``chk`` and the row skipped; a
+    row the csv module cannot split ends the rows."""
+    path = chk.file
+    _csv_limit()
+    reader = csv.reader(lines, delimiter=delimiter, strict=True)
     try:
         header = [h.strip() for h in next(reader)]
     except csv.Error as e:
@@ -627,7 +641,6 @@ def _csv_examples(path: str, text: str, mapping: CsvMapping | None = None) -> li
     index = {h: i for i, h in enumerate(header)}
     mapped_cols = {m.response, m.context, *columns.values(), *score_cols}  # every other column is metadata
     extra_cols = [c for c in header if c not in mapped_cols and c not in RECORD_FIELDS]
-    out = []
     while True:
         try:
             cells = next(reader)
@@ -657,8 +670,7 @@ def _csv_examples(path: str, text: str, mapping: CsvMapping | None = None) -> li
         mapped = {**{c: cell(c) for c in extra_cols}, **mapped}  # metadata (``Example.meta``) for slices
         ex = _example_from_record(chk, mapped, row, path, _default_system(path), context_sep=m.context_sep)
         if ex:
-            out.append(ex)
-    return _finish(chk, out)
+            yield ex
 
 
 def detect_format(path: str | os.PathLike, data: bytes | None = None) -> str:
@@ -714,6 +726,340 @@ def load_file(path: str | os.PathLike, fmt: str | None = None, data: bytes | Non
     if fmt == "columns":
         return _column_examples(name, text)
     return _csv_examples(name, text, csv_mapping)
+
+
+# ----------------------------------------------------------------------------------------------
+# JSON Lines read in place: checked once, parsed again block by block (``dialeval score`` on any size)
+
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
+CSV_SUFFIXES = (".csv", ".tsv")
+_BYTE_LINE_END = re.compile(rb"\r\n|\r|\n")
+_CHUNK = 1 << 20
+_PROGRESS_FROM = 16 << 20
+"""A check shows progress (in MB) for files at least this large."""
+
+
+def byte_lines(chunks: Iterable[bytes], line: int = 1, offset: int = 0) -> Iterator[tuple[int, int, bytes]]:
+    """``(line number, byte offset, bytes without the line end)`` for every line of the bytes ``chunks``
+    that start at ``offset`` on line ``line``. Lines end at ``\r\n``, ``\r`` or ``\n`` (:func:`split_lines`'
+    rule; UTF-8 never uses those bytes inside a character, so bytes can be cut before they are decoded). The
+    text after the last line end is a line too, as :func:`split_lines` makes it."""
+    rest = b""
+    for chunk in chunks:
+        buf = rest + chunk
+        pos = 0
+        for m in _BYTE_LINE_END.finditer(buf):
+            if m.group() == b"\r" and m.end() == len(buf):
+                break  # a \r at the chunk's end may be the first half of \r\n
+            yield line, offset + pos, buf[pos:m.start()]
+            line, pos = line + 1, m.end()
+        offset += pos
+        rest = buf[pos:]
+    if rest.endswith(b"\r"):
+        yield line, offset, rest[:-1]
+        line, offset, rest = line + 1, offset + len(rest), b""
+    yield line, offset, rest
+
+
+def _file_chunks(f: Any) -> Iterator[bytes]:
+    while chunk := f.read(_CHUNK):
+        yield chunk
+
+
+class JsonlRows(Sequence[Example]):
+    """The rows of a JSON Lines file that :func:`open_examples` has checked, held as their byte offsets and
+    line numbers (16 bytes a row) instead of as examples: a slice parses its rows again from the file, so a
+    file of any size is scored in blocks with bounded memory. The rows are the ones :func:`load_file` gives,
+    row for row; a file changed after the check is a :class:`DataError` when a block is read."""
+
+    def __init__(self, path: str, system: str, offsets: array, lines: array, size: int, mtime_ns: int):
+        self.path = path
+        self.system = system
+        self.offsets = offsets
+        self.lines = lines
+        self.size = size
+        self.mtime_ns = mtime_ns
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            return self.read(start, stop) if step == 1 else self.read(0, len(self))[index]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(f"row index {index} out of range for {len(self)} rows")
+        return self.read(index, index + 1)[0]
+
+    def __iter__(self) -> Iterator[Example]:
+        for start in range(0, len(self), 1024):
+            yield from self.read(start, min(len(self), start + 1024))
+
+    def read(self, start: int, stop: int) -> list[Example]:
+        """Rows ``start`` to ``stop - 1`` (0-based), parsed from the file."""
+        if start >= stop:
+            return []
+        changed = DataError([Problem(self.path, None, None, "changed while it was being scored (it was checked "
+                                                            "before scoring began); score it again")])
+        try:
+            with open(self.path, "rb") as f:
+                st = os.fstat(f.fileno())
+                if (st.st_size, st.st_mtime_ns) != (self.size, self.mtime_ns):
+                    raise changed
+                f.seek(self.offsets[start])
+                end = self.offsets[stop] if stop < len(self) else self.size
+                data = f.read(end - self.offsets[start])
+        except OSError as e:
+            raise DataError([Problem(self.path, None, None, f"cannot be read: {e.strerror or e}")]) from None
+        chk = _RereadChecker(self.path)
+        out: list[Example] = []
+        for number, _, raw in byte_lines([data], self.lines[start], self.offsets[start]):
+            text = raw.decode("utf-8", errors="replace").lstrip("\ufeff")
+            if not text.strip():
+                continue
+            value, problem = parse_json(text, self.path, number)
+            ex = None if problem else _example_from_record(chk, value, number, self.path, self.system)
+            if ex is None or len(out) >= stop - start or ex.row != self.lines[start + len(out)]:
+                raise changed
+            out.append(ex)
+        if len(out) != stop - start:
+            raise changed
+        return out
+
+
+class _RereadChecker(_RowChecker):
+    """The row checks for rows read again after the whole file passed them: ids are not claimed again (the
+    check did; a dictionary of every id would grow with the file)."""
+
+    def claim_id(self, system: str, rid: str, row: int) -> None:
+        return None
+
+
+class _ScanChecker(_RowChecker):
+    """The row checks of :func:`load_file`, with ids claimed as 64-bit hashes (8 bytes a row) instead of a
+    dictionary: a repeated hash sends the file to :func:`load_file`, which names the duplicate exactly."""
+
+    def __init__(self, file: str):
+        super().__init__(file)
+        self.id_hashes = array("Q")
+
+    def claim_id(self, system: str, rid: str, row: int) -> None:
+        key = f"{len(system)}:{system}{rid}".encode("utf-8", "surrogatepass")
+        self.id_hashes.append(int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little"))
+
+    def repeated_id(self) -> bool:
+        import numpy as np
+        hashes = np.frombuffer(self.id_hashes, dtype=np.uint64)
+        return len(np.unique(hashes)) != len(hashes)
+
+
+def _open_in_place(path: str) -> Any:
+    """``path`` opened for reading in binary, if it can be read in place: a regular file (a pipe cannot be
+    read twice) in UTF-8, with or without one byte-order mark. ``None`` for anything else (UTF-16/32, gzip,
+    NUL bytes at the start, an unreadable file), which :func:`load_file` reads or refuses as usual."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None  # opening a pipe would start reading it
+        f = open(path, "rb")
+    except OSError:
+        return None
+    head = f.read(8)
+    f.seek(0)
+    if (head[:2] == b"\x1f\x8b" or b"\x00" in head[:4]
+            or head.startswith(codecs.BOM_UTF8 * 2)
+            or any(head.startswith(bom) for bom, enc in _BOMS if enc != "utf-8-sig")):
+        f.close()
+        return None
+    return f
+
+
+def _scan_jsonl(path: str, each: Callable[[Example], None] | None,
+                progress: Callable[[int, int, str], None] | None) -> tuple[JsonlRows | None, bool]:
+    """Check every row of a JSON Lines file in one pass, as :func:`load_file` does, keeping only where each
+    row starts. Returns ``(rows, True)``; ``(None, True)`` when every row was checked (and given to ``each``)
+    but two may share an id; ``(None, False)`` when the file cannot be read in place (not UTF-8, or a row
+    has a problem: :func:`load_file` then says what, word for word)."""
+    f = _open_in_place(path)
+    if f is None:
+        return None, False
+    with f:
+        st = os.fstat(f.fileno())
+        chk = _ScanChecker(path)
+        system = _default_system(path)
+        offsets, lines = array("q"), array("q")
+        total_mb = st.st_size >> 20
+        shown_mb = -1
+        for number, offset, raw in byte_lines(_file_chunks(f)):
+            try:
+                text = raw.decode("utf-8").lstrip("\ufeff")
+            except UnicodeDecodeError:
+                return None, False
+            if not text.strip():
+                continue
+            value, problem = parse_json(text, path, number)
+            ex = None if problem else _example_from_record(chk, value, number, path, system)
+            if ex is None:
+                return None, False
+            offsets.append(offset)
+            lines.append(number)
+            if each is not None:
+                each(ex)
+            if progress is not None and st.st_size >= _PROGRESS_FROM and offset >> 20 != shown_mb:
+                shown_mb = offset >> 20
+                progress(shown_mb, total_mb, f"checking {os.path.basename(path)} (MB)")
+    if not offsets or chk.repeated_id():
+        return None, bool(offsets)
+    if progress is not None and st.st_size >= _PROGRESS_FROM:
+        progress(total_mb, total_mb, f"checked {len(offsets)} rows")
+    return JsonlRows(path, system, offsets, lines, st.st_size, st.st_mtime_ns), True
+
+
+class CsvRows(Sequence[Example]):
+    """The rows of a delimited file that :func:`open_examples` has checked, held as their count: the csv module
+    reads a record (which may span lines) only from the file's start, so rows are parsed again in order, each
+    slice reading on from where the last one stopped (a slice before that starts again from the top). The rows
+    are the ones :func:`load_file` gives; a file changed after the check is a :class:`DataError`."""
+
+    def __init__(self, path: str, delimiter: str, mapping: CsvMapping, count: int, size: int, mtime_ns: int):
+        self.path = path
+        self.delimiter = delimiter
+        self.mapping = mapping
+        self.count = count
+        self.size = size
+        self.mtime_ns = mtime_ns
+        self._file: Any = None
+        self._rows: Iterator[Example] | None = None
+        self._checker: _RowChecker | None = None
+        self._next = 0  # the index of the row self._rows gives next
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            return self.read(start, stop) if step == 1 else self.read(0, len(self))[index]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(f"row index {index} out of range for {len(self)} rows")
+        return self.read(index, index + 1)[0]
+
+    def __iter__(self) -> Iterator[Example]:
+        for start in range(0, len(self), 1024):
+            yield from self.read(start, min(len(self), start + 1024))
+
+    def read(self, start: int, stop: int) -> list[Example]:
+        """Rows ``start`` to ``stop - 1`` (0-based), parsed from the file."""
+        if start >= stop:
+            return []
+        changed = DataError([Problem(self.path, None, None, "changed while it was being scored (it was checked "
+                                                            "before scoring began); score it again")])
+        try:
+            st = os.stat(self.path)
+            if (st.st_size, st.st_mtime_ns) != (self.size, self.mtime_ns):
+                raise changed
+            if self._rows is None or start < self._next:
+                self.close()
+                self._file = open(self.path, encoding="utf-8-sig", newline="")
+                self._checker = _RereadChecker(self.path)
+                self._rows = _csv_rows(self._checker, self._file, self.delimiter, self.mapping)
+                self._next = 0
+            out = []
+            while self._next < stop:
+                ex = next(self._rows, None)
+                if ex is None or self._checker.problems:  # type: ignore[union-attr]
+                    raise changed
+                if self._next >= start:
+                    out.append(ex)
+                self._next += 1
+        except OSError as e:
+            self.close()
+            raise DataError([Problem(self.path, None, None, f"cannot be read: {e.strerror or e}")]) from None
+        except (DataError, UnicodeDecodeError):
+            self.close()
+            raise changed from None
+        if self._next == self.count:
+            self.close()
+        return out
+
+    def close(self) -> None:
+        """Close the file the rows are read from (reading again reopens it)."""
+        if self._file is not None:
+            self._file.close()
+        self._file = self._rows = self._checker = None
+
+    def __del__(self) -> None:
+        self.close()
+
+
+def _scan_csv(path: str, mapping: CsvMapping, each: Callable[[Example], None] | None,
+              progress: Callable[[int, int, str], None] | None) -> tuple[CsvRows | None, bool]:
+    """:func:`_scan_jsonl` for a delimited file: every row checked as :func:`load_file` checks it, only their
+    count kept."""
+    f = _open_in_place(path)
+    if f is None:
+        return None, False
+    with f:
+        st = os.fstat(f.fileno())
+        text = io.TextIOWrapper(f, encoding="utf-8-sig", newline="")
+        chk = _ScanChecker(path)
+        try:
+            header = next((line for line in text if line.strip()), "")
+            delimiter = mapping.delimiter or csv_delimiter(path, header)
+            text.seek(0)
+            count, total_mb, shown_mb = 0, st.st_size >> 20, -1
+            for ex in _csv_rows(chk, text, delimiter, mapping):
+                if chk.problems:
+                    return None, False
+                count += 1
+                if each is not None:
+                    each(ex)
+                if progress is not None and st.st_size >= _PROGRESS_FROM and f.tell() >> 20 != shown_mb:
+                    shown_mb = f.tell() >> 20
+                    progress(min(shown_mb, total_mb), total_mb, f"checking {os.path.basename(path)} (MB)")
+        except (DataError, UnicodeDecodeError):
+            return None, False
+        finally:
+            text.detach()
+    if chk.problems or not count or chk.repeated_id():
+        return None, bool(count) and not chk.problems
+    if progress is not None and st.st_size >= _PROGRESS_FROM:
+        progress(total_mb, total_mb, f"checked {count} rows")
+    return CsvRows(path, delimiter, mapping, count, st.st_size, st.st_mtime_ns), True
+
+
+def open_examples(path: str | os.PathLike, fmt: str | None = None, csv_mapping: CsvMapping | None = None,
+                  each: Callable[[Example], None] | None = None,
+                  progress: Callable[[int, int, str], None] | None = None) -> Sequence[Example]:
+    """The rows of a file to score once, in order (``dialeval score``): the rows :func:`load_file` gives,
+    refused for the same problems with the same message. A JSON Lines file (``fmt="jsonl"``, or named
+    ``.jsonl``/``.ndjson``) or a delimited one (``fmt="csv"``, or named ``.csv``/``.tsv``) is checked row by row
+    and kept as :class:`JsonlRows` (16 bytes a row) or :class:`CsvRows` (a count); a slice is parsed from the
+    file when it is asked for, so memory stays bounded however large the file. DSTC10 and column JSON (one
+    document), UTF-16/32 text and a pipe (read once) are loaded whole. ``each(example)`` is called once for every row, in
+    order, before this returns (the CLI counts blank text with it); ``progress`` gets the check's MB read for
+    files of 16 MB or more."""
+    if fmt is not None and fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; choose one of {FORMATS}")
+    name = str(path)
+    rows: Sequence[Example] | None = None
+    each_done = False
+    if csv_mapping is None and (fmt == "jsonl" or (fmt is None and name.lower().endswith(JSONL_SUFFIXES))):
+        rows, each_done = _scan_jsonl(name, each, progress)
+    elif fmt == "csv" or (fmt is None and name.lower().endswith(CSV_SUFFIXES)):
+        rows, each_done = _scan_csv(name, csv_mapping or CsvMapping(), each, progress)
+    if rows is not None:
+        return rows
+    if each_done:  # a repeated id hash: the whole loader says which (or it was a collision)
+        return load_file(path, fmt, csv_mapping=csv_mapping)
+    examples = load_file(path, fmt, csv_mapping=csv_mapping)
+    if each is not None:
+        for ex in examples:
+            each(ex)
+    return examples
 
 
 # ----------------------------------------------------------------------------------------------

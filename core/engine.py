@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -91,37 +91,67 @@ def row_flags(ex: Example, reference_needed: bool) -> list[str]:
     return flags
 
 
-def _rows_list(rows: Sequence[Example], limit: int = 8) -> str:
-    shown = ", ".join(ex.location for ex in rows[:limit])
-    return shown + (f" and {len(rows) - limit} more" if len(rows) > limit else "")
+class BlankTextCount:
+    """The blank text of rows seen one at a time (:meth:`add`): per kind, how many rows and where the first
+    :attr:`SHOWN` are, without holding the rows (``dialeval score`` counts a file of any size while it is
+    checked). :meth:`notes` gives :func:`blank_text_notes`' lines."""
+
+    SHOWN = 8
+    KINDS = ("blank response", "no reference", "blank reference")
+
+    def __init__(self) -> None:
+        self.rows = 0
+        self.counts = dict.fromkeys(self.KINDS, 0)
+        self.shown: dict[str, list[str]] = {kind: [] for kind in self.KINDS}
+
+    def add(self, ex: Example) -> None:
+        """Count one row: a blank response, no usable reference, a blank reference beside usable ones."""
+        self.rows += 1
+        usable = usable_references(ex)
+        for kind, found in (("blank response", is_blank(ex.response)), ("no reference", not usable),
+                            ("blank reference", bool(usable) and len(usable) != len(ex.references))):
+            if found:
+                self.counts[kind] += 1
+                if len(self.shown[kind]) < self.SHOWN:
+                    self.shown[kind].append(ex.location)
+
+    def where(self, kind: str) -> str:
+        """The first rows of ``kind`` by location, and how many more."""
+        more = self.counts[kind] - len(self.shown[kind])
+        return ", ".join(self.shown[kind]) + (f" and {more} more" if more > 0 else "")
+
+    def notes(self, metrics: Sequence[str] = (), judged: bool = False) -> list[str]:
+        """One line per kind found, with its count and rows, saying what it does to the scores of
+        ``metrics`` (registry names) and the judge."""
+        needing = [m for m in metrics if needs_references(m)]
+        n = self.rows
+        notes = []
+        if self.counts["blank response"]:
+            what = []
+            if metrics:
+                what.append("every metric is null for them (not 0)")
+            if judged:
+                what.append("the judge still compares them")
+            notes.append(f"{self.counts['blank response']} of {n} rows have a blank response "
+                         f"({self.where('blank response')})" + (": " + "; ".join(what) if what else ""))
+        if needing and self.counts["no reference"]:
+            notes.append(f"{self.counts['no reference']} of {n} rows have no reference "
+                         f"({self.where('no reference')}): {', '.join(needing)} "
+                         f"{'is' if len(needing) == 1 else 'are'} null for them")
+        if self.counts["blank reference"]:
+            notes.append(f"{self.counts['blank reference']} of {n} rows have a blank reference beside others "
+                         f"({self.where('blank reference')}): the blank one is ignored")
+        return notes
 
 
-def blank_text_notes(examples: Sequence[Example], metrics: Sequence[str] = (), judged: bool = False) -> list[str]:
+def blank_text_notes(examples: Iterable[Example], metrics: Sequence[str] = (), judged: bool = False) -> list[str]:
     """One line per kind of blank text in ``examples``, with its count and rows, saying what it does to the
-    scores of ``metrics`` (registry names) and the judge: the CLI prints these on stderr."""
-    examples = list(examples)
-    needing = [m for m in metrics if needs_references(m)]
-    n = len(examples)
-    notes = []
-    blank = [ex for ex in examples if is_blank(ex.response)]
-    if blank:
-        what = []
-        if metrics:
-            what.append("every metric is null for them (not 0)")
-        if judged:
-            what.append("the judge still compares them")
-        notes.append(f"{len(blank)} of {n} rows have a blank response ({_rows_list(blank)})"
-                     + (": " + "; ".join(what) if what else ""))
-    if needing:
-        no_ref = [ex for ex in examples if not usable_references(ex)]
-        if no_ref:
-            notes.append(f"{len(no_ref)} of {n} rows have no reference ({_rows_list(no_ref)}): "
-                         f"{', '.join(needing)} {'is' if len(needing) == 1 else 'are'} null for them")
-    partly = [ex for ex in examples if usable_references(ex) and len(usable_references(ex)) != len(ex.references)]
-    if partly:
-        notes.append(f"{len(partly)} of {n} rows have a blank reference beside others ({_rows_list(partly)}): "
-                     "the blank one is ignored")
-    return notes
+    scores of ``metrics`` (registry names) and the judge: the CLI prints these on stderr
+    (:class:`BlankTextCount` over every row)."""
+    count = BlankTextCount()
+    for ex in examples:
+        count.add(ex)
+    return count.notes(metrics, judged)
 
 
 @dataclass

@@ -129,3 +129,65 @@ def test_multi_system_file(shared):
     comp = compare_systems(dstc, "ground-truth", "negative-sample")
     # this release numbers every row, so ids do not overlap across systems: rows pair up by context
     assert comp.aligned_by == "context" and len(comp.pairs) == 100
+
+
+def test_jsonl_read_in_place_is_the_same_rows_and_refuses_a_file_changed_after_the_check(tmp_path, shared):
+    """``open_examples`` keeps JSON Lines as byte offsets (``JsonlRows``) and parses a slice when asked; a file
+    changed between the check and a block's reading is refused, never mis-read."""
+    from core.data import JsonlRows, open_examples
+    real = shared("eval/usr-topical.jsonl")
+    seen = []
+    rows = open_examples(real, each=seen.append)
+    whole = load_file(real)
+    assert isinstance(rows, JsonlRows) and len(rows) == len(whole) == 360
+    assert seen == whole and list(rows) == whole and rows[100:103] == whole[100:103] and rows[-1] == whole[-1]
+    path = write(tmp_path, "log.jsonl", "".join(json.dumps({"id": i, "context": ["hi"], "response": f"r{i}"}) + "\n"
+                                                for i in range(5)))
+    rows = open_examples(path)
+    assert [ex.response for ex in rows[1:3]] == ["r1", "r2"]
+    path.write_text(path.read_text(encoding="utf-8").replace("r1", "a longer reply"), encoding="utf-8")
+    with pytest.raises(DataError, match="changed while it was being scored"):
+        rows[1:3]
+
+
+def test_jsonl_from_a_pipe_is_loaded_whole_since_it_cannot_be_read_twice(tmp_path):
+    import os
+    import threading
+
+    from core.data import open_examples
+    fifo = tmp_path / "rows"
+    os.mkfifo(fifo)
+    text = "".join(json.dumps({"id": i, "context": ["hi"], "response": f"r{i}"}) + "\n" for i in range(3))
+    writer = threading.Thread(target=lambda: fifo.write_text(text, encoding="utf-8"))
+    writer.start()
+    rows = open_examples(fifo, fmt="jsonl")
+    writer.join()
+    assert isinstance(rows, list) and [ex.response for ex in rows] == ["r0", "r1", "r2"]
+
+
+def test_csv_read_in_place_reads_on_in_order_and_refuses_a_changed_file(tmp_path):
+    """``CsvRows`` keeps only the count: slices are parsed again in order, a quoted cell over two lines
+    included; a slice before the last one read starts again from the top."""
+    from core.data import CsvRows, open_examples
+    text = 'context,response\nhello,hi there\n"how\nare you",fine\nbye,"see\nyou"\n'
+    path = write(tmp_path, "x.csv", text)
+    seen = []
+    rows = open_examples(path, each=seen.append)
+    whole = load_file(path)
+    assert isinstance(rows, CsvRows) and len(rows) == 3 and seen == whole
+    assert rows[1:3] == whole[1:3] and rows[0:1] == whole[0:1] and list(rows) == whole
+    assert [ex.row for ex in rows] == [2, 4, 6]  # the line each record ends on
+    path.write_text(text.replace("fine", "fine thanks"), encoding="utf-8")
+    with pytest.raises(DataError, match="changed while it was being scored"):
+        rows[0:2]
+
+
+def test_other_formats_are_loaded_whole_by_open_examples(tmp_path):
+    from core.data import open_examples
+    path = write(tmp_path, "x.json", json.dumps({"contexts": [["hello"], ["how are you"]],
+                                                 "responses": ["hi there", "fine"]}))
+    seen = []
+    rows = open_examples(path, each=seen.append)
+    assert isinstance(rows, list) and rows == load_file(path) == seen
+    with pytest.raises(ValueError, match="unknown format"):
+        open_examples(path, fmt="xml")

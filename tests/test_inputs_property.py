@@ -96,7 +96,7 @@ def faulty(draw, records, faults):
         if fault == "duplicate id" and i == 0:
             continue
         out[i] = fault
-    if out.get(0) in ("id a boolean", "not an object", "malformed line"):  # then row 1 claims no id to repeat
+    if out.get(0) in ("id a boolean", "not an object", "malformed line", "cells"):  # row 0 claims no id to repeat
         out = {i: f for i, f in out.items() if f != "duplicate id"}
     return out
 
@@ -198,9 +198,8 @@ def test_generated_column_json(data, encoding):
           list(range(1, len(records) + 1)))
 
 
-@PROPERTY
-@given(st.data(), st.sampled_from(["utf-8", "utf-8-sig"]), ENDS, st.sampled_from([".csv", ".tsv"]))
-def test_generated_csv(data, encoding, end, ext):
+def csv_file(data, encoding: str, end: str, ext: str) -> tuple[bytes, list[dict], dict[int, str], list[int]]:
+    """A generated CSV/TSV file: (bytes, records, planted faults, the line each record ends on)."""
     cell_text = TEXT.filter(lambda t: "|||" not in t)
     records = data.draw(rows(turn=TURN.filter(lambda t: "|||" not in t), text=cell_text))
     faults = data.draw(faulty(records, CSV_FAULTS))
@@ -226,4 +225,91 @@ def test_generated_csv(data, encoding, end, ext):
             cells.append("extra")
         writer.writerow(cells)
         row_of.append(len(split_lines(buf.getvalue().rstrip("\r\n"))))  # the line the record ends on
-    check("in" + ext, encode(buf.getvalue(), encoding), records, faults, row_of)
+    return encode(buf.getvalue(), encoding), records, faults, row_of
+
+
+@PROPERTY
+@given(st.data(), st.sampled_from(["utf-8", "utf-8-sig"]), ENDS, st.sampled_from([".csv", ".tsv"]))
+def test_generated_csv(data, encoding, end, ext):
+    check("in" + ext, *csv_file(data, encoding, end, ext))
+
+def load_or_error(load, path: Path):
+    """What a loader gives: its rows, or its DataError's message."""
+    from core.data import DataError
+    try:
+        return list(load(path))
+    except DataError as e:
+        return str(e)
+
+
+@PROPERTY
+@given(st.data(), ENCODINGS, ENDS, st.booleans())
+def test_jsonl_read_in_place_gives_load_files_rows_or_error(data, encoding, end, blank_lines):
+    """``dialeval score`` reads JSON Lines in place (``core.data.open_examples``: checked, then parsed block by
+    block): the same rows as ``load_file`` (whole, sliced, and one call of ``each`` per row in order), or the
+    same error, word for word."""
+    records = data.draw(rows())
+    faults = data.draw(faulty(records, JSON_FAULTS))
+    lines = []
+    for item in with_faults(records, faults):
+        if blank_lines:
+            lines.append(data.draw(st.sampled_from(["", "  ", "\ufeff"])))
+        lines.append(item if isinstance(item, str) else json.dumps(item, ensure_ascii=data.draw(st.booleans())))
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "in.jsonl"
+        path.write_bytes(encode(end.join(lines) + data.draw(st.sampled_from([end, ""])), encoding))
+        same_as_load_file(data, path)
+
+
+def same_as_load_file(data, path: Path) -> None:
+    """``open_examples(path)`` gives ``load_file(path)``'s rows (whole, in slices read in any order, and one
+    ``each`` call per row) or its error, word for word."""
+    from core.data import load_file, open_examples
+    seen: list = []
+    in_place = load_or_error(lambda p: open_examples(p, each=seen.append), path)
+    whole = load_or_error(load_file, path)
+    assert in_place == whole
+    if isinstance(whole, list):
+        assert seen == whole
+        rows_read = open_examples(path)
+        for _ in range(2):  # the second slice may start before the first one's end (read again from the top)
+            start = data.draw(st.integers(0, len(whole)))
+            stop = data.draw(st.integers(start, len(whole)))
+            assert list(rows_read[start:stop]) == whole[start:stop]
+        assert rows_read[-1] == whole[-1]
+
+
+@PROPERTY
+@given(st.data(), ENCODINGS, ENDS, st.sampled_from([".csv", ".tsv"]))
+def test_csv_read_in_place_gives_load_files_rows_or_error(data, encoding, end, ext):
+    """CSV/TSV read in place (checked, then parsed again in order) against ``load_file``, UTF-16 included
+    (loaded whole)."""
+    raw, *_ = csv_file(data, "utf-8", end, ext)
+    if data.draw(st.booleans()):
+        raw = b"\n" * data.draw(st.integers(1, 2)) + raw  # blank lines before the header
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / f"in{ext}"
+        path.write_bytes(raw.decode("utf-8").encode(encoding) if encoding != "utf-8" else raw)
+        same_as_load_file(data, path)
+
+
+@PROPERTY
+@given(st.lists(st.sampled_from(["a", "é", "\r", "\n", "\r\n", "\u2028", " "]), max_size=30).map("".join),
+       st.lists(st.integers(1, 5), min_size=1, max_size=8))
+def test_byte_lines_cut_anywhere_are_split_lines(text, cuts):
+    """JSON Lines read in place are cut into lines from byte chunks of any size, \\r\\n split across two chunks
+    included: the same lines, numbers and byte offsets as ``split_lines`` on the whole text."""
+    from core.data import byte_lines
+    data = text.encode("utf-8")
+    chunks, pos = [], 0
+    for i in range(len(data) + 1):
+        size = cuts[i % len(cuts)]
+        chunks.append(data[pos:pos + size])
+        pos += size
+        if pos >= len(data):
+            break
+    got = list(byte_lines(chunks))
+    expected = split_lines(text)
+    assert [raw.decode("utf-8") for _, _, raw in got] == expected
+    assert [n for n, _, _ in got] == list(range(1, len(expected) + 1))
+    assert all(data[off:off + len(raw)] == raw for _, off, raw in got)

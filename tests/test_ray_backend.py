@@ -90,6 +90,22 @@ def test_blockwise_local_scoring_gives_the_whole_file_bytes(rows_file):
         assert signatures == table.signatures()
 
 
+def test_a_jsonl_input_is_read_block_by_block_and_scores_the_same_bytes(rows_file, monkeypatch):
+    """``dialeval score`` reads JSON Lines in place (``core.data.open_examples``): the backend parses each block
+    from the file when it scores it, never the whole file at once, and writes what the loaded list gives."""
+    from core.data import JsonlRows, open_examples
+    reads: list[tuple[int, int]] = []
+    read = JsonlRows.read
+    monkeypatch.setattr(JsonlRows, "read", lambda self, start, stop: reads.append((start, stop)) or read(self, start, stop))
+    job = ScoreJob(("bleu",), Options(), with_details=True)
+    in_place, loaded = [], []
+    with backend_class("local")() as backend:
+        stream_scores(open_examples(rows_file), job, backend, in_place.append, block_size=10)
+        stream_scores(load_file(rows_file), job, backend, loaded.append, block_size=10)
+    assert in_place == loaded and len(in_place) == 3
+    assert reads == [(0, 10), (10, 20), (20, 24)]
+
+
 class ShuffledBackend(Backend):
     """Finishes the blocks in a shuffled order (as workers do), scored here."""
 
@@ -136,7 +152,7 @@ def test_jobs_options_and_errors_pickle():
     error = DataError([Problem("pool.jsonl", 2, None, "malformed JSON")])
     back = pickle.loads(pickle.dumps(error))
     assert type(back) is DataError and str(back) == str(error) and back.problems == error.problems
-    assert blocks(list(range(11)), 5) == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9], [10]]
+    assert list(blocks(list(range(11)), 5)) == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9], [10]]
     assert set(available_backends()) >= {"local", "ray"}
 
 

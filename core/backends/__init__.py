@@ -4,7 +4,8 @@ The input's rows are cut into blocks of consecutive rows (:func:`blocks`); a bac
 :func:`score_block` (``core.engine.score_examples`` and the JSON lines ``dialeval score`` writes) wherever it
 runs them, and hands the finished blocks back in any order. :func:`stream_scores` puts them back in input
 order and writes each block as soon as every earlier block is written, so what is held in memory for results
-is a bounded number of blocks however large the input.
+is a bounded number of blocks however large the input; the input's rows are sliced block by block too, so
+rows read in place (``core.data.open_examples`` on JSON Lines and CSV) are parsed one block at a time.
 
 No metric's per-row score depends on the other rows scored with it (fixed normalization constants,
 fixed-shape batches: ``core.engine``), so the concatenated blocks are the same bytes as one whole-file run,
@@ -67,11 +68,37 @@ class BlockResult:
     signatures: dict[str, str]
 
 
-def blocks(examples: Sequence[Example], size: int) -> list[list[Example]]:
-    """``examples`` cut into consecutive blocks of ``size`` rows (the last may be shorter); none when empty."""
-    if size < 1:
-        raise ValueError(f"the block size must be 1 or more, got {size}")
-    return [list(examples[i:i + size]) for i in range(0, len(examples), size)]
+class Blocks(Sequence[list[Example]]):
+    """``examples`` cut into consecutive blocks of ``size`` rows (the last may be shorter; none when empty).
+    A block is sliced from ``examples`` when it is asked for, so rows read in place
+    (``core.data.JsonlRows``, ``core.data.CsvRows``) are parsed one block at a time."""
+
+    def __init__(self, examples: Sequence[Example], size: int):
+        if size < 1:
+            raise ValueError(f"the block size must be 1 or more, got {size}")
+        self.examples = examples
+        self.size = size
+
+    def __len__(self) -> int:
+        return -(-len(self.examples) // self.size)
+
+    def rows(self, index: int) -> int:
+        """How many rows block ``index`` holds, without reading it."""
+        return min(self.size, len(self.examples) - index * self.size)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(f"block {index} out of range for {len(self)} blocks")
+        return list(self.examples[index * self.size:(index + 1) * self.size])
+
+
+def blocks(examples: Sequence[Example], size: int) -> Blocks:
+    """``examples`` cut into consecutive blocks of ``size`` rows (:class:`Blocks`)."""
+    return Blocks(examples, size)
 
 
 def score_block(examples: Sequence[Example], job: ScoreJob, progress: Progress | None = None) -> BlockResult:
@@ -159,9 +186,9 @@ def stream_scores(examples: Sequence[Example], job: ScoreJob, backend: Backend, 
         return inner
 
     for index, result in backend.run(parts, job, within):
-        if len(result.lines) != len(parts[index]):
+        if len(result.lines) != parts.rows(index):
             raise BackendError(f"block {index + 1} came back with {len(result.lines)} rows for "
-                               f"{len(parts[index])}")
+                               f"{parts.rows(index)}")
         if signatures is None:
             signatures = result.signatures
         elif result.signatures != signatures:

@@ -2,7 +2,9 @@
 
 The rows are scored in blocks on a backend (``core.backends``: this process, or Ray workers with
 ``--backend ray``) and written block by block in input order as they finish, so the output of a large input
-is never held whole in memory; an ``--out`` file is still written whole or not at all (``core.outputs``)."""
+is never held whole in memory; a JSON Lines or CSV/TSV input is checked first and then read block by block
+(``core.data.open_examples``), so memory stays bounded however large the input. An ``--out`` file is still
+written whole or not at all (``core.outputs``)."""
 from __future__ import annotations
 
 import argparse
@@ -11,8 +13,8 @@ import sys
 from core.backends import DEFAULT_BLOCK_SIZE, ScoreJob, available_backends, backend_class, stream_scores
 from core.cli import (add_csv_arguments, add_option_arguments, check_paths, csv_mapping_from, metric_names, note,
                       options_from, register_command, whole_number)
-from core.data import load_file
-from core.engine import DEFAULT_METRICS, blank_text_notes
+from core.data import open_examples
+from core.engine import DEFAULT_METRICS, BlankTextCount
 from core.outputs import atomic_open
 from core.progress import progress_bar
 from core.scoring import fixed_pass_threads
@@ -53,10 +55,11 @@ def score(a: argparse.Namespace) -> int:
     backend = backend_class(a.backend)(workers=a.workers, address=a.address,
                                        pass_threads=fixed_pass_threads(a.metrics))
     backend.check()  # e.g. Ray not installed: exit 2 before the input is read
-    examples = load_file(a.input, a.format, csv_mapping=mapping)
-    note(blank_text_notes(examples, a.metrics))
-    job = ScoreJob(tuple(a.metrics), options_from(a), with_details=not a.no_details)
     progress = progress_bar(a.quiet)
+    blank = BlankTextCount()
+    examples = open_examples(a.input, a.format, csv_mapping=mapping, each=blank.add, progress=progress)
+    note(blank.notes(a.metrics))
+    job = ScoreJob(tuple(a.metrics), options_from(a), with_details=not a.no_details)
     with backend:
         where = backend.describe()
         if where and not a.quiet:
