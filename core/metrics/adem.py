@@ -37,8 +37,6 @@ Choices written down:
 from __future__ import annotations
 
 import functools
-import hashlib
-from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
@@ -48,7 +46,6 @@ from core.models.checkpoints import load, paths
 from core.models.memo import remembers
 from core.progress import Progress, tick
 from core.scoring import CheckpointMetric, MetricResult, get_metric, register_metric
-from core.settings import cache_dir
 
 DEFAULT_CKPT = "adem"
 LODO_PREFIX = "adem-lodo-"
@@ -74,59 +71,21 @@ def context_text(context: Sequence[str], max_words: int = CONTEXT_WORDS) -> str:
 
 
 def encode_texts(texts: Sequence[str], progress: Progress | None = None, desc: str = "adem: MiniLM") -> dict[str, np.ndarray]:
-    """text -> normalized MiniLM vector (rounded to float16 precision), each distinct text encoded once:
-    memoized in-process and in an on-disk cache (``$DIALEVAL_CACHE/adem-vectors-<encoder>.npz``; vectors
-    only, keyed by text hash)."""
+    """text -> normalized MiniLM vector rounded to float16 precision (as the checkpoint was trained), each
+    distinct text encoded once per process. Until 0.6.1 the vectors were also kept in an on-disk file that
+    no version or arithmetic mode keyed: vectors written before MKL's strict mode (0.6.1) outlived it and
+    moved ADEM by up to 1e-5 against a fresh computation, so the file is gone; the score cache keeps whole
+    rows (``core.cache``)."""
     from core.models.encoders import encode
-    disk = _disk_cache()
     need = [t for t in dict.fromkeys(texts) if t not in _MEMO]
-    for t in need:
-        h = _text_key(t)
-        if h in disk:
-            _MEMO[t] = disk[h]
-    need = [t for t in need if t not in _MEMO]
     if need:
-        # rounded through float16 as stored on disk, so a cached and a fresh vector are identical
         for t, v in zip(need, encode(need, progress=progress, desc=desc).astype(np.float16).astype(np.float32)):
             _MEMO[t] = v
-            disk[_text_key(t)] = v
-        _save_disk_cache(disk)
     return {t: _MEMO[t] for t in dict.fromkeys(texts)}
 
 
 _MEMO: dict[str, np.ndarray] = {}
 remembers(_MEMO.clear)
-
-
-def _text_key(t: str) -> str:
-    return hashlib.sha1(t.encode("utf-8")).hexdigest()[:16]
-
-
-def _disk_path() -> Path:
-    from core.models.encoders import encoder_id
-    return cache_dir() / f"adem-vectors-{encoder_id()}.npz"
-
-
-@functools.lru_cache(maxsize=1)
-def _disk_cache() -> dict[str, np.ndarray]:
-    path = _disk_path()
-    if not path.exists():
-        return {}
-    try:
-        z = np.load(path)
-        return dict(zip(z["keys"].tolist(), z["vectors"].astype(np.float32)))
-    except (OSError, ValueError, KeyError):
-        return {}
-
-
-def _save_disk_cache(disk: dict[str, np.ndarray]) -> None:
-    if len(disk) > 200000:  # keep the cache bounded
-        return
-    import os
-    path = _disk_path()
-    tmp = path.with_suffix(".tmp.npz")
-    np.savez(tmp, keys=np.array(list(disk)), vectors=np.stack(list(disk.values())).astype(np.float16))
-    os.replace(tmp, path)
 
 
 def example_vectors(examples: Sequence[Example], progress: Progress | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
