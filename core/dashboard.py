@@ -487,27 +487,39 @@ def fit_line(x: Sequence[float], y: Sequence[float]) -> tuple[float, float] | No
 
 def system_level_rows(cs: ComparisonScores) -> list[dict[str, Any]]:
     """Per metric and dimension: which system the metric prefers (higher mean, or lower when lower is
-    better) and which the humans prefer (higher mean), and whether they agree. With two systems this is
-    the only honest system-level view; a system-level correlation needs more systems."""
+    better) and which the humans prefer (higher mean), and whether they agree. A side with no score at all
+    (a metric that needs references on rows without any, a dimension one system was not rated on) says
+    ``"no scores"`` / ``"no ratings"`` and its agreement is empty (None), never a tie. With two systems this
+    is the only honest system-level view; a system-level correlation needs more systems."""
     comp = cs.comparison
     rows = []
     for d in dimensions(comp.examples()):
-        ha = np.nanmean([a.scores.get(d, math.nan) for a in comp.a])
-        hb = np.nanmean([b.scores.get(d, math.nan) for b in comp.b])
-        human = comp.system_a if ha > hb else comp.system_b if hb > ha else "tie"
+        ha, hb = (_finite_mean([ex.scores.get(d, math.nan) for ex in side]) for side in (comp.a, comp.b))
+        human = _preferred(ha, hb, True, comp.system_a, comp.system_b, "no ratings")
         for m in cs.metrics:
-            hib = metric_class(m).higher_is_better
-            a_vals, b_vals = cs.a(m), cs.b(m)
-            ma = float(np.nanmean(a_vals)) if np.isfinite(a_vals).any() else math.nan  # NaN: cannot score
-            mb = float(np.nanmean(b_vals)) if np.isfinite(b_vals).any() else math.nan
-            if not (np.isfinite(ma) and np.isfinite(mb)) or ma == mb:
-                pref = "tie"
-            else:
-                pref = comp.system_a if (ma > mb) == hib else comp.system_b
+            ma, mb = _finite_mean(cs.a(m)), _finite_mean(cs.b(m))
+            pref = _preferred(ma, mb, metric_class(m).higher_is_better, comp.system_a, comp.system_b, "no scores")
+            known = pref != "no scores" and human != "no ratings"
             rows.append({"dimension": d, "metric": m, "metric mean A": ma, "metric mean B": mb,
                          "human mean A": ha, "human mean B": hb, "metric prefers": pref,
-                         "humans prefer": human, "agree": pref == human})
+                         "humans prefer": human, "agree": pref == human if known else None})
     return rows
+
+
+def _finite_mean(values: Any) -> float:
+    """The mean of the finite values (NaN when there are none)."""
+    arr = np.asarray(values, float)
+    arr = arr[np.isfinite(arr)]
+    return float(arr.mean()) if arr.size else math.nan
+
+
+def _preferred(a: float, b: float, higher_is_better: bool, name_a: str, name_b: str, missing: str) -> str:
+    """The system whose mean is better, ``"tie"`` for equal means, ``missing`` when a side has none."""
+    if not (math.isfinite(a) and math.isfinite(b)):
+        return missing
+    if a == b:
+        return "tie"
+    return name_a if (a > b) == higher_is_better else name_b
 
 
 def system_correlations(table: ScoreTable, metrics: Sequence[str], method: str = "spearman",

@@ -648,6 +648,29 @@ def test_the_scatter_defaults_to_the_first_metric_that_scores_the_rows():
     assert dashboard.default_scatter_metric(scores(no_refs, np.full(12, np.nan)), "Overall") == "bleu"
 
 
+def test_the_system_table_says_no_scores_instead_of_a_tie():
+    """A metric with no score on a side (BLEU without references) or a dimension one system was not rated on
+    is shown as such, with no agreement, never as a tie that humans and the metric 'agree' or not on."""
+    from dataclasses import replace
+
+    from core.engine import score_comparison
+    exs = _toy_examples()
+    no_refs = [replace(e, references=[]) for e in exs]
+    cs = score_comparison(dashboard.make_loaded("toy", no_refs, None, "sysA", "sysB", [b"toy-none"]).comparison,
+                          ["bleu"])
+    row, = dashboard.system_level_rows(cs)
+    assert (row["metric prefers"], row["humans prefer"], row["agree"]) == ("no scores", "sysA", None)
+    unrated_b = [replace(e, scores={}) if e.system == "sysB" else e for e in exs]
+    cs = score_comparison(dashboard.make_loaded("toy", unrated_b, None, "sysA", "sysB", [b"toy-unrated"]).comparison,
+                          ["bleu"])
+    row, = dashboard.system_level_rows(cs)
+    assert (row["metric prefers"], row["humans prefer"], row["agree"]) == ("sysA", "no ratings", None)
+    same = [replace(e, response="no idea", scores={"Overall": 2.0}) for e in exs]
+    cs = score_comparison(dashboard.make_loaded("toy", same, None, "sysA", "sysB", [b"toy-tie"]).comparison, ["bleu"])
+    row, = dashboard.system_level_rows(cs)
+    assert (row["metric prefers"], row["humans prefer"], row["agree"]) == ("tie", "tie", True)
+
+
 def test_the_rated_sample_scatter_opens_on_a_metric_with_scores(new_app):
     """The shipped rated sample has no references: with bleu first in the sidebar the scatter used to open on
     bleu, an empty plot; it opens on the first metric that scores the rows."""
@@ -669,6 +692,27 @@ def test_the_rated_sample_scatter_opens_on_a_metric_with_scores(new_app):
     at.selectbox(key="corr_metric").set_value("bleu").run()  # still offered; the page says it has no scores
     assert at.selectbox(key="corr_metric").value == "bleu"
     assert any("bleu: no score on these rows" in c.value for c in at.caption)
+
+
+def test_a_scatter_metric_chosen_on_another_file_gives_way_where_it_scores_nothing(new_app, own_cache):
+    """bleu chosen on a file with references is not kept for a file without any (an empty plot); chosen on
+    that file itself, it stays."""
+    from dataclasses import replace
+    at = new_app(metrics=("bleu", "ruber_unref"))
+    at.session_state["loaded"] = dashboard.make_loaded("toy", _toy_examples(), None, "sysA", "sysB", [b"toy-refs"])
+    at.run()
+    at.switch_page("views/correlation.py").run()
+    at.selectbox(key="corr_metric").set_value("ruber_unref").run()
+    at.selectbox(key="corr_metric").set_value("bleu").run()
+    assert not at.exception, at.exception
+    no_refs = [replace(e, references=[]) for e in _toy_examples()]
+    at.session_state["loaded"] = dashboard.make_loaded("toy", no_refs, None, "sysA", "sysB", [b"toy-no-refs"])
+    at.run()
+    assert at.selectbox(key="corr_metric").value == "ruber_unref"
+    at.selectbox(key="corr_metric").set_value("bleu").run()
+    at.switch_page("views/home.py").run()
+    at.switch_page("views/correlation.py").run()
+    assert at.selectbox(key="corr_metric").value == "bleu"
 
 
 def test_votes_given_in_place_are_kept_counted_and_downloadable(new_app, own_cache):

@@ -21,6 +21,12 @@ def cached_correlations(key: str, metrics: tuple[str, ...], _cs):
     return dashboard.correlation_rows(_cs)
 
 
+def choose_metric(data_key: str) -> None:
+    """Keep the scatter's metric and the file it was chosen on."""
+    state.keep("corr_metric")
+    st.session_state["corr_metric_file"] = data_key
+
+
 def load_rated_here() -> None:
     """A rated file loaded from this page: its first two systems (the Upload page picks others)."""
     up = st.file_uploader("A file with human scores (JSONL, DSTC10 JSON or column JSON; two or more systems)",
@@ -77,9 +83,12 @@ elif data is not None and metrics:
         from core.compare import preference_dimension
         c1, c2 = st.columns(2)
         dim = state.kept("corr_dim", preference_dimension(comp.examples()), data.dimensions)
-        # the first metric with scores on these rows (not bleu on a file without references: an empty plot)
+        # the first metric with scores on these rows (not bleu on a file without references: an empty plot);
+        # a metric chosen on another file that scores nothing here gives way to it, one chosen here stays
+        if st.session_state.get("corr_metric_file") != data.key:
+            state.forget("corr_metric", no_refs)
         state.kept("corr_metric", dashboard.default_scatter_metric(cs, dim), cs.metrics)
-        m = c1.selectbox("Metric", cs.metrics, key="corr_metric", on_change=state.keep, args=("corr_metric",),
+        m = c1.selectbox("Metric", cs.metrics, key="corr_metric", on_change=choose_metric, args=(data.key,),
                          help="default: the first chosen metric that scores these rows")
         d = c2.selectbox("Human dimension", data.dimensions, key="corr_dim", on_change=state.keep, args=("corr_dim",),
                          help="default: the overall dimension (Overall, overall, coherence, ...)")

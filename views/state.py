@@ -18,7 +18,7 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Container, Sequence
 
 import streamlit as st
 
@@ -141,6 +141,15 @@ def kept(key: str, default: Any, options: Sequence | None = None) -> Any:
 
 def keep(key: str) -> None:
     st.session_state.setdefault("_kept", {})[key] = st.session_state[key]
+
+
+def forget(key: str, values: Container) -> None:
+    """Drop the kept choice of ``key`` (and the widget's value) when it is one of ``values``, so the next
+    :func:`kept` gives the default: a choice made on another file that means nothing on this one."""
+    store = st.session_state.setdefault("_kept", {})
+    if store.get(key, st.session_state.get(key)) in values:
+        store.pop(key, None)
+        st.session_state.pop(key, None)
 
 
 def _parse(raw: str, default: Any) -> Any:
