@@ -32,6 +32,7 @@ import os
 import re
 import stat
 import sys
+from abc import abstractmethod
 from array import array
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -729,7 +730,7 @@ def load_file(path: str | os.PathLike, fmt: str | None = None, data: bytes | Non
 
 
 # ----------------------------------------------------------------------------------------------
-# JSON Lines read in place: checked once, parsed again block by block (``dialeval score`` on any size)
+# JSON Lines and CSV read in place: checked once, parsed again block by block (``dialeval score`` on any size)
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 CSV_SUFFIXES = (".csv", ".tsv")
@@ -766,22 +767,20 @@ def _file_chunks(f: Any) -> Iterator[bytes]:
         yield chunk
 
 
-class JsonlRows(Sequence[Example]):
-    """The rows of a JSON Lines file that :func:`open_examples` has checked, held as their byte offsets and
-    line numbers (16 bytes a row) instead of as examples: a slice parses its rows again from the file, so a
-    file of any size is scored in blocks with bounded memory. The rows are the ones :func:`load_file` gives,
-    row for row; a file changed after the check is a :class:`DataError` when a block is read."""
+class RowsInPlace(Sequence[Example]):
+    """The rows of a file that :func:`open_examples` has checked, parsed again from the file when a slice is
+    asked for (:meth:`read`), so a file of any size is scored in blocks with bounded memory. The rows are the
+    ones :func:`load_file` gives, row for row; a file changed after the check is a :class:`DataError` when a
+    block is read (size and modification time are compared)."""
 
-    def __init__(self, path: str, system: str, offsets: array, lines: array, size: int, mtime_ns: int):
+    def __init__(self, path: str, count: int, size: int, mtime_ns: int):
         self.path = path
-        self.system = system
-        self.offsets = offsets
-        self.lines = lines
+        self.count = count
         self.size = size
         self.mtime_ns = mtime_ns
 
     def __len__(self) -> int:
-        return len(self.offsets)
+        return self.count
 
     def __getitem__(self, index):  # type: ignore[override]
         if isinstance(index, slice):
@@ -797,16 +796,36 @@ class JsonlRows(Sequence[Example]):
         for start in range(0, len(self), 1024):
             yield from self.read(start, min(len(self), start + 1024))
 
+    @abstractmethod
+    def read(self, start: int, stop: int) -> list[Example]:
+        """Rows ``start`` to ``stop - 1`` (0-based), parsed from the file."""
+
+    def changed(self) -> DataError:
+        return DataError([Problem(self.path, None, None, "changed while it was being scored (it was checked "
+                                                         "before scoring began); score it again")])
+
+    def same_file(self, st: os.stat_result) -> bool:
+        return (st.st_size, st.st_mtime_ns) == (self.size, self.mtime_ns)
+
+
+class JsonlRows(RowsInPlace):
+    """A checked JSON Lines file held as each row's byte offset and line number (16 bytes a row): a slice
+    seeks to its first row and parses its rows."""
+
+    def __init__(self, path: str, system: str, offsets: array, lines: array, size: int, mtime_ns: int):
+        super().__init__(path, len(offsets), size, mtime_ns)
+        self.system = system
+        self.offsets = offsets
+        self.lines = lines
+
     def read(self, start: int, stop: int) -> list[Example]:
         """Rows ``start`` to ``stop - 1`` (0-based), parsed from the file."""
         if start >= stop:
             return []
-        changed = DataError([Problem(self.path, None, None, "changed while it was being scored (it was checked "
-                                                            "before scoring began); score it again")])
+        changed = self.changed()
         try:
             with open(self.path, "rb") as f:
-                st = os.fstat(f.fileno())
-                if (st.st_size, st.st_mtime_ns) != (self.size, self.mtime_ns):
+                if not self.same_file(os.fstat(f.fileno())):
                     raise changed
                 f.seek(self.offsets[start])
                 end = self.offsets[stop] if stop < len(self) else self.size
@@ -916,50 +935,27 @@ def _scan_jsonl(path: str, each: Callable[[Example], None] | None,
     return JsonlRows(path, system, offsets, lines, st.st_size, st.st_mtime_ns), True
 
 
-class CsvRows(Sequence[Example]):
-    """The rows of a delimited file that :func:`open_examples` has checked, held as their count: the csv module
-    reads a record (which may span lines) only from the file's start, so rows are parsed again in order, each
-    slice reading on from where the last one stopped (a slice before that starts again from the top). The rows
-    are the ones :func:`load_file` gives; a file changed after the check is a :class:`DataError`."""
+class CsvRows(RowsInPlace):
+    """A checked delimited file held as its row count: the csv module reads a record (which may span lines)
+    only from the file's start, so rows are parsed again in order, each slice reading on from where the last
+    one stopped (a slice before that starts again from the top)."""
 
     def __init__(self, path: str, delimiter: str, mapping: CsvMapping, count: int, size: int, mtime_ns: int):
-        self.path = path
+        super().__init__(path, count, size, mtime_ns)
         self.delimiter = delimiter
         self.mapping = mapping
-        self.count = count
-        self.size = size
-        self.mtime_ns = mtime_ns
         self._file: Any = None
         self._rows: Iterator[Example] | None = None
         self._checker: _RowChecker | None = None
         self._next = 0  # the index of the row self._rows gives next
 
-    def __len__(self) -> int:
-        return self.count
-
-    def __getitem__(self, index):  # type: ignore[override]
-        if isinstance(index, slice):
-            start, stop, step = index.indices(len(self))
-            return self.read(start, stop) if step == 1 else self.read(0, len(self))[index]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError(f"row index {index} out of range for {len(self)} rows")
-        return self.read(index, index + 1)[0]
-
-    def __iter__(self) -> Iterator[Example]:
-        for start in range(0, len(self), 1024):
-            yield from self.read(start, min(len(self), start + 1024))
-
     def read(self, start: int, stop: int) -> list[Example]:
         """Rows ``start`` to ``stop - 1`` (0-based), parsed from the file."""
         if start >= stop:
             return []
-        changed = DataError([Problem(self.path, None, None, "changed while it was being scored (it was checked "
-                                                            "before scoring began); score it again")])
+        changed = self.changed()
         try:
-            st = os.stat(self.path)
-            if (st.st_size, st.st_mtime_ns) != (self.size, self.mtime_ns):
+            if not self.same_file(os.stat(self.path)):
                 raise changed
             if self._rows is None or start < self._next:
                 self.close()
