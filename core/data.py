@@ -897,9 +897,10 @@ def _open_in_place(path: str) -> Any:
 def _scan_jsonl(path: str, each: Callable[[Example], None] | None,
                 progress: Callable[[int, int, str], None] | None) -> tuple[JsonlRows | None, bool]:
     """Check every row of a JSON Lines file in one pass, as :func:`load_file` does, keeping only where each
-    row starts. Returns ``(rows, True)``; ``(None, True)`` when every row was checked (and given to ``each``)
-    but two may share an id; ``(None, False)`` when the file cannot be read in place (not UTF-8, or a row
-    has a problem: :func:`load_file` then says what, word for word)."""
+    row starts. Returns ``(rows, True)``, or raises :func:`load_file`'s :class:`DataError` (its problems, in
+    its order: an undecodable byte, else every row's problem). ``(None, True)``: every row was given to
+    ``each`` but two may share an id; ``(None, False)``: :func:`load_file` must say (UTF-16/32, a pipe, no
+    row at all, a byte-order mark before an undecodable byte, a problem beside a possibly repeated id)."""
     f = _open_in_place(path)
     if f is None:
         return None, False
@@ -910,26 +911,36 @@ def _scan_jsonl(path: str, each: Callable[[Example], None] | None,
         offsets, lines = array("q"), array("q")
         total_mb = st.st_size >> 20
         shown_mb = -1
+        bom = False
         for number, offset, raw in byte_lines(_file_chunks(f)):
+            bom = bom or (number == 1 and raw.startswith(codecs.BOM_UTF8))
             try:
                 text = raw.decode("utf-8").lstrip("\ufeff")
-            except UnicodeDecodeError:
-                return None, False
+            except UnicodeDecodeError as e:
+                if bom:  # load_file decodes it as utf-8-sig, which counts offsets its own way
+                    return None, False
+                raise DataError([Problem(path, number, None, f"is not valid UTF-8 (byte 0x{raw[e.start]:02x} at "
+                                                             f"offset {offset + e.start}); save the file as UTF-8")]) from None
             if not text.strip():
                 continue
             value, problem = parse_json(text, path, number)
-            ex = None if problem else _example_from_record(chk, value, number, path, system)
+            if problem is not None:
+                chk.problems.append(problem)
+                continue
+            ex = _example_from_record(chk, value, number, path, system)
             if ex is None:
-                return None, False
+                continue
             offsets.append(offset)
             lines.append(number)
-            if each is not None:
+            if each is not None and not chk.problems:
                 each(ex)
             if progress is not None and st.st_size >= _PROGRESS_FROM and offset >> 20 != shown_mb:
                 shown_mb = offset >> 20
                 progress(shown_mb, total_mb, f"checking {os.path.basename(path)} (MB)")
     if not offsets or chk.repeated_id():
-        return None, bool(offsets)
+        return None, bool(offsets) and not chk.problems
+    if chk.problems:
+        raise DataError(chk.problems)
     if progress is not None and st.st_size >= _PROGRESS_FROM:
         progress(total_mb, total_mb, f"checked {len(offsets)} rows")
     return JsonlRows(path, system, offsets, lines, st.st_size, st.st_mtime_ns), True
@@ -994,7 +1005,7 @@ class CsvRows(RowsInPlace):
 def _scan_csv(path: str, mapping: CsvMapping, each: Callable[[Example], None] | None,
               progress: Callable[[int, int, str], None] | None) -> tuple[CsvRows | None, bool]:
     """:func:`_scan_jsonl` for a delimited file: every row checked as :func:`load_file` checks it, only their
-    count kept."""
+    count kept. A problem with the header or an undecodable byte leaves the file to :func:`load_file`."""
     f = _open_in_place(path)
     if f is None:
         return None, False
@@ -1008,10 +1019,8 @@ def _scan_csv(path: str, mapping: CsvMapping, each: Callable[[Example], None] | 
             text.seek(0)
             count, total_mb, shown_mb = 0, st.st_size >> 20, -1
             for ex in _csv_rows(chk, text, delimiter, mapping):
-                if chk.problems:
-                    return None, False
                 count += 1
-                if each is not None:
+                if each is not None and not chk.problems:
                     each(ex)
                 if progress is not None and st.st_size >= _PROGRESS_FROM and f.tell() >> 20 != shown_mb:
                     shown_mb = f.tell() >> 20
@@ -1020,8 +1029,10 @@ def _scan_csv(path: str, mapping: CsvMapping, each: Callable[[Example], None] | 
             return None, False
         finally:
             text.detach()
-    if chk.problems or not count or chk.repeated_id():
+    if not count or chk.repeated_id():
         return None, bool(count) and not chk.problems
+    if chk.problems:
+        raise DataError(chk.problems)
     if progress is not None and st.st_size >= _PROGRESS_FROM:
         progress(total_mb, total_mb, f"checked {count} rows")
     return CsvRows(path, delimiter, mapping, count, st.st_size, st.st_mtime_ns), True
@@ -1035,7 +1046,9 @@ def open_examples(path: str | os.PathLike, fmt: str | None = None, csv_mapping: 
     ``.jsonl``/``.ndjson``) or a delimited one (``fmt="csv"``, or named ``.csv``/``.tsv``) is checked row by row
     and kept as :class:`JsonlRows` (16 bytes a row) or :class:`CsvRows` (a count); a slice is parsed from the
     file when it is asked for, so memory stays bounded however large the file. DSTC10 and column JSON (one
-    document), UTF-16/32 text and a pipe (read once) are loaded whole. ``each(example)`` is called once for every row, in
+    document), UTF-16/32 text and a pipe (read once) are loaded whole. A file that fails the check raises
+    :func:`load_file`'s :class:`DataError`, worded by the check itself where it can be exact (a bad row, an
+    undecodable byte), else by :func:`load_file`. ``each(example)`` is called once for every row, in
     order, before this returns (the CLI counts blank text with it); ``progress`` gets the check's MB read for
     files of 16 MB or more."""
     if fmt is not None and fmt not in FORMATS:
@@ -1051,6 +1064,7 @@ def open_examples(path: str | os.PathLike, fmt: str | None = None, csv_mapping: 
         return rows
     if each_done:  # a repeated id hash: the whole loader says which (or it was a collision)
         return load_file(path, fmt, csv_mapping=csv_mapping)
+    # not read in place, or a problem the whole loader must word (its message, its order)
     examples = load_file(path, fmt, csv_mapping=csv_mapping)
     if each is not None:
         for ex in examples:

@@ -182,6 +182,30 @@ def test_csv_read_in_place_reads_on_in_order_and_refuses_a_changed_file(tmp_path
         rows[0:2]
 
 
+def test_a_bad_row_of_a_file_read_in_place_is_reported_without_loading_it_whole(tmp_path, monkeypatch):
+    """The check itself words the problems as load_file does (every bad row, in order; an undecodable byte
+    alone), so a large broken file is never loaded whole just to say what is wrong."""
+    import core.data as data_module
+    from core.data import open_examples
+    rows = [{"id": i, "context": ["hi"], "response": f"r{i}"} for i in range(6)]
+    rows[2]["response"], rows[4]["scores"] = 7, {"overall": "good"}
+    jsonl = write(tmp_path, "x.jsonl", "".join(json.dumps(r) + "\n" for r in rows) + "not json\n")
+    csv_text = "id,context,response,scores.overall\na,hi,yo,3\nb,hi,yo,good\nc,,there,2\nd,hey,x,1,extra\n"
+    csv_path = write(tmp_path, "x.csv", csv_text)
+    latin = write(tmp_path, "l.jsonl", (json.dumps(rows[0]) + "\n" + json.dumps(rows[1]) + "\n").encode() + b'{"x": "caf\xe9"}\n')
+    expected = {}
+    for path in (jsonl, csv_path, latin):
+        with pytest.raises(DataError) as e:
+            load_file(path)
+        expected[path] = str(e.value)
+    assert "3 problem(s)" in expected[jsonl] and "3 problem(s)" in expected[csv_path] and "offset" in expected[latin]
+    monkeypatch.setattr(data_module, "load_file", lambda *a, **k: pytest.fail("loaded whole"))
+    for path in (jsonl, csv_path, latin):
+        with pytest.raises(DataError) as e:
+            open_examples(path)
+        assert str(e.value) == expected[path]
+
+
 def test_other_formats_are_loaded_whole_by_open_examples(tmp_path):
     from core.data import open_examples
     path = write(tmp_path, "x.json", json.dumps({"contexts": [["hello"], ["how are you"]],

@@ -247,7 +247,7 @@ def load_or_error(load, path: Path):
 def test_jsonl_read_in_place_gives_load_files_rows_or_error(data, encoding, end, blank_lines):
     """``dialeval score`` reads JSON Lines in place (``core.data.open_examples``: checked, then parsed block by
     block): the same rows as ``load_file`` (whole, sliced, and one call of ``each`` per row in order), or the
-    same error, word for word."""
+    same error, word for word (planted faults, bytes that are not UTF-8)."""
     records = data.draw(rows())
     faults = data.draw(faulty(records, JSON_FAULTS))
     lines = []
@@ -257,7 +257,11 @@ def test_jsonl_read_in_place_gives_load_files_rows_or_error(data, encoding, end,
         lines.append(item if isinstance(item, str) else json.dumps(item, ensure_ascii=data.draw(st.booleans())))
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "in.jsonl"
-        path.write_bytes(encode(end.join(lines) + data.draw(st.sampled_from([end, ""])), encoding))
+        raw = encode(end.join(lines) + data.draw(st.sampled_from([end, ""])), encoding)
+        if encoding != "utf-16" and data.draw(st.booleans()):  # bytes that are not UTF-8, anywhere
+            at = data.draw(st.integers(0, len(raw)))
+            raw = raw[:at] + data.draw(st.sampled_from([b"\xff", b"\xe2\x82", b"\xc3", b"\x80x"])) + raw[at:]
+        path.write_bytes(raw)
         same_as_load_file(data, path)
 
 
