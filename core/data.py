@@ -894,6 +894,34 @@ def _open_in_place(path: str) -> Any:
     return f
 
 
+class _CheckProgress:
+    """A check's progress in MB read, shown for files of :data:`_PROGRESS_FROM` bytes or more."""
+
+    def __init__(self, path: str, size: int, progress: Callable[[int, int, str], None] | None):
+        self.progress = progress if size >= _PROGRESS_FROM else None
+        self.name, self.total, self.shown = os.path.basename(path), size >> 20, -1
+
+    def at(self, offset: int) -> None:
+        if self.progress is not None and offset >> 20 != self.shown:
+            self.shown = offset >> 20
+            self.progress(min(self.shown, self.total), self.total, f"checking {self.name} (MB)")
+
+    def done(self, rows: int) -> None:
+        if self.progress is not None:
+            self.progress(self.total, self.total, f"checked {rows} rows")
+
+
+def _checked(chk: _ScanChecker, rows: int) -> tuple[bool, bool]:
+    """Once every row is checked: (read in place?, was every row given to ``each``?). Raises the problems when
+    the check words them as :func:`load_file` does; leaves to it a file with no good row (it may be one JSON
+    document) or a possibly repeated id (the check keeps hashes)."""
+    if not rows or chk.repeated_id():
+        return False, bool(rows) and not chk.problems
+    if chk.problems:
+        raise DataError(chk.problems)
+    return True, True
+
+
 def _scan_jsonl(path: str, each: Callable[[Example], None] | None,
                 progress: Callable[[int, int, str], None] | None) -> tuple[JsonlRows | None, bool]:
     """Check every row of a JSON Lines file in one pass, as :func:`load_file` does, keeping only where each
@@ -909,8 +937,7 @@ def _scan_jsonl(path: str, each: Callable[[Example], None] | None,
         chk = _ScanChecker(path)
         system = _default_system(path)
         offsets, lines = array("q"), array("q")
-        total_mb = st.st_size >> 20
-        shown_mb = -1
+        shown = _CheckProgress(path, st.st_size, progress)
         bom = False
         for number, offset, raw in byte_lines(_file_chunks(f)):
             bom = bom or (number == 1 and raw.startswith(codecs.BOM_UTF8))
@@ -934,15 +961,11 @@ def _scan_jsonl(path: str, each: Callable[[Example], None] | None,
             lines.append(number)
             if each is not None and not chk.problems:
                 each(ex)
-            if progress is not None and st.st_size >= _PROGRESS_FROM and offset >> 20 != shown_mb:
-                shown_mb = offset >> 20
-                progress(shown_mb, total_mb, f"checking {os.path.basename(path)} (MB)")
-    if not offsets or chk.repeated_id():
-        return None, bool(offsets) and not chk.problems
-    if chk.problems:
-        raise DataError(chk.problems)
-    if progress is not None and st.st_size >= _PROGRESS_FROM:
-        progress(total_mb, total_mb, f"checked {len(offsets)} rows")
+            shown.at(offset)
+    in_place, each_done = _checked(chk, len(offsets))
+    if not in_place:
+        return None, each_done
+    shown.done(len(offsets))
     return JsonlRows(path, system, offsets, lines, st.st_size, st.st_mtime_ns), True
 
 
@@ -1017,24 +1040,20 @@ def _scan_csv(path: str, mapping: CsvMapping, each: Callable[[Example], None] | 
             header = next((line for line in text if line.strip()), "")
             delimiter = mapping.delimiter or csv_delimiter(path, header)
             text.seek(0)
-            count, total_mb, shown_mb = 0, st.st_size >> 20, -1
+            count, shown = 0, _CheckProgress(path, st.st_size, progress)
             for ex in _csv_rows(chk, text, delimiter, mapping):
                 count += 1
                 if each is not None and not chk.problems:
                     each(ex)
-                if progress is not None and st.st_size >= _PROGRESS_FROM and f.tell() >> 20 != shown_mb:
-                    shown_mb = f.tell() >> 20
-                    progress(min(shown_mb, total_mb), total_mb, f"checking {os.path.basename(path)} (MB)")
+                shown.at(f.tell())
         except (DataError, UnicodeDecodeError):
             return None, False
         finally:
             text.detach()
-    if not count or chk.repeated_id():
-        return None, bool(count) and not chk.problems
-    if chk.problems:
-        raise DataError(chk.problems)
-    if progress is not None and st.st_size >= _PROGRESS_FROM:
-        progress(total_mb, total_mb, f"checked {count} rows")
+    in_place, each_done = _checked(chk, count)
+    if not in_place:
+        return None, each_done
+    shown.done(count)
     return CsvRows(path, delimiter, mapping, count, st.st_size, st.st_mtime_ns), True
 
 
