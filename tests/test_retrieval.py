@@ -63,6 +63,22 @@ def test_index_cached_on_disk_by_content(tmp_path):
     assert other.content_hash != pool.content_hash and retrieval.pool_embeddings(other)[1] == "built"
 
 
+def test_a_pool_index_is_cached_only_from_reproducible_products(monkeypatch):
+    """The cache file names how its vectors were computed (MKL's reproducible mode): a file of the name used
+    before 0.6.2 is never read, and a process whose MKL is not in that mode builds without caching."""
+    import core.models.blas as blas
+    from core.settings import cache_dir
+    pool = Pool.from_pairs("toy", PAIRS)
+    np.save(cache_dir() / f"{retrieval.index_name(pool)}.npy", np.zeros((len(pool.texts), 384), np.float16))
+    built, src = retrieval.pool_embeddings(pool)
+    assert src == "built" and np.abs(built).sum() > 0  # not the old file's zeros
+    assert retrieval.cached_index_path(pool).name.endswith(f"-{retrieval.BUILT_VECTORS}.npy")
+    other = Pool.from_pairs("toy", PAIRS[:-1])
+    monkeypatch.setattr(blas, "reproducible_products", lambda: False)
+    assert [retrieval.pool_embeddings(other)[1] for _ in range(2)] == ["built", "built"]
+    assert retrieval.index_location(other) is None
+
+
 def test_exact_search_does_not_depend_on_batch_or_threads():
     """Grid search: a query's neighbours and similarities are bit-identical alone, in any batch and on any
     thread count, and agree with float search up to the grid's rounding (ties go to the lower index)."""

@@ -222,6 +222,17 @@ def index_name(pool: Pool) -> str:
     return f"pool-{pool.key}-{encoder_id()}"
 
 
+BUILT_VECTORS = "cnr"
+"""How a pool index built on this machine was computed, in its cache file name: MiniLM under MKL's strict
+reproducible mode (``core.models.blas``, since 0.6.1). Files built before it (no tag) are not read: their float16
+vectors can differ in a rounded last digit, as ADEM's cached vectors did (up to 1e-5 on ADEM; 0.6.2)."""
+
+
+def cached_index_path(pool: Pool) -> Path:
+    """The cache file of a pool's exact float16 embeddings built on this machine."""
+    return cache_dir() / f"{index_name(pool)}-{BUILT_VECTORS}.npy"
+
+
 def build_embeddings(pool: Pool, progress: Progress | None = None) -> np.ndarray:
     from core.models.encoders import encode
     return encode(pool.texts, progress=progress, desc=f"indexing pool '{pool.name}'", remember=False)
@@ -253,7 +264,7 @@ def index_location(pool: Pool) -> str | None:
     name = index_name(pool)
     if (checkpoint_dir() / f"{name}.faiss").exists():
         return "shipped"
-    if (cache_dir() / f"{name}.npy").exists():
+    if cached_index_path(pool).exists():
         return "cache"
     return None
 
@@ -263,19 +274,20 @@ def pool_embeddings(pool: Pool, progress: Progress | None = None) -> tuple[np.nd
 
     Look-up order: shipped PQ index in checkpoints/, then the on-disk cache, else encode (progress
     bar) and cache as float16. A freshly built index is returned float16-rounded too, so the first run over a
-    pool gives the numbers every later (cached) run gives."""
-    name = index_name(pool)
-    shipped = checkpoint_dir() / f"{name}.faiss"
+    pool gives the numbers every later (cached) run gives. An index built in a process whose MKL is not in its
+    reproducible mode (``core.models.blas``) is used but not cached."""
+    from core.models.blas import reproducible_products
+    shipped = checkpoint_dir() / f"{index_name(pool)}.faiss"
     if shipped.exists():
         return load_pq_vectors(shipped), "shipped"
-    cached = cache_dir() / f"{name}.npy"
+    cached = cached_index_path(pool)
     if cached.exists():
         return np.load(cached).astype(np.float32), "cache"
-    vecs = build_embeddings(pool, progress)
-    tmp = cached.with_suffix(".tmp.npy")
-    vecs = vecs.astype(np.float16)
-    np.save(tmp, vecs)
-    os.replace(tmp, cached)
+    vecs = build_embeddings(pool, progress).astype(np.float16)
+    if reproducible_products() is not False:
+        tmp = cached.with_suffix(".tmp.npy")
+        np.save(tmp, vecs)
+        os.replace(tmp, cached)
     return vecs.astype(np.float32), "built"
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from core.metrics.ruber import (BERT_UNREF_CKPT, MAX_WORDPIECES, UNREF_CKPT, build_bigru_scorer, build_vector_scorer,
                                 load_bigru, load_vector_scorer, pad_ids, static_matrix_hash, static_word_matrix,
                                 wordpiece_ids)
-from core.settings import SEED, cache_dir
+from core.settings import SEED
 from core.training import log, log_progress, register_trainer, set_threads
 
 MARGIN = 0.5
@@ -131,8 +131,8 @@ def _pool_sentence_vectors(pool, text_ids: np.ndarray) -> np.ndarray:
     """MiniLM sentence vectors of the given pool texts: from the pool's embedding index when it is on
     this machine (shipped or cached), else encoded now."""
     from core.models.encoders import encode
-    from core.models.retrieval import index_location, index_name
-    cached = cache_dir() / f"{index_name(pool)}.npy"
+    from core.models.retrieval import cached_index_path, index_location
+    cached = cached_index_path(pool)
     if cached.exists():
         log(f"using cached pool embeddings {cached}")
         return np.load(cached, mmap_mode="r")[text_ids].astype(np.float32)
