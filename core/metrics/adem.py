@@ -72,10 +72,8 @@ def context_text(context: Sequence[str], max_words: int = CONTEXT_WORDS) -> str:
 
 def encode_texts(texts: Sequence[str], progress: Progress | None = None, desc: str = "adem: MiniLM") -> dict[str, np.ndarray]:
     """text -> normalized MiniLM vector rounded to float16 precision (as the checkpoint was trained), each
-    distinct text encoded once per process. Until 0.6.1 the vectors were also kept in an on-disk file that
-    no version or arithmetic mode keyed: vectors written before MKL's strict mode (0.6.1) outlived it and
-    moved ADEM by up to 1e-5 against a fresh computation, so the file is gone; the score cache keeps whole
-    rows (``core.cache``)."""
+    distinct text encoded once per process; nothing is kept on disk but whole rows in the score cache
+    (``core.cache``; why: docs/architecture.md, "Version 0.6.2")."""
     from core.models.encoders import encode
     need = [t for t in dict.fromkeys(texts) if t not in _MEMO]
     if need:

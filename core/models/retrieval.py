@@ -224,8 +224,8 @@ def index_name(pool: Pool) -> str:
 
 BUILT_VECTORS = "cnr"
 """How a pool index built on this machine was computed, in its cache file name: MiniLM under MKL's strict
-reproducible mode (``core.models.blas``, since 0.6.1). Files built before it (no tag) are not read: their float16
-vectors can differ in a rounded last digit, as ADEM's cached vectors did (up to 1e-5 on ADEM; 0.6.2)."""
+reproducible mode (``core.models.blas``). A file without it was computed otherwise and is not read
+(docs/architecture.md, "Version 0.6.2")."""
 
 
 def cached_index_path(pool: Pool) -> Path:
