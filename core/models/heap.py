@@ -2,15 +2,12 @@
 
 SmolLM2's readings (``core.models.mme_models.response_token_logprobs``: MME's specificity and context-PMI passes)
 apply the LM head at each reply's positions: a (reply tokens x 49,152) float32 block of up to 12 MB per reply,
-a different size for every reply length, freed at once, while each reply's small result (a few hundred bytes)
-stays. glibc serves blocks under its adaptive mmap threshold (which rises to 32 MB after the first large block
-is freed) from the heap, where the small survivors pin the freed large blocks in place; batches come in order
-of increasing length, so each new block is larger than the holes before it and the heap only grows. Measured
-(1,000 replies, one SM pass, 2 cores): resident memory rose from 0.65 GB to 3.9-4.2 GB and stayed there,
-and MME's peak grew with its block size (7.3 GB for one 2,000-row call, 9.9 GB over a 10k-row file). Calling
-``malloc_trim(0)`` after every batch hands the freed pages back: the same pass ends at 0.71 GB with its peak
-at the model's load (1.17 GB), in the same time (20.5 s vs 22.8 s), and every number it reads is unchanged
-(same bytes). Other C libraries (macOS, musl) have no ``malloc_trim``; there this does nothing.
+a different size for every reply length, freed at once while each reply's small result stays. glibc serves such
+blocks from the heap (its adaptive mmap threshold rises after the first large one is freed), where the small
+survivors pin the freed blocks in place; batches come in order of increasing length, so the heap only grew.
+Trimming after every batch keeps memory flat at the same speed and with the same numbers (measured in
+benchmarks/GROWTH.md: MME's 10k-row run from 9.9 GB to 1.6 GB). Other C libraries (macOS, musl) have no
+``malloc_trim``; there this does nothing.
 """
 from __future__ import annotations
 
