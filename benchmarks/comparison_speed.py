@@ -40,9 +40,9 @@ def main() -> int:
     ap.add_argument("--pairs", type=int, default=1000)
     ap.add_argument("--judge-pairs", type=int, default=240)
     a = ap.parse_args()
-    from core.compare import build_verdict
     from core.data import load_comparison
     from core.engine import DEFAULT_METRICS, judge_comparison, score_comparison
+    from core.verdict import build_verdict
     demo = load_comparison(str(ROOT / "demo" / "demo.jsonl"))
     load = os.getloadavg()[0]
     t0 = time.perf_counter()

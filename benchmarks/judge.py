@@ -23,7 +23,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-from core.compare import preference_dimension, side_accuracy
 from core.judges.pairs import context_key, votes_from_examples
 from core.judges.pairwise import Encoded, N_LAYERS, combine_orders, encode_pairs, load_judge, verdicts
 from core.judges.votes import VoteFeatures, context_folds, learning_curve, vote_features
@@ -31,6 +30,7 @@ from core.progress import progress_bar
 from core.settings import SEED, shared_data_dir
 from core.training.judge import train_judge
 from core.training.judge_pairs import TRAIN_SETS, evaluate, heldout_cache_path, load_heldout_predictions, train_test_pairs
+from core.verdict import preference_dimension, side_accuracy
 
 
 

@@ -25,10 +25,10 @@ import json
 from pathlib import Path
 
 import numpy as np
-from core.compare import preference_dimension, side_accuracy
 from core.judges.pairwise import load_judge
 from core.settings import SEED, shared_data_dir
 from core.training.judge_pairs import DAILYDIALOG_SETS, TRAIN_SETS, heldout_cache_path, load_heldout_predictions, train_test_pairs
+from core.verdict import preference_dimension, side_accuracy
 
 
 

@@ -24,9 +24,9 @@ request_short_spins()  # before torch loads: SmolLM2 keeps its speed on a busy m
 
 if TYPE_CHECKING:
     from core.cache import ScoreCache
-    from core.compare import Verdict
     from core.progress import Progress
     from core.scoring import JudgeOutput, Options
+    from core.verdict import Verdict
 
 __all__ = ["score", "judge", "compare", "__version__"]
 
@@ -81,7 +81,19 @@ def _aligned(*columns: "_Column | None") -> None:
 
 
 def _is_missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and value != value)
+    """None, NaN and pandas' NA (a missing cell of a ``string`` Series) are no value."""
+    return value is None or (isinstance(value, float) and value != value) or type(value).__name__ == "NAType"
+
+
+def _encodable(text: str, where: str) -> str:
+    """``text`` if it can be written as UTF-8 (the cache, every output); a lone surrogate (half of an emoji
+    cut in two, e.g. by slicing UTF-16) is named with its argument and position, as the file loaders do."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ValueError(f"{where} holds a lone surrogate {text[e.start]!r} at character {e.start} (half of a "
+                         "character cut in two): fix the text before scoring") from None
+    return text
 
 
 def _texts(value: Any, column: _Column, i: int, what: str, allow_missing: bool = False) -> list[str]:
@@ -91,6 +103,7 @@ def _texts(value: Any, column: _Column, i: int, what: str, allow_missing: bool =
     if allow_missing and _is_missing(value):
         return []
     if isinstance(value, str):
+        _encodable(value, column.where(i))
         return split_turns(value) if what == "turns" else [value]
     try:
         inner = _Column(value, column.where(i))
@@ -100,14 +113,21 @@ def _texts(value: Any, column: _Column, i: int, what: str, allow_missing: bool =
     bad = [j for j, t in enumerate(inner.items) if not isinstance(t, str)]
     if bad:
         raise TypeError(f"{column.where(i)}[{bad[0]}] must be a string, got {type(inner.items[bad[0]]).__name__}")
-    return inner.items
+    return [_encodable(t, f"{column.where(i)}[{j}]") for j, t in enumerate(inner.items)]
 
 
 def _strings(column: _Column) -> list[str]:
     for i, value in enumerate(column.items):
         if not isinstance(value, str):
             raise TypeError(f"{column.where(i)} must be a string, got {type(value).__name__} {value!r:.40}")
+        _encodable(value, column.where(i))
     return column.items
+
+
+def _require_turns(turns: list[str], column: _Column, i: int) -> None:
+    """A context must hold the input utterance (a non-blank turn), as the CLI's loaders require."""
+    if not any(t.strip() for t in turns):
+        raise ValueError(f"{column.where(i)} is empty: give at least the input utterance")
 
 
 def _warn_blank(notes: list[str]) -> None:
@@ -138,8 +158,7 @@ def score(responses: Sequence[str], contexts: Sequence[Sequence[str] | str],
     exs = []
     for i, response in enumerate(_strings(resp)):
         turns = _texts(ctx.items[i], ctx, i, "turns")
-        if not any(t.strip() for t in turns):
-            raise ValueError(f"{ctx.where(i)} is empty: give at least the input utterance")
+        _require_turns(turns, ctx, i)
         r = [] if refs is None else _texts(refs.items[i], refs, i, "references", allow_missing=True)
         exs.append(Example(id=str(i), system=system, context=turns, response=response, references=r, row=i))
     _warn_blank(blank_text_notes(exs, names))
@@ -160,6 +179,8 @@ def judge(contexts: Sequence[Sequence[str] | str], replies_a: Sequence[str], rep
     ctx, a, b = _Column(contexts, "contexts"), _Column(replies_a, "replies_a"), _Column(replies_b, "replies_b")
     _aligned(ctx, a, b)
     turns = [_texts(c, ctx, i, "turns") for i, c in enumerate(ctx.items)]
+    for i, t in enumerate(turns):
+        _require_turns(t, ctx, i)
     return judge_pairs(turns, _strings(a), _strings(b), checkpoint=checkpoint, progress=progress, cache=cache)
 
 
@@ -168,11 +189,11 @@ def compare(input_a: str, input_b: str | None = None, system_a: str | None = Non
             progress: "Progress | None" = None, cache: "ScoreCache | bool | None" = None,
             **settings: Any) -> "Verdict":
     """The verdict on two systems: two files (one system each) or one multi-system file with two chosen;
-    ``settings`` go to ``core.compare.build_verdict`` (``n_boot``, ``n_perm``, ``level``, ``seed``, ``human``);
+    ``settings`` go to ``core.verdict.build_verdict`` (``n_boot``, ``n_perm``, ``level``, ``seed``, ``human``);
     ``cache`` as in :func:`score`."""
-    from core.compare import build_verdict, summarize_judge
     from core.data import load_comparison
     from core.engine import judge_comparison, score_comparison
+    from core.verdict import build_verdict, summarize_judge
     comp = load_comparison(input_a, input_b, system_a, system_b)
     cs = score_comparison(comp, metrics, options, progress, cache)
     summary = summarize_judge(comp, judge_comparison(comp, progress=progress, cache=cache)) if judge else None

@@ -1,6 +1,6 @@
 """What the dashboard shows, computed without Streamlit (so the CLI and tests can reuse it).
 
-The pages in ``views/`` only draw; everything they display comes from here or from ``core.compare``'s
+The pages in ``views/`` only draw; everything they display comes from here or from ``core.verdict``'s
 verdict: loading an upload into a ``Comparison``, the per-example table (both systems side by side, every
 metric, the difference A - B), the verdict as a display table, υBLEU's extended references and MME's
 sub-metrics as rows, metric-vs-human correlations, votes for the judge, and CSV / JSONL exports.
@@ -21,14 +21,14 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from core.compare import Verdict, human_tie_margin, pair_winner
-from core.data import (Comparison, CsvMapping, DataError, Example, Problem, align, compare_systems, dimensions,
-                       load_file, systems_in)
+from core.data import (Comparison, CsvMapping, DataError, Example, Problem, compare_systems, csv_delimiter,
+                       dimensions, load_file, pair_files, systems_in)
 from core.engine import DEFAULT_METRICS, ComparisonScores, ScoreTable
 from core.html_report import InputFile, input_file
 from core.judges.pairs import Pair
 from core.scoring import metric_class
 from core.settings import cache_dir
+from core.verdict import Verdict, human_tie_margin, pair_winner
 
 DEMO_NAME = "built-in demo (chitchat: C-BM25 vs SmolLM2-135M)"
 RATED_DEMO_NAME = "built-in human-rated sample (engagement-dd: generated vs human replies)"
@@ -83,17 +83,18 @@ def parse_upload(name: str, data: bytes, fmt: str | None = None, csv_mapping: Cs
     return load_file(name, fmt=fmt or None, data=data, csv_mapping=csv_mapping)
 
 
-def csv_header(data: bytes) -> list[str]:
+def csv_header(data: bytes, name: str = "") -> list[str]:
     """Column names of an uploaded CSV (for the column-mapping widgets)."""
-    return next(iter(csv_rows(data, 0)), [])
+    return next(iter(csv_rows(data, 0, name)), [])
 
 
-def csv_rows(data: bytes, n: int = 50) -> list[list[str]]:
-    """The header and the first ``n`` records of an uploaded CSV."""
+def csv_rows(data: bytes, n: int = 50, name: str = "") -> list[list[str]]:
+    """The header and the first ``n`` records of an uploaded delimited file, split as the loader splits it
+    (``core.data.csv_delimiter``: tabs for ``.tsv``, a header's tabs or semicolons when it has no comma)."""
     import csv
     text = data.decode("utf-8-sig", errors="replace")
     out = []
-    for k, row in enumerate(csv.reader(io.StringIO(text, newline=""))):
+    for k, row in enumerate(csv.reader(io.StringIO(text, newline=""), delimiter=csv_delimiter(name, text))):
         out.append(row)
         if k >= n:
             break
@@ -104,7 +105,7 @@ def csv_rows(data: bytes, n: int = 50) -> list[list[str]]:
 ROLE_WORDS = {
     "response": ("response", "reply", "hypothesis", "hyp", "output", "generation", "generated", "answer",
                  "prediction", "pred", "completion"),
-    "context": ("context", "history", "dialog", "dialogue", "input", "prompt", "query", "utterance", "post",
+    "context": ("context", "history", "dialog", "dialogue", "input", "prompt", "query", "utterance", "utt", "post",
                 "conversation", "source", "turns"),
     "id": ("id", "idx", "index", "key", "uid"),
     "system": ("system", "model", "bot", "version", "variant", "agent", "engine"),
@@ -202,14 +203,11 @@ def make_loaded(name: str, examples_a: list[Example], examples_b: list[Example] 
         comp = compare_systems(examples_a, system_a, system_b)
         everything = list(examples_a)
     else:
-        if system_a:
-            examples_a = [e for e in examples_a if e.system == system_a]
-        if system_b:
-            examples_b = [e for e in examples_b if e.system == system_b]
-        comp = align(examples_a, examples_b, system_a, system_b)
-        if comp.system_a == comp.system_b:  # two files that both lack a system name
-            comp.system_b = comp.system_b + " (B)"
-        everything = list(examples_a) + list(examples_b)
+        source_a = examples_a[0].source if examples_a else name
+        source_b = examples_b[0].source if examples_b else name
+        comp = pair_files(source_a, examples_a, source_b, examples_b, system_a or None, system_b or None)
+        everything = ([e for e in examples_a if system_a in (None, "", e.system)]
+                      + [e for e in examples_b if system_b in (None, "", e.system)])
     if not comp.pairs:
         raise DataError([Problem(name, None, None, f"no row of {comp.system_a!r} could be paired with a row of "
                                  f"{comp.system_b!r} (by id or by identical context)")])
@@ -323,7 +321,7 @@ def per_example_frame(cs: ComparisonScores) -> pd.DataFrame:
 
 def filter_frame(df: pd.DataFrame, text: str = "", winner: str = "all", metric: str | None = None) -> pd.DataFrame:
     """Rows whose context/responses/reference contain ``text`` (case-insensitive) and, for ``metric``,
-    where the metric's winner of the pair (``core.compare.pair_winner``: higher or lower is better as the
+    where the metric's winner of the pair (``core.verdict.pair_winner``: higher or lower is better as the
     metric says, the one tie rule) is ``winner`` ("A", "B" or "tie")."""
     out = df
     if text:
@@ -383,8 +381,8 @@ def drivers_frame(verdict: Verdict) -> pd.DataFrame:
     names = {"A": verdict.system_a, "B": verdict.system_b}
     rows = [{"metric": d.metric, "pushes toward": names[d.direction],
              "top pairs (A-B)": ", ".join(f"{t['id']} ({t['diff']:+.3g})" for t in d.top),
-             "left out": d.n_left_out, "A-B without them [95% CI]": _ci(d.diff_without, d.low_without,
-                                                                        d.high_without, True),
+             "left out": f"{d.n_left_out} of {d.n_pairs}",
+             "A-B without them [95% CI]": _ci(d.diff_without, d.low_without, d.high_without, True),
              "p without": d.p_without, "verdict survives": "yes" if d.survives else "NO"} for d in verdict.drivers]
     return pd.DataFrame(rows)
 
@@ -427,8 +425,8 @@ def correlation_rows(cs: ComparisonScores, methods: Sequence[str] = ("spearman",
                      n_boot: int = 1000, seed: int = 13) -> list[dict[str, Any]]:
     """Turn-level correlation of each metric with each human dimension over both systems' rows. The
     two responses to one context form a cluster (``groups``), so intervals resample contexts."""
-    from core.compare import context_groups
     from core.stats import correlate
+    from core.verdict import context_groups
     comp = cs.comparison
     exs = comp.examples()
     groups = context_groups(exs)
@@ -565,8 +563,8 @@ def judge_frame(comp: Comparison, p_a: Sequence[float], verdict: Sequence[str]) 
 
 def votes_from_comparison(comp: Comparison, dimension: str) -> list[Pair]:
     """Votes for the loaded pairs whose human scores on ``dimension`` differ by the human tie margin (a quarter
-    of the scale, ``core.compare``); the other pairs get no vote (they are "the rest")."""
-    from core.compare import human_preferences
+    of the scale, ``core.verdict``); the other pairs get no vote (they are "the rest")."""
+    from core.verdict import human_preferences
     votes = []
     for (a, b), h in zip(comp.pairs, human_preferences(comp, dimension)[0]):
         if h in ("A", "B"):
@@ -581,8 +579,8 @@ def vote_margin(comp: Comparison, dimension: str) -> float:
 
 
 def default_vote_dimension(dims: Sequence[str]) -> int:
-    """Index of the dimension that stands for overall preference (``core.compare``), else 0."""
-    from core.compare import PREFERENCE_DIMENSIONS
+    """Index of the dimension that stands for overall preference (``core.verdict``), else 0."""
+    from core.verdict import PREFERENCE_DIMENSIONS
     for d in PREFERENCE_DIMENSIONS:
         if d in dims:
             return list(dims).index(d)
@@ -688,7 +686,12 @@ def curve_sizes(n_votes: int, folds: int) -> list[int]:
 # export
 
 
-def export_csv(df: pd.DataFrame) -> bytes:
+def export_csv(df: pd.DataFrame, comp: Comparison | None = None) -> bytes:
+    """``df`` as CSV. With the comparison, a table of pairs (a ``pair`` column) gets each pair's context back
+    as its turns, one per line of the cell (the table shows them joined with ⏎ on one line), so the file loads
+    again with its turns (``--context-sep`` newline, the default guess)."""
+    if comp is not None and "pair" in df.columns and "context" in df.columns:
+        df = df.assign(context=["\n".join(comp.pairs[int(i)][0].context) for i in df["pair"]])
     return df.to_csv(index=False).encode("utf-8")
 
 

@@ -35,7 +35,7 @@ import sys
 from abc import abstractmethod
 from array import array
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
@@ -642,17 +642,19 @@ def _csv_rows(chk: _RowChecker, lines: Iterable[str], delimiter: str, m: CsvMapp
     index = {h: i for i, h in enumerate(header)}
     mapped_cols = {m.response, m.context, *columns.values(), *score_cols}  # every other column is metadata
     extra_cols = [c for c in header if c not in mapped_cols and c not in RECORD_FIELDS]
+    row = 1  # a row is a record, numbered as a spreadsheet numbers it: the header is row 1, a blank line a row,
+    # and a record whose quoted cell spans several lines is one row (not the file line where it ends)
     while True:
+        row += 1
         try:
             cells = next(reader)
         except StopIteration:
             break
         except csv.Error as e:
-            chk.add(reader.line_num, None, f"is not valid CSV ({e})")
+            chk.add(row, None, f"is not valid CSV ({e})")
             break
-        row = reader.line_num  # physical line of the record's end: what a spreadsheet user sees
         if not cells or (len(cells) == 1 and not cells[0].strip() and len(header) > 1):
-            continue  # a blank line is not a row
+            continue  # a blank line holds no example (it still counts as a spreadsheet row)
         if len(cells) != len(header):
             chk.add(row, None, f"has {len(cells)} cells but the header has {len(header)}")
             continue
@@ -1119,6 +1121,21 @@ class Comparison:
         """All paired examples, A's first then B's (the order metrics score them in)."""
         return self.a + self.b
 
+    def require_pairs(self) -> None:
+        """Raise a ValueError that says why when no row could be paired (``compare`` and ``judge`` alike)."""
+        if not self.pairs:
+            raise ValueError(f"no row of {self.system_a!r} could be paired with a row of {self.system_b!r} (rows pair "
+                             "by id when both sides have ids in common, else by context; these share neither)")
+
+    def context_mismatches(self) -> list[str]:
+        """Pairs aligned by id whose contexts differ (compared as alignment by context compares them: case and
+        spacing ignored), each named by its files, rows and id: ids that number rows (0, 1, 2, ...) pair
+        unrelated rows when one file is in another order, and nothing else would show it."""
+        if self.aligned_by != "id":
+            return []
+        return [f"id {a.id!r}: {os.path.basename(a.source)} row {a.row} and {os.path.basename(b.source)} row {b.row} "
+                "have different contexts" for a, b in self.pairs if _context_key(a) != _context_key(b)]
+
     def describe_unmatched(self) -> list[str]:
         out = []
         for side, name, rows in (("A", self.system_a, self.unmatched_a), ("B", self.system_b, self.unmatched_b)):
@@ -1181,23 +1198,84 @@ def compare_systems(examples: Sequence[Example], system_a: str, system_b: str) -
 def load_comparison(path_a: str, path_b: str | None = None, system_a: str | None = None,
                     system_b: str | None = None, fmt: str | None = None,
                     csv_mapping: CsvMapping | None = None) -> Comparison:
-    """Two files (one system each, or the named system in each), or one multi-system file."""
+    """Two files (one system each, or the named system in each), or one multi-system file (its two systems,
+    or the ones named; naming one of two picks the other for the other side)."""
     ex_a = load_file(path_a, fmt, csv_mapping=csv_mapping)
     if path_b is None:
-        systems = systems_in(ex_a)
-        if system_a is None or system_b is None:
-            if len(systems) != 2:
-                raise DataError([Problem(path_a, None, "system",
-                                         f"the file holds {len(systems)} systems {systems}; name two with "
-                                         "--system-a and --system-b")])
-            system_a, system_b = systems
+        system_a, system_b = chosen_systems(path_a, systems_in(ex_a), system_a, system_b)
         return compare_systems(ex_a, system_a, system_b)
-    ex_b = load_file(path_b, fmt, csv_mapping=csv_mapping)
-    if system_a:
-        ex_a = [e for e in ex_a if e.system == system_a] or _no_system(path_a, system_a, ex_a)
-    if system_b:
-        ex_b = [e for e in ex_b if e.system == system_b] or _no_system(path_b, system_b, ex_b)
-    return align(ex_a, ex_b, system_a, system_b)
+    return pair_files(path_a, ex_a, path_b, load_file(path_b, fmt, csv_mapping=csv_mapping), system_a, system_b)
+
+
+def chosen_systems(path: str, systems: Sequence[str], system_a: str | None,
+                   system_b: str | None) -> tuple[str, str]:
+    """The two systems of a multi-system file to compare: both named, or one named and the file's other one,
+    or the file's two. A name the file lacks, or a file of more than two systems with fewer than two named,
+    is a :class:`DataError`."""
+    named = [s for s in (system_a, system_b) if s is not None]
+    missing = [s for s in named if s not in systems]
+    if missing:
+        raise DataError([Problem(path, None, "system", f"system {s!r} not found; systems are {list(systems)}")
+                         for s in missing])
+    if len(named) == 2:
+        return system_a, system_b  # type: ignore[return-value]
+    if len(systems) != 2:
+        raise DataError([Problem(path, None, "system", f"the file holds {len(systems)} systems {list(systems)}; "
+                                 "name two with --system-a and --system-b")])
+    if system_a is not None:
+        return system_a, next(s for s in systems if s != system_a)
+    if system_b is not None:
+        return next(s for s in systems if s != system_b), system_b
+    return systems[0], systems[1]
+
+
+def pair_files(path_a: str, ex_a: list[Example], path_b: str, ex_b: list[Example], system_a: str | None = None,
+               system_b: str | None = None) -> Comparison:
+    """Two files, one system from each: the named one, else the file's only system (a file of several systems
+    must name one: its rows are never merged under one name). When both sides have the same system name (two
+    versions of one bot), the comparison tells them apart by file: ``bot (v1.jsonl)`` vs ``bot (v2.jsonl)``."""
+    ex_a = one_system(path_a, ex_a, system_a, "--system-a")
+    ex_b = one_system(path_b, ex_b, system_b, "--system-b")
+    comp = align(ex_a, ex_b, system_a, system_b)
+    if comp.system_a == comp.system_b:
+        label_a, label_b = file_labels([path_a, path_b])
+        comp.system_a, comp.system_b = f"{comp.system_a} ({label_a})", f"{comp.system_b} ({label_b})"
+    return comp
+
+
+def one_system(path: str, exs: list[Example], name: str | None, flag: str) -> list[Example]:
+    """The rows of system ``name`` in a file, or all its rows when it holds one system."""
+    if name is not None:
+        return [e for e in exs if e.system == name] or _no_system(path, name, exs)
+    systems = systems_in(exs)
+    if len(systems) > 1:
+        raise DataError([Problem(path, None, "system", f"the file holds {len(systems)} systems {systems}; name the "
+                                 f"one to compare with {flag}")])
+    return exs
+
+
+def file_labels(paths: Sequence[str]) -> list[str]:
+    """Short names that tell files apart: the file name, else the path as given, else the position ("file 1",
+    "file 2", ...: the same file given twice)."""
+    for labels in ([Path(p).name for p in paths], [str(p) for p in paths]):
+        if len(set(labels)) == len(labels):
+            return labels
+    return [f"file {i + 1}" for i in range(len(paths))]
+
+
+def rows_of_files(files: Sequence[tuple[str, list[Example]]]) -> list[Example]:
+    """The rows of several files as one list, for a leaderboard. A system name found in more than one file
+    is told apart by file (``bot (v1.jsonl)``, ``bot (v2.jsonl)``), so two runs of one bot are two systems,
+    never one system with duplicate rows."""
+    seen: dict[str, set[int]] = defaultdict(set)
+    for i, (_, exs) in enumerate(files):
+        for s in systems_in(exs):
+            seen[s].add(i)
+    labels = file_labels([p for p, _ in files])
+    out: list[Example] = []
+    for i, (_, exs) in enumerate(files):
+        out += [replace(e, system=f"{e.system} ({labels[i]})") if len(seen[e.system]) > 1 else e for e in exs]
+    return out
 
 
 def _no_system(path: str, name: str, exs: list[Example]) -> list[Example]:

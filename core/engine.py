@@ -26,6 +26,7 @@ from core.cache import ScoreCache, judge_namespace, pair_key, resolve_cache, row
 from core.data import Comparison, Example
 from core.models.device import active_device, use_device
 from core.progress import Progress
+from core.registry import UnknownName
 from core.scoring import (METRICS, CompositeMetric, JudgeOutput, Metric, MetricResult, Options, available_metrics,
                           get_judge, get_metric, judge_class, metric_class)
 from core.version import __version__
@@ -47,7 +48,7 @@ def parse_metrics(spec: str | Sequence[str] | None) -> list[str]:
         return list(known)
     bad = [n for n in names if n not in known]
     if bad:
-        raise KeyError(f"unknown metric(s) {', '.join(bad)}; available: {', '.join(known)}")
+        raise UnknownName(f"unknown metric(s) {', '.join(bad)}; available: {', '.join(known)}")
     return list(dict.fromkeys(names))
 
 

@@ -3,7 +3,7 @@ download button).
 
 Everything is inline: the style, a few lines of script (filter the per-example table) and the charts, which
 are drawn here as SVG (plotly's script alone is 4.8 MB; these charts need a few kilobytes). No URL is
-fetched. It renders the one verdict (``core.compare.Verdict``): the one-line verdict, the headline table with
+fetched. It renders the one verdict (``core.verdict.Verdict``): the one-line verdict, the headline table with
 intervals, the judge with its length-controlled win rate, what drives each difference, the slices by reply
 length, the per-example table with both replies side by side and each metric's winner (matched n-grams
 marked), υBLEU's references, every signature, the input files' SHA-256 and the version. All user text is
@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from core.compare import Verdict, pair_winner
 from core.data import Comparison, dimensions
 from core.report import fmt_num, left_out_note
 from core.scoring import metric_class
+from core.verdict import Verdict, mismatch_warning, pair_winner
 from core.version import __version__
 
 if TYPE_CHECKING:
@@ -119,7 +119,7 @@ def _svg_text(x: float, y: float, text: str, anchor: str = "start", size: int = 
 def forest_svg(rows, system_a: str, system_b: str, width: int = 720) -> str:
     """A - B with its interval, one line per row (each on its own scale: metrics differ in range), the dashed
     line at 0; coloured by the winner."""
-    rh, top, left, right = 34, 30, 170, 150
+    rh, top, left, right = 34, 30, 170, 190  # right: room for "+11.408 [+6.085, +16.540]" at 11 px
     h = top + rh * len(rows) + 10
     plot_w = width - left - right
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {h}" width="100%" '
@@ -128,8 +128,9 @@ def forest_svg(rows, system_a: str, system_b: str, width: int = 720) -> str:
            _svg_text(left + plot_w, 16, f"{system_a} higher →", "end", 11, COLOUR["A"])]
     for k, r in enumerate(rows):
         y = top + rh * k + rh / 2
-        lo, hi = min(r.low, 0.0), max(r.high, 0.0)
-        if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
+        ends = [v for v in (r.low, r.high, r.diff) if math.isfinite(v)]  # no interval with too few contexts
+        lo, hi = min(ends + [0.0]), max(ends + [0.0])
+        if hi <= lo:
             lo, hi = -1.0, 1.0
         pad = 0.08 * (hi - lo)
         lo, hi = lo - pad, hi + pad
@@ -140,8 +141,9 @@ def forest_svg(rows, system_a: str, system_b: str, width: int = 720) -> str:
         out.append(f'<line x1="{sx(0):.1f}" x2="{sx(0):.1f}" y1="{y - 12:.1f}" y2="{y + 12:.1f}" stroke="#999" '
                    'stroke-dasharray="3,3"/>')
         if math.isfinite(r.diff):
-            out.append(f'<line x1="{sx(r.low):.1f}" x2="{sx(r.high):.1f}" y1="{y:.1f}" y2="{y:.1f}" stroke="{c}" '
-                       'stroke-width="3"/>')
+            if math.isfinite(r.low) and math.isfinite(r.high):
+                out.append(f'<line x1="{sx(r.low):.1f}" x2="{sx(r.high):.1f}" y1="{y:.1f}" y2="{y:.1f}" '
+                           f'stroke="{c}" stroke-width="3"/>')
             out.append(f'<circle cx="{sx(r.diff):.1f}" cy="{y:.1f}" r="5" fill="{c}"/>')
         out.append(_svg_text(left + plot_w + 8, y + 4, signed_interval(r.diff, r.low, r.high), "start", 11))
     out.append("</svg>")
@@ -249,6 +251,11 @@ def render_html(verdict: Verdict, comp: Comparison, cs: "ComparisonScores | None
              f"randomizations, seed {v.seed}, {v.level:.0%}); a winner only when p &lt; {1 - v.level:.2g} and the "
              f"interval of A - B excludes 0. dialeval {_e(__version__)}, made "
              f"{datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}.</p>"]
+    if v.context_mismatches:
+        more = len(v.context_mismatches) - UNMATCHED_LISTED
+        parts += [f'<p class="facts" id="context-mismatch"><b>{_e(mismatch_warning(v))}:</b></p><ul>'
+                  + "".join(f"<li>{_e(m)}</li>" for m in v.context_mismatches[:UNMATCHED_LISTED])
+                  + (f"<li>and {more} more</li>" if more > 0 else "") + "</ul>"]
     if v.metrics:
         rows = []
         for r in v.metrics:
@@ -278,12 +285,13 @@ def render_html(verdict: Verdict, comp: Comparison, cs: "ComparisonScores | None
         rows = []
         for d in v.drivers:
             top = ", ".join(f"{t['id']} ({fmt_num(t['diff'], signed=True)})" for t in d.top)
-            rows.append([_e(d.metric), _e(names[d.direction]), _e(top), str(d.n_left_out),
+            rows.append([_e(d.metric), _e(names[d.direction]), _e(top), f"{d.n_left_out} of {d.n_pairs}",
                          _ci(d.diff_without, d.low_without, d.high_without, True), _num_cell(d.p_without, p=True),
                          _e("yes" if d.survives else "NO")])
         parts += ["<h2>What drives each difference</h2>",
                   "<p>The pairs whose A - B pushes the mean furthest in its direction, and the comparison redone "
-                  "without the top 5 % of them: does the metric's verdict survive?</p>",
+                  "without the most pushing 5 % of the pairs (at least one; only pairs that push that way): does the "
+                  "metric's verdict survive?</p>",
                   _table(["metric", "pushes toward", "top pairs (A - B)", "left out", "A - B without them [95% CI]",
                           "p", "verdict survives"], rows)]
     if cs is not None and cs.metrics:

@@ -4,7 +4,7 @@
   else by context (whitespace and case ignored); only contexts every system answered are compared, the rest
   are listed, never dropped silently.
 - **Per metric**: each system's mean with a percentile bootstrap interval over contexts (``core.stats.mean_ci``,
-  2,000 resamples, seed 13), and every pair of systems compared as ``core.compare`` compares two (paired,
+  2,000 resamples, seed 13), and every pair of systems compared as ``core.verdict`` compares two (paired,
   contexts resampled, approximate randomization p). The p-values of one metric's pairs are one family and are
   adjusted with **Holm's** step-down method (``core.stats.holm``); a pair differs when its Holm p < 0.05 and
   its interval excludes 0.
@@ -28,12 +28,12 @@ from typing import Any, Sequence
 import numpy as np
 
 from core import stats
-from core.compare import LEVEL, N_BOOT, N_PERM, compare_values, context_groups
 from core.data import DataError, Example, Problem, systems_in
 from core.engine import ScoreTable, judge_pairs, score_examples
 from core.progress import Progress, within
 from core.scoring import JudgeOutput, Options, metric_class
 from core.settings import SEED
+from core.verdict import LEVEL, N_BOOT, N_PERM, compare_values, context_groups
 
 
 # ------------------------------------------------------------------------------------------------
@@ -58,7 +58,7 @@ class SystemGrid:
         return [ex for s in self.systems for ex in self.rows[s]]
 
     def groups(self) -> list[tuple[str, ...]]:
-        """The resampling unit of context ``k`` (``core.compare.context_groups``)."""
+        """The resampling unit of context ``k`` (``core.verdict.context_groups``)."""
         return context_groups(self.rows[self.systems[0]])
 
 

@@ -36,10 +36,10 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from core import stats
-from core.compare import context_groups
 from core.data import CsvMapping, Example, dimensions, load_file, systems_in
 from core.engine import run_metric
 from core.scoring import Metric, Options, get_metric
+from core.verdict import context_groups
 
 LODO = "leave-one-dataset-out"
 AS_SHIPPED = "as shipped"
@@ -100,6 +100,7 @@ def meta_evaluate(data, metrics: Sequence[Any], dims: Sequence[str] | None = Non
     ``on_error="record"`` turns a failing metric into a row with
     ``error`` set instead of raising (the benchmark uses it). See the module docstring for the protocol."""
     datasets = group_datasets(data)
+    wanted = {d.casefold() for d in dims or ()}  # a dimension is named case-insensitively ('overall', 'Overall')
     rows: list[dict[str, Any]] = []
     for ds, exs in datasets.items():
         exs = subsample_contexts(exs, max_rows, seed)
@@ -110,8 +111,10 @@ def meta_evaluate(data, metrics: Sequence[Any], dims: Sequence[str] | None = Non
             n_copies = n_before - len(exs)
         if not exs:
             continue
-        ds_dims = [d for d in dimensions(exs) if dims is None or d in dims]
+        ds_dims = [d for d in dimensions(exs) if dims is None or d.casefold() in wanted]
         if not ds_dims:
+            if log is not None:
+                log(f"{ds}: none of the dimensions {list(dims or [])} (its dimensions: {dimensions(exs)}); skipped")
             continue
         groups = context_groups(exs)
         n_ctx = len(set(groups))

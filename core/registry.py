@@ -16,6 +16,14 @@ from typing import Callable, Generic, Iterator, TypeVar
 T = TypeVar("T")
 
 
+class UnknownName(KeyError):
+    """A name no registry holds. A KeyError (what a lookup raises), whose message prints as written: a plain
+    KeyError shows its message in quotes."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
 class Registry(Generic[T]):
     def __init__(self, kind: str, package: str):
         self.kind, self.package = kind, package
@@ -54,9 +62,10 @@ class Registry(Generic[T]):
         self._loaded = True
 
     def get(self, name: str) -> T:
+        """The item registered as ``name``; an unknown name raises :class:`UnknownName` listing the known ones."""
         self.load()
         if name not in self._items:
-            raise KeyError(f"unknown {self.kind} {name!r}; available: {', '.join(sorted(self._items))}")
+            raise UnknownName(f"unknown {self.kind} {name!r}; available: {', '.join(sorted(self._items))}")
         return self._items[name]
 
     def items(self) -> Iterator[tuple[str, T]]:

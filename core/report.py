@@ -1,20 +1,22 @@
 """Rendering shared by every surface: tables (text, markdown, CSV, JSON) and the verdict
-(``core.compare.Verdict``) as ``dialeval compare`` and ``judge`` print it."""
+(``core.verdict.Verdict``) as ``dialeval compare`` and ``judge`` print it."""
 from __future__ import annotations
 
 import csv
 import io
 import json
 import math
+import unicodedata
 from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
 from core.outputs import atomic_open
+from core.verdict import LEFT_OUT_LISTED, mismatch_warning
 
 if TYPE_CHECKING:
-    from core.compare import Verdict
     from core.data import Comparison
+    from core.verdict import Verdict
 
 
 def fmt_num(x: Any, digits: int = 3, signed: bool = False, p: bool = False) -> str:
@@ -52,6 +54,23 @@ def to_json(obj: Any) -> str:
     return json.dumps(clean_json(obj), indent=2, ensure_ascii=False)
 
 
+def display_width(text: str) -> int:
+    """Columns ``text`` takes in a terminal: wide East Asian characters and emoji count two, combining marks and
+    zero-width characters none (so text tables stay aligned with CJK or emoji system names)."""
+    width = 0
+    for ch in text:
+        if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me", "Cf"):
+            continue
+        width += 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+    return width
+
+
+def markdown_text(text: str) -> str:
+    """User text (a system name, a reply) made inert in Markdown: ``<`` and ``>`` as entities, so a name such
+    as ``<b>GT</b>`` is shown as written, not rendered as HTML."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def render(rows: Sequence[dict[str, Any]], columns: Sequence[tuple[str, str]], fmt: str = "text") -> str:
     """``rows`` of already formatted cells; ``columns`` = [(key, header)]; fmt text | markdown | csv."""
     heads = [h for _, h in columns]
@@ -67,17 +86,19 @@ def render(rows: Sequence[dict[str, Any]], columns: Sequence[tuple[str, str]], f
         return buf.getvalue().rstrip("\n")
     if fmt == "markdown":
         out = ["| " + " | ".join(heads) + " |", "|" + "|".join("---" for _ in heads) + "|"]
-        out += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in cells]
+        out += ["| " + " | ".join(markdown_text(c).replace("|", "\\|").replace("\n", "<br>") for c in row) + " |"
+                for row in cells]
         return "\n".join(out)
     if fmt == "text":
-        widths = [max([len(h)] + [len(row[i]) for row in cells]) for i, h in enumerate(heads)]
-        line = lambda vals: "  ".join(v.ljust(w) for v, w in zip(vals, widths)).rstrip()  # noqa: E731
+        widths = [max([display_width(h)] + [display_width(row[i]) for row in cells]) for i, h in enumerate(heads)]
+        def line(vals: Sequence[str]) -> str:
+            return "  ".join(v + " " * (w - display_width(v)) for v, w in zip(vals, widths)).rstrip()
         return "\n".join([line(heads), line(["-" * w for w in widths])] + [line(row) for row in cells])
     raise ValueError(f"unknown format {fmt!r}; choose text, markdown, csv or json")
 
 
 # ------------------------------------------------------------------------------------------------
-# the verdict (core.compare.Verdict) in every format
+# the verdict (core.verdict.Verdict) in every format
 
 VERDICT_COLUMNS = [("metric", "metric"), ("n", "n"), ("mean_a", "mean A"), ("mean_b", "mean B"), ("diff", "A-B"),
                    ("interval", "95% CI"), ("p_randomization", "p (rand)"), ("p_bootstrap", "p (boot)"),
@@ -129,25 +150,34 @@ def judge_lines(v: "Verdict") -> list[str]:
 
 
 def driver_lines(v: "Verdict") -> list[str]:
-    """Per metric, what drives its difference (``core.compare.Drivers``) in words."""
+    """Per metric, what drives its difference (``core.verdict.Drivers``) in words."""
     lines = []
     for d in v.drivers:
         side = v.system_a if d.direction == "A" else v.system_b
+        if not d.top:
+            lines.append(f"{d.metric}: no pair pushes toward {side}" + (" (every pair ties)" if d.n_pairs else ""))
+            continue
         ids = ", ".join(t["id"] for t in d.top)
         was = "no significant difference" if d.winner is None else f"{d.winner} better"
         now = "no significant difference" if d.winner_without is None else f"{d.winner_without} better"
         lines.append(f"{d.metric}: pairs pushing most toward {side}: {ids}; without the top {d.n_left_out} "
-                     f"(5 %): A-B {fmt_num(d.diff_without, signed=True)} [{fmt_num(d.low_without, signed=True)}, "
+                     f"({d.n_left_out} of {d.n_pairs} pairs): A-B {fmt_num(d.diff_without, signed=True)} "
+                     f"[{fmt_num(d.low_without, signed=True)}, "
                      f"{fmt_num(d.high_without, signed=True)}], p {fmt_num(d.p_without, p=True)} -> {now} "
                      f"({'the verdict survives' if d.survives else 'the verdict does NOT survive: was ' + was})")
     return lines
 
 
-def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True) -> str:
+PAIR_COLUMNS = [("id_a", "id A"), ("id_b", "id B"), ("p_a", "P(A)"), ("verdict", "judge"), ("human", "people"),
+                ("context", "context (last turn)"), ("response_a", "reply A"), ("response_b", "reply B")]
+
+
+def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,
+                   pairs: Sequence[dict[str, Any]] = ()) -> str:
     """``dialeval compare``'s output: text / markdown (the one-line verdict first, then the table, the judge, what
     drives each difference, the pairs left out of a row's n, unmatched rows), csv (one table: a row for the
-    one-line verdict, per metric, the judge, each row's left-out pairs and the unmatched rows, told apart by
-    ``kind``) or json (the whole verdict)."""
+    one-line verdict, per metric, the judge, each row's left-out pairs, the unmatched rows and, from ``judge``,
+    one row per judged pair (:func:`judge_rows`), told apart by ``kind``) or json (the whole verdict)."""
     if fmt == "json":
         return to_json(v.to_dict())
     if fmt == "csv":
@@ -167,6 +197,10 @@ def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True) 
             rows.append({"kind": "unmatched_total", "n": len(v.unmatched),
                          "note": f"{len(v.unmatched)} unmatched row(s), not compared"})
         rows += [{"kind": "unmatched", "note": u} for u in v.unmatched]
+        if v.context_mismatches:
+            rows.append({"kind": "context_mismatch_total", "n": len(v.context_mismatches), "note": mismatch_warning(v)})
+        rows += [{"kind": "context_mismatch", "note": m} for m in v.context_mismatches]
+        rows += [{"kind": "pair", **r} for r in pairs]
         keys: list[str] = []
         for r in rows:
             keys += [k for k in r if k not in keys]
@@ -174,20 +208,27 @@ def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True) 
     head = (f"A = {v.system_a}, B = {v.system_b}: {v.n_pairs} pairs aligned by {v.aligned_by}; intervals and "
             f"p-values resample {v.resampled} ({v.n_boot} bootstrap resamples, {v.n_perm} randomizations, "
             f"seed {v.seed})")
+    inert = markdown_text if fmt == "markdown" else (lambda t: t)  # user text (names, ids) shown as written
     parts = ([f"**{v.sentence}**" if fmt == "markdown" else v.sentence] if with_sentence else []) + [head]
-    if v.metrics:
-        parts.append(render(verdict_cells(v), VERDICT_COLUMNS, fmt))
-    parts += ["\n".join(judge_lines(v))] if v.judge is not None else []
     bullet = "- " if fmt == "markdown" else "  "
+    if v.context_mismatches:
+        shown = v.context_mismatches[:LEFT_OUT_LISTED]
+        more = len(v.context_mismatches) - len(shown)
+        parts.append(mismatch_warning(v) + ":\n" + "\n".join(bullet + m for m in shown)
+                     + (f"\n{bullet}and {more} more" if more > 0 else ""))
+    parts = [inert(p) for p in parts]
+    if v.metrics:
+        parts.append(render(verdict_cells(v), VERDICT_COLUMNS, fmt))  # render() makes its cells inert
+    text_parts = ["\n".join(judge_lines(v))] if v.judge is not None else []
     if v.drivers:
-        parts.append("What drives each difference:\n" + "\n".join(bullet + x for x in driver_lines(v)))
+        text_parts.append("What drives each difference:\n" + "\n".join(bullet + x for x in driver_lines(v)))
     if v.left_out:
-        parts.append("pairs left out of a row's n (no value for A or B):\n"
-                     + "\n".join(f"{bullet}{d['metric']}: {left_out_note(d)}" for d in v.left_out))
+        text_parts.append("pairs left out of a row's n (no value for A or B):\n"
+                          + "\n".join(f"{bullet}{d['metric']}: {left_out_note(d)}" for d in v.left_out))
     if v.unmatched:
-        parts.append(f"{len(v.unmatched)} unmatched row(s), not compared:\n"
-                     + "\n".join(bullet + u for u in v.unmatched))
-    return "\n\n".join(p for p in parts if p)
+        text_parts.append(f"{len(v.unmatched)} unmatched row(s), not compared:\n"
+                          + "\n".join(bullet + u for u in v.unmatched))
+    return "\n\n".join(p for p in parts + [inert(t) for t in text_parts] if p)
 
 
 def left_out_note(d: dict[str, Any]) -> str:

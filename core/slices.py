@@ -8,7 +8,7 @@ A pair is put in a slice by one of:
 - ``metadata``: a plain field of the input rows beyond the schema (``Example.meta``) or ``dataset``;
 - ``score bucket``: the chosen metric's mean over the two replies, cut into ``bins`` groups of about equal size.
 
-Each slice is compared exactly as the whole is (``core.compare.compare_values``: contexts resampled, the same
+Each slice is compared exactly as the whole is (``core.verdict.compare_values``: contexts resampled, the same
 resamples, seed and winner rule), so a slice's interval is honest about its smaller size.
 """
 from __future__ import annotations
@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from core.compare import LEVEL, N_BOOT, N_PERM, MetricComparison, compare_values, context_groups, reply_length
 from core.data import Comparison
 from core.scoring import metric_class
 from core.settings import SEED
+from core.verdict import LEVEL, N_BOOT, N_PERM, MetricComparison, compare_values, context_groups, reply_length
 
 if TYPE_CHECKING:
     from core.engine import ComparisonScores
@@ -105,7 +105,7 @@ def slice_comparison(cs: "ComparisonScores", metric: str, by: str, column: str |
                      n_boot: int = N_BOOT, n_perm: int = N_PERM, level: float = LEVEL,
                      seed: int = SEED) -> list[MetricComparison]:
     """``metric``'s comparison of A and B within each slice (``metric`` field = the slice's label), in the
-    slices' natural order; every row is ``core.compare.compare_values`` on that slice's pairs."""
+    slices' natural order; every row is ``core.verdict.compare_values`` on that slice's pairs."""
     labels = slice_labels(cs, by, column, metric, bins)
     groups = context_groups(cs.comparison.a)
     a, b = np.asarray(cs.a(metric), float), np.asarray(cs.b(metric), float)

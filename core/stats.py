@@ -31,8 +31,13 @@ Choices, fixed and tested (tests/test_stats.py):
   bootstrap interval excludes 0 (the two agree almost always; requiring both is the conservative reading);
   else "no significant difference". With ``higher_is_better=False`` (e.g. perplexity) the lower mean wins.
 - Rows where either value is NaN (a metric that cannot apply) are dropped and counted in ``n_dropped``.
+- **Too few units to resample**: a bootstrap over fewer than ``MIN_RESAMPLED`` = 5 units (contexts when they
+  repeat, else rows) has at most a handful of distinct resamples (one context: every resample is the data
+  itself, which gave a zero-width interval and p = 1/(B+1), "p < 0.001", from a single context). There is then
+  no bootstrap interval and no bootstrap p-value (NaN, shown as "-"), so no verdict names a winner; the
+  randomization p-value (exact in its coarseness: 2^G sign flips) and scipy's unclustered correlation p stay.
 
-Pure functions on arrays: the verdict that uses them is ``core/compare.py``.
+Pure functions on arrays: the verdict that uses them is ``core/verdict.py``.
 """
 from __future__ import annotations
 
@@ -47,6 +52,7 @@ from scipy import stats as sps
 METHODS = ("spearman", "pearson", "kendall")
 FEW_SYSTEMS = 10  # below this many systems a system-level correlation gets a fragility warning
 _CHUNK = 256  # bootstrap replicates processed at once (bounds memory at ~CHUNK x n floats)
+MIN_RESAMPLED = 5  # fewer units (contexts or rows) than this: no bootstrap interval or p (module docstring)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -66,6 +72,11 @@ def group_codes(groups: Sequence[Hashable] | np.ndarray | None, n: int) -> tuple
         k = tuple(k) if isinstance(k, list) else k
         out[i] = codes.setdefault(k, len(codes))
     return out, len(codes)
+
+
+def _n_units(groups, n: int) -> int:
+    """How many units a bootstrap resamples: distinct groups, or rows without groups."""
+    return n if groups is None else group_codes(groups, n)[1]
 
 
 def _has_repeats(codes: np.ndarray, n_groups: int) -> bool:
@@ -119,8 +130,8 @@ def mean_ci(x: Sequence[float], level: float = 0.95, n_boot: int = 1000, seed: i
     if len(x) == 0:
         return math.nan, math.nan, math.nan
     m = float(x.mean())
-    if len(x) == 1:
-        return m, m, m
+    if _n_units(g, len(x)) < MIN_RESAMPLED:
+        return m, math.nan, math.nan
     reps = bootstrap_means(x, g, n_boot, seed)
     lo, hi = _percentile_interval(reps, level)
     return m, lo, hi
@@ -255,9 +266,10 @@ def correlate(x: Sequence[float], y: Sequence[float], method: str = "spearman",
     r, p = _point_corr(x, y, method)
     codes, G = group_codes(g, n)
     clustered = g is not None and _has_repeats(codes, G)
-    if math.isnan(r) or n_boot <= 0:
-        return Correlation(r, p, math.nan, math.nan, n, method, level, G, "scipy",
-                           "contexts" if clustered else "rows")
+    if math.isnan(r) or n_boot <= 0 or G < MIN_RESAMPLED:
+        few = G < MIN_RESAMPLED and not math.isnan(r) and n_boot > 0
+        return Correlation(r, math.nan if (few and clustered) else p, math.nan, math.nan, n, method, level, G,
+                           "too few contexts" if (few and clustered) else "scipy", "contexts" if clustered else "rows")
     reps = bootstrap_correlations(x, y, method, codes if clustered else None, n_boot, seed)
     lo, hi = _percentile_interval(reps, level)
     p_method = "scipy"
@@ -377,7 +389,8 @@ def system_correlation(metric: Sequence[float], human: Sequence[float], systems:
             with np.errstate(invalid="ignore", divide="ignore"):
                 A, C = (W * m) @ onehot / cnt, (W * h) @ onehot / cnt
             reps[s0:s0 + k] = _rowwise_corr(A, C, method)
-        lo, hi = _percentile_interval(reps, level)
+        if it is None or G >= MIN_RESAMPLED:
+            lo, hi = _percentile_interval(reps, level)
     warn = None
     if S < FEW_SYSTEMS:
         warn = (f"only {S} systems: a system-level correlation from {S} points is fragile "
@@ -444,6 +457,8 @@ def paired_bootstrap(d: np.ndarray, groups=None, n_boot: int = 2000, seed: int =
     Returns (low, high, two-sided p) with the shift-method p-value (module docstring)."""
     d = np.asarray(d, dtype=np.float64)
     obs = float(d.mean())
+    if _n_units(groups, len(d)) < MIN_RESAMPLED:
+        return math.nan, math.nan, math.nan
     reps = bootstrap_means(d, groups, n_boot, seed)
     lo, hi = _percentile_interval(reps, level)
     if obs == 0 and np.allclose(reps, 0):
@@ -636,7 +651,7 @@ def bradley_terry_ratings(items: Sequence[str], first: Sequence[int], second: Se
         for r in range(k):
             reps[s + r] = bradley_terry(first, second, outcome, n_items, W[r])
     alpha = (1 - level) / 2
-    lo, hi = (np.quantile(reps, [alpha, 1 - alpha], axis=0) if n_boot > 0
+    lo, hi = (np.quantile(reps, [alpha, 1 - alpha], axis=0) if n_boot > 0 and G >= MIN_RESAMPLED
               else (np.full(n_items, np.nan), np.full(n_items, np.nan)))
     elo = lambda t: (ELO_BASE + ELO_SCALE * np.asarray(t)).tolist()  # noqa: E731
     return BradleyTerry(list(items), theta.tolist(), lo.tolist(), hi.tolist(), elo(theta), elo(lo), elo(hi),
@@ -705,5 +720,5 @@ def length_controlled_win_rate(a_wins: Sequence[float], length_diff: Sequence[fl
         W = _cluster_counts(rng, G, k)[:, codes]
         for r in range(k):
             reps[s + r] = sig(_logistic_fit(x, y, W[r], ridge)[0])
-    lo, hi = _percentile_interval(reps, level) if n_boot > 0 else (math.nan, math.nan)
+    lo, hi = _percentile_interval(reps, level) if n_boot > 0 and G >= MIN_RESAMPLED else (math.nan, math.nan)
     return LengthControlled(sig(b0), lo, hi, float(y.mean()), b1, n, float(d.mean()), sd)

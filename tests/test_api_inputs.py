@@ -87,3 +87,37 @@ def test_judge_checks_its_arguments_before_loading_anything():
         core.judge(CONTEXTS, RESPONSES, RESPONSES[:2])
     with pytest.raises(TypeError, match="single string"):
         core.judge("lunch?", RESPONSES, RESPONSES)
+
+
+def test_judge_refuses_an_empty_context_as_score_does():
+    for empty in ([], ["  "], ""):
+        with pytest.raises(ValueError, match=r"contexts\[1\] is empty"):
+            core.judge([CONTEXTS[0], empty, CONTEXTS[2]], RESPONSES, RESPONSES)
+
+
+def test_compare_stays_callable_after_the_verdict_module_is_imported(tmp_path):
+    """``core.compare`` is the API function, not a submodule: importing the verdict module (as ``core.judge``
+    and the CLI do) or calling it once must not replace it (it did while the module was ``core/compare.py``)."""
+    import importlib
+    importlib.import_module("core.verdict")
+    path = tmp_path / "two.jsonl"
+    path.write_text("".join(
+        f'{{"id": "{i}", "system": "{s}", "context": ["{c[0]}"], "response": "{r}", "references": ["{ref[0]}"]}}\n'
+        for s, replies in (("A", RESPONSES), ("B", RESPONSES[::-1]))
+        for i, (c, r, ref) in enumerate(zip(CONTEXTS, replies, REFERENCES))), encoding="utf-8")
+    first = core.compare(str(path), system_a="A", system_b="B", metrics="bleu")
+    second = core.compare(str(path), system_a="A", system_b="B", metrics="bleu")
+    assert callable(core.compare)
+    assert first.metrics[0].mean_a == second.metrics[0].mean_a
+
+
+def test_a_lone_surrogate_is_named_and_pandas_na_is_no_reference():
+    with pytest.raises(ValueError, match=r"responses\[1\] holds a lone surrogate"):
+        core.score([RESPONSES[0], "x\ud800y", RESPONSES[2]], contexts=CONTEXTS, metrics="bleu")
+    with pytest.raises(ValueError, match=r"contexts\[2\]\[0\] holds a lone surrogate"):
+        core.score(RESPONSES, contexts=[*CONTEXTS[:2], ["\udc00"]], metrics="bleu")
+    refs = pd.Series(["ok, see you tomorrow", pd.NA, "green tea with honey"], dtype="string")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = bleu(RESPONSES, contexts=CONTEXTS, references=refs)
+    assert math.isnan(out[1]) and not math.isnan(out[0])

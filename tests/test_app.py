@@ -1,6 +1,7 @@
 """The dashboard: every page renders (streamlit.testing AppTest), the demo loads and shows the scores table
 and charts, a broken upload shows row-numbered problems and keeps the previous data, and the
 non-drawing logic in core/dashboard.py computes real values."""
+import io
 import json
 import math
 import tomllib
@@ -9,9 +10,9 @@ import numpy as np
 import pytest
 
 from core import dashboard
-from core.compare import build_verdict, human_preferences, side_accuracy, summarize_judge
 from core.data import Comparison, DataError, Example, load_jsonl
 from core.scoring import JudgeOutput
+from core.verdict import build_verdict, human_preferences, side_accuracy, summarize_judge
 
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
 
@@ -101,6 +102,9 @@ def test_load_and_headline_values_are_real():
     assert len(dashboard.filter_frame(df, text="TOPIC 3")) == 1
     csv = dashboard.export_csv(df).decode()
     assert csv.splitlines()[0].startswith("pair,id,context") and len(csv.splitlines()) == 7
+    import csv as csv_module
+    back = list(csv_module.DictReader(io.StringIO(dashboard.export_csv(df, cs.comparison).decode())))
+    assert [r["context"].split("\n") for r in back] == [a.context for a, _ in cs.comparison.pairs]  # turns, not ⏎
     recs = [json.loads(x) for x in dashboard.export_jsonl(cs).decode().splitlines()]
     assert len(recs) == 6 and recs[0]["scores_a"]["bleu"] == pytest.approx(df.loc[0, "bleu A"])
     # system level: humans and BLEU both prefer sysA
@@ -154,6 +158,18 @@ def test_csv_guess_reads_names_and_contents_and_the_separator():
     g2 = dashboard.guess_csv_mapping(rows2[0], rows2)
     assert (g2["response"], g2["context"], g2["scores"]) == ("reply", "prompt", ["rating"])
     assert dashboard.guess_separator(["one turn only", "another"]) == "\n"
+
+
+def test_the_upload_page_splits_tsv_and_semicolon_files_as_the_loader_does():
+    """The column widgets read the header with the loader's separator (they split on commas only, so a .tsv or a
+    semicolon file showed its whole header as one column and could not be mapped)."""
+    tsv = b"history\tbot_reply\tmodel\nhi there\thello, you\tv1\n"
+    assert dashboard.csv_rows(tsv, name="x.tsv") == [["history", "bot_reply", "model"], ["hi there", "hello, you", "v1"]]
+    semi = b"utt;reply;model;score\nhi;hello;v1;3\n"
+    rows = dashboard.csv_rows(semi, name="odd.csv")
+    assert rows[0] == ["utt", "reply", "model", "score"] and dashboard.csv_header(semi, "odd.csv") == rows[0]
+    g = dashboard.guess_csv_mapping(rows[0], rows)
+    assert (g["context"], g["response"], g["system"], g["scores"]) == ("utt", "reply", "model", ["score"])
 
 
 def test_ubleu_reference_rows_keep_sign_and_source():
@@ -576,6 +592,25 @@ def test_comparing_a_file_with_itself_is_called_out(new_app, own_cache):
     assert any("compared with itself" in w.value for w in at.warning)
 
 
+def test_one_multi_system_file_in_both_slots_with_two_systems_is_not_called_identical(new_app, own_cache):
+    text = "\n".join(json.dumps(e.to_dict()) for e in _toy_examples())
+    at = new_app()
+    at.run()
+    at.switch_page("views/upload.py").run()
+    at.radio(key="upload_mode").set_value("Two files (system A, system B)").run()
+    at.selectbox(key="upload_format").set_value("jsonl").run()
+    at.text_area(key="paste_a").set_value(text).run()
+    at.text_area(key="paste_b").set_value(text).run()
+    systems = at.selectbox(key="pick_fb").options
+    at.selectbox(key="pick_fb").set_value(systems[1]).run()
+    assert at.selectbox(key="pick_fa").value != at.selectbox(key="pick_fb").value
+    assert not any("identical" in w.value for w in at.warning)
+    at.button(key="use_two").click().run()
+    assert not at.exception, at.exception
+    comp = at.session_state["loaded"].comparison
+    assert (comp.system_a, comp.system_b) == (systems[0], systems[1]) and comp.pairs
+
+
 def test_the_csv_of_the_issue_loads_without_a_choice_and_previews_its_turns(new_app, own_cache):
     at = _pasted_csv(new_app, "example_id,bot_version,history,bot_reply,gold\n"
                               "1,v1,hi there|||how are you?,fine thanks,good\n1,v2,hi there|||how are you?,ok,good\n"
@@ -747,3 +782,27 @@ def test_the_leaderboard_page_ranks_every_system_of_the_loaded_file(new_app, own
     lb = at.session_state["leaderboard"]
     assert [e.system for e in lb.systems] == ["sysA", "sysC", "sysB"] and lb.ranked_by == "bleu"
     assert len(at.dataframe[1].value) == 3  # every pair of three systems
+
+
+def test_home_gives_the_judges_verdict_when_no_metric_is_chosen(new_app, own_cache, monkeypatch):
+    """The demo's judge results ship precomputed: with every metric cleared the home page shows the judge's
+    verdict alone (it raised AttributeError: the verdict was built from the metric scores' comparison)."""
+    import streamlit as st
+    monkeypatch.delenv("DIALEVAL_NO_CACHE")  # the shipped precomputed layer answers (own_cache: a fresh folder)
+    st.cache_resource.clear()  # no earlier test's "looked up, not found" for the demo's judge
+    at = new_app(metrics=())
+    _loaded_demo(at)
+    verdict = at.session_state["verdict"]
+    assert verdict.judge is not None and not verdict.metrics
+    assert "judge" in verdict.sentence
+
+
+def test_a_link_to_a_comparison_this_server_lacks_says_so_even_under_make_run(monkeypatch, new_app, own_cache):
+    """Under `make run` a shared link whose comparison is not kept here showed the demo without a word."""
+    monkeypatch.setenv("DIALEVAL_DEMO", "1")
+    at = new_app()
+    at.query_params["c"] = "496a4a895e5416b8"
+    at.run()
+    assert not at.exception, at.exception
+    assert "loaded" not in at.session_state or at.session_state["loaded"] is None
+    assert any("no longer kept on this server" in w.value for w in at.warning)

@@ -284,9 +284,9 @@ def test_demo_in_real_browser(server):
 def demo_facts() -> tuple[str, list[tuple[str, ...]]]:
     """The demo's one-line verdict with BLEU (computed by core, as the CLI does) and each pair's context, in
     the Scores page's default order (BLEU's A - B, descending)."""
-    from core.compare import build_verdict
     from core.dashboard import load_demo, per_example_frame
     from core.engine import score_comparison
+    from core.verdict import build_verdict
     comp = load_demo(ROOT / "demo" / "demo.jsonl").comparison
     cs = score_comparison(comp, ["bleu"])
     order = per_example_frame(cs).sort_values("bleu A-B", ascending=False, kind="stable")["pair"].tolist()

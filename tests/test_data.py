@@ -4,7 +4,7 @@ import json
 import pytest
 
 from core.data import (CsvMapping, DataError, compare_systems, detect_format, load_columns, load_comparison,
-                       load_csv, load_dstc10, load_file, load_jsonl)
+                       load_csv, load_dstc10, load_file, load_jsonl, rows_of_files)
 
 
 def write(tmp_path, name, text, mode="w"):
@@ -176,7 +176,7 @@ def test_csv_read_in_place_reads_on_in_order_and_refuses_a_changed_file(tmp_path
     whole = load_file(path)
     assert isinstance(rows, CsvRows) and len(rows) == 3 and seen == whole
     assert rows[1:3] == whole[1:3] and rows[0:1] == whole[0:1] and list(rows) == whole
-    assert [ex.row for ex in rows] == [2, 4, 6]  # the line each record ends on
+    assert [ex.row for ex in rows] == [2, 3, 4]  # spreadsheet rows: a record over two lines is one row
     path.write_text(text.replace("fine", "fine thanks"), encoding="utf-8")
     with pytest.raises(DataError, match="changed while it was being scored"):
         rows[0:2]
@@ -215,3 +215,61 @@ def test_other_formats_are_loaded_whole_by_open_examples(tmp_path):
     assert isinstance(rows, list) and rows == load_file(path) == seen
     with pytest.raises(ValueError, match="unknown format"):
         open_examples(path, fmt="xml")
+
+
+def _rows(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return str(path)
+
+
+def _row(i, system, context, response):
+    return {"id": i, "system": system, "context": [context], "response": response}
+
+
+def test_one_named_system_of_a_two_system_file_picks_the_other_and_a_wrong_name_is_refused(tmp_path):
+    f = _rows(tmp_path / "two.jsonl", [_row(i, s, f"c{i}", f"{s} {i}") for s in ("x", "y") for i in range(3)])
+    comp = load_comparison(f, system_a="y")
+    assert (comp.system_a, comp.system_b) == ("y", "x")
+    comp = load_comparison(f, system_b="x")
+    assert (comp.system_a, comp.system_b) == ("y", "x")
+    for kw in ({"system_a": "nope"}, {"system_b": "nope"}):
+        with pytest.raises(DataError, match="system 'nope' not found"):
+            load_comparison(f, **kw)
+
+
+def test_a_multi_system_file_as_one_side_of_two_files_must_name_its_system(tmp_path):
+    multi = _rows(tmp_path / "multi.jsonl", [_row(i, s, f"c{i}", f"{s} {i}") for s in ("x", "y") for i in range(3)])
+    one = _rows(tmp_path / "one.jsonl", [_row(i, "z", f"c{i}", f"z {i}") for i in range(3)])
+    with pytest.raises(DataError, match="holds 2 systems.*--system-a"):
+        load_comparison(multi, one)
+    with pytest.raises(DataError, match="holds 2 systems.*--system-b"):
+        load_comparison(one, multi)
+    comp = load_comparison(multi, one, system_a="y")
+    assert (comp.system_a, comp.system_b, len(comp.pairs)) == ("y", "z", 3)
+    assert all(a.system == "y" for a in comp.a)
+
+
+def test_two_files_of_one_system_name_are_told_apart_by_file(tmp_path):
+    (tmp_path / "v1").mkdir()
+    (tmp_path / "v2").mkdir()
+    a = _rows(tmp_path / "v1" / "bot.jsonl", [_row(i, "bot", f"c{i}", f"old {i}") for i in range(3)])
+    b = _rows(tmp_path / "v2" / "bot.jsonl", [_row(i, "bot", f"c{i}", f"new {i}") for i in range(3)])
+    c = _rows(tmp_path / "v2" / "bot2.jsonl", [_row(i, "bot", f"c{i}", f"newer {i}") for i in range(3)])
+    comp = load_comparison(b, c)
+    assert (comp.system_a, comp.system_b) == ("bot (bot.jsonl)", "bot (bot2.jsonl)")
+    comp = load_comparison(a, b)  # same file name: the paths tell them apart
+    assert (comp.system_a, comp.system_b) == (f"bot ({a})", f"bot ({b})")
+    rows = rows_of_files([(a, load_file(a)), (c, load_file(c)),
+                          (str(tmp_path / "u.jsonl"), [e for e in load_file(c) if False])])
+    assert sorted({e.system for e in rows}) == ["bot (bot.jsonl)", "bot (bot2.jsonl)"]
+    assert len(rows) == 6
+
+
+def test_pairs_aligned_by_id_whose_contexts_differ_are_named(tmp_path):
+    a = _rows(tmp_path / "a.jsonl", [_row(i, "a", f"context {i}", "r") for i in range(4)])
+    b = _rows(tmp_path / "b.jsonl", [_row(i, "b", f"context {3 - i}", "r") for i in range(4)])
+    comp = load_comparison(a, b)
+    assert comp.aligned_by == "id"
+    assert [m.split(":")[0] for m in comp.context_mismatches()] == ["id '0'", "id '1'", "id '2'", "id '3'"]
+    same = _rows(tmp_path / "c.jsonl", [_row(i, "c", f"Context  {i} ", "r") for i in range(4)])
+    assert load_comparison(a, same).context_mismatches() == []  # case and spacing do not count

@@ -199,7 +199,7 @@ def test_generated_column_json(data, encoding):
 
 
 def csv_file(data, encoding: str, end: str, ext: str) -> tuple[bytes, list[dict], dict[int, str], list[int]]:
-    """A generated CSV/TSV file: (bytes, records, planted faults, the line each record ends on)."""
+    """A generated CSV/TSV file: (bytes, records, planted faults, each record's spreadsheet row)."""
     cell_text = TEXT.filter(lambda t: "|||" not in t)
     records = data.draw(rows(turn=TURN.filter(lambda t: "|||" not in t), text=cell_text))
     faults = data.draw(faulty(records, CSV_FAULTS))
@@ -224,7 +224,7 @@ def csv_file(data, encoding: str, end: str, ext: str) -> tuple[bytes, list[dict]
         elif fault == "cells":
             cells.append("extra")
         writer.writerow(cells)
-        row_of.append(len(split_lines(buf.getvalue().rstrip("\r\n"))))  # the line the record ends on
+        row_of.append(i + 2)  # the spreadsheet row: the header is row 1, each record one row
     return encode(buf.getvalue(), encoding), records, faults, row_of
 
 

@@ -8,7 +8,6 @@ import random
 import numpy as np
 import pytest
 
-from core.compare import human_preference, human_tie_margin, side_accuracy, summarize_judge
 from core.data import DataError, compare_systems, load_jsonl
 from core.dashboard import learning_curve_figure
 from core.judges.pairs import (context_key, is_test_context, is_val_context, load_votes, preference_pairs, save_votes,
@@ -23,6 +22,7 @@ from core.training.judge import train_judge
 from core.training.judge_lm import fit_mix, set_weights, train_scorer
 from core.training.judge_pairs import (DAILYDIALOG_SETS, TRAIN_SETS, synthetic_pairs, train_test_pairs,
                                        validation_pairs)
+from core.verdict import human_preference, human_tie_margin, side_accuracy, summarize_judge
 
 
 @pytest.fixture(scope="module")

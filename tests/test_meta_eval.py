@@ -10,9 +10,9 @@ from scipy import stats as sps
 
 from core import meta_eval
 from core.cli import main as cli
-from core.compare import context_groups
 from core.data import load_jsonl
 from core.scoring import Metric, MetricResult, Signature
+from core.verdict import context_groups
 
 
 def _usr_slice(shared, n_ctx=20):

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from core.cli import main
-from core.compare import build_verdict, summarize_judge
 from core.data import load_comparison
 from core.outputs import OutputError, atomic_open, check_output
 from core.scoring import JudgeOutput
+from core.verdict import build_verdict, summarize_judge
 
 PREVIOUS = "an earlier output\n"
 

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 from core import stats
-from core.compare import build_verdict, pair_winner, summarize_judge, verdict_sentence
 from core.data import Comparison, Example, align, load_jsonl
 from core.engine import score_comparison
 from core.report import render_verdict
 from core.scoring import JudgeOutput
+from core.verdict import build_verdict, pair_winner, summarize_judge, verdict_sentence
 
 WORDS = "the a cat dog sat ran on mat big small red blue fast slow home park tea cup sun rain".split()
 
@@ -153,7 +153,7 @@ def test_a_verdict_carried_by_a_few_pairs_does_not_survive_leaving_them_out():
     a = [Example(str(i), "A", ctx[i], "x", ["r"]) for i in range(n)]
     b = [Example(str(i), "B", ctx[i], "y", ["r"]) for i in range(n)]
     comp = Comparison("A", "B", list(zip(a, b)))
-    from core.compare import compare_values, context_groups, difference_drivers
+    from core.verdict import compare_values, context_groups, difference_drivers
     groups = context_groups(comp.a)
     steady = np.full(n, 0.5) + np.random.default_rng(3).normal(0, 0.1, n)
     row = compare_values("m", "metric", steady, np.zeros(n), groups, n_boot=400, n_perm=400)
@@ -292,3 +292,68 @@ def test_matched_ngrams_mark_shared_bigrams_and_words():
     got = matched_ngrams("I like the cat, yes.", ["the cat is nice", "yes"])
     assert [(p, lv) for p, lv in got if lv] == [("the", 2), ("cat", 2), ("yes", 1)]
     assert highlight_html("<b>the cat</b>", ["the cat"]).startswith("&lt;b&gt;<mark class=\"m2\">the</mark>")
+
+
+def test_drivers_list_only_pairs_that_push_toward_the_side_and_say_how_many_were_left_out():
+    from core.verdict import compare_values, difference_drivers
+    a = [10.0, 0.0, 0.0, 0.0, 5.0, 0.0]
+    b = [0.0, 5.0, 0.0, 0.0, 0.0, 3.0]
+    groups = list(range(6))
+    row = compare_values("m", "metric", a, b, groups, n_boot=200, n_perm=200)
+    d = difference_drivers(row, a, b, groups, [f"p{i}" for i in range(6)], n_boot=200, n_perm=200)
+    assert d.direction == "A"
+    assert [t["id"] for t in d.top] == ["p0", "p4"]  # not the ties p2, p3 nor p1, p5 (toward B)
+    assert (d.n_left_out, d.n_pairs) == (1, 6)
+    ties = difference_drivers(compare_values("m", "metric", [1.0] * 6, [1.0] * 6, groups, n_boot=200, n_perm=200),
+                              [1.0] * 6, [1.0] * 6, groups, [f"p{i}" for i in range(6)], n_boot=200, n_perm=200)
+    assert ties.top == [] and ties.n_left_out == 0
+
+
+def test_text_tables_stay_aligned_with_wide_characters_and_markdown_keeps_user_text_inert():
+    from core.report import display_width, render
+    out = render([{"a": "数据系统", "b": "1"}, {"a": "bot", "b": "22"}, {"a": "🤖 bot", "b": "3"}],
+                 [("a", "system"), ("b", "n")]).splitlines()
+    starts = {display_width(line[:line.rindex(" ") + 1]) for line in out[2:]}
+    assert len(starts) == 1  # the second column starts in the same terminal column on every row
+    md = render([{"a": "<b>GT</b> | x\ny", "b": "1"}], [("a", "system"), ("b", "n")], "markdown")
+    assert "&lt;b&gt;GT&lt;/b&gt; \\| x<br>y" in md
+
+
+def test_the_headline_needs_a_metric_winner_that_survives_holm_over_the_metrics():
+    """One metric of many at p = 0.03 is what chance gives: the one-line verdict names no winner from it and says
+    why; the same metric alone (nothing to correct for) names the winner."""
+    from dataclasses import replace
+
+    from core.verdict import Verdict, compare_values, verdict_sentence
+    rng = np.random.default_rng(1)
+    g = list(range(40))
+    row = compare_values("m0", "metric", rng.normal(size=40) + 1, rng.normal(size=40), g, n_boot=200, n_perm=200)
+    assert row.winner == "A"
+    lucky = replace(row, p_randomization=0.03)
+    null = replace(row, winner=None, p_randomization=0.6, low=-1.0, high=1.0)
+    nulls = [replace(null, metric=f"m{i}") for i in range(1, 10)]
+    many = Verdict("X", "Y", 40, "id", [], 200, 200, 0.95, 13, [lucky] + nulls)
+    text = verdict_sentence(many)
+    assert text.startswith("No significant difference between X and Y") and "Holm" in text
+    alone = Verdict("X", "Y", 40, "id", [], 200, 200, 0.95, 13, [lucky])
+    assert verdict_sentence(alone).startswith("X is better than Y")
+
+
+def test_a_report_of_too_few_contexts_says_so_without_a_zero_width_interval(tmp_path):
+    """Three contexts cannot be resampled: no interval (drawn as a point, printed "-"), no bootstrap p, no
+    winner; the chart's coordinates stay numbers (a dot without a bar)."""
+    from core.data import load_comparison
+    from core.engine import score_comparison
+    from core.html_report import forest_svg
+    from core.verdict import build_verdict
+    rows = [("0", "hi there", "hello friend", "hello"), ("1", "how are you", "fine thanks", "good"),
+            ("2", "what's up", "nothing much", "nothing")]
+    for name, k in (("a.jsonl", 2), ("b.jsonl", 3)):
+        (tmp_path / name).write_text("".join(json.dumps({"id": i, "context": [c], "response": r[:k * 2],
+                                                         "references": [ref]}) + "\n" for i, c, r, ref in rows))
+    comp = load_comparison(str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"))
+    v = build_verdict(comp, score_comparison(comp, ["bleu"]), n_boot=200, n_perm=200)
+    row = v.metrics[0]
+    assert math.isnan(row.low) and math.isnan(row.high) and math.isnan(row.p_bootstrap) and row.winner is None
+    svg = forest_svg(v.metrics, v.system_a, v.system_b)
+    assert "nan" not in svg and "<circle" in svg

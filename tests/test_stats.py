@@ -305,3 +305,24 @@ def test_seeded_results_are_reproducible():
     assert stats.correlate(x, y, seed=3) == stats.correlate(x, y, seed=3)
     assert stats.paired_comparison(x, y, seed=3) == stats.paired_comparison(x, y, seed=3)
     assert stats.correlate(x, y, seed=3).low != stats.correlate(x, y, seed=4).low
+
+
+def test_too_few_contexts_give_no_bootstrap_interval_or_p():
+    """One context (or fewer than MIN_RESAMPLED) cannot be resampled: every resample was the data itself, which
+    reported a zero-width interval and p = 1/(B+1) ("p < 0.001"). Now: no interval, no bootstrap p, no winner."""
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=12), rng.normal(size=12)
+    for n_contexts in (1, 2, stats.MIN_RESAMPLED - 1):
+        groups = [i % n_contexts for i in range(12)]
+        c = stats.correlate(x, y, "spearman", groups=groups)
+        assert math.isnan(c.low) and math.isnan(c.high) and math.isnan(c.p), n_contexts
+        pr = stats.paired_comparison(x + 5, y, groups=groups)
+        assert math.isnan(pr.low) and math.isnan(pr.high) and math.isnan(pr.p_bootstrap)
+        assert pr.verdict == stats.NO_DIFF
+        m, lo, hi = stats.mean_ci(x, groups=groups)
+        assert math.isfinite(m) and math.isnan(lo) and math.isnan(hi)
+    groups = [i % stats.MIN_RESAMPLED for i in range(12)]  # enough contexts: an interval and a p again
+    c = stats.correlate(x, y, "spearman", groups=groups)
+    assert c.low < c.r < c.high and 0 < c.p <= 1
+    pr = stats.paired_comparison(x + 5, y, groups=groups)
+    assert pr.low < pr.diff < pr.high and pr.p_bootstrap < 0.05

@@ -80,7 +80,7 @@ elif data is not None and metrics:
         st.plotly_chart(fig, width="stretch", key="corr_heat")
 
         st.subheader("Scatter")
-        from core.compare import preference_dimension
+        from core.verdict import preference_dimension
         c1, c2 = st.columns(2)
         dim = state.kept("corr_dim", preference_dimension(comp.examples()), data.dimensions)
         # the first metric with scores on these rows (not bleu on a file without references: an empty plot);

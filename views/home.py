@@ -6,6 +6,7 @@ import streamlit as st
 
 from core import dashboard
 from core.report import left_out_note
+from core.verdict import mismatch_warning
 from views import state
 
 
@@ -31,7 +32,7 @@ def home() -> None:
     if cs is None and judge is None:
         st.info("Choose at least one metric in the sidebar (or run the judge on the A/B judge page).")
         return
-    verdict = state.cached_verdict(data.key, tuple(cs.metrics) if cs else (), judge is not None, cs, judge)
+    verdict = state.cached_verdict(data.key, tuple(cs.metrics) if cs else (), judge is not None, comp, cs, judge)
     st.session_state["verdict"] = verdict  # what this page shows: the tests read it
     with st.container(border=True, key="verdict"):
         st.markdown(f"#### {state.plain(verdict.sentence)}")
@@ -40,6 +41,9 @@ def home() -> None:
                    "itself. Load two different systems on the Upload page.")
     elif verdict.identical_pairs:
         st.caption(f"{verdict.identical_pairs} of {verdict.n_pairs} pairs have identical replies (they count as ties).")
+    if verdict.context_mismatches:
+        st.warning(state.plain(mismatch_warning(verdict) + ": " + "; ".join(verdict.context_mismatches[:5])
+                               + ("; ..." if len(verdict.context_mismatches) > 5 else "")))
     st.markdown(f"**A**: {state.plain(comp.system_a)} · **B**: {state.plain(comp.system_b)} · {data.n} pairs "
                 f"(aligned by {comp.aligned_by}) · human dimensions: "
                 f"{state.plain(', '.join(data.dimensions)) if data.dimensions else 'none'} · source: "
@@ -73,7 +77,7 @@ def home() -> None:
         st.caption(f"Means with 95% bootstrap intervals ({verdict.n_boot:,} resamples of the contexts, seed "
                    f"{verdict.seed}); 'by' is the better system's mean minus the other's; A-B is the paired mean "
                    f"difference; p from approximate randomization ({verdict.n_perm:,}); 'better' only when "
-                   "p < 0.05 and the interval excludes 0 (core.compare, the same numbers as `dialeval compare`).")
+                   "p < 0.05 and the interval excludes 0 (core.verdict, the same numbers as `dialeval compare`).")
     if verdict.judge is not None:
         j = verdict.judge
         w = j.win
@@ -96,7 +100,8 @@ def home() -> None:
     if verdict.drivers:
         st.subheader("What drives each difference")
         st.caption("Per metric, the pairs whose A - B pushes the mean furthest in its direction, and the comparison "
-                   "redone without the top 5 % of them: a verdict that does not survive rests on a few pairs. "
+                   "redone without the most pushing 5 % of the pairs (at least one; only pairs that push that way): "
+                   "a verdict that does not survive rests on a few pairs. "
                    "Open a pair on the Scores page.")
         st.dataframe(dashboard.drivers_frame(verdict), hide_index=True, width="stretch",
                      column_config={"p without": st.column_config.NumberColumn(format="%.4f")})

@@ -6,9 +6,9 @@ import plotly.express as px
 import streamlit as st
 
 from core import dashboard
-from core.compare import summarize_judge
 from core.data import Comparison
 from core.judges.pairs import votes_for_pairs
+from core.verdict import summarize_judge
 from views import state
 
 st.session_state["_page"] = "judge"
@@ -224,7 +224,7 @@ if data is not None and ok:
                 st.dataframe(pred, hide_index=True, width="stretch", height=320,
                              column_config={"P(A preferred)": st.column_config.ProgressColumn(
                                  min_value=0.0, max_value=1.0, format="%.2f")})
-                st.download_button("Download these predictions (CSV)", dashboard.export_csv(pred),
+                st.download_button("Download these predictions (CSV)", dashboard.export_csv(pred, comp),
                                    "judge_votes_predictions.csv", "text/csv", key="votes_download")
             else:
                 st.info("Every loaded pair has a vote, so there is nothing left to predict.")

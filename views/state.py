@@ -1,7 +1,7 @@
 """The dashboard's Streamlit glue, in one module: session state, choices that survive a refresh, the engine's
 results cached per loaded comparison, the judge's run, the sidebar, and the helpers that keep user text inert.
 
-Pages import this and draw; every number comes from ``core`` (the engine scores, ``core.compare`` builds the
+Pages import this and draw; every number comes from ``core`` (the engine scores, ``core.verdict`` builds the
 verdict, ``core.dashboard`` makes the tables). Metric instances load once per process (``core.scoring``);
 each metric's result over one loaded comparison is kept in a process-wide store keyed by the content, so
 switching pages, re-sorting, adding a metric or refreshing the browser never re-scores what was already scored.
@@ -23,12 +23,13 @@ from typing import Any, Container, Sequence
 import streamlit as st
 
 from core import dashboard
-from core.compare import JudgeSummary, Verdict, build_verdict, summarize_judge
 from core.dashboard import Loaded
+from core.data import Comparison
 from core.engine import (ComparisonScores, cached_judge_comparison, comparison_scores, judge_comparison,
                          score_examples)
 from core.outputs import OutputError
 from core.scoring import JudgeOutput, Options
+from core.verdict import JudgeSummary, Verdict, build_verdict, summarize_judge
 
 APP_DIR = Path(__file__).resolve().parent.parent
 DEMO_PATH = APP_DIR / "demo" / "demo.jsonl"
@@ -36,7 +37,10 @@ RATED_DEMO_PATH = APP_DIR / "demo" / "rated_sample.jsonl"
 PAGES = {"home": "views/home.py", "upload": "views/upload.py", "scores": "views/scores.py",
          "judge": "views/judge.py", "correlation": "views/correlation.py", "leaderboard": "views/leaderboard.py"}
 DEVICE_CHOICES = ("cpu", "auto", "cuda", "mps")
-JUDGE_PAIRS_PER_SECOND = 7.7  # the judge on 2 CPU cores (README, "The learned A/B judge"): for time estimates
+# the judge's time on 2 CPU cores, for estimates (measured: docs/dashboard.md, "The judge's time estimate")
+JUDGE_LOAD_SECONDS = 6.0  # loading MiniLM and SmolLM2, once per process
+JUDGE_START_SECONDS = 3.5  # each run: new batch shapes, the last batch of each length group part empty
+JUDGE_SECONDS_PER_PAIR = 0.13  # both orders and the SmolLM2 reader; about the same for short and long contexts
 
 
 # ------------------------------------------------------------------------------------------------
@@ -79,7 +83,8 @@ def _builtin(kind: str) -> Loaded:
 
 def ensure_loaded() -> None:
     """Before any page draws: reopen the comparison the address names (``?c=KEY``), else, under `make run`
-    (``DIALEVAL_DEMO=1``), load the demo once per session (so "clear" on the Upload page sticks)."""
+    (``DIALEVAL_DEMO=1``), load the demo once per session (so "clear" on the Upload page sticks), unless the
+    address named a comparison this server does not hold: then the page says so instead of showing the demo."""
     url_choices()
     if loaded() is not None:
         return
@@ -90,7 +95,8 @@ def ensure_loaded() -> None:
             st.session_state["loaded"] = data
             return
         st.session_state["_reopen_failed"] = key
-    if os.environ.get("DIALEVAL_DEMO") == "1" and not st.session_state.get("_demo_autoloaded"):
+    if (os.environ.get("DIALEVAL_DEMO") == "1" and not st.session_state.get("_demo_autoloaded")
+            and not st.session_state.get("_reopen_failed")):  # a shared link that fails says so, never the demo
         st.session_state["_demo_autoloaded"] = True
         load_demo()
 
@@ -297,12 +303,19 @@ def get_scores(data: Loaded, metrics: Sequence[str]) -> ComparisonScores:
         bar, _ = progress_bar("scoring ...")
         for j, m in enumerate(todo):
             bar.progress(j / len(todo), text=f"{m} ({j + 1}/{len(todo)}): loading")
-            t0 = time.monotonic()
+            step: dict = {"key": None}
 
-            def progress(done: int, total: int, desc: str, m=m, j=j, t0=t0) -> None:
+            def progress(done: int, total: int, desc: str, m=m, j=j, step=step) -> None:
+                # a metric may run several steps (MME: one per sub-metric group), each counting its own rows:
+                # the time left is the current step's, from that step's own rate, and the text says so
+                now = time.monotonic()
+                if step["key"] != (desc, total) or done < step["done"]:
+                    step.update(key=(desc, total), t0=now, start=done)
+                step["done"] = done
                 frac = (j + (done / total if total else 1.0)) / len(todo)
-                el = time.monotonic() - t0
-                left = f", about {el * (total - done) / done:.0f} s left" if done and done < total and el > 1 else ""
+                el, moved = now - step["t0"], done - step["start"]
+                left = f", about {el * (total - done) / moved:.0f} s left in this step" if (
+                    moved > 0 and done < total and el > 1) else ""
                 bar.progress(min(1.0, frac), text=f"{m} ({j + 1}/{len(todo)}): {desc} {done}/{total}{left}")
             try:
                 store[(key, m)] = score_examples(examples, [m], opts, progress=progress).results[m]
@@ -329,10 +342,11 @@ def metric_results(key, metrics: Sequence[str], examples, progress=None) -> dict
 
 
 @st.cache_data(show_spinner=False)
-def cached_verdict(key: str, metrics: tuple[str, ...], judged: bool, _cs: ComparisonScores,
-                   _judge: JudgeSummary | None) -> Verdict:
-    """The verdict (``core.compare``, the same defaults as ``dialeval compare``) for one loaded comparison."""
-    return build_verdict(_cs.comparison, _cs, _judge)
+def cached_verdict(key: str, metrics: tuple[str, ...], judged: bool, _comp: Comparison,
+                   _cs: ComparisonScores | None, _judge: JudgeSummary | None) -> Verdict:
+    """The verdict (``core.verdict``, the same defaults as ``dialeval compare``) for one loaded comparison;
+    ``_cs`` None: no metric chosen (or none could score), the judge's verdict alone."""
+    return build_verdict(_comp, _cs, _judge)
 
 
 @st.cache_data(show_spinner=False)
@@ -378,13 +392,17 @@ def _judge_looked_up() -> set:
 
 
 def judge_seconds(n_pairs: int) -> float:
-    """About how long the judge takes for ``n_pairs`` on a laptop CPU (both orders, the SmolLM2 reader)."""
-    return n_pairs / JUDGE_PAIRS_PER_SECOND
+    """About how long the judge takes for ``n_pairs`` on a laptop CPU (both orders, the SmolLM2 reader),
+    loading its models first when this process has not loaded them yet."""
+    from core.judges.smollm_reader import lm_features
+    load = 0.0 if lm_features.cache_info().currsize else JUDGE_LOAD_SECONDS
+    return load + JUDGE_START_SECONDS + JUDGE_SECONDS_PER_PAIR * n_pairs
 
 
 def run_judge(data: Loaded) -> JudgeOutput | None:
-    """Run the shipped judge over every loaded pair (through the engine) with a progress bar."""
-    bar, progress = progress_bar("loading the judge")
+    """Run the shipped judge over every loaded pair (through the engine) with a progress bar, which says that
+    leaving the page stops the run (Streamlit ends a page's script when another page opens)."""
+    bar, progress = progress_bar("loading the judge (stay on this page while it runs: leaving it stops the run)")
     try:
         _judge_store()[data.key] = judge_comparison(data.comparison, progress=progress)
     except Exception as e:  # a missing or incompatible checkpoint must not take the page down
@@ -460,7 +478,7 @@ def show_text(label: str, text: str) -> None:
 
 
 def interval_figure(rows, title: str, shared_axis: bool):
-    """A - B with its 95 % interval per row (``core.compare.MetricComparison``: metrics, or slices of one
+    """A - B with its 95 % interval per row (``core.verdict.MetricComparison``: metrics, or slices of one
     metric), coloured by the winner. ``shared_axis`` False gives every row its own x axis (metrics differ in
     scale); labels sit on the y axis, so nothing overlaps the axes' numbers."""
     import plotly.graph_objects as go

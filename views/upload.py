@@ -48,7 +48,7 @@ def csv_mapping_widgets(name: str, data: bytes, slot: str) -> tuple[bool, CsvMap
     is_csv = (fmt == "csv") or (fmt is None and name.lower().endswith((".csv", ".tsv")))
     if not is_csv:
         return False, None
-    rows = dashboard.csv_rows(data)
+    rows = dashboard.csv_rows(data, name=name)
     header = rows[0] if rows else []
     guess = dashboard.guess_csv_mapping(header, rows)
     st.caption("CSV column mapping for " + state.plain(name) + " (guessed from the column names and contents; "
@@ -145,7 +145,7 @@ if parsed:
         exs = parsed["one"]
         systems = systems_in(exs)
         counts = {s: sum(e.system == s for e in exs) for s in systems}
-        st.text(f"{len(exs)} rows, {len(systems)} systems: " + ", ".join(f"{s} ({n})" for s, n in counts.items()))
+        st.text(f"{len(exs)} row{'s' * (len(exs) != 1)}, {len(systems)} system{'s' * (len(systems) != 1)}: " + ", ".join(f"{s} ({n})" for s, n in counts.items()))
         if len(systems) < 2:
             st.error("This file holds one system; upload a multi-system file or switch to two files.")
         else:
@@ -161,11 +161,12 @@ if parsed:
                 use(inputs["one"][0], ["one"], sa, sb)
     else:
         ea, eb = parsed["a"], parsed["b"]
-        if inputs["a"][1] == inputs["b"][1]:
-            st.warning("The two files are identical: comparing a file with itself finds no difference.")
         c1, c2 = st.columns(2)
         sa = c1.selectbox("System in file A", systems_in(ea), key="pick_fa")
         sb = c2.selectbox("System in file B", systems_in(eb), key="pick_fb")
+        if inputs["a"][1] == inputs["b"][1] and sa == sb:  # the same file twice is fine with two of its systems
+            st.warning("The two files are identical and the same system is chosen in both: comparing a system with "
+                       "itself finds no difference.")
         if st.button("Compare these two systems", type="primary", key="use_two"):
             use(f"{inputs['a'][0]} + {inputs['b'][0]}", ["a", "b"], sa, sb)
 

@@ -1,16 +1,16 @@
-"""``dialeval compare``: the verdict on two systems (``core.compare``), per metric and optionally by the judge."""
+"""``dialeval compare``: the verdict on two systems (``core.verdict``), per metric and optionally by the judge."""
 from __future__ import annotations
 
 import argparse
 
 from core.cli import (add_input_arguments, add_option_arguments, check_paths, csv_mapping_from, emit, interval_level,
                       metric_names, note, options_from, register_command, whole_number)
-from core.compare import LEVEL, N_BOOT, N_PERM, Verdict, build_verdict, summarize_judge
 from core.data import Comparison, load_comparison
 from core.engine import DEFAULT_METRICS, ComparisonScores, blank_text_notes, judge_comparison, score_comparison
 from core.progress import progress_bar
 from core.report import render_verdict
 from core.settings import SEED
+from core.verdict import LEVEL, N_BOOT, N_PERM, Verdict, build_verdict, summarize_judge
 
 
 def add_verdict_arguments(p: argparse.ArgumentParser) -> None:
@@ -35,9 +35,7 @@ def verdict_from(a: argparse.Namespace, out: str | None) -> tuple[Comparison, Co
     mapping = csv_mapping_from(a)
     check_paths(a, [a.input, a.input_b], out)
     comp = load_comparison(a.input, a.input_b, a.system_a, a.system_b, a.input_format, mapping)
-    if not comp.pairs:
-        raise ValueError(f"no row of {comp.system_a!r} could be paired with a row of {comp.system_b!r} (rows pair by "
-                         f"id when both sides have ids in common, else by context; these share neither)")
+    comp.require_pairs()
     note(blank_text_notes(comp.examples(), a.metrics, judged=a.judge))
     progress = progress_bar(a.quiet)
     cs = score_comparison(comp, a.metrics, options_from(a), progress=progress)

@@ -7,12 +7,12 @@ import sys
 
 from core.cli import (add_cache_argument, add_input_arguments, check_paths, csv_mapping_from, interval_level, note,
                       register_command)
-from core.compare import LEVEL, build_verdict, summarize_judge
 from core.data import dimensions, load_comparison
 from core.engine import blank_text_notes, judge_comparison
 from core.judges.pairs import load_votes, votes_for_pairs
 from core.progress import progress_bar
-from core.report import judge_rows, render_verdict, to_json, write_jsonl
+from core.report import PAIR_COLUMNS, judge_rows, markdown_text, render, render_verdict, to_json, write_jsonl
+from core.verdict import LEVEL, build_verdict, summarize_judge
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
@@ -35,8 +35,7 @@ def judge(a: argparse.Namespace) -> int:
     out_path = a.out if a.out != "-" else None
     check_paths(a, [a.input, a.input_b], out_path)
     comp = load_comparison(a.input, a.input_b, a.system_a, a.system_b, a.input_format, mapping)
-    if not comp.pairs:
-        raise ValueError("no aligned pairs between the two systems")
+    comp.require_pairs()
     if a.dimension and a.dimension not in dimensions(comp.examples()):
         raise ValueError(f"--dimension {a.dimension!r} is not in the data; its human dimensions are "
                          f"{dimensions(comp.examples()) or 'none'}")
@@ -51,10 +50,12 @@ def judge(a: argparse.Namespace) -> int:
     if a.format == "json":
         print(to_json({**verdict.to_dict(), "pairs": [] if out_path else rows}))
     elif a.format == "csv":
-        print(render_verdict(verdict, "csv"))
+        print(render_verdict(verdict, "csv", pairs=[] if out_path else rows))
     else:
-        print(f"**{verdict.sentence}**\n" if a.format == "markdown" else verdict.sentence + "\n")
-        if not out_path:
+        print(f"**{markdown_text(verdict.sentence)}**\n" if a.format == "markdown" else verdict.sentence + "\n")
+        if not out_path and a.format == "markdown":
+            print(render(rows, PAIR_COLUMNS, "markdown") + "\n")
+        elif not out_path:
             for r in rows:
                 print(f"{r['id_a']}\t{r['id_b']}\tp_a={r['p_a']:.3f}\t{r['verdict']}"
                       + (f"\thuman={r['human']}" if r["human"] else ""))

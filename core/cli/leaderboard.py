@@ -7,12 +7,12 @@ import argparse
 
 from core.cli import (add_csv_arguments, add_option_arguments, check_paths, csv_mapping_from, emit, interval_level,
                       metric_names, note, options_from, register_command, whole_number)
-from core.compare import LEVEL, N_BOOT, N_PERM
-from core.data import load_file
+from core.data import load_file, rows_of_files
 from core.engine import DEFAULT_METRICS, blank_text_notes
 from core.leaderboard import leaderboard, render_leaderboard
 from core.progress import progress_bar
 from core.settings import SEED
+from core.verdict import LEVEL, N_BOOT, N_PERM
 
 
 def metric_names_or_none(text: str) -> list[str]:
@@ -47,7 +47,7 @@ def leaderboard_command(a: argparse.Namespace) -> int:
     out = a.out if a.out != "-" else None
     mapping = csv_mapping_from(a)
     check_paths(a, a.inputs, out)
-    examples = [ex for path in a.inputs for ex in load_file(path, a.input_format, csv_mapping=mapping)]
+    examples = rows_of_files([(path, load_file(path, a.input_format, csv_mapping=mapping)) for path in a.inputs])
     systems = [s.strip() for s in a.systems.split(",") if s.strip()] if a.systems else None
     note(blank_text_notes(examples, a.metrics, judged=a.judge))
     lb = leaderboard(examples, a.metrics, a.judge, systems, options_from(a), progress_bar(a.quiet),

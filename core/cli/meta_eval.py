@@ -62,7 +62,7 @@ def meta_eval(args: argparse.Namespace) -> int:
         raise ValueError(NO_HUMAN_SCORES)
     if dims:
         have = {d for exs in data.values() for d in dimensions(exs)}
-        missing = [d for d in dims if d not in have]
+        missing = [d for d in dims if d.casefold() not in {h.casefold() for h in have}]
         if missing:
             raise ValueError(f"dimension(s) {missing} not in the data; dimensions are {sorted(have)}")
     log = None if args.quiet else (lambda s: print(s, file=sys.stderr))

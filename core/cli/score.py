@@ -24,8 +24,8 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("input", help="JSONL, DSTC10 JSON, column JSON or CSV/TSV")
     p.add_argument("--metrics", type=metric_names, default=list(DEFAULT_METRICS),
                    help=f"comma-separated names (see `dialeval metrics`), or 'all' (default {','.join(DEFAULT_METRICS)})")
-    p.add_argument("--format", choices=["jsonl", "dstc10", "columns", "csv"], default=None,
-                   help="input format (default: detect)")
+    p.add_argument("--input-format", "--format", dest="format", choices=["jsonl", "dstc10", "columns", "csv"],
+                   default=None, help="input format (default: detect; --format is the older name of this flag)")
     add_csv_arguments(p)
     add_option_arguments(p)
     p.add_argument("--out", default="-", help="output JSONL (default: stdout); written whole or not at all")

@@ -2,7 +2,7 @@
 
 A :class:`Pair` is one preference (context, reply A, reply B, label: 1 = A preferred, 0 = B, 0.5 = tie).
 :func:`preference_pairs` derives them from rated multi-system data: two responses to the same context whose
-mean ratings differ by at least the human tie margin (``core.compare.human_tie_margin``, a quarter of the
+mean ratings differ by at least the human tie margin (``core.verdict.human_tie_margin``, a quarter of the
 scale). Pairs are split **by context** (:func:`context_bucket`: a hash of the normalized last turn, the same
 on every machine), so the same utterance never lands in train and test, even across datasets.
 
@@ -22,10 +22,10 @@ import random
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from core.compare import human_preference, human_tie_margin, preference_dimension
 from core.data import Comparison, DataError, Example, Problem, bad_unicode_at, iter_json_lines, read_text
 from core.outputs import atomic_open
 from core.settings import SEED
+from core.verdict import human_preference, human_tie_margin, preference_dimension
 
 
 @dataclass

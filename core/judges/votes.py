@@ -16,11 +16,11 @@ from typing import Sequence
 
 import numpy as np
 
-from core.compare import side_accuracy
 from core.judges.pairs import Pair, context_key
 from core.judges.pairwise import CHECKPOINT, PairwiseJudge, combine_orders, load_judge
 from core.progress import Progress, within
 from core.settings import SEED
+from core.verdict import side_accuracy
 
 # ridge strengths tried by the inner cross-validation of every re-fit (on standardized columns)
 RIDGE_GRID = tuple(float(10 ** e) for e in np.arange(-3.0, 1.01, 0.5))

@@ -131,7 +131,10 @@ def resolve(dimension: str, weights: Mapping[str, Mapping[str, float]],
 
 
 def combine(sub_scores: Mapping[str, np.ndarray], weights: Mapping[str, float]) -> np.ndarray:
-    """sum_k w_k * score_k (weights renormalized over the sub-metrics present and finite per row)."""
+    """sum_k w_k * score_k (weights renormalized over the sub-metrics present and finite per row), summed
+    column by column in the order of ``weights``: each row's value is then the same whatever rows come with it
+    (a matrix-vector product let BLAS choose the summation order by the number of rows, so a row scored alone
+    and in a file differed in the last digit)."""
     keys = [k for k in weights if k in sub_scores and weights[k] > 0]
     if not keys:
         keys = list(sub_scores)
@@ -139,8 +142,11 @@ def combine(sub_scores: Mapping[str, np.ndarray], weights: Mapping[str, float]) 
     m = np.stack([np.asarray(sub_scores[k], dtype=np.float64) for k in keys], 1)
     w = np.array([weights[k] for k in keys])
     ok = np.isfinite(m)
-    num = np.where(ok, m, 0.0) @ w
-    den = ok @ w
+    num = np.zeros(len(m))
+    den = np.zeros(len(m))
+    for j, wj in enumerate(w):
+        num += np.where(ok[:, j], m[:, j], 0.0) * wj
+        den += ok[:, j] * wj
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
 

@@ -31,9 +31,11 @@ def resolve_device(device: str = "cpu") -> str:
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "mps" if has_mps else "cpu"
     if device == "cuda" and not torch.cuda.is_available():
-        raise DeviceError("device 'cuda' was asked for but torch sees no CUDA GPU; use --device cpu or auto")
+        raise DeviceError("device 'cuda' was asked for but torch sees no CUDA GPU; choose the device cpu or auto "
+                          "(--device on the command line, Device in the dashboard's sidebar)")
     if device == "mps" and not has_mps:
-        raise DeviceError("device 'mps' was asked for but torch sees no Apple GPU; use --device cpu or auto")
+        raise DeviceError("device 'mps' was asked for but torch sees no Apple GPU; choose the device cpu or auto "
+                          "(--device on the command line, Device in the dashboard's sidebar)")
     return device
 
 

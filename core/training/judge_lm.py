@@ -22,7 +22,6 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from core.compare import side_accuracy
 from core.judges.pairwise import CHECKPOINT, Encoded, PairwiseJudge, encode_pairs, load_judge
 from core.judges.smollm_reader import HIDDEN, MEMBERS, SmolLMReader, build_scorer, config, distinct_items, lm_features, scores
 from core.models.checkpoints import short_hash
@@ -33,6 +32,7 @@ from core.training import register_trainer, set_threads
 from core.training.judge_pairs import (common_sense_pairs, evaluate, heldout_cache_path, save_heldout_predictions,
                                        synthetic_pairs,
                                        train_test_pairs, validation_pairs)
+from core.verdict import side_accuracy
 
 BALANCE = 0.0  # per-pair loss weight n_set ** -BALANCE (set_weights); 0 = unweighted (shipped)
 SYNTHETIC = 6000  # machine-made chitchat pairs in the reader's training (shipped since 0.6.0: leave-one-set-out)

@@ -15,7 +15,6 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from core.compare import side_accuracy
 from core.judges.pairs import Pair, is_val_context, normalize_text, preference_pairs, split_pairs
 from core.judges.pairwise import TIE_MARGIN, Encoded, PairwiseJudge, combine_orders
 from core.models.corpus import chitchat_split, context_pairs
@@ -23,6 +22,7 @@ from core.outputs import atomic_open
 from core.progress import Progress
 from core.scoring import JudgeOutput
 from core.settings import SEED, cache_dir, shared_eval_file
+from core.verdict import side_accuracy
 
 DAILYDIALOG_SETS = ("dailydialog-zhao", "dailydialog-gupta", "dailydialog-grade", "engagement-dd", "holistic-dd")
 TRAIN_SETS = ("usr-topical", "usr-persona", "convai2-grade", "empathetic-grade", "persona-zhao", "dstc7", "humod")

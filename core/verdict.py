@@ -212,13 +212,15 @@ class JudgeSummary:
 class Drivers:
     """What drives one metric's difference: the pairs whose A - B pushes the mean furthest in its direction
     (``top``: pair index, id, A - B and its share of the summed A - B), and the comparison redone without the
-    ``n_left_out`` = ceil(5 %) most pushing pairs: its difference, interval, p and winner; ``survives`` when
+    ``n_left_out`` = ceil(5 % of the pairs) most pushing pairs (at most the pairs that push that way; ``n_pairs``
+    scored pairs in all): its difference, interval, p and winner; ``survives`` when
     that winner is the metric's winner (a verdict carried by a handful of pairs does not survive)."""
 
     metric: str
     direction: str  # "A" or "B": the side the mean difference (or the winner) points to
     top: list[dict[str, Any]]
     n_left_out: int
+    n_pairs: int  # pairs with a value on both sides (the n the left-out share is of)
     diff_without: float
     low_without: float
     high_without: float
@@ -249,6 +251,7 @@ class Verdict:
     drivers: list[Drivers] = field(default_factory=list)
     n_unmatched: int = 0  # rows of A or B without a partner (listed in ``unmatched``)
     left_out: list[dict[str, Any]] = field(default_factory=list)  # per row with n_dropped: which pairs and why
+    context_mismatches: list[str] = field(default_factory=list)  # pairs aligned by id whose contexts differ
 
     def rows(self, kind: str | None = None) -> list[MetricComparison]:
         return [r for r in self.metrics if kind is None or r.kind == kind]
@@ -378,7 +381,18 @@ def build_verdict(comp: Comparison, cs: "ComparisonScores | None" = None, judge:
     unmatched = comp.describe_unmatched()
     return Verdict(comp.system_a, comp.system_b, len(comp.pairs), comp.aligned_by, unmatched,
                    n_boot, n_perm, level, seed, rows, judge, identical_pairs=identical, drivers=drivers,
-                   n_unmatched=len(unmatched), left_out=left_out_pairs(cs, rows) if cs is not None else [])
+                   n_unmatched=len(unmatched), left_out=left_out_pairs(cs, rows) if cs is not None else [],
+                   context_mismatches=comp.context_mismatches())
+
+
+def mismatch_warning(v: Verdict) -> str:
+    """The warning for pairs aligned by id whose contexts differ ('' when there are none)."""
+    if not v.context_mismatches:
+        return ""
+    n = len(v.context_mismatches)
+    return (f"warning: {n} of {v.n_pairs} pairs were aligned by id but have different contexts; if the ids only "
+            "number the rows, the files pair unrelated rows (give ids that name the inputs, or drop them to align "
+            "by context)")
 
 
 LEFT_OUT_LISTED = 20  # pairs named per verdict row; the count is always complete
@@ -426,8 +440,9 @@ def difference_drivers(row: MetricComparison, a: Sequence[float], b: Sequence[fl
                        seed: int = SEED) -> Drivers:
     """:class:`Drivers` of one metric row: pair i contributes ``d_i = a_i - b_i`` to the mean difference
     ``sum(d) / n``; pairs are ranked by ``d_i`` in the direction of the winner (else of the mean difference),
-    the first ``top`` are listed with ``d_i / sum(d)``, and the comparison is redone
-    (:func:`compare_values`, same settings) without the first ``ceil(share * n)`` of them."""
+    the first ``top`` that push that way (``d_i`` of that sign, not 0) are listed with ``d_i / sum(d)``, and the
+    comparison is redone (:func:`compare_values`, same settings) without the first ``ceil(share * n)`` of them
+    (fewer when fewer pairs push that way)."""
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     d = a - b
@@ -438,15 +453,16 @@ def difference_drivers(row: MetricComparison, a: Sequence[float], b: Sequence[fl
         sign = 1.0 if (np.nansum(d) >= 0) else -1.0
     direction = "A" if (sign > 0) == row.higher_is_better else "B"
     order = fin[np.argsort(-sign * d[fin], kind="stable")]
+    pushing = order[sign * d[order] > 0]  # a pair that ties or pushes the other way drives nothing this way
     total = float(np.sum(d[fin])) if len(fin) else math.nan
     shown = [{"pair": int(i), "id": str(ids[i]), "diff": float(d[i]),
-              "share": float(d[i] / total) if total else math.nan} for i in order[:top]]
-    k = int(math.ceil(share * len(fin))) if len(fin) else 0
-    keep = np.setdiff1d(np.arange(len(d)), order[:k])
+              "share": float(d[i] / total) if total else math.nan} for i in pushing[:top]]
+    k = min(int(math.ceil(share * len(fin))), len(pushing)) if len(fin) else 0
+    keep = np.setdiff1d(np.arange(len(d)), pushing[:k])
     again = compare_values(row.metric, row.kind, a[keep], b[keep], [groups[i] for i in keep],
                            higher_is_better=row.higher_is_better, n_boot=n_boot, n_perm=n_perm, level=level,
                            seed=seed)
-    return Drivers(row.metric, direction, shown, k, again.diff, again.low, again.high, again.p_randomization,
+    return Drivers(row.metric, direction, shown, k, len(fin), again.diff, again.low, again.high, again.p_randomization,
                    row.winner, again.winner, again.winner == row.winner)
 
 
@@ -496,7 +512,8 @@ def verdict_sentence(v: Verdict) -> str:
     """The verdict in one line a stakeholder reads in five seconds: which system is better, in words, both
     named in full, and on what evidence. The direction comes from people's ratings in the input when they
     name a winner, else from the judge when it names one, else from the metrics when every metric that names
-    a winner names the same one; otherwise the line says the evidence is mixed or shows no difference.
+    a winner after Holm's correction over the metrics compared (``stats.holm`` on their randomization p-values)
+    names the same one; otherwise the line says the evidence is mixed or shows no difference.
     Differences are stated in favour of the better system (``+x [low, high]``), never only by a sign."""
     sys_name = {"A": v.system_a, "B": v.system_b}
     other = {"A": "B", "B": "A"}
@@ -504,6 +521,11 @@ def verdict_sentence(v: Verdict) -> str:
         return (f"{v.system_a} and {v.system_b} give the same reply in all {v.n_pairs} pairs, so there is nothing "
                 "to compare (is the same file loaded twice?).")
     mrows = v.rows("metric")
+    # the metrics name the direction only where a winner survives Holm's correction over the metrics compared:
+    # one of 22 metrics at p < 0.05 is what chance gives, not a verdict
+    scored = [r for r in mrows if r.n > 0]
+    adjusted = stats.holm([r.p_randomization for r in scored]) if scored else []
+    holm_winners = {r.metric for r, p in zip(scored, adjusted) if r.winner and p < 1 - v.level}
     human = preferred_human_row(v)
     j = v.judge
     side, basis = None, None
@@ -512,7 +534,7 @@ def verdict_sentence(v: Verdict) -> str:
     elif j is not None and j.winner:
         side, basis = j.winner, "judge"
     else:
-        named = {r.winner for r in mrows if r.winner}
+        named = {r.winner for r in mrows if r.metric in holm_winners}
         if len(named) == 1:
             side, basis = named.pop(), "metrics"
         elif len(named) == 2:
@@ -563,8 +585,10 @@ def verdict_sentence(v: Verdict) -> str:
             for s in ("A", "B"):
                 fav = [r for r in mrows if r.winner == s]
                 if fav:
+                    chance = "" if any(r.metric in holm_winners for r in fav) else (
+                        f", not significant once the {len(mrows)} metrics are corrected together (Holm)")
                     clauses.append(f"{_names(fav)} favour{'s' if len(fav) == 1 else ''} {sys_name[s]} "
-                                   f"({fav[0].metric} {_margin(fav[0], s)})")
+                                   f"({fav[0].metric} {_margin(fav[0], s)}{chance})")
         if none and (side is not None or basis == "mixed"):
             clauses.append(f"{_names(none)} find{'s' if len(none) == 1 else ''} no difference")
         elif none:
