@@ -113,8 +113,8 @@ def meta_evaluate(data, metrics: Sequence[Any], dims: Sequence[str] | None = Non
             continue
         ds_dims = [d for d in dimensions(exs) if dims is None or d.casefold() in wanted]
         if not ds_dims:
-            if log is not None:
-                log(f"{ds}: none of the dimensions {list(dims or [])} (its dimensions: {dimensions(exs)}); skipped")
+            if log is not None and dims:
+                log(f"{ds}: none of the dimensions {list(dims)} (its dimensions: {dimensions(exs)}); skipped")
             continue
         groups = context_groups(exs)
         n_ctx = len(set(groups))

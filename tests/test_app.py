@@ -575,8 +575,9 @@ def test_an_address_reopens_the_comparison_and_the_choices(new_app, own_cache):
     assert len(again.dataframe[0].value) == 3  # the filtered table: sysA wins on 3 of 6 pairs
 
 
-def test_comparing_a_file_with_itself_is_called_out(new_app, own_cache):
-    text = "\n".join(json.dumps(e.to_dict()) for e in _toy_examples() if e.system == "sysA")
+def _same_text_in_both_slots(new_app, examples):
+    """The Upload page in two-file mode with the same JSONL pasted as file A and file B."""
+    text = "\n".join(json.dumps(e.to_dict()) for e in examples)
     at = new_app()
     at.run()
     at.switch_page("views/upload.py").run()
@@ -584,6 +585,11 @@ def test_comparing_a_file_with_itself_is_called_out(new_app, own_cache):
     at.selectbox(key="upload_format").set_value("jsonl").run()
     at.text_area(key="paste_a").set_value(text).run()
     at.text_area(key="paste_b").set_value(text).run()
+    return at
+
+
+def test_comparing_a_file_with_itself_is_called_out(new_app, own_cache):
+    at = _same_text_in_both_slots(new_app, [e for e in _toy_examples() if e.system == "sysA"])
     assert any("identical" in w.value for w in at.warning)
     at.button(key="use_two").click().run()
     at.switch_page("views/home.py").run()
@@ -593,14 +599,7 @@ def test_comparing_a_file_with_itself_is_called_out(new_app, own_cache):
 
 
 def test_one_multi_system_file_in_both_slots_with_two_systems_is_not_called_identical(new_app, own_cache):
-    text = "\n".join(json.dumps(e.to_dict()) for e in _toy_examples())
-    at = new_app()
-    at.run()
-    at.switch_page("views/upload.py").run()
-    at.radio(key="upload_mode").set_value("Two files (system A, system B)").run()
-    at.selectbox(key="upload_format").set_value("jsonl").run()
-    at.text_area(key="paste_a").set_value(text).run()
-    at.text_area(key="paste_b").set_value(text).run()
+    at = _same_text_in_both_slots(new_app, _toy_examples())
     systems = at.selectbox(key="pick_fb").options
     at.selectbox(key="pick_fb").set_value(systems[1]).run()
     assert at.selectbox(key="pick_fa").value != at.selectbox(key="pick_fb").value

@@ -89,7 +89,8 @@ if data is not None and metrics:
                          on_select=on_table_select, selection_mode=["single-row", "single-column", "single-cell"])
             shown = "all" if len(view) == len(df) else "the"
             d1, d2 = st.columns(2)
-            d1.download_button(f"Export {shown} {len(view)} shown pairs (CSV)", dashboard.export_csv(view, cs.comparison),
+            d1.download_button(f"Export {shown} {len(view)} shown pairs (CSV)",
+                               dashboard.export_csv(view, cs.comparison),
                                file_name="dialeval_scores.csv", mime="text/csv", key="dl_csv", on_click="ignore")
             d2.download_button(f"Export {shown} {len(view)} shown pairs with details (JSONL)",
                                dashboard.export_jsonl(cs, view["pair"].tolist()), file_name="dialeval_scores.jsonl",

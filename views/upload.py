@@ -145,7 +145,8 @@ if parsed:
         exs = parsed["one"]
         systems = systems_in(exs)
         counts = {s: sum(e.system == s for e in exs) for s in systems}
-        st.text(f"{len(exs)} row{'s' * (len(exs) != 1)}, {len(systems)} system{'s' * (len(systems) != 1)}: " + ", ".join(f"{s} ({n})" for s, n in counts.items()))
+        st.text(f"{len(exs)} row{'s' * (len(exs) != 1)}, {len(systems)} system{'s' * (len(systems) != 1)}: "
+                + ", ".join(f"{s} ({n})" for s, n in counts.items()))
         if len(systems) < 2:
             st.error("This file holds one system; upload a multi-system file or switch to two files.")
         else:
