@@ -349,10 +349,22 @@ def long_scores(cs: ComparisonScores) -> pd.DataFrame:
 
 
 def _ci(m, lo, hi, signed: bool = False) -> str:
+    """``m [lo, hi]`` to 3 decimals; ``m [-]`` without an interval (fewer than 5 contexts), ``-`` without m."""
     if m is None or not np.isfinite(m):
         return "-"
     f = "{:+.3f}" if signed else "{:.3f}"
+    if not (np.isfinite(lo) and np.isfinite(hi)):  # no interval: too few contexts to resample
+        return f"{f.format(m)} [-]"
     return f"{f.format(m)} [{f.format(lo)}, {f.format(hi)}]"
+
+
+def rate_interval(lc) -> str:
+    """A length-controlled win rate (``core.stats.LengthControlled``) as ``r% [lo%, hi%]``, or why it has none."""
+    if not np.isfinite(lc.rate):
+        return "- (fewer than 5 contexts: not estimated)"
+    if not (np.isfinite(lc.low) and np.isfinite(lc.high)):
+        return f"{lc.rate:.1%} [-]"
+    return f"{lc.rate:.1%} [{lc.low:.1%}, {lc.high:.1%}]"
 
 
 def headline_frame(verdict: Verdict) -> pd.DataFrame:
@@ -379,7 +391,8 @@ def drivers_frame(verdict: Verdict) -> pd.DataFrame:
     """``verdict.drivers`` as a table: per metric, the pairs that push its difference most and whether its
     verdict survives leaving the top 5 % out."""
     names = {"A": verdict.system_a, "B": verdict.system_b}
-    rows = [{"metric": d.metric, "pushes toward": names[d.direction],
+    rows = [{"metric": d.metric,
+             "pushes toward": names[d.direction] if d.top else "neither (every pair ties)" if d.n_pairs else "-",
              "top pairs (A-B)": ", ".join(f"{t['id']} ({t['diff']:+.3g})" for t in d.top),
              "left out": f"{d.n_left_out} of {d.n_pairs}",
              "A-B without them [95% CI]": _ci(d.diff_without, d.low_without, d.high_without, True),

@@ -1234,8 +1234,16 @@ def pair_files(path_a: str, ex_a: list[Example], path_b: str, ex_b: list[Example
     """Two files, one system from each: the named one, else the file's only system (a file of several systems
     must name one: its rows are never merged under one name). When both sides have the same system name (two
     versions of one bot), the comparison tells them apart by file: ``bot (v1.jsonl)`` vs ``bot (v2.jsonl)``."""
-    ex_a = one_system(path_a, ex_a, system_a, "--system-a")
-    ex_b = one_system(path_b, ex_b, system_b, "--system-b")
+    problems: list[Problem] = []
+    sides = []
+    for path, exs, name, flag in ((path_a, ex_a, system_a, "a"), (path_b, ex_b, system_b, "b")):
+        try:
+            sides.append(one_system(path, exs, name, flag))
+        except DataError as e:  # both sides' problems in one message
+            problems += e.problems
+    if problems:
+        raise DataError(problems)
+    ex_a, ex_b = sides
     comp = align(ex_a, ex_b, system_a, system_b)
     if comp.system_a == comp.system_b:
         label_a, label_b = file_labels([path_a, path_b])
@@ -1243,14 +1251,15 @@ def pair_files(path_a: str, ex_a: list[Example], path_b: str, ex_b: list[Example
     return comp
 
 
-def one_system(path: str, exs: list[Example], name: str | None, flag: str) -> list[Example]:
-    """The rows of system ``name`` in a file, or all its rows when it holds one system."""
+def one_system(path: str, exs: list[Example], name: str | None, side: str) -> list[Example]:
+    """The rows of system ``name`` in a file, or all its rows when it holds one system (``side``: "a" or "b",
+    for the message: ``--system-a`` on the command line, ``system_a=`` in Python)."""
     if name is not None:
         return [e for e in exs if e.system == name] or _no_system(path, name, exs)
     systems = systems_in(exs)
     if len(systems) > 1:
         raise DataError([Problem(path, None, "system", f"the file holds {len(systems)} systems {systems}; name the "
-                                 f"one to compare with {flag}")])
+                                 f"one to compare with --system-{side} (system_{side}= in Python)")])
     return exs
 
 

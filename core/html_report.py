@@ -285,7 +285,8 @@ def render_html(verdict: Verdict, comp: Comparison, cs: "ComparisonScores | None
         rows = []
         for d in v.drivers:
             top = ", ".join(f"{t['id']} ({fmt_num(t['diff'], signed=True)})" for t in d.top)
-            rows.append([_e(d.metric), _e(names[d.direction]), _e(top), f"{d.n_left_out} of {d.n_pairs}",
+            toward = _e(names[d.direction]) if d.top else "neither (every pair ties)" if d.n_pairs else "-"
+            rows.append([_e(d.metric), toward, _e(top), f"{d.n_left_out} of {d.n_pairs}",
                          _ci(d.diff_without, d.low_without, d.high_without, True), _num_cell(d.p_without, p=True),
                          _e("yes" if d.survives else "NO")])
         parts += ["<h2>What drives each difference</h2>",

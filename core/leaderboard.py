@@ -254,6 +254,8 @@ def leaderboard(examples: Sequence[Example], metrics: Sequence[str] | str | None
 def _ci(mean: float, lo: float, hi: float, digits: int = 3) -> str:
     if mean is None or not math.isfinite(mean):
         return "-"
+    if not (math.isfinite(lo) and math.isfinite(hi)):  # no interval: too few contexts to resample
+        return f"{mean:.{digits}f} [-]"
     return f"{mean:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
 
 

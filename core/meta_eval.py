@@ -94,7 +94,8 @@ def meta_evaluate(data, metrics: Sequence[Any], dims: Sequence[str] | None = Non
                   level: float = 0.95, options: Options | None = None,
                   system_level: bool = True, held_out: bool = True, on_error: str = "raise",
                   max_rows: int | None = None, keep_reference_copies: bool = False, progress: Callable[[int, int, str], None] | None = None,
-                  log: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+                  log: Callable[[str], None] | None = None,
+                  warn: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
     """Correlate every metric with every human dimension of every dataset; one row dict per
     (metric, dataset, dimension, level). ``metrics`` holds registry names or ``Metric`` instances.
     ``on_error="record"`` turns a failing metric into a row with
@@ -113,8 +114,9 @@ def meta_evaluate(data, metrics: Sequence[Any], dims: Sequence[str] | None = Non
             continue
         ds_dims = [d for d in dimensions(exs) if dims is None or d.casefold() in wanted]
         if not ds_dims:
-            if log is not None and dims:
-                log(f"{ds}: none of the dimensions {list(dims)} (its dimensions: {dimensions(exs)}); skipped")
+            if dims and (warn or log) is not None:  # a warning, not progress: --quiet does not hide it
+                (warn or log)(f"{ds}: none of the dimensions {list(dims)} (its dimensions: {dimensions(exs)}); "
+                              "skipped")
             continue
         groups = context_groups(exs)
         n_ctx = len(set(groups))
@@ -231,7 +233,10 @@ def format_rows(rows: Sequence[dict[str, Any]], fmt: str = "text", methods: Sequ
             notes.append(f"{r['n_excluded']} excluded")
         if r.get("n_reference_copies"):
             notes.append(f"{r['n_reference_copies']} reference copies dropped")
-        if r.get("level") == "turn" and r.get("resampled") == "contexts":
+        if r.get("level") == "turn" and r.get("p_method") == "too few contexts":
+            k = r.get("n_contexts")
+            notes.append(f"{k} context{'s' * (k != 1)}: too few to resample, no interval or p")
+        elif r.get("level") == "turn" and r.get("resampled") == "contexts":
             notes.append(f"{r.get('n_contexts')} contexts resampled")
         if r.get("level") == "system" and r.get("warning"):
             notes.append("few systems: fragile")

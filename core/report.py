@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from core.outputs import atomic_open
-from core.verdict import LEFT_OUT_LISTED, mismatch_warning
+from core.stats import MIN_RESAMPLED
+from core.verdict import LEFT_OUT_LISTED, holm_winners, mismatch_warning
 
 if TYPE_CHECKING:
     from core.data import Comparison
@@ -66,9 +67,11 @@ def display_width(text: str) -> int:
 
 
 def markdown_text(text: str) -> str:
-    """User text (a system name, a reply) made inert in Markdown: ``<`` and ``>`` as entities, so a name such
-    as ``<b>GT</b>`` is shown as written, not rendered as HTML."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """User text (a system name, a reply) made inert in Markdown: ``&`` and ``<`` as entities (a name such as
+    ``<b>GT</b>`` is shown as written, not rendered as HTML), ``*`` and backticks escaped (no emphasis or code
+    from a name). ``>`` stays: it only quotes at the start of a line, where these outputs put their own words."""
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace("\\", "\\\\").replace("*", "\\*")
+            .replace("`", "\\`"))
 
 
 def render(rows: Sequence[dict[str, Any]], columns: Sequence[tuple[str, str]], fmt: str = "text") -> str:
@@ -132,7 +135,9 @@ def judge_lines(v: "Verdict") -> list[str]:
              f"judge: orders A|B and B|A disagreed on {fmt_num(j.order_disagreement)} of the pairs before combining; "
              f"tie margin {j.tie_margin:g}; {j.signature}"]
     lc = j.length_controlled
-    if lc is not None and lc.n:
+    if lc is not None and lc.n and not math.isfinite(lc.rate):
+        lines.append(f"judge: no length-controlled win rate: fewer than {MIN_RESAMPLED} contexts")
+    elif lc is not None and lc.n:
         lines.append(f"judge: length-controlled win rate of A {fmt_num(lc.rate)} (95% [{fmt_num(lc.low)}, "
                      f"{fmt_num(lc.high)}]): its calls regressed on the length difference A - B (mean "
                      f"{lc.mean_length_diff:+.1f} words), read at equal length; plain {fmt_num(lc.raw)} on the same "
@@ -208,8 +213,16 @@ def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,
     head = (f"A = {v.system_a}, B = {v.system_b}: {v.n_pairs} pairs aligned by {v.aligned_by}; intervals and "
             f"p-values resample {v.resampled} ({v.n_boot} bootstrap resamples, {v.n_perm} randomizations, "
             f"seed {v.seed})")
+    alone = [r.metric for r in v.rows("metric") if r.winner and r.metric not in holm_winners(v)]
+    if alone:
+        head += (f"; the verdict column tests each metric alone, the one-line verdict the {len(v.rows('metric'))} "
+                 f"metrics together (Holm), which {', '.join(alone)} do{'es' * (len(alone) == 1)} not pass")
+    few = sorted({r.n_contexts for r in v.metrics if 0 < r.n_contexts < MIN_RESAMPLED})
+    if few:
+        head += (f"; {' or '.join(map(str, few))} context{'s' * (few != [1])} cannot be resampled (fewer than "
+                 f"{MIN_RESAMPLED}): no interval or bootstrap p ('-') and no winner there")
     inert = markdown_text if fmt == "markdown" else (lambda t: t)  # user text (names, ids) shown as written
-    parts = ([f"**{v.sentence}**" if fmt == "markdown" else v.sentence] if with_sentence else []) + [head]
+    parts = [head]
     bullet = "- " if fmt == "markdown" else "  "
     if v.context_mismatches:
         shown = v.context_mismatches[:LEFT_OUT_LISTED]
@@ -217,6 +230,8 @@ def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,
         parts.append(mismatch_warning(v) + ":\n" + "\n".join(bullet + m for m in shown)
                      + (f"\n{bullet}and {more} more" if more > 0 else ""))
     parts = [inert(p) for p in parts]
+    if with_sentence:
+        parts.insert(0, f"**{inert(v.sentence)}**" if fmt == "markdown" else v.sentence)
     if v.metrics:
         parts.append(render(verdict_cells(v), VERDICT_COLUMNS, fmt))  # render() makes its cells inert
     text_parts = ["\n".join(judge_lines(v))] if v.judge is not None else []

@@ -713,6 +713,8 @@ def length_controlled_win_rate(a_wins: Sequence[float], length_diff: Sequence[fl
     b0, b1 = _logistic_fit(x, y, np.ones(n), ridge)
     sig = lambda b: 1.0 / (1.0 + math.exp(-b))  # noqa: E731
     codes, G = group_codes(groups, n)
+    if G < MIN_RESAMPLED:  # a logistic fit on so few contexts gave rates such as 0.03 beside a plain 0.60
+        return LengthControlled(math.nan, math.nan, math.nan, float(y.mean()), math.nan, n, float(d.mean()), sd)
     rng = np.random.default_rng(seed)
     reps = np.empty(n_boot)
     for s in range(0, n_boot, _CHUNK):
@@ -720,5 +722,5 @@ def length_controlled_win_rate(a_wins: Sequence[float], length_diff: Sequence[fl
         W = _cluster_counts(rng, G, k)[:, codes]
         for r in range(k):
             reps[s + r] = sig(_logistic_fit(x, y, W[r], ridge)[0])
-    lo, hi = _percentile_interval(reps, level) if n_boot > 0 and G >= MIN_RESAMPLED else (math.nan, math.nan)
+    lo, hi = _percentile_interval(reps, level) if n_boot > 0 else (math.nan, math.nan)
     return LengthControlled(sig(b0), lo, hi, float(y.mean()), b1, n, float(d.mean()), sd)

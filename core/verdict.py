@@ -508,6 +508,15 @@ def preferred_human_row(v: Verdict) -> MetricComparison | None:
     return next(iter(rows.values()), None)
 
 
+def holm_winners(v: Verdict) -> set[str]:
+    """The metrics whose winner survives Holm's correction over the metrics compared (randomization p-values,
+    ``stats.holm``): only these name the one-line verdict's direction, since one of 22 metrics at p < 0.05 is
+    what chance gives. Each metric's own row keeps its own test."""
+    scored = [r for r in v.rows("metric") if r.n > 0]
+    adjusted = stats.holm([r.p_randomization for r in scored]) if scored else []
+    return {r.metric for r, p in zip(scored, adjusted) if r.winner and p < 1 - v.level}
+
+
 def verdict_sentence(v: Verdict) -> str:
     """The verdict in one line a stakeholder reads in five seconds: which system is better, in words, both
     named in full, and on what evidence. The direction comes from people's ratings in the input when they
@@ -521,11 +530,7 @@ def verdict_sentence(v: Verdict) -> str:
         return (f"{v.system_a} and {v.system_b} give the same reply in all {v.n_pairs} pairs, so there is nothing "
                 "to compare (is the same file loaded twice?).")
     mrows = v.rows("metric")
-    # the metrics name the direction only where a winner survives Holm's correction over the metrics compared:
-    # one of 22 metrics at p < 0.05 is what chance gives, not a verdict
-    scored = [r for r in mrows if r.n > 0]
-    adjusted = stats.holm([r.p_randomization for r in scored]) if scored else []
-    holm_winners = {r.metric for r, p in zip(scored, adjusted) if r.winner and p < 1 - v.level}
+    winners_after_holm = holm_winners(v)
     human = preferred_human_row(v)
     j = v.judge
     side, basis = None, None
@@ -534,7 +539,7 @@ def verdict_sentence(v: Verdict) -> str:
     elif j is not None and j.winner:
         side, basis = j.winner, "judge"
     else:
-        named = {r.winner for r in mrows if r.metric in holm_winners}
+        named = {r.winner for r in mrows if r.metric in winners_after_holm}
         if len(named) == 1:
             side, basis = named.pop(), "metrics"
         elif len(named) == 2:
@@ -585,7 +590,7 @@ def verdict_sentence(v: Verdict) -> str:
             for s in ("A", "B"):
                 fav = [r for r in mrows if r.winner == s]
                 if fav:
-                    chance = "" if any(r.metric in holm_winners for r in fav) else (
+                    chance = "" if any(r.metric in winners_after_holm for r in fav) else (
                         f", not significant once the {len(mrows)} metrics are corrected together (Holm)")
                     clauses.append(f"{_names(fav)} favour{'s' if len(fav) == 1 else ''} {sys_name[s]} "
                                    f"({fav[0].metric} {_margin(fav[0], s)}{chance})")

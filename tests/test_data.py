@@ -244,6 +244,10 @@ def test_a_multi_system_file_as_one_side_of_two_files_must_name_its_system(tmp_p
         load_comparison(multi, one)
     with pytest.raises(DataError, match="holds 2 systems.*--system-b"):
         load_comparison(one, multi)
+    with pytest.raises(DataError) as both:  # both sides' problems at once
+        load_comparison(multi, multi)
+    assert [p.message.split("name the one to compare with ")[1][:10] for p in both.value.problems] == \
+        ["--system-a", "--system-b"]
     comp = load_comparison(multi, one, system_a="y")
     assert (comp.system_a, comp.system_b, len(comp.pairs)) == ("y", "z", 3)
     assert all(a.system == "y" for a in comp.a)

@@ -316,7 +316,7 @@ def test_text_tables_stay_aligned_with_wide_characters_and_markdown_keeps_user_t
     starts = {display_width(line[:line.rindex(" ") + 1]) for line in out[2:]}
     assert len(starts) == 1  # the second column starts in the same terminal column on every row
     md = render([{"a": "<b>GT</b> | x\ny", "b": "1"}], [("a", "system"), ("b", "n")], "markdown")
-    assert "&lt;b&gt;GT&lt;/b&gt; \\| x<br>y" in md
+    assert "&lt;b>GT&lt;/b> \\| x<br>y" in md
 
 
 def test_the_headline_needs_a_metric_winner_that_survives_holm_over_the_metrics():

@@ -84,9 +84,8 @@ def home() -> None:
         lc = j.length_controlled
         st.text(f"Judge: prefers A in {w.wins}, B in {w.losses}, tie in {w.ties} of {j.n} pairs; win rate of A "
                 f"{w.rate:.1%} (ties excluded) [{w.low:.1%}, {w.high:.1%}] -> {j.better(comp.system_a, comp.system_b)}"
-                + (f"\nLength-controlled win rate of A (at equal reply length): {lc.rate:.1%} [{lc.low:.1%}, "
-                   f"{lc.high:.1%}]; {length_words(lc.mean_length_diff)}"
-                   if lc is not None and lc.n else ""))
+                + (f"\nLength-controlled win rate of A (at equal reply length): {dashboard.rate_interval(lc)}; "
+                   f"{length_words(lc.mean_length_diff)}" if lc is not None and lc.n else ""))
     tuned = state.refit(data)
     if tuned is not None:
         t = tuned["summary"]

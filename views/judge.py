@@ -32,7 +32,8 @@ if data is not None and ok:
         st.text(f"{data.n} pairs: {comp.system_a} (A) vs {comp.system_b} (B)")
         if st.button(f"Run the judge over all {data.n} pairs (about {state.judge_seconds(data.n):.0f} s)",
                      type="primary", key="run_judge"):
-            state.run_judge(data)
+            if state.run_judge(data) is not None:
+                st.rerun()  # draw the page again without the button (as the home page does)
     res = state.judge_output(data)
     if res is not None:
         dims = data.dimensions
@@ -50,7 +51,7 @@ if data is not None and ok:
                 f"{summ.win.ties_split:.1%}")
         lc = summ.length_controlled
         if lc is not None and lc.n:
-            c1.text(f"at equal reply length: {lc.rate:.1%} [{lc.low:.1%}, {lc.high:.1%}]")
+            c1.text(f"at equal reply length: {dashboard.rate_interval(lc)}")
         c2.metric("A / tie / B", f"{summ.win.wins} / {summ.win.ties} / {summ.win.losses}")
         if tuned is not None:
             c2.metric(f"Re-fit on your {tuned['n_votes']} votes: win rate of A", f"{tuned['summary'].win.rate:.1%}",

@@ -38,9 +38,9 @@ PAGES = {"home": "views/home.py", "upload": "views/upload.py", "scores": "views/
          "judge": "views/judge.py", "correlation": "views/correlation.py", "leaderboard": "views/leaderboard.py"}
 DEVICE_CHOICES = ("cpu", "auto", "cuda", "mps")
 # the judge's time on 2 CPU cores, for estimates (measured: docs/dashboard.md, "The judge's time estimate")
-JUDGE_LOAD_SECONDS = 6.0  # loading MiniLM and SmolLM2, once per process
-JUDGE_START_SECONDS = 3.5  # each run: new batch shapes, the last batch of each length group part empty
-JUDGE_SECONDS_PER_PAIR = 0.13  # both orders and the SmolLM2 reader; about the same for short and long contexts
+JUDGE_LOAD_SECONDS = 8.0  # loading MiniLM and SmolLM2, once per process
+JUDGE_START_SECONDS = 5.0  # each run: new batch shapes, the last batch of each length group part empty
+JUDGE_SECONDS_PER_PAIR = 0.15  # both orders and the SmolLM2 reader; about the same for short and long contexts
 
 
 # ------------------------------------------------------------------------------------------------
@@ -270,20 +270,21 @@ def show_loaded(box: Any) -> None:
 
 def progress_bar(first: str = "starting"):
     """A Streamlit progress bar and its ``progress(done, total, desc)`` callback, which shows the counts and
-    the time left of the current phase, estimated from its rate so far (a new total, or a count that goes
-    back, starts a new phase). Call ``.empty()`` on the bar when done."""
+    the time left of the current step, estimated from its rate so far (a new description or total, or a count
+    that goes back, starts a new step: the judge's MiniLM encoding and SmolLM2 reading share one count but not
+    one rate). Call ``.empty()`` on the bar when done."""
     bar = st.progress(0.0, text=first)
-    phase = {"t0": time.monotonic(), "total": None, "done": 0}
+    phase = {"t0": time.monotonic(), "total": None, "desc": None, "done": 0}
 
     def progress(done: int, total: int, desc: str) -> None:
         now = time.monotonic()
-        if total != phase["total"] or done < phase["done"]:
-            phase.update(t0=now, total=total, start=done)
+        if total != phase["total"] or desc != phase["desc"] or done < phase["done"]:
+            phase.update(t0=now, total=total, desc=desc, start=done)
         phase["done"] = done
         frac = min(1.0, done / total) if total else 1.0
         elapsed, moved = now - phase["t0"], done - phase.get("start", 0)
-        left = f", about {elapsed * (total - done) / moved:.0f} s left" if moved > 0 and done < total and \
-            elapsed > 1 else ""
+        left = f", about {elapsed * (total - done) / moved:.0f} s left in this step" if (
+            moved > 0 and done < total and elapsed > 1) else ""
         bar.progress(frac, text=f"{desc} {done}/{total}{left}")
     return bar, progress
 

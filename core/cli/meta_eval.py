@@ -70,7 +70,8 @@ def meta_eval(args: argparse.Namespace) -> int:
                          options=Options(pool=args.pool, retriever=args.retriever, device=args.device),
                          system_level=not args.no_system_level, held_out=not args.no_held_out,
                          max_rows=args.max_rows, keep_reference_copies=args.keep_reference_copies,
-                         progress=progress_bar(args.quiet), log=log)
+                         progress=progress_bar(args.quiet), log=log,
+                         warn=lambda s: print(f"warning: {s}", file=sys.stderr))
     if not rows:
         raise ValueError(NO_HUMAN_SCORES)
     text = format_rows(rows, args.format)
