@@ -6,7 +6,8 @@ scores only that tenth.
 - metrics: namespace = the metric's full signature (``core.scoring.Signature``: variant, checkpoint hashes,
   pool hash, version) plus the device; row key = SHA-1 of the row as the metric sees it (context turns,
   response, non-blank references; :func:`row_key`); value = the row's score and details;
-- the judge: namespace = :func:`judge_namespace` (judge name, checkpoint file hash, version); key = SHA-1 of
+- the judge: namespace = :func:`judge_namespace` (judge name, checkpoint file hash, version, the device off
+  the CPU); key = SHA-1 of
   (context, reply A, reply B); value = P(A) and the two single-order estimates.
 
 A metric's score of a row depends on nothing else in the run (fixed normalization constants and fixed-shape
@@ -68,10 +69,11 @@ def pair_key(context: Sequence[str], reply_a: str, reply_b: str) -> str:
     return _digest(["pair", list(context), reply_a, reply_b])
 
 
-def judge_namespace(name: str, checkpoint_hash: str, version: str) -> str:
-    """The namespace of a judge's outputs: its registry name, the hash of its checkpoint file and the
-    package version (everything that can change P(A) for a fixed pair)."""
-    return f"judge:{name}|ckpt:{checkpoint_hash}|v:{version}"
+def judge_namespace(name: str, checkpoint_hash: str, version: str, device: str = "cpu") -> str:
+    """The namespace of a judge's outputs: its registry name, the hash of its checkpoint file, the package
+    version and, off the CPU, the device (a GPU's half-precision P(A) is not the CPU's; the CPU namespace has
+    no device part, as before 0.6.3, so the shipped precomputed demo still answers)."""
+    return f"judge:{name}|ckpt:{checkpoint_hash}|v:{version}" + ("" if device == "cpu" else f"|device:{device}")
 
 
 def encode_value(value: Any) -> str:

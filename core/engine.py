@@ -334,7 +334,7 @@ def judge_pairs(contexts: Sequence[Sequence[str]], replies_a: Sequence[str], rep
     if not (len(contexts) == len(replies_a) == len(replies_b)):
         raise ValueError("contexts, replies_a and replies_b must have the same length")
     ctxs = [[c] if isinstance(c, str) else list(c) for c in contexts]
-    ns = judge_namespace(judge, ident, __version__)
+    ns = judge_namespace(judge, ident, __version__, active_device())
     keys = [pair_key(c, a, b) for c, a, b in zip(ctxs, replies_a, replies_b)]
     found = store.get_many(ns, keys)
     missing = [i for i, k in enumerate(keys) if k not in found]
@@ -362,7 +362,7 @@ def cached_judge_comparison(comp: Comparison, judge: str = "pairwise",
     if ident is None or not comp.pairs:
         return None
     keys = [pair_key(a.context, a.response, b.response) for a, b in zip(comp.a, comp.b)]
-    found = store.get_many(judge_namespace(judge, ident, __version__), keys)
+    found = store.get_many(judge_namespace(judge, ident, __version__, active_device()), keys)
     if len(found) < len(set(keys)):
         return None
     return judge_comparison(comp, judge, checkpoint)

@@ -236,3 +236,21 @@ def test_a_run_that_outgrows_the_cap_says_so(tmp_path):
     later = ScoreCache(tmp_path / "s.sqlite3", max_bytes=1 << 20)  # a new run that fits: no note
     later.put_many("ns", {"k-new": {"score": 1.0}})
     assert later.overflow_note() is None
+
+
+def test_the_judges_cache_keeps_other_devices_apart_and_the_cpu_namespace_as_before(tmp_path, monkeypatch):
+    """P(A) computed on a GPU (half precision) is not the CPU's: judged pairs are kept per device, and the CPU
+    namespace is unchanged, so the shipped precomputed demo still answers."""
+    import core.engine
+    version = __import__("core").__version__
+    assert judge_namespace("pairwise", "h", version) == judge_namespace("pairwise", "h", version, "cpu") == \
+        f"judge:pairwise|ckpt:h|v:{version}"
+    assert judge_namespace("pairwise", "h", version, "cuda").endswith("|device:cuda")
+    store = ScoreCache(tmp_path / "s.sqlite3", max_bytes=1 << 30)
+    ctx, a, b = [["hi"], ["bye"]], ["hello there", "see you"], ["hey", "ok"]
+    _LengthJudge.asked.clear()
+    judge_pairs(ctx, a, b, judge="test-length", cache=store)
+    monkeypatch.setattr(core.engine, "active_device", lambda: "cuda")
+    judge_pairs(ctx, a, b, judge="test-length", cache=store)  # not read from the CPU's entries
+    judge_pairs(ctx, a, b, judge="test-length", cache=store)  # read from its own
+    assert _LengthJudge.asked == [2, 2]

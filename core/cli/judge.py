@@ -10,6 +10,7 @@ from core.cli import (add_cache_argument, add_input_arguments, check_paths, csv_
 from core.data import dimensions, load_comparison
 from core.engine import blank_text_notes, judge_comparison
 from core.judges.pairs import load_votes, votes_for_pairs
+from core.models.device import use_device
 from core.progress import progress_bar
 from core.report import PAIR_COLUMNS, judge_rows, markdown_text, render, render_verdict, to_json, write_jsonl
 from core.verdict import LEVEL, build_verdict, summarize_judge
@@ -26,6 +27,8 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", help="write the per-pair rows as JSONL here (the summary still goes to stdout); "
                                  "written whole or not at all")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr (the model libraries' included)")
+    p.add_argument("--device", default="cpu", choices=("cpu", "cuda", "mps", "auto"),
+                   help="where the judge's models run (default cpu; auto: CUDA, then MPS, then the CPU)")
     add_cache_argument(p)
 
 
@@ -40,6 +43,7 @@ def judge(a: argparse.Namespace) -> int:
         raise ValueError(f"--dimension {a.dimension!r} is not in the data; its human dimensions are "
                          f"{dimensions(comp.examples()) or 'none'}")
     votes = votes_for_pairs(comp, load_votes(a.votes)) if a.votes else None
+    use_device(a.device)  # before anything loads: an unavailable device is exit 2 with its one line
     note(blank_text_notes(comp.examples(), judged=True))
     out = judge_comparison(comp, checkpoint=a.checkpoint, progress=progress_bar(a.quiet))
     verdict = build_verdict(comp, None, summarize_judge(comp, out, a.dimension, votes, a.level), level=a.level)
