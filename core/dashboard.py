@@ -208,9 +208,10 @@ def make_loaded(name: str, examples_a: list[Example], examples_b: list[Example] 
         comp = pair_files(source_a, examples_a, source_b, examples_b, system_a or None, system_b or None)
         everything = ([e for e in examples_a if system_a in (None, "", e.system)]
                       + [e for e in examples_b if system_b in (None, "", e.system)])
-    if not comp.pairs:
-        raise DataError([Problem(name, None, None, f"no row of {comp.system_a!r} could be paired with a row of "
-                                 f"{comp.system_b!r} (by id or by identical context)")])
+    try:
+        comp.require_pairs()  # the command line's message, as a problem of the upload
+    except ValueError as e:
+        raise DataError([Problem(name, None, None, str(e))]) from None
     return Loaded(name, everything, comp, content_key(*key_parts, comp.system_a, comp.system_b),
                   files=sorted({e.source for e in everything}))
 

@@ -1236,9 +1236,9 @@ def pair_files(path_a: str, ex_a: list[Example], path_b: str, ex_b: list[Example
     versions of one bot), the comparison tells them apart by file: ``bot (v1.jsonl)`` vs ``bot (v2.jsonl)``."""
     problems: list[Problem] = []
     sides = []
-    for path, exs, name, flag in ((path_a, ex_a, system_a, "a"), (path_b, ex_b, system_b, "b")):
+    for path, exs, name, side in ((path_a, ex_a, system_a, "a"), (path_b, ex_b, system_b, "b")):
         try:
-            sides.append(one_system(path, exs, name, flag))
+            sides.append(one_system(path, exs, name, side))
         except DataError as e:  # both sides' problems in one message
             problems += e.problems
     if problems:

@@ -213,7 +213,8 @@ def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,
     head = (f"A = {v.system_a}, B = {v.system_b}: {v.n_pairs} pairs aligned by {v.aligned_by}; intervals and "
             f"p-values resample {v.resampled} ({v.n_boot} bootstrap resamples, {v.n_perm} randomizations, "
             f"seed {v.seed})")
-    alone = [r.metric for r in v.rows("metric") if r.winner and r.metric not in holm_winners(v)]
+    passed = holm_winners(v)
+    alone = [r.metric for r in v.rows("metric") if r.winner and r.metric not in passed]
     if alone:
         head += (f"; the verdict column tests each metric alone, the one-line verdict the {len(v.rows('metric'))} "
                  f"metrics together (Holm), which {', '.join(alone)} do{'es' * (len(alone) == 1)} not pass")

@@ -709,12 +709,12 @@ def length_controlled_win_rate(a_wins: Sequence[float], length_diff: Sequence[fl
     if n == 0:
         return LengthControlled(math.nan, math.nan, math.nan, math.nan, math.nan, 0, math.nan, math.nan)
     sd = float(np.std(d))
-    x = np.tanh(d / sd) if sd > 0 else np.zeros(n)
-    b0, b1 = _logistic_fit(x, y, np.ones(n), ridge)
-    sig = lambda b: 1.0 / (1.0 + math.exp(-b))  # noqa: E731
     codes, G = group_codes(groups, n)
     if G < MIN_RESAMPLED:  # a logistic fit on so few contexts gave rates such as 0.03 beside a plain 0.60
         return LengthControlled(math.nan, math.nan, math.nan, float(y.mean()), math.nan, n, float(d.mean()), sd)
+    x = np.tanh(d / sd) if sd > 0 else np.zeros(n)
+    b0, b1 = _logistic_fit(x, y, np.ones(n), ridge)
+    sig = lambda b: 1.0 / (1.0 + math.exp(-b))  # noqa: E731
     rng = np.random.default_rng(seed)
     reps = np.empty(n_boot)
     for s in range(0, n_boot, _CHUNK):

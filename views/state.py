@@ -268,24 +268,35 @@ def show_loaded(box: Any) -> None:
                     st.text("\n".join(unmatched))
 
 
+class StepClock:
+    """The time left of the current step of a long run, from that step's own rate so far: a new description or
+    total, or a count that goes back, starts a new step (the judge's MiniLM encoding and SmolLM2 reading share
+    one count but not one rate; MME runs one step per sub-metric group)."""
+
+    def __init__(self):
+        self.key: tuple | None = None
+        self.t0, self.start, self.done = time.monotonic(), 0, 0
+
+    def left(self, done: int, total: int, desc: str) -> str:
+        """``", about N s left in this step"``, or "" while there is no rate yet."""
+        now = time.monotonic()
+        if self.key != (desc, total) or done < self.done:
+            self.key, self.t0, self.start = (desc, total), now, done
+        self.done = done
+        elapsed, moved = now - self.t0, done - self.start
+        return f", about {elapsed * (total - done) / moved:.0f} s left in this step" if (
+            moved > 0 and done < total and elapsed > 1) else ""
+
+
 def progress_bar(first: str = "starting"):
     """A Streamlit progress bar and its ``progress(done, total, desc)`` callback, which shows the counts and
-    the time left of the current step, estimated from its rate so far (a new description or total, or a count
-    that goes back, starts a new step: the judge's MiniLM encoding and SmolLM2 reading share one count but not
-    one rate). Call ``.empty()`` on the bar when done."""
+    the time left of the current step (:class:`StepClock`). Call ``.empty()`` on the bar when done."""
     bar = st.progress(0.0, text=first)
-    phase = {"t0": time.monotonic(), "total": None, "desc": None, "done": 0}
+    clock = StepClock()
 
     def progress(done: int, total: int, desc: str) -> None:
-        now = time.monotonic()
-        if total != phase["total"] or desc != phase["desc"] or done < phase["done"]:
-            phase.update(t0=now, total=total, desc=desc, start=done)
-        phase["done"] = done
         frac = min(1.0, done / total) if total else 1.0
-        elapsed, moved = now - phase["t0"], done - phase.get("start", 0)
-        left = f", about {elapsed * (total - done) / moved:.0f} s left in this step" if (
-            moved > 0 and done < total and elapsed > 1) else ""
-        bar.progress(frac, text=f"{desc} {done}/{total}{left}")
+        bar.progress(frac, text=f"{desc} {done}/{total}{clock.left(done, total, desc)}")
     return bar, progress
 
 
@@ -304,20 +315,12 @@ def get_scores(data: Loaded, metrics: Sequence[str]) -> ComparisonScores:
         bar, _ = progress_bar("scoring ...")
         for j, m in enumerate(todo):
             bar.progress(j / len(todo), text=f"{m} ({j + 1}/{len(todo)}): loading")
-            step: dict = {"key": None}
+            clock = StepClock()
 
-            def progress(done: int, total: int, desc: str, m=m, j=j, step=step) -> None:
-                # a metric may run several steps (MME: one per sub-metric group), each counting its own rows:
-                # the time left is the current step's, from that step's own rate, and the text says so
-                now = time.monotonic()
-                if step["key"] != (desc, total) or done < step["done"]:
-                    step.update(key=(desc, total), t0=now, start=done)
-                step["done"] = done
+            def progress(done: int, total: int, desc: str, m=m, j=j, clock=clock) -> None:
                 frac = (j + (done / total if total else 1.0)) / len(todo)
-                el, moved = now - step["t0"], done - step["start"]
-                left = f", about {el * (total - done) / moved:.0f} s left in this step" if (
-                    moved > 0 and done < total and el > 1) else ""
-                bar.progress(min(1.0, frac), text=f"{m} ({j + 1}/{len(todo)}): {desc} {done}/{total}{left}")
+                bar.progress(min(1.0, frac), text=f"{m} ({j + 1}/{len(todo)}): {desc} {done}/{total}"
+                                                  f"{clock.left(done, total, desc)}")
             try:
                 store[(key, m)] = score_examples(examples, [m], opts, progress=progress).results[m]
             except Exception as e:  # a broken or untrained metric must not take the dashboard down
