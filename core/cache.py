@@ -4,10 +4,11 @@ scores only that tenth.
 **What is kept.** One entry per (namespace, row key):
 
 - metrics: namespace = the metric's full signature (``core.scoring.Signature``: variant, checkpoint hashes,
-  pool hash, version) plus the device; row key = SHA-1 of the row as the metric sees it (context turns,
+  pool hash, version) plus where it ran (``core.models.device.device_key``: the device, and for the CPU its
+  kernel family, since bfloat16 kernels round differently on different CPUs); row key = SHA-1 of the row as the metric sees it (context turns,
   response, non-blank references; :func:`row_key`); value = the row's score and details;
-- the judge: namespace = :func:`judge_namespace` (judge name, checkpoint file hash, version, the device off
-  the CPU); key = SHA-1 of
+- the judge: namespace = :func:`judge_namespace` (judge name, checkpoint file hash, version, where it ran);
+  key = SHA-1 of
   (context, reply A, reply B); value = P(A) and the two single-order estimates.
 
 A metric's score of a row depends on nothing else in the run (fixed normalization constants and fixed-shape
@@ -69,11 +70,11 @@ def pair_key(context: Sequence[str], reply_a: str, reply_b: str) -> str:
     return _digest(["pair", list(context), reply_a, reply_b])
 
 
-def judge_namespace(name: str, checkpoint_hash: str, version: str, device: str = "cpu") -> str:
+def judge_namespace(name: str, checkpoint_hash: str, version: str, device: str) -> str:
     """The namespace of a judge's outputs: its registry name, the hash of its checkpoint file, the package
-    version and, off the CPU, the device (a GPU's half-precision P(A) is not the CPU's; the CPU namespace has
-    no device part, as before 0.6.3, so the shipped precomputed demo still answers)."""
-    return f"judge:{name}|ckpt:{checkpoint_hash}|v:{version}" + ("" if device == "cpu" else f"|device:{device}")
+    version and where it ran (``core.models.device.device_key``: a GPU's half-precision P(A) is not the CPU's,
+    and one CPU kind's bfloat16 P(A) is not another's)."""
+    return f"judge:{name}|ckpt:{checkpoint_hash}|v:{version}|device:{device}"
 
 
 def encode_value(value: Any) -> str:
@@ -133,9 +134,8 @@ class Precomputed:
         if self._entries is None:
             merged: dict[str, dict[str, Any]] = {}
             for p in self.paths:
-                with gzip.open(p, "rt", encoding="utf-8") as f:
-                    for ns, rows in json.load(f)["entries"].items():
-                        merged.setdefault(ns, {}).update(rows)
+                for ns, rows in read_precomputed(p)["entries"].items():
+                    merged.setdefault(ns, {}).update(rows)
             self._entries = merged
         return self._entries
 
@@ -302,12 +302,20 @@ class ScoreCache:
         return out
 
 
-def export_precomputed(cache: ScoreCache, path: str | os.PathLike, about: Mapping[str, Any]) -> int:
-    """Write the entries of ``cache`` (its disk file only) to a ``precomputed-*.json.gz`` file with a
+def read_precomputed(path: str | os.PathLike) -> dict[str, Any]:
+    """The content of a ``precomputed-*.json.gz`` file: ``{"about": {...}, "entries": {namespace: {key: value}}}``."""
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return json.load(f)
+
+
+def export_precomputed(cache: ScoreCache, path: str | os.PathLike, about: Mapping[str, Any],
+                       kept: Mapping[str, Mapping[str, Any]] | None = None) -> int:
+    """Write the entries of ``cache`` (its disk file only), plus the namespaces ``kept`` (e.g. the same rows as
+    computed on another kind of CPU, read from an earlier file), to a ``precomputed-*.json.gz`` file with a
     description ``about`` (what was scored, by which command); returns the number of entries. Written with
     a fixed gzip timestamp, so the same entries give the same bytes."""
     from core.outputs import atomic_path
-    entries = cache.export()
+    entries = {**{ns: dict(rows) for ns, rows in (kept or {}).items()}, **cache.export()}
     payload = {"about": dict(about), "entries": entries}
     with atomic_path(path) as tmp:
         with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:

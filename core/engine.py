@@ -24,7 +24,7 @@ import numpy as np
 
 from core.cache import ScoreCache, judge_namespace, pair_key, resolve_cache, row_key
 from core.data import Comparison, Example
-from core.models.device import active_device, use_device
+from core.models.device import active_device, device_key, use_device
 from core.progress import Progress
 from core.registry import UnknownName
 from core.scoring import (METRICS, CompositeMetric, JudgeOutput, Metric, MetricResult, Options, available_metrics,
@@ -211,8 +211,9 @@ def _num(x: float) -> float | None:
 
 
 def metric_namespace(metric: Metric) -> str:
-    """The score cache's namespace of ``metric``: its full signature and the device the models run on."""
-    return f"{metric.signature()}|device:{active_device()}"
+    """The score cache's namespace of ``metric``: its full signature and where the models run (the device, and
+    for the CPU its kernel family: ``core.models.device.device_key``)."""
+    return f"{metric.signature()}|device:{device_key(active_device())}"
 
 
 def _cached_rows(metric: Metric, examples: Sequence[Example], cache: ScoreCache,
@@ -334,7 +335,7 @@ def judge_pairs(contexts: Sequence[Sequence[str]], replies_a: Sequence[str], rep
     if not (len(contexts) == len(replies_a) == len(replies_b)):
         raise ValueError("contexts, replies_a and replies_b must have the same length")
     ctxs = [[c] if isinstance(c, str) else list(c) for c in contexts]
-    ns = judge_namespace(judge, ident, __version__, active_device())
+    ns = judge_namespace(judge, ident, __version__, device_key(active_device()))
     keys = [pair_key(c, a, b) for c, a, b in zip(ctxs, replies_a, replies_b)]
     found = store.get_many(ns, keys)
     missing = [i for i, k in enumerate(keys) if k not in found]
@@ -362,7 +363,7 @@ def cached_judge_comparison(comp: Comparison, judge: str = "pairwise",
     if ident is None or not comp.pairs:
         return None
     keys = [pair_key(a.context, a.response, b.response) for a, b in zip(comp.a, comp.b)]
-    found = store.get_many(judge_namespace(judge, ident, __version__, active_device()), keys)
+    found = store.get_many(judge_namespace(judge, ident, __version__, device_key(active_device())), keys)
     if len(found) < len(set(keys)):
         return None
     return judge_comparison(comp, judge, checkpoint)

@@ -7,6 +7,11 @@ against the SmolLM2-135M row of the same id), with their signatures.
 tests/test_golden.py checks that the engine reproduces these numbers to 1e-6. Regenerating the file is a
 deliberate act: do it only when a change is meant to move numbers, and record what moved and why in
 docs/architecture.md ("Golden outputs").
+
+The numbers are kept per kind of CPU (``core.models.device.device_key``: SmolLM2's bfloat16 kernels round
+differently on AMX and on AVX-512 BF16 CPUs). A run records this machine's kind and keeps the other kinds'
+records while the signatures are unchanged; after a change that moves a signature it keeps only this
+machine's kind (re-run it on the other kinds of machine, then scripts/precompute_demo.py there).
 """
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ from pathlib import Path
 
 from core.data import load_jsonl
 from core.engine import judge_pairs, score_examples
+from core.models.device import active_device, device_key
 from core.scoring import available_metrics
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,15 +47,25 @@ def main() -> int:
     table = score_examples(rows, list(available_metrics()))
     a, b = golden_pairs()
     out = judge_pairs([x.context for x in a], [x.response for x in a], [y.response for y in b])
+    here = device_key(active_device())
     doc = {"input": "demo/demo.jsonl: the rows of its first 30 ids (60 rows, both systems), in file order",
            "rows": [[e.id, e.system] for e in rows],
-           "metrics": {m: [None if math.isnan(v) else float(v) for v in table.column(m)] for m in table.metrics},
            "signatures": table.signatures(),
            "judge": {"pairs": "the first 40 C-BM25 rows (A) against the SmolLM2-135M row of the same id (B)",
-                     "ids": [x.id for x in a], "p_a": [float(p) for p in out.p_a], "signature": out.signature}}
+                     "ids": [x.id for x in a], "signature": out.signature},
+           "computed_on": {}}
+    old = json.loads(OUT.read_text(encoding="utf-8")) if OUT.exists() else {}
+    same = {k: old.get(k) for k in ("rows", "signatures", "judge")} == {k: doc[k] for k in ("rows", "signatures", "judge")}
+    kept = {kind: rec for kind, rec in old.get("computed_on", {}).items() if same and kind != here}
+    dropped = sorted(set(old.get("computed_on", {})) - set(kept) - {here})
+    doc["computed_on"] = dict(sorted({**kept, here: {
+        "metrics": {m: [None if math.isnan(v) else float(v) for v in table.column(m)] for m in table.metrics},
+        "judge_p_a": [float(p) for p in out.p_a]}}.items()))
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {OUT} ({len(rows)} rows x {len(table.metrics)} metrics, {len(a)} judged pairs)")
+    print(f"wrote {OUT} ({len(rows)} rows x {len(table.metrics)} metrics, {len(a)} judged pairs) for {here}; "
+          f"kept: {', '.join(kept) or 'none'}" + (f"; dropped (signatures moved: re-record on such a CPU): "
+                                                   f"{', '.join(dropped)}" if dropped else ""))
     return 0
 
 

@@ -8,6 +8,10 @@ signature (version, checkpoint hashes, pool hash), so they answer only for the d
 metrics; after any change that moves a signature they are simply not found and the demo is scored as usual
 (tests/test_cache.py fails until this script is run again). Values are computed by the engine with no cache,
 exactly as a fresh run computes them.
+
+Each kind of CPU computes SmolLM2's bfloat16 passes with its own kernels (``core.models.device.cpu_kernels``),
+so entries are kept per kind: a run adds (or replaces) this machine's kind and keeps the other kinds' entries
+whose signatures are still today's. A kind with no entries scores the demo on its first visit.
 """
 from __future__ import annotations
 
@@ -15,9 +19,10 @@ import hashlib
 import tempfile
 from pathlib import Path
 
-from core.cache import ScoreCache, export_precomputed
+from core.cache import ScoreCache, export_precomputed, read_precomputed
 from core.data import load_comparison
 from core.engine import DEFAULT_METRICS, judge_comparison, score_examples
+from core.models.device import active_device, device_key
 from core.progress import progress_bar
 from core.version import __version__
 
@@ -26,8 +31,23 @@ DEMO = ROOT / "demo" / "demo.jsonl"
 OUT = ROOT / "checkpoints" / "precomputed-demo.json.gz"
 
 
+def _without_device(namespace: str) -> str:
+    return namespace.rsplit("|device:", 1)[0]
+
+
+def other_kinds(path: Path, here: str, namespaces: set[str]) -> dict:
+    """The entries of ``path`` computed elsewhere (another device key than ``here``) under namespaces that are
+    today's apart from the device (older signatures are dropped)."""
+    if not path.exists():
+        return {}
+    today = {_without_device(ns) for ns in namespaces}
+    return {ns: rows for ns, rows in read_precomputed(path)["entries"].items()
+            if not ns.endswith(f"|device:{here}") and _without_device(ns) in today}
+
+
 def main() -> None:
     comp = load_comparison(str(DEMO))
+    here = device_key(active_device())
     with tempfile.TemporaryDirectory() as tmp:
         store = ScoreCache(Path(tmp) / "scores.sqlite3", max_bytes=1 << 40)
         table = score_examples(comp.examples(), list(DEFAULT_METRICS), cache=store, progress=progress_bar())
@@ -37,8 +57,11 @@ def main() -> None:
                  "demo": DEMO.name, "demo_sha256": hashlib.sha256(DEMO.read_bytes()).hexdigest(),
                  "rows": len(table.examples), "pairs": len(comp.pairs), "metrics": list(DEFAULT_METRICS),
                  "signatures": table.signatures(), "judge": judged.signature}
-        n = export_precomputed(store, OUT, about)
-    print(f"wrote {n} entries to {OUT} ({OUT.stat().st_size / 1024:.0f} KB)")
+        kept = other_kinds(OUT, here, set(store.export()))
+        about["computed_on"] = sorted({here} | {ns.rsplit("|device:", 1)[1] for ns in kept})
+        n = export_precomputed(store, OUT, about, kept)
+    print(f"wrote {n} entries to {OUT} ({OUT.stat().st_size / 1024:.0f} KB): computed here ({here}), "
+          f"kept from before: {', '.join(sorted({ns.rsplit('|device:', 1)[1] for ns in kept})) or 'nothing'}")
 
 
 if __name__ == "__main__":

@@ -787,7 +787,13 @@ def test_home_gives_the_judges_verdict_when_no_metric_is_chosen(new_app, own_cac
     """The demo's judge results ship precomputed: with every metric cleared the home page shows the judge's
     verdict alone (it raised AttributeError: the verdict was built from the metric scores' comparison)."""
     import streamlit as st
+    import core.engine
+    from core.cache import read_precomputed
+    from core.settings import checkpoint_dir
     monkeypatch.delenv("DIALEVAL_NO_CACHE")  # the shipped precomputed layer answers (own_cache: a fresh folder)
+    # ... for the kinds of CPU it was computed on: read as one of them, whatever this machine is
+    kinds = read_precomputed(checkpoint_dir() / "precomputed-demo.json.gz")["about"]["computed_on"]
+    monkeypatch.setattr(core.engine, "device_key", lambda device: kinds[0])
     st.cache_resource.clear()  # no earlier test's "looked up, not found" for the demo's judge
     at = new_app(metrics=())
     _loaded_demo(at)

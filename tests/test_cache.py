@@ -15,6 +15,7 @@ from core.cache import Precomputed, ScoreCache, export_precomputed, judge_namesp
 from core.data import load_comparison, load_jsonl
 from core.engine import (DEFAULT_METRICS, cached_judge_comparison, judge_pairs, metric_namespace,
                          score_examples)
+from core.models.device import device_key
 from core.scoring import CompositeMetric, Judge, JudgeOutput, Options, get_metric, register_judge
 
 METRICS = ["bleu", "bert_ruber"]  # a lexical metric and a composite of two MiniLM parts (fast to load)
@@ -108,8 +109,8 @@ def test_judged_pairs_are_read_back_and_the_judge_not_asked_again(tmp_path):
         np.testing.assert_array_equal(getattr(out1, f), getattr(out2, f))
     assert out1.verdict == out2.verdict == ["A", "B", "A"] and out3.verdict[-1] == "B"
     assert out2.signature == "judge:test-length" and out2.order_disagreement == out1.order_disagreement
-    assert store.get_many(judge_namespace("test-length", "length-v1", __import__("core").__version__),
-                          [pair_key(["hi"], "hello there", "hey")])
+    assert store.get_many(judge_namespace("test-length", "length-v1", __import__("core").__version__,
+                                          device_key("cpu")), [pair_key(["hi"], "hello there", "hey")])
 
 
 def test_size_cap_drops_the_least_recently_used(tmp_path):
@@ -161,13 +162,18 @@ def test_precomputed_layer_answers_first_and_only_for_its_keys(rows, tmp_path):
     assert (layered.hits, layered.misses) == (6, 6)
 
 
-def test_shipped_demo_scores_answer_for_todays_signatures(repo_root):
-    """checkpoints/precomputed-demo.json.gz must cover the demo under today's metric and judge signatures
-    (re-run scripts/precompute_demo.py after a change that moves one) and hold the numbers a fresh run gives
-    (the golden rows are a subset of the demo)."""
-    from core.cache import shipped_precomputed
+def test_shipped_demo_scores_answer_for_todays_signatures(repo_root, monkeypatch):
+    """checkpoints/precomputed-demo.json.gz must cover the demo under today's metric and judge signatures, for
+    every kind of CPU it was computed on (re-run scripts/precompute_demo.py after a change that moves one) and
+    hold the numbers a fresh run gives there (the golden rows are a subset of the demo; the golden file and the
+    precomputed scores are recorded on the same kinds of CPU)."""
+    from core import engine
+    from core.cache import read_precomputed, shipped_precomputed
     layer = shipped_precomputed()
     assert layer is not None, "no precomputed-*.json.gz among the shipped checkpoints"
+    kinds = read_precomputed(repo_root / "checkpoints" / "precomputed-demo.json.gz")["about"]["computed_on"]
+    golden = json.loads((repo_root / "tests" / "golden" / "scores.json").read_text())
+    assert sorted(kinds) == sorted(golden["computed_on"]), "record both on the same kinds of CPU"
     comp = load_comparison(str(repo_root / "demo" / "demo.jsonl"))
     exs = comp.examples()
     def leaf_metrics(metric):  # what the cache keeps: the metrics that compute (a composite combines its parts)
@@ -176,28 +182,26 @@ def test_shipped_demo_scores_answer_for_todays_signatures(repo_root):
         return [leaf for part in metric.parts() for leaf in leaf_metrics(part)]
     leaves = [leaf for m in DEFAULT_METRICS for leaf in leaf_metrics(get_metric(m))]
     keys = [row_key(e.context, e.response, e.references) for e in exs]
-    for metric in leaves:
-        found = layer.get_many(metric_namespace(metric), keys)
-        assert len(found) == len(set(keys)), f"{metric.name}: the demo's precomputed scores are stale"
-    golden = json.loads((repo_root / "tests" / "golden" / "scores.json").read_text())
     where = {tuple(r): i for i, r in enumerate(golden["rows"])}
     gold = [e for e in exs if (e.id, e.system) in where]
-    only_layer = ScoreCache(repo_root / "no-such-folder" / "x.sqlite3", max_bytes=0, precomputed=layer)
-    table = score_examples(gold, list(DEFAULT_METRICS), cache=only_layer)
-    assert only_layer.misses == 0 and len(gold) == 60
-    for m in DEFAULT_METRICS:
-        want = np.array([np.nan if golden["metrics"][m][where[(e.id, e.system)]] is None
-                         else golden["metrics"][m][where[(e.id, e.system)]] for e in gold])
-        np.testing.assert_allclose(table.column(m), want, atol=1e-6, equal_nan=True, err_msg=m)
-    store = ScoreCache(repo_root / "no-such-folder" / "x.sqlite3", max_bytes=0, precomputed=layer)
-    from core import engine
-    old = engine.resolve_cache
-    engine.resolve_cache = lambda cache=None: store
-    try:
+    assert len(gold) == 60
+    for kind in kinds:
+        monkeypatch.setattr(engine, "device_key", lambda device, kind=kind: kind)
+        for metric in leaves:
+            found = layer.get_many(metric_namespace(metric), keys)
+            assert len(found) == len(set(keys)), f"{metric.name} on {kind}: the demo's precomputed scores are stale"
+        only_layer = ScoreCache(repo_root / "no-such-folder" / "x.sqlite3", max_bytes=0, precomputed=layer)
+        table = score_examples(gold, list(DEFAULT_METRICS), cache=only_layer)
+        assert only_layer.misses == 0
+        record = golden["computed_on"][kind]["metrics"]
+        for m in DEFAULT_METRICS:
+            want = np.array([np.nan if record[m][where[(e.id, e.system)]] is None
+                             else record[m][where[(e.id, e.system)]] for e in gold])
+            np.testing.assert_allclose(table.column(m), want, atol=1e-6, equal_nan=True, err_msg=f"{m} on {kind}")
+        store = ScoreCache(repo_root / "no-such-folder" / "x.sqlite3", max_bytes=0, precomputed=layer)
+        monkeypatch.setattr(engine, "resolve_cache", lambda cache=None, store=store: store)
         out = cached_judge_comparison(comp)
-    finally:
-        engine.resolve_cache = old
-    assert out is not None and len(out.p_a) == len(comp.pairs), "the judge's demo pairs are not precomputed"
+        assert out is not None and len(out.p_a) == len(comp.pairs), f"the judge's demo pairs on {kind} are not precomputed"
 
 
 def test_the_python_api_takes_a_cache(tmp_path):
@@ -238,14 +242,17 @@ def test_a_run_that_outgrows_the_cap_says_so(tmp_path):
     assert later.overflow_note() is None
 
 
-def test_the_judges_cache_keeps_other_devices_apart_and_the_cpu_namespace_as_before(tmp_path, monkeypatch):
-    """P(A) computed on a GPU (half precision) is not the CPU's: judged pairs are kept per device, and the CPU
-    namespace is unchanged, so the shipped precomputed demo still answers."""
+def test_the_judges_cache_keeps_devices_and_cpu_kinds_apart(tmp_path, monkeypatch):
+    """P(A) computed on a GPU (half precision) is not the CPU's, and one kind of CPU's bfloat16 P(A) is not
+    another's (AMX tiles and AVX-512 BF16 instructions round differently): judged pairs are kept per device and
+    per CPU kernel family."""
     import core.engine
+    from core.models import device
     version = __import__("core").__version__
-    assert judge_namespace("pairwise", "h", version) == judge_namespace("pairwise", "h", version, "cpu") == \
-        f"judge:pairwise|ckpt:h|v:{version}"
-    assert judge_namespace("pairwise", "h", version, "cuda").endswith("|device:cuda")
+    assert judge_namespace("pairwise", "h", version, device_key("cpu")) == \
+        f"judge:pairwise|ckpt:h|v:{version}|device:cpu-{device.cpu_kernels()}"
+    assert judge_namespace("pairwise", "h", version, device_key("cuda")).endswith("|device:cuda")
+    assert device_key("cpu") != "cpu" and device.cpu_kernels()
     store = ScoreCache(tmp_path / "s.sqlite3", max_bytes=1 << 30)
     ctx, a, b = [["hi"], ["bye"]], ["hello there", "see you"], ["hey", "ok"]
     _LengthJudge.asked.clear()
@@ -254,3 +261,7 @@ def test_the_judges_cache_keeps_other_devices_apart_and_the_cpu_namespace_as_bef
     judge_pairs(ctx, a, b, judge="test-length", cache=store)  # not read from the CPU's entries
     judge_pairs(ctx, a, b, judge="test-length", cache=store)  # read from its own
     assert _LengthJudge.asked == [2, 2]
+    monkeypatch.setattr(core.engine, "active_device", lambda: "cpu")
+    monkeypatch.setattr(core.engine, "device_key", lambda d: "cpu-another-kernel-family")
+    judge_pairs(ctx, a, b, judge="test-length", cache=store)  # another kind of CPU: judged anew
+    assert _LengthJudge.asked == [2, 2, 2]

@@ -6,9 +6,20 @@ MME's relevance and engagement inputs), the MiniLM classifiers of MME, SmolLM2's
 judge's reader). Their outputs come back to the CPU as numpy arrays, where the small heads run. The CPU is
 the tested default (CI has no GPU); on another device a score may differ from the CPU's in the last digits
 (different kernels), so the score cache keeps each device's rows apart (``core.engine.metric_namespace``).
+
+CPUs differ too: SmolLM2 runs in bfloat16, and oneDNN computes bfloat16 matrix products with AMX tiles where
+the CPU has them, with AVX-512 BF16 instructions where it has those, and by conversion to float32 otherwise;
+each rounds differently. Measured on the demo's golden rows (an AMD EPYC with AVX-512 BF16 against the AMX
+machine the shipped numbers were recorded on): MME up to 0.037 apart per row, the judge's P(A) 0.0086, the
+float32 MiniLM metrics 1e-7 to 2e-5 (ADEM), the verdicts the same. So a CPU's results are keyed by its
+kernel family (:func:`cpu_kernels`): a cached or precomputed row is the number a fresh run gives *on that
+kind of CPU*, and the golden file keeps one record per kind (tests/test_golden.py).
 """
 from __future__ import annotations
 
+import functools
+import os
+import platform
 from typing import Any
 
 DEVICES = ("cpu", "cuda", "mps", "auto")
@@ -37,6 +48,40 @@ def resolve_device(device: str = "cpu") -> str:
         raise DeviceError("device 'mps' was asked for but torch sees no Apple GPU; choose the device cpu or auto "
                           "(--device on the command line, Device in the dashboard's sidebar)")
     return device
+
+
+@functools.lru_cache(maxsize=1)
+def cpu_kernels() -> str:
+    """This CPU's family of bfloat16 matrix kernels: ``amx-bf16`` (Intel AMX tiles), ``avx512-bf16`` (AVX-512
+    BF16 instructions), else torch's vector capability (``avx512``, ``avx2``, ``default``, lower case) or the
+    machine type (``arm64``). A limit set with ``ONEDNN_MAX_CPU_ISA`` is appended (``+isa:...``), since it
+    changes which kernels run."""
+    flags: set[str] = set()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    break
+    except OSError:
+        pass
+    if "amx_bf16" in flags:
+        family = "amx-bf16"
+    elif "avx512_bf16" in flags:
+        family = "avx512-bf16"
+    elif flags:
+        import torch
+        family = str(torch.backends.cpu.get_cpu_capability()).lower()
+    else:
+        family = platform.machine().lower() or "unknown"
+    isa = os.environ.get("ONEDNN_MAX_CPU_ISA", "").strip().lower()
+    return f"{family}+isa:{isa}" if isa else family
+
+
+def device_key(device: str) -> str:
+    """How the score cache and the shipped precomputed scores name where a result was computed: the device,
+    and for the CPU its kernel family (``cpu-amx-bf16``, ``cpu-avx512-bf16``, ...)."""
+    return f"cpu-{cpu_kernels()}" if device == "cpu" else device
 
 
 def use_device(device: str = "cpu") -> str:
