@@ -144,7 +144,7 @@ def read_bytes(path: str | os.PathLike) -> bytes:
     try:
         return Path(path).read_bytes()
     except FileNotFoundError:
-        why = "file not found"
+        why = f"file not found (looked for {Path(path).absolute()})"
     except IsADirectoryError:
         why = "is a folder, not a file"
     except PermissionError:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from core.data import Comparison, dimensions
-from core.report import fmt_num, left_out_note
+from core.report import fmt_num, left_out_note, level_label
 from core.scoring import metric_class
 from core.verdict import Verdict, mismatch_warning, pair_winner
 from core.version import __version__
@@ -33,6 +33,14 @@ if TYPE_CHECKING:
 
 UNMATCHED_LISTED = 500  # unmatched rows named in the report; the count is always complete
 COLOUR = {"A": "#1f77b4", "B": "#d95f02", None: "#7f7f7f", "tie": "#7f7f7f"}
+# bidirectional controls (embeddings, overrides, isolates, marks): one in a system's name reversed the rest of
+# the verdict banner, the tables and the chart legend, so the report shows them as their code points
+BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def escape_text(text: str) -> str:
+    """``text`` as inert HTML: escaped, and bidirectional control characters shown as ``[U+202E]``."""
+    return BIDI_CONTROLS.sub(lambda m: f"[U+{ord(m.group()):04X}]", html.escape(text))
 
 
 @dataclass
@@ -95,9 +103,9 @@ def highlight_html(text: str, references: Sequence[str], inline_style: bool = Fa
     """``text`` as escaped HTML with reference n-grams marked: ``<mark class="m2">`` for a matched bigram,
     ``<mark class="m1">`` for a matched word (``inline_style``: the colours as style attributes instead)."""
     if not references:
-        return html.escape(text)
+        return escape_text(text)
     attr = (lambda lv: f'style="{MARK_STYLE[lv]}"') if inline_style else (lambda lv: f'class="m{lv}"')  # noqa: E731
-    return "".join(html.escape(piece) if lv == 0 else f"<mark {attr(lv)}>{html.escape(piece)}</mark>"
+    return "".join(escape_text(piece) if lv == 0 else f"<mark {attr(lv)}>{escape_text(piece)}</mark>"
                    for piece, lv in matched_ngrams(text, references))
 
 
@@ -113,17 +121,17 @@ def signed_interval(m: float, lo: float, hi: float) -> str:
 def _svg_text(x: float, y: float, text: str, anchor: str = "start", size: int = 12, colour: str = "#222",
               weight: str = "normal") -> str:
     return (f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}" fill="{colour}" '
-            f'font-weight="{weight}">{html.escape(text)}</text>')
+            f'font-weight="{weight}">{escape_text(text)}</text>')
 
 
-def forest_svg(rows, system_a: str, system_b: str, width: int = 720) -> str:
+def forest_svg(rows, system_a: str, system_b: str, width: int = 720, level: float = 0.95) -> str:
     """A - B with its interval, one line per row (each on its own scale: metrics differ in range), the dashed
     line at 0; coloured by the winner."""
     rh, top, left, right = 34, 30, 170, 190  # right: room for "+11.408 [+6.085, +16.540]" at 11 px
     h = top + rh * len(rows) + 10
     plot_w = width - left - right
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {h}" width="100%" '
-           f'style="max-width:{width}px" role="img" aria-label="A - B per metric with 95% interval">',
+           f'style="max-width:{width}px" role="img" aria-label="A - B per metric with {level_label(level)} interval">',
            _svg_text(left, 16, f"← {system_b} higher", "start", 11, COLOUR["B"]),
            _svg_text(left + plot_w, 16, f"{system_a} higher →", "end", 11, COLOUR["A"])]
     for k, r in enumerate(rows):
@@ -156,7 +164,7 @@ def histogram_svg(values: Sequence[float], title: str, lo: float | None = None, 
     v = np.asarray([x for x in values if x is not None and math.isfinite(x)], dtype=np.float64)
     h, top, bottom, pad = 150, 22, 20, 8
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {h}" width="{width}" role="img" '
-           f'aria-label="{html.escape(title)}">', _svg_text(pad, 14, title, "start", 12, weight="bold")]
+           f'aria-label="{escape_text(title)}">', _svg_text(pad, 14, title, "start", 12, weight="bold")]
     if len(v):
         lo = float(v.min()) if lo is None else lo
         hi = float(v.max()) if hi is None else hi
@@ -211,7 +219,7 @@ r.style.display=ok?'':'none';if(ok)n++;});shown.textContent=n;});})();
 
 
 def _e(x) -> str:
-    return html.escape(str(x))
+    return escape_text(str(x))
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], attrs: str = "") -> str:
@@ -242,6 +250,7 @@ def render_html(verdict: Verdict, comp: Comparison, cs: "ComparisonScores | None
     """The whole report as one HTML string (see the module docstring for what it holds)."""
     from core.slices import slice_comparison
     v = verdict
+    ci = f"{level_label(v.level)} CI"
     A, B = v.system_a, v.system_b
     names = {"A": A, "B": B}
     parts = [f"<h1>{_e(title or f'dialeval report: {A} (A) vs {B} (B)')}</h1>",
@@ -270,10 +279,10 @@ def render_html(verdict: Verdict, comp: Comparison, cs: "ComparisonScores | None
                          _ci(r.diff, r.low, r.high, True), _num_cell(r.p_randomization, p=True),
                          f'<td class="num">{r.wins}/{r.ties}/{r.losses}</td>', str(r.n)])
         parts += ["<h2>Headline</h2>",
-                  _table(["metric", "better", "by how much (better - other) [95% CI]", f"mean A [95% CI]",
-                          "mean B [95% CI]", "A - B [95% CI]", "p", "A wins/ties/B wins", "n"], rows, 'id="headline"'),
+                  _table(["metric", "better", f"by how much (better - other) [{ci}]", f"mean A [{ci}]",
+                          f"mean B [{ci}]", f"A - B [{ci}]", "p", "A wins/ties/B wins", "n"], rows, 'id="headline"'),
                   "<p>Each metric on its own scale; the dashed line is no difference.</p>",
-                  forest_svg(v.metrics, A, B)]
+                  forest_svg(v.metrics, A, B, level=v.level)]
     j = v.judge
     if j is not None:
         from core.report import judge_lines
@@ -293,7 +302,7 @@ def render_html(verdict: Verdict, comp: Comparison, cs: "ComparisonScores | None
                   "<p>The pairs whose A - B pushes the mean furthest in its direction, and the comparison redone "
                   "without the most pushing 5 % of the pairs (at least one; only pairs that push that way): does the "
                   "metric's verdict survive?</p>",
-                  _table(["metric", "pushes toward", "top pairs (A - B)", "left out", "A - B without them [95% CI]",
+                  _table(["metric", "pushes toward", "top pairs (A - B)", "left out", f"A - B without them [{ci}]",
                           "p", "verdict survives"], rows)]
     if cs is not None and cs.metrics:
         rows = []
@@ -305,7 +314,7 @@ def render_html(verdict: Verdict, comp: Comparison, cs: "ComparisonScores | None
                              f'<td class="{r.winner or "tie"}">{_e(r.better(A, B))}</td>'])
         parts += ["<h2>By reply length</h2>", "<p>Pairs cut into three groups of about equal size by the mean length "
                   "of their two replies; each group compared as the whole is.</p>",
-                  _table(["metric", "reply length", "pairs", "A - B [95% CI]", "p", "better"], rows),
+                  _table(["metric", "reply length", "pairs", f"A - B [{ci}]", "p", "better"], rows),
                   "<h2>Per-example differences</h2>",
                   '<div class="charts">' + "".join(histogram_svg(np.asarray(cs.a(m)) - np.asarray(cs.b(m)),
                                                                  f"{m}: A - B per pair") for m in cs.metrics)

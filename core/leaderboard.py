@@ -16,7 +16,10 @@
   Holm-adjusted over the pairs.
 - **Order**: by the Bradley-Terry strength when the judge ran, else by the first metric's mean (lower first
   where lower is better). ``rank`` = 1 + the number of systems significantly better on that criterion, so
-  systems that cannot be told apart share a rank.
+  systems that cannot be told apart share a rank. A system the ranking metric could not score on every shared
+  context (blank replies) is **not ranked** (``rank`` None, listed last with the reason): its mean is over fewer
+  contexts than the others' and its pairs lose those contexts, so neither its place nor "no significant
+  difference" would mean what they mean for the others.
 """
 from __future__ import annotations
 
@@ -122,9 +125,10 @@ class SystemEntry:
     """One system's line: its rank, its mean per metric with interval, and (with the judge) its rating."""
 
     system: str
-    rank: int
-    metrics: dict[str, dict[str, float]]
+    rank: int | None  # None: not ranked (``unranked`` says why)
+    metrics: dict[str, dict[str, float]]  # per metric: mean, low, high, n (contexts it scored)
     judge: dict[str, float] | None = None
+    unranked: str | None = None
 
 
 @dataclass
@@ -178,7 +182,7 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
         vals = {s: col[k * n:(k + 1) * n] for k, s in enumerate(S)}
         for s in S:
             mean, lo, hi = stats.mean_ci(vals[s], level, n_boot, seed, groups)
-            per_metric[s][m] = {"mean": mean, "low": lo, "high": hi}
+            per_metric[s][m] = {"mean": mean, "low": lo, "high": hi, "n": int(np.isfinite(vals[s]).sum())}
         hib = metric_class(m).higher_is_better
         rows = [compare_values(m, "metric", vals[S[i]], vals[S[j]], groups, higher_is_better=hib, n_boot=n_boot,
                                n_perm=n_perm, level=level, seed=seed)
@@ -226,10 +230,18 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
         ranked_by = metrics[0]
         sign = -1.0 if metric_class(ranked_by).higher_is_better else 1.0
         key = {s: sign * per_metric[s][ranked_by]["mean"] for s in S}
-    order = sorted(S, key=lambda s: (key[s] if math.isfinite(key[s]) else math.inf, S.index(s)))
+    unranked = {}
+    if ranked_by != "judge":
+        for s in S:
+            k = per_metric[s][ranked_by]["n"]
+            if k < n:
+                unranked[s] = (f"{ranked_by} scored {k} of the {n} shared contexts (blank replies or rows it cannot "
+                               f"score): a mean over fewer contexts is not comparable, so it is not ranked")
+    order = sorted(S, key=lambda s: (s in unranked, key[s] if math.isfinite(key[s]) else math.inf, S.index(s)))
     beaten = {s: sum(1 for r in pairwise if r.metric == ranked_by and r.better is not None and r.better != s
-                     and s in (r.first, r.second)) for s in S}
-    entries = [SystemEntry(s, 1 + beaten[s], per_metric[s], judge_info.get(s)) for s in order]
+                     and r.better not in unranked and s in (r.first, r.second)) for s in S}
+    entries = [SystemEntry(s, None if s in unranked else 1 + beaten[s], per_metric[s], judge_info.get(s),
+                           unranked.get(s)) for s in order]
     return Leaderboard(entries, pairwise, n, grid.aligned_by, grid.dropped, ranked_by, list(metrics),
                        table.signatures() if table is not None else {}, judge_signature, n_boot, n_perm, level, seed)
 
@@ -251,37 +263,45 @@ def leaderboard(examples: Sequence[Example], metrics: Sequence[str] | str | None
 # rendering
 
 
-def _ci(mean: float, lo: float, hi: float, digits: int = 3) -> str:
+def _ci(mean: float, lo: float, hi: float, digits: int = 3, n: int | None = None, of: int | None = None) -> str:
+    """``mean [low, high]``; ``[-]`` without an interval (too few contexts to resample); `` (on n of N)`` when
+    the mean covers fewer than all N shared contexts."""
     if mean is None or not math.isfinite(mean):
-        return "-"
-    if not (math.isfinite(lo) and math.isfinite(hi)):  # no interval: too few contexts to resample
-        return f"{mean:.{digits}f} [-]"
-    return f"{mean:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
+        return "-" if n is None or of is None else f"- (on 0 of {of})"
+    on = f" (on {n} of {of})" if n is not None and of is not None and n < of else ""
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return f"{mean:.{digits}f} [-]{on}"
+    return f"{mean:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]{on}"
 
 
 def leaderboard_rows(lb: Leaderboard) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
     """The ranking as formatted cells and their (key, header) columns."""
+    from core.report import level_label
+    ci = f"{level_label(lb.level)} CI"
     cols = [("rank", "rank"), ("system", "system")]
     if lb.systems and lb.systems[0].judge is not None:
-        cols.append(("judge", "judge rating (Bradley-Terry) [95% CI]"))
+        cols.append(("judge", f"judge rating (Bradley-Terry) [{ci}]"))
         cols.append(("wtl", "judge wins/ties/losses"))
-    cols += [(m, f"{m} mean [95% CI]") for m in lb.metrics]
+    cols += [(m, f"{m} mean [{ci}]") for m in lb.metrics]
     rows = []
     for e in lb.systems:
-        r: dict[str, Any] = {"rank": str(e.rank), "system": e.system}
+        r: dict[str, Any] = {"rank": "-" if e.rank is None else str(e.rank), "system": e.system}
         if e.judge is not None:
             r["judge"] = _ci(e.judge["rating"], e.judge["rating_low"], e.judge["rating_high"], 0)
             r["wtl"] = f"{e.judge['wins']:.0f}/{e.judge['ties']:.0f}/{e.judge['losses']:.0f}"
         for m in lb.metrics:
             v = e.metrics[m]
-            r[m] = _ci(v["mean"], v["low"], v["high"])
+            r[m] = _ci(v["mean"], v["low"], v["high"], n=v.get("n"), of=lb.n_contexts)
         rows.append(r)
     return rows, cols
 
 
-PAIRWISE_COLUMNS = [("metric", "metric"), ("first", "system 1"), ("second", "system 2"),
-                    ("diff", "1 - 2 (judge: win rate of 1) [95% CI]"), ("p", "p"), ("p_holm", "p (Holm)"),
-                    ("wtl", "1 wins/ties/2 wins"), ("better", "better")]
+def pairwise_columns(level: float = 0.95) -> list[tuple[str, str]]:
+    """The (key, header) columns of the every-pair table; the interval's header names its level."""
+    from core.report import level_label
+    return [("metric", "metric"), ("first", "system 1"), ("second", "system 2"),
+            ("diff", f"1 - 2 (judge: win rate of 1) [{level_label(level)} CI]"), ("p", "p"), ("p_holm", "p (Holm)"),
+            ("wtl", "1 wins/ties/2 wins"), ("better", "better")]
 
 
 def pairwise_cells(lb: Leaderboard) -> list[dict[str, str]]:
@@ -305,9 +325,11 @@ def render_leaderboard(lb: Leaderboard, fmt: str = "text") -> str:
         for e in lb.systems:
             r: dict[str, Any] = {"kind": "system", "rank": e.rank, "system": e.system}
             for m, v in e.metrics.items():
-                r.update({f"{m}_mean": v["mean"], f"{m}_low": v["low"], f"{m}_high": v["high"]})
+                r.update({f"{m}_mean": v["mean"], f"{m}_low": v["low"], f"{m}_high": v["high"], f"{m}_n": v["n"]})
             if e.judge is not None:
                 r.update({f"judge_{k}": v for k, v in e.judge.items()})
+            if e.unranked:
+                r["note"] = e.unranked
             flat.append(r)
         flat += [{"kind": "pairwise", **asdict(r)} for r in lb.pairwise]
         flat += [{"kind": "dropped", "note": d} for d in lb.dropped]
@@ -319,7 +341,12 @@ def render_leaderboard(lb: Leaderboard, fmt: str = "text") -> str:
     head = (f"{len(lb.systems)} systems on {lb.n_contexts} shared contexts (aligned by {lb.aligned_by}); ranked by "
             f"{by}; rank = 1 + systems significantly better (Holm-adjusted p < {1 - lb.level:.2g}); intervals "
             f"resample contexts ({lb.n_boot} resamples, seed {lb.seed})")
-    parts = [head, render(rows, cols, fmt), "Every pair:", render(pairwise_cells(lb), PAIRWISE_COLUMNS, fmt)]
+    parts = [head, render(rows, cols, fmt)]
+    unranked = [e for e in lb.systems if e.unranked]
+    if unranked:
+        bullet = "- " if fmt == "markdown" else "  "
+        parts.append("Not ranked (rank -):\n" + "\n".join(f"{bullet}{e.system}: {e.unranked}" for e in unranked))
+    parts += ["Every pair:", render(pairwise_cells(lb), pairwise_columns(lb.level), fmt)]
     if lb.dropped:
         bullet = "- " if fmt == "markdown" else "  "
         parts.append(f"{len(lb.dropped)} row(s) not on a context every system answered, left out:\n"

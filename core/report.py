@@ -74,8 +74,25 @@ def markdown_text(text: str) -> str:
             .replace("`", "\\`"))
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(cell: Any) -> Any:
+    """A CSV cell a spreadsheet will not run: text that starts like a formula (``=``, ``+``, ``-``, ``@``, tab,
+    carriage return; a system named ``=HYPERLINK(...)``) gets a leading ``'``, as OWASP advises; numbers, signed
+    numbers written as text and a lone ``-`` stay as they are."""
+    if not isinstance(cell, str) or not cell.startswith(FORMULA_STARTS) or cell == "-":
+        return cell
+    try:
+        float(cell)
+        return cell
+    except ValueError:
+        return "'" + cell
+
+
 def render(rows: Sequence[dict[str, Any]], columns: Sequence[tuple[str, str]], fmt: str = "text") -> str:
-    """``rows`` of already formatted cells; ``columns`` = [(key, header)]; fmt text | markdown | csv."""
+    """``rows`` of already formatted cells; ``columns`` = [(key, header)]; fmt text | markdown | csv (cells
+    :func:`spreadsheet_safe`)."""
     heads = [h for _, h in columns]
     cells = [["" if r.get(k) is None else (fmt_num(r[k]) if isinstance(r[k], float) else str(r[k]))
               for k, _ in columns] for r in rows]
@@ -85,7 +102,7 @@ def render(rows: Sequence[dict[str, Any]], columns: Sequence[tuple[str, str]], f
         w.writerow([k for k, _ in columns])
         for r in rows:
             w.writerow(["" if r.get(k) is None or (isinstance(r.get(k), float) and math.isnan(r[k]))
-                        else r[k] for k, _ in columns])
+                        else spreadsheet_safe(r[k]) for k, _ in columns])
         return buf.getvalue().rstrip("\n")
     if fmt == "markdown":
         out = ["| " + " | ".join(heads) + " |", "|" + "|".join("---" for _ in heads) + "|"]
@@ -103,13 +120,20 @@ def render(rows: Sequence[dict[str, Any]], columns: Sequence[tuple[str, str]], f
 # ------------------------------------------------------------------------------------------------
 # the verdict (core.verdict.Verdict) in every format
 
-VERDICT_COLUMNS = [("metric", "metric"), ("n", "n"), ("mean_a", "mean A"), ("mean_b", "mean B"), ("diff", "A-B"),
-                   ("interval", "95% CI"), ("p_randomization", "p (rand)"), ("p_bootstrap", "p (boot)"),
-                   ("wtl", "win/tie/loss"), ("win", "A win rate [CI]"), ("sign_p", "p (sign)"), ("verdict", "verdict")]
+def level_label(level: float) -> str:
+    """An interval level as people write it: 0.95 -> ``95%``, 0.8 -> ``80%``, 0.975 -> ``97.5%``."""
+    return f"{level * 100:.10g}%"
+
+
+def verdict_columns(level: float = 0.95) -> list[tuple[str, str]]:
+    """The (key, header) columns of the verdict table; the interval's header names its level."""
+    return [("metric", "metric"), ("n", "n"), ("mean_a", "mean A"), ("mean_b", "mean B"), ("diff", "A-B"),
+            ("interval", f"{level_label(level)} CI"), ("p_randomization", "p (rand)"), ("p_bootstrap", "p (boot)"),
+            ("wtl", "win/tie/loss"), ("win", "A win rate [CI]"), ("sign_p", "p (sign)"), ("verdict", "verdict")]
 
 
 def verdict_cells(v: "Verdict") -> list[dict[str, str]]:
-    """The verdict's metric and human rows as formatted table cells (``VERDICT_COLUMNS``)."""
+    """The verdict's metric and human rows as formatted table cells (:func:`verdict_columns`)."""
     cells = []
     for r in v.metrics:
         cells.append({"metric": r.metric, "n": str(r.n), "mean_a": fmt_num(r.mean_a), "mean_b": fmt_num(r.mean_b),
@@ -129,7 +153,7 @@ def judge_lines(v: "Verdict") -> list[str]:
         return []
     w = j.win
     lines = [f"judge: prefers A in {w.wins}, B in {w.losses}, tie in {w.ties} of {j.n} pairs; win rate of A "
-             f"{fmt_num(w.rate)} (ties excluded; 95% Wilson [{fmt_num(w.low)}, {fmt_num(w.high)}], "
+             f"{fmt_num(w.rate)} (ties excluded; {level_label(v.level)} Wilson [{fmt_num(w.low)}, {fmt_num(w.high)}], "
              f"sign test p {fmt_num(w.sign_p, p=True)}; ties counted half: {fmt_num(w.ties_split)}) -> "
              f"{j.better(v.system_a, v.system_b)}",
              f"judge: orders A|B and B|A disagreed on {fmt_num(j.order_disagreement)} of the pairs before combining; "
@@ -138,7 +162,7 @@ def judge_lines(v: "Verdict") -> list[str]:
     if lc is not None and lc.n and not math.isfinite(lc.rate):
         lines.append(f"judge: no length-controlled win rate: fewer than {MIN_RESAMPLED} contexts")
     elif lc is not None and lc.n:
-        lines.append(f"judge: length-controlled win rate of A {fmt_num(lc.rate)} (95% [{fmt_num(lc.low)}, "
+        lines.append(f"judge: length-controlled win rate of A {fmt_num(lc.rate)} ({level_label(v.level)} [{fmt_num(lc.low)}, "
                      f"{fmt_num(lc.high)}]): its calls regressed on the length difference A - B (mean "
                      f"{lc.mean_length_diff:+.1f} words), read at equal length; plain {fmt_num(lc.raw)} on the same "
                      f"{lc.n} decided pairs")
@@ -147,7 +171,7 @@ def judge_lines(v: "Verdict") -> list[str]:
         if h.n:
             what = (f"human {h.dimension} (tie margin {h.margin:g})" if h.source == "scores" else "the votes")
             lines.append(f"judge: agreement with {what}: {fmt_num(h.agreement)} of the {h.n} pairs with a clear "
-                         f"human preference (95% Wilson [{fmt_num(h.low)}, {fmt_num(h.high)}]; on the "
+                         f"human preference ({level_label(v.level)} Wilson [{fmt_num(h.low)}, {fmt_num(h.high)}]; on the "
                          f"{h.n_decided} pairs the judge did not call a tie: {fmt_num(h.agreement_decided)})")
         else:
             lines.append("judge: no pair with a clear human preference to measure agreement on")
@@ -213,6 +237,9 @@ def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,
     head = (f"A = {v.system_a}, B = {v.system_b}: {v.n_pairs} pairs aligned by {v.aligned_by}; intervals and "
             f"p-values resample {v.resampled} ({v.n_boot} bootstrap resamples, {v.n_perm} randomizations, "
             f"seed {v.seed})")
+    if abs(v.level - 0.95) > 1e-12:
+        head += (f"; {level_label(v.level)} intervals, so a metric or the judge names a winner when p < "
+                 f"{1 - v.level:.3g} (not 0.05)")
     passed = holm_winners(v)
     alone = [r.metric for r in v.rows("metric") if r.winner and r.metric not in passed]
     if alone:
@@ -234,7 +261,7 @@ def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,
     if with_sentence:
         parts.insert(0, f"**{inert(v.sentence)}**" if fmt == "markdown" else v.sentence)
     if v.metrics:
-        parts.append(render(verdict_cells(v), VERDICT_COLUMNS, fmt))  # render() makes its cells inert
+        parts.append(render(verdict_cells(v), verdict_columns(v.level), fmt))  # render() makes its cells inert
     text_parts = ["\n".join(judge_lines(v))] if v.judge is not None else []
     if v.drivers:
         text_parts.append("What drives each difference:\n" + "\n".join(bullet + x for x in driver_lines(v)))

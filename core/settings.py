@@ -52,7 +52,8 @@ def writable_checkpoint_dir() -> Path:
         if d.is_dir():
             return d
     raise SettingError("no checkpoint folder to write to: run from the repository checkout (its checkpoints/ "
-                       "folder), pass --out-dir, or set DIALEVAL_CHECKPOINTS")
+                       "folder), make a checkpoints/ folder here, or set DIALEVAL_CHECKPOINTS (train adem, judge "
+                       "and ruber also take --out-dir)")
 
 
 def cache_dir() -> Path:

@@ -398,6 +398,17 @@ def mismatch_warning(v: Verdict) -> str:
 LEFT_OUT_LISTED = 20  # pairs named per verdict row; the count is always complete
 
 
+def _unscored_reason(v: "Verdict", unscored: Sequence["MetricComparison"]) -> str:
+    """Why metrics scored no pair, from the reasons their left-out pairs give (:func:`left_out_pairs`): blank
+    replies, no references, both; empty when unknown."""
+    from core.engine import BLANK_RESPONSE, NO_REFERENCE
+    names = {r.metric for r in unscored}
+    notes = [p for d in v.left_out if d["metric"] in names for p in d["pairs"]]
+    found = [label for reason, label in ((BLANK_RESPONSE, "blank replies"), (NO_REFERENCE, "no references"))
+             if any(reason in p for p in notes)]
+    return f" ({' and '.join(found)})" if found else ""
+
+
 def left_out_pairs(cs: "ComparisonScores", rows: Sequence[MetricComparison]) -> list[dict[str, Any]]:
     """For every verdict row that left pairs out of its ``n`` (no score for A or B), the count and the first
     pairs with where each side came from and why it has no value: a blank response, no reference, no human
@@ -590,18 +601,22 @@ def verdict_sentence(v: Verdict) -> str:
             for s in ("A", "B"):
                 fav = [r for r in mrows if r.winner == s]
                 if fav:
-                    chance = "" if any(r.metric in winners_after_holm for r in fav) else (
+                    # quote the strongest: one that passes Holm, then the smallest p
+                    best = min(fav, key=lambda r: (r.metric not in winners_after_holm, r.p_randomization))
+                    chance = "" if best.metric in winners_after_holm else (
                         f", not significant once the {len(mrows)} metrics are corrected together (Holm)")
+                    drv = next((d for d in v.drivers if d.metric == best.metric), None)
+                    fragile = "; it rests on a few pairs: not significant without the top 5 %" if (
+                        drv is not None and not drv.survives) else ""
                     clauses.append(f"{_names(fav)} favour{'s' if len(fav) == 1 else ''} {sys_name[s]} "
-                                   f"({fav[0].metric} {_margin(fav[0], s)}{chance})")
+                                   f"({best.metric} {_margin(best, s)}{chance}{fragile})")
         if none and (side is not None or basis == "mixed"):
             clauses.append(f"{_names(none)} find{'s' if len(none) == 1 else ''} no difference")
         elif none:
             clauses.append("no metric finds a significant difference" if len(none) == len(mrows)
                            else f"{_names(none)} find{'s' if len(none) == 1 else ''} no difference")
     if unscored:
-        why = " (no references)" if all(metric_class(r.metric).needs_references for r in unscored) else ""
-        clauses.append(f"{_names(unscored)} could not score these pairs{why}")
+        clauses.append(f"{_names(unscored)} could not score these pairs{_unscored_reason(v, unscored)}")
     if side is not None:
         head = f"{sys_name[side]} is better than {sys_name[other[side]]}"
     elif basis == "mixed":

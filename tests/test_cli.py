@@ -100,3 +100,12 @@ def test_pool_reaches_the_ubleu_inside_ruber_ubleu(dialeval, tmp_path):
     sig = next(line for line in r.stderr.splitlines() if line.startswith("ruber_ubleu:"))
     assert "|pool:pool-" in sig and "ret:bm25-u" in sig  # the υBLEU part used the pool and the retriever
     assert row["details"]["ruber_ubleu"]["s_R"] is not None
+
+
+def test_a_trainer_with_nowhere_to_write_says_so_before_it_trains(dialeval, monkeypatch):
+    """Outside the checkout `dialeval train rater` trained for 83 s, then found no folder to write to and named
+    an option it does not have."""
+    monkeypatch.delenv("DIALEVAL_CHECKPOINTS", raising=False)
+    r = dialeval("train", "rater", "--epochs", "1", timeout=60)
+    assert r.returncode == 2 and "no checkpoint folder to write to" in r.stderr
+    assert "train adem, judge and ruber also take --out-dir" in r.stderr and "epoch" not in r.stderr

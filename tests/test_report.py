@@ -13,7 +13,7 @@ import pytest
 
 from core import stats
 from core.data import Comparison, Example, align, load_jsonl
-from core.engine import score_comparison
+from core.engine import score_comparison, score_examples
 from core.report import render_verdict
 from core.scoring import JudgeOutput
 from core.verdict import build_verdict, pair_winner, summarize_judge, verdict_sentence
@@ -71,6 +71,39 @@ def test_the_one_line_verdict_states_direction_in_words_and_names_both_systems()
     comp2 = _comparison(exs2, long_a, long_b)
     s3 = build_verdict(comp2, score_comparison(comp2, ["bleu"]), n_boot=200, n_perm=200).sentence
     assert s3.startswith(f"{long_b} is better than {long_a}")
+
+
+def test_a_metric_that_scores_nothing_is_given_the_real_reason():
+    """Every row had a reference and B's replies were blank: the sentence said "(no references)"."""
+    exs = [e for e in _planted() if e.system == "good"]
+    blank = [Example(e.id, "empty", e.context, "", e.references) for e in exs]
+    comp = _comparison(exs + blank, "good", "empty")
+    v = build_verdict(comp, score_comparison(comp, ["bleu"]), n_boot=200, n_perm=200)
+    assert "bleu could not score these pairs (blank replies)" in v.sentence
+    unref = [Example(e.id, e.system, e.context, e.response, []) for e in _planted() if e.system in ("good", "mid")]
+    comp2 = _comparison(unref, "good", "mid")
+    v2 = build_verdict(comp2, score_comparison(comp2, ["bleu"]), n_boot=200, n_perm=200)
+    assert "bleu could not score these pairs (no references)" in v2.sentence
+
+
+def test_intervals_are_labelled_with_the_level_asked_for_and_the_threshold_is_said(tmp_path):
+    """--level 0.8 printed 80 % intervals under "95% CI" and named winners at p < 0.2 without a word."""
+    from core.html_report import render_html
+    from core.leaderboard import build_leaderboard, render_leaderboard, shared_contexts
+    exs = _planted()
+    comp = _comparison(exs, "mid", "good")
+    cs = score_comparison(comp, ["bleu"])
+    v = build_verdict(comp, cs, n_boot=200, n_perm=200, level=0.8)
+    text = render_verdict(v, "text")
+    assert "80% CI" in text and "95%" not in text and "p < 0.2 (not 0.05)" in text
+    page = render_html(v, comp, cs)
+    assert "[80% CI]" in page and "[95% CI]" not in page
+    default = render_verdict(build_verdict(comp, cs, n_boot=200, n_perm=200), "text")
+    assert "95% CI" in default and "not 0.05" not in default
+    grid = shared_contexts(exs, ["good", "mid", "bad"])
+    board = render_leaderboard(build_leaderboard(grid, score_examples(grid.examples(), ["bleu"]), None, n_boot=200,
+                                                 n_perm=200, level=0.8))
+    assert "bleu mean [80% CI]" in board and "95%" not in board
 
 
 def test_the_sentence_leads_with_people_then_the_judge_and_says_when_evidence_is_mixed():
@@ -232,6 +265,27 @@ def test_the_leaderboard_recovers_a_planted_order_and_does_not_separate_identica
     text = dialeval("leaderboard", str(path), "--metrics", "bleu", "--quiet", "--systems", "good,mid,bad")
     assert text.returncode == 0 and text.stdout.startswith("3 systems on 30 shared contexts")
     assert dialeval("leaderboard", str(path), "--metrics", "none", "--quiet").returncode == 2
+    twice = dialeval("leaderboard", str(path), "--metrics", "bleu", "--quiet", "--systems", "good,good,mid")
+    assert twice.returncode == 2 and "'good' more than once" in twice.stderr  # it ranked good against itself
+
+
+def test_a_system_with_blank_replies_is_not_ranked_above_the_others():
+    """A system that answered 3 of 30 contexts (the rest blank) was ranked first on its 3-context mean, and one
+    that answered none shared rank 1 (no pair could be tested): both are now listed last, not ranked, with why."""
+    from core.leaderboard import build_leaderboard, render_leaderboard, shared_contexts
+    exs = _planted()
+    refs = {e.id: e for e in exs if e.system == "good"}
+    exs += [Example(i, "sparse", e.context, e.references[0] if int(i[1:]) < 3 else "", e.references)
+            for i, e in refs.items()]
+    exs += [Example(i, "silent", e.context, "", e.references) for i, e in refs.items()]
+    grid = shared_contexts(exs, ["good", "mid", "sparse", "silent"])
+    lb = build_leaderboard(grid, score_examples(grid.examples(), ["bleu"]), None, n_boot=200, n_perm=200)
+    assert [(e.system, e.rank) for e in lb.systems] == [("good", 1), ("mid", 2), ("sparse", None), ("silent", None)]
+    sparse = lb.systems[2]
+    assert sparse.metrics["bleu"]["n"] == 3 and "3 of the 30 shared contexts" in sparse.unranked
+    text = render_leaderboard(lb)
+    assert "(on 3 of 30)" in text and "Not ranked (rank -):" in text and "silent:" in text
+    assert json.loads(render_leaderboard(lb, "json"))["systems"][3]["rank"] is None
 
 
 def test_the_leaderboard_ranks_by_bradley_terry_from_the_judges_preferences():
@@ -357,3 +411,23 @@ def test_a_report_of_too_few_contexts_says_so_without_a_zero_width_interval(tmp_
     assert math.isnan(row.low) and math.isnan(row.high) and math.isnan(row.p_bootstrap) and row.winner is None
     svg = forest_svg(v.metrics, v.system_a, v.system_b)
     assert "nan" not in svg and "<circle" in svg
+
+
+def test_csv_cells_that_start_like_a_formula_are_made_inert():
+    """A system named "=HYPERLINK(...)" reached compare's CSV (the verdict cell starts with the winner's name)."""
+    from core.report import render
+    out = render([{"name": "=HYPERLINK(\"x\")", "at": "@sum", "plus": "+cmd", "num": "-0.5", "signed": "+1.25",
+                   "dash": "-", "plain": "bot"}], [(k, k) for k in ("name", "at", "plus", "num", "signed", "dash",
+                                                                     "plain")], "csv")
+    assert out.splitlines()[1] == "\"'=HYPERLINK(\"\"x\"\")\",'@sum,'+cmd,-0.5,+1.25,-,bot"
+
+
+def test_the_report_shows_bidirectional_controls_instead_of_obeying_them():
+    """A U+202E in system B's name reversed the rest of the verdict banner, the tables and the chart legend."""
+    from core.html_report import render_html
+    exs = [Example(e.id, "sys\u202eB" if e.system == "mid" else e.system, e.context, e.response, e.references)
+           for e in _planted() if e.system in ("good", "mid")]
+    comp = _comparison(exs, "good", "sys\u202eB")
+    cs = score_comparison(comp, ["bleu"])
+    page = render_html(build_verdict(comp, cs, n_boot=200, n_perm=200), comp, cs)
+    assert "\u202e" not in page and "sys[U+202E]B" in page

@@ -95,6 +95,9 @@ else:
                "; rank = 1 + the number of systems significantly better (Holm-adjusted p < 0.05), so systems that "
                "cannot be told apart share a rank.")
     st.dataframe(pd.DataFrame(rows).rename(columns=dict(cols)), hide_index=True, width="stretch")
+    for e in lb.systems:
+        if e.unranked:
+            st.warning(f"{e.system} is not ranked (rank -): {e.unranked}.")
     fig = go.Figure()
     for m in (["judge"] if lb.ranked_by == "judge" else lb.metrics[:1]):
         if m == "judge":

@@ -49,6 +49,9 @@ def leaderboard_command(a: argparse.Namespace) -> int:
     check_paths(a, a.inputs, out)
     examples = rows_of_files([(path, load_file(path, a.input_format, csv_mapping=mapping)) for path in a.inputs])
     systems = [s.strip() for s in a.systems.split(",") if s.strip()] if a.systems else None
+    twice = sorted({s for s in systems or [] if systems.count(s) > 1})
+    if twice:
+        raise ValueError(f"--systems names {', '.join(map(repr, twice))} more than once; name each system once")
     note(blank_text_notes(examples, a.metrics, judged=a.judge))
     lb = leaderboard(examples, a.metrics, a.judge, systems, options_from(a), progress_bar(a.quiet),
                      n_boot=a.n_boot, n_perm=a.n_perm, level=a.level, seed=a.seed)

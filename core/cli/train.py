@@ -18,4 +18,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
 
 @register_command("train", "train a checkpoint: " + ", ".join(name for name, _ in TRAINERS.items()), _arguments)
 def train(a: argparse.Namespace) -> int:
+    if getattr(a, "out_dir", None) is None:
+        from core.settings import writable_checkpoint_dir
+        writable_checkpoint_dir()  # nowhere to write is said before training, not after it
     return a.train(a)
