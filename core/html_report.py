@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from core.data import Comparison, dimensions
-from core.report import fmt_num, left_out_note, level_label
+from core.report import few_contexts_note, fmt_num, left_out_note, level_label
 from core.scoring import metric_class
 from core.verdict import Verdict, mismatch_warning, pair_winner
 from core.version import __version__
@@ -128,12 +128,18 @@ def forest_svg(rows, system_a: str, system_b: str, width: int = 720, level: floa
     """A - B with its interval, one line per row (each on its own scale: metrics differ in range), the dashed
     line at 0; coloured by the winner."""
     rh, top, left, right = 34, 30, 170, 190  # right: room for "+11.408 [+6.085, +16.540]" at 11 px
-    h = top + rh * len(rows) + 10
     plot_w = width - left - right
+    b_label, a_label = f"← {system_b} higher", f"{system_a} higher →"
+    # the two direction labels share one line while they fit (about 6.5 px a character at 11 px); longer names
+    # (e.g. "meta-llama/Llama-3.1-8B-Instruct") printed on top of each other, so then A's goes on a second line
+    two_lines = 6.5 * (len(b_label) + len(a_label)) > plot_w - 12
+    top += 14 if two_lines else 0
+    h = top + rh * len(rows) + 10
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {h}" width="100%" '
            f'style="max-width:{width}px" role="img" aria-label="A - B per metric with {level_label(level)} interval">',
-           _svg_text(left, 16, f"← {system_b} higher", "start", 11, COLOUR["B"]),
-           _svg_text(left + plot_w, 16, f"{system_a} higher →", "end", 11, COLOUR["A"])]
+           _svg_text(left, 16, b_label, "start", 11, COLOUR["B"]),
+           _svg_text(width - 8 if two_lines else left + plot_w, 30 if two_lines else 16, a_label, "end", 11,
+                     COLOUR["A"])]
     for k, r in enumerate(rows):
         y = top + rh * k + rh / 2
         ends = [v for v in (r.low, r.high, r.diff) if math.isfinite(v)]  # no interval with too few contexts
@@ -260,6 +266,8 @@ def render_html(verdict: Verdict, comp: Comparison, cs: "ComparisonScores | None
              f"randomizations, seed {v.seed}, {v.level:.0%}); a winner only when p &lt; {1 - v.level:.2g} and the "
              f"interval of A - B excludes 0. dialeval {_e(__version__)}, made "
              f"{datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}.</p>"]
+    if few_contexts_note(v):
+        parts.append(f'<p class="facts" id="few-contexts"><b>{_e(few_contexts_note(v))}.</b></p>')
     if v.context_mismatches:
         more = len(v.context_mismatches) - UNMATCHED_LISTED
         parts += [f'<p class="facts" id="context-mismatch"><b>{_e(mismatch_warning(v))}:</b></p><ul>'

@@ -88,9 +88,12 @@ def shared_contexts(examples: Sequence[Example], systems: Sequence[str] | None =
             per[e.system][keyf(e)] = e
     keys = [k for k in per[names[0]] if all(k in per[s] for s in names[1:])]
     shared = set(keys)
-    dropped = [f"system {e.system}: row {e.row}, id {e.id!r} has no partner in every other system"
+    def lacking(e: Example) -> str:
+        return ", ".join(s for s in names if keyf(e) not in per[s])
+
+    dropped = [f"system {e.system}: {e.location}, id {e.id!r}: not answered by {lacking(e)}"
                for e in chosen if keyf(e) not in shared] + \
-              [f"system {e.system}: row {e.row}, id {e.id!r} answers a context it already answered" for e in extra]
+              [f"system {e.system}: {e.location}, id {e.id!r} answers a context it already answered" for e in extra]
     if not keys:
         raise DataError([Problem(src, None, None, f"no context was answered by all of {names}")])
     return SystemGrid(names, {s: [per[s][k] for k in keys] for s in names}, "id" if by_id else "context", dropped)
@@ -341,6 +344,11 @@ def render_leaderboard(lb: Leaderboard, fmt: str = "text") -> str:
     head = (f"{len(lb.systems)} systems on {lb.n_contexts} shared contexts (aligned by {lb.aligned_by}); ranked by "
             f"{by}; rank = 1 + systems significantly better (Holm-adjusted p < {1 - lb.level:.2g}); intervals "
             f"resample contexts ({lb.n_boot} resamples, seed {lb.seed})")
+    from core.stats import MIN_RESAMPLED
+    if lb.n_contexts < MIN_RESAMPLED:
+        head += (f"; {lb.n_contexts} shared context{'s' * (lb.n_contexts != 1)} cannot be resampled (fewer than "
+                 f"{MIN_RESAMPLED}): no interval or p ('-'), so no system is significantly better and all share "
+                 f"a rank")
     parts = [head, render(rows, cols, fmt)]
     unranked = [e for e in lb.systems if e.unranked]
     if unranked:

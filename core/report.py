@@ -211,6 +211,8 @@ def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,
         return to_json(v.to_dict())
     if fmt == "csv":
         rows: list[dict[str, Any]] = [{"kind": "verdict", "verdict": v.sentence}]
+        if few_contexts_note(v):
+            rows.append({"kind": "note", "note": few_contexts_note(v)})
         for r, d in zip(v.metrics, v.to_dict()["metrics"]):
             rows.append({"kind": r.kind, **{k: d[k] for k in d if k != "kind"}})
         if v.judge is not None:
@@ -245,10 +247,8 @@ def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,
     if alone:
         head += (f"; the verdict column tests each metric alone, the one-line verdict the {len(v.rows('metric'))} "
                  f"metrics together (Holm), which {', '.join(alone)} do{'es' * (len(alone) == 1)} not pass")
-    few = sorted({r.n_contexts for r in v.metrics if 0 < r.n_contexts < MIN_RESAMPLED})
-    if few:
-        head += (f"; {' or '.join(map(str, few))} context{'s' * (few != [1])} cannot be resampled (fewer than "
-                 f"{MIN_RESAMPLED}): no interval or bootstrap p ('-') and no winner there")
+    if few_contexts_note(v):
+        head += "; " + few_contexts_note(v)
     inert = markdown_text if fmt == "markdown" else (lambda t: t)  # user text (names, ids) shown as written
     parts = [head]
     bullet = "- " if fmt == "markdown" else "  "
@@ -272,6 +272,16 @@ def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,
         text_parts.append(f"{len(v.unmatched)} unmatched row(s), not compared:\n"
                           + "\n".join(bullet + u for u in v.unmatched))
     return "\n\n".join(p for p in parts + [inert(t) for t in text_parts] if p)
+
+
+def few_contexts_note(v: "Verdict") -> str:
+    """Why rows have no interval, bootstrap p or winner when a metric covers fewer than ``MIN_RESAMPLED``
+    contexts; empty otherwise (text and markdown headers, the csv's ``note`` row, the HTML report)."""
+    few = sorted({r.n_contexts for r in v.metrics if 0 < r.n_contexts < MIN_RESAMPLED})
+    if not few:
+        return ""
+    return (f"{' or '.join(map(str, few))} context{'s' * (few != [1])} cannot be resampled (fewer than "
+            f"{MIN_RESAMPLED}): no interval or bootstrap p ('-') and no winner there")
 
 
 def left_out_note(d: dict[str, Any]) -> str:

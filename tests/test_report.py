@@ -411,6 +411,22 @@ def test_a_report_of_too_few_contexts_says_so_without_a_zero_width_interval(tmp_
     assert math.isnan(row.low) and math.isnan(row.high) and math.isnan(row.p_bootstrap) and row.winner is None
     svg = forest_svg(v.metrics, v.system_a, v.system_b)
     assert "nan" not in svg and "<circle" in svg
+    # every format says why (the report and the csv showed "[-, -]" without a word)
+    from core.html_report import render_html
+    why = "3 contexts cannot be resampled (fewer than 5)"
+    assert why in render_html(v, comp, score_comparison(comp, ["bleu"]))
+    assert why in render_verdict(v, "csv") and why in render_verdict(v, "text")
+
+
+def test_long_system_names_do_not_overprint_the_charts_direction_labels():
+    from core.html_report import forest_svg
+    exs = _planted()
+    comp = _comparison(exs, "mid", "good")
+    v = build_verdict(comp, score_comparison(comp, ["bleu"]), n_boot=200, n_perm=200)
+    short = forest_svg(v.metrics, "mid", "good")
+    long = forest_svg(v.metrics, "meta-llama/Llama-3.1-8B-Instruct", "mistralai/Mistral-7B-Instruct-v0.3")
+    ys = lambda svg: re.findall(r'<text x="[\d.]+" y="([\d.]+)"[^>]*>[^<]*higher', svg)  # noqa: E731
+    assert len(set(ys(short))) == 1 and len(set(ys(long))) == 2  # one line when they fit, else two
 
 
 def test_csv_cells_that_start_like_a_formula_are_made_inert():
