@@ -59,11 +59,12 @@ def _load_set(name: str, max_rows: int):
 def cmd_cache(a) -> None:
     import torch
     torch.set_num_threads(a.threads)
+    from core.models.device import active_device, device_key
     out = {"checkpoints": {mme.CKPT[s]: mme.checkpoint_hash(s) for s in mme.SUBMETRICS}, "max_rows": a.max_rows,
-           "seed": 13, "sets": {}}
+           "seed": 13, "computed_on": device_key(active_device()), "sets": {}}
     if CACHE.exists() and not a.fresh:
         old = json.loads(CACHE.read_text())
-        if old.get("checkpoints") == out["checkpoints"] and old.get("max_rows") == a.max_rows:
+        if all(old.get(k) == out[k] for k in ("checkpoints", "max_rows", "computed_on")):
             out = old
     for name in mme.DEV_SETS + (EXTRA_SETS if a.extra else ()):
         if name in out["sets"]:

@@ -51,6 +51,9 @@ REFERENCED = ("fm", "rm", "tcm", "em", "pm_share", "pm_mean")
 FAMILIES = {"fm": ("fm",), "rm": ("rm",), "tcm": ("tcm",), "em": ("em",), "sm": ("sm_nll", "sm_nce", "sm_ppl"),
             "pm": ("pm_share", "pm_mean")}
 WEIGHTS_NAME = "crs_weights.json"
+# the kind of CPU (core.models.device.device_key) whose eval scores the shipped crs_weights.json was fitted on:
+# SmolLM2's bfloat16 sub-metrics differ a little on other kinds (docs/architecture.md, "Kinds of CPU")
+WEIGHTS_COMPUTED_ON = "cpu-amx-bf16"
 # the DSTC10 Track 5 development sets CRS is fitted on (engagement-dd trains EM, holistic-dd is extra)
 DEV_SETS = ("usr-topical", "usr-persona", "dailydialog-zhao", "persona-zhao", "convai2-grade",
             "dailydialog-grade", "empathetic-grade", "fed-turn", "humod", "dstc7", "dailydialog-gupta")
