@@ -2,7 +2,7 @@
 
 The judge's validation pairs come from the same seven rated sets it trains on, but a user's data (and
 the four DailyDialog-derived test sets) are new sets. This script measures the reader's scorer
-(:mod:`core.lm_judge`) the way the judge meets a new set: for each group below, the scorer is trained on
+(:mod:`core.judges.smollm_reader`) the way the judge meets a new set: for each group below, the scorer is trained on
 the training pairs of the *other* sets and scored on all clear-margin training-split pairs of the group
 (no test or validation pairs are used; the reader alone, no MiniLM mix, because the MiniLM judge was
 trained on every set). The reader's features come from the same cache as ``python -m core train judge-lm``

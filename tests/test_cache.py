@@ -149,6 +149,15 @@ def test_cli_keeps_rows_and_no_cache_keeps_nothing(tmp_path, repo_root):
     assert "6 entries" in run("cache", "info")
     assert run("score", str(inp), "--metrics", "bleu") == plain  # now read from the cache
     assert "removed 6 entries" in run("cache", "clear")
+    # what else the folder holds is listed (SmolLM2's 520 MB copy was invisible) and removed only with --all;
+    # the dashboard's votes and uploads are the user's and stay
+    (tmp_path / "c" / "smollm2-copy").write_bytes(b"x" * 2048)
+    (tmp_path / "c" / "votes").mkdir()
+    (tmp_path / "c" / "votes" / "k.jsonl").write_text("{}\n")
+    assert "smollm2-copy" in run("cache", "info") and "votes" not in run("cache", "info")
+    assert "kept 1 other file(s)" in run("cache", "clear")
+    assert "removed 1 other file(s)" in run("cache", "clear", "--all")
+    assert not (tmp_path / "c" / "smollm2-copy").exists() and (tmp_path / "c" / "votes" / "k.jsonl").exists()
 
 
 def test_precomputed_layer_answers_first_and_only_for_its_keys(rows, tmp_path):

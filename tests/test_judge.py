@@ -335,7 +335,7 @@ def test_an_ensemble_averages_its_members_logits_and_reloads_from_float16(tmp_pa
     np.testing.assert_allclose(tuned.logits(enc), refit_logits(feats, delta), atol=1e-4)
 
 
-# ---------------------------------------------------------------- the SmolLM2 reader (core/lm_judge.py)
+# ---------------------------------------------------------------- the SmolLM2 reader (core/judges/smollm_reader.py)
 
 
 def test_reader_scorer_learns_a_pairwise_preference_and_the_mix_weighs_both_parts():

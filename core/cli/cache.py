@@ -2,14 +2,19 @@
 from __future__ import annotations
 
 import argparse
+import shutil
+from pathlib import Path
 
 from core.cli import register_command
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("action", choices=("info", "clear"), nargs="?", default="info",
-                   help="info: the cache's folder, size, cap and entries per metric signature (default); "
-                        "clear: remove every entry")
+                   help="info: the cache's folder, size, cap and entries per metric signature, and the other "
+                        "files kept there (default); clear: remove every score entry")
+    p.add_argument("--all", action="store_true",
+                   help="with clear: also remove the other files (SmolLM2's float32 copy, pool indexes, reader "
+                        "features); they are made again when next needed")
 
 
 def _mb(n: int) -> str:
@@ -21,9 +26,18 @@ def cache(a: argparse.Namespace) -> int:
     from core.cache import FILE_NAME, ScoreCache, disabled_by_env, max_bytes_from_env, shipped_precomputed
     from core.settings import cache_dir
     store = ScoreCache(cache_dir() / FILE_NAME, max_bytes_from_env(), shipped_precomputed())
+    others = other_files(cache_dir(), store.path)
     if a.action == "clear":
         n = store.clear()
         print(f"removed {n} entries from {store.path}")
+        if a.all:
+            size = sum(_size(p) for p in others)
+            for p in others:
+                shutil.rmtree(p) if p.is_dir() else p.unlink()
+            print(f"removed {len(others)} other file(s) ({_mb(size)})")
+        elif others:
+            print(f"kept {len(others)} other file(s), {_mb(sum(_size(p) for p in others))} (model conversions, "
+                  f"indexes, features: `dialeval cache clear --all` removes them too)")
         return 0
     info = store.info()
     state = "off (DIALEVAL_NO_CACHE is set)" if disabled_by_env() else "on"
@@ -34,4 +48,27 @@ def cache(a: argparse.Namespace) -> int:
         print(f"precomputed (read-only, shipped): {p}")
     for ns, row in info["namespaces"].items():
         print(f"  {row['entries']:>8}  {_mb(row['bytes']):>9}  {ns}")
+    if others:
+        print(f"other files in {cache_dir()} ({_mb(sum(_size(p) for p in others))}; made again when needed; "
+              f"`dialeval cache clear --all` removes them):")
+        for p in others:
+            print(f"  {_mb(_size(p)):>9}  {p.name}")
     return 0
+
+
+def _size(path: Path) -> int:
+    if path.is_dir():
+        return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+    return path.stat().st_size
+
+
+USER_FOLDERS = ("uploads", "votes")  # the dashboard's kept uploads and your votes: not remade, never removed here
+
+
+def other_files(folder: Path, score_file: Path) -> list[Path]:
+    """What the cache folder holds besides the score cache (its SQLite file and journal) that is made again when
+    needed: SmolLM2's float32 copy, pool indexes, the judge reader's features (the dashboard's ``uploads`` and
+    ``votes`` are the user's own and left out)."""
+    keep = {score_file.name, score_file.name + "-wal", score_file.name + "-shm", score_file.name + "-journal",
+            *USER_FOLDERS}
+    return sorted(p for p in folder.iterdir() if p.name not in keep) if folder.is_dir() else []

@@ -155,7 +155,8 @@ def train(a: argparse.Namespace) -> int:
     pool = get_pool(a.pool)
     n_conv = int(pool.conv_id.max()) + 1
     split_of_conv = rng.choice(3, size=n_conv, p=[0.9, 0.05, 0.05])
-    vecs, src = pool_embeddings(pool)
+    vecs, src = pool_embeddings(pool, progress=progress_bar(prefix="encoding the pool (no index in the checkpoint "
+                                                                 "folder): "))
     t0 = time.time()
     train = make_pairs(pool, split_of_conv, 0, rng, vecs, negatives=a.negatives, min_words=a.min_words,
                        near=a.near, max_near_queries=a.near_queries)
