@@ -5,8 +5,9 @@ scores only that tenth.
 
 - metrics: namespace = the metric's full signature (``core.scoring.Signature``: variant, checkpoint hashes,
   pool hash, version) plus where it ran (``core.models.device.device_key``: the device, and for the CPU its
-  kernel family, since bfloat16 kernels round differently on different CPUs); row key = SHA-1 of the row as the metric sees it (context turns,
-  response, non-blank references; :func:`row_key`); value = the row's score and details;
+  kernel family, since bfloat16 kernels round differently on different CPUs); row key = SHA-1 of the row as
+  the metric sees it (context turns, response, non-blank references; :func:`row_key`); value = the row's score
+  and details;
 - the judge: namespace = :func:`judge_namespace` (judge name, checkpoint file hash, version, where it ran);
   key = SHA-1 of
   (context, reply A, reply B); value = P(A) and the two single-order estimates.

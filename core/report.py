@@ -162,7 +162,8 @@ def judge_lines(v: "Verdict") -> list[str]:
     if lc is not None and lc.n and not math.isfinite(lc.rate):
         lines.append(f"judge: no length-controlled win rate: fewer than {MIN_RESAMPLED} contexts")
     elif lc is not None and lc.n:
-        lines.append(f"judge: length-controlled win rate of A {fmt_num(lc.rate)} ({level_label(v.level)} [{fmt_num(lc.low)}, "
+        lines.append(f"judge: length-controlled win rate of A {fmt_num(lc.rate)} ({level_label(v.level)} "
+                     f"[{fmt_num(lc.low)}, "
                      f"{fmt_num(lc.high)}]): its calls regressed on the length difference A - B (mean "
                      f"{lc.mean_length_diff:+.1f} words), read at equal length; plain {fmt_num(lc.raw)} on the same "
                      f"{lc.n} decided pairs")
@@ -171,7 +172,8 @@ def judge_lines(v: "Verdict") -> list[str]:
         if h.n:
             what = (f"human {h.dimension} (tie margin {h.margin:g})" if h.source == "scores" else "the votes")
             lines.append(f"judge: agreement with {what}: {fmt_num(h.agreement)} of the {h.n} pairs with a clear "
-                         f"human preference ({level_label(v.level)} Wilson [{fmt_num(h.low)}, {fmt_num(h.high)}]; on the "
+                         f"human preference ({level_label(v.level)} Wilson [{fmt_num(h.low)}, "
+                         f"{fmt_num(h.high)}]; on the "
                          f"{h.n_decided} pairs the judge did not call a tie: {fmt_num(h.agreement_decided)})")
         else:
             lines.append("judge: no pair with a clear human preference to measure agreement on")

@@ -55,7 +55,7 @@ def main() -> int:
                      "ids": [x.id for x in a], "signature": out.signature},
            "computed_on": {}}
     old = json.loads(OUT.read_text(encoding="utf-8")) if OUT.exists() else {}
-    same = {k: old.get(k) for k in ("rows", "signatures", "judge")} == {k: doc[k] for k in ("rows", "signatures", "judge")}
+    same = all(old.get(k) == doc[k] for k in ("rows", "signatures", "judge"))
     kept = {kind: rec for kind, rec in old.get("computed_on", {}).items() if same and kind != here}
     dropped = sorted(set(old.get("computed_on", {})) - set(kept) - {here})
     doc["computed_on"] = dict(sorted({**kept, here: {

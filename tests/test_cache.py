@@ -210,7 +210,7 @@ def test_shipped_demo_scores_answer_for_todays_signatures(repo_root, monkeypatch
         store = ScoreCache(repo_root / "no-such-folder" / "x.sqlite3", max_bytes=0, precomputed=layer)
         monkeypatch.setattr(engine, "resolve_cache", lambda cache=None, store=store: store)
         out = cached_judge_comparison(comp)
-        assert out is not None and len(out.p_a) == len(comp.pairs), f"the judge's demo pairs on {kind} are not precomputed"
+        assert out is not None and len(out.p_a) == len(comp.pairs), f"the judge's demo pairs on {kind}: not precomputed"
 
 
 def test_the_python_api_takes_a_cache(tmp_path):

@@ -208,7 +208,8 @@ def check_paths(args: argparse.Namespace, inputs: Sequence[str | None], output: 
     for path, flag in read:
         p = Path(path)
         why = ("is a symbolic link that leads nowhere (broken or a loop)" if p.is_symlink() and not p.exists()
-               else f"file not found (looked for {p.absolute()})" if not p.exists() else "is a folder, not a file" if p.is_dir()
+               else f"file not found (looked for {p.absolute()})" if not p.exists()
+               else "is a folder, not a file" if p.is_dir()
                else "cannot be read: permission denied" if not os.access(p, os.R_OK) else None)
         if why:
             problems.append(Problem(path, None, None, f"{why} ({flag})" if flag else why))

@@ -60,8 +60,9 @@ def judge(a: argparse.Namespace) -> int:
         if not out_path and a.format == "markdown":
             print(render(rows, PAIR_COLUMNS, "markdown") + "\n")
         elif not out_path:
+            people = ", people" if any(r["human"] for r in rows) else ""
             print(f"per pair: id of A, id of B, P(A preferred), the judge's call (A, B or tie; within "
-                  f"{verdict.judge.tie_margin:g} of 0.5 is a tie){', people' if any(r['human'] for r in rows) else ''}:")
+                  f"{verdict.judge.tie_margin:g} of 0.5 is a tie){people}:")
             for r in rows:
                 print(f"{r['id_a']}\t{r['id_b']}\tp_a={r['p_a']:.3f}\t{r['verdict']}"
                       + (f"\thuman={r['human']}" if r["human"] else ""))
