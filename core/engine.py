@@ -62,8 +62,12 @@ def needs_references(metric: str) -> bool:
     return metric in METRICS and metric_class(metric).needs_references
 
 
+INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))  # zero-width characters
+
+
 def is_blank(text: str) -> bool:
-    return not text.strip()
+    """Nothing to read: empty, white space, or only zero-width characters (a reply of one U+200B was scored)."""
+    return not text.translate(INVISIBLE).strip()
 
 
 def usable_references(ex: Example) -> list[str]:

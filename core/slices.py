@@ -42,7 +42,7 @@ def metadata_columns(comp: Comparison) -> list[str]:
     return list(cols)
 
 
-def _numeric_bins(values: Sequence[float], bins: int, unit: str) -> list[str]:
+def numeric_bins(values: Sequence[float], bins: int, unit: str) -> list[str]:
     """Labels that cut ``values`` into ``bins`` groups of about equal size (equal values stay together), each
     labelled by the range of its own values, e.g. '7-11 words'."""
     v = np.asarray(values, dtype=np.float64)
@@ -53,7 +53,8 @@ def _numeric_bins(values: Sequence[float], bins: int, unit: str) -> list[str]:
     edges = np.unique(np.quantile(v[fin], np.linspace(0, 1, bins + 1)))
     code = np.clip(np.searchsorted(edges, v[fin], side="right") - 1, 0, max(len(edges) - 2, 0))
     integral = np.allclose(v[fin], np.round(v[fin]))
-    fmt = (lambda x: f"{x:.0f}") if integral else (lambda x: f"{x:.3g}")  # noqa: E731
+    # 3 significant digits, but never an exponent for large values ("4-1.5e+03 words" was a label)
+    fmt = (lambda x: f"{x:.0f}") if integral else (lambda x: f"{x:.3g}" if abs(x) < 1000 else f"{x:.0f}")  # noqa: E731
     for c in np.unique(code):
         members = fin[code == c]
         lo, hi = v[members].min(), v[members].max()
@@ -68,13 +69,13 @@ def slice_labels(cs: "ComparisonScores", by: str, column: str | None = None, met
     """The slice of every pair of ``cs`` (pair order) for one way of slicing (``SLICE_KINDS``)."""
     comp = cs.comparison
     if by == "reply length":
-        return _numeric_bins([(reply_length(a.response) + reply_length(b.response)) / 2 for a, b in comp.pairs],
+        return numeric_bins([(reply_length(a.response) + reply_length(b.response)) / 2 for a, b in comp.pairs],
                              bins, "words")
     if by == "turn count":
         turns = [len(a.context) for a, _ in comp.pairs]
         if len(set(turns)) <= max(bins, 6):
             return [f"{t} turn{'s' if t != 1 else ''}" for t in turns]
-        return _numeric_bins(turns, bins, "turns")
+        return numeric_bins(turns, bins, "turns")
     if by == "metadata":
         if not column:
             raise ValueError("slicing by metadata needs a column (core.slices.metadata_columns)")
@@ -89,7 +90,7 @@ def slice_labels(cs: "ComparisonScores", by: str, column: str | None = None, met
         if not metric:
             raise ValueError("slicing by score bucket needs a metric")
         mean = (np.asarray(cs.a(metric), float) + np.asarray(cs.b(metric), float)) / 2
-        return _numeric_bins(mean, bins, f"({metric}, mean of A and B)")
+        return numeric_bins(mean, bins, f"({metric}, mean of A and B)")
     raise ValueError(f"unknown slice {by!r}; choose one of {SLICE_KINDS}")
 
 

@@ -75,6 +75,9 @@ def test_missing_references_and_blank_responses_are_flagged_never_zero():
     with pytest.warns(UserWarning, match="1 of 3 rows have a blank response"):
         out = core.score(["", *RESPONSES[1:]], contexts=CONTEXTS, references=REFERENCES, metrics="bleu")
     assert math.isnan(out["bleu"][0]) and out["_flags"][0] == ["blank response"]
+    with pytest.warns(UserWarning, match="1 of 3 rows have a blank response"):  # only zero-width characters
+        out = core.score(["\u200b\ufeff ", *RESPONSES[1:]], contexts=CONTEXTS, references=REFERENCES, metrics="bleu")
+    assert math.isnan(out["bleu"][0]) and out["_flags"][0] == ["blank response"]
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # nothing to say about clean input
         core.score(RESPONSES, contexts=CONTEXTS, references=REFERENCES, metrics="bleu")

@@ -267,6 +267,11 @@ def test_the_leaderboard_recovers_a_planted_order_and_does_not_separate_identica
     assert dialeval("leaderboard", str(path), "--metrics", "none", "--quiet").returncode == 2
     twice = dialeval("leaderboard", str(path), "--metrics", "bleu", "--quiet", "--systems", "good,good,mid")
     assert twice.returncode == 2 and "'good' more than once" in twice.stderr  # it ranked good against itself
+    silent = tmp_path / "five.jsonl"
+    silent.write_text(path.read_text() + "".join(json.dumps({**e.to_dict(), "system": "silent", "response": ""}) + "\n"
+                                                 for e in _planted() if e.system == "good"))
+    r = dialeval("leaderboard", str(silent), "--metrics", "bleu", "--quiet", "--systems", "good,mid,bad")
+    assert r.returncode == 0 and "blank" not in r.stderr  # the warning spoke of a system left out of the board
 
 
 def test_a_system_with_blank_replies_is_not_ranked_above_the_others():
@@ -447,3 +452,9 @@ def test_the_report_shows_bidirectional_controls_instead_of_obeying_them():
     cs = score_comparison(comp, ["bleu"])
     page = render_html(build_verdict(comp, cs, n_boot=200, n_perm=200), comp, cs)
     assert "\u202e" not in page and "sys[U+202E]B" in page
+
+
+def test_slice_labels_of_long_replies_are_plain_numbers():
+    from core.slices import numeric_bins
+    labels = set(numeric_bins([1, 2.5, 3, 4, 1500.5, 7.5, 900.5], 3, "words"))
+    assert labels == {"1-2.5 words", "3-4 words", "7.5-1500 words"}  # was '7.5-1.5e+03 words'

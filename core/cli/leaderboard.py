@@ -52,7 +52,8 @@ def leaderboard_command(a: argparse.Namespace) -> int:
     twice = sorted({s for s in systems or [] if systems.count(s) > 1})
     if twice:
         raise ValueError(f"--systems names {', '.join(map(repr, twice))} more than once; name each system once")
-    note(blank_text_notes(examples, a.metrics, judged=a.judge))
+    note(blank_text_notes([e for e in examples if systems is None or e.system in systems], a.metrics,
+                          judged=a.judge))  # about the systems ranked only
     lb = leaderboard(examples, a.metrics, a.judge, systems, options_from(a), progress_bar(a.quiet),
                      n_boot=a.n_boot, n_perm=a.n_perm, level=a.level, seed=a.seed)
     emit(render_leaderboard(lb, a.format), out)
