@@ -73,6 +73,20 @@ def test_the_one_line_verdict_states_direction_in_words_and_names_both_systems()
     assert s3.startswith(f"{long_b} is better than {long_a}")
 
 
+def test_mixed_evidence_quotes_the_strongest_metric_of_a_side():
+    """On the demo "Mixed evidence" quoted bert_ruber, the first in order, which fails Holm, not mme, which passes."""
+    from dataclasses import replace
+    comp = _comparison(_planted(), "good", "mid")
+    v = build_verdict(comp, score_comparison(comp, ["bleu"]), n_boot=200, n_perm=200)
+    row = v.metrics[0]
+    weak = replace(row, p_randomization=0.04)  # first in order, not significant once corrected over three
+    strong = replace(row, metric="ruber_ref", p_randomization=0.0005)
+    other = replace(row, metric="ubleu_paper", p_randomization=0.0005, winner="B", diff=-row.diff, low=-row.high,
+                    high=-row.low)
+    s = verdict_sentence(replace(v, metrics=[weak, strong, other], drivers=[]))
+    assert s.startswith("Mixed evidence on good vs mid: bleu and ruber_ref favour good (ruber_ref +"), s
+
+
 def test_a_metric_that_scores_nothing_is_given_the_real_reason():
     """Every row had a reference and B's replies were blank: the sentence said "(no references)"."""
     exs = [e for e in _planted() if e.system == "good"]
