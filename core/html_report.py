@@ -263,11 +263,12 @@ def render_html(verdict: Verdict, comp: Comparison, cs: "ComparisonScores | None
              f'<p class="verdict" id="verdict">{_e(v.sentence)}</p>',
              f'<p class="facts">A = {_e(A)}, B = {_e(B)}; {v.n_pairs} pairs aligned by {_e(v.aligned_by)}; intervals '
              f"and p-values resample {_e(v.resampled)} ({v.n_boot:,} bootstrap resamples, {v.n_perm:,} "
-             f"randomizations, seed {v.seed}, {v.level:.0%}); a winner only when p &lt; {1 - v.level:.2g} and the "
+             f"randomizations, seed {v.seed}, {level_label(v.level)}); a winner only when p &lt; {1 - v.level:.2g} and the "
              f"interval of A - B excludes 0. dialeval {_e(__version__)}, made "
              f"{datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}.</p>"]
-    if few_contexts_note(v):
-        parts.append(f'<p class="facts" id="few-contexts"><b>{_e(few_contexts_note(v))}.</b></p>')
+    few = few_contexts_note(v)
+    if few:
+        parts.append(f'<p class="facts" id="few-contexts"><b>{_e(few)}.</b></p>')
     if v.context_mismatches:
         more = len(v.context_mismatches) - UNMATCHED_LISTED
         parts += [f'<p class="facts" id="context-mismatch"><b>{_e(mismatch_warning(v))}:</b></p><ul>'

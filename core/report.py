@@ -213,8 +213,9 @@ def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,
         return to_json(v.to_dict())
     if fmt == "csv":
         rows: list[dict[str, Any]] = [{"kind": "verdict", "verdict": v.sentence}]
-        if few_contexts_note(v):
-            rows.append({"kind": "note", "note": few_contexts_note(v)})
+        few = few_contexts_note(v)
+        if few:
+            rows.append({"kind": "note", "note": few})
         for r, d in zip(v.metrics, v.to_dict()["metrics"]):
             rows.append({"kind": r.kind, **{k: d[k] for k in d if k != "kind"}})
         if v.judge is not None:
@@ -249,8 +250,9 @@ def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,
     if alone:
         head += (f"; the verdict column tests each metric alone, the one-line verdict the {len(v.rows('metric'))} "
                  f"metrics together (Holm), which {', '.join(alone)} do{'es' * (len(alone) == 1)} not pass")
-    if few_contexts_note(v):
-        head += "; " + few_contexts_note(v)
+    few = few_contexts_note(v)
+    if few:
+        head += "; " + few
     inert = markdown_text if fmt == "markdown" else (lambda t: t)  # user text (names, ids) shown as written
     parts = [head]
     bullet = "- " if fmt == "markdown" else "  "

@@ -26,17 +26,16 @@ def cache(a: argparse.Namespace) -> int:
     from core.cache import FILE_NAME, ScoreCache, disabled_by_env, max_bytes_from_env, shipped_precomputed
     from core.settings import cache_dir
     store = ScoreCache(cache_dir() / FILE_NAME, max_bytes_from_env(), shipped_precomputed())
-    others = other_files(cache_dir(), store.path)
+    others = {p: _size(p) for p in other_files(cache_dir(), store.path)}
     if a.action == "clear":
         n = store.clear()
         print(f"removed {n} entries from {store.path}")
         if a.all:
-            size = sum(_size(p) for p in others)
             for p in others:
                 shutil.rmtree(p) if p.is_dir() else p.unlink()
-            print(f"removed {len(others)} other file(s) ({_mb(size)})")
+            print(f"removed {len(others)} other file(s) ({_mb(sum(others.values()))})")
         elif others:
-            print(f"kept {len(others)} other file(s), {_mb(sum(_size(p) for p in others))} (model conversions, "
+            print(f"kept {len(others)} other file(s), {_mb(sum(others.values()))} (model conversions, "
                   f"indexes, features: `dialeval cache clear --all` removes them too)")
         return 0
     info = store.info()
@@ -49,10 +48,10 @@ def cache(a: argparse.Namespace) -> int:
     for ns, row in info["namespaces"].items():
         print(f"  {row['entries']:>8}  {_mb(row['bytes']):>9}  {ns}")
     if others:
-        print(f"other files in {cache_dir()} ({_mb(sum(_size(p) for p in others))}; made again when needed; "
+        print(f"other files in {cache_dir()} ({_mb(sum(others.values()))}; made again when needed; "
               f"`dialeval cache clear --all` removes them):")
-        for p in others:
-            print(f"  {_mb(_size(p)):>9}  {p.name}")
+        for p, size in others.items():
+            print(f"  {_mb(size):>9}  {p.name}")
     return 0
 
 
