@@ -98,7 +98,8 @@ def _encodable(text: str, where: str) -> str:
 
 def _texts(value: Any, column: _Column, i: int, what: str, allow_missing: bool = False) -> list[str]:
     """Item ``i`` of ``column`` as a list of strings: one string (a context is split at line ends) or a
-    sequence of strings; missing (None/NaN) is no text where ``allow_missing``."""
+    sequence of strings; missing (None/NaN), or a missing item of the sequence, is no text where
+    ``allow_missing`` (references)."""
     from core.data import split_turns
     if allow_missing and _is_missing(value):
         return []
@@ -110,10 +111,12 @@ def _texts(value: Any, column: _Column, i: int, what: str, allow_missing: bool =
     except TypeError:
         raise TypeError(f"{column.where(i)} must be a string or a list of strings, got "
                         f"{type(value).__name__} {value!r:.40}") from None
-    bad = [j for j, t in enumerate(inner.items) if not isinstance(t, str)]
+    items = [(j, t) for j, t in enumerate(inner.items) if not (allow_missing and _is_missing(t))]
+    bad = [(j, t) for j, t in items if not isinstance(t, str)]
     if bad:
-        raise TypeError(f"{column.where(i)}[{bad[0]}] must be a string, got {type(inner.items[bad[0]]).__name__}")
-    return [_encodable(t, f"{column.where(i)}[{j}]") for j, t in enumerate(inner.items)]
+        j, t = bad[0]
+        raise TypeError(f"{column.where(i)}[{j}] must be a string, got {type(t).__name__} {t!r:.40}")
+    return [_encodable(t, f"{column.where(i)}[{j}]") for j, t in items]
 
 
 def _strings(column: _Column) -> list[str]:
@@ -130,6 +133,24 @@ def _require_turns(turns: list[str], column: _Column, i: int) -> None:
         raise ValueError(f"{column.where(i)} is empty: give at least the input utterance")
 
 
+def _options(options: Any) -> "Options | None":
+    """``options`` as an :class:`~core.scoring.Options`: one already, None, or a dict of its fields
+    (``{"pool": "my_logs.jsonl"}``); anything else, or an unknown field, is a ``TypeError`` naming the fields."""
+    from dataclasses import fields
+
+    from core.scoring import Options
+    if options is None or isinstance(options, Options):
+        return options
+    names = [f.name for f in fields(Options)]
+    if isinstance(options, dict):
+        unknown = [k for k in options if k not in names]
+        if unknown:
+            raise TypeError(f"options: unknown field(s) {', '.join(map(repr, unknown))}; fields: {', '.join(names)}")
+        return Options(**options)
+    raise TypeError(f"options must be a core.scoring.Options or a dict of its fields ({', '.join(names)}), got "
+                    f"{type(options).__name__}")
+
+
 def _warn_blank(notes: list[str]) -> None:
     if notes:
         import warnings
@@ -144,8 +165,8 @@ def score(responses: Sequence[str], contexts: Sequence[Sequence[str] | str],
     ``"_flags"`` (per row, why a score is null: ``core.engine.row_flags``).
 
     ``contexts[i]`` is a list of turns (oldest first) or one string with turns separated by newlines;
-    ``references[i]`` a list of references, one string, or None/NaN for none. ``metrics`` None: the default
-    metrics. Every argument may be a list, tuple, numpy array or pandas Series, read by position; Series must
+    ``references[i]`` a list of references (None/NaN items skipped), one string, or None/NaN for none.
+    ``metrics`` None: the default metrics; ``options`` an :class:`~core.scoring.Options` or a dict of its fields. Every argument may be a list, tuple, numpy array or pandas Series, read by position; Series must
     share one index (Series with different indexes are refused, never mis-paired). A wrong item is named
     with its argument and position (and index label). A blank response scores NaN on every metric, with a
     warning that counts them (never a silent 0)."""
@@ -162,7 +183,7 @@ def score(responses: Sequence[str], contexts: Sequence[Sequence[str] | str],
         r = [] if refs is None else _texts(refs.items[i], refs, i, "references", allow_missing=True)
         exs.append(Example(id=str(i), system=system, context=turns, response=response, references=r, row=i))
     _warn_blank(blank_text_notes(exs, names))
-    table = score_examples(exs, names, options, progress=progress, cache=cache)
+    table = score_examples(exs, names, _options(options), progress=progress, cache=cache)
     out: dict = {m: table.column(m) for m in table.metrics}
     out["_signatures"] = table.signatures()
     out["_details"] = {m: table.results[m].details for m in table.metrics}
@@ -195,6 +216,6 @@ def compare(input_a: str, input_b: str | None = None, system_a: str | None = Non
     from core.engine import judge_comparison, score_comparison
     from core.verdict import build_verdict, summarize_judge
     comp = load_comparison(input_a, input_b, system_a, system_b)
-    cs = score_comparison(comp, metrics, options, progress, cache)
+    cs = score_comparison(comp, metrics, _options(options), progress, cache)
     summary = summarize_judge(comp, judge_comparison(comp, progress=progress, cache=cache)) if judge else None
     return build_verdict(comp, cs, summary, **settings)

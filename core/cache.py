@@ -329,9 +329,10 @@ _DEFAULT: dict[str, ScoreCache] = {}
 
 def shipped_precomputed() -> Precomputed | None:
     """The read-only precomputed layers shipped among the checkpoints (none when there are none)."""
-    from core.settings import SettingError, checkpoint_dir
+    from core.settings import SettingError, checkpoint_dirs
     try:
-        paths = sorted(checkpoint_dir().glob(PRECOMPUTED_GLOB))
+        found = {p.name: p for d in reversed(checkpoint_dirs()) for p in sorted(d.glob(PRECOMPUTED_GLOB))}
+        paths = [found[name] for name in sorted(found)]  # a file of $DIALEVAL_CHECKPOINTS hides its shipped twin
     except SettingError:
         return None
     return Precomputed(paths) if paths else None
@@ -355,9 +356,12 @@ def overflow_notes() -> list[str]:
 
 def resolve_cache(cache: "ScoreCache | bool | None") -> ScoreCache | None:
     """``True``/``None`` -> the default cache (or none when disabled by the environment), ``False`` -> no
-    cache, a ``ScoreCache`` -> itself."""
+    cache, a ``ScoreCache`` -> itself; anything else is a ``TypeError``."""
     if cache is False:
         return None
     if cache is True or cache is None:
         return default_cache()
+    if not isinstance(cache, ScoreCache):
+        raise TypeError(f"cache must be True (the score cache), False (none), None or a ScoreCache, got "
+                        f"{type(cache).__name__} {cache!r:.40}")
     return cache

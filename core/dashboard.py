@@ -26,6 +26,7 @@ from core.data import (Comparison, CsvMapping, DataError, Example, Problem, comp
 from core.engine import DEFAULT_METRICS, ComparisonScores, ScoreTable
 from core.html_report import InputFile, input_file
 from core.judges.pairs import Pair
+from core.report import SIGNIFICANT_DIGITS
 from core.scoring import metric_class
 from core.settings import cache_dir
 from core.verdict import Verdict, human_tie_margin, pair_winner
@@ -703,10 +704,11 @@ def curve_sizes(n_votes: int, folds: int) -> list[int]:
 def export_csv(df: pd.DataFrame, comp: Comparison | None = None) -> bytes:
     """``df`` as CSV. With the comparison, a table of pairs (a ``pair`` column) gets each pair's context back
     as its turns, one per line of the cell (the table shows them joined with ⏎ on one line), so the file loads
-    again with its turns (``--context-sep`` newline, the default guess)."""
+    again with its turns (``--context-sep`` newline, the default guess). Floats keep ``SIGNIFICANT_DIGITS``
+    (``core.report``), as the command line's outputs."""
     if comp is not None and "pair" in df.columns and "context" in df.columns:
         df = df.assign(context=["\n".join(comp.pairs[int(i)][0].context) for i in df["pair"]])
-    return df.to_csv(index=False).encode("utf-8")
+    return df.to_csv(index=False, float_format=f"%.{SIGNIFICANT_DIGITS}g").encode("utf-8")
 
 
 def export_jsonl(cs: ComparisonScores, pairs: Sequence[int] | None = None) -> bytes:

@@ -12,7 +12,8 @@ bounded.
 What every loader accepts and refuses (docs/inputs.md has the full table):
 
 - **Encodings**: UTF-8 with or without a byte-order mark; UTF-16 and UTF-32 with a byte-order mark. Anything
-  else is refused with the line of the first undecodable byte (gzip files and BOM-less UTF-16 are named).
+  else is refused with the line of the first undecodable byte (BOM-less UTF-16 is named). A gzip file
+  (``rows.jsonl.gz``) is read decompressed, whole.
 - **Line ends**: ``\\n``, ``\\r\\n`` and a lone ``\\r``, mixed freely. Nothing else ends a line: U+2028, U+2029
   and U+0085 may stand unescaped inside JSON strings, so lines are never split with ``str.splitlines``.
 - **Text**: every string must be valid Unicode (a lone surrogate such as ``"\\ud800"`` is refused at load
@@ -157,8 +158,14 @@ def read_bytes(path: str | os.PathLike) -> bytes:
 def decode_text(name: str, data: bytes) -> str:
     """Bytes to text: UTF-8 (a byte-order mark is dropped), or UTF-16/32 announced by a byte-order mark.
     Other encodings are refused with the line of the first undecodable byte."""
-    if data[:2] == b"\x1f\x8b":
-        raise DataError([Problem(name, None, None, "is gzip-compressed; decompress it first (gunzip)")])
+    if data[:2] == b"\x1f\x8b":  # gzip (rows.jsonl.gz): read decompressed, whole
+        import gzip
+        import zlib
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as e:
+            why = f"is gzip-compressed but cannot be decompressed ({e})"
+            raise DataError([Problem(name, None, None, why)]) from None
     encoding = next((enc for bom, enc in _BOMS if data.startswith(bom)), "utf-8")
     if encoding == "utf-8" and b"\x00" in data[:4]:
         raise DataError([Problem(name, 1, None, "holds NUL bytes: it looks like UTF-16 without a byte-order "
@@ -293,6 +300,8 @@ class _RowChecker:
             if not self.unicode(dim, row, fld):
                 ok = False
                 continue
+            if is_no_rating(v):
+                continue  # as an empty CSV cell: this row has no rating on this dimension
             num = self.number(v, row, f"{fld}.{dim}")
             if num is None:
                 ok = False
@@ -333,6 +342,18 @@ class _RowChecker:
         return num
 
 
+NO_RATING_TEXTS = frozenset({"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+                             "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"})
+"""Rating texts that mean "not rated": pandas' ``read_csv`` default NA values (a blank cell among them)."""
+
+
+def is_no_rating(v: Any) -> bool:
+    """A rating that says "not rated": null (pandas' ``to_json`` writes NaN so), NaN, a text pandas reads as
+    NA (blank, "NaN", "NA", "null", ..., :data:`NO_RATING_TEXTS`) or an empty list of annotators' ratings."""
+    return (v is None or (isinstance(v, float) and math.isnan(v))
+            or (isinstance(v, str) and v.strip() in NO_RATING_TEXTS) or (isinstance(v, list) and not v))
+
+
 def _short(v: Any, n: int = 40) -> str:
     s = repr(v) if not isinstance(v, int) or isinstance(v, bool) or abs(v) < 10 ** 30 else f"<{len(str(abs(v)))}-digit int>"
     return s if len(s) <= n else s[: n - 3] + "..."
@@ -346,8 +367,13 @@ def _finish(checker: _RowChecker, examples: list[Example]) -> list[Example]:
     return examples
 
 
+def without_gz(path: str) -> str:
+    """``path`` without a trailing ``.gz`` (``rows.jsonl.gz`` is read as ``rows.jsonl``)."""
+    return path[:-3] if path.lower().endswith(".gz") else path
+
+
 def _default_system(path: str) -> str:
-    return Path(path).stem if path else "system"
+    return Path(without_gz(path)).stem if path else "system"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -576,7 +602,7 @@ SCORE_PREFIX = "scores."
 def csv_delimiter(path: str, text: str) -> str:
     """The separator of a delimited file: a tab for ``.tsv``; else a comma, unless the header line holds no
     comma but tabs (or semicolons, as spreadsheets write in some locales)."""
-    if path.lower().endswith(".tsv"):
+    if without_gz(path).lower().endswith(".tsv"):
         return "\t"
     header = split_lines(text.lstrip())[0] if text.strip() else ""
     if "," not in header:
@@ -684,8 +710,9 @@ def detect_format(path: str | os.PathLike, data: bytes | None = None) -> str:
 def format_of_text(path: str, text: str) -> str:
     """``.csv``/``.tsv`` -> csv, ``.jsonl``/``.ndjson`` -> jsonl; otherwise by content: a JSON list is DSTC10,
     a JSON object with column lists is the column format, a first line that is a JSON object is JSONL, a
-    first line with commas or tabs that is not JSON is CSV. A byte-order mark never hides the content."""
-    name = path.lower()
+    first line with commas or tabs that is not JSON is CSV. A byte-order mark never hides the content; a
+    ``.gz`` ending is looked through."""
+    name = without_gz(path).lower()
     if name.endswith((".csv", ".tsv")):
         return "csv"
     if name.endswith((".jsonl", ".ndjson")):
@@ -1219,6 +1246,10 @@ def chosen_systems(path: str, systems: Sequence[str], system_a: str | None,
                          for s in missing])
     if len(named) == 2:
         return system_a, system_b  # type: ignore[return-value]
+    if len(systems) == 1:
+        raise DataError([Problem(path, None, "system", f"the file holds one system ({systems[0]!r}); compare it "
+                                 "with another system's file (give it as the second input), or give a file "
+                                 "holding two or more systems")])
     if len(systems) != 2:
         raise DataError([Problem(path, None, "system", f"the file holds {len(systems)} systems {list(systems)}; "
                                  "name two with --system-a and --system-b")])

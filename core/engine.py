@@ -36,19 +36,29 @@ DEFAULT_METRICS = ("bleu", "ubleu", "bert_ruber", "mme")
 
 
 def parse_metrics(spec: str | Sequence[str] | None) -> list[str]:
-    """'bleu,ubleu' or ['bleu', 'ubleu'] -> names, validated against the registry; ``None`` -> the defaults,
-    'all' -> every metric. An empty list is an error, not a run with nothing to score."""
+    """'bleu,ubleu' or ['bleu', 'ubleu'] -> names, validated against the registry (case ignored: 'BLEU' is
+    bleu); ``None`` -> the defaults, 'all' -> every metric. An empty list is an error, not a run with nothing
+    to score; an unknown name is named with the closest known ones."""
+    import difflib
     if spec is None:
         return list(DEFAULT_METRICS)
+    if not isinstance(spec, str) and (not isinstance(spec, (list, tuple)) or
+                                      not all(isinstance(s, str) for s in spec)):
+        raise TypeError(f"metrics must be a string such as 'bleu,ubleu' or a list of names, got "
+                        f"{type(spec).__name__} {spec!r:.40}")
     names = [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec) if s and s.strip()]
     if not names:
         raise ValueError("no metric named; give one or more of: " + ", ".join(available_metrics()))
     known = available_metrics()
+    by_fold = {k.casefold(): k for k in known}
+    names = [by_fold.get(n.casefold(), n) if n.casefold() != "all" else "all" for n in names]
     if "all" in names:
         return list(known)
     bad = [n for n in names if n not in known]
     if bad:
-        raise UnknownName(f"unknown metric(s) {', '.join(bad)}; available: {', '.join(known)}")
+        hints = [f"{n!r} (did you mean {' or '.join(close)}?)" if (close := difflib.get_close_matches(n, known, 2, 0.6))
+                 else repr(n) for n in bad]
+        raise UnknownName(f"unknown metric(s) {', '.join(hints)}; available: {', '.join(known)}")
     return list(dict.fromkeys(names))
 
 
@@ -183,11 +193,15 @@ class ScoreTable:
         return {k: str(v.signature) for k, v in self.results.items()}
 
     def to_records(self, with_details: bool = True) -> list[dict[str, Any]]:
-        """One dict per example, in input order: ``{id, system, metrics: {name: float|None}, details}``."""
+        """One dict per example, in input order: ``{id, system, metrics: {name: float|None}, human, details}``;
+        ``human`` holds the row's own human scores (``{dimension: value}``, the input's ``scores`` or its
+        ``--score-columns``), only when it has some, so a scored file can be correlated without the input."""
         out = []
         for i, ex in enumerate(self.examples):
             rec: dict[str, Any] = {"id": ex.id, "system": ex.system,
                                    "metrics": {m: _num(r.scores[i]) for m, r in self.results.items()}}
+            if ex.scores:
+                rec["human"] = dict(ex.scores)
             if with_details:
                 rec["details"] = {m: r.details[i] for m, r in self.results.items() if r.details is not None}
             if self.flags and self.flags[i]:
@@ -286,8 +300,10 @@ def score_examples(examples: Sequence[Example], metrics: Sequence[str | Metric] 
     store = resolve_cache(cache)
     for metric in built:
         result = run_metric(metric, scored, progress, memo, store)
-        if blank.any():  # a blank response is flagged null, never a score of 0
-            result = replace(result, scores=np.where(blank, np.nan, result.scores))
+        if blank.any():  # a blank response is flagged null, never a score of 0, and its details say so
+            details = result.details if result.details is None else [
+                {"skipped": f"{BLANK_RESPONSE}: no score"} if b else d for d, b in zip(result.details, blank)]
+            result = replace(result, scores=np.where(blank, np.nan, result.scores), details=details)
         table.results[metric.name] = result
     return table
 

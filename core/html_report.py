@@ -321,8 +321,9 @@ def render_html(verdict: Verdict, comp: Comparison, cs: "ComparisonScores | None
                 rows.append([_e(m), _e(r.metric), str(r.n), _ci(r.diff, r.low, r.high, True),
                              _num_cell(r.p_randomization, p=True),
                              f'<td class="{r.winner or "tie"}">{_e(r.better(A, B))}</td>'])
-        parts += ["<h2>By reply length</h2>", "<p>Pairs cut into three groups of about equal size by the mean length "
-                  "of their two replies; each group compared as the whole is.</p>",
+        parts += ["<h2>By reply length</h2>", "<p>Pairs cut into up to three groups of about equal size by the mean "
+                  "length of their two replies (pairs of equal length stay in one group, so on few or alike "
+                  "replies the groups are uneven or fewer); each group compared as the whole is.</p>",
                   _table(["metric", "reply length", "pairs", f"A - B [{ci}]", "p", "better"], rows),
                   "<h2>Per-example differences</h2>",
                   '<div class="charts">' + "".join(histogram_svg(np.asarray(cs.a(m)) - np.asarray(cs.b(m)),

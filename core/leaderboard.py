@@ -1,4 +1,4 @@
-"""A leaderboard of three or more systems that answered the same contexts.
+"""A leaderboard of two or more systems (made for three or more) that answered the same contexts.
 
 - **Shared contexts.** Every system's rows are matched by id (when every row has one and the ids overlap),
   else by context (whitespace and case ignored); only contexts every system answered are compared, the rest
@@ -171,7 +171,9 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
                       judged: dict[tuple[int, int], JudgeOutput] | None = None, n_boot: int = N_BOOT,
                       n_perm: int = N_PERM, level: float = LEVEL, seed: int = SEED) -> Leaderboard:
     """The :class:`Leaderboard` from the grid's scores (``table`` over ``grid.examples()``) and the judge's
-    outputs on every pair of systems (:func:`judge_grid`); either may be missing, not both."""
+    outputs on every pair of systems (:func:`judge_grid`); either may be missing, not both. ``n_boot``,
+    ``n_perm``, ``level`` and ``seed`` as ``core.stats.check_settings`` allows."""
+    stats.check_settings(n_boot, n_perm, level, seed)
     if table is None and not judged:
         raise ValueError("a leaderboard needs metric scores, the judge's preferences, or both")
     S, n = grid.systems, grid.n_contexts

@@ -99,7 +99,9 @@ def meta_evaluate(data, metrics: Sequence[Any], dims: Sequence[str] | None = Non
     """Correlate every metric with every human dimension of every dataset; one row dict per
     (metric, dataset, dimension, level). ``metrics`` holds registry names or ``Metric`` instances.
     ``on_error="record"`` turns a failing metric into a row with
-    ``error`` set instead of raising (the benchmark uses it). See the module docstring for the protocol."""
+    ``error`` set instead of raising (the benchmark uses it). ``n_boot``, ``level`` and ``seed`` as ``stats.check_settings`` allows. See
+    the module docstring for the protocol."""
+    stats.check_settings(n_boot, level=level, seed=seed)
     datasets = group_datasets(data)
     wanted = {d.casefold() for d in dims or ()}  # a dimension is named case-insensitively ('overall', 'Overall')
     rows: list[dict[str, Any]] = []
@@ -157,6 +159,9 @@ def meta_evaluate(data, metrics: Sequence[Any], dims: Sequence[str] | None = Non
                                         level=level)
                     row.update({mth: c.r, f"{mth}_p": c.p, f"{mth}_low": c.low, f"{mth}_high": c.high})
                     row["resampled"], row["p_method"], row["n_contexts"] = c.resampled, c.p_method, c.n_groups
+                why = no_correlation_reason(scores[keep], human[keep])
+                if why:
+                    row["no_correlation"] = why
                 rows.append(row)
                 if system_level and n_sys >= 3 and row["n"] > 0:
                     srow = {**base, "dimension": dim, "level": "system", "protocol": protocol,
@@ -170,6 +175,17 @@ def meta_evaluate(data, metrics: Sequence[Any], dims: Sequence[str] | None = Non
                         srow["warning"] = sc.warning
                     rows.append(srow)
     return rows
+
+
+def no_correlation_reason(metric: np.ndarray, human: np.ndarray) -> str | None:
+    """Why no correlation can be computed from these paired rows (both finite), or None when one can."""
+    if len(metric) < 3:
+        return f"{len(metric)} row{'s' * (len(metric) != 1)} with both a score and a rating: a correlation needs 3"
+    if np.ptp(human) == 0:
+        return "every rating is the same: nothing to correlate with"
+    if np.ptp(metric) == 0:
+        return "the metric gives every row the same score"
+    return None
 
 
 def summarize(rows: Sequence[dict[str, Any]], method: str = "spearman", level: str = "turn") -> list[dict[str, Any]]:
@@ -227,12 +243,15 @@ def format_rows(rows: Sequence[dict[str, Any]], fmt: str = "text", methods: Sequ
         notes = []
         if r.get("error"):
             notes.append("FAILED: " + r["error"][:120])
+        if r.get("no_correlation"):
+            notes.append(r["no_correlation"])
         if r.get("protocol") == LODO:
             notes.append("held out")
         if r.get("n_excluded"):
             notes.append(f"{r['n_excluded']} excluded")
         if r.get("n_reference_copies"):
-            notes.append(f"{r['n_reference_copies']} reference copies dropped")
+            k = r["n_reference_copies"]
+            notes.append(f"{k} reference cop{'ies' if k != 1 else 'y'} dropped")
         if r.get("level") == "turn" and r.get("p_method") == "too few contexts":
             k = r.get("n_contexts")
             notes.append(f"{k} context{'s' * (k != 1)}: too few to resample, no interval or p")

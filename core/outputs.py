@@ -78,6 +78,15 @@ def check_output(path: str | os.PathLike | None, inputs: Iterable[str | os.PathL
         raise OutputError(f"{flag} {path}: the folder {folder} is read-only")
 
 
+def _about_another_file(e: OSError, *ours: Path) -> bool:
+    """Whether ``e`` names a file other than ``ours`` (an error of the work done while the output was open);
+    an error without a file name (a write that found the disk full) is the output's."""
+    if e.filename is None:
+        return False
+    named = Path(os.fsdecode(e.filename)).absolute()
+    return all(named != p.absolute() for p in ours)
+
+
 def _write_failed(path: str | os.PathLike, e: OSError) -> OutputError:
     why = {errno.ENOSPC: "no space left on the device", errno.EROFS: "the file system is read-only",
            errno.EDQUOT: "disk quota exceeded", errno.EACCES: "permission denied",
@@ -113,6 +122,8 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         _settle(tmp, target)
     except OSError as e:
         _remove(tmp)
+        if _about_another_file(e, tmp, target):
+            raise  # e.g. the cache folder failed while the rows were scored: not this output's fault
         raise _write_failed(path, e) from None
     except BaseException:
         _remove(tmp)
@@ -130,6 +141,8 @@ def atomic_open(path: str | os.PathLike, encoding: str = "utf-8") -> Iterator[IO
             with open(target, "w", encoding=encoding, newline="\n") as f:
                 yield f
         except OSError as e:
+            if _about_another_file(e, target):
+                raise
             raise _write_failed(path, e) from None
         return
     with atomic_path(target) as tmp, open(tmp, "x", encoding=encoding, newline="\n") as f:

@@ -35,15 +35,26 @@ def fmt_num(x: Any, digits: int = 3, signed: bool = False, p: bool = False) -> s
     return f"{v:+.{digits}f}" if signed else f"{v:.{digits}f}"
 
 
+SIGNIFICANT_DIGITS = 12  # digits a written float keeps: float64 rounding noise (100.00000000000004) goes
+
+
+def plain_float(v: float) -> float:
+    """``v`` with :data:`SIGNIFICANT_DIGITS` significant digits, as every JSON and CSV output writes it: a BLEU
+    of exactly 100 computed as exp(log(...)) is written 100.0, not 100.00000000000004. The metrics' own numbers
+    (float32 models, float64 BLEU) carry fewer meaningful digits than that, so nothing a score says is lost."""
+    return float(f"{v:.{SIGNIFICANT_DIGITS}g}") if math.isfinite(v) else v
+
+
 def clean_json(obj: Any) -> Any:
-    """NaN/inf -> None and numpy scalars -> Python, so the output is valid JSON."""
+    """NaN/inf -> None, numpy scalars -> Python and floats as :func:`plain_float`, so the output is valid JSON
+    without rounding noise."""
     if isinstance(obj, dict):
         return {str(k): clean_json(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [clean_json(v) for v in obj]
     if isinstance(obj, (np.floating, float)):
         v = float(obj)
-        return v if math.isfinite(v) else None
+        return plain_float(v) if math.isfinite(v) else None
     if isinstance(obj, np.integer):
         return int(obj)
     if isinstance(obj, np.ndarray):
@@ -102,7 +113,8 @@ def render(rows: Sequence[dict[str, Any]], columns: Sequence[tuple[str, str]], f
         w.writerow([k for k, _ in columns])
         for r in rows:
             w.writerow(["" if r.get(k) is None or (isinstance(r.get(k), float) and math.isnan(r[k]))
-                        else spreadsheet_safe(r[k]) for k, _ in columns])
+                        else plain_float(r[k]) if isinstance(r[k], float) else spreadsheet_safe(r[k])
+                        for k, _ in columns])
         return buf.getvalue().rstrip("\n")
     if fmt == "markdown":
         out = ["| " + " | ".join(heads) + " |", "|" + "|".join("---" for _ in heads) + "|"]
@@ -200,7 +212,7 @@ def driver_lines(v: "Verdict") -> list[str]:
 
 
 PAIR_COLUMNS = [("id_a", "id A"), ("id_b", "id B"), ("p_a", "P(A)"), ("verdict", "judge"), ("human", "people"),
-                ("context", "context (last turn)"), ("response_a", "reply A"), ("response_b", "reply B")]
+                ("context", "context"), ("response_a", "reply A"), ("response_b", "reply B")]
 
 
 def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,
@@ -296,11 +308,12 @@ def left_out_note(d: dict[str, Any]) -> str:
 
 
 def judge_rows(v: "Verdict", comp: "Comparison") -> list[dict[str, Any]]:
-    """One record per judged pair: ids, context's last turn, both replies, P(A), the judge's call and, where
-    known, people's."""
+    """One record per judged pair: ids, the whole context (its turns oldest first, one per line, as the inputs
+    and the dashboard's CSV download write a context), both replies, P(A), the judge's call and, where known,
+    people's."""
     j = v.judge
     human = j.human.human if j is not None and j.human is not None else [None] * len(comp.pairs)
-    return [{"id_a": a.id, "id_b": b.id, "context": a.utterance, "response_a": a.response, "response_b": b.response,
+    return [{"id_a": a.id, "id_b": b.id, "context": "\n".join(a.context), "response_a": a.response, "response_b": b.response,
              "p_a": p, "verdict": verdict, "human": h}
             for (a, b), p, verdict, h in zip(comp.pairs, j.p_a, j.verdicts, human)]
 

@@ -3,9 +3,11 @@
 Every other module asks here; nothing else knows a path or picks a seed of its own.
 
 - ``SEED``: the fixed seed of every sampler, split, bootstrap and training run (13).
-- :func:`checkpoint_dir`: the shipped weights. ``$DIALEVAL_CHECKPOINTS`` when set; else the ``checkpoints/``
-  folder beside ``core/`` in a source checkout; else the copy installed with the package
-  (``core.shipped_checkpoints``, the same files as package data).
+- :func:`checkpoint_dirs`: where weights are read, in order: ``$DIALEVAL_CHECKPOINTS`` when set, then the
+  shipped ones: the ``checkpoints/`` folder beside ``core/`` in a source checkout, else the copy installed with
+  the package (``core.shipped_checkpoints``, the same files as package data). :func:`checkpoint_file` finds a
+  file in the first folder that holds it, so a folder of one's own trained weights needs no copy of the rest;
+  :func:`checkpoint_dir` is the first folder.
 - :func:`writable_checkpoint_dir`: where trainers write (never into an installed package).
 - :func:`cache_dir`: what is computed once and kept (pool indexes, reader features). ``$DIALEVAL_CACHE``
   when set, else ``$XDG_CACHE_HOME/dialeval``, else ``~/.cache/dialeval``.
@@ -28,18 +30,32 @@ class SettingError(ValueError):
     """An environment variable holds a value that cannot be used."""
 
 
-def checkpoint_dir() -> Path:
-    env = os.environ.get("DIALEVAL_CHECKPOINTS")
-    if env:
-        return Path(env)
+def checkpoint_dirs() -> list[Path]:
+    """The folders weights are read from, first match wins: ``$DIALEVAL_CHECKPOINTS`` (when set), then the
+    shipped checkpoints (the source checkout's ``checkpoints/``, else the installed package's copy)."""
+    dirs = [Path(env)] if (env := os.environ.get("DIALEVAL_CHECKPOINTS")) else []
     source = _SOURCE_ROOT / "checkpoints"
     if source.is_dir():
-        return source
+        return dirs + [source]
     from importlib.util import find_spec
     spec = find_spec("core.shipped_checkpoints")  # package data of an installed copy (a folder, no __init__)
-    if spec is None or not spec.submodule_search_locations:
+    if spec is not None and spec.submodule_search_locations:
+        dirs.append(Path(list(spec.submodule_search_locations)[0]))
+    if not dirs:
         raise SettingError("no shipped checkpoints: set DIALEVAL_CHECKPOINTS to the folder that holds them")
-    return Path(list(spec.submodule_search_locations)[0])
+    return dirs
+
+
+def checkpoint_dir() -> Path:
+    """The first folder of :func:`checkpoint_dirs` (``$DIALEVAL_CHECKPOINTS`` when set)."""
+    return checkpoint_dirs()[0]
+
+
+def checkpoint_file(name: str) -> Path:
+    """``name`` in the first of :func:`checkpoint_dirs` that holds it; where none does, its path in the first
+    folder (so a message about the missing file names where it was looked for first)."""
+    dirs = checkpoint_dirs()
+    return next((d / name for d in dirs if (d / name).exists()), dirs[0] / name)
 
 
 def writable_checkpoint_dir() -> Path:
@@ -56,14 +72,20 @@ def writable_checkpoint_dir() -> Path:
                        "and ruber also take --out-dir)")
 
 
-def cache_dir() -> Path:
+def cache_location() -> tuple[Path, str]:
+    """(the cache folder, the setting that chose it: ``$DIALEVAL_CACHE``, ``$XDG_CACHE_HOME`` or 'the
+    default'), without creating it."""
     env = os.environ.get("DIALEVAL_CACHE")
     if env:
-        d = Path(env)
-    elif os.environ.get("XDG_CACHE_HOME"):
-        d = Path(os.environ["XDG_CACHE_HOME"]) / "dialeval"
-    else:
-        d = Path.home() / ".cache" / "dialeval"
+        return Path(env), "$DIALEVAL_CACHE"
+    if os.environ.get("XDG_CACHE_HOME"):
+        return Path(os.environ["XDG_CACHE_HOME"]) / "dialeval", "$XDG_CACHE_HOME"
+    return Path.home() / ".cache" / "dialeval", "the default"
+
+
+def cache_dir() -> Path:
+    """The cache folder (:func:`cache_location`), created when missing."""
+    d = cache_location()[0]
     d.mkdir(parents=True, exist_ok=True)
     return d
 

@@ -22,7 +22,8 @@ Choices, fixed and tested (tests/test_stats.py):
   two-sided p-value by the shift method ``p = (1 + #{|d* - d| >= |d|}) / (B + 1)`` (the bootstrap
   distribution centred under H0; Berg-Kirkpatrick et al. 2012 use the one-sided ``d* > 2d``).
   *Approximate randomization* (Noreen 1989; Riezler & Maxwell 2005): swap A and B within each pair (each
-  cluster) with probability 1/2; ``p = (1 + #{|mean(d_perm)| >= |d|}) / (R + 1)``.
+  cluster) with probability 1/2; ``p = (1 + #{|mean(d_perm)| >= |d|}) / (R + 1)``, or, when the G units
+  have no more than R sign flips (``2^G <= R``), all of them enumerated: the exact test.
 - **Ties** (``|a_i - b_i| <= tie_tol``) are ties, never wins. ``win_rate = wins / (wins + losses)``
   (ties excluded), its Wilson score interval, and the two-sided exact **sign test** on the same
   ``wins`` out of ``wins + losses`` (the standard way to treat zero differences, Dixon & Mood 1946).
@@ -53,6 +54,24 @@ METHODS = ("spearman", "pearson", "kendall")
 FEW_SYSTEMS = 10  # below this many systems a system-level correlation gets a fragility warning
 _CHUNK = 256  # bootstrap replicates processed at once (bounds memory at ~CHUNK x n floats)
 MIN_RESAMPLED = 5  # fewer units (contexts or rows) than this: no bootstrap interval or p (module docstring)
+MIN_BOOT = 100  # fewest bootstrap resamples a reported interval may rest on (check_settings)
+
+
+def check_settings(n_boot: int, n_perm: int | None = None, level: float | None = None,
+                   seed: int | None = None) -> None:
+    """Refuse settings that give no usable interval or p-value, with a ``ValueError`` naming the setting:
+    ``n_boot`` below :data:`MIN_BOOT` (a 95 % percentile interval from 1-99 replicates is a couple of order
+    statistics, and can exclude the mean itself), ``n_perm`` below 1, a ``level`` not strictly between 0 and 1
+    (0.95, not 95) and a negative ``seed``. The command line refuses the same values before anything is scored."""
+    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < MIN_BOOT:
+        raise ValueError(f"n_boot={n_boot!r}: a bootstrap interval needs a whole number of at least {MIN_BOOT} "
+                         "resamples (the default is 2,000; sacrebleu and COMET use 1,000)")
+    if n_perm is not None and (isinstance(n_perm, bool) or not isinstance(n_perm, (int, np.integer)) or n_perm < 1):
+        raise ValueError(f"n_perm={n_perm!r}: a randomization test needs a whole number of at least 1 permutation")
+    if level is not None and not (isinstance(level, (int, float)) and math.isfinite(level) and 0 < level < 1):
+        raise ValueError(f"level={level!r}: an interval level lies strictly between 0 and 1 (0.95 for 95 %)")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise ValueError(f"seed={seed!r}: a seed is a whole number >= 0")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -469,7 +488,9 @@ def paired_bootstrap(d: np.ndarray, groups=None, n_boot: int = 2000, seed: int =
 
 def approximate_randomization(d: np.ndarray, groups=None, n_perm: int = 2000, seed: int = 13) -> float:
     """Two-sided approximate randomization test of mean(a - b) = 0: each pair (each cluster, when
-    ``groups`` repeat) swaps A and B with probability 1/2, i.e. flips the sign of its differences."""
+    ``groups`` repeat) swaps A and B with probability 1/2, i.e. flips the sign of its differences. With
+    ``2^G <= n_perm`` units every sign flip is enumerated (the exact test, whose smallest p is ``2 / 2^G``;
+    sampling gave less), else ``n_perm`` random flips, ``p = (1 + count) / (n_perm + 1)``."""
     d = np.asarray(d, dtype=np.float64)
     n = len(d)
     if n == 0:
@@ -479,6 +500,10 @@ def approximate_randomization(d: np.ndarray, groups=None, n_perm: int = 2000, se
         return 1.0
     codes, G = group_codes(groups, n)
     csum = np.bincount(codes, weights=d, minlength=G)  # flipping a cluster flips its sum
+    if 2 ** G <= n_perm:  # few clusters: every one of the 2^G sign flips, the exact test
+        signs = ((np.arange(2 ** G)[:, None] >> np.arange(G)[None, :]) & 1) * 2 - 1
+        stat = np.abs(signs @ csum) / n
+        return float(np.mean(stat >= obs - 1e-12 * max(1.0, obs)))
     rng = np.random.default_rng(seed)
     count = 0
     for s in range(0, n_perm, _CHUNK):
@@ -529,10 +554,13 @@ NO_DIFF = "no significant difference"
 
 def paired_comparison(a: Sequence[float], b: Sequence[float], groups: Sequence[Hashable] | None = None,
                       n_boot: int = 2000, n_perm: int = 2000, seed: int = 13, higher_is_better: bool = True,
-                      level: float = 0.95, alpha: float | None = None, tie_tol: float = 1e-9) -> PairedResult:
+                      level: float = 0.95, alpha: float | None = None, tie_tol: float = 1e-9,
+                      tie_margin: float | None = None) -> PairedResult:
     """Compare paired scores ``a[i]`` vs ``b[i]`` (same input i): means, mean difference a - b with a
     full-size paired bootstrap interval and p-value, approximate randomization p-value, win/tie/loss
-    counts, win rate with Wilson interval, sign test, verdict. See the module docstring for every choice."""
+    counts, win rate with Wilson interval, sign test, verdict. See the module docstring for every choice.
+    A pair is a tie when ``|a - b| <= tie_tol * max(1, |a|, |b|)`` (equal up to rounding), or, with
+    ``tie_margin`` (human ratings: a quarter of the scale), when ``|a - b| < tie_margin``."""
     a_arr = np.asarray(a, dtype=np.float64)
     b_arr = np.asarray(b, dtype=np.float64)
     a_arr, b_arr, g, dropped = _clean_pair(a_arr, b_arr, groups)
@@ -547,8 +575,10 @@ def paired_comparison(a: Sequence[float], b: Sequence[float], groups: Sequence[H
     cg = codes if clustered else None
     low, high, p_boot = paired_bootstrap(d, cg, n_boot, seed, level)
     p_rand = approximate_randomization(d, cg, n_perm, seed + 1)
-    tol = tie_tol * np.maximum(1.0, np.maximum(np.abs(a_arr), np.abs(b_arr)))
-    tie = np.abs(d) <= tol
+    if tie_margin is not None:
+        tie = np.abs(d) < tie_margin - 1e-9
+    else:
+        tie = np.abs(d) <= tie_tol * np.maximum(1.0, np.maximum(np.abs(a_arr), np.abs(b_arr)))
     better = (d > 0) if higher_is_better else (d < 0)
     ws = win_stats(int(np.sum(better & ~tie)), int(np.sum(tie)), int(n - np.sum(better & ~tie) - np.sum(tie)), level)
     diff = float(d.mean())

@@ -13,7 +13,8 @@ Rules, fixed here and nowhere else:
   A - B excludes 0; a metric with ``higher_is_better = False`` wins with the lower mean.
 - **Ties.** Metric: |a - b| <= 1e-9 x max(1, |a|, |b|). Judge: |P(A) - 0.5| < the judge's tie margin (0.05,
   stored in its checkpoint). Human: the two mean ratings differ by less than a quarter of the rating scale
-  (:func:`human_tie_margin`; 1.0 on 1-5). A tie is never a win: **win rate = wins / (wins + losses)** with
+  (:func:`human_tie_margin`; 1.0 on 1-5; the scale is the known one unless the ratings fall outside it), in
+  the human rows of the verdict and in the judge's agreement alike. A tie is never a win: **win rate = wins / (wins + losses)** with
   its Wilson interval and the exact sign test on the same counts; ``win_rate_ties_split`` = (wins + ties / 2)
   / n is reported beside it for readers used to counting ties as half.
 - **The judge's winner** is named when the sign test on its wins and losses gives p < 0.05.
@@ -63,13 +64,17 @@ MARGIN_SHARE = 0.25  # a "clear" human preference: the mean ratings differ by >=
 
 
 def scale_of(dimension: str, values: Iterable[float] = ()) -> tuple[float, float]:
-    """The rating scale (low, high) of a human dimension: known, else the observed range rounded outward."""
-    if dimension in SCALES:
-        return SCALES[dimension]
+    """The rating scale (low, high) of a human dimension: the known one (``SCALES``) when every observed
+    rating lies on it, else the observed range rounded outward (an 'overall' rated 0-1 or 0-100 is not
+    taken for 1-5)."""
     vals = [v for v in values if v is not None and not math.isnan(v)]
+    known = SCALES.get(dimension)
+    if known is not None and all(known[0] <= v <= known[1] for v in vals):
+        return known
     if not vals:
         return (0.0, 1.0)
-    return (math.floor(min(vals)), math.ceil(max(vals)))
+    lo, hi = math.floor(min(vals)), math.ceil(max(vals))
+    return (lo, hi) if hi > lo else (lo, lo + 1)
 
 
 def human_tie_margin(dimension: str, values: Iterable[float] = ()) -> float:
@@ -273,14 +278,33 @@ class Verdict:
 # building it
 
 
+def canonical_order(a: Sequence[float], b: Sequence[float], groups: Sequence) -> np.ndarray:
+    """Indices that sort the pairs by their context group (as text), then A's and B's values (NaN last): the
+    same pairs in any input order come out in one order."""
+    def value(x: float) -> tuple[int, float]:
+        return (1, 0.0) if math.isnan(x) else (0, x)
+    fa, fb = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if not len(fa) == len(fb) == len(groups):
+        raise ValueError(f"{len(fa)} values of A, {len(fb)} of B and {len(groups)} groups: one each per pair")
+    keys = [(str(g), value(float(x)), value(float(y))) for g, x, y in zip(groups, fa, fb)]
+    return np.array(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.int64)
+
+
 def compare_values(name: str, kind: str, a: Sequence[float], b: Sequence[float], groups: Sequence, *,
                    higher_is_better: bool = True, signature: str = "", n_boot: int = N_BOOT, n_perm: int = N_PERM,
-                   level: float = LEVEL, seed: int = SEED) -> MetricComparison:
-    """One row of the verdict from paired values ``a[i]``, ``b[i]`` (NaN pairs dropped, counted)."""
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
+                   level: float = LEVEL, seed: int = SEED, tie_margin: float | None = None) -> MetricComparison:
+    """One row of the verdict from paired values ``a[i]``, ``b[i]`` (NaN pairs dropped, counted). Ties: the
+    one metric tie rule (:func:`pair_winner`), or for human ratings ``tie_margin`` (:func:`human_tie_margin`),
+    the rule the judge's agreement with people uses. The pairs are put in one canonical order first (by
+    context, then values), so the resamples, and every interval and p-value, do not depend on the order of
+    the input's rows."""
+    order = canonical_order(a, b, groups)
+    a = np.asarray(a, dtype=np.float64)[order]
+    b = np.asarray(b, dtype=np.float64)[order]
+    groups = [groups[i] for i in order]
     pr = stats.paired_comparison(a, b, groups=groups, n_boot=n_boot, n_perm=n_perm, seed=seed,
-                                 higher_is_better=higher_is_better, level=level, tie_tol=METRIC_TIE_TOL)
+                                 higher_is_better=higher_is_better, level=level, tie_tol=METRIC_TIE_TOL,
+                                 tie_margin=tie_margin)
     keep = np.isfinite(a) & np.isfinite(b)
     kept_groups = [g for g, k in zip(groups, keep) if k]
     ma, la, ua = stats.mean_ci(a[keep], level, n_boot, seed, kept_groups)
@@ -309,7 +333,8 @@ def compare_scores(cs: "ComparisonScores", human: bool = True, n_boot: int = N_B
             b = np.array([ex.scores.get(dim, math.nan) for ex in comp.b])
             if np.isfinite(a).any() and np.isfinite(b).any():
                 rows.append(compare_values(f"human:{dim}", "human", a, b, groups, signature="human ratings in the input",
-                                           n_boot=n_boot, n_perm=n_perm, level=level, seed=seed))
+                                           n_boot=n_boot, n_perm=n_perm, level=level, seed=seed,
+                                           tie_margin=human_tie_margin(dim, [*a, *b])))
     return rows
 
 
@@ -368,7 +393,10 @@ def _agreement(source: str, dimension: str | None, margin: float | None, out: Ju
 def build_verdict(comp: Comparison, cs: "ComparisonScores | None" = None, judge: JudgeSummary | None = None,
                   human: bool = True, n_boot: int = N_BOOT, n_perm: int = N_PERM, level: float = LEVEL,
                   seed: int = SEED) -> Verdict:
-    """The :class:`Verdict` for ``comp`` from its metric scores ``cs`` and the judge's summary."""
+    """The :class:`Verdict` for ``comp`` from its metric scores ``cs`` and the judge's summary. ``n_boot`` below
+    ``stats.MIN_BOOT``, ``n_perm`` below 1, a ``level`` outside (0, 1) or a negative ``seed`` raise
+    ``ValueError`` (``stats.check_settings``)."""
+    stats.check_settings(n_boot, n_perm, level, seed)
     rows = compare_scores(cs, human, n_boot, n_perm, level, seed) if cs is not None else []
     drivers = []
     if cs is not None:

@@ -1,6 +1,7 @@
 """The Python API reads lists, tuples, numpy arrays and pandas Series the same way (by position), refuses
 Series whose indexes disagree, and names the argument and index of a wrong item (issue 21)."""
 import math
+import re
 import warnings
 
 import numpy as np
@@ -57,7 +58,7 @@ def test_series_with_different_indexes_are_refused():
     ({"contexts": [["a"], ["b", 3], ["c"]]}, TypeError, r"contexts\[1\]\[1\] must be a string, got int"),
     ({"contexts": [["a"], 4, ["c"]]}, TypeError, r"contexts\[1\] must be a string or a list of strings"),
     ({"contexts": [["a"], [" "], ["c"]]}, ValueError, r"contexts\[1\] is empty"),
-    ({"references": [["a"], [None], ["c"]]}, TypeError, r"references\[1\]\[0\] must be a string"),
+    ({"references": [["a"], [3], ["c"]]}, TypeError, r"references\[1\]\[0\] must be a string, got int 3"),
     ({"metrics": ""}, ValueError, "no metric named"),
 ])
 def test_a_wrong_item_is_named_with_its_argument_and_index(kwargs, error, message):
@@ -124,3 +125,17 @@ def test_a_lone_surrogate_is_named_and_pandas_na_is_no_reference():
         warnings.simplefilter("ignore")
         out = bleu(RESPONSES, contexts=CONTEXTS, references=refs)
     assert math.isnan(out[1]) and not math.isnan(out[0])
+
+
+def test_options_cache_metrics_and_missing_reference_items():
+    """options may be a dict of Options' fields; a wrong options, cache or metrics argument is a TypeError that
+    says what is expected (was an AttributeError deep inside); a NaN among a row's references is no reference."""
+    with_dict = bleu(RESPONSES, CONTEXTS, REFERENCES, options={"pool": None})
+    np.testing.assert_array_equal(with_dict, bleu(RESPONSES, CONTEXTS, REFERENCES))
+    np.testing.assert_array_equal(bleu(RESPONSES, CONTEXTS, [r + [math.nan] for r in REFERENCES]), with_dict)
+    for kwargs, message in ((dict(options={"poool": 1}), "unknown field(s) 'poool'"),
+                            (dict(options=3), "options must be a core.scoring.Options or a dict"),
+                            (dict(cache="yes"), "cache must be True"), (dict(metrics=3), "metrics must be a string")):
+        with pytest.raises(TypeError, match=re.escape(message)):
+            core.score(RESPONSES, CONTEXTS, REFERENCES, **{"metrics": "bleu", **kwargs})
+    assert list(core.score(RESPONSES, CONTEXTS, REFERENCES, metrics="BLEU")["_signatures"]) == ["bleu"]

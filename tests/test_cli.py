@@ -109,3 +109,52 @@ def test_a_trainer_with_nowhere_to_write_says_so_before_it_trains(dialeval, monk
     r = dialeval("train", "rater", "--epochs", "1", timeout=60)
     assert r.returncode == 2 and "no checkpoint folder to write to" in r.stderr
     assert "train adem, judge and ruber also take --out-dir" in r.stderr and "epoch" not in r.stderr
+
+
+def test_checkpoints_of_ones_own_do_not_hide_the_shipped_ones(tmp_path, monkeypatch):
+    """DIALEVAL_CHECKPOINTS pointed at a folder of one's own trained weights is searched first; what it lacks
+    still comes from the shipped checkpoints (it used to replace them, so every other metric failed)."""
+    import shutil
+
+    from core.models import checkpoints
+    from core.settings import checkpoint_dirs, checkpoint_file
+    shipped = checkpoint_file("adem.safetensors")
+    own = tmp_path / "mine"
+    own.mkdir()
+    shutil.copy(shipped.with_suffix(".json"), own / "adem.json")
+    shutil.copy(shipped, own / "adem.safetensors")
+    monkeypatch.setenv("DIALEVAL_CHECKPOINTS", str(own))
+    assert checkpoint_dirs()[0] == own and len(checkpoint_dirs()) == 2
+    assert checkpoints.paths("adem")[0] == own / "adem.safetensors"
+    assert checkpoints.paths("judge")[0] == shipped.parent / "judge.safetensors"
+    assert checkpoint_file("crs_weights.json") == shipped.parent / "crs_weights.json"
+    with pytest.raises(checkpoints.CheckpointError, match=f"not found in {own} or {shipped.parent}"):
+        checkpoints.load("no-such-checkpoint")
+
+
+def test_an_input_named_dash_is_standard_input(tmp_path, monkeypatch, capsys):
+    """`... | dialeval score - ...` reads the rows from standard input, formats detected from the content."""
+    import io
+
+    from core.cli import main
+    csv_rows = b"id,context,response,reference\n1,hi there,hello friend,hello there\n2,how are you,fine,good\n"
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(csv_rows)))
+    assert main(["score", "-", "--metrics", "bleu", "--quiet", "--no-details"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(r["id"], r["system"]) for r in rows] == [("1", "stdin"), ("2", "stdin")]
+    assert rows[0]["metrics"]["bleu"] == 50.0
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(csv_rows)))
+    assert main(["compare", "-", "-", "--metrics", "bleu", "--quiet"]) == 2
+    assert "standard input (-) can be read only once" in capsys.readouterr().err
+
+
+def test_an_unknown_mme_dimension_is_said(capsys):
+    import argparse
+
+    from core.cli import options_from
+    args = dict(pool=None, retriever=None, device="cpu", metrics=["bleu", "mme"])
+    assert options_from(argparse.Namespace(**args, dimension="nonsense")).dimension == "nonsense"
+    assert "--dimension 'nonsense' is not a dimension MME-CRS has weights for" in capsys.readouterr().err
+    options_from(argparse.Namespace(**args, dimension="Engaging"))
+    options_from(argparse.Namespace(**{**args, "metrics": ["bleu"]}, dimension="nonsense"))
+    assert capsys.readouterr().err == ""

@@ -10,7 +10,7 @@ from scipy import stats as sps
 
 from core import meta_eval
 from core.cli import main as cli
-from core.data import load_jsonl
+from core.data import Example, load_jsonl
 from core.scoring import Metric, MetricResult, Signature
 from core.verdict import context_groups
 
@@ -107,8 +107,8 @@ def test_learned_metric_is_evaluated_leave_one_dataset_out(shared):
 def test_failing_metric_is_reported_not_fatal(shared):
     exs = _usr_slice(shared, 5)
     with pytest.raises(RuntimeError):
-        meta_eval.meta_evaluate(exs, [_Broken()], n_boot=50)
-    rows = meta_eval.meta_evaluate(exs, [_Broken(), "bleu"], dims=["Overall"], n_boot=50, on_error="record",
+        meta_eval.meta_evaluate(exs, [_Broken()], n_boot=100)
+    rows = meta_eval.meta_evaluate(exs, [_Broken(), "bleu"], dims=["Overall"], n_boot=100, on_error="record",
                                    system_level=False)
     assert rows[0]["metric"] == "broken-test" and "model file missing" in rows[0]["error"]
     assert rows[1]["metric"] == "bleu" and rows[1]["n"] > 0
@@ -132,3 +132,15 @@ def test_cli_formats(tmp_path, capsys, shared):
     want = next(r for r in rows if r["dimension"] == "Overall" and r["level"] == "turn")
     assert rc == 0 and len(rec) == 1 and float(rec[0]["spearman"]) == pytest.approx(want["spearman"])
     assert cli(["meta-eval", str(path), "--metrics", "bleu", "--dimension", "nope", "--quiet"]) == 2
+
+
+def test_a_correlation_that_cannot_be_computed_says_why():
+    from core.meta_eval import format_rows, no_correlation_reason
+    assert no_correlation_reason(np.array([1.0, 2.0]), np.array([3.0, 4.0])).startswith("2 rows with both")
+    assert "every rating is the same" in no_correlation_reason(np.array([1.0, 2.0, 3.0]), np.array([3.0] * 3))
+    assert "same score" in no_correlation_reason(np.array([1.0] * 3), np.array([1.0, 2.0, 3.0]))
+    assert no_correlation_reason(np.array([1.0, 2.0, 3.0]), np.array([1.0, 3.0, 2.0])) is None
+    exs = [Example(str(i), "s", [f"question {i}?"], f"answer {i}", [f"reply {i}"], {"overall": 3.0}) for i in range(4)]
+    rows = meta_eval.meta_evaluate(exs, ["bleu"], n_boot=100, system_level=False)
+    assert rows[0]["spearman"] is None or np.isnan(rows[0]["spearman"])
+    assert "every rating is the same" in format_rows(rows, "text")

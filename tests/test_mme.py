@@ -224,7 +224,7 @@ def test_meta_eval_reweights_mme_per_dimension(shared):
     grammar = m.scores_for_dimension(res, "grammar")
     assert np.allclose(grammar, m.for_dimension("grammar")(exs).scores, equal_nan=True)
     assert np.nanmax(np.abs(grammar - res.scores)) > 1e-3  # different weights, different scores
-    rows = meta_evaluate({"dailydialog-zhao": exs}, [m], methods=("spearman",), n_boot=50, system_level=False,
+    rows = meta_evaluate({"dailydialog-zhao": exs}, [m], methods=("spearman",), n_boot=100, system_level=False,
                          held_out=False)
     by_dim = {r["dimension"]: r["spearman"] for r in rows}
     assert len(set(round(v, 6) for v in by_dim.values())) > 1

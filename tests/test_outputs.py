@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from core.cli import main
@@ -117,7 +118,7 @@ def _two_files(tmp_path):
 @pytest.mark.parametrize("fmt", ["text", "markdown", "csv", "json"])
 def test_compare_lists_unmatched_rows_and_left_out_pairs_in_every_format(fmt, tmp_path, capsys):
     a, b = _two_files(tmp_path)
-    assert main(["compare", str(a), str(b), "--metrics", "bleu", "--format", fmt, "--n-boot", "50", "--n-perm", "50",
+    assert main(["compare", str(a), str(b), "--metrics", "bleu", "--format", fmt, "--n-boot", "100", "--n-perm", "50",
                  "--quiet"]) == 0
     out, err = capsys.readouterr()
     assert "a.jsonl row 5, id 'r5'" in out and "b.jsonl row 5, id 'r9'" in out
@@ -143,7 +144,7 @@ def test_the_html_report_lists_unmatched_rows_and_left_out_pairs(tmp_path, capsy
     """``dialeval report`` (issue 22) says what ``compare`` says: every unmatched row and every pair left out."""
     a, b = _two_files(tmp_path)
     out = tmp_path / "report.html"
-    assert main(["report", str(a), str(b), "--metrics", "bleu", "--out", str(out), "--n-boot", "50", "--n-perm", "50",
+    assert main(["report", str(a), str(b), "--metrics", "bleu", "--out", str(out), "--n-boot", "100", "--n-perm", "50",
                  "--quiet"]) == 0
     page = out.read_text(encoding="utf-8")
     assert "2 unmatched row(s), not compared" in page and "2 of 4 pairs left out" in page
@@ -183,7 +184,7 @@ def test_the_verdict_counts_every_pair_it_leaves_out(tmp_path):
     a, b = _two_files(tmp_path)
     comp = load_comparison(str(a), str(b))
     cs = score_comparison(comp, "bleu")
-    v = build_verdict(comp, cs, None, n_boot=20, n_perm=20)
+    v = build_verdict(comp, cs, None, n_boot=100, n_perm=20)
     row = v.rows("metric")[0]
     assert row.n + row.n_dropped == len(comp.pairs) == 4
     assert v.left_out[0]["n_left_out"] == row.n_dropped == 2
@@ -195,10 +196,12 @@ def test_the_verdict_counts_every_pair_it_leaves_out(tmp_path):
 def test_score_flags_blank_text_per_row(tmp_path, capsys):
     src = write_jsonl(tmp_path / "in.jsonl", [rec(1), rec(2, response=""), rec(3, references=[]),
                                               rec(4, references=["", "a fine day 4"])])
-    assert main(["score", str(src), "--metrics", "bleu", "--quiet"]) == 0
+    assert main(["score", str(src), "--metrics", "bleu,ruber", "--quiet"]) == 0
     out, err = capsys.readouterr()
     rows = [json.loads(x) for x in out.splitlines()]
     assert [r["metrics"]["bleu"] is None for r in rows] == [False, True, True, False]
+    assert rows[1]["details"]["ruber"] == {"skipped": "blank response: no score"}  # no s_R / s_U left behind
+    assert rows[0]["details"]["ruber"]["s_U"] is not None
     assert [r.get("flags") for r in rows] == [None, ["blank response"], ["no reference"], ["blank reference ignored"]]
     assert "1 of 4 rows have a blank response (in.jsonl row 2)" in err and "no reference (in.jsonl row 3)" in err
     # the blank reference beside a real one is ignored: the same BLEU as the real one alone
@@ -253,3 +256,60 @@ def test_after_an_interrupt_nothing_is_renamed_into_place_even_if_the_interrupt_
         with outputs.atomic_open(target) as f:
             f.write("new\n")
     assert target.read_text() == "previous\n" and [p.name for p in tmp_path.iterdir()] == ["out.jsonl"]
+
+
+def test_written_floats_carry_no_rounding_noise(tmp_path):
+    """A BLEU of exactly 100 computed through exp(log(...)) is 100.00000000000004 in float64; every JSON and CSV
+    output writes it as 100.0 (12 significant digits), and NaN stays null / an empty cell."""
+    from core.dashboard import export_csv
+    from core.report import clean_json, render
+    noisy = 100.00000000000004
+    assert json.loads(json.dumps(clean_json({"bleu": noisy, "x": [0.1 + 0.2, float("nan")]}))) == {
+        "bleu": 100.0, "x": [0.3, None]}
+    assert render([{"bleu": noisy, "p": float("nan")}], [("bleu", "bleu"), ("p", "p")], "csv") == "bleu,p\n100.0,"
+    assert export_csv(pd.DataFrame({"bleu": [noisy, 1 / 3]})).decode().splitlines() == ["bleu", "100", "0.333333333333"]
+
+
+def test_too_few_resamples_are_refused_by_the_api(tmp_path):
+    from core.stats import MIN_BOOT, check_settings
+    check_settings(MIN_BOOT, 1)
+    for bad, setting in (((1,), "n_boot=1"), ((0,), "n_boot=0"), ((-5,), "n_boot=-5"), ((2000.0,), "n_boot=2000.0"),
+                         ((MIN_BOOT, 0), "n_perm=0"), ((MIN_BOOT, 1, 95), "level=95"),
+                         ((MIN_BOOT, 1, 1.0), "level=1.0"), ((MIN_BOOT, 1, 0.9, -1), "seed=-1")):
+        with pytest.raises(ValueError, match=setting):
+            check_settings(*bad)
+    from core.leaderboard import build_leaderboard
+    from core.meta_eval import meta_evaluate
+    for call in (lambda: build_verdict(None, None, n_boot=10), lambda: build_leaderboard(None, None, n_boot=99),
+                 lambda: meta_evaluate({}, ["bleu"], n_boot=1)):
+        with pytest.raises(ValueError, match="at least 100"):
+            call()
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_judge_rows_carry_the_whole_context(fmt, tmp_path, capsys, monkeypatch):
+    """A judged pair's row names its whole context (turns one per line), not its last turn only."""
+    import csv
+    import io
+
+    import core.cli.judge as judge_cli
+    monkeypatch.setattr(judge_cli, "judge_comparison", lambda comp, **kw: JudgeOutput(
+        np.full(len(comp.pairs), 0.7), np.full(len(comp.pairs), 0.7), np.full(len(comp.pairs), 0.7),
+        ["A"] * len(comp.pairs), 0.0, 0.05, "test"))
+    turns = ["hi there", "hello, how are you?", "fine, and you?"]
+    a = write_jsonl(tmp_path / "a.jsonl", [rec(i, context=turns) for i in (1, 2)])
+    b = write_jsonl(tmp_path / "b.jsonl", [rec(i, "b", "ok", context=turns) for i in (1, 2)])
+    assert main(["judge", str(a), str(b), "--format", fmt, "--quiet"]) == 0
+    out = capsys.readouterr().out
+    rows = (json.loads(out)["pairs"] if fmt == "json"
+            else [r for r in csv.DictReader(io.StringIO(out)) if r["kind"] == "pair"])
+    assert len(rows) == 2 and rows[0]["context"].split("\n") == turns
+
+
+def test_report_out_dash_writes_the_page_to_stdout(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    a, b = _two_files(tmp_path)
+    assert main(["report", str(a), str(b), "--metrics", "bleu", "--out", "-", "--n-boot", "100", "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("<!DOCTYPE html>") and out.rstrip().endswith("</html>") and "between a and b" in err
+    assert not (tmp_path / "-").exists()

@@ -278,6 +278,9 @@ def test_the_leaderboard_recovers_a_planted_order_and_does_not_separate_identica
     assert lb["systems"][0]["metrics"]["bleu"]["mean"] == pytest.approx(100.0)
     text = dialeval("leaderboard", str(path), "--metrics", "bleu", "--quiet", "--systems", "good,mid,bad")
     assert text.returncode == 0 and text.stdout.startswith("3 systems on 30 shared contexts")
+    pair = dialeval("leaderboard", str(path), "--metrics", "bleu", "--systems", "good,mid")
+    assert pair.returncode == 0 and pair.stdout.startswith("2 systems on 30 shared contexts")
+    assert "note: two systems: `dialeval compare --system-a 'good' --system-b 'mid'`" in pair.stderr
     assert dialeval("leaderboard", str(path), "--metrics", "none", "--quiet").returncode == 2
     twice = dialeval("leaderboard", str(path), "--metrics", "bleu", "--quiet", "--systems", "good,good,mid")
     assert twice.returncode == 2 and "'good' more than once" in twice.stderr  # it ranked good against itself
@@ -472,3 +475,63 @@ def test_slice_labels_of_long_replies_are_plain_numbers():
     from core.slices import numeric_bins
     labels = set(numeric_bins([1, 2.5, 3, 4, 1500.5, 7.5, 900.5], 3, "words"))
     assert labels == {"1-2.5 words", "3-4 words", "7.5-1500 words"}  # was '7.5-1.5e+03 words'
+
+
+def test_leaderboard_systems_may_name_a_system_with_a_comma(tmp_path, capsys):
+    from core.cli import main
+    path = tmp_path / "comma.jsonl"
+    path.write_text("".join(json.dumps({"id": str(i), "system": s, "context": [f"hi {i}"], "response": f"hello {i} {s}",
+                                        "references": [f"hello {i}"]}) + "\n"
+                            for s in ("a, b", "c", "d") for i in range(6)))
+    assert main(["leaderboard", str(path), "--metrics", "bleu", "--quiet", "--format", "json",
+                 "--systems", "a\\, b,c"]) == 0
+    assert {s["system"] for s in json.loads(capsys.readouterr().out)["systems"]} == {"a, b", "c"}
+    assert main(["leaderboard", str(path), "--metrics", "bleu", "--quiet", "--systems", "a, b,c"]) == 2
+    assert "write each such comma as \\, (--systems \"a\\, b\")" in capsys.readouterr().err
+
+
+def test_human_ties_follow_the_data_scale_and_one_rule():
+    """An 'overall' rated 0-1 is not taken for 1-5 (every pair was a human tie), and the verdict's human row
+    counts wins, ties and losses with the same quarter-of-the-scale margin the judge's agreement uses (4 vs 3.5
+    on 1-5 was a win in one line and a tie in the next)."""
+    from core.data import compare_systems
+    from core.engine import score_comparison
+    from core.verdict import compare_scores, human_tie_margin, scale_of
+    assert scale_of("overall", [4, 2, 5]) == (1, 5) and scale_of("overall", [0.75, 0.0, 1.0]) == (0, 1)
+    assert scale_of("overall", [12.0, 95.0]) == (12, 95) and human_tie_margin("overall", [0, 0.5, 1]) == 0.25
+
+    def human_row(rate):
+        rows = []
+        for i, (ra, rb) in enumerate([(4, 3.5), (4, 3.5), (5, 2), (2, 5), (4, 4), (5, 1)]):
+            ctx = [f"question number {i}?"]
+            rows.append(Example(f"{i}", "A", ctx, f"answer {i}", [f"answer {i}"], {"overall": rate(ra)}))
+            rows.append(Example(f"{i}", "B", ctx, f"reply {i}", [f"answer {i}"], {"overall": rate(rb)}))
+        cs = score_comparison(compare_systems(rows, "A", "B"), ["bleu"])
+        return next(r for r in compare_scores(cs, n_boot=200, n_perm=200) if r.metric == "human:overall")
+
+    for rate in (lambda x: x, lambda x: (x - 1) / 4):  # 1-5, and the same ratings on 0-1
+        row = human_row(rate)
+        assert (row.wins, row.ties, row.losses) == (2, 3, 1)
+
+
+def test_the_verdict_does_not_depend_on_the_order_of_the_rows():
+    """The same pairs in another order gave another interval and p (resamples drawn by position); a handful of
+    contexts gets the exact randomization test, whose smallest p is 2 / 2^G."""
+    from core.data import compare_systems
+    from core.engine import score_comparison
+    from core.verdict import build_verdict
+    exs = _planted(12)
+    pairs = [(a, b) for a in exs for b in exs if a.system == "good" and b.system == "mid" and a.id == b.id]
+    forward = [e for p in pairs for e in p]
+    backward = [e for p in reversed(pairs) for e in p]
+
+    def numbers(rows):
+        v = build_verdict(compare_systems(rows, "good", "mid"), score_comparison(compare_systems(rows, "good", "mid"),
+                                                                                 ["bleu"]), n_boot=300, n_perm=300)
+        r = v.metrics[0]
+        return (r.mean_a, r.mean_a_low, r.mean_a_high, r.diff, r.low, r.high, r.p_randomization, r.p_bootstrap)
+    assert numbers(forward) == numbers(backward)
+    few = [e for p in pairs[:6] for e in p]
+    p = build_verdict(compare_systems(few, "good", "mid"), score_comparison(compare_systems(few, "good", "mid"),
+                                                                            ["bleu"]), n_boot=300, n_perm=300)
+    assert p.metrics[0].p_randomization >= 2 / 2 ** 6

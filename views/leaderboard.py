@@ -1,6 +1,6 @@
-"""Leaderboard: three or more systems on their shared contexts (``core.leaderboard``, the same as
-``dialeval leaderboard``): per-metric means with intervals, Bradley-Terry ratings from the judge, every pair of
-systems with Holm-adjusted p-values."""
+"""Leaderboard: two or more systems (made for three or more) on their shared contexts (``core.leaderboard``, the
+same as ``dialeval leaderboard``): per-metric means with intervals, Bradley-Terry ratings from the judge, every
+pair of systems with Holm-adjusted p-values."""
 import itertools
 
 import pandas as pd
@@ -16,7 +16,7 @@ from views import state
 
 st.session_state["_page"] = "leaderboard"
 st.title("Leaderboard")
-st.caption("Three or more systems that answered the same contexts, ranked: each metric's mean with a 95% interval "
+st.caption("Two or more systems (made for three or more) that answered the same contexts, ranked: each metric's mean with a 95% interval "
            "(contexts resampled), every pair of systems compared with Holm-adjusted p-values, and with the judge "
            "Bradley-Terry ratings (Elo scale) with bootstrap intervals. The same as `dialeval leaderboard`.")
 
@@ -46,9 +46,10 @@ elif state.loaded() is not None:
     data = state.loaded()
     source, examples, key = data.name, data.examples, data.key
 all_systems = list(dict.fromkeys(e.system for e in examples)) if examples else []
-if examples is not None and len(all_systems) < 3:
-    st.info(f"{state.plain(source)} holds {len(all_systems)} system(s); a leaderboard needs three or more that "
-            "answered the same contexts. Upload such a file above (for example a multi-system rated set).")
+if examples is not None and len(all_systems) < 2:
+    st.info(f"{state.plain(source)} holds {len(all_systems)} system(s); a leaderboard needs two or more (it is "
+            "made for three or more) that answered the same contexts. Upload such a file above (for example a "
+            "multi-system rated set).")
 elif examples is None:
     st.info("Upload a file with three or more systems above, or load one on the Upload page.")
 else:
@@ -57,6 +58,9 @@ else:
     if len(chosen) < 2:
         st.warning("Choose at least two systems.")
         st.stop()
+    if len(chosen) == 2:
+        st.caption("Two systems: the Overview and Scores pages give their full verdict (per-metric tests, what "
+                   "drives the difference, slices); the leaderboard ranks them too.")
     try:
         grid = shared_contexts(examples, chosen)
     except DataError as e:

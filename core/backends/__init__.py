@@ -167,7 +167,8 @@ def stream_scores(examples: Sequence[Example], job: ScoreJob, backend: Backend, 
                   block_size: int | None = None, progress: Progress | None = None) -> dict[str, str]:
     """Score ``examples`` block by block on ``backend`` and pass the output text to ``write`` in input order,
     one block at a time (each line ends with ``\\n``), as soon as every earlier block is written; blocks that
-    finish early wait in a buffer. ``progress`` gets rows written / total with the blocks count. Returns each
+    finish early wait in a buffer. ``progress`` gets rows written / total with the blocks count after each block,
+    and, from a backend that scores here, each stage of a block with its own count in between. Returns each
     metric's signature; every block must report the same ones (on a cluster, nodes with another dialeval
     version or other checkpoints are caught here, before their rows are written)."""
     parts = blocks(examples, backend.block_size(len(examples), block_size))
@@ -182,7 +183,9 @@ def stream_scores(examples: Sequence[Example], job: ScoreJob, backend: Backend, 
             return None
 
         def inner(done: int, of: int, desc: str) -> None:
-            progress(state["rows"], total, f"block {index + 1}/{n}: {desc} {done}/{of}")
+            # the stage's own count, so the bar shows its rate and time left (the rows written only move
+            # when a block is done: with one block, not before the end)
+            progress(done, of, f"block {index + 1}/{n}: {desc}" if n > 1 else desc)
         return inner
 
     for index, result in backend.run(parts, job, within):

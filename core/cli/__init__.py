@@ -119,7 +119,8 @@ def add_csv_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"the column of each field, e.g. response=reply,context=history (fields: "
                         f"{', '.join(CSV_FIELDS)}; FIELD= for none)")
     g.add_argument("--score-columns", metavar="COLUMN,...",
-                   help="human-score columns, comma-separated (default: every column named scores.DIMENSION)")
+                   help="human-score columns, comma-separated (default: every column named scores.DIMENSION); "
+                        "`score` copies them into each output row's \"human\"")
     g.add_argument("--context-sep", type=separator, metavar="SEP",
                    help=r"separator of the turns in a context cell (default: a line end, \n)")
     g.add_argument("--reference-sep", type=separator, metavar="SEP",
@@ -134,6 +135,7 @@ def csv_mapping_from(args: argparse.Namespace):
         return None
     m = CsvMapping()
     if args.columns is not None:
+        seen: dict[str, str] = {}
         for item in args.columns.split(","):
             if not item.strip():
                 continue
@@ -142,6 +144,10 @@ def csv_mapping_from(args: argparse.Namespace):
             if not eq or fld not in CSV_FIELDS:
                 raise ValueError(f"--columns: {item.strip()!r} is not FIELD=COLUMN with FIELD one of "
                                  f"{', '.join(CSV_FIELDS)}")
+            if fld in seen:
+                raise ValueError(f"--columns names the {fld} column twice ({seen[fld]!r} and {item.strip()!r}); "
+                                 "name each field once")
+            seen[fld] = item.strip()
             if fld in ("response", "context") and not col.strip():
                 raise ValueError(f"--columns: the {fld} column cannot be none")
             setattr(m, fld, col.strip() or None)
@@ -188,7 +194,14 @@ def emit(text: str, out: str | None) -> None:
 
 
 def options_from(args: argparse.Namespace):
+    """The run's ``Options``; a ``--dimension`` MME-CRS does not know is said on stderr (it falls back to the
+    overall weights, which the signature alone used to show)."""
     from core.scoring import Options
+    if args.dimension and any(m.startswith("mme") for m in getattr(args, "metrics", None) or []):
+        from core.metrics.crs import DIMENSION_MAP, canonical_dimension
+        if not canonical_dimension(args.dimension)[1]:
+            note([f"--dimension {args.dimension!r} is not a dimension MME-CRS has weights for; it uses its overall "
+                  f"weights (dimensions: {', '.join(DIMENSION_MAP)})"])
     return Options(pool=args.pool, retriever=args.retriever, dimension=args.dimension, device=args.device)
 
 
@@ -232,6 +245,18 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str):  # type: ignore[override]
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def parse_args(self, args=None, namespace=None):  # type: ignore[override]
+        """As argparse's, but arguments no option takes are named with the command they were given to (argparse
+        blames the top level: ``dialeval: error``), with ``-o`` pointed to ``--out``."""
+        ns, extra = self.parse_known_args(args, namespace)
+        if extra:
+            command = getattr(ns, "command", None)
+            prog = f"{self.prog} {command}" if command else self.prog
+            hint = "; the output file is --out" if "-o" in extra else ""
+            self.exit(EXIT_USAGE, f"{prog}: error: unrecognized arguments: {' '.join(extra)}{hint} "
+                                  f"(see {prog} --help)\n")
+        return ns
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -289,6 +314,52 @@ def _fail(message: object) -> int:
     return EXIT_USAGE
 
 
+INPUT_ARGUMENTS = ("input", "input_b", "inputs", "files")  # the positional input files of the commands
+
+
+@contextmanager
+def stdin_as_file(args: argparse.Namespace) -> Iterator[None]:
+    """An input named ``-`` is standard input (as sacrebleu reads it): read once into a temporary file named
+    ``stdin`` (so formats are detected from the content and rows are named ``stdin row N``), removed after the
+    command. Only one input may be ``-``."""
+    import shutil
+    import tempfile
+    slots = [(k, i) for k in INPUT_ARGUMENTS for i, v in enumerate(_as_list(getattr(args, k, None))) if v == "-"]
+    if not slots:
+        yield
+        return
+    if len(slots) > 1:
+        raise ValueError("standard input (-) can be read only once: name at most one input as -")
+    if sys.stdin is None or sys.stdin.isatty():
+        raise ValueError("the input is - (standard input), but nothing is piped in: use `... | dialeval ... -` "
+                         "or name a file")
+    with tempfile.TemporaryDirectory(prefix="dialeval-stdin-") as d:
+        path = os.path.join(d, "stdin")
+        with open(path, "wb") as f:
+            shutil.copyfileobj(sys.stdin.buffer, f)
+        key, i = slots[0]
+        value = getattr(args, key)
+        setattr(args, key, [path if j == i else v for j, v in enumerate(value)] if isinstance(value, list) else path)
+        yield
+
+
+def _as_list(value: object) -> list:
+    return value if isinstance(value, list) else [value]
+
+
+def _cache_hint(filename: object) -> str:
+    """When a failed path lies in the cache folder: which setting chose that folder, so the user can fix it."""
+    from core.settings import cache_location
+    if not filename:
+        return ""
+    folder, chosen = cache_location()
+    path, folder = Path(os.fsdecode(filename)).absolute(), folder.absolute()
+    if path != folder and folder not in path.parents:
+        return ""
+    return (f": the cache folder {folder}, chosen by {chosen}, cannot be used; point DIALEVAL_CACHE at a "
+            "writable folder")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from core.cache import CacheError, overflow_notes
     from core.data import DataError
@@ -321,7 +392,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if getattr(args, "no_cache", False):  # nothing read from or written to the score cache
                 os.environ["DIALEVAL_NO_CACHE"] = "1"
             threads()  # DIALEVAL_THREADS is checked before any work, whichever metrics run
-            code = int(args.run(args) or 0)
+            with stdin_as_file(args):
+                code = int(args.run(args) or 0)
             for line in overflow_notes():
                 print(line, file=sys.stderr)
             if was_interrupted():  # a KeyboardInterrupt swallowed on its way up: still an interrupted run
@@ -345,4 +417,4 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_PIPE_CLOSED
         except OSError as e:  # the environment: a cache folder that cannot be written, a full disk, ...
             where = f" ({e.filename})" if e.filename else ""
-            return _fail(f"{e.strerror or e}{where}")
+            return _fail(f"{e.strerror or e}{where}{_cache_hint(e.filename)}")

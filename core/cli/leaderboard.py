@@ -1,9 +1,10 @@
-"""``dialeval leaderboard FILE [FILE ...]``: three or more systems on their shared contexts: per-metric means
+"""``dialeval leaderboard FILE [FILE ...]``: two or more systems (made for three or more) on their shared contexts: per-metric means
 with intervals, Bradley-Terry ratings from the judge (``--judge``), every pair Holm-corrected
 (``core.leaderboard``)."""
 from __future__ import annotations
 
 import argparse
+import sys
 
 from core.cli import (add_csv_arguments, add_option_arguments, check_paths, csv_mapping_from, emit, interval_level,
                       metric_names, note, options_from, register_command, whole_number)
@@ -12,7 +13,15 @@ from core.engine import DEFAULT_METRICS, blank_text_notes
 from core.leaderboard import leaderboard, render_leaderboard
 from core.progress import progress_bar
 from core.settings import SEED
+from core.stats import MIN_BOOT
 from core.verdict import LEVEL, N_BOOT, N_PERM
+
+
+def system_names(text: str) -> list[str]:
+    """``--systems``: names separated by commas, ``\\,`` a comma inside a name (``a\\, b,c`` is ``a, b`` and
+    ``c``); blanks around each name are dropped."""
+    names = [part.replace("\0", ",").strip() for part in text.replace("\\,", "\0").split(",")]
+    return [n for n in names if n]
 
 
 def metric_names_or_none(text: str) -> list[str]:
@@ -22,7 +31,8 @@ def metric_names_or_none(text: str) -> list[str]:
 
 def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("inputs", nargs="+", help="one multi-system file, or several files (one or more systems each)")
-    p.add_argument("--systems", default=None, help="comma-separated systems to rank (default: all)")
+    p.add_argument("--systems", type=system_names, default=None,
+                   help="comma-separated systems to rank (default: all); a comma inside a name is written \\,")
     p.add_argument("--input-format", default=None, choices=("jsonl", "dstc10", "columns", "csv"),
                    help="input format (default: detect from the name and content)")
     add_csv_arguments(p)
@@ -31,7 +41,8 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--judge", action="store_true", help="judge every pair of systems; rank by Bradley-Terry rating")
     p.add_argument("--format", default="text", choices=("text", "markdown", "csv", "json"))
     add_option_arguments(p)
-    p.add_argument("--n-boot", type=whole_number(1), default=N_BOOT, help=f"bootstrap resamples (default {N_BOOT})")
+    p.add_argument("--n-boot", type=whole_number(MIN_BOOT), default=N_BOOT,
+                   help=f"bootstrap resamples, at least {MIN_BOOT} (default {N_BOOT})")
     p.add_argument("--n-perm", type=whole_number(1), default=N_PERM, help=f"randomizations (default {N_PERM})")
     p.add_argument("--level", type=interval_level, default=LEVEL, help=f"interval level (default {LEVEL})")
     p.add_argument("--seed", type=whole_number(0), default=SEED)
@@ -39,7 +50,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress on stderr (the model libraries' included)")
 
 
-@register_command("leaderboard", "rank three or more systems on shared contexts (metrics, judge ratings, Holm)",
+@register_command("leaderboard", "rank two or more systems on shared contexts (metrics, judge ratings, Holm)",
                   _arguments)
 def leaderboard_command(a: argparse.Namespace) -> int:
     if not a.metrics and not a.judge:
@@ -48,10 +59,21 @@ def leaderboard_command(a: argparse.Namespace) -> int:
     mapping = csv_mapping_from(a)
     check_paths(a, a.inputs, out)
     examples = rows_of_files([(path, load_file(path, a.input_format, csv_mapping=mapping)) for path in a.inputs])
-    systems = [s.strip() for s in a.systems.split(",") if s.strip()] if a.systems else None
+    systems = a.systems or None
+    present = list(dict.fromkeys(e.system for e in examples))
+    with_comma = [s for s in present if "," in s]
+    if systems and with_comma and not set(systems) <= set(present):
+        raise ValueError(f"--systems: {', '.join(repr(s) for s in systems if s not in present)} not found; "
+                         f"{', '.join(map(repr, with_comma))} has a comma in its name: write each such comma as \\, "
+                         f"(--systems \"{with_comma[0].replace(',', chr(92) + ',')}\")")
     twice = sorted({s for s in systems or [] if systems.count(s) > 1})
     if twice:
         raise ValueError(f"--systems names {', '.join(map(repr, twice))} more than once; name each system once")
+    ranked = systems or list(dict.fromkeys(e.system for e in examples))
+    if len(ranked) == 2 and not a.quiet:
+        print(f"note: two systems: `dialeval compare --system-a {ranked[0]!r} --system-b {ranked[1]!r}` gives their "
+              "full verdict (per-metric tests, what drives the difference, slices); the leaderboard ranks them too",
+              file=sys.stderr)
     note(blank_text_notes([e for e in examples if systems is None or e.system in systems], a.metrics,
                           judged=a.judge))  # about the systems ranked only
     lb = leaderboard(examples, a.metrics, a.judge, systems, options_from(a), progress_bar(a.quiet),

@@ -9,11 +9,12 @@ from core.cli import (add_csv_arguments, check_paths, csv_mapping_from, interval
                       register_command, whole_number)
 from core.data import dimensions
 from core.engine import blank_text_notes
-from core.meta_eval import format_rows, group_datasets, meta_evaluate
+from core.meta_eval import format_rows, group_datasets, is_reference_copy, meta_evaluate
 from core.outputs import write_text
 from core.progress import progress_bar
 from core.scoring import Options
 from core.settings import SEED
+from core.stats import MIN_BOOT
 
 
 NO_HUMAN_SCORES = ("no human scores in the input: meta-eval needs rows with a 'scores' object (dimension -> "
@@ -28,7 +29,8 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dimension", action="append", help="only these human dimensions (repeat or comma-separate)")
     p.add_argument("--format", default="text", choices=("text", "markdown", "csv", "json"))
     p.add_argument("--out", help="write the table here instead of stdout (written whole or not at all)")
-    p.add_argument("--n-boot", type=whole_number(1), default=1000)
+    p.add_argument("--n-boot", type=whole_number(MIN_BOOT), default=1000,
+                   help=f"bootstrap resamples, at least {MIN_BOOT} (default 1000)")
     p.add_argument("--seed", type=whole_number(0), default=SEED)
     p.add_argument("--level", type=interval_level, default=0.95)
     p.add_argument("--max-rows", type=whole_number(1),
@@ -73,6 +75,11 @@ def meta_eval(args: argparse.Namespace) -> int:
                          progress=progress_bar(args.quiet), log=log,
                          warn=lambda s: print(f"warning: {s}", file=sys.stderr))
     if not rows:
+        rated = [ex for exs in data.values() for ex in exs if ex.scores]
+        if rated and not args.keep_reference_copies and all(is_reference_copy(ex) for ex in rated):
+            raise ValueError(f"every rated row ({len(rated)}) repeats its reference, and meta-eval drops such "
+                             "reference copies (a metric with a reference would score them perfectly); "
+                             "--keep-reference-copies keeps them")
         raise ValueError(NO_HUMAN_SCORES)
     text = format_rows(rows, args.format)
     if out_path:

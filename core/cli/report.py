@@ -14,16 +14,22 @@ from core.outputs import write_text
 def _arguments(p: argparse.ArgumentParser) -> None:
     add_verdict_arguments(p)
     p.add_argument("--out", required=True, help="the HTML file to write (e.g. report.html; written whole or not at "
-                                                "all)")
+                                                "all; - writes the page to stdout and the verdict to stderr)")
     p.add_argument("--title", default=None, help="the report's heading (default: 'dialeval report: A vs B')")
 
 
 @register_command("report", "one self-contained HTML report of the verdict (opens offline; to share)", _arguments)
 def report(a: argparse.Namespace) -> int:
-    comp, cs, verdict = verdict_from(a, a.out)
+    out = a.out if a.out != "-" else None
+    comp, cs, verdict = verdict_from(a, out)
     inputs = [input_file(p) for p in (a.input, a.input_b) if p]
     page = render_html(verdict, comp, cs, inputs, command=a.command_line, title=a.title)
-    write_text(a.out, page)
+    if out is None:  # the page on stdout (to pipe it), everything else on stderr
+        sys.stdout.write(page)
+        sys.stdout.flush()
+        print(verdict.sentence, file=sys.stderr)
+        return 0
+    write_text(out, page)
     print(verdict.sentence)
-    print(f"wrote {a.out} ({len(page.encode('utf-8')):,} bytes)", file=sys.stderr)
+    print(f"wrote {out} ({len(page.encode('utf-8')):,} bytes)", file=sys.stderr)
     return 0

@@ -39,7 +39,7 @@ from core.models.encoders import SMOLLM_THREADS
 from core.models.memo import remembers
 from core.progress import Progress, tick
 from core.scoring import Metric, MetricResult, Options, Signature, register_metric
-from core.settings import checkpoint_dir
+from core.settings import checkpoint_file
 
 SUBMETRICS = ("fm", "rm", "tcm", "em", "sm_nll", "sm_nce", "sm_ppl", "pm_share", "pm_mean")
 GROUPS = {"FM": ("fm",), "RM": ("rm",), "TCM": ("tcm",), "EM": ("em",), "SM": ("sm_nll", "sm_nce", "sm_ppl"),
@@ -77,8 +77,8 @@ def _m():
 
 
 def weights_file() -> Path:
-    """The shipped CRS weights (``crs_weights.json`` in the checkpoint folder)."""
-    return checkpoint_dir() / WEIGHTS_NAME
+    """The CRS weights (``crs_weights.json`` in the first checkpoint folder holding it)."""
+    return checkpoint_file(WEIGHTS_NAME)
 
 
 # ============================================================================ inference

@@ -1,8 +1,8 @@
 """Save and load trained weights as safetensors with a JSON manifest beside them.
 
 ``NAME.safetensors`` holds tensors only (never pickle); ``NAME.json`` says how they were made: the training command, the data, the measured quality, the seed, the library version,
-and the model's constructor arguments (``config``), so ``load`` can rebuild the module. The folder is :func:`core.settings.checkpoint_dir` unless a
-``directory`` is given.
+and the model's constructor arguments (``config``), so ``load`` can rebuild the module. The folder is :func:`core.settings.writable_checkpoint_dir` for saving unless a
+``directory`` is given (reads: the first of :func:`core.settings.checkpoint_dirs` holding it).
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from core.outputs import atomic_path, write_text
-from core.settings import checkpoint_dir, writable_checkpoint_dir
+from core.settings import checkpoint_dirs, checkpoint_file, writable_checkpoint_dir
 from core.version import __version__
 
 
@@ -23,7 +23,12 @@ class CheckpointError(RuntimeError):
 
 
 def paths(name: str, directory: str | os.PathLike | None = None) -> tuple[Path, Path]:
-    d = Path(directory) if directory else checkpoint_dir()
+    """(weights, manifest) of checkpoint ``name``: in ``directory``, else in the first checkpoint folder that
+    holds its weights (``core.settings.checkpoint_dirs``)."""
+    if directory:
+        d = Path(directory)
+    else:
+        d = checkpoint_file(f"{name}.safetensors").parent
     return d / f"{name}.safetensors", d / f"{name}.json"
 
 
@@ -49,7 +54,8 @@ def load(name: str, directory: str | os.PathLike | None = None) -> tuple[dict[st
     from safetensors.torch import load_file
     wpath, mpath = paths(name, directory)
     if not wpath.exists() or not mpath.exists():
-        raise CheckpointError(f"checkpoint {name!r} not found in {wpath.parent} "
+        where = wpath.parent if directory else " or ".join(map(str, checkpoint_dirs()))
+        raise CheckpointError(f"checkpoint {name!r} not found in {where} "
                               f"(expected {wpath.name} and {mpath.name}); train it with `dialeval train ...` or point "
                               "DIALEVAL_CHECKPOINTS at a folder that holds it")
     return load_file(str(wpath)), load_manifest(name, directory)

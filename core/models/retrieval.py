@@ -38,7 +38,7 @@ import numpy as np
 from core.models.corpus import chitchat_dialogues
 from core.outputs import atomic_path
 from core.progress import Progress, tick
-from core.settings import cache_dir, checkpoint_dir
+from core.settings import cache_dir, checkpoint_file
 
 RETRIEVERS = ("emb-u", "emb-ur", "bm25-u", "bm25-ur")
 DEFAULT_RETRIEVER = "emb-u"
@@ -262,7 +262,7 @@ def load_pq_vectors(path: Path) -> np.ndarray:
 def index_location(pool: Pool) -> str | None:
     """Where the pool's embedding index is on this machine: 'shipped', 'cache', or None (it must be built)."""
     name = index_name(pool)
-    if (checkpoint_dir() / f"{name}.faiss").exists():
+    if checkpoint_file(f"{name}.faiss").exists():
         return "shipped"
     if cached_index_path(pool).exists():
         return "cache"
@@ -277,7 +277,7 @@ def pool_embeddings(pool: Pool, progress: Progress | None = None) -> tuple[np.nd
     pool gives the numbers every later (cached) run gives. An index built in a process whose MKL is not in its
     reproducible mode (``core.models.blas``) is used but not cached."""
     from core.models.blas import reproducible_products
-    shipped = checkpoint_dir() / f"{index_name(pool)}.faiss"
+    shipped = checkpoint_file(f"{index_name(pool)}.faiss")
     if shipped.exists():
         return load_pq_vectors(shipped), "shipped"
     cached = cached_index_path(pool)
