@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from core.data import (Comparison, CsvMapping, DataError, Example, Problem, compare_systems, csv_delimiter,
-                       dimensions, load_file, pair_files, systems_in)
+                       decode_text, detect_format, dimensions, load_file, pair_files, systems_in)
 from core.engine import DEFAULT_METRICS, ComparisonScores, ScoreTable
 from core.html_report import InputFile, input_file
 from core.judges.pairs import Pair
@@ -84,6 +84,19 @@ def parse_upload(name: str, data: bytes, fmt: str | None = None, csv_mapping: Cs
     return load_file(name, fmt=fmt or None, data=data, csv_mapping=csv_mapping)
 
 
+def is_delimited(name: str, data: bytes, fmt: str | None = None) -> bool:
+    """Whether an upload is read as CSV/TSV (so its columns can be mapped): the format chosen, else the name
+    (``.csv``/``.tsv``), else the content as the loader detects it (pasted text is named ``.txt``)."""
+    if fmt is not None:
+        return fmt == "csv"
+    if name.lower().endswith((".csv", ".tsv")):
+        return True
+    try:
+        return detect_format(name, data) == "csv"
+    except DataError:
+        return False  # the loader will say what is wrong with it
+
+
 def csv_header(data: bytes, name: str = "") -> list[str]:
     """Column names of an uploaded CSV (for the column-mapping widgets)."""
     return next(iter(csv_rows(data, 0, name)), [])
@@ -93,7 +106,10 @@ def csv_rows(data: bytes, n: int = 50, name: str = "") -> list[list[str]]:
     """The header and the first ``n`` records of an uploaded delimited file, split as the loader splits it
     (``core.data.csv_delimiter``: tabs for ``.tsv``, a header's tabs or semicolons when it has no comma)."""
     import csv
-    text = data.decode("utf-8-sig", errors="replace")
+    try:
+        text = decode_text(name, data)  # as the loader reads it: gzip, byte-order marks
+    except DataError:
+        text = data.decode("utf-8-sig", errors="replace")  # the loader will say what is wrong with it
     out = []
     for k, row in enumerate(csv.reader(io.StringIO(text, newline=""), delimiter=csv_delimiter(name, text))):
         out.append(row)
@@ -398,7 +414,8 @@ def drivers_frame(verdict: Verdict) -> pd.DataFrame:
              "top pairs (A-B)": ", ".join(f"{t['id']} ({t['diff']:+.3g})" for t in d.top),
              "left out": f"{d.n_left_out} of {d.n_pairs}",
              "A-B without them [95% CI]": _ci(d.diff_without, d.low_without, d.high_without, True),
-             "p without": d.p_without, "verdict survives": "yes" if d.survives else "NO"} for d in verdict.drivers]
+             "p without": math.nan if d.p_without is None else d.p_without, "verdict survives": d.survival}
+            for d in verdict.drivers]
     return pd.DataFrame(rows)
 
 
@@ -684,8 +701,8 @@ def enough_votes(votes: Sequence[Pair]) -> tuple[bool, str]:
     decided = [v for v in votes if v.vote in ("A", "B")]
     contexts = len({context_key(v.context) for v in decided})
     ok = len(decided) >= MIN_VOTES and contexts >= MIN_VOTE_CONTEXTS
-    return ok, (f"{len(decided)} of the {MIN_VOTES} A/B votes needed, on {contexts} of the {MIN_VOTE_CONTEXTS} "
-                "different contexts needed (ties do not count)")
+    return ok, (f"{len(decided)} of the {MIN_VOTES} A/B votes needed, on {contexts} different context"
+                f"{'s' * (contexts != 1)} (at least {MIN_VOTE_CONTEXTS} needed; ties do not count)")
 
 
 def curve_sizes(n_votes: int, folds: int) -> list[int]:

@@ -629,6 +629,17 @@ def _csv_examples(path: str, text: str, mapping: CsvMapping | None = None) -> li
     return _finish(chk, out)
 
 
+_DECIMAL_COMMA = re.compile(r"\s*[-+]?\d+,\d+\s*")
+
+
+def _decimal_point(cell: str | None, delimiter: str) -> str | None:
+    """A rating written with a decimal comma (``4,5``) in a semicolon-separated file (as spreadsheets write
+    them where the comma is the decimal mark) read as ``4.5``; any other cell as it is."""
+    if delimiter == ";" and cell is not None and _DECIMAL_COMMA.fullmatch(cell):
+        return cell.replace(",", ".")
+    return cell
+
+
 def _csv_rows(chk: _RowChecker, lines: Iterable[str], delimiter: str, m: CsvMapping) -> Iterator[Example]:
     """The examples of a delimited text (``lines``: a text stream opened with ``newline=""``). A problem with
     the header raises :class:`DataError` at once; a row's problem is added to ``chk`` and the row skipped; a
@@ -659,7 +670,9 @@ def _csv_rows(chk: _RowChecker, lines: Iterable[str], delimiter: str, m: CsvMapp
     if m.scores is None:
         score_cols = {c: c[len(SCORE_PREFIX):] for c in header if c.startswith(SCORE_PREFIX) and len(c) > len(SCORE_PREFIX)}
     else:
-        score_cols = {c: c for c in m.scores}
+        # a chosen column named scores.DIM is the dimension DIM, as when it is found by default
+        score_cols = {c: c[len(SCORE_PREFIX):] if c.startswith(SCORE_PREFIX) and len(c) > len(SCORE_PREFIX) else c
+                      for c in m.scores}
         for col in m.scores:
             if col not in header:
                 chk.add(1, col, f"score column not found; {where}")
@@ -694,7 +707,8 @@ def _csv_rows(chk: _RowChecker, lines: Iterable[str], delimiter: str, m: CsvMapp
                   "system": cell(columns["system"]) if columns["system"] else _default_system(path),
                   "context": cell(m.context), "response": cell(m.response),
                   "references": [r.strip() for r in ref_parts if r.strip()],
-                  "scores": {dim: cell(col) for col, dim in score_cols.items() if (cell(col) or "").strip()},
+                  "scores": {dim: _decimal_point(cell(col), delimiter) for col, dim in score_cols.items()
+                             if (cell(col) or "").strip()},
                   "dataset": cell(columns["dataset"]) or None}
         mapped = {**{c: cell(c) for c in extra_cols}, **mapped}  # metadata (``Example.meta``) for slices
         ex = _example_from_record(chk, mapped, row, path, _default_system(path), context_sep=m.context_sep)

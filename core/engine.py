@@ -112,7 +112,8 @@ class BlankTextCount:
     checked). :meth:`notes` gives :func:`blank_text_notes`' lines."""
 
     SHOWN = 8
-    KINDS = ("blank response", "no reference", "blank reference")
+    KINDS = ("blank response", "no reference", "blank reference", "long response")
+    LONG_WORDS = 30  # about the 40 SmolLM2 tokens of a reply that MME and the judge read
 
     def __init__(self) -> None:
         self.rows = 0
@@ -120,11 +121,13 @@ class BlankTextCount:
         self.shown: dict[str, list[str]] = {kind: [] for kind in self.KINDS}
 
     def add(self, ex: Example) -> None:
-        """Count one row: a blank response, no usable reference, a blank reference beside usable ones."""
+        """Count one row: a blank response, no usable reference, a blank reference beside usable ones, a
+        response longer than the SmolLM2 readers read (:attr:`LONG_WORDS`)."""
         self.rows += 1
         usable = usable_references(ex)
         for kind, found in (("blank response", is_blank(ex.response)), ("no reference", not usable),
-                            ("blank reference", bool(usable) and len(usable) != len(ex.references))):
+                            ("blank reference", bool(usable) and len(usable) != len(ex.references)),
+                            ("long response", len(ex.response.split()) > self.LONG_WORDS)):
             if found:
                 self.counts[kind] += 1
                 if len(self.shown[kind]) < self.SHOWN:
@@ -156,6 +159,12 @@ class BlankTextCount:
         if self.counts["blank reference"]:
             notes.append(f"{self.counts['blank reference']} of {n} rows have a blank reference beside others "
                          f"({self.where('blank reference')}): the blank one is ignored")
+        reading = [m for m in metrics if m in ("mme", "mme_avg") or m.startswith(("mme_sm_", "mme_pm_"))] + (
+            ["the judge"] if judged else [])  # the SmolLM2 readers
+        if reading and self.counts["long response"]:
+            notes.append(f"{self.counts['long response']} of {n} rows have a response of more than "
+                         f"{self.LONG_WORDS} words ({self.where('long response')}): {', '.join(reading)} read a "
+                         "reply's first 40 SmolLM2 tokens (about 30 words), not the rest")
         return notes
 
 

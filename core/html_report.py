@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from core.data import Comparison, dimensions
-from core.report import few_contexts_note, fmt_num, left_out_note, level_label
+from core.report import few_contexts_note, fmt_num, left_out_note, level_label, names_note
 from core.scoring import metric_class
 from core.verdict import Verdict, mismatch_warning, pair_winner
 from core.version import __version__
@@ -266,9 +266,9 @@ def render_html(verdict: Verdict, comp: Comparison, cs: "ComparisonScores | None
              f"randomizations, seed {v.seed}, {level_label(v.level)}); a winner only when p &lt; {1 - v.level:.2g} and the "
              f"interval of A - B excludes 0. dialeval {_e(__version__)}, made "
              f"{datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}.</p>"]
-    few = few_contexts_note(v)
-    if few:
-        parts.append(f'<p class="facts" id="few-contexts"><b>{_e(few)}.</b></p>')
+    for note, anchor in ((few_contexts_note(v), "few-contexts"), (names_note(v), "names")):
+        if note:
+            parts.append(f'<p class="facts" id="{anchor}"><b>{_e(note[0].upper() + note[1:])}.</b></p>')
     if v.context_mismatches:
         more = len(v.context_mismatches) - UNMATCHED_LISTED
         parts += [f'<p class="facts" id="context-mismatch"><b>{_e(mismatch_warning(v))}:</b></p><ul>'
@@ -306,7 +306,7 @@ def render_html(verdict: Verdict, comp: Comparison, cs: "ComparisonScores | None
             toward = _e(names[d.direction]) if d.top else "neither (every pair ties)" if d.n_pairs else "-"
             rows.append([_e(d.metric), toward, _e(top), f"{d.n_left_out} of {d.n_pairs}",
                          _ci(d.diff_without, d.low_without, d.high_without, True), _num_cell(d.p_without, p=True),
-                         _e("yes" if d.survives else "NO")])
+                         _e(d.survival)])
         parts += ["<h2>What drives each difference</h2>",
                   "<p>The pairs whose A - B pushes the mean furthest in its direction, and the comparison redone "
                   "without the most pushing 5 % of the pairs (at least one; only pairs that push that way): does the "

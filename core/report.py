@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from core.outputs import atomic_open
-from core.stats import MIN_RESAMPLED
+from core.stats import MIN_RESAMPLED, can_be_significant
 from core.verdict import LEFT_OUT_LISTED, holm_winners, mismatch_warning
 
 if TYPE_CHECKING:
@@ -207,8 +207,16 @@ def driver_lines(v: "Verdict") -> list[str]:
                      f"({d.n_left_out} of {d.n_pairs} pairs): A-B {fmt_num(d.diff_without, signed=True)} "
                      f"[{fmt_num(d.low_without, signed=True)}, "
                      f"{fmt_num(d.high_without, signed=True)}], p {fmt_num(d.p_without, p=True)} -> {now} "
-                     f"({'the verdict survives' if d.survives else 'the verdict does NOT survive: was ' + was})")
+                     f"({_survival_words(d, was)})")
     return lines
+
+
+def _survival_words(d: Any, was: str) -> str:
+    if d.winner is None:
+        return "there was no verdict to survive"
+    if not d.testable:
+        return "too few contexts left to tell whether the verdict survives"
+    return "the verdict survives" if d.survives else "the verdict does NOT survive: was " + was
 
 
 PAIR_COLUMNS = [("id_a", "id A"), ("id_b", "id B"), ("p_a", "P(A)"), ("verdict", "judge"), ("human", "people"),
@@ -225,9 +233,7 @@ def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,
         return to_json(v.to_dict())
     if fmt == "csv":
         rows: list[dict[str, Any]] = [{"kind": "verdict", "verdict": v.sentence}]
-        few = few_contexts_note(v)
-        if few:
-            rows.append({"kind": "note", "note": few})
+        rows += [{"kind": "note", "note": note} for note in (names_note(v), few_contexts_note(v)) if note]
         for r, d in zip(v.metrics, v.to_dict()["metrics"]):
             rows.append({"kind": r.kind, **{k: d[k] for k in d if k != "kind"}})
         if v.judge is not None:
@@ -262,9 +268,9 @@ def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,
     if alone:
         head += (f"; the verdict column tests each metric alone, the one-line verdict the {len(v.rows('metric'))} "
                  f"metrics together (Holm), which {', '.join(alone)} do{'es' * (len(alone) == 1)} not pass")
-    few = few_contexts_note(v)
-    if few:
-        head += "; " + few
+    for note in (few_contexts_note(v), names_note(v)):
+        if note:
+            head += "; " + note
     inert = markdown_text if fmt == "markdown" else (lambda t: t)  # user text (names, ids) shown as written
     parts = [head]
     bullet = "- " if fmt == "markdown" else "  "
@@ -290,14 +296,33 @@ def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,
     return "\n\n".join(p for p in parts + [inert(t) for t in text_parts] if p)
 
 
+def names_note(v: "Verdict") -> str:
+    """A warning when the two systems' names differ only in white space or case ('bot' and 'bot '), which
+    every table shows alike; empty otherwise."""
+    a, b = v.system_a, v.system_b
+    if a == b or " ".join(a.split()).casefold() != " ".join(b.split()).casefold():
+        return ""
+    return f"the two systems' names differ only in spaces or case ({a!r} and {b!r}): check they are the ones meant"
+
+
 def few_contexts_note(v: "Verdict") -> str:
     """Why rows have no interval, bootstrap p or winner when a metric covers fewer than ``MIN_RESAMPLED``
-    contexts; empty otherwise (text and markdown headers, the csv's ``note`` row, the HTML report)."""
+    contexts, or too few for any p below the threshold (5 contexts: the smallest randomization p is 2/2^5 =
+    0.0625); empty otherwise (text and markdown headers, the csv's ``note`` row, the HTML report, the
+    dashboard)."""
     few = sorted({r.n_contexts for r in v.metrics if 0 < r.n_contexts < MIN_RESAMPLED})
-    if not few:
-        return ""
-    return (f"{' or '.join(map(str, few))} context{'s' * (few != [1])} cannot be resampled (fewer than "
-            f"{MIN_RESAMPLED}): no interval or bootstrap p ('-') and no winner there")
+    alpha = 1 - v.level
+    hopeless = sorted({r.n_contexts for r in v.metrics if r.n_contexts >= MIN_RESAMPLED
+                       and not can_be_significant(r.n_contexts, alpha)})
+    notes = []
+    if few:
+        notes.append(f"{' or '.join(map(str, few))} context{'s' * (few != [1])} cannot be resampled (fewer than "
+                     f"{MIN_RESAMPLED}): no interval or bootstrap p ('-') and no winner there")
+    if hopeless:
+        k = hopeless[0]
+        notes.append(f"{' or '.join(map(str, hopeless))} contexts are too few for any winner at p < {alpha:.2g}: "
+                     f"the smallest randomization p there is 2/2^{k} = {2 / 2 ** k:.3g}")
+    return "; ".join(notes)
 
 
 def left_out_note(d: dict[str, Any]) -> str:

@@ -57,6 +57,13 @@ MIN_RESAMPLED = 5  # fewer units (contexts or rows) than this: no bootstrap inte
 MIN_BOOT = 100  # fewest bootstrap resamples a reported interval may rest on (check_settings)
 
 
+def can_be_significant(units: int, alpha: float) -> bool:
+    """Whether a paired comparison over ``units`` contexts (or pairs) can reach p < ``alpha`` at all: a
+    bootstrap needs ``MIN_RESAMPLED`` units, and the randomization test's smallest p is ``2 / 2^units`` (every
+    sign flip enumerated), so 5 units can never give p < 0.05."""
+    return units >= MIN_RESAMPLED and 2.0 / 2.0 ** units < alpha
+
+
 def check_settings(n_boot: int, n_perm: int | None = None, level: float | None = None,
                    seed: int | None = None) -> None:
     """Refuse settings that give no usable interval or p-value, with a ``ValueError`` naming the setting:

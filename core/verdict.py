@@ -233,6 +233,17 @@ class Drivers:
     winner: str | None
     winner_without: str | None
     survives: bool
+    testable: bool = True  # whether the pairs left can give a winner at all (``stats.can_be_significant``)
+
+    @property
+    def survival(self) -> str:
+        """Whether the verdict survives, in words for every table: 'yes', 'NO', '-' (no winner to survive) or
+        'cannot tell' (too few contexts left for any winner: 5 give no p below 0.05)."""
+        if self.winner is None:
+            return "-"
+        if not self.testable:
+            return "cannot tell: too few contexts left"
+        return "yes" if self.survives else "NO"
 
 
 @dataclass
@@ -327,14 +338,22 @@ def compare_scores(cs: "ComparisonScores", human: bool = True, n_boot: int = N_B
                                    higher_is_better=metric_class(m).higher_is_better,
                                    signature=str(cs.table.results[m].signature),
                                    n_boot=n_boot, n_perm=n_perm, level=level, seed=seed))
-    if human:
-        for dim in dimensions(comp.examples()):
-            a = np.array([ex.scores.get(dim, math.nan) for ex in comp.a])
-            b = np.array([ex.scores.get(dim, math.nan) for ex in comp.b])
-            if np.isfinite(a).any() and np.isfinite(b).any():
-                rows.append(compare_values(f"human:{dim}", "human", a, b, groups, signature="human ratings in the input",
-                                           n_boot=n_boot, n_perm=n_perm, level=level, seed=seed,
-                                           tie_margin=human_tie_margin(dim, [*a, *b])))
+    return rows + (compare_ratings(comp, n_boot, n_perm, level, seed) if human else [])
+
+
+def compare_ratings(comp: Comparison, n_boot: int = N_BOOT, n_perm: int = N_PERM, level: float = LEVEL,
+                    seed: int = SEED) -> list[MetricComparison]:
+    """One row per human dimension both systems carry (``human:DIM``), ties by :func:`human_tie_margin`: the
+    people's side of the verdict, there with or without metric scores."""
+    groups = context_groups(comp.a)
+    rows = []
+    for dim in dimensions(comp.examples()):
+        a = np.array([ex.scores.get(dim, math.nan) for ex in comp.a])
+        b = np.array([ex.scores.get(dim, math.nan) for ex in comp.b])
+        if np.isfinite(a).any() and np.isfinite(b).any():
+            rows.append(compare_values(f"human:{dim}", "human", a, b, groups, signature="human ratings in the input",
+                                       n_boot=n_boot, n_perm=n_perm, level=level, seed=seed,
+                                       tie_margin=human_tie_margin(dim, [*a, *b])))
     return rows
 
 
@@ -397,7 +416,9 @@ def build_verdict(comp: Comparison, cs: "ComparisonScores | None" = None, judge:
     ``stats.MIN_BOOT``, ``n_perm`` below 1, a ``level`` outside (0, 1) or a negative ``seed`` raise
     ``ValueError`` (``stats.check_settings``)."""
     stats.check_settings(n_boot, n_perm, level, seed)
-    rows = compare_scores(cs, human, n_boot, n_perm, level, seed) if cs is not None else []
+    rows = compare_scores(cs, False, n_boot, n_perm, level, seed) if cs is not None else []
+    if human:  # people's ratings count whether or not any metric was scored (or every metric failed)
+        rows += compare_ratings(comp, n_boot, n_perm, level, seed)
     drivers = []
     if cs is not None:
         groups = context_groups(comp.a)
@@ -409,7 +430,7 @@ def build_verdict(comp: Comparison, cs: "ComparisonScores | None" = None, judge:
     unmatched = comp.describe_unmatched()
     return Verdict(comp.system_a, comp.system_b, len(comp.pairs), comp.aligned_by, unmatched,
                    n_boot, n_perm, level, seed, rows, judge, identical_pairs=identical, drivers=drivers,
-                   n_unmatched=len(unmatched), left_out=left_out_pairs(cs, rows) if cs is not None else [],
+                   n_unmatched=len(unmatched), left_out=left_out_pairs(comp, cs, rows),
                    context_mismatches=comp.context_mismatches())
 
 
@@ -437,17 +458,17 @@ def _unscored_reason(v: "Verdict", unscored: Sequence["MetricComparison"]) -> st
     return f" ({' and '.join(found)})" if found else ""
 
 
-def left_out_pairs(cs: "ComparisonScores", rows: Sequence[MetricComparison]) -> list[dict[str, Any]]:
+def left_out_pairs(comp: Comparison, cs: "ComparisonScores | None", rows: Sequence[MetricComparison]
+                   ) -> list[dict[str, Any]]:
     """For every verdict row that left pairs out of its ``n`` (no score for A or B), the count and the first
     pairs with where each side came from and why it has no value: a blank response, no reference, no human
     rating. Nothing leaves ``n`` without a word."""
-    comp = cs.comparison
     n = len(comp.pairs)
     out = []
     for r in rows:
         if not r.n_dropped:
             continue
-        if r.kind == "metric":
+        if r.kind == "metric" and cs is not None:
             a, b = cs.a(r.metric), cs.b(r.metric)
             reasons = (lambda i, m=r.metric: cs.table.why_null(m, i), lambda i, m=r.metric: cs.table.why_null(m, n + i))
         else:
@@ -502,7 +523,8 @@ def difference_drivers(row: MetricComparison, a: Sequence[float], b: Sequence[fl
                            higher_is_better=row.higher_is_better, n_boot=n_boot, n_perm=n_perm, level=level,
                            seed=seed)
     return Drivers(row.metric, direction, shown, k, len(fin), again.diff, again.low, again.high, again.p_randomization,
-                   row.winner, again.winner, again.winner == row.winner)
+                   row.winner, again.winner, again.winner == row.winner,
+                   stats.can_be_significant(again.n_contexts, 1 - level))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -618,7 +640,7 @@ def verdict_sentence(v: Verdict) -> str:
                 best = min(agree, key=lambda r: r.p_randomization)
                 drv = next((d for d in v.drivers if d.metric == best.metric), None)
                 fragile = "; it rests on a few pairs: not significant without the top 5 %" if (
-                    drv is not None and not drv.survives) else ""
+                    drv is not None and drv.testable and not drv.survives) else ""
                 clauses.append(f"{len(agree)} of {len(mrows)} metrics agree ({best.metric} "
                                f"{_margin(best, side)}{fragile})")
             elif basis != "metrics":
@@ -635,7 +657,7 @@ def verdict_sentence(v: Verdict) -> str:
                         f", not significant once the {len(mrows)} metrics are corrected together (Holm)")
                     drv = next((d for d in v.drivers if d.metric == best.metric), None)
                     fragile = "; it rests on a few pairs: not significant without the top 5 %" if (
-                        drv is not None and not drv.survives) else ""
+                        drv is not None and drv.testable and not drv.survives) else ""
                     clauses.append(f"{_names(fav)} favour{'s' if len(fav) == 1 else ''} {sys_name[s]} "
                                    f"({best.metric} {_margin(best, s)}{chance}{fragile})")
         if none and (side is not None or basis == "mixed"):

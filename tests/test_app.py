@@ -812,3 +812,31 @@ def test_a_link_to_a_comparison_this_server_lacks_says_so_even_under_make_run(mo
     assert not at.exception, at.exception
     assert "loaded" not in at.session_state or at.session_state["loaded"] is None
     assert any("no longer kept on this server" in w.value for w in at.warning)
+
+
+def test_the_home_page_says_why_few_contexts_give_no_interval(new_app):
+    """Three contexts: no interval and no winner; the command line and the report said why, the dashboard
+    showed p = 1 and '[-]' without a word."""
+    rows = {s: "".join(json.dumps({"id": str(i), "system": s, "context": [f"question {i}?"],
+                                   "response": f"{s} answer {i}", "references": [f"answer {i}"]}) + "\n"
+                       for i in range(3)) for s in ("a", "b")}
+    at = new_app()
+    at.run()
+    at.switch_page("views/upload.py").run()
+    at.radio(key="upload_mode").set_value("Two files (system A, system B)").run()
+    at.selectbox(key="upload_format").set_value("jsonl").run()
+    at.text_area(key="paste_a").set_value(rows["a"]).run()
+    at.text_area(key="paste_b").set_value(rows["b"]).run()
+    at.button(key="use_two").click().run()
+    at.switch_page("views/home.py").run()
+    assert not at.exception, at.exception
+    assert any("3 contexts cannot be resampled (fewer than 5)" in i.value for i in at.info), [i.value for i in at.info]
+
+
+def test_pasted_csv_gets_its_columns_mapped():
+    """Pasted text is named .txt: a pasted CSV with its own column names was refused ("column for response not
+    found") without the column-mapping widgets an uploaded .csv gets."""
+    pasted = b"example_id,bot_version,history,bot_reply,gold\n1,v1,hi,yo,hey\n"
+    assert dashboard.is_delimited("pasted-one.txt", pasted)
+    assert not dashboard.is_delimited("pasted-one.txt", b'{"context": ["hi"], "response": "yo"}\n')
+    assert not dashboard.is_delimited("pasted-one.txt", pasted, "jsonl") and dashboard.is_delimited("x.csv", b"")

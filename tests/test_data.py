@@ -277,3 +277,13 @@ def test_pairs_aligned_by_id_whose_contexts_differ_are_named(tmp_path):
     assert [m.split(":")[0] for m in comp.context_mismatches()] == ["id '0'", "id '1'", "id '2'", "id '3'"]
     same = _rows(tmp_path / "c.jsonl", [_row(i, "c", f"Context  {i} ", "r") for i in range(4)])
     assert load_comparison(a, same).context_mismatches() == []  # case and spacing do not count
+
+
+def test_a_chosen_score_column_named_scores_dim_is_the_dimension_dim(tmp_path):
+    """The dashboard maps score columns explicitly; a column 'scores.Overall' was the dimension
+    'scores.Overall' there and 'Overall' on the command line (found by default): two different verdicts."""
+    from core.data import CsvMapping, load_csv
+    p = write(tmp_path, "s.csv", "id,system,context,response,scores.Overall,fluency\n1,a,hi,yo,3,2\n")
+    assert load_csv(p)[0].scores == {"Overall": 3.0}
+    assert load_csv(p, mapping=CsvMapping(scores=["scores.Overall", "fluency"]))[0].scores == {"Overall": 3.0,
+                                                                                                "fluency": 2.0}

@@ -313,3 +313,13 @@ def test_report_out_dash_writes_the_page_to_stdout(tmp_path, capsys, monkeypatch
     out, err = capsys.readouterr()
     assert out.startswith("<!DOCTYPE html>") and out.rstrip().endswith("</html>") and "between a and b" in err
     assert not (tmp_path / "-").exists()
+
+
+def test_a_reply_longer_than_the_smollm2_readers_read_is_said():
+    from core.data import Example
+    from core.engine import blank_text_notes
+    rows = [Example("1", "s", ["hi"], " ".join(["word"] * 45), ["hello"]), Example("2", "s", ["yo"], "hey there", [])]
+    notes = blank_text_notes(rows, ["bleu", "mme"], judged=True)
+    assert ("1 of 2 rows have a response of more than 30 words (item 1): mme, the judge read a reply's first 40 "
+            "SmolLM2 tokens (about 30 words), not the rest") in notes
+    assert not any("30 words" in n for n in blank_text_notes(rows, ["bleu", "mme_fm"]))

@@ -535,3 +535,53 @@ def test_the_verdict_does_not_depend_on_the_order_of_the_rows():
     p = build_verdict(compare_systems(few, "good", "mid"), score_comparison(compare_systems(few, "good", "mid"),
                                                                             ["bleu"]), n_boot=300, n_perm=300)
     assert p.metrics[0].p_randomization >= 2 / 2 ** 6
+
+
+def test_people_s_ratings_count_without_any_metric():
+    """With no metric scored (none chosen, or every one failed) the verdict dropped the human rows and said "no
+    significant difference" where people preferred A in 9 of 10 pairs."""
+    from core.data import compare_systems
+    from core.verdict import build_verdict, summarize_judge
+    rows = []
+    for i in range(10):
+        ctx = [f"what do you think about topic {i}?"]
+        rows.append(Example(str(i), "alpha", ctx, f"topic {i} is great", [], {"Overall": 4 if i < 9 else 2}))
+        rows.append(Example(str(i), "beta", ctx, "no", [], {"Overall": 1 if i < 9 else 3}))
+    comp = compare_systems(rows, "alpha", "beta")
+    for judge in (None, summarize_judge(comp, _judged([0.5] * 10))):
+        v = build_verdict(comp, None, judge, n_boot=200, n_perm=200)
+        assert [r.metric for r in v.metrics] == ["human:Overall"] and v.metrics[0].winner == "A"
+        assert v.sentence.startswith("alpha is better than beta: people rate it higher on Overall")
+
+
+def test_too_few_contexts_left_is_not_called_a_fragile_verdict():
+    """6 contexts, every pair the same way: dropping one leaves 5, whose smallest randomization p is 2/2^5 =
+    0.0625, so nothing could "survive"; the verdict said it "rests on a few pairs". 5 contexts can give no
+    winner at all, and the note says why."""
+    from core.engine import score_comparison
+    from core.report import few_contexts_note
+    from core.verdict import build_verdict
+    six = _comparison(_planted(6), "good", "bad")
+    v = build_verdict(six, score_comparison(six, ["bleu"]), n_boot=300, n_perm=300)
+    assert v.metrics[0].winner == "A" and "rests on a few pairs" not in v.sentence
+    assert v.drivers[0].survival == "cannot tell: too few contexts left" and not v.drivers[0].testable
+    five = _comparison(_planted(5), "good", "bad")
+    v5 = build_verdict(five, score_comparison(five, ["bleu"]), n_boot=300, n_perm=300)
+    assert v5.metrics[0].winner is None and v5.drivers[0].survival == "-"
+    assert "5 contexts are too few for any winner at p < 0.05: the smallest randomization p there is 2/2^5" in (
+        few_contexts_note(v5))
+    ten = _comparison(_planted(10), "good", "bad")
+    assert build_verdict(ten, score_comparison(ten, ["bleu"]), n_boot=300, n_perm=300).drivers[0].survival == "yes"
+
+
+def test_names_that_differ_only_in_spaces_are_pointed_out():
+    from core.report import names_note, render_verdict
+    from core.verdict import build_verdict
+    exs = [Example(e.id, {"good": "bot", "mid": "bot "}.get(e.system, e.system), e.context, e.response, e.references)
+           for e in _planted(8) if e.system in ("good", "mid")]
+    comp = _comparison(exs, "bot", "bot ")
+    from core.engine import score_comparison
+    v = build_verdict(comp, score_comparison(comp, ["bleu"]), n_boot=200, n_perm=200)
+    assert names_note(v) == ("the two systems' names differ only in spaces or case ('bot' and 'bot '): check they "
+                             "are the ones meant")
+    assert names_note(v) in render_verdict(v) and names_note(v) in render_verdict(v, "csv")

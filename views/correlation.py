@@ -29,8 +29,9 @@ def choose_metric(data_key: str) -> None:
 
 def load_rated_here() -> None:
     """A rated file loaded from this page: its first two systems (the Upload page picks others)."""
-    up = st.file_uploader("A file with human scores (JSONL, DSTC10 JSON or column JSON; two or more systems)",
-                          type=["jsonl", "json"], key="corr_file")
+    up = st.file_uploader("A file with human scores (JSONL, DSTC10 JSON, column JSON, or CSV/TSV with the JSONL "
+                          "field names and scores.DIMENSION columns; two or more systems)",
+                          type=["jsonl", "json", "csv", "tsv", "gz"], key="corr_file")
     if up is None:
         return
     from core.data import DataError

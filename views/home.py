@@ -5,7 +5,7 @@ import re
 import streamlit as st
 
 from core import dashboard
-from core.report import left_out_note
+from core.report import few_contexts_note, left_out_note, names_note
 from core.verdict import mismatch_warning
 from views import state
 
@@ -44,13 +44,13 @@ def home() -> None:
     if verdict.context_mismatches:
         st.warning(state.plain(mismatch_warning(verdict) + ": " + "; ".join(verdict.context_mismatches[:5])
                                + ("; ..." if len(verdict.context_mismatches) > 5 else "")))
-    st.markdown(f"**A**: {state.plain(comp.system_a)} · **B**: {state.plain(comp.system_b)} · {data.n} pairs "
+    st.markdown(f"**A**: {state.plain(comp.system_a)} · **B**: {state.plain(comp.system_b)} · {state.counted(data.n, 'pair')} "
                 f"(aligned by {comp.aligned_by}) · human dimensions: "
                 f"{state.plain(', '.join(data.dimensions)) if data.dimensions else 'none'} · source: "
                 f"{state.plain(data.name)}")
     c1, c2 = st.columns([1, 2])
     if cs is not None:
-        name = re.sub(r"[^A-Za-z0-9._-]+", "_", f"dialeval_{comp.system_a}_vs_{comp.system_b}")[:80]
+        name = re.sub(r"[^\w.-]+", "_", f"dialeval_{comp.system_a}_vs_{comp.system_b}")[:80]  # letters of any script
         c1.download_button("Download the report (HTML)", state.cached_report(
             data.key, tuple(cs.metrics), judge is not None, data, verdict, cs), file_name=f"{name}.html",
             mime="text/html", key="dl_report", on_click="ignore", type="primary",
@@ -58,12 +58,14 @@ def home() -> None:
                  "pair side by side, signatures and the input files' SHA-256. The same as `dialeval report`.")
     ok, _ = dashboard.judge_status()
     if judge is None and ok:
-        if c2.button(f"Run the A/B judge over the {data.n} pairs (about {state.judge_seconds(data.n):.0f} s)",
+        if c2.button(f"Run the A/B judge over the {state.counted(data.n, 'pair')} (about {state.judge_seconds(data.n):.0f} s)",
                      key="home_run_judge"):
             state.run_judge(data)
             st.rerun()
     st.caption("This page's address reopens this comparison with these choices: refresh, bookmark or share it "
                "(on this server).")
+    if names_note(verdict):
+        st.warning(state.plain(names_note(verdict)[0].upper() + names_note(verdict)[1:] + "."))
     if verdict.unmatched:
         with st.expander(f"{len(verdict.unmatched)} unmatched row(s), not compared"):
             st.text("\n".join(verdict.unmatched))
@@ -78,19 +80,22 @@ def home() -> None:
                    f"{verdict.seed}); 'by' is the better system's mean minus the other's; A-B is the paired mean "
                    f"difference; p from approximate randomization ({verdict.n_perm:,}); 'better' only when "
                    "p < 0.05 and the interval excludes 0 (core.verdict, the same numbers as `dialeval compare`).")
+        few = few_contexts_note(verdict)
+        if few:
+            st.info(few[0].upper() + few[1:] + ".")
     if verdict.judge is not None:
         j = verdict.judge
         w = j.win
         lc = j.length_controlled
-        st.text(f"Judge: prefers A in {w.wins}, B in {w.losses}, tie in {w.ties} of {j.n} pairs; win rate of A "
+        st.text(f"Judge: prefers A in {w.wins}, B in {w.losses}, tie in {w.ties} of {state.counted(j.n, 'pair')}; win rate of A "
                 f"{w.rate:.1%} (ties excluded) [{w.low:.1%}, {w.high:.1%}] -> {j.better(comp.system_a, comp.system_b)}"
                 + (f"\nLength-controlled win rate of A (at equal reply length): {dashboard.rate_interval(lc)}; "
                    f"{length_words(lc.mean_length_diff)}" if lc is not None and lc.n else ""))
     tuned = state.refit(data)
     if tuned is not None:
         t = tuned["summary"]
-        st.text(f"Judge re-fit on your {tuned['n_votes']} votes: win rate of A {t.win.rate:.1%} [{t.win.low:.1%}, "
-                f"{t.win.high:.1%}] over all {t.n} pairs (A/tie/B {t.win.wins}/{t.win.ties}/{t.win.losses})")
+        st.text(f"Judge re-fit on your {state.counted(tuned['n_votes'], 'vote')}: win rate of A {t.win.rate:.1%} [{t.win.low:.1%}, "
+                f"{t.win.high:.1%}] over all {state.counted(t.n, 'pair')} (A/tie/B {t.win.wins}/{t.win.ties}/{t.win.losses})")
     rows = verdict.rows("metric")
     if rows:
         st.plotly_chart(state.interval_figure(rows, "A - B per metric with 95% interval (right of the dashed line: "

@@ -31,8 +31,9 @@ def cached_board(key: str, systems: tuple[str, ...], metrics: tuple[str, ...], j
     return build_leaderboard(_grid, _table, _judged)
 
 
-up = st.file_uploader("A file with three or more systems (JSONL, DSTC10 JSON, column JSON); or load one on the Upload "
-                      "page", type=["jsonl", "json"], key="lb_file")
+up = st.file_uploader("A file with three or more systems (JSONL, DSTC10 JSON, column JSON, or CSV/TSV with the JSONL "
+                      "field names); or load one on the Upload page (which maps other CSV columns)",
+                      type=["jsonl", "json", "csv", "tsv", "gz"], key="lb_file")
 source, examples, key = None, None, None
 if up is not None:
     try:
@@ -128,5 +129,5 @@ else:
     d1, d2 = st.columns(2)
     d1.download_button("Download (JSON)", to_json(lb.to_dict()), file_name="dialeval_leaderboard.json",
                        mime="application/json", key="lb_json", on_click="ignore")
-    d2.download_button("Download (Markdown)", render_leaderboard(lb, "markdown"), file_name="dialeval_leaderboard.md",
+    d2.download_button("Download (Markdown)", render_leaderboard(lb, "markdown") + "\n", file_name="dialeval_leaderboard.md",
                        mime="text/markdown", key="lb_md", on_click="ignore")

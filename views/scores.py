@@ -51,7 +51,7 @@ if data is not None and metrics:
     comp = data.comparison
     cs = state.get_scores(data, metrics)
     if cs.metrics:
-        st.text(f"A = {comp.system_a}    B = {comp.system_b}    {cs.n} pairs")
+        st.text(f"A = {comp.system_a}    B = {comp.system_b}    {state.counted(cs.n, 'pair')}")
         df = state.cached_frame(data.key, tuple(cs.metrics), cs)
 
         # -- table ------------------------------------------------------------------------------
@@ -113,7 +113,7 @@ if data is not None and metrics:
                     st.text(f"[{k + 1 - len(a.context)}] {turn}")
                 for side, name, ex in (("A", comp.system_a, a), ("B", comp.system_b, b)):
                     st.html(f'<div style="margin:.4em 0"><div style="color:#666;font-size:.85em">Response {side} '
-                            f'({html.escape(name)})</div><div style="white-space:pre-wrap">'
+                            f'({html.escape(name)})</div><div style="white-space:pre-wrap;overflow-wrap:anywhere">'
                             f'{highlight_html(ex.response, refs, inline_style=True) or "(empty)"}</div></div>')
                 for k, ref in enumerate(refs):
                     state.show_text(f"Reference {k + 1}", ref)

@@ -261,7 +261,7 @@ def show_loaded(box: Any) -> None:
             st.caption("Nothing loaded yet.")
         else:
             st.caption("Loaded")
-            st.text(f"{data.name}\nA: {data.comparison.system_a}\nB: {data.comparison.system_b}\n{data.n} pairs")
+            st.text(f"{data.name}\nA: {data.comparison.system_a}\nB: {data.comparison.system_b}\n{counted(data.n, 'pair')}")
             unmatched = data.comparison.describe_unmatched()
             if unmatched:  # on every page: rows without a partner are never dropped silently
                 with st.expander(f"{len(unmatched)} unmatched row(s), not compared"):
@@ -474,6 +474,11 @@ def plain(text: str) -> str:
 def plotly_plain(text) -> str:
     """User text made inert for plotly, which renders a subset of HTML (<a>, <b>, <br>) in labels."""
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def counted(n: int, noun: str) -> str:
+    """'1 pair', '2,000 pairs': a count with its noun, singular for one."""
+    return f"{n:,} {noun}{'s' * (n != 1)}"
 
 
 def show_text(label: str, text: str) -> None:

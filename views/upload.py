@@ -33,7 +33,7 @@ fmt = None if fmt_choice == "detect" else fmt_choice
 
 def read_slot(label: str, slot: str) -> tuple[str, bytes] | None:
     """An uploaded file, or pasted text, for one input slot."""
-    up = st.file_uploader(label, type=["jsonl", "json", "csv", "tsv", "txt"], key=f"file_{slot}")
+    up = st.file_uploader(label, type=["jsonl", "json", "csv", "tsv", "txt", "gz"], key=f"file_{slot}")
     pasted = st.text_area(f"... or paste the content of {label.lower()}", key=f"paste_{slot}", height=100)
     if up is not None:
         return up.name, up.getvalue()
@@ -45,11 +45,13 @@ def read_slot(label: str, slot: str) -> tuple[str, bytes] | None:
 
 def csv_mapping_widgets(name: str, data: bytes, slot: str) -> tuple[bool, CsvMapping | None]:
     """(is CSV, mapping): the mapping is None until the response and context columns are chosen."""
-    is_csv = (fmt == "csv") or (fmt is None and name.lower().endswith((".csv", ".tsv")))
+    is_csv = dashboard.is_delimited(name, data, fmt)
     if not is_csv:
         return False, None
     rows = dashboard.csv_rows(data, name=name)
     header = rows[0] if rows else []
+    if not any(h.strip() for h in header):  # empty: nothing to map; the loader says what is wrong
+        return False, None
     guess = dashboard.guess_csv_mapping(header, rows)
     st.caption("CSV column mapping for " + state.plain(name) + " (guessed from the column names and contents; "
                "change any choice)")
@@ -100,8 +102,9 @@ def show_problems(err: DataError) -> None:
     st.dataframe(rows, hide_index=True, width="stretch")
     if state.loaded() is not None:
         prev = state.loaded()
+        pair = f"{prev.comparison.system_a} vs {prev.comparison.system_b}"
         st.info("The previously loaded data is kept: " + state.plain(
-            f"{prev.name} ({prev.comparison.system_a} vs {prev.comparison.system_b})."))
+            f"{prev.name}." if pair in prev.name else f"{prev.name} ({pair})."))
 
 
 slots = [("File", "one")] if mode.startswith("One") else [("System A file", "a"), ("System B file", "b")]
@@ -175,7 +178,7 @@ data = state.loaded()
 if data is not None:
     st.divider()
     st.subheader("Loaded")
-    st.text(f"{data.name}\nA = {data.comparison.system_a}, B = {data.comparison.system_b}, {data.n} pairs "
+    st.text(f"{data.name}\nA = {data.comparison.system_a}, B = {data.comparison.system_b}, {state.counted(data.n, 'pair')} "
             f"(aligned by {data.comparison.aligned_by}); human dimensions: {', '.join(data.dimensions) or 'none'}")
     if data.comparison.unmatched_a or data.comparison.unmatched_b:
         st.warning("Rows without a partner (not scored):")

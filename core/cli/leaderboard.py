@@ -59,6 +59,8 @@ def leaderboard_command(a: argparse.Namespace) -> int:
     mapping = csv_mapping_from(a)
     check_paths(a, a.inputs, out)
     examples = rows_of_files([(path, load_file(path, a.input_format, csv_mapping=mapping)) for path in a.inputs])
+    if a.systems is not None and not a.systems:
+        raise ValueError("--systems: name one or more systems (or leave the flag out to rank them all)")
     systems = a.systems or None
     present = list(dict.fromkeys(e.system for e in examples))
     with_comma = [s for s in present if "," in s]
