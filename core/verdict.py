@@ -14,9 +14,10 @@ Rules, fixed here and nowhere else:
 - **Ties.** Metric: |a - b| <= 1e-9 x max(1, |a|, |b|). Judge: |P(A) - 0.5| < the judge's tie margin (0.05,
   stored in its checkpoint). Human: the two mean ratings differ by less than a quarter of the rating scale
   (:func:`human_tie_margin`; 1.0 on 1-5; the scale is the known one unless the ratings fall outside it), in
-  the human rows of the verdict and in the judge's agreement alike. A tie is never a win: **win rate = wins / (wins + losses)** with
-  its Wilson interval and the exact sign test on the same counts; ``win_rate_ties_split`` = (wins + ties / 2)
-  / n is reported beside it for readers used to counting ties as half.
+  the human rows of the verdict and in the judge's agreement alike. A tie is never a win: **win rate = wins /
+  (wins + losses)** with its Wilson interval and the exact sign test on the same counts;
+  ``win_rate_ties_split`` = (wins + ties / 2) / n is reported beside it for readers used to counting ties as
+  half.
 - **The judge's winner** is named when the sign test on its wins and losses gives p < 0.05.
 - **Agreement with people**: over the pairs where people clearly preferred one reply (their ratings differ
   by at least the human tie margin, or an explicit A/B vote), the share where the judge's P(A) points the
