@@ -8,6 +8,7 @@ One-call API (like ``bert_score.score``), the same engine the CLI and the dashbo
     out["ubleu"]                        # numpy array, one value per response
     p = core.judge([["lunch tomorrow?"]], ["sure, see you then"], ["no."]).p_a
     verdict = core.compare("v1.jsonl", "v2.jsonl", metrics="bleu,mme", judge=True)
+    verdict = core.compare_replies(contexts, replies_v1, replies_v2, metrics="bleu")   # in memory
 
 Models load once per process; for repeated use keep metric instances (``core.scoring.get_metric``).
 """
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from core.scoring import JudgeOutput, Options
     from core.verdict import Verdict
 
-__all__ = ["score", "judge", "compare", "__version__"]
+__all__ = ["score", "judge", "compare", "compare_replies", "__version__"]
 
 
 class _Column:
@@ -166,22 +167,17 @@ def score(responses: Sequence[str], contexts: Sequence[Sequence[str] | str],
 
     ``contexts[i]`` is a list of turns (oldest first) or one string with turns separated by newlines;
     ``references[i]`` a list of references (None/NaN items skipped), one string, or None/NaN for none.
-    ``metrics`` None: the default metrics; ``options`` an :class:`~core.scoring.Options` or a dict of its fields. Every argument may be a list, tuple, numpy array or pandas Series, read by position; Series must
+    ``metrics`` None: the default metrics; ``options`` an :class:`~core.scoring.Options` or a dict of its
+    fields. Every argument may be a list, tuple, numpy array or pandas Series, read by position; Series must
     share one index (Series with different indexes are refused, never mis-paired). A wrong item is named
     with its argument and position (and index label). A blank response scores NaN on every metric, with a
     warning that counts them (never a silent 0)."""
-    from core.data import Example
     from core.engine import blank_text_notes, parse_metrics, score_examples
     resp, ctx = _Column(responses, "responses"), _Column(contexts, "contexts")
     refs = None if references is None else _Column(references, "references")
     _aligned(resp, ctx, refs)
     names = parse_metrics(metrics)
-    exs = []
-    for i, response in enumerate(_strings(resp)):
-        turns = _texts(ctx.items[i], ctx, i, "turns")
-        _require_turns(turns, ctx, i)
-        r = [] if refs is None else _texts(refs.items[i], refs, i, "references", allow_missing=True)
-        exs.append(Example(id=str(i), system=system, context=turns, response=response, references=r, row=i))
+    exs = _examples(resp, ctx, refs, system)
     _warn_blank(blank_text_notes(exs, names))
     table = score_examples(exs, names, _options(options), progress=progress, cache=cache)
     out: dict = {m: table.column(m) for m in table.metrics}
@@ -189,6 +185,18 @@ def score(responses: Sequence[str], contexts: Sequence[Sequence[str] | str],
     out["_details"] = {m: table.results[m].details for m in table.metrics}
     out["_flags"] = table.flags
     return out
+
+
+def _examples(resp: _Column, ctx: _Column, refs: "_Column | None", system: str) -> list:
+    """One ``core.data.Example`` per response (id = its position), every item checked as :func:`score` says."""
+    from core.data import Example
+    exs = []
+    for i, response in enumerate(_strings(resp)):
+        turns = _texts(ctx.items[i], ctx, i, "turns")
+        _require_turns(turns, ctx, i)
+        r = [] if refs is None else _texts(refs.items[i], refs, i, "references", allow_missing=True)
+        exs.append(Example(id=str(i), system=system, context=turns, response=response, references=r, row=i))
+    return exs
 
 
 def judge(contexts: Sequence[Sequence[str] | str], replies_a: Sequence[str], replies_b: Sequence[str],
@@ -205,6 +213,31 @@ def judge(contexts: Sequence[Sequence[str] | str], replies_a: Sequence[str], rep
     return judge_pairs(turns, _strings(a), _strings(b), checkpoint=checkpoint, progress=progress, cache=cache)
 
 
+def compare_replies(contexts: Sequence[Sequence[str] | str], replies_a: Sequence[str], replies_b: Sequence[str],
+                    references: Sequence[Sequence[str] | str] | None = None,
+                    metrics: str | Sequence[str] | None = None, judge: bool = False,
+                    system_a: str = "A", system_b: str = "B", options: "Options | dict | None" = None,
+                    progress: "Progress | None" = None, cache: "ScoreCache | bool | None" = None,
+                    **settings: Any) -> "Verdict":
+    """The verdict on two systems' replies held in memory (no files): ``replies_a[i]`` and ``replies_b[i]``
+    answer ``contexts[i]``; arguments as :func:`score` takes them, ``settings`` as :func:`compare`. The same
+    verdict ``compare`` gives for the two files holding these rows."""
+    from core.data import align
+    from core.engine import blank_text_notes, judge_comparison, parse_metrics, score_comparison
+    from core.verdict import build_verdict, summarize_judge
+    if system_a == system_b:
+        raise ValueError(f"system_a and system_b are both {system_a!r}: give the two systems different names")
+    ctx, a, b = _Column(contexts, "contexts"), _Column(replies_a, "replies_a"), _Column(replies_b, "replies_b")
+    refs = None if references is None else _Column(references, "references")
+    _aligned(ctx, a, b, refs)
+    names = parse_metrics(metrics)
+    comp = align(_examples(a, ctx, refs, system_a), _examples(b, ctx, refs, system_b), system_a, system_b)
+    _warn_blank(blank_text_notes(comp.examples(), names, judged=judge))
+    cs = score_comparison(comp, names, _options(options), progress, cache)
+    summary = summarize_judge(comp, judge_comparison(comp, progress=progress, cache=cache)) if judge else None
+    return build_verdict(comp, cs, summary, **settings)
+
+
 def compare(input_a: str, input_b: str | None = None, system_a: str | None = None, system_b: str | None = None,
             metrics: str | Sequence[str] | None = None, judge: bool = False, options: "Options | None" = None,
             progress: "Progress | None" = None, cache: "ScoreCache | bool | None" = None,
@@ -212,10 +245,15 @@ def compare(input_a: str, input_b: str | None = None, system_a: str | None = Non
     """The verdict on two systems: two files (one system each) or one multi-system file with two chosen;
     ``settings`` go to ``core.verdict.build_verdict`` (``n_boot``, ``n_perm``, ``level``, ``seed``, ``human``);
     ``cache`` as in :func:`score`."""
+    import os
     from core.data import load_comparison
     from core.engine import judge_comparison, score_comparison
     from core.verdict import build_verdict, summarize_judge
-    comp = load_comparison(input_a, input_b, system_a, system_b)
+    for name, path in (("input_a", input_a), ("input_b", input_b)):
+        if path is not None and not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"{name} is a file's path, got {type(path).__name__}; for replies held in memory use "
+                            "core.compare_replies(contexts, replies_a, replies_b, ...)")
+    comp = load_comparison(str(input_a), None if input_b is None else str(input_b), system_a, system_b)
     cs = score_comparison(comp, metrics, _options(options), progress, cache)
     summary = summarize_judge(comp, judge_comparison(comp, progress=progress, cache=cache)) if judge else None
     return build_verdict(comp, cs, summary, **settings)

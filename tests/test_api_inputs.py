@@ -139,3 +139,24 @@ def test_options_cache_metrics_and_missing_reference_items():
         with pytest.raises(TypeError, match=re.escape(message)):
             core.score(RESPONSES, CONTEXTS, REFERENCES, **{"metrics": "bleu", **kwargs})
     assert list(core.score(RESPONSES, CONTEXTS, REFERENCES, metrics="BLEU")["_signatures"]) == ["bleu"]
+
+
+def test_compare_replies_gives_the_verdict_compare_gives_for_the_same_rows(tmp_path):
+    """Two systems' replies in memory: the same verdict as `core.compare` on two files holding those rows."""
+    import json
+    a = ["sure, see you then", "paris, i think", "green tea with honey", "yes", "i like dogs", "no idea"]
+    b = ["no", "what?", "tea", "maybe tomorrow", "cats are fine", "ok"]
+    ctx = [["lunch tomorrow?"], ["capital of france?"], ["morning drink?"], ["coming?"], ["pets?"], ["plans?"]]
+    refs = [["ok, see you tomorrow"], ["paris"], ["green tea"], ["yes i am"], ["i have a dog"], ["none yet"]]
+    for name, replies in (("a", a), ("b", b)):
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps({"id": str(i), "context": c, "response": r,
+                                                                    "references": f}) + "\n"
+                                                        for i, (c, r, f) in enumerate(zip(ctx, replies, refs))))
+    kw = dict(metrics="bleu", n_boot=200, n_perm=200)
+    files = core.compare(str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), **kw).to_dict()
+    memory = core.compare_replies(ctx, a, b, refs, system_a="a", system_b="b", **kw).to_dict()
+    assert memory["sentence"] == files["sentence"] and memory["metrics"] == files["metrics"]
+    with pytest.raises(ValueError, match="must have the same length"):
+        core.compare_replies(ctx, a, b[:-1], metrics="bleu")
+    with pytest.raises(TypeError, match="for replies held in memory use core.compare_replies"):
+        core.compare(pd.DataFrame({"response": a}))
