@@ -642,8 +642,9 @@ def verdict_sentence(v: Verdict) -> str:
                 drv = next((d for d in v.drivers if d.metric == best.metric), None)
                 fragile = "; it rests on a few pairs: not significant without the top 5 %" if (
                     drv is not None and drv.testable and not drv.survives) else ""
-                clauses.append(f"{len(agree)} of {len(mrows)} metrics agree ({best.metric} "
-                               f"{_margin(best, side)}{fragile})")
+                agreeing = (f"{len(agree)} of {len(mrows)} metrics agree" if len(mrows) > 1
+                            else "its one metric agrees")
+                clauses.append(f"{agreeing} ({best.metric} {_margin(best, side)}{fragile})")
             elif basis != "metrics":
                 clauses.append("no metric agrees")
             if against:

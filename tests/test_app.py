@@ -840,3 +840,21 @@ def test_pasted_csv_gets_its_columns_mapped():
     assert dashboard.is_delimited("pasted-one.txt", pasted)
     assert not dashboard.is_delimited("pasted-one.txt", b'{"context": ["hi"], "response": "yo"}\n')
     assert not dashboard.is_delimited("pasted-one.txt", pasted, "jsonl") and dashboard.is_delimited("x.csv", b"")
+
+
+def test_with_no_metric_the_home_page_gives_the_people_s_verdict(new_app):
+    """No metric chosen: the home page said only "Choose at least one metric" although the input's ratings make
+    a verdict (the command line's `judge` and `compare` give it)."""
+    rows = "".join(json.dumps({"id": str(i), "system": s, "context": [f"what about topic {i}?"], "response": reply,
+                               "scores": {"Overall": score}}) + "\n"
+                   for i in range(10) for s, reply, score in (("alpha", f"topic {i} is great", 4 if i < 9 else 2),
+                                                              ("beta", "no", 1 if i < 9 else 3)))
+    at = new_app(metrics=())
+    at.run()
+    at.switch_page("views/upload.py").run()
+    at.selectbox(key="upload_format").set_value("jsonl").run()
+    at.text_area(key="paste_one").set_value(rows).run()
+    at.button(key="use_one").click().run()
+    at.switch_page("views/home.py").run()
+    assert not at.exception, at.exception
+    assert at.session_state["verdict"].sentence.startswith("alpha is better than beta: people rate it higher")

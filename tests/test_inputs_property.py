@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from core.cli import main
 from core.data import split_lines
+from core.engine import is_blank
 
 # 45 examples per format in the test run; DIALEVAL_PROPERTY_EXAMPLES=2000 for a longer hunt (same seeds)
 PROPERTY = settings(max_examples=int(os.environ.get("DIALEVAL_PROPERTY_EXAMPLES", "45")), deadline=None,
@@ -132,8 +133,8 @@ def check(name: str, data: bytes, records: list[dict], faults: dict[int, str], r
         assert code == 0, err
         assert [w["id"] for w in written] == [r["id"] for r in records]
         for w, r in zip(written, records):
-            blank = not r["response"].strip()
-            no_ref = not [x for x in r["references"] if x.strip()]
+            blank = is_blank(r["response"])  # white space or zero-width characters only (U+FEFF, U+200B)
+            no_ref = not [x for x in r["references"] if not is_blank(x)]
             assert (w["metrics"]["bleu"] is None) == (blank or no_ref)
 
 

@@ -53,7 +53,7 @@ def test_the_one_line_verdict_states_direction_in_words_and_names_both_systems()
     comp = _comparison(exs, "mid", "good")  # B is better
     v = build_verdict(comp, score_comparison(comp, ["bleu"]), n_boot=500, n_perm=500)
     s = verdict_sentence(v)
-    assert s.startswith("good is better than mid: 1 of 1 metrics agree (bleu +")
+    assert s.startswith("good is better than mid: its one metric agrees (bleu +")
     assert re.search(r"bleu \+\d+\.\d+ \[\+\d+\.\d+, \+\d+\.\d+\]", s), s  # in favour of the winner: positive
     assert v.to_dict()["sentence"] == s == v.sentence
     # the text output of `compare` starts with it; csv's first row is it; markdown bolds it

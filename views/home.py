@@ -29,9 +29,12 @@ def home() -> None:
     cs = state.get_scores(data, metrics) if metrics else None
     cs = cs if cs is not None and cs.metrics else None
     judge = state.judge_summary(data)
-    if cs is None and judge is None:
+    if cs is None and judge is None and not data.dimensions:  # people's ratings make a verdict on their own
         st.info("Choose at least one metric in the sidebar (or run the judge on the A/B judge page).")
         return
+    if cs is None and judge is None:
+        st.caption("No metric chosen: the verdict comes from the people's ratings in the input (choose metrics in "
+                   "the sidebar, or run the judge on the A/B judge page).")
     verdict = state.cached_verdict(data.key, tuple(cs.metrics) if cs else (), judge is not None, comp, cs, judge)
     st.session_state["verdict"] = verdict  # what this page shows: the tests read it
     with st.container(border=True, key="verdict"):
@@ -44,7 +47,8 @@ def home() -> None:
     if verdict.context_mismatches:
         st.warning(state.plain(mismatch_warning(verdict) + ": " + "; ".join(verdict.context_mismatches[:5])
                                + ("; ..." if len(verdict.context_mismatches) > 5 else "")))
-    st.markdown(f"**A**: {state.plain(comp.system_a)} · **B**: {state.plain(comp.system_b)} · {state.counted(data.n, 'pair')} "
+    st.markdown(f"**A**: {state.plain(comp.system_a)} · **B**: {state.plain(comp.system_b)} · "
+                f"{state.counted(data.n, 'pair')} "
                 f"(aligned by {comp.aligned_by}) · human dimensions: "
                 f"{state.plain(', '.join(data.dimensions)) if data.dimensions else 'none'} · source: "
                 f"{state.plain(data.name)}")
@@ -58,7 +62,8 @@ def home() -> None:
                  "pair side by side, signatures and the input files' SHA-256. The same as `dialeval report`.")
     ok, _ = dashboard.judge_status()
     if judge is None and ok:
-        if c2.button(f"Run the A/B judge over the {state.counted(data.n, 'pair')} (about {state.judge_seconds(data.n):.0f} s)",
+        if c2.button(f"Run the A/B judge over the {state.counted(data.n, 'pair')} "
+                     f"(about {state.judge_seconds(data.n):.0f} s)",
                      key="home_run_judge"):
             state.run_judge(data)
             st.rerun()
@@ -87,15 +92,17 @@ def home() -> None:
         j = verdict.judge
         w = j.win
         lc = j.length_controlled
-        st.text(f"Judge: prefers A in {w.wins}, B in {w.losses}, tie in {w.ties} of {state.counted(j.n, 'pair')}; win rate of A "
+        st.text(f"Judge: prefers A in {w.wins}, B in {w.losses}, tie in {w.ties} of {state.counted(j.n, 'pair')}; "
+                f"win rate of A "
                 f"{w.rate:.1%} (ties excluded) [{w.low:.1%}, {w.high:.1%}] -> {j.better(comp.system_a, comp.system_b)}"
                 + (f"\nLength-controlled win rate of A (at equal reply length): {dashboard.rate_interval(lc)}; "
                    f"{length_words(lc.mean_length_diff)}" if lc is not None and lc.n else ""))
     tuned = state.refit(data)
     if tuned is not None:
         t = tuned["summary"]
-        st.text(f"Judge re-fit on your {state.counted(tuned['n_votes'], 'vote')}: win rate of A {t.win.rate:.1%} [{t.win.low:.1%}, "
-                f"{t.win.high:.1%}] over all {state.counted(t.n, 'pair')} (A/tie/B {t.win.wins}/{t.win.ties}/{t.win.losses})")
+        st.text(f"Judge re-fit on your {state.counted(tuned['n_votes'], 'vote')}: win rate of A {t.win.rate:.1%} "
+                f"[{t.win.low:.1%}, {t.win.high:.1%}] over all {state.counted(t.n, 'pair')} "
+                f"(A/tie/B {t.win.wins}/{t.win.ties}/{t.win.losses})")
     rows = verdict.rows("metric")
     if rows:
         st.plotly_chart(state.interval_figure(rows, "A - B per metric with 95% interval (right of the dashed line: "

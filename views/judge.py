@@ -30,7 +30,8 @@ if data is not None and ok:
     comp = data.comparison
     if state.judge_output(data) is None:
         st.text(f"{state.counted(data.n, 'pair')}: {comp.system_a} (A) vs {comp.system_b} (B)")
-        if st.button(f"Run the judge over all {state.counted(data.n, 'pair')} (about {state.judge_seconds(data.n):.0f} s)",
+        over = f"{'the' if data.n == 1 else 'all'} {state.counted(data.n, 'pair')}"
+        if st.button(f"Run the judge over {over} (about {state.judge_seconds(data.n):.0f} s)",
                      type="primary", key="run_judge"):
             if state.run_judge(data) is not None:
                 st.rerun()  # draw the page again without the button (as the home page does)
@@ -54,7 +55,8 @@ if data is not None and ok:
             c1.text(f"at equal reply length: {dashboard.rate_interval(lc)}")
         c2.metric("A / tie / B", f"{summ.win.wins} / {summ.win.ties} / {summ.win.losses}")
         if tuned is not None:
-            c2.metric(f"Re-fit on your {state.counted(tuned['n_votes'], 'vote')}: win rate of A", f"{tuned['summary'].win.rate:.1%}",
+            c2.metric(f"Re-fit on your {state.counted(tuned['n_votes'], 'vote')}: win rate of A",
+                      f"{tuned['summary'].win.rate:.1%}",
                       help="the judge re-fitted on your votes (below), over every loaded pair")
             c2.text(f"95% interval [{tuned['summary'].win.low:.1%}, {tuned['summary'].win.high:.1%}]")
         c3.metric("Order disagreement", f"{summ.order_disagreement:.1%}",
@@ -69,7 +71,8 @@ if data is not None and ok:
                 st.metric("Agreement with humans", f"{h.agreement:.1%}",
                           help="share of the pairs people clearly preferred one reply where the judge's P(A) points "
                                "the same way (P(A) = 0.5 counts half)")
-                st.text(f"{state.counted(h.n, 'pair')} with a clear human preference, 95% interval [{h.low:.1%}, {h.high:.1%}]; "
+                st.text(f"{state.counted(h.n, 'pair')} with a clear human preference, 95% interval "
+                        f"[{h.low:.1%}, {h.high:.1%}]; "
                         f"chance is 50%; on the {h.n_decided} pairs the judge did not call a tie: "
                         f"{h.agreement_decided:.1%}")
             else:
@@ -120,7 +123,8 @@ if data is not None:
     mine = dashboard.pair_votes(comp, given)
     enough, where = dashboard.enough_votes(mine)
     v1, v2 = st.columns([2, 1])
-    v1.text(f"{state.counted(len(mine), 'vote')} (A {sum(v.vote == 'A' for v in mine)}, tie {sum(v.vote == 'tie' for v in mine)}, "
+    v1.text(f"{state.counted(len(mine), 'vote')} (A {sum(v.vote == 'A' for v in mine)}, "
+            f"tie {sum(v.vote == 'tie' for v in mine)}, "
             f"B {sum(v.vote == 'B' for v in mine)}): {where}")
     v2.download_button("Download your votes (JSONL)", dashboard.votes_jsonl(mine), file_name="dialeval_votes.jsonl",
                        mime="application/jsonl", key="votes_download_mine", on_click="ignore", disabled=not mine)
@@ -169,14 +173,18 @@ if data is not None and ok:
     if votes is not None:
         on_pairs = votes_for_pairs(comp, votes)
         n_on = sum(v is not None for v in on_pairs)
-        st.text(f"{state.counted(len(votes), 'vote')} (A {sum(v.vote == 'A' for v in votes)}, B {sum(v.vote == 'B' for v in votes)}, "
-                f"tie {sum(v.vote == 'tie' for v in votes)}); {n_on} of them are on the {data.n} loaded pairs, "
-                f"{data.n - n_on} loaded pairs have no vote and get the re-fitted judge's prediction.")
+        st.text(f"{state.counted(len(votes), 'vote')} (A {sum(v.vote == 'A' for v in votes)}, "
+                f"B {sum(v.vote == 'B' for v in votes)}, "
+                f"tie {sum(v.vote == 'tie' for v in votes)}); {n_on} of them {'is' if n_on == 1 else 'are'} on the "
+                f"{state.counted(data.n, 'loaded pair')}; {data.n - n_on} of those "
+                f"ha{'s' if data.n - n_on == 1 else 've'} no vote "
+                "and get the re-fitted judge's prediction.")
         folds = dashboard.MIN_VOTE_CONTEXTS
         enough, where = dashboard.enough_votes(votes)
         if not enough:
             st.info(f"Not enough votes yet: {where}.")
-        elif st.button(f"Re-fit the judge on {state.counted(len(votes), 'vote')} and draw the learning curve", type="primary",
+        elif st.button(f"Re-fit the judge on {state.counted(len(votes), 'vote')} and draw the learning curve",
+                       type="primary",
                        key="tune_votes"):
             from core.judges import votes as V
             from core.judges.pairwise import load_judge
@@ -207,7 +215,8 @@ if data is not None and ok:
             curve, rest, after, shipped = done["curve"], done["rest"], done["output"], done["shipped"]
             s_all, s_shipped = done["summary"], summarize_judge(comp, shipped)
             r1, r2 = st.columns(2)
-            r1.metric(f"Re-fitted judge: win rate of A over all {state.counted(data.n, 'pair')}", f"{s_all.win.rate:.1%}")
+            r1.metric(f"Re-fitted judge: win rate of A over all {state.counted(data.n, 'pair')}",
+                      f"{s_all.win.rate:.1%}")
             r1.text(f"95% interval [{s_all.win.low:.1%}, {s_all.win.high:.1%}]")
             r2.metric("Shipped judge on the same pairs", f"{s_shipped.win.rate:.1%}")
             st.plotly_chart(dashboard.learning_curve_figure(curve), width="stretch", key="votes_curve")
@@ -219,7 +228,8 @@ if data is not None and ok:
                 rest_comp = Comparison(comp.system_a, comp.system_b, [comp.pairs[i] for i in rest])
                 before_r, after_r = shipped.subset(rest), after.subset(rest)
                 summ_r, summ_before_r = summarize_judge(rest_comp, after_r), summarize_judge(rest_comp, before_r)
-                st.text(f"On the {state.counted(len(rest), 'pair')} without a vote: re-fitted judge {win_rate_text(summ_r)}, shipped "
+                st.text(f"On the {state.counted(len(rest), 'pair')} without a vote: re-fitted judge "
+                        f"{win_rate_text(summ_r)}, shipped "
                         f"judge {win_rate_text(summ_before_r)} (win rate of A)")
                 pred = dashboard.rest_frame(comp, rest, before_r.p_a, after_r.p_a, after_r.verdict)
                 st.dataframe(pred, hide_index=True, width="stretch", height=320,

@@ -16,7 +16,8 @@ from views import state
 
 st.session_state["_page"] = "leaderboard"
 st.title("Leaderboard")
-st.caption("Two or more systems (made for three or more) that answered the same contexts, ranked: each metric's mean with a 95% interval "
+st.caption("Two or more systems (made for three or more) that answered the same contexts, ranked: each metric's "
+           "mean with a 95% interval "
            "(contexts resampled), every pair of systems compared with Holm-adjusted p-values, and with the judge "
            "Bradley-Terry ratings (Elo scale) with bootstrap intervals. The same as `dialeval leaderboard`.")
 
@@ -60,7 +61,7 @@ else:
         st.warning("Choose at least two systems.")
         st.stop()
     if len(chosen) == 2:
-        st.caption("Two systems: the Overview and Scores pages give their full verdict (per-metric tests, what "
+        st.caption("Two systems: the Home and Scores pages give their full verdict (per-metric tests, what "
                    "drives the difference, slices); the leaderboard ranks them too.")
     try:
         grid = shared_contexts(examples, chosen)
@@ -129,5 +130,6 @@ else:
     d1, d2 = st.columns(2)
     d1.download_button("Download (JSON)", to_json(lb.to_dict()), file_name="dialeval_leaderboard.json",
                        mime="application/json", key="lb_json", on_click="ignore")
-    d2.download_button("Download (Markdown)", render_leaderboard(lb, "markdown") + "\n", file_name="dialeval_leaderboard.md",
+    d2.download_button("Download (Markdown)", render_leaderboard(lb, "markdown") + "\n",
+                       file_name="dialeval_leaderboard.md",
                        mime="text/markdown", key="lb_md", on_click="ignore")

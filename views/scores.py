@@ -79,7 +79,7 @@ if data is not None and metrics:
         if view.empty:
             st.info(f"No pair matches the filter (of {len(df)} pairs). Clear the text or choose 'all'.")
         else:
-            st.caption(f"{len(view)} of {len(df)} pairs, sorted by {sort_by} "
+            st.caption(f"{len(view)} of {state.counted(len(df), 'pair')}, sorted by {sort_by} "
                        f"({'descending' if desc else 'ascending'}). Click a row to open it below; click a column "
                        "header to sort by it (the ⋮ column menu's sort reorders only the view; exports follow the "
                        "order stated here). Differences are A - B.")
@@ -89,10 +89,10 @@ if data is not None and metrics:
                          on_select=on_table_select, selection_mode=["single-row", "single-column", "single-cell"])
             shown = "all" if len(view) == len(df) else "the"
             d1, d2 = st.columns(2)
-            d1.download_button(f"Export {shown} {len(view)} shown pairs (CSV)",
+            d1.download_button(f"Export {shown} {state.counted(len(view), 'shown pair')} (CSV)",
                                dashboard.export_csv(view, cs.comparison),
                                file_name="dialeval_scores.csv", mime="text/csv", key="dl_csv", on_click="ignore")
-            d2.download_button(f"Export {shown} {len(view)} shown pairs with details (JSONL)",
+            d2.download_button(f"Export {shown} {state.counted(len(view), 'shown pair')} with details (JSONL)",
                                dashboard.export_jsonl(cs, view["pair"].tolist()), file_name="dialeval_scores.jsonl",
                                mime="application/jsonl", key="dl_jsonl", on_click="ignore")
 

@@ -209,9 +209,10 @@ def selected_metrics() -> list[str]:
     avail = list(available_metrics())
     if "metrics" not in st.session_state:
         url = st.query_params.get("m")
-        env = os.environ.get("DIALEVAL_APP_METRICS")  # e.g. "bleu" for a fast start (tests, benchmarks)
+        env = os.environ.get("DIALEVAL_APP_METRICS") or None  # e.g. "bleu" for a fast start (tests, benchmarks)
         chosen = url if url is not None else env
-        st.session_state["metrics"] = ([m for m in chosen.split(",") if m in avail] if chosen
+        # an address with an empty m= is a choice of no metric (kept after a refresh), not "the defaults"
+        st.session_state["metrics"] = ([m for m in chosen.split(",") if m in avail] if chosen is not None
                                        else dashboard.default_metrics(avail))
     return [m for m in st.session_state["metrics"] if m in avail]
 
@@ -261,7 +262,8 @@ def show_loaded(box: Any) -> None:
             st.caption("Nothing loaded yet.")
         else:
             st.caption("Loaded")
-            st.text(f"{data.name}\nA: {data.comparison.system_a}\nB: {data.comparison.system_b}\n{counted(data.n, 'pair')}")
+            st.text(f"{data.name}\nA: {data.comparison.system_a}\nB: {data.comparison.system_b}\n"
+                    f"{counted(data.n, 'pair')}")
             unmatched = data.comparison.describe_unmatched()
             if unmatched:  # on every page: rows without a partner are never dropped silently
                 with st.expander(f"{len(unmatched)} unmatched row(s), not compared"):

@@ -178,7 +178,8 @@ data = state.loaded()
 if data is not None:
     st.divider()
     st.subheader("Loaded")
-    st.text(f"{data.name}\nA = {data.comparison.system_a}, B = {data.comparison.system_b}, {state.counted(data.n, 'pair')} "
+    st.text(f"{data.name}\nA = {data.comparison.system_a}, B = {data.comparison.system_b}, "
+            f"{state.counted(data.n, 'pair')} "
             f"(aligned by {data.comparison.aligned_by}); human dimensions: {', '.join(data.dimensions) or 'none'}")
     if data.comparison.unmatched_a or data.comparison.unmatched_b:
         st.warning("Rows without a partner (not scored):")
