@@ -38,8 +38,9 @@ import sqlite3
 import threading
 import time
 import zlib
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 DEFAULT_MAX_MB = 1024
 COMPRESS_FROM = 1024
@@ -175,10 +176,24 @@ class ScoreCache:
                 con.commit()
             except sqlite3.DatabaseError as e:
                 con.close()
-                raise CacheError(f"{self.path} is not a dialeval score cache ({e}); remove it or set "
-                                 "DIALEVAL_CACHE to another folder") from None
+                raise CacheError(f"{self.path} is not a dialeval score cache ({e}): `dialeval cache clear` removes "
+                                 "it, or set DIALEVAL_CACHE to another folder") from None
             self._ready = True
         return con
+
+    @contextmanager
+    def _session(self) -> Iterator[sqlite3.Connection]:
+        """A connection under the lock, closed after; a damaged file (``database disk image is malformed``)
+        is a :class:`CacheError` that says how to recover, never a traceback."""
+        with self._lock:
+            con = self._connect()
+            try:
+                yield con
+            except sqlite3.DatabaseError as e:
+                raise CacheError(f"the score cache {self.path} is damaged ({e}): `dialeval cache clear` removes "
+                                 "it (it is made again), or run with --no-cache") from None
+            finally:
+                con.close()
 
     def get_many(self, ns: str, keys: Sequence[str]) -> dict[str, Any]:
         """The cached values of ``keys`` under ``ns`` (absent keys are left out)."""
@@ -186,23 +201,19 @@ class ScoreCache:
         found: dict[str, Any] = self.precomputed.get_many(ns, keys) if self.precomputed is not None else {}
         rest = [k for k in keys if k not in found]
         if rest and self.max_bytes > 0 and self.path.exists():
-            with self._lock:
-                con = self._connect()
-                try:
-                    now = time.time()
-                    for i in range(0, len(rest), _CHUNK):
-                        chunk = rest[i:i + _CHUNK]
-                        marks = ",".join("?" * len(chunk))
-                        got = con.execute(f"SELECT key, value FROM entries WHERE ns = ? AND key IN ({marks})",
-                                          [ns, *chunk]).fetchall()
-                        for k, v in got:
-                            found[k] = read_value(v)
-                        if got:  # used now: the size cap drops the least recently used first
-                            con.execute(f"UPDATE entries SET used = ? WHERE ns = ? AND key IN "
-                                        f"({','.join('?' * len(got))})", [now, ns, *[k for k, _ in got]])
-                    con.commit()
-                finally:
-                    con.close()
+            with self._session() as con:
+                now = time.time()
+                for i in range(0, len(rest), _CHUNK):
+                    chunk = rest[i:i + _CHUNK]
+                    marks = ",".join("?" * len(chunk))
+                    got = con.execute(f"SELECT key, value FROM entries WHERE ns = ? AND key IN ({marks})",
+                                      [ns, *chunk]).fetchall()
+                    for k, v in got:
+                        found[k] = read_value(v)
+                    if got:  # used now: the size cap drops the least recently used first
+                        con.execute(f"UPDATE entries SET used = ? WHERE ns = ? AND key IN "
+                                    f"({','.join('?' * len(got))})", [now, ns, *[k for k, _ in got]])
+                con.commit()
         self.hits += len(found)
         self.misses += len(keys) - len(found)
         return found
@@ -217,15 +228,11 @@ class ScoreCache:
             value = stored_value(v)
             size = len(value) if isinstance(value, bytes) else len(value.encode("utf-8"))
             rows.append((ns, k, value, size + len(k) + len(ns), now))
-        with self._lock:
-            con = self._connect()
-            try:
-                con.executemany("INSERT OR REPLACE INTO entries (ns, key, value, bytes, used) VALUES (?, ?, ?, ?, ?)",
-                                rows)
-                con.commit()
-                self._trim(con)
-            finally:
-                con.close()
+        with self._session() as con:
+            con.executemany("INSERT OR REPLACE INTO entries (ns, key, value, bytes, used) VALUES (?, ?, ?, ?, ?)",
+                            rows)
+            con.commit()
+            self._trim(con)
 
     def _trim(self, con: sqlite3.Connection) -> None:
         total = con.execute("SELECT COALESCE(SUM(bytes), 0) FROM entries").fetchone()[0]
@@ -258,33 +265,35 @@ class ScoreCache:
         out: dict[str, Any] = {"path": str(self.path), "max_bytes": self.max_bytes, "entries": 0, "bytes": 0,
                                "namespaces": {}}
         if self.path.exists():
-            with self._lock:
-                con = self._connect()
-                try:
-                    for ns, n, b in con.execute("SELECT ns, COUNT(*), SUM(bytes) FROM entries GROUP BY ns ORDER BY ns"):
-                        out["namespaces"][ns] = {"entries": n, "bytes": b}
-                        out["entries"] += n
-                        out["bytes"] += b
-                finally:
-                    con.close()
+            with self._session() as con:
+                for ns, n, b in con.execute("SELECT ns, COUNT(*), SUM(bytes) FROM entries GROUP BY ns ORDER BY ns"):
+                    out["namespaces"][ns] = {"entries": n, "bytes": b}
+                    out["entries"] += n
+                    out["bytes"] += b
         out["file_bytes"] = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*")
                                 if p.is_file())
         out["precomputed"] = [str(p) for p in self.precomputed.paths] if self.precomputed is not None else []
         return out
 
     def clear(self) -> int:
-        """Remove every entry; returns how many there were."""
+        """Remove every entry; returns how many there were. A file that is not a usable score cache (damaged,
+        or another program's) is removed, with its journal, and counted as 0 entries."""
         if not self.path.exists():
             return 0
-        with self._lock:
-            con = self._connect()
-            try:
-                n = con.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
-                con.execute("DELETE FROM entries")
-                con.commit()
-                con.execute("VACUUM")
-            finally:
-                con.close()
+        try:
+            return self._clear()
+        except CacheError:
+            for p in [self.path, *(self.path.with_name(self.path.name + x) for x in ("-wal", "-shm", "-journal"))]:
+                p.unlink(missing_ok=True)
+            self._ready = False
+            return 0
+
+    def _clear(self) -> int:
+        with self._session() as con:
+            n = con.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
+            con.execute("DELETE FROM entries")
+            con.commit()
+            con.execute("VACUUM")
         return n
 
     def export(self, namespaces: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
@@ -292,14 +301,10 @@ class ScoreCache:
         out: dict[str, dict[str, Any]] = {}
         if not self.path.exists():
             return out
-        with self._lock:
-            con = self._connect()
-            try:
-                for ns, k, v in con.execute("SELECT ns, key, value FROM entries ORDER BY ns, key"):
-                    if namespaces is None or ns in namespaces:
-                        out.setdefault(ns, {})[k] = read_value(v)
-            finally:
-                con.close()
+        with self._session() as con:
+            for ns, k, v in con.execute("SELECT ns, key, value FROM entries ORDER BY ns, key"):
+                if namespaces is None or ns in namespaces:
+                    out.setdefault(ns, {})[k] = read_value(v)
         return out
 
 

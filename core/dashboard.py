@@ -25,7 +25,7 @@ from core.data import (Comparison, CsvMapping, DataError, Example, Problem, comp
                        decode_text, detect_format, dimensions, load_file, pair_files, systems_in)
 from core.engine import DEFAULT_METRICS, ComparisonScores, ScoreTable
 from core.html_report import InputFile, input_file
-from core.judges.pairs import Pair
+from core.judges.pairs import MIN_VOTE_CONTEXTS, MIN_VOTES, Pair, enough_votes  # noqa: F401 (the pages use them)
 from core.report import SIGNIFICANT_DIGITS
 from core.scoring import metric_class
 from core.settings import cache_dir
@@ -34,8 +34,6 @@ from core.verdict import Verdict, human_tie_margin, pair_winner
 DEMO_NAME = "built-in demo (chitchat: C-BM25 vs SmolLM2-135M)"
 RATED_DEMO_NAME = "built-in human-rated sample (engagement-dd: generated vs human replies)"
 MAX_UPLOAD_MB = 50  # must match server.maxUploadSize in .streamlit/config.toml (a test checks)
-MIN_VOTES = 10  # A/B votes (ties do not count) before the judge can be re-fit on them ...
-MIN_VOTE_CONTEXTS = 5  # ... on at least this many different contexts (one per cross-validation fold)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -691,18 +689,6 @@ def load_pair_votes(key: str, comp: Comparison) -> dict[int, str]:
         return {}
     got = votes_for_pairs(comp, load_votes(path))
     return {i: v for i, v in enumerate(got) if v is not None}
-
-
-def enough_votes(votes: Sequence[Pair]) -> tuple[bool, str]:
-    """Whether the judge can be re-fit on ``votes``: at least ``MIN_VOTES`` votes for A or B (a tie says
-    nothing about which reply is better) on at least ``MIN_VOTE_CONTEXTS`` different contexts (the re-fit's
-    cross-validation splits by context); and the sentence that says where the count stands."""
-    from core.judges.pairs import context_key
-    decided = [v for v in votes if v.vote in ("A", "B")]
-    contexts = len({context_key(v.context) for v in decided})
-    ok = len(decided) >= MIN_VOTES and contexts >= MIN_VOTE_CONTEXTS
-    return ok, (f"{len(decided)} of the {MIN_VOTES} A/B votes needed, on {contexts} different context"
-                f"{'s' * (contexts != 1)} (at least {MIN_VOTE_CONTEXTS} needed; ties do not count)")
 
 
 def curve_sizes(n_votes: int, folds: int) -> list[int]:

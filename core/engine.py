@@ -211,8 +211,9 @@ class ScoreTable:
                                    "metrics": {m: _num(r.scores[i]) for m, r in self.results.items()}}
             if ex.scores:
                 rec["human"] = dict(ex.scores)
-            if with_details:
-                rec["details"] = {m: r.details[i] for m, r in self.results.items() if r.details is not None}
+            if with_details:  # keys sorted: a row read from the cache or the precomputed demo writes the same bytes
+                rec["details"] = {m: keys_sorted(r.details[i]) for m, r in self.results.items()
+                                  if r.details is not None}
             if self.flags and self.flags[i]:
                 rec["flags"] = list(self.flags[i])
             out.append(rec)
@@ -231,6 +232,15 @@ class ScoreTable:
         idx = list(idx)
         return ScoreTable([self.examples[i] for i in idx], {m: r.subset(idx) for m, r in self.results.items()},
                           [self.flags[i] for i in idx] if self.flags else [])
+
+
+def keys_sorted(value: Any) -> Any:
+    """``value`` with every dict's keys in sorted order, at any depth (lists keep their order)."""
+    if isinstance(value, dict):
+        return {k: keys_sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [keys_sorted(v) for v in value]
+    return value
 
 
 def _num(x: float) -> float | None:

@@ -158,12 +158,30 @@ def write_text(path: str | os.PathLike, text: str) -> None:
 
 
 def _settle(tmp: Path, target: Path) -> None:
-    """Give ``tmp`` the permissions of the file it replaces, then rename it over ``target``."""
+    """Give ``tmp`` the permissions of the file it replaces (a new file: those ``open()`` gives, 0o666 minus the
+    umask, whatever the writer used: safetensors wrote 0o600), then rename it over ``target``."""
     try:
-        os.chmod(tmp, stat.S_IMODE(target.stat().st_mode))
+        mode = stat.S_IMODE(target.stat().st_mode)
     except FileNotFoundError:
-        pass
+        mode = 0o666 & ~_umask()
+    if tmp.is_file():
+        os.chmod(tmp, mode)
     os.replace(tmp, target)
+
+
+def _umask() -> int:
+    """The process's umask: from ``/proc`` where there is one (reading it with ``os.umask`` sets it for a moment,
+    which another thread creating a file could see), else set and restored at once."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _remove(tmp: Path) -> None:

@@ -11,7 +11,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from core.cache import Precomputed, ScoreCache, export_precomputed, judge_namespace, pair_key, row_key
+from core.cache import CacheError, Precomputed, ScoreCache, export_precomputed, judge_namespace, pair_key, row_key
 from core.data import load_comparison, load_jsonl
 from core.engine import (DEFAULT_METRICS, cached_judge_comparison, judge_pairs, metric_namespace,
                          score_examples)
@@ -151,13 +151,19 @@ def test_cli_keeps_rows_and_no_cache_keeps_nothing(tmp_path, repo_root):
     assert "removed 6 entries" in run("cache", "clear")
     # what else the folder holds is listed (SmolLM2's 520 MB copy was invisible) and removed only with --all;
     # the dashboard's votes and uploads are the user's and stay
-    (tmp_path / "c" / "smollm2-copy").write_bytes(b"x" * 2048)
+    # and a file dialeval did not make is never touched (the folder may be one the user shares: --all removed it)
+    copy = tmp_path / "c" / "smollm2-135m-f32-98362432-b179c9523d0e"
+    copy.mkdir()
+    (copy / "model.safetensors").write_bytes(b"x" * 2048)
     (tmp_path / "c" / "votes").mkdir()
     (tmp_path / "c" / "votes" / "k.jsonl").write_text("{}\n")
-    assert "smollm2-copy" in run("cache", "info") and "votes" not in run("cache", "info")
+    (tmp_path / "c" / "thesis.tex").write_text("my thesis\n")
+    info = run("cache", "info")
+    assert copy.name in info and "votes" not in info and "thesis" not in info
     assert "kept 1 other file(s)" in run("cache", "clear")
     assert "removed 1 other file(s)" in run("cache", "clear", "--all")
-    assert not (tmp_path / "c" / "smollm2-copy").exists() and (tmp_path / "c" / "votes" / "k.jsonl").exists()
+    assert not copy.exists() and (tmp_path / "c" / "votes" / "k.jsonl").exists()
+    assert (tmp_path / "c" / "thesis.tex").read_text() == "my thesis\n"
 
 
 def test_precomputed_layer_answers_first_and_only_for_its_keys(rows, tmp_path):
@@ -274,3 +280,39 @@ def test_the_judges_cache_keeps_devices_and_cpu_kinds_apart(tmp_path, monkeypatc
     monkeypatch.setattr(core.engine, "device_key", lambda d: "cpu-another-kernel-family")
     judge_pairs(ctx, a, b, judge="test-length", cache=store)  # another kind of CPU: judged anew
     assert _LengthJudge.asked == [2, 2, 2]
+
+
+def test_a_damaged_cache_file_is_an_error_with_a_way_out_and_clear_removes_it(tmp_path):
+    """Pages of the SQLite file overwritten (a full disk, a copy cut short): scoring and `cache info` ended in a
+    traceback and `cache clear` could not reset it."""
+    import random
+    path = tmp_path / "scores.sqlite3"
+    store = ScoreCache(path, max_bytes=1 << 30)
+    store.put_many("ns", {f"k{i}": {"v": "x" * 200, "i": i} for i in range(3000)})
+    with open(path, "r+b") as f:
+        rnd = random.Random(0)
+        for page in range(10, 20):
+            f.seek(page * 4096)
+            f.write(bytes(rnd.randrange(256) for _ in range(4096)))
+    damaged = ScoreCache(path, max_bytes=1 << 30)
+    with pytest.raises(CacheError, match="is damaged .*`dialeval cache clear` removes it"):
+        damaged.get_many("ns", [f"k{i}" for i in range(3000)])
+    assert damaged.clear() == 0 and not path.exists()
+    damaged.put_many("ns", {"a": 1})
+    assert damaged.get_many("ns", ["a"]) == {"a": 1}
+    (tmp_path / "other.sqlite3").write_bytes(b"not a database at all" * 100)
+    assert ScoreCache(tmp_path / "other.sqlite3", max_bytes=1 << 30).clear() == 0
+
+
+def test_rows_from_the_precomputed_demo_write_the_same_bytes_as_fresh_ones(repo_root, tmp_path, monkeypatch, capsys):
+    """The precomputed layer stores details with sorted keys; rows it answered came out with another key order
+    than freshly scored rows (same numbers, other bytes)."""
+    from core.cli import main
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "c"))
+    monkeypatch.delenv("DIALEVAL_NO_CACHE", raising=False)
+    src = tmp_path / "demo6.jsonl"
+    src.write_text("".join((repo_root / "demo" / "demo.jsonl").read_text().splitlines(keepends=True)[:6]))
+    assert main(["score", str(src), "--metrics", "bleu,ubleu", "--quiet"]) == 0
+    served = capsys.readouterr().out
+    assert main(["score", str(src), "--metrics", "bleu,ubleu", "--quiet", "--no-cache"]) == 0
+    assert capsys.readouterr().out == served

@@ -323,3 +323,16 @@ def test_a_reply_longer_than_the_smollm2_readers_read_is_said():
     assert ("1 of 2 rows have a response of more than 30 words (item 1): mme, the judge read a reply's first 40 "
             "SmolLM2 tokens (about 30 words), not the rest") in notes
     assert not any("30 words" in n for n in blank_text_notes(rows, ["bleu", "mme_fm"]))
+
+
+def test_a_new_file_gets_the_permissions_open_gives_whatever_the_writer_used(tmp_path):
+    """safetensors wrote checkpoint weights 0o600 while their manifests were 0o644: others sharing the folder
+    could not read them."""
+    from core.outputs import atomic_path
+    target = tmp_path / "w.bin"
+    with atomic_path(target) as tmp:
+        fd = os.open(tmp, os.O_CREAT | os.O_WRONLY, 0o600)
+        os.close(fd)
+    mask = os.umask(0)
+    os.umask(mask)
+    assert (target.stat().st_mode & 0o777) == 0o666 & ~mask

@@ -204,3 +204,16 @@ def test_smollm2_jobs_get_a_worker_per_two_cores_and_a_note_when_oversubscribed(
     assert busy.oversubscribed()
     assert "note: SmolLM2's passes (MME) always run on 2 threads, so 4 workers on 4 cores" in busy.describe()
     assert "note" not in RayBackend(workers=4).describe()
+
+
+def test_the_driver_s_settings_travel_to_the_workers(monkeypatch):
+    """On an existing cluster the workers had the head's environment: --no-cache, DIALEVAL_CACHE and one's own
+    DIALEVAL_CHECKPOINTS never reached them (they wrote the head's cache and scored with other checkpoints)."""
+    from core.backends.ray_backend import worker_environment
+    monkeypatch.setenv("DIALEVAL_NO_CACHE", "1")
+    monkeypatch.setenv("DIALEVAL_CHECKPOINTS", "/my/checkpoints")
+    monkeypatch.setenv("XDG_CACHE_HOME", "/my/cache")
+    monkeypatch.setenv("DIALEVAL_THREADS", "7")
+    env = worker_environment("2")
+    assert env["DIALEVAL_NO_CACHE"] == "1" and env["DIALEVAL_CHECKPOINTS"] == "/my/checkpoints"
+    assert env["XDG_CACHE_HOME"] == "/my/cache" and env["DIALEVAL_THREADS"] == "2" and "PATH" not in env

@@ -14,6 +14,9 @@ order (``core.backends.stream_scores``).
   explicit ``--workers`` that oversubscribes the machine is run as asked, with a note. The count does not change a score
   (``core.models.blas``; SmolLM2 always runs on ``SMOLLM_THREADS``), so the output is byte-identical to a
   local run's on the same kind of CPU.
+- The driver's ``DIALEVAL_*`` settings and ``XDG_CACHE_HOME`` travel to every worker (``--no-cache``, the cache
+  folder and its cap, one's own checkpoints), so an existing cluster scores with the driver's settings, not
+  its head's.
 - At most ``2 * workers`` blocks are scored ahead of the lowest unfinished one, so finished blocks that wait
   for an earlier one to be written stay bounded.
 - Ray is imported only when this backend runs (``import core`` and ``--backend local`` never import it); when
@@ -86,6 +89,16 @@ def check_reachable(address: str, timeout: float = 5.0) -> None:
                            "`ray start --head` on that machine, or check the host, port and firewall") from None
 
 
+
+def worker_environment(threads: str | None) -> dict[str, str]:
+    """The environment every worker runs with: the driver's ``DIALEVAL_*`` settings and ``XDG_CACHE_HOME``
+    (``--no-cache``, the cache folder and cap, one's own checkpoints: on an existing cluster the workers had the
+    head's environment and silently used other checkpoints), its thread count, and the model libraries'
+    progress bars off."""
+    env = {k: v for k, v in os.environ.items() if k.startswith("DIALEVAL_") or k == "XDG_CACHE_HOME"}
+    return {**env, "DIALEVAL_THREADS": threads or "1", "TQDM_DISABLE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+            "TRANSFORMERS_VERBOSITY": "error", "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1"}
+
 class BlockScorer:
     """One Ray worker (an actor): scores the blocks it is sent with one job. The metrics are built on the
     first block and kept by ``core.scoring.get_metric``, so each worker loads the models once."""
@@ -133,7 +146,9 @@ class RayBackend(Backend):
                         ray.init(address=self.address, **kwargs)
                 else:
                     with signals_raised():
-                        ray.init(num_cpus=self.worker_count(), include_dashboard=False, **kwargs)
+                        # "local": a private instance even where a cluster already runs on this machine (ray.init
+                        # would join that one, and refuses num_cpus for it)
+                        ray.init(address="local", num_cpus=self.worker_count(), include_dashboard=False, **kwargs)
                     self.started_here = True
                 self.connected = True
         except (ConnectionError, RuntimeError, ValueError) as e:
@@ -223,8 +238,7 @@ class RayBackend(Backend):
             raise BackendError("the Ray backend was not started (use it as a context manager)")
         n = len(parts)
         workers = min(self.worker_count(), max(1, n))
-        env = {"DIALEVAL_THREADS": self.threads or "1", "TQDM_DISABLE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
-               "TRANSFORMERS_VERBOSITY": "error", "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1"}
+        env = worker_environment(self.threads)
         actor_class = ray.remote(BlockScorer)
         self.actors = [actor_class.options(num_cpus=self.cpus_per_worker, runtime_env={"env_vars": env}).remote(job)
                        for _ in range(workers)]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import shutil
 from pathlib import Path
 
@@ -62,12 +63,18 @@ def _size(path: Path) -> int:
 
 
 USER_FOLDERS = ("uploads", "votes")  # the dashboard's kept uploads and your votes: not remade, never removed here
+MADE_HERE = ("smollm2-135m-f32-*", "pool-keys.json", "pool-*.npy", "judge-heldout-*.jsonl", "judge-lm-features-*")
+"""Names of what dialeval makes in the cache folder and makes again when needed: SmolLM2's float32 copy (and a
+half-written one, ``NAME.xxxx``), the pools' key memo and built indexes, the judge trainers' held-out list and
+reader features. Nothing else there is touched: the folder may be one the user shares with other files."""
 
 
 def other_files(folder: Path, score_file: Path) -> list[Path]:
-    """What the cache folder holds besides the score cache (its SQLite file and journal) that is made again when
-    needed: SmolLM2's float32 copy, pool indexes, the judge reader's features (the dashboard's ``uploads`` and
-    ``votes`` are the user's own and left out)."""
-    keep = {score_file.name, score_file.name + "-wal", score_file.name + "-shm", score_file.name + "-journal",
-            *USER_FOLDERS}
-    return sorted(p for p in folder.iterdir() if p.name not in keep) if folder.is_dir() else []
+    """What the cache folder holds besides the score cache that dialeval made and makes again when needed
+    (:data:`MADE_HERE`); the dashboard's ``uploads`` and ``votes`` and every file dialeval did not make are
+    left out."""
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.name not in USER_FOLDERS and p != score_file
+                  and any(fnmatch.fnmatch(p.name, pattern) or fnmatch.fnmatch(p.name, pattern + ".*")
+                          for pattern in MADE_HERE))

@@ -130,6 +130,11 @@ def split_pairs(pairs: Sequence[Pair], test_share: float = 0.2) -> tuple[list[Pa
 def load_votes(path: str | os.PathLike, data: bytes | None = None) -> list[Pair]:
     """Read a votes JSONL file (format in the module docstring); every problem names its row and field."""
     text = read_text(path, data)
+    first = text.lstrip()[:1]
+    if first and first not in "{[":
+        raise DataError([Problem(str(path), 1, None, "votes are JSON Lines, one object a line: {\"context\": [...], "
+                                 "\"response_a\": ..., \"response_b\": ..., \"vote\": \"A\" | \"B\" | \"tie\"} "
+                                 "(this file does not start with one; a CSV of votes is not read)")])
     problems: list[Problem] = []
     out = []
     for row, rec in iter_json_lines(str(path), text, problems):
@@ -140,8 +145,9 @@ def load_votes(path: str | os.PathLike, data: bytes | None = None) -> list[Pair]
         if isinstance(ctx, str):
             ctx = [ctx]
         if (not isinstance(ctx, list) or not ctx or not all(isinstance(t, str) for t in ctx)
-                or any(bad_unicode_at(t) is not None for t in ctx)):
-            problems.append(Problem(str(path), row, "context", "must be a non-empty string or list of strings"))
+                or any(bad_unicode_at(t) is not None for t in ctx) or not any(t.strip() for t in ctx)):
+            problems.append(Problem(str(path), row, "context", "must be a string or list of strings with at least "
+                                    "one non-blank turn"))
             continue
         bad = False
         for fld in ("response_a", "response_b"):
@@ -189,3 +195,18 @@ def votes_for_pairs(comp: Comparison, votes: Sequence[Pair]) -> list[str | None]
                          flip[v.vote])
     return [table.get((context_key(a.context), normalize_text(a.response), normalize_text(b.response)))
             for a, b in comp.pairs]
+
+
+MIN_VOTES = 10  # A/B votes (ties do not count) before the judge can be re-fit on them ...
+MIN_VOTE_CONTEXTS = 5  # ... on at least this many different contexts (one per cross-validation fold)
+
+
+def enough_votes(votes: Sequence[Pair]) -> tuple[bool, str]:
+    """Whether the judge can be re-fit on ``votes``: at least ``MIN_VOTES`` votes for A or B (a tie says
+    nothing about which reply is better) on at least ``MIN_VOTE_CONTEXTS`` different contexts (the re-fit's
+    cross-validation splits by context); and the sentence that says where the count stands."""
+    decided = [v for v in votes if v.vote in ("A", "B")]
+    contexts = len({context_key(v.context) for v in decided})
+    ok = len(decided) >= MIN_VOTES and contexts >= MIN_VOTE_CONTEXTS
+    return ok, (f"{len(decided)} of the {MIN_VOTES} A/B votes needed, on {contexts} different context"
+                f"{'s' * (contexts != 1)} (at least {MIN_VOTE_CONTEXTS} needed; ties do not count)")

@@ -16,7 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
-from core.judges.pairs import Pair, context_key
+from core.judges.pairs import Pair, context_key, enough_votes
 from core.judges.pairwise import CHECKPOINT, PairwiseJudge, combine_orders, load_judge
 from core.progress import Progress, within
 from core.settings import SEED
@@ -154,7 +154,12 @@ def fine_tune_on_votes(votes: Sequence[Pair], base: str | PairwiseJudge = CHECKP
                        seed: int = SEED, from_scratch: bool = False, ridge: float | None = None) -> PairwiseJudge:
     """The judge re-fitted on ``votes`` (see module doc): a logistic regression on the judge's last-layer
     units with the shipped judge's logit as offset, ridge strength by inner cross-validation by context.
-    ``from_scratch=True`` drops the offset (the votes alone, on the shipped judge's units)."""
+    ``from_scratch=True`` drops the offset (the votes alone, on the shipped judge's units). Fewer than
+    ``MIN_VOTES`` A/B votes, or votes on fewer than ``MIN_VOTE_CONTEXTS`` contexts (``core.judges.pairs``), are
+    a ``ValueError``: one vote re-fitted a judge that said "A" to every pair."""
+    enough, where = enough_votes(votes)
+    if not enough:
+        raise ValueError(f"too few votes to re-fit the judge on: {where}")
     judge = load_judge(base) if isinstance(base, str) else base
     if features is None:
         features = vote_features(votes, judge, progress)
@@ -190,6 +195,9 @@ def learning_curve(votes: Sequence[Pair], sizes: Sequence[int] = (100, 300, 500,
     n_test (held-out votes per fold, mean), folds, ridge (median chosen strength)."""
     import pandas as pd
 
+    enough, where = enough_votes(votes)
+    if not enough:
+        raise ValueError(f"too few votes to re-fit the judge on: {where}")
     judge = load_judge(base) if isinstance(base, str) else base
     if features is None:
         features = vote_features(votes, judge, progress)

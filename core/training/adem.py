@@ -30,6 +30,10 @@ LENGTH_BINS = 4
 
 def pick_dimension(examples: Sequence[Example], wanted: str | None = None) -> str:
     dims = {d for ex in examples for d in ex.scores}
+    if not dims:
+        where = examples[0].source if examples else "the data"
+        raise ValueError(f"{where} has no human scores: ADEM learns from rated rows (a 'scores' object, or "
+                         "scores.DIMENSION columns in a CSV)")
     if wanted:
         if wanted not in dims:
             raise ValueError(f"dimension {wanted!r} not found; the file has {sorted(dims)}")
@@ -217,6 +221,8 @@ def train(args: argparse.Namespace) -> int:
 
     from core.models.checkpoints import save
     from core.models.encoders import encoder_id
+    if args.lodo and len(args.data) < 2:
+        raise ValueError("--lodo trains one model per file left out: give two or more --data files")
     set_threads(args.threads)
     t0 = time.time()
     sets = load_training_sets(args.data, args.dimension, args.max_per_dataset, args.seed)
@@ -235,6 +241,8 @@ def train(args: argparse.Namespace) -> int:
                   "scale": list(s["scale"]), "rows": len(s["examples"])} for s in sets]
     cmd = args.command_line
     lodo: dict[str, Any] = {}
+    # the shipped metric finds adem-lodo-<dataset>; another --name keeps its own (never replacing those)
+    lodo_prefix = LODO_PREFIX if args.name == DEFAULT_CKPT else f"{args.name}-lodo-"
     if args.lodo:
         for s in sets:
             others = [n for n in names if n != s["name"]]
@@ -246,7 +254,7 @@ def train(args: argparse.Namespace) -> int:
             sp, pe = spearmanr(pred, s["y"])[0], pearsonr(pred, s["y"])[0]
             lodo[s["name"]] = {"spearman": float(sp), "pearson": float(pe), "n": len(pred)}
             log(f"  held-out {s['name']}: Spearman {sp:.3f} Pearson {pe:.3f} (n={len(pred)})")
-            save(LODO_PREFIX + s["name"], model.tensors(), {
+            save(lodo_prefix + s["name"], model.tensors(), {
                 "what": f"ADEM trained on every set except {s['name']} (leave-one-dataset-out)",
                 "command": cmd, "data": [d for d in data_desc if d["dataset"] != s["name"]],
                 "datasets": others, "held_out_dataset": s["name"],

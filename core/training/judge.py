@@ -20,7 +20,7 @@ from typing import Any, Callable
 import numpy as np
 
 from core.data import load_file
-from core.judges.pairs import load_votes, votes_from_examples
+from core.judges.pairs import enough_votes, load_votes, votes_from_examples
 from core.judges.pairwise import (CHECKPOINT, HEAD_HIDDEN, MAX_TOKENS, N_FROZEN, N_LAYERS, REPLY_TOKENS, TIE_MARGIN,
                                   Encoded, JudgeNetwork, PairwiseJudge, collate, encode_pairs, load_judge)
 from core.judges.votes import both_orders, fine_tune_on_votes, learning_curve, vote_features
@@ -139,6 +139,9 @@ def train(args: argparse.Namespace) -> int:
             votes = votes_from_examples(load_file(args.from_rated), seed=args.seed)
             if not votes:
                 raise ValueError(f"no clear-margin pairs could be derived from {args.from_rated}")
+        enough, where = enough_votes(votes)
+        if not enough:  # one vote, or votes on one context, re-fitted a judge that said "A" to every pair
+            raise ValueError(f"too few votes to re-fit the judge on: {where}")
         judge = load_judge(args.base)
         feats = vote_features(votes, judge, progress_bar())
         sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
