@@ -58,6 +58,11 @@ class CacheError(RuntimeError):
     """The cache cannot be used as asked (an unusable size cap, a cache file that is not a cache)."""
 
 
+class DamagedCache(CacheError):
+    """The score cache file is not a usable SQLite database (damaged, or another program's file):
+    ``ScoreCache.clear`` removes it; a cache that is only busy or unreadable is a plain :class:`CacheError`."""
+
+
 def _digest(parts: Any) -> str:
     return hashlib.sha1(json.dumps(parts, ensure_ascii=False, separators=(",", ":")).encode("utf-8")).hexdigest()
 
@@ -174,24 +179,32 @@ class ScoreCache:
                 con.execute("PRAGMA journal_mode=WAL")
                 con.execute(_SCHEMA)
                 con.commit()
+            except sqlite3.OperationalError as e:
+                con.close()
+                raise CacheError(f"the score cache {self.path} cannot be used ({e}); run with --no-cache or set "
+                                 "DIALEVAL_CACHE to another folder") from None
             except sqlite3.DatabaseError as e:
                 con.close()
-                raise CacheError(f"{self.path} is not a dialeval score cache ({e}): `dialeval cache clear` removes "
-                                 "it, or set DIALEVAL_CACHE to another folder") from None
+                raise DamagedCache(f"{self.path} is not a dialeval score cache ({e}): `dialeval cache clear` "
+                                   "removes it, or set DIALEVAL_CACHE to another folder") from None
             self._ready = True
         return con
 
     @contextmanager
     def _session(self) -> Iterator[sqlite3.Connection]:
         """A connection under the lock, closed after; a damaged file (``database disk image is malformed``)
-        is a :class:`CacheError` that says how to recover, never a traceback."""
+        is a :class:`DamagedCache` that says how to recover, any other SQLite failure a :class:`CacheError`,
+        never a traceback."""
         with self._lock:
             con = self._connect()
             try:
                 yield con
+            except sqlite3.OperationalError as e:  # busy past the timeout, a full disk, ...: not damaged
+                raise CacheError(f"the score cache {self.path} cannot be used ({e}); run with --no-cache or try "
+                                 "again") from None
             except sqlite3.DatabaseError as e:
-                raise CacheError(f"the score cache {self.path} is damaged ({e}): `dialeval cache clear` removes "
-                                 "it (it is made again), or run with --no-cache") from None
+                raise DamagedCache(f"the score cache {self.path} is damaged ({e}): `dialeval cache clear` removes "
+                                   "it (it is made again), or run with --no-cache") from None
             finally:
                 con.close()
 
@@ -282,7 +295,7 @@ class ScoreCache:
             return 0
         try:
             return self._clear()
-        except CacheError:
+        except DamagedCache:
             for p in [self.path, *(self.path.with_name(self.path.name + x) for x in ("-wal", "-shm", "-journal"))]:
                 p.unlink(missing_ok=True)
             self._ready = False
