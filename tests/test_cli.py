@@ -158,3 +158,14 @@ def test_an_unknown_mme_dimension_is_said(capsys):
     options_from(argparse.Namespace(**args, dimension="Engaging"))
     options_from(argparse.Namespace(**{**args, "metrics": ["bleu"]}, dimension="nonsense"))
     assert capsys.readouterr().err == ""
+
+
+def test_a_votes_file_s_repeats_contradictions_and_identical_replies_are_said():
+    from core.judges.pairs import Pair, vote_notes
+    votes = [Pair(["hi"], "hello there", "no", 1.0), Pair(["hi"], "no", "hello there", 1.0),  # the same pair, B won
+             Pair(["yo"], "hey", "hey", 0.0), Pair(["sup"], "fine", "ok", 0.5)]
+    notes = vote_notes(votes)
+    assert notes == ["1 vote(s) repeat a pair already voted on (in either order); each counts",
+                     "1 pair(s) were voted different ways (A, B or tie); the re-fit sees both",
+                     "1 A/B vote(s) are between two identical replies; they teach the judge nothing true"]
+    assert vote_notes(votes[3:]) == []

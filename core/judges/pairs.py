@@ -210,3 +210,26 @@ def enough_votes(votes: Sequence[Pair]) -> tuple[bool, str]:
     ok = len(decided) >= MIN_VOTES and contexts >= MIN_VOTE_CONTEXTS
     return ok, (f"{len(decided)} of the {MIN_VOTES} A/B votes needed, on {contexts} different context"
                 f"{'s' * (contexts != 1)} (at least {MIN_VOTE_CONTEXTS} needed; ties do not count)")
+
+
+def vote_notes(votes: Sequence[Pair]) -> list[str]:
+    """What a demanding user wants said about a votes file before the judge is re-fit on it: votes that repeat
+    a pair (either order), pairs voted both ways, and A/B votes between two identical replies."""
+    seen: dict[tuple[str, str, str], set[str]] = {}
+    repeats = same = 0
+    flip = {"A": "B", "B": "A", "tie": "tie"}
+    for v in votes:
+        a, b = normalize_text(v.response_a), normalize_text(v.response_b)
+        key, vote = (context_key(v.context), *sorted((a, b))), v.vote if a <= b else flip[v.vote]
+        repeats += key in seen
+        seen.setdefault(key, set()).add(vote)
+        same += a == b and v.vote in ("A", "B")
+    both = sum(len(s) > 1 for s in seen.values())
+    notes = []
+    if repeats:
+        notes.append(f"{repeats} vote(s) repeat a pair already voted on (in either order); each counts")
+    if both:
+        notes.append(f"{both} pair(s) were voted different ways (A, B or tie); the re-fit sees both")
+    if same:
+        notes.append(f"{same} A/B vote(s) are between two identical replies; they teach the judge nothing true")
+    return notes

@@ -20,7 +20,7 @@ from typing import Any, Callable
 import numpy as np
 
 from core.data import load_file
-from core.judges.pairs import enough_votes, load_votes, votes_from_examples
+from core.judges.pairs import enough_votes, load_votes, vote_notes, votes_from_examples
 from core.judges.pairwise import (CHECKPOINT, HEAD_HIDDEN, MAX_TOKENS, N_FROZEN, N_LAYERS, REPLY_TOKENS, TIE_MARGIN,
                                   Encoded, JudgeNetwork, PairwiseJudge, collate, encode_pairs, load_judge)
 from core.judges.votes import both_orders, fine_tune_on_votes, learning_curve, vote_features
@@ -93,6 +93,14 @@ def train_judge(train_enc: Encoded, labels: np.ndarray, epochs: int = 2, batch_s
     return judge
 
 
+# settings of a training from the rated sets, not of a re-fit on votes (given with --votes: an error), and
+# their defaults
+FULL_TRAINING_ONLY = ("cap_train", "cap_test", "train_seed", "max_minutes", "n_frozen", "val_share", "cap_val",
+                      "synthetic", "members", "fp16")
+DEFAULTS = {"cap_train": 8000, "cap_test": 70, "train_seed": None, "max_minutes": None, "n_frozen": N_FROZEN,
+            "val_share": 0.1, "cap_val": 300, "synthetic": 0, "members": 2, "fp16": False}
+
+
 def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--votes", help="votes JSONL (context, response_a, response_b, vote in A/B/tie)")
     p.add_argument("--from-rated", help="derive votes from a rated multi-system file instead of --votes")
@@ -100,24 +108,25 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default=None, help="checkpoint name to write (default: judge, or judge-votes)")
     p.add_argument("--out-dir", default=None, help="directory to write the checkpoint to (default: checkpoints/)")
     p.add_argument("--epochs", type=int, default=None)
-    p.add_argument("--cap-train", type=int, default=8000, help="max training pairs per rated set")
-    p.add_argument("--cap-test", type=int, default=70, help="max test pairs per rated set")
+    p.add_argument("--cap-train", type=int, default=DEFAULTS["cap_train"], help="max training pairs per rated set")
+    p.add_argument("--cap-test", type=int, default=DEFAULTS["cap_test"], help="max test pairs per rated set")
     p.add_argument("--sizes", default="100,200,300,500,700,900", help="learning-curve sizes (with --votes)")
     p.add_argument("--folds", type=int, default=5)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--seed", type=int, default=SEED)
-    p.add_argument("--train-seed", type=int, default=None,
+    p.add_argument("--train-seed", type=int, default=DEFAULTS["train_seed"],
                     help="seed of the network's initialization and batch order only (default: --seed); the "
                          "pairs and the test sample stay those of --seed")
-    p.add_argument("--max-minutes", type=float, default=None, help="stop training after this wall time")
-    p.add_argument("--n-frozen", type=int, default=N_FROZEN,
+    p.add_argument("--max-minutes", type=float, default=DEFAULTS["max_minutes"],
+                   help="stop training after this wall time")
+    p.add_argument("--n-frozen", type=int, default=DEFAULTS["n_frozen"],
                     help=f"bottom encoder layers kept at the base weights (default {N_FROZEN}; the rest is trained)")
-    p.add_argument("--val-share", type=float, default=0.1,
+    p.add_argument("--val-share", type=float, default=DEFAULTS["val_share"],
                     help="share of context buckets held out of training as a validation set (scored per epoch)")
-    p.add_argument("--cap-val", type=int, default=300, help="max validation pairs per rated set")
-    p.add_argument("--synthetic", type=int, default=0,
+    p.add_argument("--cap-val", type=int, default=DEFAULTS["cap_val"], help="max validation pairs per rated set")
+    p.add_argument("--synthetic", type=int, default=DEFAULTS["synthetic"],
                     help="add this many machine-made chitchat pairs (true turn vs random / disfluent turn)")
-    p.add_argument("--members", type=int, default=2,
+    p.add_argument("--members", type=int, default=DEFAULTS["members"],
                     help="train this many judges (train seeds --train-seed, +1, ...) and ship their mean logit "
                          "as one checkpoint (float16 for more than one)")
     p.add_argument("--fp16", action="store_true", help="store the checkpoint as float16 (always with --members > 1)")
@@ -133,12 +142,20 @@ def train(args: argparse.Namespace) -> int:
         if args.epochs is not None:
             raise ValueError("--epochs sets how long the judge trains; the re-fit on votes has no epochs "
                              "(a regularized logistic regression solved to convergence)")
+        if args.votes and args.from_rated:
+            raise ValueError("--votes and --from-rated are two sources of votes: give one")
+        ignored = [f"--{k.replace('_', '-')}" for k in FULL_TRAINING_ONLY if getattr(args, k) != DEFAULTS[k]]
+        if ignored:
+            raise ValueError(f"{', '.join(ignored)} set{'s' * (len(ignored) == 1)} how the judge is trained from the "
+                             "rated sets; the re-fit on votes does not use it (leave it out, or drop --votes)")
         if args.votes:
             votes = load_votes(args.votes)
         else:
             votes = votes_from_examples(load_file(args.from_rated), seed=args.seed)
             if not votes:
                 raise ValueError(f"no clear-margin pairs could be derived from {args.from_rated}")
+        for line in vote_notes(votes):
+            print(f"note: {line}", file=sys.stderr)
         enough, where = enough_votes(votes)
         if not enough:  # one vote, or votes on one context, re-fitted a judge that said "A" to every pair
             raise ValueError(f"too few votes to re-fit the judge on: {where}")
