@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from core.data import Comparison, dimensions
-from core.report import few_contexts_note, fmt_num, left_out_note, level_label, names_note
+from core.report import as_sentence, few_contexts_note, fmt_num, left_out_note, level_label, names_note
 from core.scoring import metric_class
 from core.verdict import Verdict, mismatch_warning, pair_winner
 from core.version import __version__
@@ -268,7 +268,7 @@ def render_html(verdict: Verdict, comp: Comparison, cs: "ComparisonScores | None
              f"{datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}.</p>"]
     for note, anchor in ((few_contexts_note(v), "few-contexts"), (names_note(v), "names")):
         if note:
-            parts.append(f'<p class="facts" id="{anchor}"><b>{_e(note[0].upper() + note[1:])}.</b></p>')
+            parts.append(f'<p class="facts" id="{anchor}"><b>{_e(as_sentence(note))}</b></p>')
     if v.context_mismatches:
         more = len(v.context_mismatches) - UNMATCHED_LISTED
         parts += [f'<p class="facts" id="context-mismatch"><b>{_e(mismatch_warning(v))}:</b></p><ul>'

@@ -296,6 +296,11 @@ def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,
     return "\n\n".join(p for p in parts + [inert(t) for t in text_parts] if p)
 
 
+def as_sentence(note: str) -> str:
+    """A note (lower-case start, no full stop, as headers join them with '; ') as a sentence of its own."""
+    return note[:1].upper() + note[1:] + "."
+
+
 def names_note(v: "Verdict") -> str:
     """A warning when the two systems' names differ only in white space or case ('bot' and 'bot '), which
     every table shows alike; empty otherwise."""
@@ -338,7 +343,8 @@ def judge_rows(v: "Verdict", comp: "Comparison") -> list[dict[str, Any]]:
     people's."""
     j = v.judge
     human = j.human.human if j is not None and j.human is not None else [None] * len(comp.pairs)
-    return [{"id_a": a.id, "id_b": b.id, "context": "\n".join(a.context), "response_a": a.response, "response_b": b.response,
+    return [{"id_a": a.id, "id_b": b.id, "context": "\n".join(a.context), "response_a": a.response,
+             "response_b": b.response,
              "p_a": p, "verdict": verdict, "human": h}
             for (a, b), p, verdict, h in zip(comp.pairs, j.p_a, j.verdicts, human)]
 

@@ -5,7 +5,7 @@ import re
 import streamlit as st
 
 from core import dashboard
-from core.report import few_contexts_note, left_out_note, names_note
+from core.report import as_sentence, few_contexts_note, left_out_note, names_note
 from core.verdict import mismatch_warning
 from views import state
 
@@ -69,8 +69,9 @@ def home() -> None:
             st.rerun()
     st.caption("This page's address reopens this comparison with these choices: refresh, bookmark or share it "
                "(on this server).")
-    if names_note(verdict):
-        st.warning(state.plain(names_note(verdict)[0].upper() + names_note(verdict)[1:] + "."))
+    names = names_note(verdict)
+    if names:
+        st.warning(state.plain(as_sentence(names)))
     if verdict.unmatched:
         with st.expander(f"{len(verdict.unmatched)} unmatched row(s), not compared"):
             st.text("\n".join(verdict.unmatched))
@@ -87,7 +88,7 @@ def home() -> None:
                    "p < 0.05 and the interval excludes 0 (core.verdict, the same numbers as `dialeval compare`).")
         few = few_contexts_note(verdict)
         if few:
-            st.info(few[0].upper() + few[1:] + ".")
+            st.info(as_sentence(few))
     if verdict.judge is not None:
         j = verdict.judge
         w = j.win

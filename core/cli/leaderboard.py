@@ -1,6 +1,6 @@
-"""``dialeval leaderboard FILE [FILE ...]``: two or more systems (made for three or more) on their shared contexts: per-metric means
-with intervals, Bradley-Terry ratings from the judge (``--judge``), every pair Holm-corrected
-(``core.leaderboard``)."""
+"""``dialeval leaderboard FILE [FILE ...]``: two or more systems (made for three or more) on their shared
+contexts: per-metric means with intervals, Bradley-Terry ratings from the judge (``--judge``), every pair
+Holm-corrected (``core.leaderboard``)."""
 from __future__ import annotations
 
 import argparse
@@ -8,7 +8,7 @@ import sys
 
 from core.cli import (add_csv_arguments, add_option_arguments, check_paths, csv_mapping_from, emit, interval_level,
                       metric_names, note, options_from, register_command, whole_number)
-from core.data import load_file, rows_of_files
+from core.data import load_file, rows_of_files, systems_in
 from core.engine import DEFAULT_METRICS, blank_text_notes
 from core.leaderboard import leaderboard, render_leaderboard
 from core.progress import progress_bar
@@ -62,7 +62,7 @@ def leaderboard_command(a: argparse.Namespace) -> int:
     if a.systems is not None and not a.systems:
         raise ValueError("--systems: name one or more systems (or leave the flag out to rank them all)")
     systems = a.systems or None
-    present = list(dict.fromkeys(e.system for e in examples))
+    present = systems_in(examples)
     with_comma = [s for s in present if "," in s]
     if systems and with_comma and not set(systems) <= set(present):
         raise ValueError(f"--systems: {', '.join(repr(s) for s in systems if s not in present)} not found; "
@@ -71,7 +71,7 @@ def leaderboard_command(a: argparse.Namespace) -> int:
     twice = sorted({s for s in systems or [] if systems.count(s) > 1})
     if twice:
         raise ValueError(f"--systems names {', '.join(map(repr, twice))} more than once; name each system once")
-    ranked = systems or list(dict.fromkeys(e.system for e in examples))
+    ranked = systems or present
     if len(ranked) == 2 and not a.quiet:
         print(f"note: two systems: `dialeval compare --system-a {ranked[0]!r} --system-b {ranked[1]!r}` gives their "
               "full verdict (per-metric tests, what drives the difference, slices); the leaderboard ranks them too",

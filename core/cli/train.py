@@ -29,7 +29,7 @@ OPEN_UNIT = ("val_share",)  # strictly between 0 and 1
 POSITIVE = ("lr", "bert_lr", "synthetic_weight", "common_sense_weight")  # above 0
 
 
-def check_settings(a: argparse.Namespace) -> None:
+def check_trainer_settings(a: argparse.Namespace) -> None:
     """Every numeric setting of the chosen trainer within its range (:data:`AT_LEAST`, :data:`OPEN_UNIT`,
     :data:`POSITIVE`), ``--sizes`` whole numbers, and the folder or file it writes usable: a ``ValueError``
     naming the flag, before any data or model is loaded."""
@@ -80,7 +80,7 @@ def _check_folder(path: str, flag: str) -> None:
 
 @register_command("train", "train a checkpoint: " + ", ".join(name for name, _ in TRAINERS.items()), _arguments)
 def train(a: argparse.Namespace) -> int:
-    check_settings(a)
+    check_trainer_settings(a)
     if getattr(a, "out_dir", None) is None:
         from core.settings import writable_checkpoint_dir
         writable_checkpoint_dir()  # nowhere to write is said before training, not after it

@@ -147,7 +147,8 @@ def train(args: argparse.Namespace) -> int:
         ignored = [f"--{k.replace('_', '-')}" for k in FULL_TRAINING_ONLY if getattr(args, k) != DEFAULTS[k]]
         if ignored:
             raise ValueError(f"{', '.join(ignored)} set{'s' * (len(ignored) == 1)} how the judge is trained from the "
-                             "rated sets; the re-fit on votes does not use it (leave it out, or drop --votes)")
+                             f"rated sets; the re-fit on votes does not use {'it' if len(ignored) == 1 else 'them'} "
+                             "(leave it out, or drop --votes)")
         if args.votes:
             votes = load_votes(args.votes)
         else:
