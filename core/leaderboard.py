@@ -14,8 +14,14 @@
   bootstrap intervals that resample contexts (``core.stats.bradley_terry_ratings``), shown on the Elo scale
   (1000 + 400 / ln 10 * theta) as Chatbot Arena does. Pairwise: the judge's win rate with the sign test,
   Holm-adjusted over the pairs.
-- **Order**: by the Bradley-Terry strength when the judge ran, else by the first metric's mean (lower first
-  where lower is better). ``rank`` = 1 + the number of systems significantly better on that criterion, so
+- **People's ratings** in the input (``scores``): every human dimension gets each system's mean with its
+  interval and every pair compared as the verdict compares people's ratings (``core.verdict.compare_ratings``:
+  ties within a quarter of the scale), Holm-adjusted per dimension.
+- **Order** (``rank_by``, default ``auto``): as the verdict decides, people first: by the mean rating on the
+  dimension that stands for overall preference (``core.verdict.preference_dimension``) when people rated
+  every system on every shared context; else by the Bradley-Terry strength when the judge ran; else by the
+  first metric's mean (lower first where lower is better). ``rank_by`` may name any of these instead
+  (``human:DIM``, ``judge`` or a metric). ``rank`` = 1 + the number of systems significantly better on that criterion, so
   systems that cannot be told apart share a rank. A system the ranking metric could not score on every shared
   context (blank replies) is **not ranked** (``rank`` None, listed last with the reason): its mean is over fewer
   contexts than the others' and its pairs lose those contexts, so neither its place nor "no significant
@@ -31,12 +37,13 @@ from typing import Any, Sequence
 import numpy as np
 
 from core import stats
-from core.data import DataError, Example, Problem, systems_in
-from core.engine import ScoreTable, judge_pairs, score_examples
+from core.data import DataError, Example, Problem, dimensions, systems_in
+from core.engine import ScoreTable, judge_pairs, parse_metrics, score_examples
 from core.progress import Progress, within
 from core.scoring import JudgeOutput, Options, metric_class
 from core.settings import SEED
-from core.verdict import LEVEL, N_BOOT, N_PERM, compare_values, context_groups
+from core.verdict import (LEVEL, N_BOOT, N_PERM, compare_values, context_groups, human_tie_margin,
+                          preference_dimension)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -129,7 +136,7 @@ class SystemEntry:
 
     system: str
     rank: int | None  # None: not ranked (``unranked`` says why)
-    metrics: dict[str, dict[str, float]]  # per metric: mean, low, high, n (contexts it scored)
+    metrics: dict[str, dict[str, float]]  # per metric and ``human:DIM``: mean, low, high, n (contexts scored/rated)
     judge: dict[str, float] | None = None
     unranked: str | None = None
 
@@ -142,13 +149,15 @@ class Leaderboard:
     aligned_by: str
     dropped: list[str]
     ranked_by: str
-    metrics: list[str]
+    metrics: list[str]  # the metrics scored; people's dimensions are in ``human``
     signatures: dict[str, str]
     judge_signature: str | None
     n_boot: int
     n_perm: int
     level: float
     seed: int
+    human: list[str] = field(default_factory=list)  # ``human:DIM`` of every dimension people rated
+    rank_note: str | None = None  # why the automatic order is not by people's ratings although they are there
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -167,30 +176,73 @@ def judge_grid(grid: SystemGrid, judge: str = "pairwise", checkpoint: str | None
     return out
 
 
+def human_dimensions(grid: SystemGrid) -> list[str]:
+    """``human:DIM`` for every dimension people rated in the grid's rows, the preference dimension first."""
+    dims = dimensions(grid.examples())
+    first = preference_dimension(grid.examples())
+    return [f"human:{d}" for d in sorted(dims, key=lambda d: d != first)]
+
+
+def rated_everywhere(grid: SystemGrid, dim: str) -> bool:
+    """Whether people rated every system on every shared context on ``dim`` (``human:DIM``)."""
+    d = dim[len("human:"):]
+    return all(math.isfinite(e.scores.get(d, math.nan)) for e in grid.examples())
+
+
+def ranking_criterion(grid: SystemGrid, metrics: Sequence[str], judged: bool, rank_by: str = "auto"
+                      ) -> tuple[str, str | None]:
+    """What orders the systems, and (for ``auto``) a note when people's ratings are there but cannot order
+    them. ``auto``: people's preference dimension when every system was rated on every shared context (or when
+    there is nothing else), else the judge when it ran, else the first metric. Any other value must name one of
+    those that is present."""
+    human = human_dimensions(grid)
+    present = [*human, *(["judge"] if judged else []), *metrics]
+    if not present:
+        raise ValueError("nothing to rank by: no metric, no judge and no human ratings in the input")
+    if rank_by != "auto":
+        if rank_by not in present:
+            raise ValueError(f"rank by {rank_by!r}: not among what this leaderboard has ({', '.join(present)})")
+        return rank_by, None
+    if human and (rated_everywhere(grid, human[0]) or present == human):
+        return human[0], None
+    if human:
+        return present[len(human)], (f"people's {human[0][len('human:'):]} ratings do not cover every system on "
+                                     "every shared context, so they do not order the systems (shown beside them)")
+    return present[0], None
+
+
 def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
                       judged: dict[tuple[int, int], JudgeOutput] | None = None, n_boot: int = N_BOOT,
-                      n_perm: int = N_PERM, level: float = LEVEL, seed: int = SEED) -> Leaderboard:
-    """The :class:`Leaderboard` from the grid's scores (``table`` over ``grid.examples()``) and the judge's
-    outputs on every pair of systems (:func:`judge_grid`); either may be missing, not both. ``n_boot``,
-    ``n_perm``, ``level`` and ``seed`` as ``core.stats.check_settings`` allows."""
+                      n_perm: int = N_PERM, level: float = LEVEL, seed: int = SEED, rank_by: str = "auto"
+                      ) -> Leaderboard:
+    """The :class:`Leaderboard` from the grid's scores (``table`` over ``grid.examples()``), people's ratings
+    in its rows and the judge's outputs on every pair of systems (:func:`judge_grid`); of the three at least
+    one. ``rank_by`` as :func:`ranking_criterion`; ``n_boot``, ``n_perm``, ``level`` and ``seed`` as
+    ``core.stats.check_settings`` allows."""
     stats.check_settings(n_boot, n_perm, level, seed)
-    if table is None and not judged:
-        raise ValueError("a leaderboard needs metric scores, the judge's preferences, or both")
+    metrics = table.metrics if table is not None else []
+    ranked_by, rank_note = ranking_criterion(grid, metrics, bool(judged), rank_by)
+    human = human_dimensions(grid)
     S, n = grid.systems, grid.n_contexts
     groups = grid.groups()
-    metrics = table.metrics if table is not None else []
     alpha = 1 - level
     per_metric: dict[str, dict[str, dict[str, float]]] = {s: {} for s in S}
     pairwise: list[PairwiseRow] = []
-    for m in metrics:
-        col = np.asarray(table.column(m), dtype=np.float64)
+    columns = []  # (name, values of every system in grid order, higher is better, human tie margin or None)
+    for h in human:
+        d = h[len("human:"):]
+        values = np.array([e.scores.get(d, math.nan) for e in grid.examples()], dtype=np.float64)
+        columns.append((h, values, True, human_tie_margin(d, values)))
+    columns += [(m, np.asarray(table.column(m), dtype=np.float64), metric_class(m).higher_is_better, None)
+                for m in metrics]
+    for m, col, hib, margin in columns:
         vals = {s: col[k * n:(k + 1) * n] for k, s in enumerate(S)}
         for s in S:
             mean, lo, hi = stats.mean_ci(vals[s], level, n_boot, seed, groups)
             per_metric[s][m] = {"mean": mean, "low": lo, "high": hi, "n": int(np.isfinite(vals[s]).sum())}
-        hib = metric_class(m).higher_is_better
-        rows = [compare_values(m, "metric", vals[S[i]], vals[S[j]], groups, higher_is_better=hib, n_boot=n_boot,
-                               n_perm=n_perm, level=level, seed=seed)
+        rows = [compare_values(m, "human" if margin is not None else "metric", vals[S[i]], vals[S[j]], groups,
+                               higher_is_better=hib, n_boot=n_boot, n_perm=n_perm, level=level, seed=seed,
+                               tie_margin=margin)
                 for i, j in itertools.combinations(range(len(S)), 2)]
         adj = stats.holm([r.p_randomization for r in rows])
         for (i, j), r, ph in zip(itertools.combinations(range(len(S)), 2), rows, adj):
@@ -228,38 +280,42 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
                 better = S[i] if ws.wins > ws.losses else S[j]
             pairwise.append(PairwiseRow("judge", S[i], S[j], ws.rate, ws.low, ws.high, ws.sign_p, float(ph), better,
                                         ws.wins, ws.ties, ws.losses))
-    if judged:
-        ranked_by = "judge"
+    if ranked_by == "judge":
         key = {s: -judge_info[s]["theta"] for s in S}
     else:
-        ranked_by = metrics[0]
-        sign = -1.0 if metric_class(ranked_by).higher_is_better else 1.0
+        sign = -1.0 if ranked_by in human or metric_class(ranked_by).higher_is_better else 1.0
         key = {s: sign * per_metric[s][ranked_by]["mean"] for s in S}
     unranked = {}
     if ranked_by != "judge":
+        what = (f"people rated {{k}} of the {n} shared contexts on {ranked_by[len('human:'):]}" if ranked_by in human
+                else f"{ranked_by} scored {{k}} of the {n} shared contexts (blank replies or rows it cannot score)")
         for s in S:
             k = per_metric[s][ranked_by]["n"]
             if k < n:
-                unranked[s] = (f"{ranked_by} scored {k} of the {n} shared contexts (blank replies or rows it cannot "
-                               f"score): a mean over fewer contexts is not comparable, so it is not ranked")
+                unranked[s] = what.format(k=k) + ": a mean over fewer contexts is not comparable, so it is not ranked"
     order = sorted(S, key=lambda s: (s in unranked, key[s] if math.isfinite(key[s]) else math.inf, S.index(s)))
     beaten = {s: sum(1 for r in pairwise if r.metric == ranked_by and r.better is not None and r.better != s
                      and r.better not in unranked and s in (r.first, r.second)) for s in S}
     entries = [SystemEntry(s, None if s in unranked else 1 + beaten[s], per_metric[s], judge_info.get(s),
                            unranked.get(s)) for s in order]
     return Leaderboard(entries, pairwise, n, grid.aligned_by, grid.dropped, ranked_by, list(metrics),
-                       table.signatures() if table is not None else {}, judge_signature, n_boot, n_perm, level, seed)
+                       table.signatures() if table is not None else {}, judge_signature, n_boot, n_perm, level, seed,
+                       human, rank_note)
 
 
 def leaderboard(examples: Sequence[Example], metrics: Sequence[str] | str | None = None, judge: bool = False,
                 systems: Sequence[str] | None = None, options: Options | None = None,
                 progress: Progress | None = None, **settings: Any) -> Leaderboard:
     """Score (and with ``judge`` judge) every system of ``examples`` on their shared contexts through the
-    engine, and build the :class:`Leaderboard`. ``metrics`` ``[]`` with ``judge``: the judge alone."""
+    engine, and build the :class:`Leaderboard` (people's ratings in ``examples`` included). ``metrics`` ``[]``:
+    the judge and people's ratings alone. ``settings``: :func:`build_leaderboard`'s ``n_boot``, ``n_perm``,
+    ``level``, ``seed`` and ``rank_by``."""
     grid = shared_contexts(examples, systems)
+    names = parse_metrics(metrics) if metrics is None or len(metrics) else []
+    ranking_criterion(grid, names, judge, settings.get("rank_by", "auto"))  # a bad rank_by fails before scoring
     table = None
-    if metrics is None or len(metrics):
-        table = score_examples(grid.examples(), metrics, options, within(progress, 0, 2) if judge else progress)
+    if names:
+        table = score_examples(grid.examples(), names, options, within(progress, 0, 2) if judge else progress)
     judged = judge_grid(grid, progress=within(progress, 1, 2) if table is not None else progress) if judge else None
     return build_leaderboard(grid, table, judged, **settings)
 
@@ -287,6 +343,7 @@ def leaderboard_rows(lb: Leaderboard) -> tuple[list[dict[str, Any]], list[tuple[
     if lb.systems and lb.systems[0].judge is not None:
         cols.append(("judge", f"judge rating (Bradley-Terry) [{ci}]"))
         cols.append(("wtl", "judge wins/ties/losses"))
+    cols += [(h, f"people: {h[len('human:'):]} mean [{ci}]") for h in lb.human]
     cols += [(m, f"{m} mean [{ci}]") for m in lb.metrics]
     rows = []
     for e in lb.systems:
@@ -294,11 +351,21 @@ def leaderboard_rows(lb: Leaderboard) -> tuple[list[dict[str, Any]], list[tuple[
         if e.judge is not None:
             r["judge"] = _ci(e.judge["rating"], e.judge["rating_low"], e.judge["rating_high"], 0)
             r["wtl"] = f"{e.judge['wins']:.0f}/{e.judge['ties']:.0f}/{e.judge['losses']:.0f}"
-        for m in lb.metrics:
+        for m in [*lb.human, *lb.metrics]:
             v = e.metrics[m]
             r[m] = _ci(v["mean"], v["low"], v["high"], n=v.get("n"), of=lb.n_contexts)
         rows.append(r)
     return rows, cols
+
+
+def ranking_label(ranked_by: str) -> str:
+    """What the ranking is by, in words: 'the judge's Bradley-Terry rating', 'people's mean Overall rating',
+    'mean bleu'."""
+    if ranked_by == "judge":
+        return "the judge's Bradley-Terry rating"
+    if ranked_by.startswith("human:"):
+        return f"people's mean {ranked_by[len('human:'):]} rating"
+    return f"mean {ranked_by}"
 
 
 def pairwise_columns(level: float = 0.95) -> list[tuple[str, str]]:
@@ -342,7 +409,7 @@ def render_leaderboard(lb: Leaderboard, fmt: str = "text") -> str:
         for r in flat:
             keys += [k for k in r if k not in keys]
         return render(flat, [(k, k) for k in keys], "csv")
-    by = "the judge's Bradley-Terry rating" if lb.ranked_by == "judge" else f"mean {lb.ranked_by}"
+    by = ranking_label(lb.ranked_by)
     head = (f"{len(lb.systems)} systems on {lb.n_contexts} shared contexts (aligned by {lb.aligned_by}); ranked by "
             f"{by}; rank = 1 + systems significantly better (Holm-adjusted p < {1 - lb.level:.2g}); intervals "
             f"resample contexts ({lb.n_boot} resamples, seed {lb.seed})")
@@ -351,6 +418,8 @@ def render_leaderboard(lb: Leaderboard, fmt: str = "text") -> str:
         head += (f"; {lb.n_contexts} shared context{'s' * (lb.n_contexts != 1)} cannot be resampled (fewer than "
                  f"{MIN_RESAMPLED}): no interval or p ('-'), so no system is significantly better and all share "
                  f"a rank")
+    if lb.rank_note:
+        head += f"; {lb.rank_note}"
     parts = [head, render(rows, cols, fmt)]
     unranked = [e for e in lb.systems if e.unranked]
     if unranked:

@@ -310,6 +310,45 @@ def test_a_system_with_blank_replies_is_not_ranked_above_the_others():
     assert json.loads(render_leaderboard(lb, "json"))["systems"][3]["rank"] is None
 
 
+def test_the_leaderboard_ranks_by_peoples_ratings_when_the_input_has_them(dialeval, tmp_path):
+    """People's ratings order the systems as they decide the verdict (they were ignored: the board ranked by
+    BLEU while people preferred another system); a partial rating, or --rank-by, orders by something else,
+    said in the header; --metrics none ranks by people alone."""
+    from core.leaderboard import build_leaderboard, ranking_criterion, render_leaderboard, shared_contexts
+    rated = {"good": 2.0, "mid": 4.5, "bad": 3.0, "bad-copy": 3.0}  # people disagree with BLEU's order
+    exs = [Example(e.id, e.system, e.context, e.response, e.references,
+                   {"overall": rated[e.system] + (0.5 if int(e.id[1:]) % 2 else 0.0)}) for e in _planted()]
+    grid = shared_contexts(exs)
+    lb = build_leaderboard(grid, score_examples(grid.examples(), ["bleu"]), None, n_boot=200, n_perm=200)
+    assert lb.ranked_by == "human:overall" and lb.human == ["human:overall"] and lb.rank_note is None
+    assert [(e.system, e.rank) for e in lb.systems] == [("mid", 1), ("bad", 2), ("bad-copy", 2), ("good", 4)]
+    assert lb.systems[0].metrics["human:overall"]["mean"] == pytest.approx(4.75)
+    twins = next(p for p in lb.pairwise if p.metric == "human:overall" and {p.first, p.second} == {"bad", "bad-copy"})
+    assert twins.ties == 30 and twins.better is None
+    near = next(p for p in lb.pairwise if p.metric == "human:overall" and (p.first, p.second) == ("good", "bad"))
+    assert (near.wins, near.ties, near.losses) == (0, 0, 30)  # 1.0 apart, a quarter of 1-5 is the tie margin
+    text = render_leaderboard(lb)
+    assert "ranked by people's mean overall rating" in text and "people: overall mean [95% CI]" in text
+    by_bleu = build_leaderboard(grid, score_examples(grid.examples(), ["bleu"]), None, n_boot=200, n_perm=200,
+                                rank_by="bleu")
+    assert [e.system for e in by_bleu.systems][:2] == ["good", "mid"]
+    with pytest.raises(ValueError, match="rank by 'judge'.*human:overall, bleu"):
+        ranking_criterion(grid, ["bleu"], False, "judge")
+    partial = [e if e.system != "bad" or e.id != "c3" else Example(e.id, e.system, e.context, e.response,
+                                                                    e.references, {}) for e in exs]
+    pgrid = shared_contexts(partial)
+    plb = build_leaderboard(pgrid, score_examples(pgrid.examples(), ["bleu"]), None, n_boot=200, n_perm=200)
+    assert plb.ranked_by == "bleu" and "do not cover every system" in plb.rank_note
+    assert plb.rank_note in render_leaderboard(plb)
+    path = tmp_path / "rated.jsonl"
+    path.write_text("".join(json.dumps(e.to_dict()) + "\n" for e in exs))
+    r = dialeval("leaderboard", str(path), "--metrics", "none", "--quiet", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    assert [s["system"] for s in json.loads(r.stdout)["systems"]][0] == "mid"
+    bad = dialeval("leaderboard", str(path), "--metrics", "bleu", "--rank-by", "human:Overall", "--quiet")
+    assert bad.returncode == 2 and "rank by 'human:Overall'" in bad.stderr and "human:overall" in bad.stderr
+
+
 def test_the_leaderboard_ranks_by_bradley_terry_from_the_judges_preferences():
     """Synthetic judge outputs (the model is not the point here): a > b > c planted, c and its twin tied."""
     from core.leaderboard import build_leaderboard, render_leaderboard, shared_contexts

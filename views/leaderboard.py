@@ -9,8 +9,8 @@ import streamlit as st
 
 from core import dashboard
 from core.data import DataError
-from core.leaderboard import (build_leaderboard, judge_grid, leaderboard_rows, pairwise_cells, render_leaderboard,
-                              shared_contexts)
+from core.leaderboard import (build_leaderboard, human_dimensions, judge_grid, leaderboard_rows, pairwise_cells,
+                              ranking_label, render_leaderboard, shared_contexts)
 from core.report import to_json
 from views import state
 
@@ -90,35 +90,36 @@ else:
         except Exception as e:  # shown, not fatal
             st.error(f"The judge could not run: {type(e).__name__}: {state.plain(str(e))}")
         bar.empty()
-    if table is None and judged is None:
-        st.info("Choose metrics in the sidebar or run the judge.")
+    if table is None and judged is None and not human_dimensions(grid):
+        st.info("Choose metrics in the sidebar or run the judge (the file has no human ratings to rank by).")
         st.stop()
     lb = cached_board(key, tuple(chosen), tuple(metrics), judged is not None, grid, table, judged)
     st.session_state["leaderboard"] = lb  # the tests read it
     rows, cols = leaderboard_rows(lb)
     st.subheader("Ranking")
-    st.caption(f"Ranked by {'the judge (Bradley-Terry rating)' if lb.ranked_by == 'judge' else 'mean ' + lb.ranked_by}"
-               "; rank = 1 + the number of systems significantly better (Holm-adjusted p < 0.05), so systems that "
-               "cannot be told apart share a rank.")
+    st.caption(f"Ranked by {state.plain(ranking_label(lb.ranked_by))}; rank = 1 + the number of systems "
+               "significantly better (Holm-adjusted p < 0.05), so systems that cannot be told apart share a rank."
+               + (f" Not by people's ratings: {state.plain(lb.rank_note)}." if lb.rank_note else ""))
     st.dataframe(pd.DataFrame(rows).rename(columns=dict(cols)), hide_index=True, width="stretch")
     for e in lb.systems:
         if e.unranked:
             st.warning(f"{e.system} is not ranked (rank -): {e.unranked}.")
     fig = go.Figure()
-    for m in (["judge"] if lb.ranked_by == "judge" else lb.metrics[:1]):
-        if m == "judge":
-            x = [e.judge["rating"] for e in lb.systems]
-            lo = [e.judge["rating"] - e.judge["rating_low"] for e in lb.systems]
-            hi = [e.judge["rating_high"] - e.judge["rating"] for e in lb.systems]
-            title = "Bradley-Terry rating (Elo scale) with 95% interval"
-        else:
-            x = [e.metrics[m]["mean"] for e in lb.systems]
-            lo = [e.metrics[m]["mean"] - e.metrics[m]["low"] for e in lb.systems]
-            hi = [e.metrics[m]["high"] - e.metrics[m]["mean"] for e in lb.systems]
-            title = f"mean {m} with 95% interval"
-        fig.add_trace(go.Scatter(x=x, y=[state.plotly_plain(e.system) for e in lb.systems], mode="markers",
-                                 name=m, error_x=dict(type="data", symmetric=False, array=hi, arrayminus=lo)))
-        fig.update_layout(title=title)
+    m = lb.ranked_by
+    if m == "judge":
+        x = [e.judge["rating"] for e in lb.systems]
+        lo = [e.judge["rating"] - e.judge["rating_low"] for e in lb.systems]
+        hi = [e.judge["rating_high"] - e.judge["rating"] for e in lb.systems]
+        title = "Bradley-Terry rating (Elo scale) with 95% interval"
+    else:
+        x = [e.metrics[m]["mean"] for e in lb.systems]
+        lo = [e.metrics[m]["mean"] - e.metrics[m]["low"] for e in lb.systems]
+        hi = [e.metrics[m]["high"] - e.metrics[m]["mean"] for e in lb.systems]
+        title = f"{ranking_label(m)} with 95% interval"
+    fig.add_trace(go.Scatter(x=x, y=[state.plotly_plain(e.system) for e in lb.systems], mode="markers",
+                             name=state.plotly_plain(m),
+                             error_x=dict(type="data", symmetric=False, array=hi, arrayminus=lo)))
+    fig.update_layout(title=state.plotly_plain(title))
     fig.update_yaxes(autorange="reversed")
     fig.update_layout(height=120 + 45 * len(lb.systems), margin=dict(l=10, r=10, t=60, b=10))
     st.plotly_chart(fig, width="stretch", key="lb_chart")

@@ -1,6 +1,6 @@
 """``dialeval leaderboard FILE [FILE ...]``: two or more systems (made for three or more) on their shared
-contexts: per-metric means with intervals, Bradley-Terry ratings from the judge (``--judge``), every pair
-Holm-corrected (``core.leaderboard``)."""
+contexts: per-metric and per-rated-dimension means with intervals, Bradley-Terry ratings from the judge
+(``--judge``), every pair Holm-corrected (``core.leaderboard``)."""
 from __future__ import annotations
 
 import argparse
@@ -37,8 +37,12 @@ def _arguments(p: argparse.ArgumentParser) -> None:
                    help="input format (default: detect from the name and content)")
     add_csv_arguments(p)
     p.add_argument("--metrics", type=metric_names_or_none, default=list(DEFAULT_METRICS),
-                   help="comma-separated metric names, 'all', or 'none' (with --judge: the judge alone)")
-    p.add_argument("--judge", action="store_true", help="judge every pair of systems; rank by Bradley-Terry rating")
+                   help="comma-separated metric names, 'all', or 'none' (the judge and/or people's ratings alone)")
+    p.add_argument("--judge", action="store_true", help="judge every pair of systems (Bradley-Terry ratings)")
+    p.add_argument("--rank-by", default="auto",
+                   help="what orders the systems: 'auto' (default: people's overall ratings when the input rates "
+                        "every system on every shared context, else the judge with --judge, else the first metric), "
+                        "'judge', a metric, or human:DIM for a rated dimension")
     p.add_argument("--format", default="text", choices=("text", "markdown", "csv", "json"))
     add_option_arguments(p)
     p.add_argument("--n-boot", type=whole_number(MIN_BOOT), default=N_BOOT,
@@ -53,8 +57,6 @@ def _arguments(p: argparse.ArgumentParser) -> None:
 @register_command("leaderboard", "rank two or more systems on shared contexts (metrics, judge ratings, Holm)",
                   _arguments)
 def leaderboard_command(a: argparse.Namespace) -> int:
-    if not a.metrics and not a.judge:
-        raise ValueError("--metrics none leaves nothing to rank; add --judge")
     out = a.out if a.out != "-" else None
     mapping = csv_mapping_from(a)
     check_paths(a, a.inputs, out)
@@ -76,9 +78,11 @@ def leaderboard_command(a: argparse.Namespace) -> int:
         print(f"note: two systems: `dialeval compare --system-a {ranked[0]!r} --system-b {ranked[1]!r}` gives their "
               "full verdict (per-metric tests, what drives the difference, slices); the leaderboard ranks them too",
               file=sys.stderr)
+    if not a.metrics and not a.judge and not any(e.scores for e in examples):
+        raise ValueError("--metrics none leaves nothing to rank: the input has no human ratings; add --judge")
     note(blank_text_notes([e for e in examples if systems is None or e.system in systems], a.metrics,
                           judged=a.judge))  # about the systems ranked only
     lb = leaderboard(examples, a.metrics, a.judge, systems, options_from(a), progress_bar(a.quiet),
-                     n_boot=a.n_boot, n_perm=a.n_perm, level=a.level, seed=a.seed)
+                     n_boot=a.n_boot, n_perm=a.n_perm, level=a.level, seed=a.seed, rank_by=a.rank_by)
     emit(render_leaderboard(lb, a.format), out)
     return 0
