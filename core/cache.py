@@ -267,11 +267,7 @@ class ScoreCache:
 
     def overflow_note(self) -> str | None:
         """A note when the size cap dropped entries this run wrote or read (a re-run will score them again)."""
-        if not self.dropped_own:
-            return None
-        return (f"note: the score cache is capped at {self.max_bytes / 2 ** 20:,.0f} MB and could not keep "
-                f"everything this run scored: {self.dropped_own:,} of its entries were dropped again, so a re-run "
-                "scores those rows anew; raise DIALEVAL_CACHE_MAX_MB (see `dialeval cache info`)")
+        return overflow_message(self.dropped_own, self.max_bytes)
 
     def info(self) -> dict[str, Any]:
         """Where the cache is, its cap, and per namespace the number of entries and their bytes."""
@@ -370,6 +366,25 @@ def default_cache() -> ScoreCache | None:
 def overflow_notes() -> list[str]:
     """:meth:`ScoreCache.overflow_note` of every default cache this process opened."""
     return [n for n in (c.overflow_note() for c in _DEFAULT.values()) if n]
+
+
+def dropped_entries() -> tuple[int, int]:
+    """(entries that the default caches this process opened dropped under their size cap since they were
+    opened, the largest of their caps in bytes): what a remote worker reports back with each block."""
+    caches = list(_DEFAULT.values())
+    return sum(c.dropped_own for c in caches), max((c.max_bytes for c in caches), default=0)
+
+
+def overflow_message(dropped: int, max_bytes: int, where: str = "") -> str | None:
+    """The note for ``dropped`` entries of this run that a cache capped at ``max_bytes`` could not keep
+    (``where``: whose cache, e.g. " on the Ray workers"); ``None`` when nothing was dropped."""
+    if not dropped:
+        return None
+    mb = max_bytes / 2 ** 20
+    return (f"note: the score cache{where} is capped at {mb:,.0f} MB and could not keep " if mb >= 10 else
+            f"note: the score cache{where} is capped at {mb:.3g} MB and could not keep "
+            f"everything this run scored: {dropped:,} of its entries were dropped again, so a re-run "
+            "scores those rows anew; raise DIALEVAL_CACHE_MAX_MB (see `dialeval cache info`)")
 
 
 def resolve_cache(cache: "ScoreCache | bool | None") -> ScoreCache | None:

@@ -35,10 +35,13 @@ def rows_file(tmp_path_factory, repo_root) -> Path:
     return path
 
 
-def dialeval(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    """The installed console script with the default thread count, from a folder that is not the checkout."""
+def dialeval(*args: str, cwd: Path, **env_over: str) -> subprocess.CompletedProcess:
+    """The installed console script with the default thread count, from a folder that is not the checkout;
+    ``env_over`` sets variables (an empty value removes one)."""
     exe = Path(sys.executable).with_name("dialeval")
     env = {k: v for k, v in os.environ.items() if k != "DIALEVAL_THREADS"}
+    for k, v in env_over.items():
+        env.pop(k, None) if v == "" else env.__setitem__(k, v)
     return subprocess.run([str(exe), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
 
 
@@ -72,6 +75,27 @@ def test_ray_output_is_byte_identical_to_local_and_to_the_default_command(rows_f
         assert lines and lines == stderr_lines(local.stderr, prefix) == stderr_lines(default.stderr, prefix)
     assert f"wrote 24 rows to {ray_out}" in r.stderr
     assert not list(tmp_path.glob(".*.part"))  # the temporary file was renamed, nothing left beside it
+
+
+def test_a_score_cache_that_outgrows_its_cap_on_the_workers_is_said_as_locally(rows_file, tmp_path):
+    """With a tiny cache cap a local run says how many entries the cap dropped; a Ray run said nothing (the
+    workers' caches are not the driver's), so a user could not tell why re-runs stayed slow."""
+    capped = {"DIALEVAL_NO_CACHE": "", "DIALEVAL_CACHE_MAX_MB": "0.002"}
+    rows = tmp_path / "new.jsonl"  # replies the shipped precomputed demo does not answer
+    rows.write_text("".join(json.dumps({**json.loads(line), "response": json.loads(line)["response"] + " ok"}) + "\n"
+                            for line in rows_file.read_text(encoding="utf-8").splitlines()), encoding="utf-8")
+    local = dialeval("score", str(rows), "--metrics", "bleu", "--quiet", "--out", str(tmp_path / "l.jsonl"),
+                     cwd=tmp_path, DIALEVAL_CACHE=str(tmp_path / "local-cache"), **capped)
+    ray = dialeval("score", str(rows), "--metrics", "bleu", "--quiet", "--backend", "ray", "--workers", "1",
+                   "--out", str(tmp_path / "r.jsonl"), cwd=tmp_path, DIALEVAL_CACHE=str(tmp_path / "ray-cache"),
+                   **capped)
+    assert local.returncode == 0 and ray.returncode == 0, local.stderr + ray.stderr
+    mine = stderr_lines(local.stderr, "note: the score cache is capped at 0.002 MB and could not keep")
+    theirs = stderr_lines(ray.stderr, "note: the score cache on the Ray workers is capped at 0.002 MB")
+    assert len(mine) == 1 and len(theirs) == 1, local.stderr + ray.stderr
+    count = mine[0].split(": ")[2].split(" of its entries")[0]
+    assert int(count) > 0 and f": {count} of its entries were dropped" in theirs[0]  # one worker: the same count
+    assert (tmp_path / "l.jsonl").read_bytes() == (tmp_path / "r.jsonl").read_bytes()
 
 
 def test_blockwise_local_scoring_gives_the_whole_file_bytes(rows_file):

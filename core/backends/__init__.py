@@ -66,6 +66,8 @@ class BlockResult:
 
     lines: list[str]
     signatures: dict[str, str]
+    cache_dropped: int = 0  # score-cache entries the worker's size cap dropped while scoring this block
+    cache_cap_bytes: int = 0  # the worker's cache cap
 
 
 class Blocks(Sequence[list[Example]]):
@@ -136,6 +138,11 @@ class Backend(ABC):
     def describe(self) -> str | None:
         """A line for stderr saying where the run goes (``None``: nothing worth saying)."""
         return None
+
+    def notes(self) -> list[str]:
+        """Lines for stderr after the run about what happened where the blocks ran (e.g. a remote score cache
+        that outgrew its cap); a backend scoring in this process has none (the CLI reports its cache)."""
+        return []
 
     def block_size(self, rows: int, requested: int | None) -> int:
         """Rows per block for an input of ``rows`` rows: ``requested``, else blocks of nearly equal size, at

@@ -35,6 +35,7 @@ from typing import Any, Iterator, Sequence
 
 from core.backends import (DEFAULT_BLOCK_SIZE, Backend, BackendError, BlockResult, ScoreJob, Within, even_block_size,
                            register_backend, score_block)
+from core.cache import dropped_entries, overflow_message
 from core.data import Example
 from core.settings import threads
 
@@ -107,7 +108,12 @@ class BlockScorer:
         self.job = job
 
     def score(self, index: int, examples: Sequence[Example]) -> tuple[int, BlockResult]:
-        return index, score_block(examples, self.job)
+        """Block ``index`` scored, with what this worker's score cache dropped under its size cap meanwhile."""
+        before, _ = dropped_entries()
+        result = score_block(examples, self.job)
+        after, cap = dropped_entries()
+        result.cache_dropped, result.cache_cap_bytes = after - before, cap
+        return index, result
 
 
 @register_backend("ray")
@@ -124,6 +130,7 @@ class RayBackend(Backend):
         self.actors: list[Any] = []
         self.threads: str | None = None
         self.cpus_per_worker = 1
+        self.cache_dropped, self.cache_cap_bytes = 0, 0  # summed over the blocks' reports
 
     def check(self) -> None:
         import_ray()
@@ -257,7 +264,15 @@ class RayBackend(Backend):
             for ref in ready:
                 index, actor = running.pop(ref)
                 free.append(actor)
-                yield self.fetch(ref, index)
+                index, result = self.fetch(ref, index)
+                self.cache_dropped += result.cache_dropped
+                self.cache_cap_bytes = max(self.cache_cap_bytes, result.cache_cap_bytes)
+                yield index, result
+
+    def notes(self) -> list[str]:
+        """The workers' score-cache note (:func:`core.cache.overflow_message`), as a local run prints its own."""
+        message = overflow_message(self.cache_dropped, self.cache_cap_bytes, " on the Ray workers")
+        return [message] if message else []
 
     def fetch(self, ref: Any, index: int) -> tuple[int, BlockResult]:
         """The result behind ``ref``; a worker's own exception is raised as itself, a lost worker as

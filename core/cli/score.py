@@ -69,6 +69,8 @@ def score(a: argparse.Namespace) -> int:
         else:
             with atomic_open(a.out) as f:
                 signatures = stream_scores(examples, job, backend, f.write, a.block_size, progress)
+    for line in backend.notes():
+        print(line, file=sys.stderr)
     if a.out != "-":
         print(f"wrote {len(examples)} rows to {a.out}", file=sys.stderr)
     for m, sig in signatures.items():
