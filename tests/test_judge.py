@@ -257,6 +257,18 @@ def test_learning_curve_table_and_figure(shipped, gupta_votes):
     assert len(fig.data) == 2
 
 
+def test_learning_curve_skips_folds_of_ties_and_counts_held_out_votes_whole(shipped, gupta_votes):
+    """A fold whose held-out votes are all ties has nothing to agree with: its NaN made the row's agreement
+    NaN (the dashboard showed empty rows on small vote sets), and n_test was a fractional mean per fold."""
+    import dataclasses
+    votes, feats = gupta_votes
+    fold = context_folds(votes, 5, SEED)
+    tied = [dataclasses.replace(v, label=0.5) if f == 0 else v for v, f in zip(votes, fold)]
+    df = learning_curve(tied, sizes=(40,), folds=5, base=shipped, features=feats)
+    assert df["agreement"].notna().all() and (df["folds"] == 4).all()
+    assert (df["n_test"] == sum(v.vote in ("A", "B") for v in tied)).all() and df["n_test"].dtype.kind == "i"
+
+
 def test_judge_comparison_and_cli(shipped, tmp_path, capsys, shared):
     # two systems on 12 held-out contexts, written to a temporary file (outside the repository)
     ex = [e for e in load_jsonl(shared("eval/usr-topical.jsonl")) if is_test_context(e.context)]

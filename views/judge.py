@@ -221,7 +221,9 @@ if data is not None and ok:
             r2.metric("Shipped judge on the same pairs", f"{s_shipped.win.rate:.1%}")
             st.plotly_chart(dashboard.learning_curve_figure(curve), width="stretch", key="votes_curve")
             shown = curve.assign(ridge=[f"{v:.2g}" if v == v else "—" for v in curve["ridge"]])  # NaN at 0 votes
-            st.dataframe(shown.rename(columns={"n_train": "training votes", "n_test": "held-out votes per fold",
+            st.dataframe(shown.rename(columns={"n_train": "training votes",
+                                               "n_test": "held-out A/B votes (all folds)",
+                                               "folds": "folds with A/B votes",
                                                "ridge": "pull toward shipped (ridge, median)"}),
                          hide_index=True, width="stretch")
             if rest:

@@ -191,8 +191,10 @@ def learning_curve(votes: Sequence[Pair], sizes: Sequence[int] = (100, 300, 500,
     re-fitted on them (:func:`fit_votes`, its ridge strength chosen by an inner cross-validation on those
     votes only), and the fold's A/B votes are predicted. Row ``n_train = 0`` is the judge as it is.
 
-    Returns a DataFrame: n_train, agreement (mean over folds), low, high (min/max over folds), sd,
-    n_test (held-out votes per fold, mean), folds, ridge (median chosen strength)."""
+    Returns a DataFrame: n_train, agreement (mean over the folds that hold out at least one A/B vote; a fold
+    of ties alone has nothing to agree with), low, high (min/max over those folds), sd, n_test (the held-out
+    A/B votes of those folds, all counted: each vote is held out once), folds (how many folds counted), ridge
+    (median chosen strength)."""
     import pandas as pd
 
     enough, where = enough_votes(votes)
@@ -229,7 +231,8 @@ def learning_curve(votes: Sequence[Pair], sizes: Sequence[int] = (100, 300, 500,
             done += 1
             if progress is not None:
                 progress(done, total, f"learning curve: {n} votes, fold {f + 1}/{folds}")
-        rows.append({"n_train": n, "agreement": float(np.mean(accs)), "low": float(np.min(accs)),
-                     "high": float(np.max(accs)), "sd": float(np.std(accs)), "n_test": float(np.mean(ntest)),
-                     "folds": folds, "ridge": float(np.median(ridges)) if ridges else float("nan")})
+        scored = [a for a, k in zip(accs, ntest) if k > 0]
+        rows.append({"n_train": n, "agreement": float(np.mean(scored)), "low": float(np.min(scored)),
+                     "high": float(np.max(scored)), "sd": float(np.std(scored)), "n_test": int(sum(ntest)),
+                     "folds": len(scored), "ridge": float(np.median(ridges)) if ridges else float("nan")})
     return pd.DataFrame(rows)
