@@ -213,6 +213,17 @@ def judge(contexts: Sequence[Sequence[str] | str], replies_a: Sequence[str], rep
     return judge_pairs(turns, _strings(a), _strings(b), checkpoint=checkpoint, progress=progress, cache=cache)
 
 
+def _judge_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """The verdict settings the judge's summary takes too (its intervals' level, the length-controlled rate's
+    resamples and seed), so a verdict asked at level 0.9 states the judge at 0.9 as the command line does."""
+    from core import stats
+    from core.settings import SEED
+    from core.verdict import LEVEL, N_BOOT, N_PERM
+    stats.check_settings(settings.get("n_boot", N_BOOT), settings.get("n_perm", N_PERM), settings.get("level", LEVEL),
+                         settings.get("seed", SEED))  # before the judge runs, as build_verdict checks them after
+    return {k: settings[k] for k in ("level", "n_boot", "seed") if k in settings}
+
+
 def compare_replies(contexts: Sequence[Sequence[str] | str], replies_a: Sequence[str], replies_b: Sequence[str],
                     references: Sequence[Sequence[str] | str] | None = None,
                     metrics: str | Sequence[str] | None = None, judge: bool = False,
@@ -234,7 +245,8 @@ def compare_replies(contexts: Sequence[Sequence[str] | str], replies_a: Sequence
     comp = align(_examples(a, ctx, refs, system_a), _examples(b, ctx, refs, system_b), system_a, system_b)
     _warn_blank(blank_text_notes(comp.examples(), names, judged=judge))
     cs = score_comparison(comp, names, _options(options), progress, cache)
-    summary = summarize_judge(comp, judge_comparison(comp, progress=progress, cache=cache)) if judge else None
+    summary = summarize_judge(comp, judge_comparison(comp, progress=progress, cache=cache),
+                              **_judge_settings(settings)) if judge else None
     return build_verdict(comp, cs, summary, **settings)
 
 
@@ -255,5 +267,6 @@ def compare(input_a: str, input_b: str | None = None, system_a: str | None = Non
                             "core.compare_replies(contexts, replies_a, replies_b, ...)")
     comp = load_comparison(str(input_a), None if input_b is None else str(input_b), system_a, system_b)
     cs = score_comparison(comp, metrics, _options(options), progress, cache)
-    summary = summarize_judge(comp, judge_comparison(comp, progress=progress, cache=cache)) if judge else None
+    summary = summarize_judge(comp, judge_comparison(comp, progress=progress, cache=cache),
+                              **_judge_settings(settings)) if judge else None
     return build_verdict(comp, cs, summary, **settings)

@@ -359,10 +359,12 @@ def compare_ratings(comp: Comparison, n_boot: int = N_BOOT, n_perm: int = N_PERM
 
 
 def summarize_judge(comp: Comparison, out: JudgeOutput, dimension: str | None = None,
-                    votes: Sequence[str | None] | None = None, level: float = LEVEL) -> JudgeSummary:
+                    votes: Sequence[str | None] | None = None, level: float = LEVEL, n_boot: int = N_BOOT,
+                    seed: int = SEED) -> JudgeSummary:
     """The judge's :class:`JudgeSummary` for the pairs of ``comp``. People's preferences come from ``votes``
     (one 'A' / 'B' / 'tie' / None per pair) or else from the ratings on ``dimension`` (default: the overall
-    one, :func:`preference_dimension`) when both systems carry it."""
+    one, :func:`preference_dimension`) when both systems carry it. ``level``: the intervals' level and the
+    winner's threshold (p < 1 - level); ``n_boot`` and ``seed``: the length-controlled rate's resamples."""
     verdicts = list(out.verdict)
     wins, losses = verdicts.count("A"), verdicts.count("B")
     win = stats.win_stats(wins, len(verdicts) - wins - losses, losses, level)
@@ -378,7 +380,8 @@ def summarize_judge(comp: Comparison, out: JudgeOutput, dimension: str | None = 
             prefs, margin = human_preferences(comp, dim)
             human = _agreement("scores", dim, margin, out, prefs, level)
     return JudgeSummary(len(verdicts), win, winner, out.order_disagreement, out.tie_margin, out.signature,
-                        [float(p) for p in out.p_a], verdicts, human, judge_length_controlled(comp, verdicts, level))
+                        [float(p) for p in out.p_a], verdicts, human,
+                        judge_length_controlled(comp, verdicts, level, n_boot, seed))
 
 
 def reply_length(text: str) -> int:

@@ -160,3 +160,28 @@ def test_compare_replies_gives_the_verdict_compare_gives_for_the_same_rows(tmp_p
         core.compare_replies(ctx, a, b[:-1], metrics="bleu")
     with pytest.raises(TypeError, match="for replies held in memory use core.compare_replies"):
         core.compare(pd.DataFrame({"response": a}))
+
+
+def test_the_api_states_the_judge_at_the_level_asked_as_the_command_line_does(monkeypatch):
+    """``core.compare_replies(..., judge=True, level=0.9)`` gave the judge's win rate a 95 % interval and a
+    p < 0.05 threshold while the command line used 0.9 (the two one-line verdicts differed)."""
+    import core.engine
+    from core import stats
+    from core.scoring import JudgeOutput
+    from core.verdict import judge_length_controlled
+    calls = ["A"] * 13 + ["B"] * 11
+    p = np.array([0.9 if c == "A" else 0.1 for c in calls])
+    monkeypatch.setattr(core.engine, "judge_comparison",
+                        lambda comp, **kw: JudgeOutput(p, p, p, calls, 0.0, 0.05, "judge:test"))
+    ctx = [[f"question {i}?"] for i in range(24)]
+    a, b = [f"answer {i}" for i in range(24)], [f"reply {i} " * (1 + i % 3) for i in range(24)]
+    refs = [[f"answer {i} indeed"] for i in range(24)]
+    v = core.compare_replies(ctx, a, b, refs, metrics="bleu", judge=True, level=0.9, n_boot=300, seed=5)
+    want = stats.win_stats(13, 0, 11, 0.9)
+    assert (v.judge.win.low, v.judge.win.high) == (want.low, want.high)
+    assert (want.low, want.high) != (stats.win_stats(13, 0, 11, 0.95).low, stats.win_stats(13, 0, 11, 0.95).high)
+    comp = core.data.align(*[[core.data.Example(str(i), s, c, r, []) for i, (c, r) in enumerate(zip(ctx, replies))]
+                             for s, replies in (("A", a), ("B", b))], "A", "B")
+    assert v.judge.length_controlled == judge_length_controlled(comp, calls, 0.9, n_boot=300, seed=5)
+    with pytest.raises(ValueError, match="level=95"):
+        core.compare_replies(ctx, a, b, refs, metrics="bleu", judge=True, level=95)

@@ -41,7 +41,8 @@ def verdict_from(a: argparse.Namespace, out: str | None) -> tuple[Comparison, Co
     note(blank_text_notes(comp.examples(), a.metrics, judged=a.judge))
     progress = progress_bar(a.quiet)
     cs = score_comparison(comp, a.metrics, options_from(a), progress=progress)
-    judge = summarize_judge(comp, judge_comparison(comp, progress=progress), level=a.level) if a.judge else None
+    judge = (summarize_judge(comp, judge_comparison(comp, progress=progress), level=a.level, n_boot=a.n_boot,
+                             seed=a.seed) if a.judge else None)
     verdict = build_verdict(comp, cs, judge, human=not a.no_human, n_boot=a.n_boot, n_perm=a.n_perm,
                             level=a.level, seed=a.seed)
     return comp, cs, verdict
