@@ -2,7 +2,8 @@
 
 - **Shared contexts.** Every system's rows are matched by id (when every row has one and the ids overlap),
   else by context (whitespace and case ignored); only contexts every system answered are compared, the rest
-  are listed, never dropped silently.
+  are listed, never dropped silently. A context a system answered more than once meets the others' answers to
+  it in order of appearance, as ``core.data.align`` pairs two systems, and is one resampling unit.
 - **Per metric**: each system's mean with a percentile bootstrap interval over contexts (``core.stats.mean_ci``,
   2,000 resamples, seed 13), and every pair of systems compared as ``core.verdict`` compares two (paired,
   contexts resampled, approximate randomization p). The p-values of one metric's pairs are one family and are
@@ -19,18 +20,22 @@
   ties within a quarter of the scale), Holm-adjusted per dimension.
 - **Order** (``rank_by``, default ``auto``): as the verdict decides, people first: by the mean rating on the
   dimension that stands for overall preference (``core.verdict.preference_dimension``) when people rated
-  every system on every shared context; else by the Bradley-Terry strength when the judge ran; else by the
-  first metric's mean (lower first where lower is better). ``rank_by`` may name any of these instead
-  (``human:DIM``, ``judge`` or a metric). ``rank`` = 1 + the number of systems significantly better on that criterion, so
-  systems that cannot be told apart share a rank. A system the ranking metric could not score on every shared
-  context (blank replies) is **not ranked** (``rank`` None, listed last with the reason): its mean is over fewer
-  contexts than the others' and its pairs lose those contexts, so neither its place nor "no significant
-  difference" would mean what they mean for the others.
+  every system on every shared context they rated (:func:`rated_alike`); else by the Bradley-Terry strength
+  when the judge ran; else by the first metric's mean (lower first where lower is better). ``rank_by`` may
+  name any of these instead (``human:DIM``, ``judge`` or a metric). Means and their intervals do not depend
+  on the order of the input's rows (values put in one order by context first, as the verdict does).
+  ``rank`` = 1 + the number of systems significantly better on that criterion, so systems that cannot be
+  told apart share a rank. A system the ranking criterion could not score on a shared context where it
+  scored another system (blank replies) is **not ranked** (``rank`` None, listed last with the reason): its
+  mean is over other contexts than the others' and its pairs lose those contexts, so neither its place nor
+  "no significant difference" would mean what they mean for the others. A context no system could be scored
+  on (no reference, for a metric that needs one) leaves every system's mean alike and ranks them all.
 """
 from __future__ import annotations
 
 import itertools
 import math
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
 
@@ -42,8 +47,8 @@ from core.engine import ScoreTable, judge_pairs, parse_metrics, score_examples
 from core.progress import Progress, within
 from core.scoring import JudgeOutput, Options, metric_class
 from core.settings import SEED
-from core.verdict import (LEVEL, N_BOOT, N_PERM, compare_values, context_groups, human_tie_margin,
-                          preference_dimension)
+from core.verdict import (LEVEL, N_BOOT, N_PERM, canonical_order, compare_values, context_groups,
+                          human_tie_margin, preference_dimension)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -73,7 +78,9 @@ class SystemGrid:
 
 
 def shared_contexts(examples: Sequence[Example], systems: Sequence[str] | None = None) -> SystemGrid:
-    """The rows of ``systems`` (default: all, in order of appearance) on the contexts every one answered."""
+    """The rows of ``systems`` (default: all, in order of appearance) on the contexts every one answered. A
+    context a system answered more than once meets the others' answers to it in order of appearance (the k-th
+    with the k-th, as ``core.data.align`` pairs two systems); answers without a counterpart are listed."""
     names = list(systems) if systems else systems_in(examples)
     missing = [s for s in names if not any(e.system == s for e in examples)]
     src = examples[0].source if examples else ""
@@ -86,21 +93,26 @@ def shared_contexts(examples: Sequence[Example], systems: Sequence[str] | None =
     ids = [{e.id for e in chosen if e.system == s} for s in names]
     by_id = all(e.has_id for e in chosen) and bool(set.intersection(*ids))
     keyf = (lambda e: e.id) if by_id else (lambda e: context_groups([e])[0])  # noqa: E731
+    # the k-th answer of a system to a context (or id) meets the k-th answer of every other system to it, in
+    # order of appearance, as ``core.data.align`` pairs two systems
     per: dict[str, dict[Any, Example]] = {s: {} for s in names}
-    extra: list[Example] = []
+    times: Counter = Counter()
+    keyed = []
     for e in chosen:
-        if keyf(e) in per[e.system]:
-            extra.append(e)  # a second answer of one system to one context cannot be matched
-        else:
-            per[e.system][keyf(e)] = e
+        times[e.system, keyf(e)] += 1
+        keyed.append((e, (keyf(e), times[e.system, keyf(e)])))
+        per[e.system][keyed[-1][1]] = e
     keys = [k for k in per[names[0]] if all(k in per[s] for s in names[1:])]
     shared = set(keys)
-    def lacking(e: Example) -> str:
-        return ", ".join(s for s in names if keyf(e) not in per[s])
 
-    dropped = [f"system {e.system}: {e.location}, id {e.id!r}: not answered by {lacking(e)}"
-               for e in chosen if keyf(e) not in shared] + \
-              [f"system {e.system}: {e.location}, id {e.id!r} answers a context it already answered" for e in extra]
+    def lacking(key: tuple[Any, int]) -> str:
+        missing = ", ".join(s for s in names if key not in per[s])
+        if key[1] == 1:
+            return f"not answered by {missing}"
+        return f"answer {key[1]} to its {'id' if by_id else 'context'}, which {missing} answered fewer times"
+
+    dropped = [f"system {e.system}: {e.location}, id {e.id!r}: {lacking(key)}" for e, key in keyed
+               if key not in shared]
     if not keys:
         raise DataError([Problem(src, None, None, f"no context was answered by all of {names}")])
     return SystemGrid(names, {s: [per[s][k] for k in keys] for s in names}, "id" if by_id else "context", dropped)
@@ -183,17 +195,19 @@ def human_dimensions(grid: SystemGrid) -> list[str]:
     return [f"human:{d}" for d in sorted(dims, key=lambda d: d != first)]
 
 
-def rated_everywhere(grid: SystemGrid, dim: str) -> bool:
-    """Whether people rated every system on every shared context on ``dim`` (``human:DIM``)."""
+def rated_alike(grid: SystemGrid, dim: str) -> bool:
+    """Whether people rated every system on ``dim`` (``human:DIM``) on every shared context where they rated
+    any, and on one at least."""
     d = dim[len("human:"):]
-    return all(math.isfinite(e.scores.get(d, math.nan)) for e in grid.examples())
+    rated = np.array([[math.isfinite(e.scores.get(d, math.nan)) for e in grid.rows[s]] for s in grid.systems])
+    return bool(rated.any()) and bool((rated.all(axis=0) == rated.any(axis=0)).all())
 
 
 def ranking_criterion(grid: SystemGrid, metrics: Sequence[str], judged: bool, rank_by: str = "auto"
                       ) -> tuple[str, str | None]:
     """What orders the systems, and (for ``auto``) a note when people's ratings are there but cannot order
-    them. ``auto``: people's preference dimension when every system was rated on every shared context (or when
-    there is nothing else), else the judge when it ran, else the first metric. Any other value must name one of
+    them. ``auto``: people's preference dimension when every system was rated on every shared context where
+    any was (:func:`rated_alike`; or when there is nothing else), else the judge when it ran, else the first metric. Any other value must name one of
     those that is present."""
     human = human_dimensions(grid)
     present = [*human, *(["judge"] if judged else []), *metrics]
@@ -203,11 +217,11 @@ def ranking_criterion(grid: SystemGrid, metrics: Sequence[str], judged: bool, ra
         if rank_by not in present:
             raise ValueError(f"rank by {rank_by!r}: not among what this leaderboard has ({', '.join(present)})")
         return rank_by, None
-    if human and (rated_everywhere(grid, human[0]) or present == human):
+    if human and (rated_alike(grid, human[0]) or present == human):
         return human[0], None
     if human:
         return present[len(human)], (f"people's {human[0][len('human:'):]} ratings do not cover every system on "
-                                     "every shared context, so they do not order the systems (shown beside them)")
+                                     "the same contexts, so they do not order the systems (shown beside them)")
     return present[0], None
 
 
@@ -238,8 +252,12 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
     for m, col, hib, margin in columns:
         vals = {s: col[k * n:(k + 1) * n] for k, s in enumerate(S)}
         for s in S:
-            mean, lo, hi = stats.mean_ci(vals[s], level, n_boot, seed, groups)
+            order = canonical_order(vals[s], vals[s], groups)  # as compare_values orders pairs: by context
+            mean, lo, hi = stats.mean_ci(vals[s][order], level, n_boot, seed, [groups[i] for i in order])
             per_metric[s][m] = {"mean": mean, "low": lo, "high": hi, "n": int(np.isfinite(vals[s]).sum())}
+        scorable = np.any([np.isfinite(vals[s]) for s in S], axis=0)
+        for s in S:  # contexts some system was scored on and this one was not
+            per_metric[s][m]["unscored"] = int((scorable & ~np.isfinite(vals[s])).sum())
         rows = [compare_values(m, "human" if margin is not None else "metric", vals[S[i]], vals[S[j]], groups,
                                higher_is_better=hib, n_boot=n_boot, n_perm=n_perm, level=level, seed=seed,
                                tie_margin=margin)
@@ -287,12 +305,18 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
         key = {s: sign * per_metric[s][ranked_by]["mean"] for s in S}
     unranked = {}
     if ranked_by != "judge":
-        what = (f"people rated {{k}} of the {n} shared contexts on {ranked_by[len('human:'):]}" if ranked_by in human
-                else f"{ranked_by} scored {{k}} of the {n} shared contexts (blank replies or rows it cannot score)")
+        what = (f"people did not rate it on {{u}} of the shared contexts where they rated another system on "
+                f"{ranked_by[len('human:'):]}" if ranked_by in human else
+                f"{ranked_by} could not score it on {{u}} of the shared contexts where it scored another system "
+                "(blank replies or rows it cannot score)")
         for s in S:
-            k = per_metric[s][ranked_by]["n"]
-            if k < n:
-                unranked[s] = what.format(k=k) + ": a mean over fewer contexts is not comparable, so it is not ranked"
+            u = per_metric[s][ranked_by].pop("unscored")
+            if u:
+                unranked[s] = (what.format(u=u) + ": a mean over other contexts than the others' is not "
+                               "comparable, so it is not ranked")
+    for s in S:
+        for v in per_metric[s].values():
+            v.pop("unscored", None)
     order = sorted(S, key=lambda s: (s in unranked, key[s] if math.isfinite(key[s]) else math.inf, S.index(s)))
     beaten = {s: sum(1 for r in pairwise if r.metric == ranked_by and r.better is not None and r.better != s
                      and r.better not in unranked and s in (r.first, r.second)) for s in S}

@@ -3,6 +3,7 @@ slices, the leaderboard (Bradley-Terry, Holm) and the self-contained HTML report
 and synthetic judge outputs where the judge's model is not the point."""
 import json
 import math
+import random
 import re
 import subprocess
 import sys
@@ -304,7 +305,7 @@ def test_a_system_with_blank_replies_is_not_ranked_above_the_others():
     lb = build_leaderboard(grid, score_examples(grid.examples(), ["bleu"]), None, n_boot=200, n_perm=200)
     assert [(e.system, e.rank) for e in lb.systems] == [("good", 1), ("mid", 2), ("sparse", None), ("silent", None)]
     sparse = lb.systems[2]
-    assert sparse.metrics["bleu"]["n"] == 3 and "3 of the 30 shared contexts" in sparse.unranked
+    assert sparse.metrics["bleu"]["n"] == 3 and "could not score it on 27 of the shared contexts" in sparse.unranked
     text = render_leaderboard(lb)
     assert "(on 3 of 30)" in text and "Not ranked (rank -):" in text and "silent:" in text
     assert json.loads(render_leaderboard(lb, "json"))["systems"][3]["rank"] is None
@@ -347,6 +348,49 @@ def test_the_leaderboard_ranks_by_peoples_ratings_when_the_input_has_them(dialev
     assert [s["system"] for s in json.loads(r.stdout)["systems"]][0] == "mid"
     bad = dialeval("leaderboard", str(path), "--metrics", "bleu", "--rank-by", "human:Overall", "--quiet")
     assert bad.returncode == 2 and "rank by 'human:Overall'" in bad.stderr and "human:overall" in bad.stderr
+
+
+def test_the_leaderboard_pairs_repeated_contexts_as_compare_does_and_ignores_row_order():
+    """Found comparing surfaces (2026-11-26): with a context answered three times per system (no ids) the
+    leaderboard kept one answer each (32 of 48 rows left out) and found no difference where `compare` found
+    one; its means' intervals moved with the input's row order; a context without a reference (bleu scores no
+    system there) left every system unranked."""
+    from core.leaderboard import build_leaderboard, shared_contexts
+    rng = np.random.default_rng(3)
+    exs = []
+    for i in range(8):
+        ref = " ".join(rng.choice(WORDS, 6))
+        for k in range(3):
+            exs.append(Example(f"u{i}.{k}", "U", [f"topic {i}?"], ref if k < 2 else " ".join(rng.choice(WORDS, 6)),
+                               [ref], has_id=False))  # a file without ids
+            exs.append(Example(f"v{i}.{k}", "V", [f"topic {i}?"], " ".join(rng.choice(WORDS, 6)), [ref],
+                               has_id=False))
+    grid = shared_contexts(exs, ["U", "V"])
+    assert grid.n_contexts == 24 and not grid.dropped and len(set(grid.groups())) == 8
+    lb = build_leaderboard(grid, score_examples(grid.examples(), ["bleu"]), None, n_boot=500, n_perm=500)
+    comp = _comparison(exs, "U", "V")
+    v = build_verdict(comp, score_comparison(comp, ["bleu"]), n_boot=500, n_perm=500)
+    row, pair = v.rows("metric")[0], lb.pairwise[0]
+    assert (pair.diff, pair.low, pair.high, pair.p) == (row.diff, row.low, row.high, row.p_randomization)
+    assert pair.better == "U" == v.system_a and row.winner == "A"
+    u = lb.systems[0].metrics["bleu"]
+    assert (u["mean"], u["low"], u["high"]) == pytest.approx((row.mean_a, row.mean_a_low, row.mean_a_high), abs=1e-9)
+    moved = sorted(exs, key=lambda e: e.context[0], reverse=True)  # stable: answers to a context keep their order
+    again_grid = shared_contexts(moved, ["U", "V"])
+    again = build_leaderboard(again_grid, score_examples(again_grid.examples(), ["bleu"]), None, n_boot=500,
+                              n_perm=500)
+    assert [e.metrics for e in again.systems] == [e.metrics for e in lb.systems] and again.pairwise == lb.pairwise
+    extra = exs + [Example("u0.3", "U", ["topic 0?"], "one more", ["x"], has_id=False)]
+    assert "answer 4 to its context, which V answered fewer times" in shared_contexts(extra, ["U", "V"]).dropped[0]
+    planted = _planted()
+    by_context = sorted(planted, key=lambda e: (e.id, e.system))
+    per_order = [build_leaderboard(g, score_examples(g.examples(), ["bleu"]), None, n_boot=300, n_perm=300)
+                 for g in (shared_contexts(planted), shared_contexts(by_context[::-1]))]
+    assert {e.system: e.metrics for e in per_order[0].systems} == {e.system: e.metrics for e in per_order[1].systems}
+    no_ref = [Example(e.id, e.system, e.context, e.response, [] if e.id == "c3" else e.references) for e in planted]
+    nr = build_leaderboard(shared_contexts(no_ref), score_examples(shared_contexts(no_ref).examples(), ["bleu"]),
+                           None, n_boot=300, n_perm=300)
+    assert [e.rank for e in nr.systems] == [1, 2, 3, 3] and nr.systems[0].metrics["bleu"]["n"] == 29
 
 
 def test_the_leaderboard_ranks_by_bradley_terry_from_the_judges_preferences():
