@@ -504,7 +504,7 @@ def difference_drivers(row: MetricComparison, a: Sequence[float], b: Sequence[fl
                        seed: int = SEED) -> Drivers:
     """:class:`Drivers` of one metric row: pair i contributes ``d_i = a_i - b_i`` to the mean difference
     ``sum(d) / n``; pairs are ranked by ``d_i`` in the direction of the winner (else of the mean difference),
-    the first ``top`` that push that way (``d_i`` of that sign, not 0) are listed with ``d_i / sum(d)``, and the
+    equal ``d_i`` in one order whatever the input's (context, values, id), the first ``top`` that push that way (``d_i`` of that sign, not 0) are listed with ``d_i / sum(d)``, and the
     comparison is redone (:func:`compare_values`, same settings) without the first ``ceil(share * n)`` of them
     (fewer when fewer pairs push that way)."""
     a = np.asarray(a, dtype=np.float64)
@@ -516,7 +516,9 @@ def difference_drivers(row: MetricComparison, a: Sequence[float], b: Sequence[fl
     else:
         sign = 1.0 if (np.nansum(d) >= 0) else -1.0
     direction = "A" if (sign > 0) == row.higher_is_better else "B"
-    order = fin[np.argsort(-sign * d[fin], kind="stable")]
+    # largest push first; pairs that push alike in one canonical order (context, values, id), not the input's
+    order = np.array(sorted(fin, key=lambda i: (-sign * d[i], str(groups[i]), a[i], b[i], str(ids[i]))),
+                     dtype=np.int64)
     pushing = order[sign * d[order] > 0]  # a pair that ties or pushes the other way drives nothing this way
     total = float(np.sum(d[fin])) if len(fin) else math.nan
     shown = [{"pair": int(i), "id": str(ids[i]), "diff": float(d[i]),

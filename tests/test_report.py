@@ -468,6 +468,23 @@ def test_drivers_list_only_pairs_that_push_toward_the_side_and_say_how_many_were
     assert ties.top == [] and ties.n_left_out == 0
 
 
+def test_drivers_of_equal_size_do_not_depend_on_the_order_of_the_rows():
+    """Pairs pushing by the same amount were listed in input order, so reversed rows listed other pairs and
+    left others out (found comparing surfaces, 2026-11-26)."""
+    from core.verdict import compare_values, difference_drivers
+    a = [3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 0.0, 1.0]
+    b = [0.0] * 10 + [1.0, 0.0]
+    ids = [f"p{i}" for i in range(12)]
+    groups = [f"ctx {i}" for i in range(12)]
+    got = []
+    for order in (list(range(12)), list(range(12))[::-1]):
+        pick = (lambda xs, o=order: [xs[i] for i in o])  # noqa: E731
+        row = compare_values("m", "metric", pick(a), pick(b), pick(groups), n_boot=200, n_perm=200)
+        d = difference_drivers(row, pick(a), pick(b), pick(groups), pick(ids), top=3, n_boot=200, n_perm=200)
+        got.append(([t["id"] for t in d.top], d.n_left_out, d.low_without, d.high_without, d.p_without))
+    assert got[0] == got[1] and got[0][0] == ["p0", "p1", "p2"]
+
+
 def test_text_tables_stay_aligned_with_wide_characters_and_markdown_keeps_user_text_inert():
     from core.report import display_width, render
     out = render([{"a": "数据系统", "b": "1"}, {"a": "bot", "b": "22"}, {"a": "🤖 bot", "b": "3"}],
