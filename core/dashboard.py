@@ -452,24 +452,30 @@ def example_metric_values(cs: ComparisonScores, i: int) -> pd.DataFrame:
 
 
 def correlation_rows(cs: ComparisonScores, methods: Sequence[str] = ("spearman", "pearson"),
-                     n_boot: int = 1000, seed: int = 13) -> list[dict[str, Any]]:
-    """Turn-level correlation of each metric with each human dimension over both systems' rows. The
-    two responses to one context form a cluster (``groups``), so intervals resample contexts."""
+                     n_boot: int = 1000, seed: int = 13, keep_reference_copies: bool = False) -> list[dict[str, Any]]:
+    """Turn-level correlation of each metric with each human dimension over both systems' rows, rows whose
+    reply copies its reference left out as ``dialeval meta-eval`` leaves them out
+    (``core.meta_eval.is_reference_copy``: a referenced metric scores them perfectly whatever people said;
+    ``keep_reference_copies`` keeps them). The two responses to one context form a cluster (``groups``), so
+    intervals resample contexts."""
+    from core.meta_eval import is_reference_copy
     from core.stats import correlate
     from core.verdict import context_groups
     comp = cs.comparison
     exs = comp.examples()
-    groups = context_groups(exs)
+    keep = np.array([keep_reference_copies or not is_reference_copy(e) for e in exs], dtype=bool)
+    groups = [g for g, k in zip(context_groups(exs), keep) if k]
     rows = []
     for d in dimensions(exs):
-        h = np.array([e.scores.get(d, math.nan) for e in exs], dtype=float)
+        h = np.array([e.scores.get(d, math.nan) for e in exs], dtype=float)[keep]
         for m in cs.metrics:
-            x = cs.table.column(m)
+            x = np.asarray(cs.table.column(m), dtype=float)[keep]
             row: dict[str, Any] = {"metric": m, "dimension": d}
             for meth in methods:
                 c = correlate(x, h, method=meth, groups=groups, n_boot=n_boot, seed=seed)
                 row.update({f"{meth}": c.r, f"{meth} low": c.low, f"{meth} high": c.high, f"{meth} p": c.p,
                             "n": c.n})
+            row["reference copies left out"] = int((~keep).sum())
             rows.append(row)
     return rows
 
@@ -551,20 +557,28 @@ def _preferred(a: float, b: float, higher_is_better: bool, name_a: str, name_b: 
 
 
 def system_correlations(table: ScoreTable, metrics: Sequence[str], method: str = "spearman",
-                        n_boot: int = 500, seed: int = 13) -> list[dict[str, Any]]:
+                        n_boot: int = 500, seed: int = 13, keep_reference_copies: bool = False
+                        ) -> list[dict[str, Any]]:
     """System-level correlation over every system of a multi-system file (``table`` scored all its rows):
-    mean metric vs mean human score per system (``core.stats.system_correlation``), items = example ids."""
+    mean metric vs mean human score per system (``core.stats.system_correlation``), as ``dialeval meta-eval``
+    computes it: rows that copy their reference left out (a system of reference copies drops out whole),
+    contexts resampled for the interval."""
+    from core.meta_eval import is_reference_copy
     from core.stats import system_correlation
-    exs = table.examples
+    from core.verdict import context_groups
+    keep = np.array([keep_reference_copies or not is_reference_copy(e) for e in table.examples], dtype=bool)
+    exs = [e for e, k in zip(table.examples, keep) if k]
     systems = [e.system for e in exs]
-    items = [e.id for e in exs]
+    items = context_groups(exs)
     rows = []
     for d in dimensions(exs):
         h = np.array([e.scores.get(d, math.nan) for e in exs], dtype=float)
         for m in metrics:
-            sc = system_correlation(table.column(m), h, systems, method=method, items=items, n_boot=n_boot, seed=seed)
+            x = np.asarray(table.column(m), dtype=float)[keep]
+            sc = system_correlation(x, h, systems, method=method, items=items, n_boot=n_boot, seed=seed)
             rows.append({"metric": m, "dimension": d, "r": sc.r, "low": sc.low, "high": sc.high, "p": sc.p,
-                         "systems": sc.n_systems, "warning": sc.warning or ""})
+                         "systems": sc.n_systems, "reference copies left out": int((~keep).sum()),
+                         "warning": sc.warning or ""})
     return rows
 
 

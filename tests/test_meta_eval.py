@@ -144,3 +144,34 @@ def test_a_correlation_that_cannot_be_computed_says_why():
     rows = meta_eval.meta_evaluate(exs, ["bleu"], n_boot=100, system_level=False)
     assert rows[0]["spearman"] is None or np.isnan(rows[0]["spearman"])
     assert "every rating is the same" in format_rows(rows, "text")
+
+
+def test_the_dashboards_system_level_correlation_is_meta_evals(shared):
+    """One file, one answer: the Correlation page's system-level row equals `dialeval meta-eval`'s (it kept
+    the reference copies, a whole system of them on usr-topical, and resampled rows instead of contexts:
+    r 0.886 over 6 systems on the page, 0.600 over 5 in meta-eval)."""
+    from core.dashboard import correlation_rows, system_correlations
+    from core.data import align
+    from core.engine import comparison_scores, score_examples
+    exs = load_jsonl(shared("eval/usr-topical.jsonl"))
+    table = score_examples(exs, ["bleu"])
+    page = {r["dimension"]: r for r in system_correlations(table, ["bleu"])}
+    rows = [r for r in meta_eval.meta_evaluate(exs, ["bleu"], methods=["spearman"], n_boot=1000)
+            if r["level"] == "system"]
+    assert len(rows) == len(page) == 6
+    for r in rows:
+        got = page[r["dimension"]]
+        assert (got["r"], got["low"], got["high"], got["p"], got["systems"]) == \
+            (r["spearman"], r["spearman_low"], r["spearman_high"], r["spearman_p"], r["n"]) and got["systems"] == 5
+    # turn level over two systems' rows: meta-eval on those rows gives the page's numbers
+    a, b = ([e for e in exs if e.system == s] for s in ("Original Ground Truth", "Argmax Decoding"))
+    comp = align(a, b)
+    cs = comparison_scores(comp, {"bleu": score_examples(comp.examples(), ["bleu"]).results["bleu"]})
+    turn = {r["dimension"]: r for r in correlation_rows(cs, ("spearman",))}
+    two = [r for r in meta_eval.meta_evaluate(comp.examples(), ["bleu"], methods=["spearman"], n_boot=1000,
+                                              system_level=False)]
+    for r in two:
+        got = turn[r["dimension"]]
+        assert (got["spearman"], got["spearman low"], got["spearman high"], got["n"]) == \
+            (r["spearman"], r["spearman_low"], r["spearman_high"], r["n"])
+        assert got["reference copies left out"] == r["n_reference_copies"] == 60

@@ -65,8 +65,13 @@ elif data is not None and metrics:
     cs = state.get_scores(data, metrics)
     if cs.metrics:
         rows = cached_correlations(data.key, tuple(cs.metrics), cs)
-        st.caption(f"Turn level, over both systems' {2 * cs.n} rows; the two replies to one context form a cluster, "
-                   "so the 95% bootstrap intervals resample contexts (core.stats.correlate, 1,000 resamples, seed 13).")
+        copies = rows[0]["reference copies left out"] if rows else 0
+        st.caption(f"Turn level, over both systems' {2 * cs.n} rows"
+                   + (f", less {state.counted(copies, 'row')} whose reply copies its reference (a referenced metric "
+                      "scores those perfectly whatever people said; `dialeval meta-eval` leaves them out too)"
+                      if copies else "")
+                   + "; the two replies to one context form a cluster, so the 95% bootstrap intervals resample "
+                   "contexts (core.stats.correlate, 1,000 resamples, seed 13).")
         no_refs = [m for m in cs.metrics if not any(r["metric"] == m and r["n"] for r in rows)]
         if no_refs:
             st.caption(f"{', '.join(no_refs)}: no score on these rows (the metric needs references and the file has "
@@ -114,7 +119,8 @@ elif data is not None and metrics:
         n_sys = len({e.system for e in data.examples})
         if n_sys >= 3:
             st.caption(f"The file holds {n_sys} systems: a system-level correlation over all of them needs every "
-                       "system's rows scored (they are cached once scored).")
+                       "system's rows scored (they are cached once scored). Computed as `dialeval meta-eval` "
+                       "computes it: rows that copy their reference left out, contexts resampled.")
             if st.button(f"Score all {n_sys} systems and correlate system means", key="sys_corr"):
                 bar, progress = state.progress_bar("scoring every system")
                 from core.engine import ScoreTable
