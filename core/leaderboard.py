@@ -280,8 +280,8 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
                 second.append(j)
                 outcome.append(1.0 if v == "A" else 0.0 if v == "B" else 0.5)
                 bt_groups.append(groups[k])
-            w, t = out.verdict.count("A"), out.verdict.count("tie")
-            ws = stats.win_stats(w, t, len(out.verdict) - w - t, level)
+            ws = stats.clustered_win_stats([{"A": 1, "B": -1}.get(v, 0) for v in out.verdict], groups, level,
+                                           n_boot, seed)
             jrows.append(((i, j), ws))
         bt = stats.bradley_terry_ratings(S, first, second, outcome, bt_groups, n_boot, seed, level)
         for k, s in enumerate(S):

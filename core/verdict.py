@@ -367,7 +367,8 @@ def summarize_judge(comp: Comparison, out: JudgeOutput, dimension: str | None = 
     winner's threshold (p < 1 - level); ``n_boot`` and ``seed``: the length-controlled rate's resamples."""
     verdicts = list(out.verdict)
     wins, losses = verdicts.count("A"), verdicts.count("B")
-    win = stats.win_stats(wins, len(verdicts) - wins - losses, losses, level)
+    win = stats.clustered_win_stats([{"A": 1, "B": -1}.get(v, 0) for v in verdicts], context_groups(comp.a), level,
+                                    n_boot, seed)
     winner = None
     if win.sign_p < 1 - level and wins != losses:
         winner = "A" if wins > losses else "B"

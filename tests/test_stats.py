@@ -326,3 +326,23 @@ def test_too_few_contexts_give_no_bootstrap_interval_or_p():
     assert c.low < c.r < c.high and 0 < c.p <= 1
     pr = stats.paired_comparison(x + 5, y, groups=groups)
     assert pr.low < pr.diff < pr.high and pr.p_bootstrap < 0.05
+
+
+def test_win_statistics_count_contexts_when_pairs_share_them():
+    """Eight contexts answered three times each, A winning every pair: the sign test over pairs said
+    p < 0.001 (24 of 24), below anything eight contexts can show; over contexts it is 2/2^8. Without repeated
+    contexts nothing changes."""
+    from core.stats import clustered_win_stats, win_stats
+    flat = clustered_win_stats([1, 1, 0, -1, 1, 1, 1, 0, 1, -1], list(range(10)))
+    assert flat == win_stats(6, 2, 2)
+    assert clustered_win_stats([1, 0, -1, 1], None) == win_stats(2, 1, 1)
+    groups = [f"ctx {i}" for i in range(8) for _ in range(3)]
+    ws = clustered_win_stats([1] * 24, groups)
+    assert (ws.wins, ws.ties, ws.losses, ws.rate) == (24, 0, 0, 1.0)
+    assert ws.sign_p == pytest.approx(2 / 2 ** 8) and win_stats(24, 0, 0).sign_p < 1e-6
+    assert (ws.low, ws.high) == (1.0, 1.0)
+    mixed = clustered_win_stats([1, 1, -1] * 8, groups, n_boot=500)  # every context: 2 wins, 1 loss
+    assert mixed.sign_p == pytest.approx(2 / 2 ** 8) and mixed.rate == pytest.approx(2 / 3)
+    assert mixed.low == pytest.approx(2 / 3) and mixed.high == pytest.approx(2 / 3)  # every context alike
+    few = clustered_win_stats([1, 1, -1, 1], ["a", "a", "b", "c"])  # 3 contexts: no interval
+    assert math.isnan(few.low) and math.isnan(few.high) and few.sign_p == 1.0
