@@ -648,8 +648,9 @@ def verdict_sentence(v: Verdict) -> str:
                 drv = next((d for d in v.drivers if d.metric == best.metric), None)
                 fragile = "; it rests on a few pairs: not significant without the top 5 %" if (
                     drv is not None and drv.testable and not drv.survives) else ""
-                agreeing = (f"{len(agree)} of {len(mrows)} metrics agree" if len(mrows) > 1
-                            else "its one metric agrees")
+                verb = ("say so", "says so") if basis == "metrics" else ("agree", "agrees")  # the basis: no "agree"
+                agreeing = (f"{len(agree)} of {len(mrows)} metrics {verb[0]}" if len(mrows) > 1
+                            else f"its one metric {verb[1]}")
                 clauses.append(f"{agreeing} ({best.metric} {_margin(best, side)}{fragile})")
             elif basis != "metrics":
                 clauses.append("no metric agrees")
@@ -677,6 +678,8 @@ def verdict_sentence(v: Verdict) -> str:
         clauses.append(f"{_names(unscored)} could not score these pairs{_unscored_reason(v, unscored)}")
     if side is not None:
         head = f"{sys_name[side]} is better than {sys_name[other[side]]}"
+        if basis == "metrics" and (human is not None or j is not None):
+            head += " on the metrics"  # people's ratings or the judge are there and name no winner
     elif basis == "mixed":
         head = f"Mixed evidence on {v.system_a} vs {v.system_b}"
     else:

@@ -54,9 +54,16 @@ def test_the_one_line_verdict_states_direction_in_words_and_names_both_systems()
     comp = _comparison(exs, "mid", "good")  # B is better
     v = build_verdict(comp, score_comparison(comp, ["bleu"]), n_boot=500, n_perm=500)
     s = verdict_sentence(v)
-    assert s.startswith("good is better than mid: its one metric agrees (bleu +")
+    assert s.startswith("good is better than mid: its one metric says so (bleu +")
     assert re.search(r"bleu \+\d+\.\d+ \[\+\d+\.\d+, \+\d+\.\d+\]", s), s  # in favour of the winner: positive
     assert v.to_dict()["sentence"] == s == v.sentence
+    # people's ratings there, naming no winner: the line says the direction is the metrics' (it said "U is
+    # better than V: people's ratings show no significant difference; its one metric agrees")
+    rated = [Example(e.id, e.system, e.context, e.response, e.references, {"overall": 3.0}) for e in exs]
+    comp_r = _comparison(rated, "mid", "good")
+    s_r = build_verdict(comp_r, score_comparison(comp_r, ["bleu"]), n_boot=500, n_perm=500).sentence
+    assert s_r.startswith("good is better than mid on the metrics: people's overall ratings show no significant "
+                          "difference; its one metric says so (bleu +"), s_r
     # the text output of `compare` starts with it; csv's first row is it; markdown bolds it
     assert render_verdict(v, "text").splitlines()[0] == s
     assert render_verdict(v, "markdown").splitlines()[0] == f"**{s}**"
