@@ -14,7 +14,10 @@ scores only that tenth.
 
 A metric's score of a row depends on nothing else in the run (fixed normalization constants and fixed-shape
 batches, ``core.engine``), so an entry is exactly the number a fresh run computes; a changed checkpoint,
-option or version changes the namespace, so nothing stale is ever read.
+option or version changes the namespace, so nothing stale is ever read. On disk the namespace also carries
+:func:`code_fingerprint` (a hash of this package's code): two installs of one version with different code (a
+checkout between releases, ``pip install`` of a branch) keep apart, as a developer's cache once served
+``ubleu_paper`` numbers of earlier code under the same version (6 of 60 golden rows, found 2026-11-26).
 
 **Where.** ``cache_dir()/scores.sqlite3`` (``core.settings.cache_dir``: ``$DIALEVAL_CACHE``, else
 ``$XDG_CACHE_HOME/dialeval``, else ``~/.cache/dialeval``). At most ``$DIALEVAL_CACHE_MAX_MB`` megabytes
@@ -156,6 +159,24 @@ class Precomputed:
         return {k: rows[k] for k in keys if k in rows}
 
 
+def code_fingerprint() -> str:
+    """12 hex digits of SHA-1 over this package's Python files (paths and bytes): what the disk cache's
+    namespaces carry beside the version (module docstring). Computed once per process (about 1 MB read)."""
+    global _FINGERPRINT
+    if _FINGERPRINT is None:
+        root = Path(__file__).resolve().parent
+        h = hashlib.sha1()
+        for path in sorted(root.rglob("*.py")):
+            h.update(path.relative_to(root).as_posix().encode("utf-8") + b"\0")
+            h.update(path.read_bytes())
+        _FINGERPRINT = h.hexdigest()[:12]
+    return _FINGERPRINT
+
+
+_FINGERPRINT: str | None = None
+CODE_MARK = "|code:"  # between a namespace and the code fingerprint on disk
+
+
 class ScoreCache:
     """Entries on disk in one SQLite file (safe for several processes: WAL journal, busy timeout), with the
     shipped precomputed layers consulted first. ``max_bytes`` caps the file's entries (LRU)."""
@@ -208,12 +229,17 @@ class ScoreCache:
             finally:
                 con.close()
 
+    def disk_namespace(self, ns: str) -> str:
+        """``ns`` as kept on disk: with this code's fingerprint (:func:`code_fingerprint`)."""
+        return f"{ns}{CODE_MARK}{code_fingerprint()}"
+
     def get_many(self, ns: str, keys: Sequence[str]) -> dict[str, Any]:
         """The cached values of ``keys`` under ``ns`` (absent keys are left out)."""
         keys = list(dict.fromkeys(keys))
         found: dict[str, Any] = self.precomputed.get_many(ns, keys) if self.precomputed is not None else {}
         rest = [k for k in keys if k not in found]
         if rest and self.max_bytes > 0 and self.path.exists():
+            ns = self.disk_namespace(ns)
             with self._session() as con:
                 now = time.time()
                 for i in range(0, len(rest), _CHUNK):
@@ -237,6 +263,7 @@ class ScoreCache:
             return
         now = time.time()
         rows = []
+        ns = self.disk_namespace(ns)
         for k, v in items.items():
             value = stored_value(v)
             size = len(value) if isinstance(value, bytes) else len(value.encode("utf-8"))
@@ -270,12 +297,18 @@ class ScoreCache:
         return overflow_message(self.dropped_own, self.max_bytes)
 
     def info(self) -> dict[str, Any]:
-        """Where the cache is, its cap, and per namespace the number of entries and their bytes."""
+        """Where the cache is, its cap, and per namespace the number of entries and their bytes (namespaces
+        of other code, :func:`code_fingerprint`, marked so)."""
         out: dict[str, Any] = {"path": str(self.path), "max_bytes": self.max_bytes, "entries": 0, "bytes": 0,
                                "namespaces": {}}
         if self.path.exists():
             with self._session() as con:
+                mark = CODE_MARK + code_fingerprint()
                 for ns, n, b in con.execute("SELECT ns, COUNT(*), SUM(bytes) FROM entries GROUP BY ns ORDER BY ns"):
+                    if ns.endswith(mark):
+                        ns = ns[:-len(mark)]
+                    elif CODE_MARK in ns:  # kept until the size cap drops them; never read by this code
+                        ns = ns[:ns.rindex(CODE_MARK)] + " [written by other dialeval code: not read]"
                     out["namespaces"][ns] = {"entries": n, "bytes": b}
                     out["entries"] += n
                     out["bytes"] += b
@@ -306,12 +339,17 @@ class ScoreCache:
         return n
 
     def export(self, namespaces: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
-        """Every entry on disk (of ``namespaces`` if given) as ``{namespace: {key: value}}``."""
+        """Every entry on disk that this code wrote (of ``namespaces`` if given) as ``{namespace: {key: value}}``,
+        the namespaces without the code fingerprint (as the precomputed layers key them)."""
         out: dict[str, dict[str, Any]] = {}
         if not self.path.exists():
             return out
+        mark = CODE_MARK + code_fingerprint()
         with self._session() as con:
             for ns, k, v in con.execute("SELECT ns, key, value FROM entries ORDER BY ns, key"):
+                if not ns.endswith(mark):
+                    continue  # another code's entries
+                ns = ns[:-len(mark)]
                 if namespaces is None or ns in namespaces:
                     out.setdefault(ns, {})[k] = read_value(v)
         return out

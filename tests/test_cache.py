@@ -316,3 +316,22 @@ def test_rows_from_the_precomputed_demo_write_the_same_bytes_as_fresh_ones(repo_
     served = capsys.readouterr().out
     assert main(["score", str(src), "--metrics", "bleu,ubleu", "--quiet", "--no-cache"]) == 0
     assert capsys.readouterr().out == served
+
+
+def test_entries_written_by_other_code_of_the_same_version_are_not_read(tmp_path, monkeypatch):
+    """The version alone keyed the disk cache, so a checkout between releases read numbers its earlier code had
+    cached (ubleu_paper on 6 of 60 golden rows); the namespace on disk now carries a hash of the code."""
+    import core.cache as cache
+    from core.cache import ScoreCache, code_fingerprint
+    assert len(code_fingerprint()) == 12 and code_fingerprint() == code_fingerprint()
+    monkeypatch.setattr(cache, "_FINGERPRINT", "aaaaaaaaaaaa")
+    store = ScoreCache(tmp_path / "s.sqlite3")
+    store.put_many("metric:x|v:1", {"k": {"s": 1.0}})
+    assert store.get_many("metric:x|v:1", ["k"]) == {"k": {"s": 1.0}}
+    monkeypatch.setattr(cache, "_FINGERPRINT", "bbbbbbbbbbbb")  # the code changed, the version did not
+    assert store.get_many("metric:x|v:1", ["k"]) == {} and store.export() == {}
+    store.put_many("metric:x|v:1", {"k": {"s": 2.0}})
+    assert store.get_many("metric:x|v:1", ["k"]) == {"k": {"s": 2.0}}
+    assert store.export() == {"metric:x|v:1": {"k": {"s": 2.0}}}
+    assert set(store.info()["namespaces"]) == {"metric:x|v:1",
+                                              "metric:x|v:1 [written by other dialeval code: not read]"}
