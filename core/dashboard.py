@@ -26,7 +26,7 @@ from core.data import (Comparison, CsvMapping, DataError, Example, Problem, comp
 from core.engine import DEFAULT_METRICS, ComparisonScores, ScoreTable
 from core.html_report import InputFile, input_file
 from core.judges.pairs import MIN_VOTE_CONTEXTS, MIN_VOTES, Pair, enough_votes  # noqa: F401 (the pages use them)
-from core.report import SIGNIFICANT_DIGITS
+from core.report import SIGNIFICANT_DIGITS, fmt_num
 from core.scoring import metric_class
 from core.settings import cache_dir
 from core.verdict import Verdict, human_tie_margin, pair_winner
@@ -398,7 +398,7 @@ def headline_frame(verdict: Verdict) -> pd.DataFrame:
                     "by (better - other) [95% CI]": margin,
                     "A mean [95% CI]": _ci(r.mean_a, r.mean_a_low, r.mean_a_high),
                     "B mean [95% CI]": _ci(r.mean_b, r.mean_b_low, r.mean_b_high),
-                    "A-B [95% CI]": _ci(r.diff, r.low, r.high, True), "p": r.p_randomization,
+                    "A-B [95% CI]": _ci(r.diff, r.low, r.high, True), "p": fmt_num(r.p_randomization, p=True),
                     "A/tie/B": f"{r.wins}/{r.ties}/{r.losses}", "n": r.n})
     return pd.DataFrame(out)
 

@@ -153,8 +153,10 @@ def verdict_cells(v: "Verdict") -> list[dict[str, str]]:
                       "interval": f"[{fmt_num(r.low, signed=True)}, {fmt_num(r.high, signed=True)}]",
                       "p_randomization": fmt_num(r.p_randomization, p=True),
                       "p_bootstrap": fmt_num(r.p_bootstrap, p=True), "wtl": f"{r.wins}/{r.ties}/{r.losses}",
-                      "win": f"{fmt_num(r.win_rate)} [{fmt_num(r.win_low)}, {fmt_num(r.win_high)}]",
-                      "sign_p": fmt_num(r.sign_p, p=True), "verdict": r.verdict(v.system_a, v.system_b)})
+                      "win": f"{fmt_num(r.win_rate)} [{fmt_num(r.win_low)}, {fmt_num(r.win_high)}]"
+                      if r.wins + r.losses else "-",  # no decided pair: no rate, no interval, no test
+                      "sign_p": fmt_num(r.sign_p, p=True) if r.wins + r.losses else "-",
+                      "verdict": r.verdict(v.system_a, v.system_b)})
     return cells
 
 

@@ -57,6 +57,7 @@ SCALES = {"Overall": (1, 5), "overall": (1, 5), "coherence": (1, 5), "relevance"
           "content": (1, 5), "grammar": (1, 5), "informativeness": (1, 5), "context_coherence": (1, 5),
           "Natural": (1, 3), "Maintains Context": (1, 3), "Engaging": (1, 3), "language_usage": (1, 3),
           "Understandable": (0, 1), "Uses Knowledge": (0, 1)}
+NOT_SCORED = "not scored: no pair has both values"  # a metric row with n = 0 (e.g. BLEU without references)
 MARGIN_SHARE = 0.25  # a "clear" human preference: the mean ratings differ by >= a quarter of the scale
 
 
@@ -170,9 +171,13 @@ class MetricComparison:
     signature: str = ""
 
     def better(self, system_a: str, system_b: str) -> str:
+        if self.n == 0:
+            return NOT_SCORED
         return {"A": system_a, "B": system_b}.get(self.winner or "", "no significant difference")
 
     def verdict(self, system_a: str, system_b: str) -> str:
+        if self.n == 0:
+            return NOT_SCORED
         if self.winner is None:
             return stats.NO_DIFF
         return f"A ({system_a}) better" if self.winner == "A" else f"B ({system_b}) better"

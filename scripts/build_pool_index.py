@@ -6,7 +6,7 @@ Encodes every distinct turn of chitchat-dataset with all-MiniLM-L6-v2 and writes
 checkpoints/pool-chitchat-<hash>-<encoder>.faiss (faiss IndexPQ, 128 bytes a vector). The float16
 embeddings also land in the user cache so this machine can use the exact vectors.
 """
-
+import argparse
 
 from tqdm import tqdm
 
@@ -15,6 +15,7 @@ from core.settings import checkpoint_dir
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     pool = chitchat_pool()
     bar = tqdm(total=len(pool.texts), desc="encoding chitchat turns", unit="turn")
 

@@ -10,6 +10,7 @@ contradicting the context, rude, nonsense), was written by hand and is never gen
 """
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -20,6 +21,7 @@ OUT = Path(__file__).resolve().parents[1] / "tests" / "data" / "obvious_pairs_ru
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     _train, held = chitchat_split()
     pairs = obvious_pairs(held, 240, part="check")
     with open(OUT, "w", encoding="utf-8") as f:

@@ -15,6 +15,7 @@ machine's kind (re-run it on the other kinds of machine, then scripts/precompute
 """
 from __future__ import annotations
 
+import argparse
 import json
 import math
 from pathlib import Path
@@ -43,6 +44,7 @@ def golden_pairs(path: Path = DEMO):
 
 
 def main() -> int:
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     rows = golden_rows()
     table = score_examples(rows, list(available_metrics()))
     a, b = golden_pairs()

@@ -15,6 +15,7 @@ whose signatures are still today's. A kind with no entries scores the demo on it
 """
 from __future__ import annotations
 
+import argparse
 import hashlib
 import tempfile
 from pathlib import Path
@@ -46,6 +47,7 @@ def other_kinds(path: Path, here: str, namespaces: set[str]) -> dict:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     comp = load_comparison(str(DEMO))
     here = device_key(active_device())
     with tempfile.TemporaryDirectory() as tmp:

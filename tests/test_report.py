@@ -692,3 +692,21 @@ def test_names_that_differ_only_in_spaces_are_pointed_out():
     assert names_note(v) == ("the two systems' names differ only in spaces or case ('bot' and 'bot '): check they "
                              "are the ones meant")
     assert names_note(v) in render_verdict(v) and names_note(v) in render_verdict(v, "csv")
+
+
+def test_a_metric_that_scored_no_pair_is_said_not_scored_not_no_difference():
+    """BLEU on a file without references has n = 0: its row said "no significant difference" with a win-rate
+    interval [0, 1] and sign p 1.000, as if it had compared the systems (found reading the docs, 2026-11-26)."""
+    from core.dashboard import headline_frame
+    from core.report import verdict_cells
+    exs = [Example(e.id, e.system, e.context, e.response, [], {"overall": 4.0 if e.system == "good" else 2.0})
+           for e in _planted() if e.system in ("good", "mid")]
+    comp = _comparison(exs, "good", "mid")
+    v = build_verdict(comp, score_comparison(comp, ["bleu"]), n_boot=200, n_perm=200)
+    cells = {c["metric"]: c for c in verdict_cells(v)}
+    assert cells["bleu"]["verdict"] == "not scored: no pair has both values"
+    assert cells["bleu"]["win"] == "-" and cells["bleu"]["sign_p"] == "-"
+    assert cells["human:overall"]["verdict"] == "A (good) better"
+    shown = headline_frame(v).set_index("metric")
+    assert shown.loc["bleu", "better"] == "not scored: no pair has both values"
+    assert shown.loc["human: overall", "p"] == cells["human:overall"]["p_randomization"] == "0.005"  # as the CLI

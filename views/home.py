@@ -80,8 +80,7 @@ def home() -> None:
             st.text("\n".join(f"{d['metric']}: {left_out_note(d)}" for d in verdict.left_out))
     if verdict.metrics:
         st.subheader("Headline comparison")
-        st.dataframe(dashboard.headline_frame(verdict), hide_index=True, width="stretch",
-                     column_config={"p": st.column_config.NumberColumn(format="%.4f")})
+        st.dataframe(dashboard.headline_frame(verdict), hide_index=True, width="stretch")
         st.caption(f"Means with 95% bootstrap intervals ({verdict.n_boot:,} resamples of the contexts, seed "
                    f"{verdict.seed}); 'by' is the better system's mean minus the other's; A-B is the paired mean "
                    f"difference; p from approximate randomization ({verdict.n_perm:,}); 'better' only when "
