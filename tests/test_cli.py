@@ -154,7 +154,7 @@ def test_an_unknown_mme_dimension_is_said(capsys):
     from core.cli import options_from
     args = dict(pool=None, retriever=None, device="cpu", metrics=["bleu", "mme"])
     assert options_from(argparse.Namespace(**args, dimension="nonsense")).dimension == "nonsense"
-    assert "--dimension 'nonsense' is not a dimension MME-CRS has weights for" in capsys.readouterr().err
+    assert "--mme-dimension 'nonsense' is not a dimension MME-CRS has weights for" in capsys.readouterr().err
     options_from(argparse.Namespace(**args, dimension="Engaging"))
     options_from(argparse.Namespace(**{**args, "metrics": ["bleu"]}, dimension="nonsense"))
     assert capsys.readouterr().err == ""

@@ -169,8 +169,10 @@ def add_option_arguments(p: argparse.ArgumentParser) -> None:
                                                 "__eou__ text (default: chitchat-dataset); reaches RUBER+υBLEU too")
     p.add_argument("--retriever", default=None, choices=("emb-u", "emb-ur", "bm25-u", "bm25-ur"),
                    help="υBLEU reference retriever (default emb-u)")
-    p.add_argument("--dimension", default=None, help="MME-CRS target dimension (default overall; unknown names "
-                                                     "fall back to the overall weights)")
+    p.add_argument("--mme-dimension", "--dimension", dest="dimension", default=None,
+                   help="the quality dimension MME-CRS's weights target (default overall; unknown names fall back "
+                        "to the overall weights); --dimension is its older name (elsewhere --dimension names a "
+                        "human rating dimension)")
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda", "mps", "auto"),
                    help="where models run (auto: CUDA, then MPS, then CPU)")
     add_cache_argument(p)
@@ -194,13 +196,13 @@ def emit(text: str, out: str | None) -> None:
 
 
 def options_from(args: argparse.Namespace):
-    """The run's ``Options``; a ``--dimension`` MME-CRS does not know is said on stderr (it falls back to the
+    """The run's ``Options``; an ``--mme-dimension`` MME-CRS does not know is said on stderr (it falls back to the
     overall weights, which the signature alone used to show)."""
     from core.scoring import Options
     if args.dimension and any(m.startswith("mme") for m in getattr(args, "metrics", None) or []):
         from core.metrics.crs import DIMENSION_MAP, canonical_dimension
         if not canonical_dimension(args.dimension)[1]:
-            note([f"--dimension {args.dimension!r} is not a dimension MME-CRS has weights for; it uses its overall "
+            note([f"--mme-dimension {args.dimension!r} is not a dimension MME-CRS has weights for; it uses its overall "
                   f"weights (dimensions: {', '.join(DIMENSION_MAP)})"])
     return Options(pool=args.pool, retriever=args.retriever, dimension=args.dimension, device=args.device)
 
