@@ -209,3 +209,20 @@ def test_the_cli_progress_bar_shows_counts_and_one_line_per_phase():
     text = out.getvalue()
     assert text.count("\n") == 2 and "10/10" in text and "10/10" in text.split("\n")[1]
     assert "loss 0.09" in text and text.rstrip().endswith("(0s)")
+
+
+def test_the_device_menu_offers_a_gpu_only_where_there_is_one_without_importing_torch():
+    """The dashboard's Device menu listed cuda and mps on a CPU-only machine (choosing one ended in an error);
+    finding out must not import torch on a first visit."""
+    import sys
+
+    import torch
+
+    from core.models.device import DEVICES, offered_devices
+    code = ("import sys; from core.models.device import offered_devices; "
+            "print(','.join(offered_devices()), 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120).stdout.split()
+    assert out[1] == "False" and out[0].split(",")[:2] == ["cpu", "auto"] and set(out[0].split(",")) <= set(DEVICES)
+    offered_devices.cache_clear()
+    here = offered_devices()  # torch imported: its own answer
+    assert ("cuda" in here) == torch.cuda.is_available() and here[:2] == ("cpu", "auto")

@@ -27,6 +27,7 @@ from core.dashboard import Loaded
 from core.data import Comparison
 from core.engine import (ComparisonScores, cached_judge_comparison, comparison_scores, judge_comparison,
                          score_examples)
+from core.models.device import offered_devices
 from core.outputs import OutputError
 from core.scoring import JudgeOutput, Options
 from core.verdict import JudgeSummary, Verdict, build_verdict, summarize_judge
@@ -36,7 +37,6 @@ DEMO_PATH = APP_DIR / "demo" / "demo.jsonl"
 RATED_DEMO_PATH = APP_DIR / "demo" / "rated_sample.jsonl"
 PAGES = {"home": "views/home.py", "upload": "views/upload.py", "scores": "views/scores.py",
          "judge": "views/judge.py", "correlation": "views/correlation.py", "leaderboard": "views/leaderboard.py"}
-DEVICE_CHOICES = ("cpu", "auto", "cuda", "mps")
 # the judge's time on 2 CPU cores, for estimates (measured: docs/dashboard.md, "The judge's time estimate")
 JUDGE_LOAD_SECONDS = 8.0  # loading MiniLM and SmolLM2, once per process
 JUDGE_START_SECONDS = 5.0  # each run: new batch shapes, the last batch of each length group part empty
@@ -233,9 +233,13 @@ def sidebar() -> Any:
         with st.expander("About the metrics"):
             for k, v in avail.items():
                 st.text(f"{k}: {v}")
-        st.selectbox("Device", DEVICE_CHOICES, key="device",
+        offered = offered_devices()
+        if st.session_state.get("device", "cpu") not in offered:
+            st.session_state["device"] = "cpu"
+        st.selectbox("Device", offered, key="device",
                      help="Where the models run (as the CLI's --device): auto picks a CUDA GPU, then an Apple "
-                          "GPU, then the CPU. Scores are kept per device.")
+                          "GPU, then the CPU; a GPU is listed only where this machine has one. Scores are kept "
+                          "per device.")
     return box
 
 

@@ -51,6 +51,25 @@ def resolve_device(device: str = "cpu") -> str:
 
 
 @functools.lru_cache(maxsize=1)
+def offered_devices() -> tuple[str, ...]:
+    """The devices worth offering in a menu: ``cpu``, ``auto``, and ``cuda`` / ``mps`` only where this machine
+    looks like it has one, found without importing torch (which costs seconds on a dashboard's first visit):
+    an NVIDIA driver (``/proc/driver/nvidia/version`` or ``nvidia-smi`` on the path) for CUDA, an Apple silicon
+    Mac for MPS. Where torch is already imported its own answer is used. A device offered here can still be
+    refused by :func:`resolve_device` (a driver without a CUDA build of torch), with its one-line reason."""
+    import shutil
+    import sys
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        mps = getattr(torch.backends, "mps", None)
+        cuda, apple = torch.cuda.is_available(), bool(mps is not None and mps.is_available())
+    else:
+        cuda = os.path.exists("/proc/driver/nvidia/version") or shutil.which("nvidia-smi") is not None
+        apple = platform.system() == "Darwin" and platform.machine() == "arm64"
+    return ("cpu", "auto", *(["cuda"] if cuda else []), *(["mps"] if apple else []))
+
+
+@functools.lru_cache(maxsize=1)
 def cpu_kernels() -> str:
     """This CPU's family of bfloat16 matrix kernels: ``amx-bf16`` (Intel AMX tiles), ``avx512-bf16`` (AVX-512
     BF16 instructions), else torch's vector capability (``avx512``, ``avx2``, ``default``, lower case) or the
