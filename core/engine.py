@@ -25,6 +25,7 @@ import numpy as np
 from core.cache import ScoreCache, judge_namespace, pair_key, resolve_cache, row_key
 from core.data import Comparison, Example
 from core.models.device import active_device, device_key, use_device
+from core.models.encoders import MissingModelError, check_models
 from core.progress import Progress
 from core.registry import UnknownName
 from core.scoring import (METRICS, CompositeMetric, JudgeOutput, Metric, MetricResult, Options, available_metrics,
@@ -299,6 +300,28 @@ def run_metric(metric: Metric, examples: Sequence[Example], progress: Progress |
     return memo[key]
 
 
+def fully_cached(metric: Metric, examples: Sequence[Example], cache: ScoreCache | None) -> bool:
+    """Whether every row of ``examples`` can be read back for ``metric`` (a composite: for each of its parts)
+    from ``cache`` or its precomputed layers, so scoring them loads no model."""
+    if cache is None:
+        return False
+    if isinstance(metric, CompositeMetric):
+        return all(fully_cached(p, examples, cache) for p in metric.parts())
+    keys = [row_key(ex.context, ex.response, ex.references) for ex in examples]
+    return len(cache.get_many(metric_namespace(metric), keys)) == len(set(keys))
+
+
+def check_models_needed(metrics: Sequence[Metric], examples: Sequence[Example], cache: ScoreCache | None) -> None:
+    """Before any metric runs: raise ``MissingModelError`` (naming each package and its install command) when
+    a model package one of ``metrics`` needs (``Metric.models``) is not installed, unless that metric's rows
+    all come from the cache (the precomputed demo shows without SmolLM2). It was found only when that metric's
+    turn came, after the others had run (minutes on a large file)."""
+    try:
+        check_models(p for m in metrics for p in m.models)
+    except MissingModelError:
+        check_models(p for m in metrics if m.models and not fully_cached(m, examples, cache) for p in m.models)
+
+
 def score_examples(examples: Sequence[Example], metrics: Sequence[str | Metric] | str | None = None,
                    options: Options | None = None, progress: Progress | None = None,
                    cache: ScoreCache | bool | None = None) -> ScoreTable:
@@ -317,6 +340,7 @@ def score_examples(examples: Sequence[Example], metrics: Sequence[str | Metric] 
     scored = as_scored(examples)
     memo: dict[str, MetricResult] = {}
     store = resolve_cache(cache)
+    check_models_needed(built, scored, store)
     for metric in built:
         result = run_metric(metric, scored, progress, memo, store)
         if blank.any():  # a blank response is flagged null, never a score of 0, and its details say so

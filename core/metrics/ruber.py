@@ -353,6 +353,7 @@ def _response_and_reference_texts(examples: Sequence[Example]) -> list[str]:
 
 @register_metric("ruber_ref")
 class RuberReferenced(Metric):
+    models = ("minilm",)  # its static word-piece vectors come from MiniLM's embedding table
     description = "RUBER referenced s_R: cosine of max+min pooled static MiniLM word-piece vectors (reference vs reply)"
     needs_references = True
 
@@ -369,6 +370,7 @@ class RuberReferenced(Metric):
 
 @register_metric("bert_ruber_ref")
 class BertRuberReferenced(Metric):
+    models = ("minilm",)
     description = "BERT-RUBER referenced: cosine of max+min pooled contextual MiniLM token vectors"
     needs_references = True
 
@@ -384,6 +386,7 @@ class BertRuberReferenced(Metric):
 
 
 class _Unreferenced(CheckpointMetric):
+    models = ("minilm",)
     """s_U(query, reply) for every row with a context (the query is its last turn); NaN without one."""
 
     def pair_scores(self, queries: list[str], replies: list[str], progress: Progress | None) -> np.ndarray:
@@ -430,6 +433,7 @@ class BertRuberUnreferenced(_Unreferenced):
 
 
 class _Hybrid(CompositeMetric):
+    models = ("minilm",)
     ref_metric = "ruber_ref"
     unref_metric = "ruber_unref"
     variant = ""

@@ -16,7 +16,7 @@ import os
 import warnings
 from collections import OrderedDict
 from pathlib import Path
-from typing import Callable, Sequence, TypeVar
+from typing import Callable, Iterable, Sequence, TypeVar
 
 import numpy as np
 
@@ -55,6 +55,23 @@ def smollm_folder() -> str:
     if not (Path(folder) / SMOLLM_GGUF).exists():
         raise MissingModelError(f"{SMOLLM_GGUF} not found in {folder}")
     return folder
+
+
+MODEL_PACKAGES = {"minilm": minilm_path, "smollm2": smollm_folder}
+"""Each pretrained model a metric can need (``core.scoring.Metric.models``) and the check that finds its files."""
+
+
+def check_models(names: Iterable[str]) -> None:
+    """Raise one :class:`MissingModelError` naming every model of ``names`` that is not installed, each with
+    the command that installs it."""
+    missing = []
+    for name in dict.fromkeys(names):
+        try:
+            MODEL_PACKAGES[name]()
+        except MissingModelError as e:
+            missing.append(str(e))
+    if missing:
+        raise MissingModelError("; ".join(missing))
 
 
 def set_threads() -> None:
