@@ -25,6 +25,7 @@ request_short_spins()  # before torch loads: SmolLM2 keeps its speed on a busy m
 
 if TYPE_CHECKING:
     from core.cache import ScoreCache
+    from core.data import Comparison
     from core.progress import Progress
     from core.scoring import JudgeOutput, Options
     from core.verdict import Verdict
@@ -213,6 +214,14 @@ def judge(contexts: Sequence[Sequence[str] | str], replies_a: Sequence[str], rep
     return judge_pairs(turns, _strings(a), _strings(b), checkpoint=checkpoint, progress=progress, cache=cache)
 
 
+def _check_something_to_compare(metrics: Any, judge: bool, comp: "Comparison") -> None:
+    """``metrics=[]`` (no metric) without the judge compares people's ratings alone: refused when there are none."""
+    if isinstance(metrics, (list, tuple)) and not metrics and not judge \
+            and not any(e.scores for e in comp.examples()):
+        raise ValueError("metrics=[] and judge=False leave nothing to compare: these rows carry no human ratings; "
+                         "name metrics or pass judge=True")
+
+
 def _judge_settings(settings: dict[str, Any]) -> dict[str, Any]:
     """The verdict settings the judge's summary takes too (its intervals' level, the length-controlled rate's
     resamples and seed), so a verdict asked at level 0.9 states the judge at 0.9 as the command line does."""
@@ -241,8 +250,9 @@ def compare_replies(contexts: Sequence[Sequence[str] | str], replies_a: Sequence
     ctx, a, b = _Column(contexts, "contexts"), _Column(replies_a, "replies_a"), _Column(replies_b, "replies_b")
     refs = None if references is None else _Column(references, "references")
     _aligned(ctx, a, b, refs)
-    names = parse_metrics(metrics)
+    names = [] if isinstance(metrics, (list, tuple)) and not metrics else parse_metrics(metrics)  # []: none
     comp = align(_examples(a, ctx, refs, system_a), _examples(b, ctx, refs, system_b), system_a, system_b)
+    _check_something_to_compare(metrics, judge, comp)
     _warn_blank(blank_text_notes(comp.examples(), names, judged=judge))
     cs = score_comparison(comp, names, _options(options), progress, cache)
     summary = summarize_judge(comp, judge_comparison(comp, progress=progress, cache=cache),
@@ -266,6 +276,7 @@ def compare(input_a: str, input_b: str | None = None, system_a: str | None = Non
             raise TypeError(f"{name} is a file's path, got {type(path).__name__}; for replies held in memory use "
                             "core.compare_replies(contexts, replies_a, replies_b, ...)")
     comp = load_comparison(str(input_a), None if input_b is None else str(input_b), system_a, system_b)
+    _check_something_to_compare(metrics, judge, comp)
     cs = score_comparison(comp, metrics, _options(options), progress, cache)
     summary = summarize_judge(comp, judge_comparison(comp, progress=progress, cache=cache),
                               **_judge_settings(settings)) if judge else None

@@ -185,3 +185,26 @@ def test_the_api_states_the_judge_at_the_level_asked_as_the_command_line_does(mo
     assert v.judge.length_controlled == judge_length_controlled(comp, calls, 0.9, n_boot=300, seed=5)
     with pytest.raises(ValueError, match="level=95"):
         core.compare_replies(ctx, a, b, refs, metrics="bleu", judge=True, level=95)
+
+
+def test_no_metric_gives_peoples_verdict_on_every_surface(tmp_path):
+    """``metrics=[]`` worked in ``core.compare`` but raised in ``core.compare_replies``, and the command line's
+    compare refused ``--metrics none`` (the leaderboard took it): people's ratings alone make a verdict."""
+    import json
+
+    from core.cli import main
+    ctx = [[f"question {i}?"] for i in range(12)]
+    a, b = [f"a fine answer {i}" for i in range(12)], [f"meh {i}" for i in range(12)]
+    rows = [{"id": str(i), "system": s, "context": c, "response": r, "scores": {"overall": 4.0 if s == "A" else 2.0}}
+            for s, replies in (("A", a), ("B", b)) for i, (c, r) in enumerate(zip(ctx, replies))]
+    path = tmp_path / "rated.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    files = core.compare(str(path), metrics=[], n_boot=200, n_perm=200)
+    assert files.sentence.startswith("A is better than B: people rate it higher on overall")
+    assert main(["compare", str(path), "--metrics", "none", "--n-boot", "200", "--n-perm", "200", "--quiet",
+                 "--format", "json", "--out", str(tmp_path / "v.json")]) == 0
+    assert json.loads((tmp_path / "v.json").read_text())["sentence"] == files.sentence
+    with pytest.raises(ValueError, match="no metric named"):
+        core.compare_replies(ctx, a, b, metrics="")
+    with pytest.raises(ValueError, match="leave nothing to compare"):
+        core.compare_replies(ctx, a, b, metrics=[])

@@ -85,6 +85,11 @@ def metric_names(text: str) -> list[str]:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def metric_names_or_none(text: str) -> list[str]:
+    """An argparse type: as :func:`metric_names`, or 'none' (no metric: people's ratings and/or the judge)."""
+    return [] if text.strip().lower() == "none" else metric_names(text)
+
+
 def separator(text: str) -> str:
     r"""An argparse type: a non-empty separator; ``\n``, ``\t`` and ``\\`` may be typed as escapes."""
     value = text.replace("\\\\", "\0").replace("\\n", "\n").replace("\\t", "\t").replace("\0", "\\")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 
 from core.cli import (add_input_arguments, add_option_arguments, check_paths, csv_mapping_from, emit, interval_level,
-                      metric_names, note, options_from, register_command, whole_number)
+                      metric_names_or_none, note, options_from, register_command, whole_number)
 from core.data import Comparison, load_comparison
 from core.engine import DEFAULT_METRICS, ComparisonScores, blank_text_notes, judge_comparison, score_comparison
 from core.progress import progress_bar
@@ -18,8 +18,8 @@ def add_verdict_arguments(p: argparse.ArgumentParser) -> None:
     """What a verdict is computed from: the inputs, metrics, the judge, run options and statistics settings
     (``compare`` and ``report`` take the same)."""
     add_input_arguments(p)
-    p.add_argument("--metrics", type=metric_names, default=list(DEFAULT_METRICS),
-                   help="comma-separated metric names, or 'all'")
+    p.add_argument("--metrics", type=metric_names_or_none, default=list(DEFAULT_METRICS),
+                   help="comma-separated metric names, 'all', or 'none' (people's ratings and/or --judge alone)")
     p.add_argument("--judge", action="store_true", help="also run the learned A/B judge over every pair")
     p.add_argument("--no-human", action="store_true", help="do not compare the human scores present in the input")
     add_option_arguments(p)
@@ -38,6 +38,9 @@ def verdict_from(a: argparse.Namespace, out: str | None) -> tuple[Comparison, Co
     check_paths(a, [a.input, a.input_b], out)
     comp = load_comparison(a.input, a.input_b, a.system_a, a.system_b, a.input_format, mapping)
     comp.require_pairs()
+    if not a.metrics and not a.judge and (a.no_human or not any(e.scores for e in comp.examples())):
+        raise ValueError("--metrics none leaves nothing to compare: " + ("--no-human leaves out people's ratings"
+                         if a.no_human else "the input has no human ratings") + "; name metrics or add --judge")
     note(blank_text_notes(comp.examples(), a.metrics, judged=a.judge))
     progress = progress_bar(a.quiet)
     cs = score_comparison(comp, a.metrics, options_from(a), progress=progress)

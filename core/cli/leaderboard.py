@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from core.cli import (add_csv_arguments, add_option_arguments, check_paths, csv_mapping_from, emit, interval_level,
-                      metric_names, note, options_from, register_command, whole_number)
+                      metric_names_or_none, note, options_from, register_command, whole_number)
 from core.data import load_file, rows_of_files, systems_in
 from core.engine import DEFAULT_METRICS, blank_text_notes
 from core.leaderboard import leaderboard, render_leaderboard
@@ -22,11 +22,6 @@ def system_names(text: str) -> list[str]:
     ``c``); blanks around each name are dropped."""
     names = [part.replace("\0", ",").strip() for part in text.replace("\\,", "\0").split(",")]
     return [n for n in names if n]
-
-
-def metric_names_or_none(text: str) -> list[str]:
-    """``--metrics``: as ``compare`` takes it, or 'none' (rank by the judge alone)."""
-    return [] if text.strip() == "none" else metric_names(text)
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
