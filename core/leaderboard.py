@@ -93,8 +93,6 @@ def shared_contexts(examples: Sequence[Example], systems: Sequence[str] | None =
     ids = [{e.id for e in chosen if e.system == s} for s in names]
     by_id = all(e.has_id for e in chosen) and bool(set.intersection(*ids))
     keyf = (lambda e: e.id) if by_id else (lambda e: context_groups([e])[0])  # noqa: E731
-    # the k-th answer of a system to a context (or id) meets the k-th answer of every other system to it, in
-    # order of appearance, as ``core.data.align`` pairs two systems
     per: dict[str, dict[Any, Example]] = {s: {} for s in names}
     times: Counter = Counter()
     keyed = []
