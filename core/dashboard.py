@@ -385,7 +385,9 @@ def rate_interval(lc) -> str:
 
 def headline_frame(verdict: Verdict) -> pd.DataFrame:
     """Display form of the verdict's rows, direction in words first: which system is better and by how much
-    (the better system's mean minus the other's, with its interval), then the means, A - B, p, A/tie/B."""
+    (the better system's mean minus the other's, with its interval), then both means, A - B with its interval,
+    p, A/tie/B and n: narrow enough to read without scrolling sideways on a laptop (the means' intervals are
+    in the report and the command line's table)."""
     out = []
     for r in verdict.metrics:
         name = f"human: {r.metric[len('human:'):]}" if r.kind == "human" else r.metric
@@ -394,27 +396,29 @@ def headline_frame(verdict: Verdict) -> pd.DataFrame:
             margin = _ci(r.diff, r.low, r.high, True)
         elif r.winner == "B":
             margin = _ci(-r.diff, -r.high, -r.low, True)
-        out.append({"metric": name, "better": r.better(verdict.system_a, verdict.system_b),
-                    "by (better - other) [95% CI]": margin,
-                    "A mean [95% CI]": _ci(r.mean_a, r.mean_a_low, r.mean_a_high),
-                    "B mean [95% CI]": _ci(r.mean_b, r.mean_b_low, r.mean_b_high),
+        out.append({"metric": name,
+                    "better": "not scored" if r.n == 0 else r.better(verdict.system_a, verdict.system_b),
+                    "better by [95% CI]": margin, "A mean": fmt_num(r.mean_a), "B mean": fmt_num(r.mean_b),
                     "A-B [95% CI]": _ci(r.diff, r.low, r.high, True), "p": fmt_num(r.p_randomization, p=True),
                     "A/tie/B": f"{r.wins}/{r.ties}/{r.losses}", "n": r.n})
     return pd.DataFrame(out)
 
 
-def drivers_frame(verdict: Verdict) -> pd.DataFrame:
-    """``verdict.drivers`` as a table: per metric, the pairs that push its difference most and whether its
-    verdict survives leaving the top 5 % out."""
+def drivers_frame(verdict: Verdict, shown: int = 3) -> pd.DataFrame:
+    """``verdict.drivers`` as a table: per metric that scored pairs, whether its verdict survives leaving the
+    most pushing 5 % out (first: what a reader looks for), the comparison without them, and the ``shown`` pairs
+    that push its difference most."""
     names = {"A": verdict.system_a, "B": verdict.system_b}
     rows = [{"metric": d.metric,
-             "pushes toward": names[d.direction] if d.top else "neither (every pair ties)" if d.n_pairs else "-",
-             "top pairs (A-B)": ", ".join(f"{t['id']} ({t['diff']:+.3g})" for t in d.top),
-             "left out": f"{d.n_left_out} of {d.n_pairs}",
+             "pushes toward": names[d.direction] if d.top else "neither (every pair ties)",
+             "verdict survives": d.survival,
              "A-B without them [95% CI]": _ci(d.diff_without, d.low_without, d.high_without, True),
-             "p without": math.nan if d.p_without is None else d.p_without, "verdict survives": d.survival}
-            for d in verdict.drivers]
-    return pd.DataFrame(rows)
+             "p without": "-" if d.p_without is None else fmt_num(d.p_without, p=True),
+             "left out": f"{d.n_left_out} of {d.n_pairs}",
+             "top pairs (A-B)": ", ".join(f"{t['id']} ({t['diff']:+.3g})" for t in d.top[:shown])}
+            for d in verdict.drivers if d.n_pairs]
+    return pd.DataFrame(rows, columns=["metric", "pushes toward", "verdict survives", "A-B without them [95% CI]",
+                                       "p without", "left out", "top pairs (A-B)"])
 
 
 def slice_frame(rows, system_a: str, system_b: str) -> pd.DataFrame:
@@ -455,10 +459,10 @@ def correlation_rows(cs: ComparisonScores, methods: Sequence[str] = ("spearman",
                      n_boot: int = 1000, seed: int = 13, keep_reference_copies: bool = False) -> list[dict[str, Any]]:
     """Turn-level correlation of each metric with each human dimension over both systems' rows, rows whose
     reply copies its reference left out as ``dialeval meta-eval`` leaves them out
-    (``core.meta_eval.is_reference_copy``: a referenced metric scores them perfectly whatever people said;
+    (``core.engine.is_reference_copy``: a referenced metric scores them perfectly whatever people said;
     ``keep_reference_copies`` keeps them). The two responses to one context form a cluster (``groups``), so
     intervals resample contexts."""
-    from core.meta_eval import is_reference_copy
+    from core.engine import is_reference_copy
     from core.stats import correlate
     from core.verdict import context_groups
     comp = cs.comparison
@@ -563,7 +567,7 @@ def system_correlations(table: ScoreTable, metrics: Sequence[str], method: str =
     mean metric vs mean human score per system (``core.stats.system_correlation``), as ``dialeval meta-eval``
     computes it: rows that copy their reference left out (a system of reference copies drops out whole),
     contexts resampled for the interval."""
-    from core.meta_eval import is_reference_copy
+    from core.engine import is_reference_copy
     from core.stats import system_correlation
     from core.verdict import context_groups
     keep = np.array([keep_reference_copies or not is_reference_copy(e) for e in table.examples], dtype=bool)

@@ -107,28 +107,44 @@ def row_flags(ex: Example, reference_needed: bool) -> list[str]:
     return flags
 
 
+def is_reference_copy(ex: Example) -> bool:
+    """The response equals one of the example's references (case, punctuation and spacing ignored): a
+    referenced metric scores it as a perfect match whatever people think of it (``dialeval meta-eval`` leaves
+    such rows out)."""
+    from core.models.retrieval import normalize
+    r = normalize(ex.response)
+    return bool(r) and any(normalize(ref) == r for ref in ex.references)
+
+
 class BlankTextCount:
     """The blank text of rows seen one at a time (:meth:`add`): per kind, how many rows and where the first
     :attr:`SHOWN` are, without holding the rows (``dialeval score`` counts a file of any size while it is
     checked). :meth:`notes` gives :func:`blank_text_notes`' lines."""
 
     SHOWN = 8
-    KINDS = ("blank response", "no reference", "blank reference", "long response")
+    KINDS = ("blank response", "no reference", "blank reference", "long response", "reference copy")
     LONG_WORDS = 30  # about the 40 SmolLM2 tokens of a reply that MME and the judge read
 
     def __init__(self) -> None:
         self.rows = 0
         self.counts = dict.fromkeys(self.KINDS, 0)
         self.shown: dict[str, list[str]] = {kind: [] for kind in self.KINDS}
+        self.copies: dict[str, list[int]] = {}  # per system: [its rows that copy their reference, its rows]
 
     def add(self, ex: Example) -> None:
         """Count one row: a blank response, no usable reference, a blank reference beside usable ones, a
-        response longer than the SmolLM2 readers read (:attr:`LONG_WORDS`)."""
+        response longer than the SmolLM2 readers read (:attr:`LONG_WORDS`), a response that copies its
+        reference (:func:`is_reference_copy`, counted per system)."""
         self.rows += 1
         usable = usable_references(ex)
+        copy = is_reference_copy(ex)
+        per = self.copies.setdefault(ex.system, [0, 0])
+        per[0] += copy
+        per[1] += 1
         for kind, found in (("blank response", is_blank(ex.response)), ("no reference", not usable),
                             ("blank reference", bool(usable) and len(usable) != len(ex.references)),
-                            ("long response", len(ex.response.split()) > self.LONG_WORDS)):
+                            ("long response", len(ex.response.split()) > self.LONG_WORDS),
+                            ("reference copy", copy)):
             if found:
                 self.counts[kind] += 1
                 if len(self.shown[kind]) < self.SHOWN:
@@ -142,30 +158,41 @@ class BlankTextCount:
     def notes(self, metrics: Sequence[str] = (), judged: bool = False) -> list[str]:
         """One line per kind found, with its count and rows, saying what it does to the scores of
         ``metrics`` (registry names) and the judge."""
+        return list(self.notes_by_kind(metrics, judged).values())
+
+    def notes_by_kind(self, metrics: Sequence[str] = (), judged: bool = False) -> dict[str, str]:
+        """:meth:`notes` keyed by their kind (:attr:`KINDS`), for a page that shows some more prominently."""
         needing = [m for m in metrics if needs_references(m)]
         n = self.rows
-        notes = []
+        notes: dict[str, str] = {}
         if self.counts["blank response"]:
             what = []
             if metrics:
                 what.append("every metric is null for them (not 0)")
             if judged:
                 what.append("the judge still compares them")
-            notes.append(f"{self.counts['blank response']} of {n} rows have a blank response "
-                         f"({self.where('blank response')})" + (": " + "; ".join(what) if what else ""))
+            notes["blank response"] = (f"{self.counts['blank response']} of {n} rows have a blank response "
+                                       f"({self.where('blank response')})" + (": " + "; ".join(what) if what else ""))
         if needing and self.counts["no reference"]:
-            notes.append(f"{self.counts['no reference']} of {n} rows have no reference "
-                         f"({self.where('no reference')}): {', '.join(needing)} "
-                         f"{'is' if len(needing) == 1 else 'are'} null for them")
+            notes["no reference"] = (f"{self.counts['no reference']} of {n} rows have no reference "
+                                     f"({self.where('no reference')}): {', '.join(needing)} "
+                                     f"{'is' if len(needing) == 1 else 'are'} null for them")
         if self.counts["blank reference"]:
-            notes.append(f"{self.counts['blank reference']} of {n} rows have a blank reference beside others "
-                         f"({self.where('blank reference')}): the blank one is ignored")
+            notes["blank reference"] = (f"{self.counts['blank reference']} of {n} rows have a blank reference beside "
+                                        f"others ({self.where('blank reference')}): the blank one is ignored")
         reading = [m for m in metrics if m in ("mme", "mme_avg") or m.startswith(("mme_sm_", "mme_pm_"))] + (
             ["the judge"] if judged else [])  # the SmolLM2 readers
         if reading and self.counts["long response"]:
-            notes.append(f"{self.counts['long response']} of {n} rows have a response of more than "
-                         f"{self.LONG_WORDS} words ({self.where('long response')}): {', '.join(reading)} read a "
-                         "reply's first 40 SmolLM2 tokens (about 30 words), not the rest")
+            notes["long response"] = (f"{self.counts['long response']} of {n} rows have a response of more than "
+                                      f"{self.LONG_WORDS} words ({self.where('long response')}): {', '.join(reading)} "
+                                      "read a reply's first 40 SmolLM2 tokens (about 30 words), not the rest")
+        if needing and self.counts["reference copy"]:
+            systems = ", ".join(f"{s}: {k} of {m}" for s, (k, m) in self.copies.items() if k)
+            notes["reference copy"] = (
+                f"{self.counts['reference copy']} of {n} rows reply with their own reference ({systems}; "
+                f"{self.where('reference copy')}): {', '.join(needing)} score{'s' * (len(needing) == 1)} them as a "
+                "perfect match whatever people think of them, so a system of references wins on referenced metrics "
+                "by construction (meta-eval leaves such rows out)")
         return notes
 
 

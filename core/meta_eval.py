@@ -37,7 +37,7 @@ import numpy as np
 
 from core import stats
 from core.data import CsvMapping, Example, dimensions, load_file, systems_in
-from core.engine import run_metric
+from core.engine import is_reference_copy, run_metric
 from core.scoring import Metric, Options, get_metric
 from core.verdict import context_groups
 
@@ -71,13 +71,6 @@ def subsample_contexts(examples: Sequence[Example], max_rows: int | None, seed: 
     per = len(examples) / len(keys)
     chosen = {keys[i] for i in order[: max(1, int(round(max_rows / per)))]}
     return [ex for ex, g in zip(examples, groups) if g in chosen]
-
-
-def is_reference_copy(ex: Example) -> bool:
-    """The response equals one of the example's references (case, punctuation and spacing ignored)."""
-    from core.models.retrieval import normalize
-    r = normalize(ex.response)
-    return bool(r) and any(normalize(ref) == r for ref in ex.references)
 
 
 def _resolve_metric(spec: str | Metric, dataset: str, options: Options | None, held_out: bool) -> tuple[Metric, str]:

@@ -539,7 +539,7 @@ def test_home_opens_with_the_one_line_verdict_and_offers_the_report(new_app, rep
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels == ["Download the report (HTML)"]
     head = at.dataframe[0].value
-    assert list(head.columns[:3]) == ["metric", "better", "by (better - other) [95% CI]"]
+    assert list(head.columns[:3]) == ["metric", "better", "better by [95% CI]"]
     assert at.session_state["verdict"].drivers and "verdict survives" in at.dataframe[1].value.columns
     # the sidebar says what is loaded on the same run, never "nothing loaded" beside the demo
     side = [t.value for t in at.sidebar.text]
@@ -868,3 +868,13 @@ def test_with_no_metric_the_home_page_gives_the_people_s_verdict(new_app):
     at.switch_page("views/home.py").run()
     assert not at.exception, at.exception
     assert at.session_state["verdict"].sentence.startswith("alpha is better than beta: people rate it higher")
+
+
+def test_home_says_when_replies_copy_their_reference(new_app, own_cache):
+    """sysA's even rows are its references: bleu favours it by construction, and the home page says so (it
+    said nothing while the command line's notes went to stderr); the other input notes sit in an expander."""
+    at = new_app()
+    at.session_state["loaded"] = dashboard.make_loaded("toy", _toy_examples(), None, "sysA", "sysB", [b"toy"])
+    at.run()
+    assert not at.exception, at.exception
+    assert any("reply with their own reference (sysA: 3 of 6" in w.value for w in at.warning)

@@ -11,6 +11,7 @@ from scipy import stats as sps
 from core import meta_eval
 from core.cli import main as cli
 from core.data import Example, load_jsonl
+from core.engine import is_reference_copy
 from core.scoring import Metric, MetricResult, Signature
 from core.verdict import context_groups
 
@@ -64,13 +65,13 @@ def test_meta_evaluate_bleu_on_real_slice(shared):
     turn = {r["dimension"]: r for r in rows if r["level"] == "turn"}
     assert set(turn) == {"Understandable", "Natural", "Maintains Context", "Engaging", "Uses Knowledge", "Overall"}
     ov = turn["Overall"]
-    copies = sum(meta_eval.is_reference_copy(e) for e in exs)
+    copies = sum(is_reference_copy(e) for e in exs)
     assert copies >= 20  # the "Original Ground Truth" system copies the reference
     assert ov["n"] == len(exs) - copies and ov["n_reference_copies"] == copies
     assert ov["resampled"] == "contexts" and ov["n_contexts"] == 20 and ov["p_method"] == "bootstrap"
     # the point estimate is the plain correlation on the kept rows
     from core.engine import score_examples
-    kept = [e for e in exs if not meta_eval.is_reference_copy(e)]
+    kept = [e for e in exs if not is_reference_copy(e)]
     bleu = score_examples(kept, ["bleu"]).column("bleu")
     human = [e.scores["Overall"] for e in kept]
     assert ov["spearman"] == pytest.approx(sps.spearmanr(bleu, human).statistic)

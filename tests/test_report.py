@@ -708,5 +708,18 @@ def test_a_metric_that_scored_no_pair_is_said_not_scored_not_no_difference():
     assert cells["bleu"]["win"] == "-" and cells["bleu"]["sign_p"] == "-"
     assert cells["human:overall"]["verdict"] == "A (good) better"
     shown = headline_frame(v).set_index("metric")
-    assert shown.loc["bleu", "better"] == "not scored: no pair has both values"
+    assert shown.loc["bleu", "better"] == "not scored"
+    from core.dashboard import drivers_frame
+    assert "bleu" not in set(drivers_frame(v)["metric"])  # an empty row ("-", "", "0 of 0") said nothing
     assert shown.loc["human: overall", "p"] == cells["human:overall"]["p_randomization"] == "0.005"  # as the CLI
+
+
+def test_replies_that_copy_their_reference_are_pointed_out_where_a_referenced_metric_scores_them():
+    """Comparing a system of references with another, BLEU said "+87 in favour" with no word that one side
+    is the references (found in the dashboard, 2026-11-26); the command line and the home page now say so."""
+    from core.engine import blank_text_notes
+    exs = [e for e in _planted() if e.system in ("good", "mid")]  # good replies with its reference
+    notes = blank_text_notes(exs, ["bleu"])
+    assert len(notes) == 1 and notes[0].startswith("30 of 60 rows reply with their own reference (good: 30 of 30;")
+    assert "bleu scores them as a perfect match" in notes[0]
+    assert blank_text_notes(exs, ["bert_ruber_unref"]) == []  # no referenced metric: nothing to say

@@ -5,6 +5,7 @@ import re
 import streamlit as st
 
 from core import dashboard
+from core.engine import BlankTextCount
 from core.report import as_sentence, few_contexts_note, left_out_note, names_note
 from core.verdict import mismatch_warning
 from views import state
@@ -72,6 +73,16 @@ def home() -> None:
     names = names_note(verdict)
     if names:
         st.warning(state.plain(as_sentence(names)))
+    count = BlankTextCount()  # what the command line says on stderr about the input
+    for ex in comp.examples():
+        count.add(ex)
+    notes = count.notes_by_kind(list(cs.metrics) if cs else [], judged=judge is not None)
+    if "reference copy" in notes:  # it changes what the referenced metrics' verdict means
+        st.warning(state.plain(as_sentence(notes.pop("reference copy"))))
+    if notes:
+        with st.expander(f"{state.counted(len(notes), 'note')} on the input"):
+            for text in notes.values():
+                st.text(as_sentence(text))
     if verdict.unmatched:
         with st.expander(f"{len(verdict.unmatched)} unmatched row(s), not compared"):
             st.text("\n".join(verdict.unmatched))
@@ -81,10 +92,11 @@ def home() -> None:
     if verdict.metrics:
         st.subheader("Headline comparison")
         st.dataframe(dashboard.headline_frame(verdict), hide_index=True, width="stretch")
-        st.caption(f"Means with 95% bootstrap intervals ({verdict.n_boot:,} resamples of the contexts, seed "
-                   f"{verdict.seed}); 'by' is the better system's mean minus the other's; A-B is the paired mean "
-                   f"difference; p from approximate randomization ({verdict.n_perm:,}); 'better' only when "
-                   "p < 0.05 and the interval excludes 0 (core.verdict, the same numbers as `dialeval compare`).")
+        st.caption(f"95% bootstrap intervals ({verdict.n_boot:,} resamples of the contexts, seed {verdict.seed}); "
+                   "'better by' is the better system's mean minus the other's; A-B is the paired mean difference; "
+                   f"p from approximate randomization ({verdict.n_perm:,}); 'better' only when p < 0.05 and the "
+                   "interval excludes 0 (core.verdict, the same numbers as `dialeval compare`; the means' own "
+                   "intervals are in the report).")
         few = few_contexts_note(verdict)
         if few:
             st.info(as_sentence(few))
@@ -108,14 +120,14 @@ def home() -> None:
         st.plotly_chart(state.interval_figure(rows, "A - B per metric with 95% interval (right of the dashed line: "
                                               f"{state.plotly_plain(comp.system_a)} higher)", shared_axis=False),
                         width="stretch", key="home_intervals")
-    if verdict.drivers:
+    drivers = dashboard.drivers_frame(verdict)
+    if len(drivers):
         st.subheader("What drives each difference")
         st.caption("Per metric, the pairs whose A - B pushes the mean furthest in its direction, and the comparison "
                    "redone without the most pushing 5 % of the pairs (at least one; only pairs that push that way): "
                    "a verdict that does not survive rests on a few pairs. "
                    "Open a pair on the Scores page.")
-        st.dataframe(dashboard.drivers_frame(verdict), hide_index=True, width="stretch",
-                     column_config={"p without": st.column_config.NumberColumn(format="%.4f")})
+        st.dataframe(drivers, hide_index=True, width="stretch")
     if cs is not None:
         with st.expander("Signatures (metric, variant, checkpoint, pool, version)"):
             st.dataframe([{"metric": k, "signature": v} for k, v in cs.table.signatures().items()],

@@ -8,8 +8,8 @@ import sys
 from core.cli import (add_csv_arguments, check_paths, csv_mapping_from, interval_level, metric_names, note,
                       register_command, whole_number)
 from core.data import dimensions
-from core.engine import blank_text_notes
-from core.meta_eval import format_rows, group_datasets, is_reference_copy, meta_evaluate
+from core.engine import blank_text_notes, is_reference_copy
+from core.meta_eval import format_rows, group_datasets, meta_evaluate
 from core.outputs import write_text
 from core.progress import progress_bar
 from core.scoring import Options
