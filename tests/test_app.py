@@ -877,4 +877,4 @@ def test_home_says_when_replies_copy_their_reference(new_app, own_cache):
     at.session_state["loaded"] = dashboard.make_loaded("toy", _toy_examples(), None, "sysA", "sysB", [b"toy"])
     at.run()
     assert not at.exception, at.exception
-    assert any("reply with their own reference (sysA: 3 of 6" in w.value for w in at.warning)
+    assert any("reply with their own reference (sysA: 3 of 6" in w.value.replace("\\", "") for w in at.warning)
