@@ -365,15 +365,17 @@ def leaderboard_rows(lb: Leaderboard) -> tuple[list[dict[str, Any]], list[tuple[
     if lb.systems and lb.systems[0].judge is not None:
         cols.append(("judge", f"judge rating (Bradley-Terry) [{ci}]"))
         cols.append(("wtl", "judge wins/ties/losses"))
-    cols += [(h, f"people: {h[len('human:'):]} mean [{ci}]") for h in lb.human]
-    cols += [(m, f"{m} mean [{ci}]") for m in lb.metrics]
+    # what the ranking is by first, then the metrics asked for, then people's other dimensions
+    first = [lb.ranked_by] if lb.ranked_by in lb.human else []
+    shown = [*first, *lb.metrics, *(h for h in lb.human if h not in first)]
+    cols += [(m, f"people: {m[len('human:'):]} mean [{ci}]" if m in lb.human else f"{m} mean [{ci}]") for m in shown]
     rows = []
     for e in lb.systems:
         r: dict[str, Any] = {"rank": "-" if e.rank is None else str(e.rank), "system": e.system}
         if e.judge is not None:
             r["judge"] = _ci(e.judge["rating"], e.judge["rating_low"], e.judge["rating_high"], 0)
             r["wtl"] = f"{e.judge['wins']:.0f}/{e.judge['ties']:.0f}/{e.judge['losses']:.0f}"
-        for m in [*lb.human, *lb.metrics]:
+        for m in shown:
             v = e.metrics[m]
             r[m] = _ci(v["mean"], v["low"], v["high"], n=v.get("n"), of=lb.n_contexts)
         rows.append(r)

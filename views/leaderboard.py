@@ -10,7 +10,7 @@ import streamlit as st
 from core import dashboard
 from core.data import DataError
 from core.leaderboard import (build_leaderboard, human_dimensions, judge_grid, leaderboard_rows, pairwise_cells,
-                              ranking_label, render_leaderboard, shared_contexts)
+                              pairwise_columns, ranking_label, render_leaderboard, shared_contexts)
 from core.report import to_json
 from views import state
 
@@ -71,6 +71,9 @@ else:
     st.text(f"{source}: {len(chosen)} systems on {grid.n_contexts} shared contexts (aligned by "
             f"{grid.aligned_by})" + (f"; {len(grid.dropped)} rows left out (not on a context every system answered)"
                                      if grid.dropped else ""))
+    if up is not None:
+        st.caption("This page ranks the file uploaded here; the comparison loaded in the sidebar (the other "
+                   "pages') stays as it was.")
     table = None
     if metrics:
         bar, progress = state.progress_bar("scoring every system")
@@ -124,7 +127,12 @@ else:
     fig.update_layout(height=120 + 45 * len(lb.systems), margin=dict(l=10, r=10, t=60, b=10))
     st.plotly_chart(fig, width="stretch", key="lb_chart")
     st.subheader("Every pair")
-    st.dataframe(pd.DataFrame(pairwise_cells(lb)), hide_index=True, width="stretch")
+    criteria = list(dict.fromkeys(r.metric for r in lb.pairwise))
+    pick = st.selectbox("Show the pairs on", ["every criterion", *criteria], key="lb_pairs_on",
+                        index=1 + criteria.index(lb.ranked_by) if len(criteria) > 3 else 0)
+    cells = [c for c in pairwise_cells(lb) if pick == "every criterion" or c["metric"] == pick]
+    st.dataframe(pd.DataFrame(cells).rename(columns=dict(pairwise_columns(lb.level))), hide_index=True,
+                 width="stretch")
     if lb.dropped:
         with st.expander(f"{len(lb.dropped)} rows left out"):
             st.text("\n".join(lb.dropped))
