@@ -484,14 +484,18 @@ def correlation_rows(cs: ComparisonScores, methods: Sequence[str] = ("spearman",
     return rows
 
 
-def scatter_frame(cs: ComparisonScores, metric: str, dimension: str) -> pd.DataFrame:
+def scatter_frame(cs: ComparisonScores, metric: str, dimension: str,
+                  keep_reference_copies: bool = False) -> pd.DataFrame:
+    """The rows :func:`correlation_rows` correlates for ``metric`` and ``dimension`` (both values present;
+    replies that copy their reference left out as there), one point per row."""
+    from core.engine import is_reference_copy
     comp = cs.comparison
     rows = []
     for side, exs, vals in (("A", comp.a, cs.a(metric)), ("B", comp.b, cs.b(metric))):
         name = comp.system_a if side == "A" else comp.system_b
         for e, v in zip(exs, vals):
             h = e.scores.get(dimension, math.nan)
-            if np.isfinite(v) and np.isfinite(h):
+            if np.isfinite(v) and np.isfinite(h) and (keep_reference_copies or not is_reference_copy(e)):
                 rows.append({"id": e.id, "system": name, metric: float(v), dimension: float(h)})
     return pd.DataFrame(rows, columns=["id", "system", metric, dimension])
 
@@ -527,7 +531,8 @@ def system_level_rows(cs: ComparisonScores) -> list[dict[str, Any]]:
     """Per metric and dimension: which system the metric prefers (higher mean, or lower when lower is
     better) and which the humans prefer (higher mean), and whether they agree. A side with no score at all
     (a metric that needs references on rows without any, a dimension one system was not rated on) says
-    ``"no scores"`` / ``"no ratings"`` and its agreement is empty (None), never a tie. With two systems this
+    ``"no scores"`` / ``"no ratings"`` and its agreement is "-", never a tie. Numbers as the command line
+    writes them (``core.report.fmt_num``). With two systems this
     is the only honest system-level view; a system-level correlation needs more systems."""
     comp = cs.comparison
     rows = []
@@ -538,9 +543,9 @@ def system_level_rows(cs: ComparisonScores) -> list[dict[str, Any]]:
             ma, mb = _finite_mean(cs.a(m)), _finite_mean(cs.b(m))
             pref = _preferred(ma, mb, metric_class(m).higher_is_better, comp.system_a, comp.system_b, "no scores")
             known = pref != "no scores" and human != "no ratings"
-            rows.append({"dimension": d, "metric": m, "metric mean A": ma, "metric mean B": mb,
-                         "human mean A": ha, "human mean B": hb, "metric prefers": pref,
-                         "humans prefer": human, "agree": pref == human if known else None})
+            rows.append({"dimension": d, "metric": m, "metric mean A": fmt_num(ma), "metric mean B": fmt_num(mb),
+                         "human mean A": fmt_num(ha), "human mean B": fmt_num(hb), "metric prefers": pref,
+                         "humans prefer": human, "agree": ("yes" if pref == human else "no") if known else "-"})
     return rows
 
 
@@ -573,6 +578,7 @@ def system_correlations(table: ScoreTable, metrics: Sequence[str], method: str =
     keep = np.array([keep_reference_copies or not is_reference_copy(e) for e in table.examples], dtype=bool)
     exs = [e for e, k in zip(table.examples, keep) if k]
     systems = [e.system for e in exs]
+    gone = [s for s in dict.fromkeys(e.system for e in table.examples) if s not in set(systems)]
     items = context_groups(exs)
     rows = []
     for d in dimensions(exs):
@@ -582,6 +588,7 @@ def system_correlations(table: ScoreTable, metrics: Sequence[str], method: str =
             sc = system_correlation(x, h, systems, method=method, items=items, n_boot=n_boot, seed=seed)
             rows.append({"metric": m, "dimension": d, "r": sc.r, "low": sc.low, "high": sc.high, "p": sc.p,
                          "systems": sc.n_systems, "reference copies left out": int((~keep).sum()),
+                         "systems left out (every reply a reference)": ", ".join(gone),
                          "warning": sc.warning or ""})
     return rows
 

@@ -109,13 +109,14 @@ def test_load_and_headline_values_are_real():
     assert len(recs) == 6 and recs[0]["scores_a"]["bleu"] == pytest.approx(df.loc[0, "bleu A"])
     # system level: humans and BLEU both prefer sysA
     sl = dashboard.system_level_rows(cs)
-    assert sl[0]["humans prefer"] == "sysA" and sl[0]["metric prefers"] == "sysA" and sl[0]["agree"]
+    assert sl[0]["humans prefer"] == "sysA" and sl[0]["metric prefers"] == "sysA" and sl[0]["agree"] == "yes"
     corr = dashboard.correlation_rows(cs, n_boot=200, keep_reference_copies=True)
     assert corr[0]["spearman"] == pytest.approx(1.0)  # BLEU is high exactly where humans gave 4
     # ... but those replies copy their reference: left out by default, as meta-eval leaves them out (the page
     # and `dialeval meta-eval` gave two correlations for one file)
     corr = dashboard.correlation_rows(cs, n_boot=200)
     assert corr[0]["reference copies left out"] == 3 and corr[0]["n"] == 9
+    assert len(dashboard.scatter_frame(cs, "bleu", "Overall")) == 9  # the plot shows the rows the numbers use
 
 
 def test_parse_upload_reports_rows_and_size_limit():
@@ -698,16 +699,16 @@ def test_the_system_table_says_no_scores_instead_of_a_tie():
     cs = score_comparison(dashboard.make_loaded("toy", no_refs, None, "sysA", "sysB", [b"toy-none"]).comparison,
                           ["bleu"])
     row, = dashboard.system_level_rows(cs)
-    assert (row["metric prefers"], row["humans prefer"], row["agree"]) == ("no scores", "sysA", None)
+    assert (row["metric prefers"], row["humans prefer"], row["agree"]) == ("no scores", "sysA", "-")
     unrated_b = [replace(e, scores={}) if e.system == "sysB" else e for e in exs]
     cs = score_comparison(dashboard.make_loaded("toy", unrated_b, None, "sysA", "sysB", [b"toy-unrated"]).comparison,
                           ["bleu"])
     row, = dashboard.system_level_rows(cs)
-    assert (row["metric prefers"], row["humans prefer"], row["agree"]) == ("sysA", "no ratings", None)
+    assert (row["metric prefers"], row["humans prefer"], row["agree"]) == ("sysA", "no ratings", "-")
     same = [replace(e, response="no idea", scores={"Overall": 2.0}) for e in exs]
     cs = score_comparison(dashboard.make_loaded("toy", same, None, "sysA", "sysB", [b"toy-tie"]).comparison, ["bleu"])
     row, = dashboard.system_level_rows(cs)
-    assert (row["metric prefers"], row["humans prefer"], row["agree"]) == ("tie", "tie", True)
+    assert (row["metric prefers"], row["humans prefer"], row["agree"]) == ("tie", "tie", "yes")
 
 
 def test_the_rated_sample_scatter_opens_on_a_metric_with_scores(new_app):

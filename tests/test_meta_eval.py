@@ -164,6 +164,7 @@ def test_the_dashboards_system_level_correlation_is_meta_evals(shared):
         got = page[r["dimension"]]
         assert (got["r"], got["low"], got["high"], got["p"], got["systems"]) == \
             (r["spearman"], r["spearman_low"], r["spearman_high"], r["spearman_p"], r["n"]) and got["systems"] == 5
+        assert got["systems left out (every reply a reference)"] == "Original Ground Truth"
     # turn level over two systems' rows: meta-eval on those rows gives the page's numbers
     a, b = ([e for e in exs if e.system == s] for s in ("Original Ground Truth", "Argmax Decoding"))
     comp = align(a, b)

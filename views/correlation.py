@@ -6,6 +6,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core import dashboard
+from core.report import fmt_num
 from views import state
 
 st.session_state["_page"] = "correlation"
@@ -70,16 +71,18 @@ elif data is not None and metrics:
                    + (f", less {state.counted(copies, 'row')} whose reply copies its reference (a referenced metric "
                       "scores those perfectly whatever people said; `dialeval meta-eval` leaves them out too)"
                       if copies else "")
-                   + "; the two replies to one context form a cluster, so the 95% bootstrap intervals resample "
+                   + "; the replies to one context form a cluster, so the 95% bootstrap intervals resample "
                    "contexts (core.stats.correlate, 1,000 resamples, seed 13).")
         no_refs = [m for m in cs.metrics if not any(r["metric"] == m and r["n"] for r in rows)]
         if no_refs:
             st.caption(f"{', '.join(no_refs)}: no score on these rows (the metric needs references and the file has "
                        "none); choose a metric without references (e.g. bert_ruber, mme) in the sidebar.")
         table = pd.DataFrame(rows)
-        st.dataframe(table, hide_index=True, width="stretch",
+        st.dataframe(table.assign(**{c: table[c].map(lambda p: fmt_num(p, p=True)) for c in table.columns
+                                     if c.endswith(" p")}), hide_index=True, width="stretch",
                      column_config={c: st.column_config.NumberColumn(format="%.3f") for c in table.columns
-                                    if c not in ("metric", "dimension", "n")})
+                                    if c not in ("metric", "dimension", "n", "reference copies left out")
+                                    and not c.endswith(" p")})
         heat = table.pivot(index="metric", columns="dimension", values="spearman")
         fig = px.imshow(heat, color_continuous_scale="RdBu", zmin=-1, zmax=1, text_auto=".2f", aspect="auto",
                         title="Spearman correlation: metric x human dimension")
@@ -111,7 +114,9 @@ elif data is not None and metrics:
         st.plotly_chart(fig2, width="stretch", key="corr_scatter")
         r = next(x for x in rows if x["metric"] == m and x["dimension"] == d)
         st.text(f"Spearman {r['spearman']:.3f} [{r['spearman low']:.3f}, {r['spearman high']:.3f}]   "
-                f"Pearson {r['pearson']:.3f} [{r['pearson low']:.3f}, {r['pearson high']:.3f}]   n = {r['n']}")
+                f"Pearson {r['pearson']:.3f} [{r['pearson low']:.3f}, {r['pearson high']:.3f}]   n = {r['n']}"
+                + (f"   ({state.counted(r['reference copies left out'], 'row')} whose reply copies its reference "
+                   "left out of the plot and the numbers)" if r["reference copies left out"] else ""))
 
         st.subheader("System level")
         st.caption("Which system each metric prefers (mean) and which the humans prefer (mean), per dimension.")
@@ -130,7 +135,10 @@ elif data is not None and metrics:
                 st.session_state["sys_corr_rows"] = (data.key, dashboard.system_correlations(table_all, cs.metrics))
             got = st.session_state.get("sys_corr_rows")
             if got and got[0] == data.key:
-                st.dataframe(got[1], hide_index=True, width="stretch")
+                st.dataframe(pd.DataFrame(got[1]).assign(p=lambda t: t["p"].map(lambda p: fmt_num(p, p=True))),
+                             hide_index=True, width="stretch",
+                             column_config={c: st.column_config.NumberColumn(format="%.3f")
+                                            for c in ("r", "low", "high")})
         else:
             st.caption("A system-level correlation needs at least three systems; upload a file with more systems "
                        "to see one.")
