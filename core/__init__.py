@@ -9,6 +9,8 @@ One-call API (like ``bert_score.score``), the same engine the CLI and the dashbo
     p = core.judge([["lunch tomorrow?"]], ["sure, see you then"], ["no."]).p_a
     verdict = core.compare("v1.jsonl", "v2.jsonl", metrics="bleu,mme", judge=True)
     verdict = core.compare_replies(contexts, replies_v1, replies_v2, metrics="bleu")   # in memory
+    board = core.rank("v1.jsonl", "v2.jsonl", "v3.jsonl", metrics="bleu")             # dialeval leaderboard
+    rows = core.meta_evaluate("rated.jsonl", metrics="bleu,bert_ruber")               # dialeval meta-eval
 
 Models load once per process; for repeated use keep metric instances (``core.scoring.get_metric``).
 """
@@ -26,11 +28,12 @@ request_short_spins()  # before torch loads: SmolLM2 keeps its speed on a busy m
 if TYPE_CHECKING:
     from core.cache import ScoreCache
     from core.data import Comparison
+    from core.leaderboard import Leaderboard
     from core.progress import Progress
     from core.scoring import JudgeOutput, Options
     from core.verdict import Verdict
 
-__all__ = ["score", "judge", "compare", "compare_replies", "__version__"]
+__all__ = ["score", "judge", "compare", "compare_replies", "rank", "meta_evaluate", "__version__"]
 
 
 class _Column:
@@ -281,3 +284,40 @@ def compare(input_a: str, input_b: str | None = None, system_a: str | None = Non
     summary = summarize_judge(comp, judge_comparison(comp, progress=progress, cache=cache),
                               **_judge_settings(settings)) if judge else None
     return build_verdict(comp, cs, summary, **settings)
+
+
+def _paths(inputs: Sequence[Any], what: str) -> list[str]:
+    import os
+    if not inputs:
+        raise TypeError(f"{what} needs one or more files' paths")
+    for i, path in enumerate(inputs):
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"{what}: input {i} is a file's path, got {type(path).__name__}")
+    return [str(p) for p in inputs]
+
+
+def rank(*inputs: str, systems: Sequence[str] | None = None, metrics: str | Sequence[str] | None = None,
+         judge: bool = False, options: "Options | dict | None" = None, progress: "Progress | None" = None,
+         **settings: Any) -> "Leaderboard":
+    """``dialeval leaderboard`` in Python: the systems of one multi-system file, or of several files, ranked on
+    the contexts they all answered (``core.leaderboard``: people's ratings, metrics, the judge's Bradley-Terry
+    ratings, every pair Holm-adjusted). ``metrics=[]``: people's ratings and/or the judge alone; ``settings``:
+    ``n_boot``, ``n_perm``, ``level``, ``seed``, ``rank_by`` (``auto``, ``judge``, a metric, ``human:DIM``).
+    ``render_leaderboard(board, "markdown")`` from ``core.leaderboard`` prints it as the command line does."""
+    from core.data import load_file, rows_of_files
+    from core.leaderboard import leaderboard
+    paths = _paths(inputs, "rank")
+    examples = rows_of_files([(path, load_file(path)) for path in paths])
+    return leaderboard(examples, metrics, judge, systems, _options(options), progress, **settings)
+
+
+def meta_evaluate(*inputs: str, metrics: str | Sequence[str] = "bleu,ubleu", dims: Sequence[str] | None = None,
+                  options: "Options | dict | None" = None, **settings: Any) -> list[dict[str, Any]]:
+    """``dialeval meta-eval`` in Python: each metric's correlation with every human dimension of every rated
+    file (one row dict per metric, data set, dimension and level; ``core.meta_eval.meta_evaluate``, whose
+    keyword arguments ``settings`` takes: ``n_boot``, ``level``, ``seed``, ``methods``, ``max_rows``,
+    ``held_out``, ``keep_reference_copies``, ...)."""
+    from core.engine import parse_metrics
+    from core.meta_eval import meta_evaluate as evaluate
+    return evaluate(_paths(inputs, "meta_evaluate"), parse_metrics(metrics), dims, options=_options(options),
+                    **settings)

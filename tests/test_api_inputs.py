@@ -208,3 +208,35 @@ def test_no_metric_gives_peoples_verdict_on_every_surface(tmp_path):
         core.compare_replies(ctx, a, b, metrics="")
     with pytest.raises(ValueError, match="leave nothing to compare"):
         core.compare_replies(ctx, a, b, metrics=[])
+
+
+def test_rank_and_meta_evaluate_give_the_command_lines_numbers(tmp_path, capsys):
+    """The leaderboard and the meta-evaluation were reachable from Python only through their modules; core.rank
+    and core.meta_evaluate answer as `dialeval leaderboard` and `dialeval meta-eval` do."""
+    import json
+
+    from core.cli import main
+    rows = []
+    for i in range(12):
+        ref = f"the answer to question {i} is {i * 7}"
+        for s, reply, rating in (("copy", ref + " indeed", 4.5), ("half", f"the answer is {i}", 3.0),
+                                 ("none", "no idea", 1.5)):
+            rows.append({"id": f"q{i}", "system": s, "context": [f"question {i}?"], "response": reply,
+                         "references": [ref], "scores": {"overall": rating + (i % 3) * 0.1}})
+    path = tmp_path / "three.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    board = core.rank(str(path), metrics="bleu", n_boot=200, n_perm=200)
+    assert [e.system for e in board.systems] == ["copy", "half", "none"] and board.ranked_by == "human:overall"
+    assert main(["leaderboard", str(path), "--metrics", "bleu", "--n-boot", "200", "--n-perm", "200", "--quiet",
+                 "--format", "json"]) == 0
+    cli_board = json.loads(capsys.readouterr().out)
+    from core.report import to_json  # the command line's JSON (12 significant digits)
+    assert cli_board["systems"] == json.loads(to_json(board.to_dict()))["systems"]
+    rows = core.meta_evaluate(str(path), metrics="bleu", n_boot=200)
+    assert main(["meta-eval", str(path), "--metrics", "bleu", "--n-boot", "200", "--quiet", "--format", "json"]) == 0
+    cli_rows = json.loads(capsys.readouterr().out)
+    cli_rows = cli_rows["rows"] if isinstance(cli_rows, dict) else cli_rows
+    got = {(r["dimension"], r["level"]): r["spearman"] for r in json.loads(to_json(rows))}
+    assert got and got == {(r["dimension"], r["level"]): r["spearman"] for r in cli_rows}
+    with pytest.raises(TypeError, match="needs one or more files' paths"):
+        core.rank()
