@@ -16,8 +16,7 @@ A metric's score of a row depends on nothing else in the run (fixed normalizatio
 batches, ``core.engine``), so an entry is exactly the number a fresh run computes; a changed checkpoint,
 option or version changes the namespace, so nothing stale is ever read. On disk the namespace also carries
 :func:`code_fingerprint` (a hash of this package's code): two installs of one version with different code (a
-checkout between releases, ``pip install`` of a branch) keep apart, as a developer's cache once served
-``ubleu_paper`` numbers of earlier code under the same version (6 of 60 golden rows, found 2026-11-26).
+checkout between releases, ``pip install`` of a branch) keep apart.
 
 **Where.** ``cache_dir()/scores.sqlite3`` (``core.settings.cache_dir``: ``$DIALEVAL_CACHE``, else
 ``$XDG_CACHE_HOME/dialeval``, else ``~/.cache/dialeval``). At most ``$DIALEVAL_CACHE_MAX_MB`` megabytes

@@ -341,8 +341,8 @@ def fully_cached(metric: Metric, examples: Sequence[Example], cache: ScoreCache 
 def check_models_needed(metrics: Sequence[Metric], examples: Sequence[Example], cache: ScoreCache | None) -> None:
     """Before any metric runs: raise ``MissingModelError`` (naming each package and its install command) when
     a model package one of ``metrics`` needs (``Metric.models``) is not installed, unless that metric's rows
-    all come from the cache (the precomputed demo shows without SmolLM2). It was found only when that metric's
-    turn came, after the others had run (minutes on a large file)."""
+    all come from the cache (the precomputed demo shows without SmolLM2), so it is said before the others run,
+    not minutes later when that metric's turn comes."""
     try:
         check_models(p for m in metrics for p in m.models)
     except MissingModelError:

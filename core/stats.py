@@ -476,8 +476,8 @@ def clustered_win_stats(outcome: Sequence[int], groups: Sequence[Hashable] | Non
     independent, so the counts, rate and ties-split stay the pairs' but the test and the interval count
     contexts: the sign test is on each context's net outcome (more wins than losses there: a win; as many: a
     tie, left out), the sign test on cluster totals; the rate's interval is the percentile bootstrap of
-    wins / (wins + losses) over resampled contexts (none below ``MIN_RESAMPLED`` contexts). Eight contexts
-    answered three times each gave sign p < 0.001 from pairs, below anything 8 contexts can show (1/128)."""
+    wins / (wins + losses) over resampled contexts (none below ``MIN_RESAMPLED`` contexts). So eight contexts
+    cannot give a sign p below 2/2^8, however many pairs each holds."""
     o = np.sign(np.asarray(outcome, dtype=np.float64))
     wins, losses = int(np.sum(o > 0)), int(np.sum(o < 0))
     ties = len(o) - wins - losses
