@@ -28,8 +28,7 @@ import numpy as np
 from scipy import stats
 
 from core.data import load_jsonl
-from core.engine import score_examples
-from core.meta_eval import is_reference_copy
+from core.engine import is_reference_copy, score_examples
 from core.metrics.bleu import BleuScorer
 from core.metrics.ruber import COMBINES, combine
 from core.metrics.ubleu import UBleu, similarity_weights
