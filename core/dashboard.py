@@ -424,7 +424,7 @@ def drivers_frame(verdict: Verdict, shown: int = 3) -> pd.DataFrame:
 def slice_frame(rows, system_a: str, system_b: str) -> pd.DataFrame:
     """``core.slices.slice_comparison`` rows as a table: slice, pairs, means, A - B with interval, p, better."""
     return pd.DataFrame([{"slice": r.metric, "pairs": r.n, "mean A": r.mean_a, "mean B": r.mean_b,
-                          "A-B [95% CI]": _ci(r.diff, r.low, r.high, True), "p": r.p_randomization,
+                          "A-B [95% CI]": _ci(r.diff, r.low, r.high, True), "p": fmt_num(r.p_randomization, p=True),
                           "better": r.better(system_a, system_b)} for r in rows])
 
 

@@ -174,11 +174,10 @@ if data is not None and metrics:
                                   args=("slice_column",))
         srows = cached_slices(data.key, tuple(cs.metrics), smetric, by, column, cs)
         st.dataframe(dashboard.slice_frame(srows, comp.system_a, comp.system_b), hide_index=True, width="stretch",
-                     column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("mean A", "mean B")}
-                     | {"p": st.column_config.NumberColumn(format="%.4f")})
-        st.plotly_chart(state.interval_figure(srows, f"{smetric}: A - B per slice ({by}; right of the dashed line: "
-                                              f"{state.plotly_plain(comp.system_a)} higher)", shared_axis=True),
+                     column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("mean A", "mean B")})
+        st.plotly_chart(state.interval_figure(srows, f"{smetric}: A - B per slice ({by})", shared_axis=True),
                         width="stretch", key="slice_chart")
+        st.caption(f"Right of the dashed line: {state.plain(comp.system_a)} higher.")
 
         # -- charts -----------------------------------------------------------------------------
         st.subheader("Distributions")
