@@ -225,15 +225,32 @@ def _check_something_to_compare(metrics: Any, judge: bool, comp: "Comparison") -
                          "name metrics or pass judge=True")
 
 
-def _judge_settings(settings: dict[str, Any]) -> dict[str, Any]:
-    """The verdict settings the judge's summary takes too (its intervals' level, the length-controlled rate's
-    resamples and seed), so a verdict asked at level 0.9 states the judge at 0.9 as the command line does."""
+def _checked_settings(settings: dict[str, Any], allowed: Sequence[str], what: str) -> None:
+    """Refuse, before anything is scored, a setting ``what`` does not take (``TypeError``) and values that give
+    no usable interval or p (``core.stats.check_settings``), as the command line refuses them."""
     from core import stats
     from core.settings import SEED
     from core.verdict import LEVEL, N_BOOT, N_PERM
+    unknown = [k for k in settings if k not in allowed]
+    if unknown:
+        raise TypeError(f"{what}() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}; its settings "
+                        f"are {', '.join(allowed)}")
     stats.check_settings(settings.get("n_boot", N_BOOT), settings.get("n_perm", N_PERM), settings.get("level", LEVEL),
-                         settings.get("seed", SEED))  # before the judge runs, as build_verdict checks them after
+                         settings.get("seed", SEED))
+
+
+VERDICT_SETTINGS = ("n_boot", "n_perm", "level", "seed", "human")
+
+
+def _judge_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """The verdict settings the judge's summary takes too (its intervals' level, the length-controlled rate's
+    resamples and seed), so a verdict asked at level 0.9 states the judge at 0.9 as the command line does."""
     return {k: settings[k] for k in ("level", "n_boot", "seed") if k in settings}
+
+
+def _metric_names(metrics: Any) -> Any:
+    """``metrics`` as the engine takes them; ``"none"`` (the command line's word) is no metric."""
+    return [] if isinstance(metrics, str) and metrics.strip().lower() == "none" else metrics
 
 
 def compare_replies(contexts: Sequence[Sequence[str] | str], replies_a: Sequence[str], replies_b: Sequence[str],
@@ -246,8 +263,10 @@ def compare_replies(contexts: Sequence[Sequence[str] | str], replies_a: Sequence
     answer ``contexts[i]``; arguments as :func:`score` takes them, ``settings`` as :func:`compare`. The same
     verdict ``compare`` gives for the two files holding these rows."""
     from core.data import align
-    from core.engine import blank_text_notes, judge_comparison, parse_metrics, score_comparison
+    from core.engine import blank_text_notes, check_judge_models, judge_comparison, parse_metrics, score_comparison
     from core.verdict import build_verdict, summarize_judge
+    _checked_settings(settings, VERDICT_SETTINGS, "compare_replies")
+    metrics = _metric_names(metrics)
     if system_a == system_b:
         raise ValueError(f"system_a and system_b are both {system_a!r}: give the two systems different names")
     ctx, a, b = _Column(contexts, "contexts"), _Column(replies_a, "replies_a"), _Column(replies_b, "replies_b")
@@ -257,6 +276,8 @@ def compare_replies(contexts: Sequence[Sequence[str] | str], replies_a: Sequence
     comp = align(_examples(a, ctx, refs, system_a), _examples(b, ctx, refs, system_b), system_a, system_b)
     _check_something_to_compare(metrics, judge, comp)
     _warn_blank(blank_text_notes(comp.examples(), names, judged=judge))
+    if judge:
+        check_judge_models([(x.context, x.response, y.response) for x, y in comp.pairs])
     cs = score_comparison(comp, names, _options(options), progress, cache)
     summary = summarize_judge(comp, judge_comparison(comp, progress=progress, cache=cache),
                               **_judge_settings(settings)) if judge else None
@@ -272,14 +293,18 @@ def compare(input_a: str, input_b: str | None = None, system_a: str | None = Non
     ``cache`` as in :func:`score`."""
     import os
     from core.data import load_comparison
-    from core.engine import judge_comparison, score_comparison
+    from core.engine import check_judge_models, judge_comparison, score_comparison
     from core.verdict import build_verdict, summarize_judge
     for name, path in (("input_a", input_a), ("input_b", input_b)):
         if path is not None and not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"{name} is a file's path, got {type(path).__name__}; for replies held in memory use "
                             "core.compare_replies(contexts, replies_a, replies_b, ...)")
+    _checked_settings(settings, VERDICT_SETTINGS, "compare")
+    metrics = _metric_names(metrics)
     comp = load_comparison(str(input_a), None if input_b is None else str(input_b), system_a, system_b)
     _check_something_to_compare(metrics, judge, comp)
+    if judge:
+        check_judge_models([(x.context, x.response, y.response) for x, y in comp.pairs])
     cs = score_comparison(comp, metrics, _options(options), progress, cache)
     summary = summarize_judge(comp, judge_comparison(comp, progress=progress, cache=cache),
                               **_judge_settings(settings)) if judge else None
@@ -307,6 +332,10 @@ def rank(*inputs: str, systems: Sequence[str] | None = None, metrics: str | Sequ
     from core.data import load_file, rows_of_files
     from core.leaderboard import leaderboard
     paths = _paths(inputs, "rank")
+    _checked_settings(settings, ("n_boot", "n_perm", "level", "seed", "rank_by"), "rank")
+    if isinstance(systems, str):
+        raise TypeError(f"systems is a list of names, got the string {systems!r} (for one name: [{systems!r}])")
+    metrics = _metric_names(metrics)
     examples = rows_of_files([(path, load_file(path)) for path in paths])
     return leaderboard(examples, metrics, judge, systems, _options(options), progress, **settings)
 

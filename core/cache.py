@@ -306,9 +306,11 @@ class ScoreCache:
                 for ns, n, b in con.execute("SELECT ns, COUNT(*), SUM(bytes) FROM entries GROUP BY ns ORDER BY ns"):
                     if ns.endswith(mark):
                         ns = ns[:-len(mark)]
-                    elif CODE_MARK in ns:  # kept until the size cap drops them; never read by this code
-                        ns = ns[:ns.rindex(CODE_MARK)] + " [written by other dialeval code: not read]"
-                    out["namespaces"][ns] = {"entries": n, "bytes": b}
+                    else:  # another code's, or an earlier version's without the mark: kept until the cap drops them
+                        ns = ns.rsplit(CODE_MARK, 1)[0] + " [written by other dialeval code: not read]"
+                    row = out["namespaces"].setdefault(ns, {"entries": 0, "bytes": 0})
+                    row["entries"] += n
+                    row["bytes"] += b
                     out["entries"] += n
                     out["bytes"] += b
         out["file_bytes"] = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*")

@@ -73,6 +73,11 @@ def needs_references(metric: str) -> bool:
     return metric in METRICS and metric_class(metric).needs_references
 
 
+def reads_references(metric: str) -> bool:
+    """Whether a row's reference moves the registered metric's score (it needs one, or uses one when there)."""
+    return metric in METRICS and (metric_class(metric).needs_references or metric_class(metric).reads_references)
+
+
 INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))  # zero-width characters
 
 
@@ -186,13 +191,14 @@ class BlankTextCount:
             notes["long response"] = (f"{self.counts['long response']} of {n} rows have a response of more than "
                                       f"{self.LONG_WORDS} words ({self.where('long response')}): {', '.join(reading)} "
                                       "read a reply's first 40 SmolLM2 tokens (about 30 words), not the rest")
-        if needing and self.counts["reference copy"]:
+        referenced = [m for m in metrics if reads_references(m)]
+        if referenced and self.counts["reference copy"]:
             systems = ", ".join(f"{s}: {k} of {m}" for s, (k, m) in self.copies.items() if k)
             notes["reference copy"] = (
                 f"{self.counts['reference copy']} of {n} rows reply with their own reference ({systems}; "
-                f"{self.where('reference copy')}): {', '.join(needing)} score{'s' * (len(needing) == 1)} them as a "
-                "perfect match whatever people think of them, so a system of references wins on referenced metrics "
-                "by construction (meta-eval leaves such rows out)")
+                f"{self.where('reference copy')}): {', '.join(referenced)} score{'s' * (len(referenced) == 1)} them "
+                "as a (near) perfect match whatever people think of them, so a system of references wins on "
+                "referenced metrics by construction (meta-eval leaves such rows out)")
         return notes
 
 
@@ -444,17 +450,37 @@ def judge_pairs(contexts: Sequence[Sequence[str]], replies_a: Sequence[str], rep
                                           [r["p_ba"] for r in rows], first["tie"], first["sig"])
 
 
+def judged_from_cache(contexts: Sequence[Sequence[str]], replies_a: Sequence[str], replies_b: Sequence[str],
+                      judge: str = "pairwise", checkpoint: str | None = None) -> bool:
+    """Whether the score cache (or a shipped precomputed layer) holds the judge's output on every pair, so
+    :func:`judge_pairs` would not load the judge."""
+    store = resolve_cache(None)
+    ident = judge_class(judge).cache_identity(checkpoint) if store is not None else None
+    if ident is None or not len(contexts):
+        return False
+    keys = [pair_key([c] if isinstance(c, str) else list(c), a, b) for c, a, b in zip(contexts, replies_a, replies_b)]
+    return len(store.get_many(judge_namespace(judge, ident, __version__, device_key(active_device())), keys)) \
+        == len(set(keys))
+
+
+def check_judge_models(pairs: Sequence[tuple[Sequence[str], str, str]], judge: str = "pairwise",
+                       checkpoint: str | None = None) -> None:
+    """Before anything runs: ``MissingModelError`` when a model package the judge needs is not installed and
+    the cache cannot answer every (context, A, B) of ``pairs`` (as :func:`check_models_needed` for metrics)."""
+    try:
+        check_models(judge_class(judge).models)
+    except MissingModelError:
+        if not judged_from_cache([p[0] for p in pairs], [p[1] for p in pairs], [p[2] for p in pairs], judge,
+                                 checkpoint):
+            raise
+
+
 def cached_judge_comparison(comp: Comparison, judge: str = "pairwise",
                             checkpoint: str | None = None) -> JudgeOutput | None:
     """The judge's output over every pair of ``comp`` if the score cache (or a shipped precomputed layer)
     holds all of it, else ``None``; never loads or runs the judge."""
-    store = resolve_cache(None)
-    ident = judge_class(judge).cache_identity(checkpoint) if store is not None else None
-    if ident is None or not comp.pairs:
-        return None
-    keys = [pair_key(a.context, a.response, b.response) for a, b in zip(comp.a, comp.b)]
-    found = store.get_many(judge_namespace(judge, ident, __version__, device_key(active_device())), keys)
-    if len(found) < len(set(keys)):
+    if not comp.pairs or not judged_from_cache([a.context for a in comp.a], [a.response for a in comp.a],
+                                               [b.response for b in comp.b], judge, checkpoint):
         return None
     return judge_comparison(comp, judge, checkpoint)
 

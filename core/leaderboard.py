@@ -43,7 +43,7 @@ import numpy as np
 
 from core import stats
 from core.data import DataError, Example, Problem, dimensions, systems_in
-from core.engine import ScoreTable, judge_pairs, parse_metrics, score_examples
+from core.engine import ScoreTable, check_judge_models, judge_pairs, parse_metrics, score_examples
 from core.progress import Progress, within
 from core.scoring import JudgeOutput, Options, metric_class
 from core.settings import SEED
@@ -75,6 +75,25 @@ class SystemGrid:
     def groups(self) -> list[tuple[str, ...]]:
         """The resampling unit of context ``k`` (``core.verdict.context_groups``)."""
         return context_groups(self.rows[self.systems[0]])
+
+    @property
+    def n_groups(self) -> int:
+        """Distinct contexts among the shared ones (fewer than :attr:`n_contexts` when a context is answered
+        several times by every system)."""
+        return len(set(self.groups()))
+
+    def context_mismatches(self) -> list[str]:
+        """Shared ids whose rows have different contexts in different systems (aligned by id only; compared as
+        alignment by context compares them), each with its rows: ids that number rows pair unrelated rows."""
+        if self.aligned_by != "id":
+            return []
+        out = []
+        for k in range(self.n_contexts):
+            rows = [self.rows[s][k] for s in self.systems]
+            if len(set(context_groups(rows))) > 1:
+                out.append(f"id {rows[0].id!r}: " + ", ".join(f"{e.system} ({e.location})" for e in rows)
+                           + " have different contexts")
+        return out
 
 
 def shared_contexts(examples: Sequence[Example], systems: Sequence[str] | None = None) -> SystemGrid:
@@ -168,6 +187,8 @@ class Leaderboard:
     seed: int
     human: list[str] = field(default_factory=list)  # ``human:DIM`` of every dimension people rated
     rank_note: str | None = None  # why the automatic order is not by people's ratings although they are there
+    context_mismatches: list[str] = field(default_factory=list)  # shared ids with different contexts
+    n_groups: int = 0  # distinct contexts among the ``n_contexts`` shared answers
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -201,12 +222,32 @@ def rated_alike(grid: SystemGrid, dim: str) -> bool:
     return bool(rated.any()) and bool((rated.all(axis=0) == rated.any(axis=0)).all())
 
 
+def scale_mismatch(grid: SystemGrid, dim: str) -> str | None:
+    """A note when people's ratings on ``dim`` (``human:DIM``) lie on scales of different size in different
+    systems (one system's largest rating at least 5 times another's: 0-100 beside 1-5, 0-1 beside 1-5), whose
+    means cannot be compared; ``None`` otherwise."""
+    d = dim[len("human:"):]
+    top = {}
+    for s in grid.systems:
+        vals = [e.scores.get(d, math.nan) for e in grid.rows[s]]
+        vals = [v for v in vals if math.isfinite(v)]
+        if vals:
+            top[s] = max(vals)
+    if len(top) < 2 or min(top.values()) <= 0:
+        return None
+    hi, lo = max(top, key=top.get), min(top, key=top.get)
+    if top[hi] < 5 * top[lo]:
+        return None
+    return (f"people's {d} ratings look like different scales in different systems ({hi}: up to {top[hi]:g}; "
+            f"{lo}: up to {top[lo]:g}), so their means are not comparable")
+
+
 def ranking_criterion(grid: SystemGrid, metrics: Sequence[str], judged: bool, rank_by: str = "auto"
                       ) -> tuple[str, str | None]:
     """What orders the systems, and (for ``auto``) a note when people's ratings are there but cannot order
     them. ``auto``: people's preference dimension when every system was rated on every shared context where
-    any was (:func:`rated_alike`; or when there is nothing else), else the judge when it ran, else the first metric. Any other value must name one of
-    those that is present."""
+    any was (:func:`rated_alike`) on one scale (:func:`scale_mismatch`), or when there is nothing else; else the
+    judge when it ran, else the first metric. Any other value must name one of those that is present."""
     human = human_dimensions(grid)
     present = [*human, *(["judge"] if judged else []), *metrics]
     if not present:
@@ -215,11 +256,13 @@ def ranking_criterion(grid: SystemGrid, metrics: Sequence[str], judged: bool, ra
         if rank_by not in present:
             raise ValueError(f"rank by {rank_by!r}: not among what this leaderboard has ({', '.join(present)})")
         return rank_by, None
-    if human and (rated_alike(grid, human[0]) or present == human):
-        return human[0], None
+    mixed = scale_mismatch(grid, human[0]) if human else None
+    if human and ((rated_alike(grid, human[0]) and not mixed) or present == human):
+        return human[0], mixed
     if human:
-        return present[len(human)], (f"people's {human[0][len('human:'):]} ratings do not cover every system on "
-                                     "the same contexts, so they do not order the systems (shown beside them)")
+        why = mixed or (f"people's {human[0][len('human:'):]} ratings do not cover every system on the same "
+                        "contexts")
+        return present[len(human)], f"{why}, so they do not order the systems (shown beside them)"
     return present[0], None
 
 
@@ -240,14 +283,13 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
     alpha = 1 - level
     per_metric: dict[str, dict[str, dict[str, float]]] = {s: {} for s in S}
     pairwise: list[PairwiseRow] = []
-    columns = []  # (name, values of every system in grid order, higher is better, human tie margin or None)
+    columns = []  # (name, values of every system in grid order, higher is better, human dimension or None)
     for h in human:
         d = h[len("human:"):]
-        values = np.array([e.scores.get(d, math.nan) for e in grid.examples()], dtype=np.float64)
-        columns.append((h, values, True, human_tie_margin(d, values)))
+        columns.append((h, np.array([e.scores.get(d, math.nan) for e in grid.examples()], dtype=np.float64), True, d))
     columns += [(m, np.asarray(table.column(m), dtype=np.float64), metric_class(m).higher_is_better, None)
                 for m in metrics]
-    for m, col, hib, margin in columns:
+    for m, col, hib, dim in columns:
         vals = {s: col[k * n:(k + 1) * n] for k, s in enumerate(S)}
         for s in S:
             order = canonical_order(vals[s], vals[s], groups)  # as compare_values orders pairs: by context
@@ -256,9 +298,10 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
         scorable = np.any([np.isfinite(vals[s]) for s in S], axis=0)
         for s in S:  # contexts some system was scored on and this one was not
             per_metric[s][m]["unscored"] = int((scorable & ~np.isfinite(vals[s])).sum())
-        rows = [compare_values(m, "human" if margin is not None else "metric", vals[S[i]], vals[S[j]], groups,
+        # people's ties as the verdict of that pair draws them: a quarter of the pair's own rating scale
+        rows = [compare_values(m, "metric" if dim is None else "human", vals[S[i]], vals[S[j]], groups,
                                higher_is_better=hib, n_boot=n_boot, n_perm=n_perm, level=level, seed=seed,
-                               tie_margin=margin)
+                               tie_margin=None if dim is None else human_tie_margin(dim, [*vals[S[i]], *vals[S[j]]]))
                 for i, j in itertools.combinations(range(len(S)), 2)]
         adj = stats.holm([r.p_randomization for r in rows])
         for (i, j), r, ph in zip(itertools.combinations(range(len(S)), 2), rows, adj):
@@ -296,6 +339,14 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
                 better = S[i] if ws.wins > ws.losses else S[j]
             pairwise.append(PairwiseRow("judge", S[i], S[j], ws.rate, ws.low, ws.high, ws.sign_p, float(ph), better,
                                         ws.wins, ws.ties, ws.losses))
+    if ranked_by != "judge" and not any(math.isfinite(per_metric[s][ranked_by]["mean"]) for s in S):
+        scored = [m for m in metrics if any(math.isfinite(per_metric[s][m]["mean"]) for s in S)]
+        if rank_by == "auto" and not judged and scored:  # e.g. bleu first on a file without references
+            rank_note = (f"{ranked_by} scored none of the shared contexts, so {scored[0]} orders the systems"
+                         + (f" ({rank_note})" if rank_note else ""))
+            ranked_by = scored[0]
+        else:
+            rank_note = f"{ranked_by} scored none of the shared contexts: nothing orders the systems"
     if ranked_by == "judge":
         key = {s: -judge_info[s]["theta"] for s in S}
     else:
@@ -322,7 +373,7 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
                            unranked.get(s)) for s in order]
     return Leaderboard(entries, pairwise, n, grid.aligned_by, grid.dropped, ranked_by, list(metrics),
                        table.signatures() if table is not None else {}, judge_signature, n_boot, n_perm, level, seed,
-                       human, rank_note)
+                       human, rank_note, grid.context_mismatches(), grid.n_groups)
 
 
 def leaderboard(examples: Sequence[Example], metrics: Sequence[str] | str | None = None, judge: bool = False,
@@ -335,6 +386,10 @@ def leaderboard(examples: Sequence[Example], metrics: Sequence[str] | str | None
     grid = shared_contexts(examples, systems)
     names = parse_metrics(metrics) if metrics is None or len(metrics) else []
     ranking_criterion(grid, names, judge, settings.get("rank_by", "auto"))  # a bad rank_by fails before scoring
+    if judge:  # a missing model package too
+        contexts = [e.context for e in grid.rows[grid.systems[0]]]
+        check_judge_models([(c, grid.rows[s][k].response, grid.rows[t][k].response)
+                            for s, t in itertools.combinations(grid.systems, 2) for k, c in enumerate(contexts)])
     table = None
     if names:
         table = score_examples(grid.examples(), names, options, within(progress, 0, 2) if judge else progress)
@@ -382,6 +437,16 @@ def leaderboard_rows(lb: Leaderboard) -> tuple[list[dict[str, Any]], list[tuple[
     return rows, cols
 
 
+def mismatch_note(mismatches: Sequence[str], n_shared: int) -> str:
+    """The warning for shared ids whose contexts differ across systems (:meth:`SystemGrid.context_mismatches`;
+    '' when there are none)."""
+    if not mismatches:
+        return ""
+    return (f"warning: {len(mismatches)} of {n_shared} shared ids have different contexts in "
+            "different systems; if the ids only number the rows, the files pair unrelated rows (give ids that "
+            "name the inputs, or drop them to align by context)")
+
+
 def ranking_label(ranked_by: str) -> str:
     """What the ranking is by, in words: 'the judge's Bradley-Terry rating', 'people's mean Overall rating',
     'mean bleu'."""
@@ -406,7 +471,8 @@ def pairwise_cells(lb: Leaderboard) -> list[dict[str, str]]:
              "diff": f"{fmt_num(r.diff, signed=r.metric != 'judge')} [{fmt_num(r.low, signed=r.metric != 'judge')}, "
                      f"{fmt_num(r.high, signed=r.metric != 'judge')}]",
              "p": fmt_num(r.p, p=True), "p_holm": fmt_num(r.p_holm, p=True), "wtl": f"{r.wins}/{r.ties}/{r.losses}",
-             "better": r.better or "no significant difference"} for r in lb.pairwise]
+             "better": r.better or ("not scored: no context has both values" if math.isnan(r.diff)
+                                    else "no significant difference")} for r in lb.pairwise]
 
 
 def render_leaderboard(lb: Leaderboard, fmt: str = "text") -> str:
@@ -434,17 +500,27 @@ def render_leaderboard(lb: Leaderboard, fmt: str = "text") -> str:
             keys += [k for k in r if k not in keys]
         return render(flat, [(k, k) for k in keys], "csv")
     by = ranking_label(lb.ranked_by)
-    head = (f"{len(lb.systems)} systems on {lb.n_contexts} shared contexts (aligned by {lb.aligned_by}); ranked by "
+    groups = lb.n_groups or lb.n_contexts
+    shared = (f"{lb.n_contexts} shared contexts" if groups == lb.n_contexts else
+              f"{groups} shared contexts, {lb.n_contexts} answers each")
+    head = (f"{len(lb.systems)} systems on {shared} (aligned by {lb.aligned_by}); ranked by "
             f"{by}; rank = 1 + systems significantly better (Holm-adjusted p < {1 - lb.level:.2g}); intervals "
             f"resample contexts ({lb.n_boot} resamples, seed {lb.seed})")
     from core.stats import MIN_RESAMPLED
-    if lb.n_contexts < MIN_RESAMPLED:
-        head += (f"; {lb.n_contexts} shared context{'s' * (lb.n_contexts != 1)} cannot be resampled (fewer than "
+    if groups < MIN_RESAMPLED:
+        head += (f"; {groups} shared context{'s' * (groups != 1)} cannot be resampled (fewer than "
                  f"{MIN_RESAMPLED}): no interval or p ('-'), so no system is significantly better and all share "
                  f"a rank")
     if lb.rank_note:
         head += f"; {lb.rank_note}"
-    parts = [head, render(rows, cols, fmt)]
+    parts = [head]
+    if lb.context_mismatches:
+        bullet = "- " if fmt == "markdown" else "  "
+        listed = "\n".join(bullet + m for m in lb.context_mismatches[:20])
+        more = len(lb.context_mismatches) - 20
+        parts.append(mismatch_note(lb.context_mismatches, lb.n_contexts) + ":\n" + listed
+                     + (f"\n{bullet}... and {more} more" if more > 0 else ""))
+    parts.append(render(rows, cols, fmt))
     unranked = [e for e in lb.systems if e.unranked]
     if unranked:
         bullet = "- " if fmt == "markdown" else "  "

@@ -101,6 +101,10 @@ class Metric(ABC):
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     needs_references: ClassVar[bool] = False
+    reads_references: ClassVar[bool] = False
+    """Whether a row's reference moves its score although the metric also scores rows without one (a hybrid
+    with a referenced part, ADEM): such metrics, and those that need references, favour a reply that copies its
+    reference (``core.engine.BlankTextCount``'s note)."""
     higher_is_better: ClassVar[bool] = True
     option_names: ClassVar[tuple[str, ...]] = ()
     models: ClassVar[tuple[str, ...]] = ()
@@ -249,6 +253,7 @@ class Judge(ABC):
 
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
+    models: ClassVar[tuple[str, ...]] = ()  # the pretrained model packages it loads, as ``Metric.models``
 
     @abstractmethod
     def predict(self, contexts: Sequence[Sequence[str]], replies_a: Sequence[str], replies_b: Sequence[str],

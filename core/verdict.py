@@ -654,7 +654,7 @@ def verdict_sentence(v: Verdict) -> str:
                 fragile = "; it rests on a few pairs: not significant without the top 5 %" if (
                     drv is not None and drv.testable and not drv.survives) else ""
                 verb = ("say so", "says so") if basis == "metrics" else ("agree", "agrees")  # the basis: no "agree"
-                agreeing = (f"{len(agree)} of {len(mrows)} metrics {verb[0]}" if len(mrows) > 1
+                agreeing = (f"{len(agree)} of {len(mrows)} metrics {verb[len(agree) == 1]}" if len(mrows) > 1
                             else f"its one metric {verb[1]}")
                 clauses.append(f"{agreeing} ({best.metric} {_margin(best, side)}{fragile})")
             elif basis != "metrics":

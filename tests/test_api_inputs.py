@@ -240,3 +240,21 @@ def test_rank_and_meta_evaluate_give_the_command_lines_numbers(tmp_path, capsys)
     assert got and got == {(r["dimension"], r["level"]): r["spearman"] for r in cli_rows}
     with pytest.raises(TypeError, match="needs one or more files' paths"):
         core.rank()
+
+
+def test_the_api_refuses_bad_settings_before_it_scores(tmp_path):
+    """core.rank / core.compare with n_boot=10, a mistyped keyword or systems="name" failed only after scoring
+    (minutes with MME), or read the name letter by letter; "none" is no metric, as on the command line."""
+    import json
+    path = tmp_path / "three.jsonl"
+    path.write_text("".join(json.dumps({"id": str(i), "system": s, "context": [f"q {i}?"], "response": f"{s} {i}",
+                                        "scores": {"overall": 3.0 + (s == "a")}}) + "\n"
+                            for i in range(6) for s in "abc"))
+    for call, match in ((lambda: core.rank(str(path), metrics="bleu", n_boot=10), "n_boot=10"),
+                        (lambda: core.rank(str(path), systems="a"), r"systems is a list of names.*\['a'\]"),
+                        (lambda: core.compare(str(path), system_a="a", system_b="b", levl=0.9), "'levl'"),
+                        (lambda: core.compare_replies([["hi"]], ["x"], ["y"], metrics="bleu", seed=-1), "seed=-1")):
+        with pytest.raises((TypeError, ValueError), match=match):
+            call()
+    board = core.rank(str(path), metrics="none", n_boot=200, n_perm=200)
+    assert board.metrics == [] and board.ranked_by == "human:overall" and board.systems[0].system == "a"

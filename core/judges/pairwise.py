@@ -328,6 +328,7 @@ class PairwiseJudge(Judge):
     with the weights of ``manifest["lm"]["mix"]``."""
 
     description = "learned A/B judge: MiniLM cross-encoder + frozen SmolLM2 reader, both orders combined"
+    models = ("minilm", "smollm2")
 
     def __init__(self, top, manifest: dict[str, Any] | None = None, name: str = CHECKPOINT,
                  reader: SmolLMReader | None = None):

@@ -145,6 +145,7 @@ class AdemModel:
 @register_metric("adem")
 class ADEM(CheckpointMetric):
     models = ("minilm",)
+    reads_references = True  # the r^T N r̂ term
     description = "ADEM (Lowe 2017): (c^T M r̂ + r^T N r̂ - α)/β on PCA-reduced MiniLM vectors, trained on human scores (1-5)"
     default_checkpoint = DEFAULT_CKPT
     variant = "minilm-pca|{checkpoint}"

@@ -434,6 +434,7 @@ class BertRuberUnreferenced(_Unreferenced):
 
 class _Hybrid(CompositeMetric):
     models = ("minilm",)
+    reads_references = True  # its referenced part
     ref_metric = "ruber_ref"
     unref_metric = "ruber_unref"
     variant = ""
