@@ -117,9 +117,10 @@ def render(rows: Sequence[dict[str, Any]], columns: Sequence[tuple[str, str]], f
                         for k, _ in columns])
         return buf.getvalue().rstrip("\n")
     if fmt == "markdown":
-        out = ["| " + " | ".join(heads) + " |", "|" + "|".join("---" for _ in heads) + "|"]
-        out += ["| " + " | ".join(markdown_text(c).replace("|", "\\|").replace("\n", "<br>") for c in row) + " |"
-                for row in cells]
+        def cell(text: str) -> str:  # user text stays inert and in its column (headers name dimensions too)
+            return markdown_text(text).replace("|", "\\|").replace("\n", "<br>")
+        out = ["| " + " | ".join(cell(h) for h in heads) + " |", "|" + "|".join("---" for _ in heads) + "|"]
+        out += ["| " + " | ".join(cell(c) for c in row) + " |" for row in cells]
         return "\n".join(out)
     if fmt == "text":
         widths = [max([display_width(h)] + [display_width(row[i]) for row in cells]) for i, h in enumerate(heads)]

@@ -156,8 +156,9 @@ def test_an_unknown_mme_dimension_is_said(capsys):
     assert options_from(argparse.Namespace(**args, dimension="nonsense")).dimension == "nonsense"
     assert "--mme-dimension 'nonsense' is not a dimension MME-CRS has weights for" in capsys.readouterr().err
     options_from(argparse.Namespace(**args, dimension="Engaging"))
-    options_from(argparse.Namespace(**{**args, "metrics": ["bleu"]}, dimension="nonsense"))
     assert capsys.readouterr().err == ""
+    options_from(argparse.Namespace(**{**args, "metrics": ["bleu"]}, dimension="grammar"))
+    assert "--mme-dimension 'grammar' has no effect" in capsys.readouterr().err
 
 
 def test_a_votes_file_s_repeats_contradictions_and_identical_replies_are_said():

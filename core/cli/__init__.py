@@ -201,10 +201,14 @@ def emit(text: str, out: str | None) -> None:
 
 
 def options_from(args: argparse.Namespace):
-    """The run's ``Options``; an ``--mme-dimension`` MME-CRS does not know is said on stderr (it falls back to the
-    overall weights, which the signature alone used to show)."""
-    from core.scoring import Options
-    if args.dimension and any(m.startswith("mme") for m in getattr(args, "metrics", None) or []):
+    """The run's ``Options``; an ``--mme-dimension`` MME-CRS does not know, or one without MME-CRS among the
+    metrics, is said on stderr (it falls back to the overall weights, or does nothing)."""
+    from core.scoring import Options, metric_class
+    if args.dimension and not any("dimension" in metric_class(m).option_names
+                                  for m in getattr(args, "metrics", None) or []):
+        note([f"--mme-dimension {args.dimension!r} has no effect: it chooses MME-CRS's weights, and the metrics "
+              "chosen do not include mme"])
+    elif args.dimension:
         from core.metrics.crs import DIMENSION_MAP, canonical_dimension
         if not canonical_dimension(args.dimension)[1]:
             note([f"--mme-dimension {args.dimension!r} is not a dimension MME-CRS has weights for; it uses its overall "
