@@ -725,6 +725,11 @@ def test_replies_that_copy_their_reference_are_pointed_out_where_a_referenced_me
     assert blank_text_notes(exs, ["bert_ruber_unref"]) == []  # no referenced metric: nothing to say
     hybrid = blank_text_notes(exs, ["bert_ruber", "adem", "mme"])  # they read a reference when there is one
     assert len(hybrid) == 1 and "bert_ruber, adem score them" in hybrid[0]
+    from core.html_report import render_html  # the report a stakeholder reads says it too
+    comp = _comparison(exs, "good", "mid")
+    cs = score_comparison(comp, ["bleu"])
+    page = render_html(build_verdict(comp, cs, n_boot=200, n_perm=200), comp, cs)
+    assert 'id="reference-copies"' in page and "reply with their own reference (good: 30 of 30" in page
 
 
 def test_the_leaderboard_warns_of_ids_that_pair_other_contexts_and_of_mixed_rating_scales():
