@@ -108,7 +108,7 @@ else:
     st.subheader("Ranking")
     st.caption(f"Ranked by {state.plain(ranking_label(lb.ranked_by))}; rank = 1 + the number of systems "
                "significantly better (Holm-adjusted p < 0.05), so systems that cannot be told apart share a rank."
-               + (f" Not by people's ratings: {state.plain(lb.rank_note)}." if lb.rank_note else ""))
+               + (f" Note: {state.plain(lb.rank_note)}." if lb.rank_note else ""))
     st.dataframe(pd.DataFrame(rows).rename(columns=dict(cols)), hide_index=True, width="stretch")
     for e in lb.systems:
         if e.unranked:
@@ -134,8 +134,9 @@ else:
     st.plotly_chart(fig, width="stretch", key="lb_chart")
     st.subheader("Every pair")
     criteria = list(dict.fromkeys(r.metric for r in lb.pairwise))
-    pick = st.selectbox("Show the pairs on", ["every criterion", *criteria], key="lb_pairs_on",
-                        index=1 + criteria.index(lb.ranked_by) if len(criteria) > 3 else 0)
+    many = len(criteria) > 3 and lb.ranked_by in criteria  # open on the ranking criterion's pairs
+    pick = st.selectbox("Show the pairs on", ["every criterion", *criteria], key=f"lb_pairs_on_{key}",
+                        index=1 + criteria.index(lb.ranked_by) if many else 0)
     cells = [c for c in pairwise_cells(lb) if pick == "every criterion" or c["metric"] == pick]
     st.dataframe(pd.DataFrame(cells).rename(columns=dict(pairwise_columns(lb.level))), hide_index=True,
                  width="stretch")
