@@ -385,9 +385,9 @@ def rate_interval(lc) -> str:
 
 def headline_frame(verdict: Verdict) -> pd.DataFrame:
     """Display form of the verdict's rows, direction in words first: which system is better and by how much
-    (the better system's mean minus the other's, with its interval), then both means, A - B with its interval,
-    p, A/tie/B and n: narrow enough to read without scrolling sideways on a laptop (the means' intervals are
-    in the report and the command line's table)."""
+    (the better system's mean minus the other's, with its interval), then both means, p, A/tie/B and n: narrow
+    enough to read without scrolling sideways on a laptop with the sidebar open (A - B with its interval for
+    every metric is the chart below it; the means' intervals are in the report and the command line's table)."""
     out = []
     for r in verdict.metrics:
         name = f"human: {r.metric[len('human:'):]}" if r.kind == "human" else r.metric
@@ -399,7 +399,7 @@ def headline_frame(verdict: Verdict) -> pd.DataFrame:
         out.append({"metric": name,
                     "better": "not scored" if r.n == 0 else r.better(verdict.system_a, verdict.system_b),
                     "better by [95% CI]": margin, "A mean": fmt_num(r.mean_a), "B mean": fmt_num(r.mean_b),
-                    "A-B [95% CI]": _ci(r.diff, r.low, r.high, True), "p": fmt_num(r.p_randomization, p=True),
+                    "p": fmt_num(r.p_randomization, p=True),
                     "A/tie/B": f"{r.wins}/{r.ties}/{r.losses}", "n": r.n})
     return pd.DataFrame(out)
 
@@ -642,9 +642,18 @@ def default_vote_dimension(dims: Sequence[str]) -> int:
     return 0
 
 
-def learning_curve_figure(df, title: str = "Learning curve of the A/B judge"):
+def majority_share(votes: Sequence[Pair]) -> float:
+    """The share of the A/B votes that go to the side most of them go to: the agreement of a judge that always
+    names that side (NaN without A/B votes). With one-sided votes it, not 50 %, is what agreement must beat."""
+    a = sum(v.vote == "A" for v in votes)
+    b = sum(v.vote == "B" for v in votes)
+    return max(a, b) / (a + b) if a + b else math.nan
+
+
+def learning_curve_figure(df, title: str = "Learning curve of the A/B judge", majority: float | None = None):
     """Agreement with held-out votes vs number of training votes (min-max band over folds), chance at 50 %,
-    the shipped judge (0 votes) as the first point."""
+    the shipped judge (0 votes) as the first point; with ``majority`` (:func:`majority_share`) above 55 % a
+    second line where a judge that always names the side most votes name would stand."""
     import plotly.graph_objects as go
     x = list(df["n_train"])
     fig = go.Figure()
@@ -654,6 +663,9 @@ def learning_curve_figure(df, title: str = "Learning curve of the A/B judge"):
     fig.add_trace(go.Scatter(x=x, y=list(df["agreement"] * 100), mode="lines+markers", name="judge",
                              line={"color": "rgb(31,119,180)"}))
     fig.add_hline(y=50, line_dash="dot", annotation_text="chance")
+    if majority is not None and math.isfinite(majority) and majority > 0.55:
+        fig.add_hline(y=100 * majority, line_dash="dash", line_color="firebrick",
+                      annotation_text=f"always the side most votes name ({majority:.0%})")
     fig.update_layout(title=title, xaxis_title="training votes (0 = shipped judge)",
                       yaxis_title="agreement with held-out votes (%)", yaxis_range=[40, 100])
     return fig

@@ -43,7 +43,7 @@ import numpy as np
 
 from core import stats
 from core.data import DataError, Example, Problem, dimensions, systems_in
-from core.engine import ScoreTable, check_judge_models, judge_pairs, parse_metrics, score_examples
+from core.engine import BlankTextCount, ScoreTable, check_judge_models, judge_pairs, parse_metrics, score_examples
 from core.progress import Progress, within
 from core.scoring import JudgeOutput, Options, metric_class
 from core.settings import SEED
@@ -189,6 +189,7 @@ class Leaderboard:
     rank_note: str | None = None  # why the automatic order is not by people's ratings although they are there
     context_mismatches: list[str] = field(default_factory=list)  # shared ids with different contexts
     n_groups: int = 0  # distinct contexts among the ``n_contexts`` shared answers
+    reference_note: str | None = None  # replies that copy their reference, which referenced metrics favour
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -371,9 +372,13 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
                      and r.better not in unranked and s in (r.first, r.second)) for s in S}
     entries = [SystemEntry(s, None if s in unranked else 1 + beaten[s], per_metric[s], judge_info.get(s),
                            unranked.get(s)) for s in order]
+    count = BlankTextCount()
+    for e in grid.examples():
+        count.add(e)
     return Leaderboard(entries, pairwise, n, grid.aligned_by, grid.dropped, ranked_by, list(metrics),
                        table.signatures() if table is not None else {}, judge_signature, n_boot, n_perm, level, seed,
-                       human, rank_note, grid.context_mismatches(), grid.n_groups)
+                       human, rank_note, grid.context_mismatches(), grid.n_groups,
+                       count.notes_by_kind(metrics).get("reference copy"))
 
 
 def leaderboard(examples: Sequence[Example], metrics: Sequence[str] | str | None = None, judge: bool = False,
@@ -514,6 +519,8 @@ def render_leaderboard(lb: Leaderboard, fmt: str = "text") -> str:
     if lb.rank_note:
         head += f"; {lb.rank_note}"
     parts = [head]
+    if lb.reference_note:
+        parts.append(f"warning: {lb.reference_note}")
     if lb.context_mismatches:
         bullet = "- " if fmt == "markdown" else "  "
         listed = "\n".join(bullet + m for m in lb.context_mismatches[:20])

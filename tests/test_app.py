@@ -7,6 +7,7 @@ import math
 import tomllib
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from core import dashboard
@@ -879,3 +880,17 @@ def test_home_says_when_replies_copy_their_reference(new_app, own_cache):
     at.run()
     assert not at.exception, at.exception
     assert any("reply with their own reference (sysA: 3 of 6" in w.value.replace("\\", "") for w in at.warning)
+
+
+def test_the_learning_curve_draws_what_one_sided_votes_give_for_free():
+    """Votes derived from a file where A is clearly better were 43 for A and 0 for B: the curve climbed to
+    100 % against a 50 % chance line, which a judge that always says A also reaches (found in chromium,
+    2026-11-26). The curve now draws that baseline, and the page warns."""
+    from core.judges.pairs import Pair
+    votes = [Pair([f"q{i}"], "good", "bad", 1.0) for i in range(9)] + [Pair(["q9"], "x", "y", 0.0),
+                                                                         Pair(["q10"], "x", "y", 0.5)]
+    assert dashboard.majority_share(votes) == pytest.approx(0.9)
+    df = pd.DataFrame({"n_train": [0, 5], "agreement": [0.8, 0.9], "low": [0.7, 0.8], "high": [0.9, 1.0]})
+    assert len(dashboard.learning_curve_figure(df).layout.shapes) == 1  # chance
+    assert len(dashboard.learning_curve_figure(df, majority=0.9).layout.shapes) == 2
+    assert math.isnan(dashboard.majority_share([Pair(["q"], "x", "y", 0.5)]))

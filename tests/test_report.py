@@ -337,6 +337,7 @@ def test_the_leaderboard_ranks_by_peoples_ratings_when_the_input_has_them(dialev
     assert (near.wins, near.ties, near.losses) == (0, 0, 30)  # 1.0 apart, a quarter of 1-5 is the tie margin
     text = render_leaderboard(lb)
     assert "ranked by people's mean overall rating" in text and "people: overall mean [95% CI]" in text
+    assert "warning: 30 of 120 rows reply with their own reference (good: 30 of 30" in text  # bleu favours it
     by_bleu = build_leaderboard(grid, score_examples(grid.examples(), ["bleu"]), None, n_boot=200, n_perm=200,
                                 rank_by="bleu")
     assert [e.system for e in by_bleu.systems][:2] == ["good", "mid"]

@@ -93,8 +93,8 @@ def home() -> None:
         st.subheader("Headline comparison")
         st.dataframe(dashboard.headline_frame(verdict), hide_index=True, width="stretch")
         st.caption(f"95% bootstrap intervals ({verdict.n_boot:,} resamples of the contexts, seed {verdict.seed}); "
-                   "'better by' is the better system's mean minus the other's; A-B is the paired mean difference; "
-                   f"p from approximate randomization ({verdict.n_perm:,}); 'better' only when p < 0.05 and the "
+                   "'better by' is the better system's mean minus the other's (A - B for every metric: the chart "
+                   f"below); p from approximate randomization ({verdict.n_perm:,}); 'better' only when p < 0.05 and the "
                    "interval excludes 0 (core.verdict, the same numbers as `dialeval compare`; the means' own "
                    "intervals are in the report).")
         few = few_contexts_note(verdict)
@@ -112,7 +112,7 @@ def home() -> None:
     tuned = state.refit(data)
     if tuned is not None:
         t = tuned["summary"]
-        st.text(f"Judge re-fit on your {state.counted(tuned['n_votes'], 'vote')}: win rate of A {t.win.rate:.1%} "
+        st.text(f"Judge re-fit on {state.counted(tuned['n_votes'], 'vote')}: win rate of A {t.win.rate:.1%} "
                 f"[{t.win.low:.1%}, {t.win.high:.1%}] over all {state.counted(t.n, 'pair')} "
                 f"(A/tie/B {t.win.wins}/{t.win.ties}/{t.win.losses})")
     rows = verdict.rows("metric")

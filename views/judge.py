@@ -219,8 +219,15 @@ if data is not None and ok:
                       f"{s_all.win.rate:.1%}")
             r1.text(f"95% interval [{s_all.win.low:.1%}, {s_all.win.high:.1%}]")
             r2.metric("Shipped judge on the same pairs", f"{s_shipped.win.rate:.1%}")
-            st.plotly_chart(dashboard.learning_curve_figure(curve), width="stretch", key="votes_curve")
-            shown = curve.assign(ridge=[f"{v:.2g}" if v == v else "—" for v in curve["ridge"]])  # NaN at 0 votes
+            majority = dashboard.majority_share(votes)
+            if majority >= 0.9:
+                st.warning(f"{majority:.0%} of the A/B votes name the same side: agreement with them mostly measures "
+                           "how often the judge names that side (a judge that always does would score "
+                           f"{majority:.0%}); votes for both sides tell more.")
+            st.plotly_chart(dashboard.learning_curve_figure(curve, majority=majority), width="stretch",
+                            key="votes_curve")
+            pct = {c: [f"{v:.1%}" for v in curve[c]] for c in ("agreement", "low", "high", "sd")}
+            shown = curve.assign(ridge=[f"{v:.2g}" if v == v else "—" for v in curve["ridge"]], **pct)  # NaN at 0
             st.dataframe(shown.rename(columns={"n_train": "training votes",
                                                "n_test": "held-out A/B votes (all folds)",
                                                "folds": "folds with A/B votes",

@@ -109,6 +109,8 @@ else:
     st.caption(f"Ranked by {state.plain(ranking_label(lb.ranked_by))}; rank = 1 + the number of systems "
                "significantly better (Holm-adjusted p < 0.05), so systems that cannot be told apart share a rank."
                + (f" Note: {state.plain(lb.rank_note)}." if lb.rank_note else ""))
+    if lb.reference_note:
+        st.warning(state.plain(as_sentence(lb.reference_note)))
     st.dataframe(pd.DataFrame(rows).rename(columns=dict(cols)), hide_index=True, width="stretch")
     for e in lb.systems:
         if e.unranked:
