@@ -226,13 +226,14 @@ if data is not None and ok:
                            f"{majority:.0%}); votes for both sides tell more.")
             st.plotly_chart(dashboard.learning_curve_figure(curve, majority=majority), width="stretch",
                             key="votes_curve")
-            pct = {c: [f"{v:.1%}" for v in curve[c]] for c in ("agreement", "low", "high", "sd")}
-            shown = curve.assign(ridge=[f"{v:.2g}" if v == v else "—" for v in curve["ridge"]], **pct)  # NaN at 0
+            shown = curve.assign(ridge=[f"{v:.2g}" if v == v else "—" for v in curve["ridge"]])  # NaN at 0 votes
             st.dataframe(shown.rename(columns={"n_train": "training votes",
                                                "n_test": "held-out A/B votes (all folds)",
                                                "folds": "folds with A/B votes",
                                                "ridge": "pull toward shipped (ridge, median)"}),
-                         hide_index=True, width="stretch")
+                         hide_index=True, width="stretch",
+                         column_config={c: st.column_config.NumberColumn(format="percent")  # as the chart
+                                        for c in ("agreement", "low", "high", "sd")})
             if rest:
                 rest_comp = Comparison(comp.system_a, comp.system_b, [comp.pairs[i] for i in rest])
                 before_r, after_r = shipped.subset(rest), after.subset(rest)
