@@ -27,7 +27,6 @@ request_short_spins()  # before torch loads: SmolLM2 keeps its speed on a busy m
 
 if TYPE_CHECKING:
     from core.cache import ScoreCache
-    from core.data import Comparison
     from core.leaderboard import Leaderboard
     from core.progress import Progress
     from core.scoring import JudgeOutput, Options
@@ -217,14 +216,6 @@ def judge(contexts: Sequence[Sequence[str] | str], replies_a: Sequence[str], rep
     return judge_pairs(turns, _strings(a), _strings(b), checkpoint=checkpoint, progress=progress, cache=cache)
 
 
-def _check_something_to_compare(metrics: Any, judge: bool, comp: "Comparison") -> None:
-    """``metrics=[]`` (no metric) without the judge compares people's ratings alone: refused when there are none."""
-    if isinstance(metrics, (list, tuple)) and not metrics and not judge \
-            and not any(e.scores for e in comp.examples()):
-        raise ValueError("metrics=[] and judge=False leave nothing to compare: these rows carry no human ratings; "
-                         "name metrics or pass judge=True")
-
-
 def _checked_settings(settings: dict[str, Any], allowed: Sequence[str], what: str) -> None:
     """Refuse, before anything is scored, a setting ``what`` does not take (``TypeError``) and values that give
     no usable interval or p (``core.stats.check_settings``), as the command line refuses them."""
@@ -264,7 +255,7 @@ def compare_replies(contexts: Sequence[Sequence[str] | str], replies_a: Sequence
     verdict ``compare`` gives for the two files holding these rows."""
     from core.data import align
     from core.engine import blank_text_notes, check_judge_models, judge_comparison, parse_metrics, score_comparison
-    from core.verdict import build_verdict, summarize_judge
+    from core.verdict import build_verdict, check_something_to_compare, summarize_judge
     _checked_settings(settings, VERDICT_SETTINGS, "compare_replies")
     metrics = _metric_names(metrics)
     if system_a == system_b:
@@ -274,10 +265,10 @@ def compare_replies(contexts: Sequence[Sequence[str] | str], replies_a: Sequence
     _aligned(ctx, a, b, refs)
     names = [] if isinstance(metrics, (list, tuple)) and not metrics else parse_metrics(metrics)  # []: none
     comp = align(_examples(a, ctx, refs, system_a), _examples(b, ctx, refs, system_b), system_a, system_b)
-    _check_something_to_compare(metrics, judge, comp)
+    check_something_to_compare(comp, names, judge, settings.get("human", True))
     _warn_blank(blank_text_notes(comp.examples(), names, judged=judge))
     if judge:
-        check_judge_models([(x.context, x.response, y.response) for x, y in comp.pairs])
+        check_judge_models(comp)
     cs = score_comparison(comp, names, _options(options), progress, cache)
     summary = summarize_judge(comp, judge_comparison(comp, progress=progress, cache=cache),
                               **_judge_settings(settings)) if judge else None
@@ -294,7 +285,7 @@ def compare(input_a: str, input_b: str | None = None, system_a: str | None = Non
     import os
     from core.data import load_comparison
     from core.engine import check_judge_models, judge_comparison, score_comparison
-    from core.verdict import build_verdict, summarize_judge
+    from core.verdict import build_verdict, check_something_to_compare, summarize_judge
     for name, path in (("input_a", input_a), ("input_b", input_b)):
         if path is not None and not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"{name} is a file's path, got {type(path).__name__}; for replies held in memory use "
@@ -302,9 +293,10 @@ def compare(input_a: str, input_b: str | None = None, system_a: str | None = Non
     _checked_settings(settings, VERDICT_SETTINGS, "compare")
     metrics = _metric_names(metrics)
     comp = load_comparison(str(input_a), None if input_b is None else str(input_b), system_a, system_b)
-    _check_something_to_compare(metrics, judge, comp)
+    if isinstance(metrics, (list, tuple)):  # None: the default metrics
+        check_something_to_compare(comp, metrics, judge, settings.get("human", True))
     if judge:
-        check_judge_models([(x.context, x.response, y.response) for x, y in comp.pairs])
+        check_judge_models(comp)
     cs = score_comparison(comp, metrics, _options(options), progress, cache)
     summary = summarize_judge(comp, judge_comparison(comp, progress=progress, cache=cache),
                               **_judge_settings(settings)) if judge else None

@@ -455,6 +455,13 @@ def example_metric_values(cs: ComparisonScores, i: int) -> pd.DataFrame:
 # correlations with human scores
 
 
+def rows_kept(examples: Sequence[Example], keep_reference_copies: bool = False) -> np.ndarray:
+    """Which rows the correlations use: all, or (default) those whose reply does not copy its reference
+    (``core.engine.is_reference_copy``), as ``dialeval meta-eval`` leaves those out."""
+    from core.engine import is_reference_copy
+    return np.array([keep_reference_copies or not is_reference_copy(e) for e in examples], dtype=bool)
+
+
 def correlation_rows(cs: ComparisonScores, methods: Sequence[str] = ("spearman", "pearson"),
                      n_boot: int = 1000, seed: int = 13, keep_reference_copies: bool = False) -> list[dict[str, Any]]:
     """Turn-level correlation of each metric with each human dimension over both systems' rows, rows whose
@@ -462,12 +469,11 @@ def correlation_rows(cs: ComparisonScores, methods: Sequence[str] = ("spearman",
     (``core.engine.is_reference_copy``: a referenced metric scores them perfectly whatever people said;
     ``keep_reference_copies`` keeps them). The two responses to one context form a cluster (``groups``), so
     intervals resample contexts."""
-    from core.engine import is_reference_copy
     from core.stats import correlate
     from core.verdict import context_groups
     comp = cs.comparison
     exs = comp.examples()
-    keep = np.array([keep_reference_copies or not is_reference_copy(e) for e in exs], dtype=bool)
+    keep = rows_kept(exs, keep_reference_copies)
     groups = [g for g, k in zip(context_groups(exs), keep) if k]
     rows = []
     for d in dimensions(exs):
@@ -488,14 +494,13 @@ def scatter_frame(cs: ComparisonScores, metric: str, dimension: str,
                   keep_reference_copies: bool = False) -> pd.DataFrame:
     """The rows :func:`correlation_rows` correlates for ``metric`` and ``dimension`` (both values present;
     replies that copy their reference left out as there), one point per row."""
-    from core.engine import is_reference_copy
     comp = cs.comparison
     rows = []
     for side, exs, vals in (("A", comp.a, cs.a(metric)), ("B", comp.b, cs.b(metric))):
         name = comp.system_a if side == "A" else comp.system_b
-        for e, v in zip(exs, vals):
+        for e, v, kept in zip(exs, vals, rows_kept(exs, keep_reference_copies)):
             h = e.scores.get(dimension, math.nan)
-            if np.isfinite(v) and np.isfinite(h) and (keep_reference_copies or not is_reference_copy(e)):
+            if np.isfinite(v) and np.isfinite(h) and kept:
                 rows.append({"id": e.id, "system": name, metric: float(v), dimension: float(h)})
     return pd.DataFrame(rows, columns=["id", "system", metric, dimension])
 
@@ -572,10 +577,9 @@ def system_correlations(table: ScoreTable, metrics: Sequence[str], method: str =
     mean metric vs mean human score per system (``core.stats.system_correlation``), as ``dialeval meta-eval``
     computes it: rows that copy their reference left out (a system of reference copies drops out whole),
     contexts resampled for the interval."""
-    from core.engine import is_reference_copy
     from core.stats import system_correlation
     from core.verdict import context_groups
-    keep = np.array([keep_reference_copies or not is_reference_copy(e) for e in table.examples], dtype=bool)
+    keep = rows_kept(table.examples, keep_reference_copies)
     exs = [e for e, k in zip(table.examples, keep) if k]
     systems = [e.system for e in exs]
     gone = [s for s in dict.fromkeys(e.system for e in table.examples) if s not in set(systems)]

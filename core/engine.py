@@ -202,14 +202,19 @@ class BlankTextCount:
         return notes
 
 
-def blank_text_notes(examples: Iterable[Example], metrics: Sequence[str] = (), judged: bool = False) -> list[str]:
-    """One line per kind of blank text in ``examples``, with its count and rows, saying what it does to the
-    scores of ``metrics`` (registry names) and the judge: the CLI prints these on stderr
-    (:class:`BlankTextCount` over every row)."""
+def input_notes(examples: Iterable[Example], metrics: Sequence[str] = (), judged: bool = False) -> dict[str, str]:
+    """:meth:`BlankTextCount.notes_by_kind` over every row of ``examples``: what the CLI prints on stderr, the
+    home page, the report and the leaderboard show (the reference-copy note more prominently)."""
     count = BlankTextCount()
     for ex in examples:
         count.add(ex)
-    return count.notes(metrics, judged)
+    return count.notes_by_kind(metrics, judged)
+
+
+def blank_text_notes(examples: Iterable[Example], metrics: Sequence[str] = (), judged: bool = False) -> list[str]:
+    """One line per kind of blank text in ``examples``, with its count and rows, saying what it does to the
+    scores of ``metrics`` (registry names) and the judge (:func:`input_notes` as a list)."""
+    return list(input_notes(examples, metrics, judged).values())
 
 
 @dataclass
@@ -463,10 +468,13 @@ def judged_from_cache(contexts: Sequence[Sequence[str]], replies_a: Sequence[str
         == len(set(keys))
 
 
-def check_judge_models(pairs: Sequence[tuple[Sequence[str], str, str]], judge: str = "pairwise",
+def check_judge_models(pairs: "Comparison | Sequence[tuple[Sequence[str], str, str]]", judge: str = "pairwise",
                        checkpoint: str | None = None) -> None:
     """Before anything runs: ``MissingModelError`` when a model package the judge needs is not installed and
-    the cache cannot answer every (context, A, B) of ``pairs`` (as :func:`check_models_needed` for metrics)."""
+    the cache cannot answer every (context, A, B) of ``pairs`` (a comparison's pairs, or triples), as
+    :func:`check_models_needed` does for metrics."""
+    if isinstance(pairs, Comparison):
+        pairs = [(a.context, a.response, b.response) for a, b in pairs.pairs]
     try:
         check_models(judge_class(judge).models)
     except MissingModelError:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from core.data import Comparison, dimensions
-from core.engine import BlankTextCount
+from core.engine import input_notes
 from core.report import as_sentence, few_contexts_note, fmt_num, left_out_note, level_label, names_note
 from core.scoring import metric_class
 from core.verdict import Verdict, mismatch_warning, pair_winner
@@ -267,10 +267,7 @@ def render_html(verdict: Verdict, comp: Comparison, cs: "ComparisonScores | None
              f"randomizations, seed {v.seed}, {level_label(v.level)}); a winner only when p &lt; {1 - v.level:.2g} and the "
              f"interval of A - B excludes 0. dialeval {_e(__version__)}, made "
              f"{datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}.</p>"]
-    count = BlankTextCount()  # the input notes the command line prints on stderr
-    for ex in comp.examples():
-        count.add(ex)
-    notes = count.notes_by_kind(cs.metrics if cs is not None else [], judged=v.judge is not None)
+    notes = input_notes(comp.examples(), cs.metrics if cs is not None else [], judged=v.judge is not None)
     for note, anchor in ((few_contexts_note(v), "few-contexts"), (names_note(v), "names"),
                          (notes.pop("reference copy", ""), "reference-copies")):
         if note:

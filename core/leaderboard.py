@@ -43,7 +43,7 @@ import numpy as np
 
 from core import stats
 from core.data import DataError, Example, Problem, dimensions, systems_in
-from core.engine import BlankTextCount, ScoreTable, check_judge_models, judge_pairs, parse_metrics, score_examples
+from core.engine import ScoreTable, check_judge_models, input_notes, judge_pairs, parse_metrics, score_examples
 from core.progress import Progress, within
 from core.scoring import JudgeOutput, Options, metric_class
 from core.settings import SEED
@@ -372,13 +372,10 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
                      and r.better not in unranked and s in (r.first, r.second)) for s in S}
     entries = [SystemEntry(s, None if s in unranked else 1 + beaten[s], per_metric[s], judge_info.get(s),
                            unranked.get(s)) for s in order]
-    count = BlankTextCount()
-    for e in grid.examples():
-        count.add(e)
     return Leaderboard(entries, pairwise, n, grid.aligned_by, grid.dropped, ranked_by, list(metrics),
                        table.signatures() if table is not None else {}, judge_signature, n_boot, n_perm, level, seed,
                        human, rank_note, grid.context_mismatches(), grid.n_groups,
-                       count.notes_by_kind(metrics).get("reference copy"))
+                       input_notes(grid.examples(), metrics).get("reference copy"))
 
 
 def leaderboard(examples: Sequence[Example], metrics: Sequence[str] | str | None = None, judge: bool = False,

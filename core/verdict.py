@@ -15,10 +15,11 @@ Rules, fixed here and nowhere else:
   stored in its checkpoint). Human: the two mean ratings differ by less than a quarter of the rating scale
   (:func:`human_tie_margin`; 1.0 on 1-5; the scale is the known one unless the ratings fall outside it), in
   the human rows of the verdict and in the judge's agreement alike. A tie is never a win: **win rate = wins /
-  (wins + losses)** with its Wilson interval and the exact sign test on the same counts;
-  ``win_rate_ties_split`` = (wins + ties / 2) / n is reported beside it for readers used to counting ties as
-  half.
-- **The judge's winner** is named when the sign test on its wins and losses gives p < 0.05.
+  (wins + losses)** with its Wilson interval and the exact sign test on the same counts (when pairs share a
+  context, the sign test on each context's net outcome and an interval that resamples contexts:
+  ``stats.clustered_win_stats``); ``win_rate_ties_split`` = (wins + ties / 2) / n is reported beside it for
+  readers used to counting ties as half.
+- **The judge's winner** is named when that sign test on its wins and losses gives p < 0.05.
 - **Agreement with people**: over the pairs where people clearly preferred one reply (their ratings differ
   by at least the human tie margin, or an explicit A/B vote), the share where the judge's P(A) points the
   same way (P(A) = 0.5 counts half). Also reported: agreement on the pairs the judge did not call a tie.
@@ -371,12 +372,11 @@ def summarize_judge(comp: Comparison, out: JudgeOutput, dimension: str | None = 
     one, :func:`preference_dimension`) when both systems carry it. ``level``: the intervals' level and the
     winner's threshold (p < 1 - level); ``n_boot`` and ``seed``: the length-controlled rate's resamples."""
     verdicts = list(out.verdict)
-    wins, losses = verdicts.count("A"), verdicts.count("B")
     win = stats.clustered_win_stats([{"A": 1, "B": -1}.get(v, 0) for v in verdicts], context_groups(comp.a), level,
                                     n_boot, seed)
     winner = None
-    if win.sign_p < 1 - level and wins != losses:
-        winner = "A" if wins > losses else "B"
+    if win.sign_p < 1 - level and win.wins != win.losses:
+        winner = "A" if win.wins > win.losses else "B"
     human = None
     if votes is not None:
         human = _agreement("votes", None, None, out, list(votes), level)
@@ -417,6 +417,23 @@ def _agreement(source: str, dimension: str | None, margin: float | None, out: Ju
     dec = [i for i in idx if out.verdict[i] != "tie"]
     acc_dec = float(np.mean([out.verdict[i] == human[i] for i in dec])) if dec else math.nan
     return HumanAgreement(source, dimension, margin, len(idx), acc, lo, hi, len(dec), acc_dec, human)
+
+
+def check_something_to_compare(comp: Comparison, metrics: Sequence[str], judge: bool, human: bool = True,
+                               metrics_name: str = "metrics=[]", judge_name: str = "judge=True",
+                               human_name: str = "human=False") -> None:
+    """No metric (``metrics`` empty) and no judge leave people's ratings alone to compare: a ``ValueError``
+    when there are none (or ``human`` leaves them out); the names say how the caller's options are spelled."""
+    if metrics or judge:
+        return
+    if not human:
+        why = f"{human_name} leaves out people's ratings"
+    elif not any(e.scores for e in comp.examples()):
+        why = "these rows carry no human ratings"
+    else:
+        return
+    raise ValueError(f"{metrics_name} and no judge leave nothing to compare: {why}; name metrics or add "
+                     f"{judge_name}")
 
 
 def build_verdict(comp: Comparison, cs: "ComparisonScores | None" = None, judge: JudgeSummary | None = None,
@@ -510,8 +527,8 @@ def difference_drivers(row: MetricComparison, a: Sequence[float], b: Sequence[fl
                        seed: int = SEED) -> Drivers:
     """:class:`Drivers` of one metric row: pair i contributes ``d_i = a_i - b_i`` to the mean difference
     ``sum(d) / n``; pairs are ranked by ``d_i`` in the direction of the winner (else of the mean difference),
-    equal ``d_i`` in one order whatever the input's (context, values, id), the first ``top`` that push that way (``d_i`` of that sign, not 0) are listed with ``d_i / sum(d)``, and the
-    comparison is redone (:func:`compare_values`, same settings) without the first ``ceil(share * n)`` of them
+    equal ``d_i`` in one order whatever the input's (context, values, id); the first ``top`` that push that way
+    (``d_i`` of that sign, not 0) are listed with ``d_i / sum(d)``, and the comparison is redone (:func:`compare_values`, same settings) without the first ``ceil(share * n)`` of them
     (fewer when fewer pairs push that way)."""
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)

@@ -5,7 +5,7 @@ import re
 import streamlit as st
 
 from core import dashboard
-from core.engine import BlankTextCount
+from core.engine import input_notes
 from core.report import as_sentence, few_contexts_note, left_out_note, names_note
 from core.verdict import mismatch_warning
 from views import state
@@ -73,10 +73,7 @@ def home() -> None:
     names = names_note(verdict)
     if names:
         st.warning(state.plain(as_sentence(names)))
-    count = BlankTextCount()  # what the command line says on stderr about the input
-    for ex in comp.examples():
-        count.add(ex)
-    notes = count.notes_by_kind(list(cs.metrics) if cs else [], judged=judge is not None)
+    notes = input_notes(comp.examples(), list(cs.metrics) if cs else [], judged=judge is not None)  # as on stderr
     if "reference copy" in notes:  # it changes what the referenced metrics' verdict means
         st.warning(state.plain(as_sentence(notes.pop("reference copy"))))
     if notes:

@@ -12,7 +12,7 @@ from core.progress import progress_bar
 from core.report import render_verdict
 from core.settings import SEED
 from core.stats import MIN_BOOT
-from core.verdict import LEVEL, N_BOOT, N_PERM, Verdict, build_verdict, summarize_judge
+from core.verdict import LEVEL, N_BOOT, N_PERM, Verdict, build_verdict, check_something_to_compare, summarize_judge
 
 
 def add_verdict_arguments(p: argparse.ArgumentParser) -> None:
@@ -39,12 +39,10 @@ def verdict_from(a: argparse.Namespace, out: str | None) -> tuple[Comparison, Co
     check_paths(a, [a.input, a.input_b], out)
     comp = load_comparison(a.input, a.input_b, a.system_a, a.system_b, a.input_format, mapping)
     comp.require_pairs()
-    if not a.metrics and not a.judge and (a.no_human or not any(e.scores for e in comp.examples())):
-        raise ValueError("--metrics none leaves nothing to compare: " + ("--no-human leaves out people's ratings"
-                         if a.no_human else "the input has no human ratings") + "; name metrics or add --judge")
+    check_something_to_compare(comp, a.metrics, a.judge, not a.no_human, "--metrics none", "--judge", "--no-human")
     note(blank_text_notes(comp.examples(), a.metrics, judged=a.judge))
     if a.judge:  # a missing model package is said before the metrics run, not after
-        check_judge_models([(x.context, x.response, y.response) for x, y in comp.pairs])
+        check_judge_models(comp)
     progress = progress_bar(a.quiet)
     cs = score_comparison(comp, a.metrics, options_from(a), progress=progress)
     judge = (summarize_judge(comp, judge_comparison(comp, progress=progress), level=a.level, n_boot=a.n_boot,
