@@ -66,6 +66,30 @@ class Loaded:
         return bool(self.dimensions)
 
 
+class JudgeTime:
+    """About how long the judge takes for a number of pairs (both orders, the SmolLM2 reader): at the pace of
+    this process's last run over :attr:`MIN_PAIRS` or more pairs (:meth:`record`), which tells a busy machine from
+    an idle one, else at an idle 2-core laptop CPU's pace (docs/dashboard.md, "The judge's time estimate")."""
+
+    LOAD_SECONDS = 8.0  # loading MiniLM and SmolLM2, once per process
+    START_SECONDS = 5.0  # each run: new batch shapes, the last batch of each length group part empty
+    SECONDS_PER_PAIR = 0.15  # both orders and the SmolLM2 reader; about the same for short and long contexts
+    MIN_PAIRS = 20  # fewer pairs say more about the start than about the pace
+
+    def __init__(self) -> None:
+        self.seconds_per_pair: float | None = None
+
+    def estimate(self, n_pairs: int, loaded: bool) -> float:
+        """Seconds for ``n_pairs``, plus loading the models unless ``loaded``."""
+        pace = self.SECONDS_PER_PAIR if self.seconds_per_pair is None else self.seconds_per_pair
+        return (0.0 if loaded else self.LOAD_SECONDS) + self.START_SECONDS + pace * n_pairs
+
+    def record(self, n_pairs: int, seconds: float) -> None:
+        """A run over ``n_pairs`` that took ``seconds`` with the models already loaded."""
+        if n_pairs >= self.MIN_PAIRS:
+            self.seconds_per_pair = max(0.0, seconds - self.START_SECONDS) / n_pairs
+
+
 def content_key(*parts: bytes | str) -> str:
     h = hashlib.sha256()
     for p in parts:

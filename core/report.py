@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import math
+import re
 import unicodedata
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -77,12 +78,18 @@ def display_width(text: str) -> int:
     return width
 
 
+_HTML_START = re.compile(r"<(?=[A-Za-z/!?])")  # what can open a raw HTML tag, comment or autolink (CommonMark)
+_ENTITY = re.compile(r"&(?=#[0-9]{1,7};|#[xX][0-9a-fA-F]{1,6};|[A-Za-z][A-Za-z0-9]*;)")  # an entity reference
+
+
 def markdown_text(text: str) -> str:
-    """User text (a system name, a reply) made inert in Markdown: ``&`` and ``<`` as entities (a name such as
-    ``<b>GT</b>`` is shown as written, not rendered as HTML), ``*`` and backticks escaped (no emphasis or code
-    from a name). ``>`` stays: it only quotes at the start of a line, where these outputs put their own words."""
-    return (text.replace("&", "&amp;").replace("<", "&lt;").replace("\\", "\\\\").replace("*", "\\*")
-            .replace("`", "\\`"))
+    """User text (a system name, a reply) made inert in Markdown: a ``<`` that could open HTML (``<b>``, ``</``,
+    ``<!--``, ``<http:...>``) and an ``&`` that would start an entity (``&amp;``, ``&#60;``) are written as entities,
+    so a name such as ``<b>GT</b>`` is shown as written; ``*`` and backticks are escaped (no emphasis or code from a
+    name). Any other ``<`` and ``&`` cannot be read as markup and stay as typed (``p <0.001``, ``Q&A`` read the same
+    in the raw file). ``>`` stays: it only quotes at the start of a line, where these outputs put their own words."""
+    text = _HTML_START.sub("&lt;", _ENTITY.sub("&amp;", text))
+    return text.replace("\\", "\\\\").replace("*", "\\*").replace("`", "\\`")
 
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")

@@ -275,6 +275,7 @@ class Verdict:
     n_unmatched: int = 0  # rows of A or B without a partner (listed in ``unmatched``)
     left_out: list[dict[str, Any]] = field(default_factory=list)  # per row with n_dropped: which pairs and why
     context_mismatches: list[str] = field(default_factory=list)  # pairs aligned by id whose contexts differ
+    reference_copies: dict[str, int] = field(default_factory=dict)  # per side: pairs whose reply copies its reference
 
     def rows(self, kind: str | None = None) -> list[MetricComparison]:
         return [r for r in self.metrics if kind is None or r.kind == kind]
@@ -453,12 +454,14 @@ def build_verdict(comp: Comparison, cs: "ComparisonScores | None" = None, judge:
             if r.kind == "metric":
                 drivers.append(difference_drivers(r, cs.a(r.metric), cs.b(r.metric), groups, [a.id for a in comp.a],
                                                   n_boot=n_boot, n_perm=n_perm, level=level, seed=seed))
+    from core.engine import is_reference_copy
     identical = sum(" ".join(a.response.split()) == " ".join(b.response.split()) for a, b in comp.pairs)
     unmatched = comp.describe_unmatched()
+    copies = {"A": sum(is_reference_copy(a) for a, _ in comp.pairs), "B": sum(is_reference_copy(b) for _, b in comp.pairs)}
     return Verdict(comp.system_a, comp.system_b, len(comp.pairs), comp.aligned_by, unmatched,
                    n_boot, n_perm, level, seed, rows, judge, identical_pairs=identical, drivers=drivers,
                    n_unmatched=len(unmatched), left_out=left_out_pairs(comp, cs, rows),
-                   context_mismatches=comp.context_mismatches())
+                   context_mismatches=comp.context_mismatches(), reference_copies=copies)
 
 
 def mismatch_warning(v: Verdict) -> str:
@@ -607,13 +610,29 @@ def holm_winners(v: Verdict) -> set[str]:
     return {r.metric for r, p in zip(scored, adjusted) if r.winner and p < 1 - v.level}
 
 
+def _copy_clause(v: Verdict, side: str, favouring: Sequence[MetricComparison]) -> list[str]:
+    """The caveat for metrics that favour ``side`` and read references when ``side`` replies with its own
+    reference more often than the other system (``engine.is_reference_copy``): they score such replies as a
+    perfect match, whatever people think of them."""
+    from core.engine import reads_references
+    referenced = [r for r in favouring if reads_references(r.metric)]
+    k, k_other = v.reference_copies.get(side, 0), v.reference_copies.get("B" if side == "A" else "A", 0)
+    if not referenced or k <= k_other:
+        return []
+    name, other = (v.system_a, v.system_b) if side == "A" else (v.system_b, v.system_a)
+    return [f"but {name} replies with its own reference in {k} of {v.n_pairs} pairs ({other}: {k_other}), which "
+            f"{_names(referenced)} score{'s' * (len(referenced) == 1)} as a perfect match"]
+
+
 def verdict_sentence(v: Verdict) -> str:
     """The verdict in one line a stakeholder reads in five seconds: which system is better, in words, both
     named in full, and on what evidence. The direction comes from people's ratings in the input when they
     name a winner, else from the judge when it names one, else from the metrics when every metric that names
     a winner after Holm's correction over the metrics compared (``stats.holm`` on their randomization p-values)
     names the same one; otherwise the line says the evidence is mixed or shows no difference.
-    Differences are stated in favour of the better system (``+x [low, high]``), never only by a sign."""
+    Differences are stated in favour of the better system (``+x [low, high]``), never only by a sign. Metrics
+    that read references and favour a system that replies with its own reference more often than the other
+    carry that caveat (:func:`_copy_clause`)."""
     sys_name = {"A": v.system_a, "B": v.system_b}
     other = {"A": "B", "B": "A"}
     if v.n_pairs and v.identical_pairs == v.n_pairs:
@@ -674,10 +693,12 @@ def verdict_sentence(v: Verdict) -> str:
                 agreeing = (f"{len(agree)} of {len(mrows)} metrics {verb[len(agree) == 1]}" if len(mrows) > 1
                             else f"its one metric {verb[1]}")
                 clauses.append(f"{agreeing} ({best.metric} {_margin(best, side)}{fragile})")
+                clauses += _copy_clause(v, side, agree)
             elif basis != "metrics":
                 clauses.append("no metric agrees")
             if against:
                 clauses.append(f"{_names(against)} favour{'s' if len(against) == 1 else ''} {sys_name[other[side]]}")
+                clauses += _copy_clause(v, other[side], against)
         else:
             for s in ("A", "B"):
                 fav = [r for r in mrows if r.winner == s]
@@ -691,6 +712,7 @@ def verdict_sentence(v: Verdict) -> str:
                         drv is not None and drv.testable and not drv.survives) else ""
                     clauses.append(f"{_names(fav)} favour{'s' if len(fav) == 1 else ''} {sys_name[s]} "
                                    f"({best.metric} {_margin(best, s)}{chance}{fragile})")
+                    clauses += _copy_clause(v, s, fav)
         if none and (side is not None or basis == "mixed"):
             clauses.append(f"{_names(none)} find{'s' if len(none) == 1 else ''} no difference")
         elif none:

@@ -894,3 +894,17 @@ def test_the_learning_curve_draws_what_one_sided_votes_give_for_free():
     assert len(dashboard.learning_curve_figure(df).layout.shapes) == 1  # chance
     assert len(dashboard.learning_curve_figure(df, majority=0.9).layout.shapes) == 2
     assert math.isnan(dashboard.majority_share([Pair(["q"], "x", "y", 0.5)]))
+
+
+def test_the_judge_time_estimate_follows_the_pace_of_the_last_run():
+    """On a busy machine the fixed idle pace said a run of 60 pairs takes 14 s when it took a minute: after
+    one run the estimate uses the pace just measured (runs of fewer than 20 pairs mostly measure the start)."""
+    from core.dashboard import JudgeTime
+    t = JudgeTime()
+    idle = t.estimate(100, loaded=True)
+    assert idle == t.START_SECONDS + 100 * t.SECONDS_PER_PAIR
+    assert t.estimate(100, loaded=False) == idle + t.LOAD_SECONDS
+    t.record(10, 60.0)  # too few pairs to tell the pace
+    assert t.estimate(100, loaded=True) == idle
+    t.record(60, 65.0)  # 1 s a pair once the start is taken off
+    assert t.estimate(100, loaded=True) == t.START_SECONDS + 100.0

@@ -161,6 +161,14 @@ def test_an_unknown_mme_dimension_is_said(capsys):
     assert "--mme-dimension 'grammar' has no effect" in capsys.readouterr().err
 
 
+def test_mme_dimension_and_its_older_name_must_not_disagree(capsys):
+    from core.cli import build_parser, main
+    assert main(["compare", "x.jsonl", "--mme-dimension", "overall", "--dimension", "engaging"]) == 2
+    assert "given twice with different values ('overall', then 'engaging' in --dimension)" in capsys.readouterr().err
+    args = build_parser().parse_args(["compare", "x.jsonl", "--dimension", "engaging", "--mme-dimension", "engaging"])
+    assert args.dimension == "engaging"
+
+
 def test_a_votes_file_s_repeats_contradictions_and_identical_replies_are_said():
     from core.judges.pairs import Pair, vote_notes
     votes = [Pair(["hi"], "hello there", "no", 1.0), Pair(["hi"], "no", "hello there", 1.0),  # the same pair, B won

@@ -57,6 +57,9 @@ def test_the_one_line_verdict_states_direction_in_words_and_names_both_systems()
     assert s.startswith("good is better than mid: its one metric says so (bleu +")
     assert re.search(r"bleu \+\d+\.\d+ \[\+\d+\.\d+, \+\d+\.\d+\]", s), s  # in favour of the winner: positive
     assert v.to_dict()["sentence"] == s == v.sentence
+    # "good" replies with its reference in every pair: the sentence says so beside the metric that rewards it
+    assert "; but good replies with its own reference in 30 of 30 pairs (mid: 0), which bleu scores as a perfect " \
+           "match." in s, s
     # people's ratings there, naming no winner: the line says the direction is the metrics' (it said "U is
     # better than V: people's ratings show no significant difference; its one metric agrees")
     rated = [Example(e.id, e.system, e.context, e.response, e.references, {"overall": 3.0}) for e in exs]
@@ -501,6 +504,10 @@ def test_text_tables_stay_aligned_with_wide_characters_and_markdown_keeps_user_t
     assert len(starts) == 1  # the second column starts in the same terminal column on every row
     md = render([{"a": "<b>GT</b> | x\ny", "b": "1"}], [("a", "system"), ("b", "n")], "markdown")
     assert "&lt;b>GT&lt;/b> \\| x<br>y" in md
+    from core.report import markdown_text
+    # only what could open HTML or an entity is escaped: our own "p <0.001" and a user's "Q&A" read the same raw
+    assert markdown_text("p <0.001, Q&A, a < b") == "p <0.001, Q&A, a < b"
+    assert markdown_text("&amp; &#60; <!-- x --> <http://x>") == "&amp;amp; &amp;#60; &lt;!-- x --> &lt;http://x>"
 
 
 def test_the_headline_needs_a_metric_winner_that_survives_holm_over_the_metrics():

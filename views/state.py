@@ -37,10 +37,6 @@ DEMO_PATH = APP_DIR / "demo" / "demo.jsonl"
 RATED_DEMO_PATH = APP_DIR / "demo" / "rated_sample.jsonl"
 PAGES = {"home": "views/home.py", "upload": "views/upload.py", "scores": "views/scores.py",
          "judge": "views/judge.py", "correlation": "views/correlation.py", "leaderboard": "views/leaderboard.py"}
-# the judge's time on 2 CPU cores, for estimates (measured: docs/dashboard.md, "The judge's time estimate")
-JUDGE_LOAD_SECONDS = 8.0  # loading MiniLM and SmolLM2, once per process
-JUDGE_START_SECONDS = 5.0  # each run: new batch shapes, the last batch of each length group part empty
-JUDGE_SECONDS_PER_PAIR = 0.15  # both orders and the SmolLM2 reader; about the same for short and long contexts
 
 
 # ------------------------------------------------------------------------------------------------
@@ -401,12 +397,16 @@ def _judge_looked_up() -> set:
     return set()
 
 
+@st.cache_resource(show_spinner=False)
+def _judge_time() -> dashboard.JudgeTime:
+    return dashboard.JudgeTime()
+
+
 def judge_seconds(n_pairs: int) -> float:
-    """About how long the judge takes for ``n_pairs`` on a laptop CPU (both orders, the SmolLM2 reader),
-    loading its models first when this process has not loaded them yet."""
+    """About how long the judge takes for ``n_pairs`` (``dashboard.JudgeTime``), loading its models first when
+    this process has not loaded them yet."""
     from core.judges.smollm_reader import lm_features
-    load = 0.0 if lm_features.cache_info().currsize else JUDGE_LOAD_SECONDS
-    return load + JUDGE_START_SECONDS + JUDGE_SECONDS_PER_PAIR * n_pairs
+    return _judge_time().estimate(n_pairs, loaded=lm_features.cache_info().currsize > 0)
 
 
 def run_judge(data: Loaded) -> JudgeOutput | None:
@@ -414,7 +414,11 @@ def run_judge(data: Loaded) -> JudgeOutput | None:
     leaving the page stops the run (Streamlit ends a page's script when another page opens)."""
     bar, progress = progress_bar("loading the judge (stay on this page while it runs: leaving it stops the run)")
     try:
+        from core.judges.smollm_reader import lm_features
+        loaded, started = lm_features.cache_info().currsize > 0, time.perf_counter()
         _judge_store()[data.key] = judge_comparison(data.comparison, progress=progress)
+        if loaded:  # a run that also loaded the models would overstate the pace
+            _judge_time().record(len(data.comparison.pairs), time.perf_counter() - started)
     except Exception as e:  # a missing or incompatible checkpoint must not take the page down
         st.error(f"The judge could not run: {type(e).__name__}: {plain(str(e))}")
     bar.empty()

@@ -168,13 +168,25 @@ def csv_mapping_from(args: argparse.Namespace):
     return m
 
 
+class _OneValue(argparse.Action):
+    """Stores an option's value, refusing a second different one (``--mme-dimension`` and its older name
+    ``--dimension`` both given: the last would otherwise win silently)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        before = getattr(namespace, self.dest, None)
+        if before is not None and before != values:
+            parser.error(f"{'/'.join(self.option_strings)} given twice with different values "
+                         f"({before!r}, then {values!r} in {option_string}); give one")
+        setattr(namespace, self.dest, values)
+
+
 def add_option_arguments(p: argparse.ArgumentParser) -> None:
     """The run options every metric that declares them receives (``core.scoring.Options``)."""
     p.add_argument("--pool", default=None, help="υBLEU reference pool: JSONL of {utterance, response} or DailyDialog "
                                                 "__eou__ text (default: chitchat-dataset); reaches RUBER+υBLEU too")
     p.add_argument("--retriever", default=None, choices=("emb-u", "emb-ur", "bm25-u", "bm25-ur"),
                    help="υBLEU reference retriever (default emb-u)")
-    p.add_argument("--mme-dimension", "--dimension", dest="dimension", default=None,
+    p.add_argument("--mme-dimension", "--dimension", dest="dimension", default=None, action=_OneValue,
                    help="the quality dimension MME-CRS's weights target (default overall; unknown names fall back "
                         "to the overall weights); --dimension is its older name (elsewhere --dimension names a "
                         "human rating dimension)")
