@@ -15,7 +15,7 @@ import streamlit as st
 
 from views import state
 
-st.set_page_config(page_title="dialeval", layout="wide")
+st.set_page_config(page_title="dialeval", page_icon="⚖️", layout="wide")
 state.route(st.navigation([
     st.Page(state.PAGES["home"], title="Home", icon=":material/home:", default=True),
     st.Page(state.PAGES["upload"], title="Upload", icon=":material/upload:"),

@@ -29,6 +29,7 @@ import time
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -277,8 +278,13 @@ def server(tmp_path_factory):
 
 def test_demo_in_real_browser(server):
     with browser_page() as page:
+        leaving = []  # the product runs offline: nothing may be asked of another host (the favicon of a
+        # material page icon came from fonts.gstatic.com until the app set its own page icon)
+        page.on("request", lambda r: leaving.append(r.url) if urlsplit(r.url).hostname not in (
+            None, "", "localhost", "127.0.0.1") else None)
         times = run_flow(page, server)
     assert times["first_render"] < 120
+    assert leaving == []
 
 
 def demo_facts() -> tuple[str, list[tuple[str, ...]]]:
