@@ -746,6 +746,8 @@ def test_a_scatter_metric_chosen_on_another_file_gives_way_where_it_scores_nothi
     at.selectbox(key="corr_metric").set_value("ruber_unref").run()
     at.selectbox(key="corr_metric").set_value("bleu").run()
     assert not at.exception, at.exception
+    # the system-level table's means keep the rows the correlations above leave out, and says so
+    assert any("the 3 rows whose reply copies its reference are in these means" in c.value for c in at.caption)
     no_refs = [replace(e, references=[]) for e in _toy_examples()]
     at.session_state["loaded"] = dashboard.make_loaded("toy", no_refs, None, "sysA", "sysB", [b"toy-no-refs"])
     at.run()

@@ -119,7 +119,10 @@ elif data is not None and metrics:
                    "left out of the plot and the numbers)" if r["reference copies left out"] else ""))
 
         st.subheader("System level")
-        st.caption("Which system each metric prefers (mean) and which the humans prefer (mean), per dimension.")
+        st.caption("Which system each metric prefers (mean) and which the humans prefer (mean), per dimension, over "
+                   "every pair as the headline counts them"
+                   + (f": the {state.counted(copies, 'row')} whose reply copies its reference are in these means (a "
+                      "referenced metric scores them perfectly whatever people said)" if copies else "") + ".")
         st.dataframe(dashboard.system_level_rows(cs), hide_index=True, width="stretch")
         n_sys = len({e.system for e in data.examples})
         if n_sys >= 3:
