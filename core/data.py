@@ -1149,6 +1149,7 @@ class Comparison:
     unmatched_a: list[Example] = field(default_factory=list)
     unmatched_b: list[Example] = field(default_factory=list)
     aligned_by: str = "id"
+    alignment_note: str = ""  # why the rows were paired by context although ids are shared (``alignment_rule``)
 
     @property
     def a(self) -> list[Example]:
@@ -1195,17 +1196,53 @@ def _context_key(ex: Example) -> tuple[str, ...]:
     return tuple(" ".join(t.split()).lower() for t in ex.context)
 
 
+def _matched_rows(sides: Sequence[Sequence[Example]], keyf) -> dict[tuple[Any, int], list[Example]]:
+    """{(key, k): the k-th row of that key in each side} for the keys every side has (a key a side has more
+    often than another meets the other's rows in order of appearance)."""
+    keyed: list[dict[tuple[Any, int], Example]] = []
+    for side in sides:
+        seen: Counter = Counter()
+        rows = {}
+        for ex in side:
+            seen[keyf(ex)] += 1
+            rows[keyf(ex), seen[keyf(ex)]] = ex
+        keyed.append(rows)
+    return {k: [rows[k] for rows in keyed] for k in keyed[0] if all(k in rows for rows in keyed[1:])}
+
+
+def alignment_rule(sides: Sequence[Sequence[Example]]) -> tuple[str, str]:
+    """How to pair the rows of several systems: ``("id", "")`` when every row has an id and some id is shared by
+    all sides, unless pairing by context pairs more rows whose contexts agree than pairing by id does (ids that
+    number rows, or one id shared by accident): then ``("context", why)``; else ``("context", "")``. ``compare``
+    and ``leaderboard`` pair by this one rule."""
+    id_sets = [{ex.id for ex in side} for side in sides]
+    if not all(ex.has_id for side in sides for ex in side) or not set.intersection(*id_sets):
+        return "context", ""
+    by_id = _matched_rows(sides, lambda ex: ex.id)
+    agreeing = sum(len({_context_key(ex) for ex in rows}) == 1 for rows in by_id.values())
+    by_context = len(_matched_rows(sides, _context_key))
+    if by_context > agreeing:
+        return "context", (f"ids are shared, but pairing by id gives {len(by_id)} pair(s) of which "
+                           f"{agreeing} have the same context, and pairing by context gives {by_context}")
+    return "id", ""
+
+
+def alignment_words(aligned_by: str, note: str = "") -> str:
+    """'id', 'context', or 'context (why, when ids were shared)' for 'N pairs aligned by ...'."""
+    return f"{aligned_by} ({note})" if note else aligned_by
+
+
 def align(a: Sequence[Example], b: Sequence[Example], system_a: str | None = None,
           system_b: str | None = None) -> Comparison:
-    """Pair two systems' rows by id when both sides carry ids that overlap, else by context.
+    """Pair two systems' rows by id or by context (:func:`alignment_rule`: by id when both sides carry ids
+    that overlap, unless context pairs more rows whose contexts agree).
 
     Two rows of one system with the same context cannot be paired by context; they are paired in
     order of appearance with the other side's rows of that context (and the surplus is listed)."""
     sa = system_a or (a[0].system if a else "A")
     sb = system_b or (b[0].system if b else "B")
-    ids_a = {ex.id for ex in a if ex.has_id}
-    ids_b = {ex.id for ex in b if ex.has_id}
-    by_id = bool(ids_a & ids_b) and all(ex.has_id for ex in list(a) + list(b))
+    rule, note = alignment_rule([a, b])
+    by_id = rule == "id"
     keyf = (lambda ex: ex.id) if by_id else _context_key
     buckets: dict[Any, list[Example]] = defaultdict(list)
     for ex in b:
@@ -1219,7 +1256,7 @@ def align(a: Sequence[Example], b: Sequence[Example], system_a: str | None = Non
             un_a.append(ex)
     un_b = [ex for lst in buckets.values() for ex in lst]
     un_b.sort(key=lambda e: e.row)
-    return Comparison(sa, sb, pairs, un_a, un_b, aligned_by="id" if by_id else "context")
+    return Comparison(sa, sb, pairs, un_a, un_b, aligned_by=rule, alignment_note=note)
 
 
 def compare_systems(examples: Sequence[Example], system_a: str, system_b: str) -> Comparison:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from core.data import Comparison, dimensions
+from core.data import Comparison, alignment_words, dimensions
 from core.engine import input_notes
 from core.report import as_sentence, few_contexts_note, fmt_num, left_out_note, level_label, names_note
 from core.scoring import metric_class
@@ -262,7 +262,8 @@ def render_html(verdict: Verdict, comp: Comparison, cs: "ComparisonScores | None
     names = {"A": A, "B": B}
     parts = [f"<h1>{_e(title or f'dialeval report: {A} (A) vs {B} (B)')}</h1>",
              f'<p class="verdict" id="verdict">{_e(v.sentence)}</p>',
-             f'<p class="facts">A = {_e(A)}, B = {_e(B)}; {v.n_pairs} pairs aligned by {_e(v.aligned_by)}; intervals '
+             f'<p class="facts">A = {_e(A)}, B = {_e(B)}; {v.n_pairs} pair{"s" * (v.n_pairs != 1)} aligned by '
+             f'{_e(alignment_words(v.aligned_by, v.alignment_note))}; intervals '
              f"and p-values resample {_e(v.resampled)} ({v.n_boot:,} bootstrap resamples, {v.n_perm:,} "
              f"randomizations, seed {v.seed}, {level_label(v.level)}); a winner only when p &lt; {1 - v.level:.2g} and the "
              f"interval of A - B excludes 0. dialeval {_e(__version__)}, made "

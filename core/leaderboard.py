@@ -42,7 +42,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from core import stats
-from core.data import DataError, Example, Problem, dimensions, systems_in
+from core.data import DataError, Example, Problem, alignment_rule, alignment_words, dimensions, systems_in
 from core.engine import ScoreTable, check_judge_models, input_notes, judge_pairs, parse_metrics, score_examples
 from core.progress import Progress, within
 from core.scoring import JudgeOutput, Options, metric_class
@@ -63,6 +63,7 @@ class SystemGrid:
     rows: dict[str, list[Example]]
     aligned_by: str
     dropped: list[str] = field(default_factory=list)
+    alignment_note: str = ""  # why by context although ids are shared (``core.data.alignment_rule``)
 
     @property
     def n_contexts(self) -> int:
@@ -109,8 +110,8 @@ def shared_contexts(examples: Sequence[Example], systems: Sequence[str] | None =
     if len(names) < 2:
         raise DataError([Problem(src, None, "system", f"a leaderboard needs at least two systems, got {names}")])
     chosen = [e for e in examples if e.system in names]
-    ids = [{e.id for e in chosen if e.system == s} for s in names]
-    by_id = all(e.has_id for e in chosen) and bool(set.intersection(*ids))
+    rule, note = alignment_rule([[e for e in chosen if e.system == s] for s in names])
+    by_id = rule == "id"
     keyf = (lambda e: e.id) if by_id else (lambda e: context_groups([e])[0])  # noqa: E731
     per: dict[str, dict[Any, Example]] = {s: {} for s in names}
     times: Counter = Counter()
@@ -132,7 +133,7 @@ def shared_contexts(examples: Sequence[Example], systems: Sequence[str] | None =
                if key not in shared]
     if not keys:
         raise DataError([Problem(src, None, None, f"no context was answered by all of {names}")])
-    return SystemGrid(names, {s: [per[s][k] for k in keys] for s in names}, "id" if by_id else "context", dropped)
+    return SystemGrid(names, {s: [per[s][k] for k in keys] for s in names}, rule, dropped, note)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -190,6 +191,7 @@ class Leaderboard:
     context_mismatches: list[str] = field(default_factory=list)  # shared ids with different contexts
     n_groups: int = 0  # distinct contexts among the ``n_contexts`` shared answers
     reference_note: str | None = None  # replies that copy their reference, which referenced metrics favour
+    alignment_note: str = ""  # why by context although ids are shared (``core.data.alignment_rule``)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -375,7 +377,7 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
     return Leaderboard(entries, pairwise, n, grid.aligned_by, grid.dropped, ranked_by, list(metrics),
                        table.signatures() if table is not None else {}, judge_signature, n_boot, n_perm, level, seed,
                        human, rank_note, grid.context_mismatches(), grid.n_groups,
-                       input_notes(grid.examples(), metrics).get("reference copy"))
+                       input_notes(grid.examples(), metrics).get("reference copy"), grid.alignment_note)
 
 
 def leaderboard(examples: Sequence[Example], metrics: Sequence[str] | str | None = None, judge: bool = False,
@@ -505,7 +507,7 @@ def render_leaderboard(lb: Leaderboard, fmt: str = "text") -> str:
     groups = lb.n_groups or lb.n_contexts
     shared = (f"{lb.n_contexts} shared contexts" if groups == lb.n_contexts else
               f"{groups} shared contexts, {lb.n_contexts} answers each")
-    head = (f"{len(lb.systems)} systems on {shared} (aligned by {lb.aligned_by}); ranked by "
+    head = (f"{len(lb.systems)} systems on {shared} (aligned by {alignment_words(lb.aligned_by, lb.alignment_note)}); ranked by "
             f"{by}; rank = 1 + systems significantly better (Holm-adjusted p < {1 - lb.level:.2g}); intervals "
             f"resample contexts ({lb.n_boot} resamples, seed {lb.seed})")
     from core.stats import MIN_RESAMPLED

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
+from core.data import alignment_words
 from core.outputs import atomic_open
 from core.stats import MIN_RESAMPLED, can_be_significant
 from core.verdict import LEFT_OUT_LISTED, holm_winners, mismatch_warning
@@ -267,7 +268,8 @@ def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,
         for r in rows:
             keys += [k for k in r if k not in keys]
         return render(rows, [(k, k) for k in keys], "csv")
-    head = (f"A = {v.system_a}, B = {v.system_b}: {v.n_pairs} pairs aligned by {v.aligned_by}; intervals and "
+    head = (f"A = {v.system_a}, B = {v.system_b}: {v.n_pairs} pair{'s' * (v.n_pairs != 1)} aligned by "
+            f"{alignment_words(v.aligned_by, v.alignment_note)}; intervals and "
             f"p-values resample {v.resampled} ({v.n_boot} bootstrap resamples, {v.n_perm} randomizations, "
             f"seed {v.seed})")
     if abs(v.level - 0.95) > 1e-12:

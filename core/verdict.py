@@ -276,6 +276,7 @@ class Verdict:
     left_out: list[dict[str, Any]] = field(default_factory=list)  # per row with n_dropped: which pairs and why
     context_mismatches: list[str] = field(default_factory=list)  # pairs aligned by id whose contexts differ
     reference_copies: dict[str, int] = field(default_factory=dict)  # per side: pairs whose reply copies its reference
+    alignment_note: str = ""  # why by context although ids are shared (``core.data.alignment_rule``)
 
     def rows(self, kind: str | None = None) -> list[MetricComparison]:
         return [r for r in self.metrics if kind is None or r.kind == kind]
@@ -461,7 +462,8 @@ def build_verdict(comp: Comparison, cs: "ComparisonScores | None" = None, judge:
     return Verdict(comp.system_a, comp.system_b, len(comp.pairs), comp.aligned_by, unmatched,
                    n_boot, n_perm, level, seed, rows, judge, identical_pairs=identical, drivers=drivers,
                    n_unmatched=len(unmatched), left_out=left_out_pairs(comp, cs, rows),
-                   context_mismatches=comp.context_mismatches(), reference_copies=copies)
+                   context_mismatches=comp.context_mismatches(), reference_copies=copies,
+                   alignment_note=comp.alignment_note)
 
 
 def mismatch_warning(v: Verdict) -> str:

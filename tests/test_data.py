@@ -272,11 +272,37 @@ def test_two_files_of_one_system_name_are_told_apart_by_file(tmp_path):
 def test_pairs_aligned_by_id_whose_contexts_differ_are_named(tmp_path):
     a = _rows(tmp_path / "a.jsonl", [_row(i, "a", f"context {i}", "r") for i in range(4)])
     b = _rows(tmp_path / "b.jsonl", [_row(i, "b", f"context {3 - i}", "r") for i in range(4)])
+    # ids that number the rows of a file in another order: pairing by context pairs every row, by id none
     comp = load_comparison(a, b)
-    assert comp.aligned_by == "id"
+    assert comp.aligned_by == "context" and comp.context_mismatches() == []
+    assert comp.alignment_note == ("ids are shared, but pairing by id gives 4 pair(s) of which 0 have the same "
+                                   "context, and pairing by context gives 4")
+    assert all(x.context == y.context for x, y in comp.pairs)
+    other = _rows(tmp_path / "d.jsonl", [_row(i, "d", f"another context {i}", "r") for i in range(4)])
+    comp = load_comparison(a, other)  # no context in common: by id, each pair named
+    assert comp.aligned_by == "id" and comp.alignment_note == ""
     assert [m.split(":")[0] for m in comp.context_mismatches()] == ["id '0'", "id '1'", "id '2'", "id '3'"]
     same = _rows(tmp_path / "c.jsonl", [_row(i, "c", f"Context  {i} ", "r") for i in range(4)])
     assert load_comparison(a, same).context_mismatches() == []  # case and spacing do not count
+
+
+def test_one_id_shared_by_accident_does_not_pair_by_id(tmp_path):
+    """Eight identical contexts, ids 0-7 and 7-14: compare paired the one shared id (whose contexts differ) and
+    left 14 rows unmatched; the leaderboard pairs by the same rule."""
+    from core.leaderboard import shared_contexts
+    a = _rows(tmp_path / "p.jsonl", [_row(i, "p", f"context {i}", f"reply {i}") for i in range(8)])
+    b = _rows(tmp_path / "q.jsonl", [_row(i + 7, "q", f"context {i}", f"other {i}") for i in range(8)])
+    comp = load_comparison(a, b)
+    assert (comp.aligned_by, len(comp.pairs), comp.unmatched_a) == ("context", 8, [])
+    assert "pairing by id gives 1 pair(s) of which 0 have the same context, and pairing by context gives 8" in \
+        comp.alignment_note
+    grid = shared_contexts(load_file(a) + load_file(b))
+    assert (grid.aligned_by, grid.n_contexts, grid.alignment_note) == ("context", 8, comp.alignment_note)
+    # ids that agree with the contexts still pair by id (a context answered twice, told apart by its ids)
+    c = _rows(tmp_path / "c.jsonl", [_row(i, "c", "same context", f"c {i}") for i in range(3)])
+    d = _rows(tmp_path / "d.jsonl", [_row(2 - i, "d", "same context", f"d {2 - i}") for i in range(3)])
+    comp = load_comparison(c, d)
+    assert comp.aligned_by == "id" and [(x.id, y.id) for x, y in comp.pairs] == [("0", "0"), ("1", "1"), ("2", "2")]
 
 
 def test_a_chosen_score_column_named_scores_dim_is_the_dimension_dim(tmp_path):

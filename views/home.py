@@ -5,6 +5,7 @@ import re
 import streamlit as st
 
 from core import dashboard
+from core.data import alignment_words
 from core.engine import input_notes
 from core.report import as_sentence, few_contexts_note, left_out_note, names_note
 from core.verdict import mismatch_warning
@@ -50,7 +51,7 @@ def home() -> None:
                                + ("; ..." if len(verdict.context_mismatches) > 5 else "")))
     st.markdown(f"**A**: {state.plain(comp.system_a)} · **B**: {state.plain(comp.system_b)} · "
                 f"{state.counted(data.n, 'pair')} "
-                f"(aligned by {comp.aligned_by}) · human dimensions: "
+                f"(aligned by {state.plain(alignment_words(comp.aligned_by, comp.alignment_note))}) · human dimensions: "
                 f"{state.plain(', '.join(data.dimensions)) if data.dimensions else 'none'} · source: "
                 f"{state.plain(data.name)}")
     c1, c2 = st.columns([1, 2])

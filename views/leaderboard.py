@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core import dashboard
-from core.data import DataError
+from core.data import DataError, alignment_words
 from core.leaderboard import (build_leaderboard, human_dimensions, judge_grid, leaderboard_rows, mismatch_note,
                               pairwise_cells, pairwise_columns, ranking_label, render_leaderboard, shared_contexts)
 from core.report import as_sentence, to_json
@@ -71,7 +71,7 @@ else:
     on = (f"{grid.n_contexts} shared contexts" if grid.n_groups == grid.n_contexts else
           f"{grid.n_groups} shared contexts, {grid.n_contexts} answers each")
     st.text(f"{source}: {len(chosen)} systems on {on} (aligned by "
-            f"{grid.aligned_by})" + (f"; {len(grid.dropped)} rows left out (not on a context every system answered)"
+            f"{alignment_words(grid.aligned_by, grid.alignment_note)})" + (f"; {len(grid.dropped)} rows left out (not on a context every system answered)"
                                      if grid.dropped else ""))
     mismatched = grid.context_mismatches()
     if mismatched:

@@ -4,7 +4,7 @@ from pathlib import Path
 import streamlit as st
 
 from core import dashboard
-from core.data import FORMATS, CsvMapping, DataError, systems_in
+from core.data import FORMATS, CsvMapping, DataError, alignment_words, systems_in
 from views import state
 
 st.session_state["_page"] = "upload"
@@ -180,7 +180,7 @@ if data is not None:
     st.subheader("Loaded")
     st.text(f"{data.name}\nA = {data.comparison.system_a}, B = {data.comparison.system_b}, "
             f"{state.counted(data.n, 'pair')} "
-            f"(aligned by {data.comparison.aligned_by}); human dimensions: {', '.join(data.dimensions) or 'none'}")
+            f"(aligned by {alignment_words(data.comparison.aligned_by, data.comparison.alignment_note)}); human dimensions: {', '.join(data.dimensions) or 'none'}")
     if data.comparison.unmatched_a or data.comparison.unmatched_b:
         st.warning("Rows without a partner (not scored):")
         st.text("\n".join(data.comparison.describe_unmatched()[:100]))
