@@ -24,7 +24,7 @@ import numpy as np
 
 from core.data import Comparison, alignment_words, dimensions
 from core.engine import input_notes
-from core.report import as_sentence, few_contexts_note, fmt_num, left_out_note, level_label, names_note
+from core.report import as_sentence, fmt_num, left_out_note, level_label, verdict_notes
 from core.scoring import metric_class
 from core.verdict import Verdict, mismatch_warning, pair_winner
 from core.version import __version__
@@ -269,8 +269,7 @@ def render_html(verdict: Verdict, comp: Comparison, cs: "ComparisonScores | None
              f"interval of A - B excludes 0. dialeval {_e(__version__)}, made "
              f"{datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}.</p>"]
     notes = input_notes(comp.examples(), cs.metrics if cs is not None else [], judged=v.judge is not None)
-    for note, anchor in ((few_contexts_note(v), "few-contexts"), (names_note(v), "names"),
-                         (notes.pop("reference copy", ""), "reference-copies")):
+    for anchor, note in {**verdict_notes(v), "reference-copies": notes.pop("reference copy", "")}.items():
         if note:
             parts.append(f'<p class="facts" id="{anchor}"><b>{_e(as_sentence(note))}</b></p>')
     if notes:

@@ -8,6 +8,7 @@ import json
 import math
 import re
 import unicodedata
+from collections import Counter
 from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
@@ -244,7 +245,7 @@ def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,
         return to_json(v.to_dict())
     if fmt == "csv":
         rows: list[dict[str, Any]] = [{"kind": "verdict", "verdict": v.sentence}]
-        rows += [{"kind": "note", "note": note} for note in (names_note(v), few_contexts_note(v)) if note]
+        rows += [{"kind": "note", "note": note} for note in verdict_notes(v).values()]
         for r, d in zip(v.metrics, v.to_dict()["metrics"]):
             rows.append({"kind": r.kind, **{k: d[k] for k in d if k != "kind"}})
         if v.judge is not None:
@@ -280,9 +281,8 @@ def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,
     if alone:
         head += (f"; the verdict column tests each metric alone, the one-line verdict the {len(v.rows('metric'))} "
                  f"metrics together (Holm), which {', '.join(alone)} do{'es' * (len(alone) == 1)} not pass")
-    for note in (few_contexts_note(v), names_note(v)):
-        if note:
-            head += "; " + note
+    for note in verdict_notes(v).values():
+        head += "; " + note
     inert = markdown_text if fmt == "markdown" else (lambda t: t)  # user text (names, ids) shown as written
     parts = [head]
     bullet = "- " if fmt == "markdown" else "  "
@@ -320,6 +320,26 @@ def names_note(v: "Verdict") -> str:
     if a == b or " ".join(a.split()).casefold() != " ".join(b.split()).casefold():
         return ""
     return f"the two systems' names differ only in spaces or case ({a!r} and {b!r}): check they are the ones meant"
+
+
+def one_sided_ratings_note(v: "Verdict") -> str:
+    """Which human dimensions only one system is rated on (not compared), with a hint when two of them differ
+    only in case ('fluency' and 'Fluency'); empty otherwise."""
+    if not v.one_sided_ratings:
+        return ""
+    name = {"A": v.system_a, "B": v.system_b}
+    listed = ", ".join(f"{d!r} ({name[s]} only)" for d, s in v.one_sided_ratings.items())
+    folded = Counter(d.casefold() for d in v.one_sided_ratings)
+    hint = ("; names that differ only in case are different dimensions: rename one in its file to compare them"
+            if any(n > 1 for n in folded.values()) else "")
+    return f"people's ratings of {listed} are on one side only, so they are not compared{hint}"
+
+
+def verdict_notes(v: "Verdict") -> dict[str, str]:
+    """The verdict's notes every surface shows (text and markdown headers, the csv's ``note`` rows, the HTML
+    report, the home page), keyed by an anchor: few contexts, names alike, ratings on one side only."""
+    notes = {"few-contexts": few_contexts_note(v), "names": names_note(v), "one-sided-ratings": one_sided_ratings_note(v)}
+    return {k: n for k, n in notes.items() if n}
 
 
 def few_contexts_note(v: "Verdict") -> str:

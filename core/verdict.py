@@ -277,6 +277,7 @@ class Verdict:
     context_mismatches: list[str] = field(default_factory=list)  # pairs aligned by id whose contexts differ
     reference_copies: dict[str, int] = field(default_factory=dict)  # per side: pairs whose reply copies its reference
     alignment_note: str = ""  # why by context although ids are shared (``core.data.alignment_rule``)
+    one_sided_ratings: dict[str, str] = field(default_factory=dict)  # dimension -> the only side ("A"/"B") rated on it
 
     def rows(self, kind: str | None = None) -> list[MetricComparison]:
         return [r for r in self.metrics if kind is None or r.kind == kind]
@@ -348,6 +349,20 @@ def compare_scores(cs: "ComparisonScores", human: bool = True, n_boot: int = N_B
                                    signature=str(cs.table.results[m].signature),
                                    n_boot=n_boot, n_perm=n_perm, level=level, seed=seed))
     return rows + (compare_ratings(comp, n_boot, n_perm, level, seed) if human else [])
+
+
+def one_sided_ratings(comp: Comparison) -> dict[str, str]:
+    """{dimension: "A" or "B"} for the human dimensions only one side's paired rows are rated on: people's
+    ratings that :func:`compare_ratings` cannot compare (a dimension named ``fluency`` in one file and ``Fluency``
+    in the other is two such dimensions)."""
+    def rated(rows: Sequence[Example], dim: str) -> bool:
+        return any(math.isfinite(ex.scores.get(dim, math.nan)) for ex in rows)
+    out = {}
+    for dim in dimensions(comp.examples()):
+        a, b = rated(comp.a, dim), rated(comp.b, dim)
+        if a != b:
+            out[dim] = "A" if a else "B"
+    return out
 
 
 def compare_ratings(comp: Comparison, n_boot: int = N_BOOT, n_perm: int = N_PERM, level: float = LEVEL,
@@ -432,6 +447,11 @@ def check_something_to_compare(comp: Comparison, metrics: Sequence[str], judge: 
         why = f"{human_name} leaves out people's ratings"
     elif not any(e.scores for e in comp.examples()):
         why = "these rows carry no human ratings"
+    elif not compare_ratings(comp, n_boot=stats.MIN_BOOT, n_perm=1):
+        one_sided = one_sided_ratings(comp)
+        why = ("people rated " + ", ".join(f"{d!r} for {comp.system_a if s == 'A' else comp.system_b} only"
+                                           for d, s in one_sided.items())
+               + ", so no dimension is rated on both sides")
     else:
         return
     raise ValueError(f"{metrics_name} and no judge leave nothing to compare: {why}; name metrics or add "
@@ -463,7 +483,7 @@ def build_verdict(comp: Comparison, cs: "ComparisonScores | None" = None, judge:
                    n_boot, n_perm, level, seed, rows, judge, identical_pairs=identical, drivers=drivers,
                    n_unmatched=len(unmatched), left_out=left_out_pairs(comp, cs, rows),
                    context_mismatches=comp.context_mismatches(), reference_copies=copies,
-                   alignment_note=comp.alignment_note)
+                   alignment_note=comp.alignment_note, one_sided_ratings=one_sided_ratings(comp))
 
 
 def mismatch_warning(v: Verdict) -> str:

@@ -767,3 +767,28 @@ def test_the_leaderboard_warns_of_ids_that_pair_other_contexts_and_of_mixed_rati
     lb = build_leaderboard(grid, score_examples(grid.examples(), ["bleu"]), None, n_boot=200, n_perm=200)
     assert "bleu scored none of the shared contexts: nothing orders the systems" in lb.rank_note
     assert "not scored: no context has both values" in render_leaderboard(lb)
+
+
+def test_ratings_on_one_side_only_are_said_and_alone_leave_nothing_to_compare():
+    """fluency in one file and Fluency in the other were dropped without a word, and with --metrics none a file
+    rated against an unrated one gave 'nothing was measured yet' with exit 0."""
+    from core.verdict import check_something_to_compare
+    exs = [Example(f"c{i}", s, [f"ctx {i}"], f"{s} {i}", [f"ref {i}"],
+                   {"overall": 4.0, "fluency": 5.0} if s == "ha" else {"overall": 2.0, "Fluency": 3.0})
+           for s in ("ha", "hb") for i in range(8)]
+    comp = _comparison(exs, "ha", "hb")
+    v = build_verdict(comp, score_comparison(comp, ["bleu"]), n_boot=200, n_perm=200)
+    assert v.one_sided_ratings == {"fluency": "A", "Fluency": "B"}
+    assert [r.metric for r in v.rows("human")] == ["human:overall"]
+    said = ("people's ratings of 'fluency' (ha only), 'Fluency' (hb only) are on one side only, so they are not "
+            "compared; names that differ only in case are different dimensions")
+    for fmt in ("text", "markdown", "csv"):
+        assert said in render_verdict(v, fmt), fmt
+    from core.html_report import render_html
+    assert "are on one side only" in render_html(v, comp, score_comparison(comp, ["bleu"]))
+    unrated = [Example(e.id, e.system, e.context, e.response, e.references, {} if e.system == "hb" else e.scores)
+               for e in exs]
+    with pytest.raises(ValueError, match="people rated 'overall' for ha only, 'fluency' for ha only, so no "
+                                         "dimension is rated on both sides"):
+        check_something_to_compare(_comparison(unrated, "ha", "hb"), [], judge=False)
+    check_something_to_compare(comp, [], judge=False)  # overall is rated on both sides: something to compare

@@ -7,7 +7,7 @@ import streamlit as st
 from core import dashboard
 from core.data import alignment_words
 from core.engine import input_notes
-from core.report import as_sentence, few_contexts_note, left_out_note, names_note
+from core.report import as_sentence, few_contexts_note, left_out_note, verdict_notes
 from core.verdict import mismatch_warning
 from views import state
 
@@ -71,9 +71,9 @@ def home() -> None:
             st.rerun()
     st.caption("This page's address reopens this comparison with these choices: refresh, bookmark or share it "
                "(on this server).")
-    names = names_note(verdict)
-    if names:
-        st.warning(state.plain(as_sentence(names)))
+    for key in ("names", "one-sided-ratings"):  # (the few-contexts note goes under the headline table)
+        if key in verdict_notes(verdict):
+            st.warning(state.plain(as_sentence(verdict_notes(verdict)[key])))
     notes = input_notes(comp.examples(), list(cs.metrics) if cs else [], judged=judge is not None)  # as on stderr
     if "reference copy" in notes:  # it changes what the referenced metrics' verdict means
         st.warning(state.plain(as_sentence(notes.pop("reference copy"))))
