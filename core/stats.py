@@ -437,12 +437,17 @@ def wilson_interval(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
         return 0.0, 1.0
     if not 0 <= k <= n:
         raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
+    return wilson_bounds(k / n, n, level)
+
+
+def wilson_bounds(phat: float, n: int, level: float = 0.95) -> tuple[float, float]:
+    """The Wilson score interval around a proportion ``phat`` observed on ``n`` independent trials; exactly 0
+    (1) at its lower (upper) end when ``phat`` is 0 (1), not a rounding error such as 2.8e-17."""
     z = float(sps.norm.ppf(1 - (1 - level) / 2))
-    phat = k / n
     denom = 1 + z * z / n
     centre = (phat + z * z / (2 * n)) / denom
-    half = z * math.sqrt(phat * (1 - phat) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    half = z * math.sqrt(max(0.0, phat * (1 - phat)) / n + z * z / (4 * n * n)) / denom
+    return (0.0 if phat <= 0 else max(0.0, centre - half)), (1.0 if phat >= 1 else min(1.0, centre + half))
 
 
 @dataclass
@@ -476,8 +481,11 @@ def clustered_win_stats(outcome: Sequence[int], groups: Sequence[Hashable] | Non
     independent, so the counts, rate and ties-split stay the pairs' but the test and the interval count
     contexts: the sign test is on each context's net outcome (more wins than losses there: a win; as many: a
     tie, left out), the sign test on cluster totals; the rate's interval is the percentile bootstrap of
-    wins / (wins + losses) over resampled contexts (none below ``MIN_RESAMPLED`` contexts). So eight contexts
-    cannot give a sign p below 2/2^8, however many pairs each holds."""
+    wins / (wins + losses) over resampled contexts (none below ``MIN_RESAMPLED`` contexts), widened where needed
+    to the Wilson interval of independent pairs: pairs that share a context carry no more information than
+    independent ones, and a bootstrap of outcomes that all go one way cannot vary (it gave [1.0, 1.0] for 12
+    wins in 6 contexts, where Wilson on the pairs gives [0.76, 1]). So eight contexts cannot give a sign p
+    below 2/2^8, however many pairs each holds."""
     o = np.sign(np.asarray(outcome, dtype=np.float64))
     wins, losses = int(np.sum(o > 0)), int(np.sum(o < 0))
     ties = len(o) - wins - losses
@@ -500,6 +508,8 @@ def clustered_win_stats(outcome: Sequence[int], groups: Sequence[Hashable] | Non
             with np.errstate(invalid="ignore", divide="ignore"):
                 reps[s0:s0 + k] = (W @ won) / (W @ decided)
         low, high = _percentile_interval(reps, level)
+        w_low, w_high = wilson_interval(wins, wins + losses, level)
+        low, high = min(low, w_low), max(high, w_high)
     n = len(o)
     return WinStats(wins, ties, losses, wins / (wins + losses) if wins + losses else math.nan, low, high, sign_p,
                     (wins + ties / 2) / n if n else math.nan)
@@ -776,7 +786,9 @@ def length_controlled_win_rate(a_wins: Sequence[float], length_diff: Sequence[fl
     ``x = tanh(length_diff / sd(length_diff))`` with a logistic GLM, ``logit P(A wins) = b0 + b1 x`` (the
     length term of AlpacaEval's GLM, Dubois et al. 2024, eq. 1), and report ``sigmoid(b0)``: the win rate
     at equal length. Without a length effect (b1 = 0) it equals the plain win rate wins / (wins + losses).
-    The interval is a percentile bootstrap resampling ``groups`` (contexts)."""
+    The interval is a percentile bootstrap resampling ``groups`` (contexts), widened where needed to the Wilson
+    interval of n independent calls around the rate (:func:`wilson_bounds`): when every call goes one way the
+    fit separates, every resample agrees, and the bootstrap alone said [0.000, 0.000] for 6 of 6 calls to B."""
     y = np.asarray(a_wins, dtype=np.float64)
     d = np.asarray(length_diff, dtype=np.float64)
     n = len(y)
@@ -797,4 +809,14 @@ def length_controlled_win_rate(a_wins: Sequence[float], length_diff: Sequence[fl
         for r in range(k):
             reps[s + r] = sig(_logistic_fit(x, y, W[r], ridge)[0])
     lo, hi = _percentile_interval(reps, level) if n_boot > 0 else (math.nan, math.nan)
-    return LengthControlled(sig(b0), lo, hi, float(y.mean()), b1, n, float(d.mean()), sd)
+    rate = _snap(sig(b0))
+    w_lo, w_hi = wilson_bounds(rate, n, level)
+    if math.isfinite(lo):
+        lo, hi = _snap(min(lo, w_lo)), _snap(max(hi, w_hi))
+    return LengthControlled(rate, lo, hi, float(y.mean()), b1, n, float(d.mean()), sd)
+
+
+def _snap(p: float) -> float:
+    """A probability within 1e-9 of 0 or 1 written as 0 or 1: a fit that separates (every call one way) reaches
+    them only in the limit (rates such as 9.4e-14 in the JSON)."""
+    return 0.0 if p < 1e-9 else 1.0 if p > 1 - 1e-9 else p

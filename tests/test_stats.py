@@ -340,9 +340,22 @@ def test_win_statistics_count_contexts_when_pairs_share_them():
     ws = clustered_win_stats([1] * 24, groups)
     assert (ws.wins, ws.ties, ws.losses, ws.rate) == (24, 0, 0, 1.0)
     assert ws.sign_p == pytest.approx(2 / 2 ** 8) and win_stats(24, 0, 0).sign_p < 1e-6
-    assert (ws.low, ws.high) == (1.0, 1.0)
+    # a bootstrap of outcomes that all go one way cannot vary ([1.0, 1.0]); the interval is never narrower than
+    # independent pairs' Wilson interval
+    assert (ws.low, ws.high) == (win_stats(24, 0, 0).low, 1.0) and ws.low < 0.9
     mixed = clustered_win_stats([1, 1, -1] * 8, groups, n_boot=500)  # every context: 2 wins, 1 loss
     assert mixed.sign_p == pytest.approx(2 / 2 ** 8) and mixed.rate == pytest.approx(2 / 3)
-    assert mixed.low == pytest.approx(2 / 3) and mixed.high == pytest.approx(2 / 3)  # every context alike
+    assert (mixed.low, mixed.high) == (win_stats(16, 0, 8).low, win_stats(16, 0, 8).high)  # every context alike
+    one_loss = clustered_win_stats([1] * 11 + [-1], [i // 2 for i in range(12)])  # 6 contexts, 11 wins, 1 loss
+    assert one_loss.low <= win_stats(11, 0, 1).low and one_loss.high == 1.0  # the bootstrap said [0.75, 1]
     few = clustered_win_stats([1, 1, -1, 1], ["a", "a", "b", "c"])  # 3 contexts: no interval
     assert math.isnan(few.low) and math.isnan(few.high) and few.sign_p == 1.0
+
+
+def test_a_length_controlled_rate_of_calls_all_one_way_has_an_interval():
+    """6 of 6 calls to B: the logistic fit separates and every resample agrees; the interval said [0.000, 0.000]
+    and the JSON 9.4e-14 for the rate. Now 0 exactly, with at least the Wilson interval of 6 calls."""
+    lc = stats.length_controlled_win_rate([0.0] * 6, [1, 2, 3, -1, 0, 4], list(range(6)))
+    assert lc.rate == 0.0 and lc.low == 0.0
+    assert lc.high == pytest.approx(stats.wilson_interval(0, 6)[1])
+    assert stats.wilson_interval(0, 5)[0] == 0.0 and stats.wilson_interval(5, 5)[1] == 1.0  # not 2.8e-17
