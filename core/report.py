@@ -276,11 +276,6 @@ def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,
     if abs(v.level - 0.95) > 1e-12:
         head += (f"; {level_label(v.level)} intervals, so a metric or the judge names a winner when p < "
                  f"{1 - v.level:.3g} (not 0.05)")
-    passed = holm_winners(v)
-    alone = [r.metric for r in v.rows("metric") if r.winner and r.metric not in passed]
-    if alone:
-        head += (f"; the verdict column tests each metric alone, the one-line verdict the {len(v.rows('metric'))} "
-                 f"metrics together (Holm), which {', '.join(alone)} do{'es' * (len(alone) == 1)} not pass")
     for note in verdict_notes(v).values():
         head += "; " + note
     inert = markdown_text if fmt == "markdown" else (lambda t: t)  # user text (names, ids) shown as written
@@ -337,9 +332,22 @@ def one_sided_ratings_note(v: "Verdict") -> str:
 
 def verdict_notes(v: "Verdict") -> dict[str, str]:
     """The verdict's notes every surface shows (text and markdown headers, the csv's ``note`` rows, the HTML
-    report, the home page), keyed by an anchor: few contexts, names alike, ratings on one side only."""
-    notes = {"few-contexts": few_contexts_note(v), "names": names_note(v), "one-sided-ratings": one_sided_ratings_note(v)}
+    report, the home page), keyed by an anchor: metrics that do not pass Holm, few contexts, names alike,
+    ratings on one side only."""
+    notes = {"holm": holm_note(v), "few-contexts": few_contexts_note(v), "names": names_note(v),
+             "one-sided-ratings": one_sided_ratings_note(v)}
     return {k: n for k, n in notes.items() if n}
+
+
+def holm_note(v: "Verdict") -> str:
+    """Which metrics name a winner alone but not once the metrics are corrected together (Holm), as the one-line
+    verdict reads them; empty when there are none."""
+    passed = holm_winners(v)
+    alone = [r.metric for r in v.rows("metric") if r.winner and r.metric not in passed]
+    if not alone:
+        return ""
+    return (f"the verdict column tests each metric alone, the one-line verdict the {len(v.rows('metric'))} metrics "
+            f"together (Holm), which {', '.join(alone)} do{'es' * (len(alone) == 1)} not pass")
 
 
 def few_contexts_note(v: "Verdict") -> str:

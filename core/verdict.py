@@ -288,9 +288,16 @@ class Verdict:
         return verdict_sentence(self)
 
     def to_dict(self) -> dict[str, Any]:
+        """The verdict as plain data; each metric row adds its verdict in words and, for metrics, ``p_holm``
+        (Holm over the metrics compared) and ``holm_winner`` (its winner if it survives that correction: what
+        the one-line verdict reads), so a program tells which rows' winners it may quote."""
         d = asdict(self)
+        adjusted, passed = holm_adjusted(self), holm_winners(self)
         for r, m in zip(d["metrics"], self.metrics):
             r["verdict"] = m.verdict(self.system_a, self.system_b)
+            if m.kind == "metric":
+                r["p_holm"] = adjusted.get(m.metric, math.nan)
+                r["holm_winner"] = m.winner if m.metric in passed else None
         d["sentence"] = self.sentence
         return d
 
@@ -623,13 +630,19 @@ def preferred_human_row(v: Verdict) -> MetricComparison | None:
     return next(iter(rows.values()), None)
 
 
-def holm_winners(v: Verdict) -> set[str]:
-    """The metrics whose winner survives Holm's correction over the metrics compared (randomization p-values,
-    ``stats.holm``): only these name the one-line verdict's direction, since one of 22 metrics at p < 0.05 is
-    what chance gives. Each metric's own row keeps its own test."""
+def holm_adjusted(v: Verdict) -> dict[str, float]:
+    """{metric: its randomization p adjusted by Holm's method over the metrics that scored pairs}."""
     scored = [r for r in v.rows("metric") if r.n > 0]
     adjusted = stats.holm([r.p_randomization for r in scored]) if scored else []
-    return {r.metric for r, p in zip(scored, adjusted) if r.winner and p < 1 - v.level}
+    return {r.metric: float(p) for r, p in zip(scored, adjusted)}
+
+
+def holm_winners(v: Verdict) -> set[str]:
+    """The metrics whose winner survives Holm's correction over the metrics compared (randomization p-values,
+    :func:`holm_adjusted`): only these name the one-line verdict's direction, since one of 22 metrics at
+    p < 0.05 is what chance gives. Each metric's own row keeps its own test."""
+    adjusted = holm_adjusted(v)
+    return {r.metric for r in v.rows("metric") if r.winner and adjusted.get(r.metric, 1.0) < 1 - v.level}
 
 
 def _copy_clause(v: Verdict, side: str, favouring: Sequence[MetricComparison]) -> list[str]:

@@ -528,6 +528,12 @@ def test_the_headline_needs_a_metric_winner_that_survives_holm_over_the_metrics(
     assert text.startswith("No significant difference between X and Y") and "Holm" in text
     alone = Verdict("X", "Y", 40, "id", [], 200, 200, 0.95, 13, [lucky])
     assert verdict_sentence(alone).startswith("X is better than Y")
+    # json and csv say it too (only text and markdown did): each metric row's Holm p and surviving winner
+    rows = json.loads(render_verdict(many, "json"))["metrics"]
+    assert (rows[0]["winner"], rows[0]["holm_winner"]) == ("A", None) and rows[0]["p_holm"] == pytest.approx(0.3)
+    assert json.loads(render_verdict(alone, "json"))["metrics"][0]["holm_winner"] == "A"
+    note = "the verdict column tests each metric alone, the one-line verdict the 10 metrics together (Holm)"
+    assert note in render_verdict(many, "csv") and note in render_verdict(many, "text")
 
 
 def test_a_report_of_too_few_contexts_says_so_without_a_zero_width_interval(tmp_path):
