@@ -244,6 +244,13 @@ def _metric_names(metrics: Any) -> Any:
     return [] if isinstance(metrics, str) and metrics.strip().lower() == "none" else metrics
 
 
+def _registry_names(metrics: Any) -> list[str]:
+    """The registry names :func:`_metric_names`' result stands for: none for an empty list, else the engine's
+    parsing (None: the defaults)."""
+    from core.engine import parse_metrics
+    return [] if isinstance(metrics, (list, tuple)) and not metrics else parse_metrics(metrics)
+
+
 def compare_replies(contexts: Sequence[Sequence[str] | str], replies_a: Sequence[str], replies_b: Sequence[str],
                     references: Sequence[Sequence[str] | str] | None = None,
                     metrics: str | Sequence[str] | None = None, judge: bool = False,
@@ -254,7 +261,7 @@ def compare_replies(contexts: Sequence[Sequence[str] | str], replies_a: Sequence
     answer ``contexts[i]``; arguments as :func:`score` takes them, ``settings`` as :func:`compare`. The same
     verdict ``compare`` gives for the two files holding these rows."""
     from core.data import align
-    from core.engine import blank_text_notes, check_judge_models, judge_comparison, parse_metrics, score_comparison
+    from core.engine import blank_text_notes, check_judge_models, judge_comparison, score_comparison
     from core.verdict import build_verdict, check_something_to_compare, summarize_judge
     _checked_settings(settings, VERDICT_SETTINGS, "compare_replies")
     metrics = _metric_names(metrics)
@@ -263,10 +270,11 @@ def compare_replies(contexts: Sequence[Sequence[str] | str], replies_a: Sequence
     ctx, a, b = _Column(contexts, "contexts"), _Column(replies_a, "replies_a"), _Column(replies_b, "replies_b")
     refs = None if references is None else _Column(references, "references")
     _aligned(ctx, a, b, refs)
-    names = [] if isinstance(metrics, (list, tuple)) and not metrics else parse_metrics(metrics)  # []: none
+    names = _registry_names(metrics)
     comp = align(_examples(a, ctx, refs, system_a), _examples(b, ctx, refs, system_b), system_a, system_b)
     check_something_to_compare(comp, names, judge, settings.get("human", True))
-    _warn_blank(blank_text_notes(comp.examples(), names, judged=judge))
+    _warn_blank([f"{side}: {note}" for side, rows in (("replies_a", comp.a), ("replies_b", comp.b))
+                 for note in blank_text_notes(rows, names, judged=judge)])  # "item 3" of which argument
     if judge:
         check_judge_models(comp)
     cs = score_comparison(comp, names, _options(options), progress, cache)
@@ -284,7 +292,7 @@ def compare(input_a: str, input_b: str | None = None, system_a: str | None = Non
     ``cache`` as in :func:`score`."""
     import os
     from core.data import load_comparison
-    from core.engine import check_judge_models, judge_comparison, score_comparison
+    from core.engine import blank_text_notes, check_judge_models, judge_comparison, score_comparison
     from core.verdict import build_verdict, check_something_to_compare, summarize_judge
     for name, path in (("input_a", input_a), ("input_b", input_b)):
         if path is not None and not isinstance(path, (str, os.PathLike)):
@@ -295,6 +303,7 @@ def compare(input_a: str, input_b: str | None = None, system_a: str | None = Non
     comp = load_comparison(str(input_a), None if input_b is None else str(input_b), system_a, system_b)
     if isinstance(metrics, (list, tuple)):  # None: the default metrics
         check_something_to_compare(comp, metrics, judge, settings.get("human", True))
+    _warn_blank(blank_text_notes(comp.examples(), _registry_names(metrics), judged=judge))
     if judge:
         check_judge_models(comp)
     cs = score_comparison(comp, metrics, _options(options), progress, cache)
@@ -315,13 +324,15 @@ def _paths(inputs: Sequence[Any], what: str) -> list[str]:
 
 def rank(*inputs: str, systems: Sequence[str] | None = None, metrics: str | Sequence[str] | None = None,
          judge: bool = False, options: "Options | dict | None" = None, progress: "Progress | None" = None,
-         **settings: Any) -> "Leaderboard":
+         cache: "ScoreCache | bool | None" = None, **settings: Any) -> "Leaderboard":
     """``dialeval leaderboard`` in Python: the systems of one multi-system file, or of several files, ranked on
     the contexts they all answered (``core.leaderboard``: people's ratings, metrics, the judge's Bradley-Terry
     ratings, every pair Holm-adjusted). ``metrics=[]``: people's ratings and/or the judge alone; ``settings``:
-    ``n_boot``, ``n_perm``, ``level``, ``seed``, ``rank_by`` (``auto``, ``judge``, a metric, ``human:DIM``).
+    ``n_boot``, ``n_perm``, ``level``, ``seed``, ``rank_by`` (``auto``, ``judge``, a metric, ``human:DIM``);
+    ``cache`` as in :func:`score`.
     ``render_leaderboard(board, "markdown")`` from ``core.leaderboard`` prints it as the command line does."""
     from core.data import load_file, rows_of_files
+    from core.engine import blank_text_notes
     from core.leaderboard import leaderboard
     paths = _paths(inputs, "rank")
     _checked_settings(settings, ("n_boot", "n_perm", "level", "seed", "rank_by"), "rank")
@@ -329,7 +340,9 @@ def rank(*inputs: str, systems: Sequence[str] | None = None, metrics: str | Sequ
         raise TypeError(f"systems is a list of names, got the string {systems!r} (for one name: [{systems!r}])")
     metrics = _metric_names(metrics)
     examples = rows_of_files([(path, load_file(path)) for path in paths])
-    return leaderboard(examples, metrics, judge, systems, _options(options), progress, **settings)
+    _warn_blank(blank_text_notes([e for e in examples if systems is None or e.system in systems],
+                                 _registry_names(metrics), judged=judge))
+    return leaderboard(examples, metrics, judge, systems, _options(options), progress, cache, **settings)
 
 
 def meta_evaluate(*inputs: str, metrics: str | Sequence[str] = "bleu,ubleu", dims: Sequence[str] | None = None,
@@ -337,7 +350,8 @@ def meta_evaluate(*inputs: str, metrics: str | Sequence[str] = "bleu,ubleu", dim
     """``dialeval meta-eval`` in Python: each metric's correlation with every human dimension of every rated
     file (one row dict per metric, data set, dimension and level; ``core.meta_eval.meta_evaluate``, whose
     keyword arguments ``settings`` takes: ``n_boot``, ``level``, ``seed``, ``methods``, ``max_rows``,
-    ``held_out``, ``keep_reference_copies``, ...)."""
+    ``held_out``, ``keep_reference_copies``, ...). It scores every row afresh, as ``dialeval meta-eval`` does: the
+    score cache is not used (so it takes no ``cache``)."""
     from core.engine import parse_metrics
     from core.meta_eval import meta_evaluate as evaluate
     return evaluate(_paths(inputs, "meta_evaluate"), parse_metrics(metrics), dims, options=_options(options),

@@ -42,6 +42,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from core import stats
+from core.cache import ScoreCache
 from core.data import DataError, Example, Problem, alignment_rule, alignment_words, dimensions, systems_in
 from core.engine import ScoreTable, check_judge_models, input_notes, judge_pairs, parse_metrics, score_examples
 from core.progress import Progress, within
@@ -198,15 +199,17 @@ class Leaderboard:
 
 
 def judge_grid(grid: SystemGrid, judge: str = "pairwise", checkpoint: str | None = None,
-               progress: Progress | None = None) -> dict[tuple[int, int], JudgeOutput]:
-    """The judge on every pair of systems ``(i, j)``, i < j, over every shared context (A = system i)."""
+               progress: Progress | None = None, cache: "ScoreCache | bool | None" = None
+               ) -> dict[tuple[int, int], JudgeOutput]:
+    """The judge on every pair of systems ``(i, j)``, i < j, over every shared context (A = system i);
+    ``cache`` as in ``core.engine.judge_pairs``."""
     pairs = list(itertools.combinations(range(len(grid.systems)), 2))
     out = {}
     contexts = [e.context for e in grid.rows[grid.systems[0]]]
     for k, (i, j) in enumerate(pairs):
         ri, rj = grid.rows[grid.systems[i]], grid.rows[grid.systems[j]]
         out[(i, j)] = judge_pairs(contexts, [e.response for e in ri], [e.response for e in rj], judge, checkpoint,
-                                  within(progress, k, len(pairs)))
+                                  within(progress, k, len(pairs)), cache)
     return out
 
 
@@ -382,11 +385,12 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
 
 def leaderboard(examples: Sequence[Example], metrics: Sequence[str] | str | None = None, judge: bool = False,
                 systems: Sequence[str] | None = None, options: Options | None = None,
-                progress: Progress | None = None, **settings: Any) -> Leaderboard:
+                progress: Progress | None = None, cache: "ScoreCache | bool | None" = None,
+                **settings: Any) -> Leaderboard:
     """Score (and with ``judge`` judge) every system of ``examples`` on their shared contexts through the
     engine, and build the :class:`Leaderboard` (people's ratings in ``examples`` included). ``metrics`` ``[]``:
-    the judge and people's ratings alone. ``settings``: :func:`build_leaderboard`'s ``n_boot``, ``n_perm``,
-    ``level``, ``seed`` and ``rank_by``."""
+    the judge and people's ratings alone. ``cache`` as in ``core.engine.score_examples``. ``settings``:
+    :func:`build_leaderboard`'s ``n_boot``, ``n_perm``, ``level``, ``seed`` and ``rank_by``."""
     grid = shared_contexts(examples, systems)
     names = parse_metrics(metrics) if metrics is None or len(metrics) else []
     ranking_criterion(grid, names, judge, settings.get("rank_by", "auto"))  # a bad rank_by fails before scoring
@@ -396,8 +400,10 @@ def leaderboard(examples: Sequence[Example], metrics: Sequence[str] | str | None
                             for s, t in itertools.combinations(grid.systems, 2) for k, c in enumerate(contexts)])
     table = None
     if names:
-        table = score_examples(grid.examples(), names, options, within(progress, 0, 2) if judge else progress)
-    judged = judge_grid(grid, progress=within(progress, 1, 2) if table is not None else progress) if judge else None
+        table = score_examples(grid.examples(), names, options, within(progress, 0, 2) if judge else progress,
+                               cache=cache)
+    judged = judge_grid(grid, progress=within(progress, 1, 2) if table is not None else progress,
+                        cache=cache) if judge else None
     return build_leaderboard(grid, table, judged, **settings)
 
 

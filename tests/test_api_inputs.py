@@ -227,6 +227,11 @@ def test_rank_and_meta_evaluate_give_the_command_lines_numbers(tmp_path, capsys)
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     board = core.rank(str(path), metrics="bleu", n_boot=200, n_perm=200)
     assert [e.system for e in board.systems] == ["copy", "half", "none"] and board.ranked_by == "human:overall"
+    from core.cache import ScoreCache  # rank takes cache= as the README says of the API (it refused it)
+    store = ScoreCache(tmp_path / "s.sqlite3", max_bytes=1 << 30)
+    assert core.rank(str(path), metrics="bleu", n_boot=200, n_perm=200, cache=store).to_dict() == board.to_dict()
+    assert core.rank(str(path), metrics="bleu", n_boot=200, n_perm=200, cache=False).to_dict() == board.to_dict()
+    assert store.info()["entries"] == 36  # 3 systems x 12 contexts, bleu
     assert main(["leaderboard", str(path), "--metrics", "bleu", "--n-boot", "200", "--n-perm", "200", "--quiet",
                  "--format", "json"]) == 0
     cli_board = json.loads(capsys.readouterr().out)
@@ -258,3 +263,25 @@ def test_the_api_refuses_bad_settings_before_it_scores(tmp_path):
             call()
     board = core.rank(str(path), metrics="none", n_boot=200, n_perm=200)
     assert board.metrics == [] and board.ranked_by == "human:overall" and board.systems[0].system == "a"
+
+
+def test_compare_and_rank_warn_about_the_input_as_the_command_line_does(tmp_path):
+    import json
+    """core.compare and core.rank said nothing of a blank reply or a row without a reference (the CLI warns);
+    compare_replies said "item 3" without saying of which argument."""
+    rows = [{"id": i, "system": s, "context": [f"question {i}?"], "response": "  " if (s, i) == ("a", 2) else f"{s} {i}",
+             "references": [] if i == 3 else [f"answer {i}"]} for s in ("a", "b") for i in range(6)]
+    path = tmp_path / "two.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    for call in (lambda: core.compare(str(path), metrics="bleu", n_boot=200, n_perm=200),
+                 lambda: core.rank(str(path), metrics="bleu", n_boot=200, n_perm=200)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            call()
+        said = " ".join(str(w.message) for w in caught)
+        assert "have a blank response (two.jsonl row 3)" in said and "have no reference (two.jsonl row 4" in said
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        core.compare_replies([["hi"], ["yo"]], ["hello", " "], ["hey", "sup"], [["hello there"]] * 2, metrics="bleu",
+                             n_boot=200, n_perm=200)
+    assert "replies_a: 1 of 2 rows have a blank response (item 1)" in " ".join(str(w.message) for w in caught)
