@@ -28,8 +28,8 @@ from core.models.device import active_device, device_key, use_device
 from core.models.encoders import MissingModelError, check_models
 from core.progress import Progress
 from core.registry import UnknownName
-from core.scoring import (METRICS, CompositeMetric, JudgeOutput, Metric, MetricResult, Options, available_metrics,
-                          get_judge, get_metric, judge_class, metric_class)
+from core.scoring import (JUDGES, METRICS, CompositeMetric, JudgeOutput, Metric, MetricResult, Options,
+                          available_metrics, get_judge, get_metric, judge_class, metric_class)
 from core.version import __version__
 
 DEFAULT_METRICS = ("bleu", "ubleu", "bert_ruber", "mme")
@@ -127,29 +127,31 @@ class BlankTextCount:
     checked). :meth:`notes` gives :func:`blank_text_notes`' lines."""
 
     SHOWN = 8
-    KINDS = ("blank response", "no reference", "blank reference", "long response", "reference copy")
-    LONG_WORDS = 30  # about the 40 SmolLM2 tokens of a reply that MME and the judge read
+    KINDS = ("blank response", "no reference", "blank reference", "reference copy")  # and "longer than N" per limit
 
     def __init__(self) -> None:
         self.rows = 0
-        self.counts = dict.fromkeys(self.KINDS, 0)
-        self.shown: dict[str, list[str]] = {kind: [] for kind in self.KINDS}
+        self.limits = reading_limits()
+        kinds = [*self.KINDS, *(f"longer than {words}" for words in self.limits)]
+        self.counts = dict.fromkeys(kinds, 0)
+        self.shown: dict[str, list[str]] = {kind: [] for kind in kinds}
         self.copies: dict[str, list[int]] = {}  # per system: [its rows that copy their reference, its rows]
 
     def add(self, ex: Example) -> None:
         """Count one row: a blank response, no usable reference, a blank reference beside usable ones, a
-        response longer than the SmolLM2 readers read (:attr:`LONG_WORDS`), a response that copies its
-        reference (:func:`is_reference_copy`, counted per system)."""
+        response longer than a metric's or the judge's models read (each of :func:`reading_limits`), a
+        response that copies its reference (:func:`is_reference_copy`, counted per system)."""
         self.rows += 1
         usable = usable_references(ex)
         copy = is_reference_copy(ex)
         per = self.copies.setdefault(ex.system, [0, 0])
         per[0] += copy
         per[1] += 1
+        words = len(ex.response.split())
         for kind, found in (("blank response", is_blank(ex.response)), ("no reference", not usable),
                             ("blank reference", bool(usable) and len(usable) != len(ex.references)),
-                            ("long response", len(ex.response.split()) > self.LONG_WORDS),
-                            ("reference copy", copy)):
+                            ("reference copy", copy),
+                            *((f"longer than {limit}", words > limit) for limit in self.limits)):
             if found:
                 self.counts[kind] += 1
                 if len(self.shown[kind]) < self.SHOWN:
@@ -185,12 +187,23 @@ class BlankTextCount:
         if self.counts["blank reference"]:
             notes["blank reference"] = (f"{self.counts['blank reference']} of {n} rows have a blank reference beside "
                                         f"others ({self.where('blank reference')}): the blank one is ignored")
-        reading = [m for m in metrics if m in ("mme", "mme_avg") or m.startswith(("mme_sm_", "mme_pm_"))] + (
-            ["the judge"] if judged else [])  # the SmolLM2 readers
-        if reading and self.counts["long response"]:
-            notes["long response"] = (f"{self.counts['long response']} of {n} rows have a response of more than "
-                                      f"{self.LONG_WORDS} words ({self.where('long response')}): {', '.join(reading)} "
-                                      "read a reply's first 40 SmolLM2 tokens (about 30 words), not the rest")
+        readers: dict[tuple[int, str], list[str]] = {}  # (words, its units) -> the metrics (and judge) reading so much
+        for m in metrics:
+            limit = metric_class(m).reads_response if m in METRICS else None
+            if limit is not None:
+                readers.setdefault(limit, []).append(m)
+        if judged and judge_class("pairwise").reads_response is not None:
+            readers.setdefault(judge_class("pairwise").reads_response, []).append("the judge")
+        long = []
+        for words in sorted({w for w, _ in readers}):
+            kind = f"longer than {words}"
+            if self.counts.get(kind):
+                who = [f"{', '.join(names)} read{'s' * (len(names) == 1)} a reply's first {units}"
+                       for (w, units), names in sorted(readers.items()) if w == words]
+                long.append(f"{self.counts[kind]} of {n} rows have a response of more than {words} words "
+                            f"({self.where(kind)}): {', '.join(who)} (about {words} words), not the rest")
+        if long:
+            notes["long response"] = "; ".join(long)
         referenced = [m for m in metrics if reads_references(m)]
         if referenced and self.counts["reference copy"]:
             systems = ", ".join(f"{s}: {k} of {m}" for s, (k, m) in self.copies.items() if k)
@@ -200,6 +213,13 @@ class BlankTextCount:
                 "as a (near) perfect match whatever people think of them, so a system of references wins on "
                 "referenced metrics by construction (meta-eval leaves such rows out)")
         return notes
+
+
+def reading_limits() -> list[int]:
+    """The response lengths in words beyond which some registered metric or judge stops reading
+    (``Metric.reads_response``, ``Judge.reads_response``), smallest first."""
+    classes = [cls for _, cls in METRICS.items()] + [cls for _, cls in JUDGES.items()]
+    return sorted({cls.reads_response[0] for cls in classes if cls.reads_response is not None})
 
 
 def input_notes(examples: Iterable[Example], metrics: Sequence[str] = (), judged: bool = False) -> dict[str, str]:

@@ -111,6 +111,10 @@ class Metric(ABC):
     """The pretrained model packages this metric's passes load (``"minilm"``, ``"smollm2"``:
     ``core.models.encoders.MODEL_PACKAGES``), checked before a run scores anything (``core.engine.score_examples``),
     so a missing one is said at once, not after the other metrics ran."""
+    reads_response: ClassVar[tuple[int, str] | None] = None
+    """About how many words of a response its models read, and the limit in their own units (e.g. ``(24, "32
+    MiniLM word pieces")``); ``None``: all of it. A longer response's rest does not move its score, which the
+    input notes say (``core.engine.BlankTextCount``)."""
     pass_threads: ClassVar[int | None] = None
     """Torch threads this metric's model passes always run on, whatever ``DIALEVAL_THREADS`` says (SmolLM2's
     ``SMOLLM_THREADS``: its bfloat16 kernels round differently on other counts), or ``None`` when they follow
@@ -254,6 +258,7 @@ class Judge(ABC):
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     models: ClassVar[tuple[str, ...]] = ()  # the pretrained model packages it loads, as ``Metric.models``
+    reads_response: ClassVar[tuple[int, str] | None] = None  # how much of a reply it reads, as ``Metric``'s
 
     @abstractmethod
     def predict(self, contexts: Sequence[Sequence[str]], replies_a: Sequence[str], replies_b: Sequence[str],

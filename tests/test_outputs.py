@@ -315,14 +315,28 @@ def test_report_out_dash_writes_the_page_to_stdout(tmp_path, capsys, monkeypatch
     assert not (tmp_path / "-").exists()
 
 
-def test_a_reply_longer_than_the_smollm2_readers_read_is_said():
+def test_a_reply_longer_than_a_metric_s_models_read_is_said():
     from core.data import Example
     from core.engine import blank_text_notes
     rows = [Example("1", "s", ["hi"], " ".join(["word"] * 45), ["hello"]), Example("2", "s", ["yo"], "hey there", [])]
     notes = blank_text_notes(rows, ["bleu", "mme"], judged=True)
     assert ("1 of 2 rows have a response of more than 30 words (item 1): mme, the judge read a reply's first 40 "
             "SmolLM2 tokens (about 30 words), not the rest") in notes
-    assert not any("30 words" in n for n in blank_text_notes(rows, ["bleu", "mme_fm"]))
+    assert not any("words" in n for n in blank_text_notes(rows, ["bleu"]))  # BLEU reads every word
+    # every model's limit is said, not only SmolLM2's: RUBER reads 32 word pieces, BERT-RUBER and ADEM 128
+    rows.append(Example("3", "s", ["hm"], " ".join(["word"] * 120), ["hello"]))
+    notes = blank_text_notes(rows, ["bleu", "ruber", "bert_ruber", "adem"])
+    assert ("2 of 3 rows have a response of more than 24 words (item 1, item 3): ruber reads a reply's first 32 MiniLM "
+            "word pieces (about 24 words), not the rest; 1 of 3 rows have a response of more than 95 words (item 3): "
+            "bert_ruber, adem read a reply's first 128 MiniLM word pieces (about 95 words), not the rest") in notes
+    assert blank_text_notes(rows, ["bleu", "ubleu"]) == ["1 of 3 rows have no reference (item 2): bleu, ubleu are "
+                                                          "null for them"]  # BLEU reads every word
+    from core.judges import smollm_reader
+    from core.metrics import mme
+    from core.models import encoders, mme_models
+    assert mme.READS_SMOLLM[1] == f"{mme_models.SM_RESP_TOKENS} SmolLM2 tokens"
+    assert mme.READS_SMOLLM[1] == f"{smollm_reader.REPLY_TOKENS} SmolLM2 tokens"
+    assert mme.READS["fm"][1] == f"{mme_models.FM_MAX_LEN} MiniLM word pieces" and encoders.MAX_SEQ_LEN == 128
 
 
 def test_a_new_file_gets_the_permissions_open_gives_whatever_the_writer_used(tmp_path):

@@ -329,6 +329,7 @@ class PairwiseJudge(Judge):
 
     description = "learned A/B judge: MiniLM cross-encoder + frozen SmolLM2 reader, both orders combined"
     models = ("minilm", "smollm2")
+    reads_response = (30, "40 SmolLM2 tokens")  # its reader's REPLY_TOKENS (and the MiniLM part's 40 word pieces)
 
     def __init__(self, top, manifest: dict[str, Any] | None = None, name: str = CHECKPOINT,
                  reader: SmolLMReader | None = None):

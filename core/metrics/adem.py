@@ -43,6 +43,7 @@ import numpy as np
 
 from core.data import Example
 from core.models.checkpoints import load, paths
+from core.models.encoders import MAX_SEQ_LEN
 from core.models.memo import remembers
 from core.progress import Progress, tick
 from core.scoring import CheckpointMetric, MetricResult, get_metric, register_metric
@@ -146,6 +147,7 @@ class AdemModel:
 class ADEM(CheckpointMetric):
     models = ("minilm",)
     reads_references = True  # the r^T N r̂ term
+    reads_response = (95, f"{MAX_SEQ_LEN} MiniLM word pieces")  # its sentence vectors' pass
     description = "ADEM (Lowe 2017): (c^T M r̂ + r^T N r̂ - α)/β on PCA-reduced MiniLM vectors, trained on human scores (1-5)"
     default_checkpoint = DEFAULT_CKPT
     variant = "minilm-pca|{checkpoint}"

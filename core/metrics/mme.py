@@ -229,11 +229,17 @@ class _MMESub(Metric):
         return Signature(self.name, variant=self.sub, checkpoint=checkpoint_hash(self.sub))
 
 
+# how much of a response the readers read (Metric.reads_response): mme_models.SM_RESP_TOKENS and FM_MAX_LEN (that
+# module loads torch, so the numbers are written here; tests/test_mme.py checks they agree)
+READS_SMOLLM = (30, "40 SmolLM2 tokens")
+READS = {"sm": READS_SMOLLM, "pm": READS_SMOLLM, "fm": (30, "40 MiniLM word pieces")}
+
 for _sub in SUBMETRICS:
     register_metric(f"mme_{_sub}")(type(f"MME_{_sub.upper()}", (_MMESub,), {
         "sub": _sub, "description": DESCRIPTIONS[_sub],
         "pass_threads": SMOLLM_THREADS if FAMILY_OF[_sub] in ("sm", "pm") else None,
-        "models": ("smollm2",) if FAMILY_OF[_sub] in ("sm", "pm") else ("minilm",)}))
+        "models": ("smollm2",) if FAMILY_OF[_sub] in ("sm", "pm") else ("minilm",),
+        "reads_response": READS.get(FAMILY_OF[_sub])}))
 
 
 def _all_hash() -> str:
@@ -246,6 +252,7 @@ class MMEAvg(Metric):
     description = "MME-Avg: plain mean of the nine normalized MME sub-metrics"
     pass_threads = SMOLLM_THREADS  # its SM and PM parts read with SmolLM2
     models = ("minilm", "smollm2")
+    reads_response = READS_SMOLLM
 
     def compute(self, examples, progress=None) -> MetricResult:
         subs = scorer().score(examples, SUBMETRICS, progress)
@@ -273,6 +280,7 @@ class MMECRS(Metric):
     option_names = ("dimension",)
     pass_threads = SMOLLM_THREADS  # its SM and PM parts read with SmolLM2
     models = ("minilm", "smollm2")
+    reads_response = READS_SMOLLM
 
     def __init__(self, options: Options | None = None, weights: str | None = None, exclude: Sequence[str] = (),
                  drop: Sequence[str] = ()):

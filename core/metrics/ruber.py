@@ -46,6 +46,7 @@ import numpy as np
 from core.data import Example
 from core.models.batching import encode_sequences, in_fixed_rows
 from core.models.checkpoints import CheckpointError, load_manifest
+from core.models.encoders import MAX_SEQ_LEN
 from core.models.memo import remembers
 from core.progress import Progress, tick
 from core.scoring import (CheckpointMetric, CompositeMetric, Metric, MetricResult, Options, Signature, get_metric,
@@ -56,6 +57,8 @@ DEFAULT_COMBINE = "amean"
 UNREF_CKPT = "ruber-unref"
 BERT_UNREF_CKPT = "ruber-bert-unref"
 MAX_WORDPIECES = 32  # per turn, for the Bi-GRU and the static referenced scorer
+READS_WORDPIECES = (24, f"{MAX_WORDPIECES} MiniLM word pieces")  # a response's words they read (Metric.reads_response)
+READS_CONTEXTUAL = (95, f"{MAX_SEQ_LEN} MiniLM word pieces")  # BERT-RUBER's contextual MiniLM pass
 CLS_ID, SEP_ID = 101, 102  # MiniLM's [CLS] and [SEP]
 
 
@@ -355,6 +358,7 @@ def _response_and_reference_texts(examples: Sequence[Example]) -> list[str]:
 class RuberReferenced(Metric):
     models = ("minilm",)  # its static word-piece vectors come from MiniLM's embedding table
     description = "RUBER referenced s_R: cosine of max+min pooled static MiniLM word-piece vectors (reference vs reply)"
+    reads_response = READS_WORDPIECES
     needs_references = True
 
     def signature(self) -> Signature:
@@ -372,6 +376,7 @@ class RuberReferenced(Metric):
 class BertRuberReferenced(Metric):
     models = ("minilm",)
     description = "BERT-RUBER referenced: cosine of max+min pooled contextual MiniLM token vectors"
+    reads_response = READS_CONTEXTUAL
     needs_references = True
 
     def signature(self) -> Signature:
@@ -409,6 +414,7 @@ class RuberUnreferenced(_Unreferenced):
     over the static word pieces of the query and the reply (Tao et al. 2018, §3.2)."""
 
     description = "RUBER unreferenced s_U: Bi-GRU query/reply scorer trained by negative sampling on chitchat"
+    reads_response = READS_WORDPIECES
     default_checkpoint = UNREF_CKPT
     variant = "bigru|static-minilm-wordpiece"
 
@@ -422,6 +428,7 @@ class BertRuberUnreferenced(_Unreferenced):
     frozen, mean-pooled and normalized MiniLM vectors of query and reply."""
 
     description = "BERT-RUBER unreferenced: MLP over frozen MiniLM query/reply vectors, negative sampling"
+    reads_response = READS_CONTEXTUAL
     default_checkpoint = BERT_UNREF_CKPT
     variant = "mlp|{encoder}-mean"
 
@@ -480,12 +487,14 @@ class _Hybrid(CompositeMetric):
 @register_metric("ruber")
 class Ruber(_Hybrid):
     description = "hybrid RUBER: s_R and s_U min-max normalized with fixed calibration constants, combined (amean)"
+    reads_response = READS_WORDPIECES
     variant = "ruber_ref+ruber_unref"
 
 
 @register_metric("bert_ruber")
 class BertRuber(_Hybrid):
     description = "BERT-RUBER (Ghazarian 2019): hybrid of contextual MiniLM referenced and unreferenced scorers"
+    reads_response = READS_CONTEXTUAL
     ref_metric = "bert_ruber_ref"
     unref_metric = "bert_ruber_unref"
     variant = "bert_ruber_ref+bert_ruber_unref"
@@ -494,6 +503,7 @@ class BertRuber(_Hybrid):
 @register_metric("ruber_ubleu")
 class RuberUbleu(_Hybrid):
     description = "RUBER+υBLEU (Tsuta 2020): hybrid RUBER with υBLEU replacing the referenced scorer"
+    reads_response = (READS_WORDPIECES[0], READS_WORDPIECES[1] + " in its RUBER part")  # υBLEU reads it all
     ref_metric = "ubleu"
     variant = "ubleu+ruber_unref"
     option_names = ("pool", "retriever")  # passed on to the υBLEU part
