@@ -655,14 +655,26 @@ def _csv_rows(chk: _RowChecker, lines: Iterable[str], delimiter: str, m: CsvMapp
     dup = [h for h, c in Counter(header).items() if c > 1]
     for h in dup:
         chk.add(1, h, "column name appears more than once in the header")
-    for need, col in (("response", m.response), ("context", m.context)):
-        if col not in header:
-            chk.add(1, col, f"column for {need} not found; {where}")
+
+    def named_as(name: str) -> str | None:
+        """The header's column ``name``, or its only column named so in another case ('Response')."""
+        if name in header:
+            return name
+        other = [h for h in header if h.casefold() == name.casefold()]
+        return other[0] if len(other) == 1 else None
+    defaults = CsvMapping()
+    for need in ("response", "context"):
+        col = getattr(m, need)
+        if col not in header and col == getattr(defaults, need) and named_as(col):
+            m = replace(m, **{need: named_as(col)})  # the default name in another case: that column
+        elif col not in header:
+            chk.add(1, col, f"column for {need} not found; {where} (--columns {need}=NAME names it; the dashboard's "
+                            "column mapping too)")
     columns: dict[str, str | None] = {}
     for fld, standard in _STANDARD_NAMES.items():
         chosen = getattr(m, fld)
         if chosen == STANDARD:
-            columns[fld] = next((c for c in standard if c in header), None)
+            columns[fld] = next((named_as(c) for c in standard if named_as(c)), None)
         elif chosen is not None and chosen not in header:
             chk.add(1, chosen, f"column for {fld} not found; {where}")
         else:
@@ -696,6 +708,9 @@ def _csv_rows(chk: _RowChecker, lines: Iterable[str], delimiter: str, m: CsvMapp
             continue  # a blank line holds no example (it still counts as a spreadsheet row)
         if len(cells) != len(header):
             chk.add(row, None, f"has {len(cells)} cells but the header has {len(header)}")
+            continue
+        if [c.strip() for c in cells] == header:
+            chk.add(row, None, "repeats the header row (two files joined into one?): delete it")
             continue
 
         def cell(col: str | None) -> str | None:

@@ -178,3 +178,11 @@ def test_a_votes_file_s_repeats_contradictions_and_identical_replies_are_said():
                      "1 pair(s) were voted different ways (A, B or tie); the re-fit sees both",
                      "1 A/B vote(s) are between two identical replies; they teach the judge nothing true"]
     assert vote_notes(votes[3:]) == []
+
+
+def test_columns_takes_reference_as_the_header_does():
+    import argparse
+
+    from core.cli import csv_mapping_from
+    args = argparse.Namespace(columns="reference=Reference", score_columns=None, context_sep=None, reference_sep=None)
+    assert csv_mapping_from(args).references == "Reference"  # 'reference' is a header name the loader accepts

@@ -313,3 +313,19 @@ def test_a_chosen_score_column_named_scores_dim_is_the_dimension_dim(tmp_path):
     assert load_csv(p)[0].scores == {"Overall": 3.0}
     assert load_csv(p, mapping=CsvMapping(scores=["scores.Overall", "fluency"]))[0].scores == {"Overall": 3.0,
                                                                                                 "fluency": 2.0}
+
+
+def test_csv_headers_in_another_case_are_found_and_a_repeated_header_is_refused(tmp_path):
+    """'Response' and 'Context' were refused (the error did not say how to name them); two CSV files joined with
+    `cat` scored their second header as a row of a third system called 'system'."""
+    from core.data import load_csv
+    caps = write(tmp_path, "caps.csv", "ID,System,Context,Response,Reference\n1,a,hi,hello,hello there\n")
+    ex, = load_csv(caps)
+    assert (ex.id, ex.system, ex.context, ex.response, ex.references) == ("1", "a", ["hi"], "hello", ["hello there"])
+    joined = write(tmp_path, "joined.csv", "id,system,context,response\n1,a,hi,hello\nid,system,context,response\n"
+                                           "1,b,hi,hey\n")
+    with pytest.raises(DataError, match=r"row 3: repeats the header row \(two files joined into one\?\)"):
+        load_csv(joined)
+    odd = write(tmp_path, "odd.csv", "id,ctx,reply\n1,hi,hello\n")
+    with pytest.raises(DataError, match=r"--columns response=NAME names it"):
+        load_csv(odd)

@@ -145,7 +145,7 @@ def csv_mapping_from(args: argparse.Namespace):
             if not item.strip():
                 continue
             fld, eq, col = item.partition("=")
-            fld = fld.strip()
+            fld = {"reference": "references"}.get(fld.strip(), fld.strip())  # the header's other accepted name
             if not eq or fld not in CSV_FIELDS:
                 raise ValueError(f"--columns: {item.strip()!r} is not FIELD=COLUMN with FIELD one of "
                                  f"{', '.join(CSV_FIELDS)}")
