@@ -462,7 +462,30 @@ def _jsonl_examples(path: str, text: str, system: str | None = None) -> list[Exa
             raise DataError([Problem(path, None, None, f"holds {what} over several lines, not one object per line "
                                      "(JSON Lines); put each record on a line of its own"
                                      + (", or name the file .json" if isinstance(whole, list) else ""))])
+        n = _objects_over_lines(text)
+        if n:
+            raise DataError([Problem(path, None, None, f"holds {n} JSON objects written over several lines each (as "
+                                     "`jq .` prints them), not one object per line (JSON Lines); put each record "
+                                     "on a line of its own (`jq -c .` writes them so)")])
     return _finish(chk, out)
+
+
+def _objects_over_lines(text: str) -> int:
+    """How many JSON objects ``text`` holds one after another when that is all it holds (pretty-printed records,
+    each over several lines), else 0."""
+    decoder, pos, n = json.JSONDecoder(), 0, 0
+    while True:
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        if pos == len(text):
+            return n
+        try:
+            value, pos = decoder.raw_decode(text, pos)
+        except ValueError:
+            return 0
+        if not isinstance(value, dict):
+            return 0
+        n += 1
 
 
 def iter_json_lines(path: str, text: str, problems: list[Problem]) -> Iterable[tuple[int, Any]]:

@@ -329,3 +329,14 @@ def test_csv_headers_in_another_case_are_found_and_a_repeated_header_is_refused(
     odd = write(tmp_path, "odd.csv", "id,ctx,reply\n1,hi,hello\n")
     with pytest.raises(DataError, match=r"--columns response=NAME names it"):
         load_csv(odd)
+
+
+def test_pretty_printed_records_get_one_clear_error(tmp_path):
+    """`jq .` output (records over several lines each) gave a 'malformed JSON' problem per line."""
+    from core.data import load_jsonl
+    p = write(tmp_path, "pretty.jsonl", '{\n  "id": 1,\n  "context": ["hi"],\n  "response": "yo"\n}\n'
+                                        '{\n  "id": 2,\n  "context": ["hey"],\n  "response": "sup"\n}\n')
+    with pytest.raises(DataError) as err:
+        load_jsonl(p)
+    assert len(err.value.problems) == 1
+    assert "holds 2 JSON objects written over several lines each (as `jq .` prints them)" in str(err.value)
