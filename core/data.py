@@ -322,8 +322,8 @@ class _RowChecker:
                 except ValueError:
                     self.add(row, fld, f"is not numeric: {_short(v)}")
                     return None
-            elif isinstance(v, list):  # raw ratings: mean of the annotators
-                vals = [self.number(x, row, fld) for x in v]
+            elif isinstance(v, list):  # raw ratings: mean of the annotators (one who did not rate left out)
+                vals = [self.number(x, row, fld) for x in v if not is_no_rating(x)]
                 if any(x is None for x in vals):
                     return None
                 if not vals:
@@ -349,9 +349,11 @@ NO_RATING_TEXTS = frozenset({"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN
 
 def is_no_rating(v: Any) -> bool:
     """A rating that says "not rated": null (pandas' ``to_json`` writes NaN so), NaN, a text pandas reads as
-    NA (blank, "NaN", "NA", "null", ..., :data:`NO_RATING_TEXTS`) or an empty list of annotators' ratings."""
+    NA (blank, "NaN", "NA", "null", ..., :data:`NO_RATING_TEXTS`) or a list of annotators' ratings none of whom
+    rated (empty, or nulls only); in a list with ratings, the nulls are left out of the mean."""
     return (v is None or (isinstance(v, float) and math.isnan(v))
-            or (isinstance(v, str) and v.strip() in NO_RATING_TEXTS) or (isinstance(v, list) and not v))
+            or (isinstance(v, str) and v.strip() in NO_RATING_TEXTS)
+            or (isinstance(v, list) and all(not isinstance(x, list) and is_no_rating(x) for x in v)))
 
 
 def _short(v: Any, n: int = 40) -> str:

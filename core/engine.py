@@ -127,7 +127,9 @@ class BlankTextCount:
     checked). :meth:`notes` gives :func:`blank_text_notes`' lines."""
 
     SHOWN = 8
-    KINDS = ("blank response", "no reference", "blank reference", "reference copy")  # and "longer than N" per limit
+    KINDS = ("blank response", "no reference", "blank reference", "reference copy", "missing-value text")
+    # (and "longer than N" per reading limit)
+    MISSING_TEXTS = frozenset({"nan", "NaN", "<NA>"})  # what pandas writes for a missing value (``astype(str)``)
 
     def __init__(self) -> None:
         self.rows = 0
@@ -150,7 +152,7 @@ class BlankTextCount:
         words = len(ex.response.split())
         for kind, found in (("blank response", is_blank(ex.response)), ("no reference", not usable),
                             ("blank reference", bool(usable) and len(usable) != len(ex.references)),
-                            ("reference copy", copy),
+                            ("reference copy", copy), ("missing-value text", ex.response.strip() in self.MISSING_TEXTS),
                             *((f"longer than {limit}", words > limit) for limit in self.limits)):
             if found:
                 self.counts[kind] += 1
@@ -184,6 +186,11 @@ class BlankTextCount:
             notes["no reference"] = (f"{self.counts['no reference']} of {n} rows have no reference "
                                      f"({self.where('no reference')}): {', '.join(needing)} "
                                      f"{'is' if len(needing) == 1 else 'are'} null for them")
+        if self.counts["missing-value text"]:
+            notes["missing-value text"] = (
+                f"{self.counts['missing-value text']} of {n} rows reply with the text 'nan' or '<NA>' "
+                f"({self.where('missing-value text')}): it is scored as a reply; if it is what pandas wrote for a "
+                "missing value, leave those cells empty (a blank reply is null on every metric)")
         if self.counts["blank reference"]:
             notes["blank reference"] = (f"{self.counts['blank reference']} of {n} rows have a blank reference beside "
                                         f"others ({self.where('blank reference')}): the blank one is ignored")

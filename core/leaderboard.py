@@ -253,12 +253,16 @@ def ranking_criterion(grid: SystemGrid, metrics: Sequence[str], judged: bool, ra
     """What orders the systems, and (for ``auto``) a note when people's ratings are there but cannot order
     them. ``auto``: people's preference dimension when every system was rated on every shared context where
     any was (:func:`rated_alike`) on one scale (:func:`scale_mismatch`), or when there is nothing else; else the
-    judge when it ran, else the first metric. Any other value must name one of those that is present."""
+    judge when it ran, else the first metric. Any other value must name one of those that is present
+    (``human:overall`` finds the dimension ``Overall`` when no other differs from it only in case)."""
     human = human_dimensions(grid)
     present = [*human, *(["judge"] if judged else []), *metrics]
     if not present:
         raise ValueError("nothing to rank by: no metric, no judge and no human ratings in the input")
     if rank_by != "auto":
+        alike = [p for p in present if p.casefold() == rank_by.casefold()]
+        if rank_by not in present and len(alike) == 1:
+            rank_by = alike[0]
         if rank_by not in present:
             raise ValueError(f"rank by {rank_by!r}: not among what this leaderboard has ({', '.join(present)})")
         return rank_by, None

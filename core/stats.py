@@ -55,6 +55,7 @@ FEW_SYSTEMS = 10  # below this many systems a system-level correlation gets a fr
 _CHUNK = 256  # bootstrap replicates processed at once (bounds memory at ~CHUNK x n floats)
 MIN_RESAMPLED = 5  # fewer units (contexts or rows) than this: no bootstrap interval or p (module docstring)
 MIN_BOOT = 100  # fewest bootstrap resamples a reported interval may rest on (check_settings)
+MAX_RESAMPLES = 1_000_000  # most resamples or permutations one setting may ask for (check_settings)
 
 
 def can_be_significant(units: int, alpha: float) -> bool:
@@ -69,12 +70,18 @@ def check_settings(n_boot: int, n_perm: int | None = None, level: float | None =
     """Refuse settings that give no usable interval or p-value, with a ``ValueError`` naming the setting:
     ``n_boot`` below :data:`MIN_BOOT` (a 95 % percentile interval from 1-99 replicates is a couple of order
     statistics, and can exclude the mean itself), ``n_perm`` below 1, a ``level`` not strictly between 0 and 1
-    (0.95, not 95) and a negative ``seed``. The command line refuses the same values before anything is scored."""
+    (0.95, not 95), a negative ``seed``, and more than :data:`MAX_RESAMPLES` resamples or permutations (10^8 held
+    gigabytes for minutes; beyond 10^5 the Monte Carlo error is far below what the data allow). The command line
+    refuses the same values before anything is scored."""
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < MIN_BOOT:
         raise ValueError(f"n_boot={n_boot!r}: a bootstrap interval needs a whole number of at least {MIN_BOOT} "
                          "resamples (the default is 2,000; sacrebleu and COMET use 1,000)")
     if n_perm is not None and (isinstance(n_perm, bool) or not isinstance(n_perm, (int, np.integer)) or n_perm < 1):
         raise ValueError(f"n_perm={n_perm!r}: a randomization test needs a whole number of at least 1 permutation")
+    for name, n in (("n_boot", n_boot), ("n_perm", n_perm)):
+        if n is not None and n > MAX_RESAMPLES:
+            raise ValueError(f"{name}={n!r}: at most {MAX_RESAMPLES:,} (the default is 2,000; 100,000 already makes "
+                             "the Monte Carlo error negligible)")
     if level is not None and not (isinstance(level, (int, float)) and math.isfinite(level) and 0 < level < 1):
         raise ValueError(f"level={level!r}: an interval level lies strictly between 0 and 1 (0.95 for 95 %)")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):

@@ -159,6 +159,10 @@ def test_an_unknown_mme_dimension_is_said(capsys):
     assert capsys.readouterr().err == ""
     options_from(argparse.Namespace(**{**args, "metrics": ["bleu"]}, dimension="grammar"))
     assert "--mme-dimension 'grammar' has no effect" in capsys.readouterr().err
+    options_from(argparse.Namespace(**{**args, "metrics": ["bleu"], "pool": "p.jsonl"}, dimension=None))
+    assert "--pool p.jsonl has no effect: it reaches ruber_ubleu, ubleu, ubleu_paper" in capsys.readouterr().err
+    options_from(argparse.Namespace(**{**args, "metrics": ["ubleu"], "pool": "p.jsonl"}, dimension=None))
+    assert capsys.readouterr().err == ""
 
 
 def test_mme_dimension_and_its_older_name_must_not_disagree(capsys):

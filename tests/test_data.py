@@ -340,3 +340,13 @@ def test_pretty_printed_records_get_one_clear_error(tmp_path):
         load_jsonl(p)
     assert len(err.value.problems) == 1
     assert "holds 2 JSON objects written over several lines each (as `jq .` prints them)" in str(err.value)
+
+
+def test_an_annotator_s_null_in_a_list_of_ratings_is_left_out():
+    """DSTC10 annotations {"overall": [3, null, 5]} were refused ('must be a number, got None') while a null
+    rating means 'not rated' everywhere else."""
+    from core.data import load_dstc10
+    recs = [{"dialogue_id": "d1", "model": "m", "context": "hi", "response": "yo", "reference": ["hey"],
+             "annotations": {"overall": [3, None, 5], "fluency": [None, None], "grammar": [4, "NaN"]}}]
+    ex, = load_dstc10("d.json", data=json.dumps(recs).encode())
+    assert ex.scores == {"overall": 4.0, "grammar": 4.0}

@@ -275,7 +275,8 @@ def test_too_few_resamples_are_refused_by_the_api(tmp_path):
     check_settings(MIN_BOOT, 1)
     for bad, setting in (((1,), "n_boot=1"), ((0,), "n_boot=0"), ((-5,), "n_boot=-5"), ((2000.0,), "n_boot=2000.0"),
                          ((MIN_BOOT, 0), "n_perm=0"), ((MIN_BOOT, 1, 95), "level=95"),
-                         ((MIN_BOOT, 1, 1.0), "level=1.0"), ((MIN_BOOT, 1, 0.9, -1), "seed=-1")):
+                         ((MIN_BOOT, 1, 1.0), "level=1.0"), ((MIN_BOOT, 1, 0.9, -1), "seed=-1"),
+                         ((10 ** 8,), "n_boot=100000000: at most 1,000,000"), ((MIN_BOOT, 10 ** 7), "n_perm=10000000")):
         with pytest.raises(ValueError, match=setting):
             check_settings(*bad)
     from core.leaderboard import build_leaderboard
@@ -331,6 +332,10 @@ def test_a_reply_longer_than_a_metric_s_models_read_is_said():
             "bert_ruber, adem read a reply's first 128 MiniLM word pieces (about 95 words), not the rest") in notes
     assert blank_text_notes(rows, ["bleu", "ubleu"]) == ["1 of 3 rows have no reference (item 2): bleu, ubleu are "
                                                           "null for them"]  # BLEU reads every word
+    # a reply 'nan' is what pandas' astype(str) writes for a missing value: scored as text, and said
+    nan = blank_text_notes([Example("1", "s", ["hi"], "nan", ["hello"])], ["bleu"])
+    assert nan == ["1 of 1 rows reply with the text 'nan' or '<NA>' (item 1): it is scored as a reply; if it is what "
+                   "pandas wrote for a missing value, leave those cells empty (a blank reply is null on every metric)"]
     from core.judges import smollm_reader
     from core.metrics import mme
     from core.models import encoders, mme_models
