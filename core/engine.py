@@ -17,6 +17,7 @@ training of CRS weights) scores through :func:`score_examples` and judges throug
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Sequence
 
@@ -127,9 +128,11 @@ class BlankTextCount:
     checked). :meth:`notes` gives :func:`blank_text_notes`' lines."""
 
     SHOWN = 8
-    KINDS = ("blank response", "no reference", "blank reference", "reference copy", "missing-value text")
+    KINDS = ("blank response", "no reference", "blank reference", "reference copy", "missing-value text",
+             "unspaced script")
     # (and "longer than N" per reading limit)
     MISSING_TEXTS = frozenset({"nan", "NaN", "<NA>"})  # what pandas writes for a missing value (``astype(str)``)
+    UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u0e00-\u0e7f]")  # CJK, kana, Thai
 
     def __init__(self) -> None:
         self.rows = 0
@@ -153,6 +156,7 @@ class BlankTextCount:
         for kind, found in (("blank response", is_blank(ex.response)), ("no reference", not usable),
                             ("blank reference", bool(usable) and len(usable) != len(ex.references)),
                             ("reference copy", copy), ("missing-value text", ex.response.strip() in self.MISSING_TEXTS),
+                            ("unspaced script", bool(self.UNSPACED.search(ex.response))),
                             *((f"longer than {limit}", words > limit) for limit in self.limits)):
             if found:
                 self.counts[kind] += 1
@@ -191,6 +195,13 @@ class BlankTextCount:
                 f"{self.counts['missing-value text']} of {n} rows reply with the text 'nan' or '<NA>' "
                 f"({self.where('missing-value text')}): it is scored as a reply; if it is what pandas wrote for a "
                 "missing value, leave those cells empty (a blank reply is null on every metric)")
+        overlap = [m for m in metrics if m in ("bleu", "ubleu", "ubleu_paper", "ruber_ubleu")]
+        if overlap and self.counts["unspaced script"]:
+            notes["unspaced script"] = (
+                f"{self.counts['unspaced script']} of {n} rows reply in a script written without spaces (Chinese, "
+                f"Japanese, Thai; {self.where('unspaced script')}): {', '.join(overlap)} split{'s' * (len(overlap) == 1)} words at spaces and "
+                "punctuation (sacrebleu's 13a), so a sentence there is one word and matches only whole; every "
+                "model here (MiniLM, SmolLM2) was trained on English")
         if self.counts["blank reference"]:
             notes["blank reference"] = (f"{self.counts['blank reference']} of {n} rows have a blank reference beside "
                                         f"others ({self.where('blank reference')}): the blank one is ignored")
