@@ -184,7 +184,7 @@ def judge_lines(v: "Verdict") -> list[str]:
              f"tie margin {j.tie_margin:g}; {j.signature}"]
     lc = j.length_controlled
     if lc is not None and lc.n and not math.isfinite(lc.rate):
-        lines.append(f"judge: no length-controlled win rate: fewer than {MIN_RESAMPLED} contexts")
+        lines.append(f"judge: no length-controlled win rate: {lc.why_none or f'fewer than {MIN_RESAMPLED} contexts'}")
     elif lc is not None and lc.n:
         lines.append(f"judge: length-controlled win rate of A {fmt_num(lc.rate)} ({level_label(v.level)} "
                      f"[{fmt_num(lc.low)}, "

@@ -758,7 +758,8 @@ class LengthControlled:
     """A's win rate with the length of the replies held equal (AlpacaEval's length-controlled win rate,
     Dubois et al. 2024, reduced to one pair of systems): ``rate`` [``low``, ``high``] is the fitted
     P(A wins) at a length difference of 0; ``raw`` the plain win rate on the same pairs (ties excluded);
-    ``slope`` the change in log-odds per unit of ``tanh(length difference / sd)``; lengths in words."""
+    ``slope`` the change in log-odds per unit of ``tanh(length difference / sd)``; lengths in words.
+    ``why_none`` says why ``rate`` is NaN (too few contexts, or equal length outside the pairs' lengths)."""
 
     rate: float
     low: float
@@ -768,6 +769,7 @@ class LengthControlled:
     n: int
     mean_length_diff: float
     length_sd: float
+    why_none: str = ""
 
 
 def _logistic_fit(x: np.ndarray, y: np.ndarray, w: np.ndarray, ridge: float) -> tuple[float, float]:
@@ -786,6 +788,9 @@ def _logistic_fit(x: np.ndarray, y: np.ndarray, w: np.ndarray, ridge: float) -> 
     return float(beta[0]), float(beta[1])
 
 
+EQUAL_LENGTH_SHARE = 0.1  # equal length must lie between the 10th and 90th percentiles of the length differences
+
+
 def length_controlled_win_rate(a_wins: Sequence[float], length_diff: Sequence[float],
                                groups: Sequence[Hashable] | None = None, n_boot: int = 2000, seed: int = 13,
                                level: float = 0.95, ridge: float = 0.01) -> LengthControlled:
@@ -793,6 +798,9 @@ def length_controlled_win_rate(a_wins: Sequence[float], length_diff: Sequence[fl
     ``x = tanh(length_diff / sd(length_diff))`` with a logistic GLM, ``logit P(A wins) = b0 + b1 x`` (the
     length term of AlpacaEval's GLM, Dubois et al. 2024, eq. 1), and report ``sigmoid(b0)``: the win rate
     at equal length. Without a length effect (b1 = 0) it equals the plain win rate wins / (wins + losses).
+    Equal length must lie within the pairs' length differences (between their 10th and 90th percentiles,
+    :data:`EQUAL_LENGTH_SHARE`); else no rate is read (``why_none``): one system's replies always the longer
+    leave nothing at equal length to read, and the fit's intercept is an extrapolation.
     The interval is a percentile bootstrap resampling ``groups`` (contexts), widened where needed to the Wilson
     interval of n independent calls around the rate (:func:`wilson_bounds`): when every call goes one way the
     fit separates, every resample agrees, and the bootstrap alone said [0.000, 0.000] for 6 of 6 calls to B."""
@@ -804,7 +812,14 @@ def length_controlled_win_rate(a_wins: Sequence[float], length_diff: Sequence[fl
     sd = float(np.std(d))
     codes, G = group_codes(groups, n)
     if G < MIN_RESAMPLED:  # a logistic fit on so few contexts gave rates such as 0.03 beside a plain 0.60
-        return LengthControlled(math.nan, math.nan, math.nan, float(y.mean()), math.nan, n, float(d.mean()), sd)
+        return LengthControlled(math.nan, math.nan, math.nan, float(y.mean()), math.nan, n, float(d.mean()), sd,
+                                f"fewer than {MIN_RESAMPLED} contexts")
+    low_d, high_d = np.quantile(d, [EQUAL_LENGTH_SHARE, 1 - EQUAL_LENGTH_SHARE])
+    if not low_d <= 0 <= high_d:  # reading the fit at 0 would extrapolate ("0 % at equal length" from 9 of 10 wins)
+        side, share = ("A", np.mean(d > 0)) if low_d > 0 else ("B", np.mean(d < 0))
+        return LengthControlled(math.nan, math.nan, math.nan, float(y.mean()), math.nan, n, float(d.mean()), sd,
+                                f"{side}'s reply is the longer in {share:.0%} of the pairs, so equal length lies "
+                                "outside what was judged")
     x = np.tanh(d / sd) if sd > 0 else np.zeros(n)
     b0, b1 = _logistic_fit(x, y, np.ones(n), ridge)
     sig = lambda b: 1.0 / (1.0 + math.exp(-b))  # noqa: E731

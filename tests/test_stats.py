@@ -359,3 +359,13 @@ def test_a_length_controlled_rate_of_calls_all_one_way_has_an_interval():
     assert lc.rate == 0.0 and lc.low == 0.0
     assert lc.high == pytest.approx(stats.wilson_interval(0, 6)[1])
     assert stats.wilson_interval(0, 5)[0] == 0.0 and stats.wilson_interval(5, 5)[1] == 1.0  # not 2.8e-17
+
+
+def test_no_length_controlled_rate_where_equal_length_lies_outside_the_pairs():
+    """A's replies the longer in every pair, A winning 9 of 10: the verdict read '(0 % at equal length)' from a
+    fit extrapolated to a length difference no pair had."""
+    lc = stats.length_controlled_win_rate([1.0] * 9 + [0.0], [5, 7, 3, 9, 4, 6, 8, 5, 3, 2], list(range(10)))
+    assert math.isnan(lc.rate) and lc.raw == 0.9
+    assert lc.why_none == "A's reply is the longer in 100% of the pairs, so equal length lies outside what was judged"
+    mixed = stats.length_controlled_win_rate([1.0] * 9 + [0.0], [5, 7, -3, 9, 4, -6, 8, 5, 3, 2], list(range(10)))
+    assert math.isfinite(mixed.rate) and mixed.why_none == ""  # 2 of 10 pairs have B longer: equal length is inside
