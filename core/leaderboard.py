@@ -198,6 +198,11 @@ class Leaderboard:
         return asdict(self)
 
 
+PAIRS_FAMILY_NOTE = ("p (Holm) corrects over the pairs of systems on one criterion; `compare`'s one-line verdict on "
+                     "two systems also corrects over the metrics compared, so a pair better here on one of several "
+                     "metrics can be 'no significant difference' there")
+
+
 def judge_grid(grid: SystemGrid, judge: str = "pairwise", checkpoint: str | None = None,
                progress: Progress | None = None, cache: "ScoreCache | bool | None" = None
                ) -> dict[tuple[int, int], JudgeOutput]:
@@ -541,7 +546,7 @@ def render_leaderboard(lb: Leaderboard, fmt: str = "text") -> str:
     if unranked:
         bullet = "- " if fmt == "markdown" else "  "
         parts.append("Not ranked (rank -):\n" + "\n".join(f"{bullet}{e.system}: {e.unranked}" for e in unranked))
-    parts += ["Every pair:", render(pairwise_cells(lb), pairwise_columns(lb.level), fmt)]
+    parts += [f"Every pair ({PAIRS_FAMILY_NOTE}):", render(pairwise_cells(lb), pairwise_columns(lb.level), fmt)]
     if lb.dropped:
         bullet = "- " if fmt == "markdown" else "  "
         parts.append(f"{len(lb.dropped)} row(s) not on a context every system answered, left out:\n"

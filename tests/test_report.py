@@ -340,6 +340,8 @@ def test_the_leaderboard_ranks_by_peoples_ratings_when_the_input_has_them(dialev
     assert (near.wins, near.ties, near.losses) == (0, 0, 30)  # 1.0 apart, a quarter of 1-5 is the tie margin
     text = render_leaderboard(lb)
     assert "ranked by people's mean overall rating" in text and "people: overall mean [95% CI]" in text
+    # which family p (Holm) corrects over, since compare's one-line verdict corrects over the metrics as well
+    assert "Every pair (p (Holm) corrects over the pairs of systems on one criterion; `compare`'s one-line" in text
     assert "warning: 30 of 120 rows reply with their own reference (good: 30 of 30" in text  # bleu favours it
     by_bleu = build_leaderboard(grid, score_examples(grid.examples(), ["bleu"]), None, n_boot=200, n_perm=200,
                                 rank_by="bleu")
