@@ -236,6 +236,8 @@ def test_demo_loads_scores_table_and_charts(new_app):
     table = at.dataframe[0].value
     assert len(table) == 60 and {"bleu A", "bleu B", "bleu A-B", "response A", "response B"} <= set(table.columns)
     assert len(at.get("plotly_chart")) >= 2
+    # every chart's tool bar is cut to its download button (on a phone the full bar covered the titles)
+    assert all(json.loads(c.proto.config)["displaylogo"] is False for c in at.get("plotly_chart"))
     # filtering narrows the table; drill-down shows the context turns as text
     at.radio(key="flt_winner").set_value("A").run()
     narrowed = at.dataframe[0].value

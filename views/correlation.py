@@ -86,7 +86,7 @@ elif data is not None and metrics:
         heat = table.pivot(index="metric", columns="dimension", values="spearman")
         fig = px.imshow(heat, color_continuous_scale="RdBu", zmin=-1, zmax=1, text_auto=".2f", aspect="auto",
                         title="Spearman correlation: metric x human dimension")
-        st.plotly_chart(fig, width="stretch", key="corr_heat")
+        state.chart(fig, "corr_heat")
 
         st.subheader("Scatter")
         from core.verdict import preference_dimension
@@ -111,7 +111,7 @@ elif data is not None and metrics:
             xs = [float(sdf[m].min()), float(sdf[m].max())]
             fig2.add_trace(go.Scatter(x=xs, y=[line[0] * x + line[1] for x in xs], mode="lines",
                                       name="least-squares fit", line=dict(color="black", dash="dash")))
-        st.plotly_chart(fig2, width="stretch", key="corr_scatter")
+        state.chart(fig2, "corr_scatter")
         r = next(x for x in rows if x["metric"] == m and x["dimension"] == d)
         st.text(f"Spearman {r['spearman']:.3f} [{r['spearman low']:.3f}, {r['spearman high']:.3f}]   "
                 f"Pearson {r['pearson']:.3f} [{r['pearson low']:.3f}, {r['pearson high']:.3f}]   n = {r['n']}"

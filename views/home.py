@@ -115,8 +115,8 @@ def home() -> None:
                 f"(A/tie/B {t.win.wins}/{t.win.ties}/{t.win.losses})")
     rows = verdict.rows("metric")
     if rows:
-        st.plotly_chart(state.interval_figure(rows, "A - B per metric with 95% interval", shared_axis=False),
-                        width="stretch", key="home_intervals")
+        state.chart(state.interval_figure(rows, "A - B per metric with 95% interval", shared_axis=False),
+                    "home_intervals")
         st.caption(f"Right of the dashed line: {state.plain(comp.system_a)} (A) higher; each metric on its own scale.")
     drivers = dashboard.drivers_frame(verdict)
     if len(drivers):

@@ -84,8 +84,8 @@ if data is not None and ok:
         st.dataframe(jdf, hide_index=True, width="stretch", height=380,
                      column_config={"P(A preferred)": st.column_config.ProgressColumn(min_value=0.0, max_value=1.0,
                                                                                      format="%.2f")})
-        st.plotly_chart(px.histogram(jdf, x="P(A preferred)", nbins=20, range_x=[0, 1],
-                                     title="P(A preferred) over pairs"), width="stretch", key="judge_hist")
+        state.chart(px.histogram(jdf, x="P(A preferred)", nbins=20, range_x=[0, 1], title="P(A preferred) over pairs"),
+                    "judge_hist")
 
 # ------------------------------------------------------------------------------------------------
 # your votes, in place
@@ -224,8 +224,7 @@ if data is not None and ok:
                 st.warning(f"{majority:.0%} of the A/B votes name the same side: agreement with them mostly measures "
                            "how often the judge names that side (a judge that always does would score "
                            f"{majority:.0%}); votes for both sides tell more.")
-            st.plotly_chart(dashboard.learning_curve_figure(curve, majority=majority), width="stretch",
-                            key="votes_curve")
+            state.chart(dashboard.learning_curve_figure(curve, majority=majority), "votes_curve")
             shown = curve.assign(ridge=[f"{v:.2g}" if v == v else "—" for v in curve["ridge"]])  # NaN at 0 votes
             st.dataframe(shown.rename(columns={"n_train": "training votes",
                                                "n_test": "held-out A/B votes (all folds)",

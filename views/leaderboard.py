@@ -134,7 +134,7 @@ else:
     fig.update_layout(title=state.plotly_plain(title))
     fig.update_yaxes(autorange="reversed")
     fig.update_layout(height=120 + 45 * len(lb.systems), margin=dict(l=10, r=10, t=60, b=10))
-    st.plotly_chart(fig, width="stretch", key="lb_chart")
+    state.chart(fig, "lb_chart")
     st.subheader("Every pair")
     criteria = list(dict.fromkeys(r.metric for r in lb.pairwise))
     many = len(criteria) > 3 and lb.ranked_by in criteria  # open on the ranking criterion's pairs

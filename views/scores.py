@@ -175,8 +175,8 @@ if data is not None and metrics:
         srows = cached_slices(data.key, tuple(cs.metrics), smetric, by, column, cs)
         st.dataframe(dashboard.slice_frame(srows, comp.system_a, comp.system_b), hide_index=True, width="stretch",
                      column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("mean A", "mean B")})
-        st.plotly_chart(state.interval_figure(srows, f"{smetric}: A - B per slice ({by})", shared_axis=True),
-                        width="stretch", key="slice_chart")
+        state.chart(state.interval_figure(srows, f"{smetric}: A - B per slice ({by})", shared_axis=True),
+                    "slice_chart")
         st.caption(f"Right of the dashed line: {state.plain(comp.system_a)} higher.")
 
         # -- charts -----------------------------------------------------------------------------
@@ -189,18 +189,18 @@ if data is not None and metrics:
         g1, g2 = st.columns(2)
         fig = px.histogram(sub, x="value", color="system", barmode="overlay", opacity=0.6, nbins=30,
                            marginal="box", title=f"{cm} per system")
-        g1.plotly_chart(fig, width="stretch", key="hist_metric")
+        g1.plotly_chart(fig, width="stretch", key="hist_metric", config=state.CHART_CONFIG)
         diff = cs.a(cm) - cs.b(cm)
         diff = diff[np.isfinite(diff)]
         fig2 = go.Figure(go.Histogram(x=diff, nbinsx=30, name="A - B"))
         fig2.add_vline(x=0, line_dash="dash", line_color="grey")
         fig2.update_layout(title=f"per-example {cm}: A - B (right of 0: {state.plotly_plain(comp.system_a)} higher)",
                            xaxis_title="A - B", yaxis_title="pairs")
-        g2.plotly_chart(fig2, width="stretch", key="hist_diff")
+        g2.plotly_chart(fig2, width="stretch", key="hist_diff", config=state.CHART_CONFIG)
         if len(cs.metrics) > 1:
             fig3 = px.box(long, x="system", y="value", color="system", facet_col="metric", facet_col_wrap=4,
                           title="every metric per system")
             fig3.update_yaxes(matches=None, showticklabels=True)
             fig3.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
             fig3.update_layout(margin=dict(t=90))
-            st.plotly_chart(fig3, width="stretch", key="box_all")
+            state.chart(fig3, "box_all")
