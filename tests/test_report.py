@@ -123,6 +123,8 @@ def test_intervals_are_labelled_with_the_level_asked_for_and_the_threshold_is_sa
     assert "80% CI" in text and "95%" not in text and "p < 0.2 (not 0.05)" in text
     page = render_html(v, comp, cs)
     assert "[80% CI]" in page and "[95% CI]" not in page
+    # on a phone: the chart scrolls in its box at a readable size, long list items (signatures) wrap
+    assert '<div class="wide"><svg' in page and "li{overflow-wrap:anywhere}" in page
     default = render_verdict(build_verdict(comp, cs, n_boot=200, n_perm=200), "text")
     assert "95% CI" in default and "not 0.05" not in default
     grid = shared_contexts(exs, ["good", "mid", "bad"])
