@@ -90,6 +90,36 @@ class JudgeTime:
             self.seconds_per_pair = max(0.0, seconds - self.START_SECONDS) / n_pairs
 
 
+class ScoreTime:
+    """About how long scoring rows with a metric takes on an idle 2-core laptop CPU (README's growth table:
+    1,000 rows of mme took 89 s, of bert_ruber 9.9 s, of ubleu 10.8 s), plus loading its models the first time
+    this process runs it; after a run of :attr:`MIN_ROWS` or more rows with the models loaded, that run's pace.
+    Rows the score cache holds are the caller's to leave out."""
+
+    SECONDS_PER_ROW = {"bleu": 0.001, "ubleu": 0.008, "ubleu_paper": 0.01, "bert_ruber": 0.008, "ruber": 0.004,
+                       "ruber_ubleu": 0.01, "adem": 0.008, "mme": 0.085, "mme_avg": 0.085}
+    OTHER_PER_ROW = 0.05  # a metric not timed here (an MME sub-metric, one added by a plug-in)
+    LOAD_SECONDS = {"bleu": 0.0, "ubleu": 8.0, "ubleu_paper": 8.0, "ruber_ubleu": 10.0, "mme": 15.0, "mme_avg": 15.0}
+    OTHER_LOAD = 5.0
+    MIN_ROWS = 50
+
+    def __init__(self) -> None:
+        self.pace: dict[str, float] = {}
+        self.loaded: set[str] = set()
+
+    def estimate(self, metric: str, n_rows: int) -> float:
+        """Seconds for ``n_rows`` new rows of ``metric``, loading included unless it ran in this process."""
+        pace = self.pace.get(metric, self.SECONDS_PER_ROW.get(metric, self.OTHER_PER_ROW))
+        load = 0.0 if metric in self.loaded else self.LOAD_SECONDS.get(metric, self.OTHER_LOAD)
+        return load + pace * n_rows
+
+    def record(self, metric: str, n_rows: int, seconds: float) -> None:
+        """A run of ``metric`` over ``n_rows`` that took ``seconds`` (its models are loaded from now on)."""
+        if metric in self.loaded and n_rows >= self.MIN_ROWS:
+            self.pace[metric] = seconds / n_rows
+        self.loaded.add(metric)
+
+
 def content_key(*parts: bytes | str) -> str:
     h = hashlib.sha256()
     for p in parts:

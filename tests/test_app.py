@@ -912,3 +912,17 @@ def test_the_judge_time_estimate_follows_the_pace_of_the_last_run():
     assert t.estimate(100, loaded=True) == idle
     t.record(60, 65.0)  # 1 s a pair once the start is taken off
     assert t.estimate(100, loaded=True) == t.START_SECONDS + 100.0
+
+
+def test_scoring_says_about_how_long_it_will_take():
+    """A 20-row upload showed only a progress bar for 31 s, with no time until the very end: the page now says
+    about how long before it starts (loading counted once per process), then follows the measured pace."""
+    from core.dashboard import ScoreTime
+    t = ScoreTime()
+    first = t.estimate("mme", 1000)
+    assert first == t.LOAD_SECONDS["mme"] + 1000 * t.SECONDS_PER_ROW["mme"] and 80 < first < 120  # README: 89 s
+    t.record("mme", 20, 31.0)  # loaded now; 20 rows say little about the pace
+    assert t.estimate("mme", 1000) == 1000 * t.SECONDS_PER_ROW["mme"]
+    t.record("mme", 100, 20.0)  # a busy machine: 0.2 s a row
+    assert t.estimate("mme", 1000) == pytest.approx(200.0)
+    assert t.estimate("some_plugin_metric", 10) == t.OTHER_LOAD + 10 * t.OTHER_PER_ROW

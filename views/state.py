@@ -25,11 +25,12 @@ import streamlit as st
 from core import dashboard
 from core.dashboard import Loaded
 from core.data import Comparison
-from core.engine import (ComparisonScores, cached_judge_comparison, comparison_scores, judge_comparison,
+from core.cache import default_cache
+from core.engine import (ComparisonScores, cached_judge_comparison, comparison_scores, fully_cached, judge_comparison,
                          score_examples)
 from core.models.device import offered_devices
 from core.outputs import OutputError
-from core.scoring import JudgeOutput, Options
+from core.scoring import JudgeOutput, Options, get_metric
 from core.verdict import JudgeSummary, Verdict, build_verdict, summarize_judge
 
 APP_DIR = Path(__file__).resolve().parent.parent
@@ -302,6 +303,20 @@ def progress_bar(first: str = "starting"):
     return bar, progress
 
 
+@st.cache_resource(show_spinner=False)
+def _score_time() -> dashboard.ScoreTime:
+    return dashboard.ScoreTime()
+
+
+def _all_cached(metric: str, opts: Options, examples) -> bool:
+    """Whether the score cache (or the demo's precomputed scores) holds every row of ``metric``: nothing to wait
+    for. A metric that cannot even be built counts as not cached (its error is shown when it runs)."""
+    try:
+        return fully_cached(get_metric(metric, opts), examples, default_cache())
+    except Exception:
+        return False
+
+
 def get_scores(data: Loaded, metrics: Sequence[str]) -> ComparisonScores:
     """``ComparisonScores`` for the chosen metrics, scoring the missing ones through the engine with a
     progress bar. A metric that fails (e.g. its checkpoint is missing) is reported and left out."""
@@ -314,6 +329,12 @@ def get_scores(data: Loaded, metrics: Sequence[str]) -> ComparisonScores:
     key = (key, opts.device) if opts.device != "cpu" else key  # scores are kept per device
     todo = [m for m in metrics if (key, m) not in store and (key, m) not in errors]
     if todo:
+        pace = _score_time()
+        new = {m: 0 if _all_cached(m, opts, examples) else len(examples) for m in todo}
+        total = sum(pace.estimate(m, new[m]) for m in todo if new[m])
+        about = st.caption(f"Scoring {counted(len(examples), 'row')} with {', '.join(todo)}: about {total:.0f} s on "
+                           "an idle 2-core laptop CPU (models load once per session; rows scored before are read "
+                           "back)") if total >= 3 else st.empty()
         bar, _ = progress_bar("scoring ...")
         for j, m in enumerate(todo):
             bar.progress(j / len(todo), text=f"{m} ({j + 1}/{len(todo)}): loading")
@@ -324,10 +345,14 @@ def get_scores(data: Loaded, metrics: Sequence[str]) -> ComparisonScores:
                 bar.progress(min(1.0, frac), text=f"{m} ({j + 1}/{len(todo)}): {desc} {done}/{total}"
                                                   f"{clock.left(done, total, desc)}")
             try:
+                started = time.perf_counter()
                 store[(key, m)] = score_examples(examples, [m], opts, progress=progress).results[m]
+                if new[m]:
+                    pace.record(m, new[m], time.perf_counter() - started)
             except Exception as e:  # a broken or untrained metric must not take the dashboard down
                 errors[(key, m)] = f"{type(e).__name__}: {e}"
         bar.empty()
+        about.empty()
     for m in metrics:
         if (key, m) in errors:
             st.warning(f"{m} could not be computed: {plain(errors[(key, m)])}")
