@@ -11,6 +11,10 @@ import streamlit as st
 from core import dashboard
 from core.html_report import highlight_html
 from core.slices import SLICE_KINDS, metadata_columns, slice_comparison
+
+# the text columns' widths in pixels: narrow enough that a laptop (1400 px, sidebar open) sees the first metric's
+# columns beside them (the full text is in the drill-down below and on hover)
+TEXT_WIDTH = {"context": 150, "response A": 140, "response B": 140, "reference": 120}
 from views import state
 
 st.session_state["_page"] = "scores"
@@ -85,8 +89,10 @@ if data is not None and metrics:
                        "order stated here). Differences are A - B.")
             num_cfg = {c: st.column_config.NumberColumn(format="%.3f") for c in df.columns
                        if c.endswith((" A", " B", " A-B")) and c not in ("response A", "response B")}
-            st.dataframe(view, hide_index=True, width="stretch", height=420, column_config=num_cfg, key="scores_table",
-                         on_select=on_table_select, selection_mode=["single-row", "single-column", "single-cell"])
+            text_cfg = {c: st.column_config.TextColumn(width=TEXT_WIDTH[c]) for c in TEXT_WIDTH if c in df.columns}
+            st.dataframe(view, hide_index=True, width="stretch", height=420, column_config={**num_cfg, **text_cfg},
+                         key="scores_table", on_select=on_table_select,
+                         selection_mode=["single-row", "single-column", "single-cell"])
             shown = "all" if len(view) == len(df) else "the"
             d1, d2 = st.columns(2)
             d1.download_button(f"Export {shown} {state.counted(len(view), 'shown pair')} (CSV)",
