@@ -102,12 +102,16 @@ MARK_STYLE = {1: "background:#fff3b0", 2: "background:#ffd54f"}
 
 def highlight_html(text: str, references: Sequence[str], inline_style: bool = False) -> str:
     """``text`` as escaped HTML with reference n-grams marked: ``<mark class="m2">`` for a matched bigram,
-    ``<mark class="m1">`` for a matched word (``inline_style``: the colours as style attributes instead)."""
+    ``<mark class="m1">`` for a matched word (``inline_style``: the colours as style attributes instead). A
+    punctuation mark matched only as a word of its own is left unmarked: BLEU counts it, but the ' of "I'm"
+    marked alone (the reference had "that's") read as a fault of the highlighting."""
     if not references:
         return escape_text(text)
     attr = (lambda lv: f'style="{MARK_STYLE[lv]}"') if inline_style else (lambda lv: f'class="m{lv}"')  # noqa: E731
+    pieces = [(piece, 0 if lv == 1 and not any(ch.isalnum() for ch in piece) else lv)
+              for piece, lv in matched_ngrams(text, references)]
     return "".join(escape_text(piece) if lv == 0 else f"<mark {attr(lv)}>{escape_text(piece)}</mark>"
-                   for piece, lv in matched_ngrams(text, references))
+                   for piece, lv in pieces)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -468,6 +468,9 @@ def test_matched_ngrams_mark_shared_bigrams_and_words():
     got = matched_ngrams("I like the cat, yes.", ["the cat is nice", "yes"])
     assert [(p, lv) for p, lv in got if lv] == [("the", 2), ("cat", 2), ("yes", 1)]
     assert highlight_html("<b>the cat</b>", ["the cat"]).startswith("&lt;b&gt;<mark class=\"m2\">the</mark>")
+    # punctuation shared only as a word of its own is not marked (the ' of I'm, from the reference's that's)
+    assert highlight_html("I'm so glad you're here", ["that's what you said"]) == \
+        "I&#x27;m so glad <mark class=\"m1\">you</mark>&#x27;re here"
 
 
 def test_drivers_list_only_pairs_that_push_toward_the_side_and_say_how_many_were_left_out():
