@@ -926,3 +926,15 @@ def test_scoring_says_about_how_long_it_will_take():
     t.record("mme", 100, 20.0)  # a busy machine: 0.2 s a row
     assert t.estimate("mme", 1000) == pytest.approx(200.0)
     assert t.estimate("some_plugin_metric", 10) == t.OTHER_LOAD + 10 * t.OTHER_PER_ROW
+
+
+def test_the_correlation_page_offers_its_rated_sample_before_anything_is_loaded(new_app):
+    """With nothing loaded it offered only the built-in demo, which has no human scores; the rated sample's
+    button appeared only after loading that."""
+    at = new_app()
+    at.run()
+    at.switch_page("views/correlation.py").run()
+    assert not at.exception, at.exception
+    at.button(key="corr_rated").click().run()
+    assert not at.exception, at.exception
+    assert at.session_state["loaded"].name == dashboard.RATED_DEMO_NAME

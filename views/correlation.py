@@ -50,7 +50,11 @@ def load_rated_here() -> None:
 
 data = state.require_data()
 metrics = state.selected_metrics()
-if data is not None and not data.has_human_scores:
+if data is None:  # the demo (offered above) has no human scores: this page's own sample has
+    if st.button("Load the human-rated sample (40 queries, engagement ratings)", type="primary", key="corr_rated"):
+        state.load_rated_demo()
+        st.rerun()
+elif not data.has_human_scores:
     st.info("The loaded data has no human scores, so there is nothing to correlate with. Load the built-in "
             "human-rated sample, or a file whose rows carry human ratings: in JSONL a `scores` object of "
             "dimension -> number (mean rating), for example")
@@ -61,7 +65,7 @@ if data is not None and not data.has_human_scores:
         state.load_rated_demo()
         st.rerun()
     load_rated_here()
-elif data is not None and metrics:
+elif metrics:
     comp = data.comparison
     cs = state.get_scores(data, metrics)
     if cs.metrics:
