@@ -88,7 +88,13 @@ def csv_mapping_widgets(name: str, data: bytes, slot: str) -> tuple[bool, CsvMap
     if sep is None:
         sep = st.text_input("separator", value="|||", key=f"csv_{slot}_sep_other") or "\n"
     if response is None or context is None:
-        st.info("Choose the response and the context columns to read the file.")
+        missing = " and ".join(f"the {what} ({why})" for what, col, why in (
+            ("response", response, "the system's reply"),
+            ("context", context, "what the reply answers: the user's turn, or the conversation so far"))
+            if col is None)
+        st.info(f"No column was recognised as {missing}: choose it above. Every row needs a context and a response; "
+                "a file without the context cannot be compared (replies are paired and judged by what they answer), "
+                "so add it to the file.")
         return True, None
     return True, CsvMapping(response=response, context=context, id=cid, system=system, references=refs,
                             scores=scores, context_sep=sep)
