@@ -44,7 +44,8 @@ import numpy as np
 from core import stats
 from core.cache import ScoreCache
 from core.data import DataError, Example, Problem, alignment_rule, alignment_words, dimensions, systems_in
-from core.engine import ScoreTable, check_judge_models, input_notes, judge_pairs, parse_metrics, score_examples
+from core.engine import (ScoreTable, check_judge_models, input_notes, judge_pairs, judged_from_cache, parse_metrics,
+                         score_examples)
 from core.progress import Progress, within
 from core.scoring import JudgeOutput, Options, metric_class
 from core.settings import SEED
@@ -196,6 +197,14 @@ class Leaderboard:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def judged_in_cache(grid: SystemGrid, judge: str = "pairwise") -> bool:
+    """Whether the score cache (or the demo's precomputed layer) holds the judge's output on every pair of
+    systems of ``grid``, so :func:`judge_grid` reads it without loading the judge."""
+    contexts = [e.context for e in grid.rows[grid.systems[0]]]
+    return all(judged_from_cache(contexts, [e.response for e in grid.rows[s]], [e.response for e in grid.rows[t]],
+                                 judge) for s, t in itertools.combinations(grid.systems, 2))
 
 
 PAIRS_FAMILY_NOTE = ("p (Holm) corrects over the pairs of systems on one criterion; `compare`'s one-line verdict on "

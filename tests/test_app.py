@@ -938,3 +938,23 @@ def test_the_correlation_page_offers_its_rated_sample_before_anything_is_loaded(
     at.button(key="corr_rated").click().run()
     assert not at.exception, at.exception
     assert at.session_state["loaded"].name == dashboard.RATED_DEMO_NAME
+
+
+def test_the_leaderboard_reads_the_demo_s_precomputed_judge(new_app, own_cache, monkeypatch):
+    """On the demo the home page showed the judge's precomputed verdict while the leaderboard offered a 22 s
+    judge run over the same pairs; it now reads them, as home does."""
+    import streamlit as st
+    import core.engine
+    from core.cache import read_precomputed
+    from core.settings import checkpoint_dir
+    monkeypatch.delenv("DIALEVAL_NO_CACHE")
+    kinds = read_precomputed(checkpoint_dir() / "precomputed-demo.json.gz")["about"]["computed_on"]
+    monkeypatch.setattr(core.engine, "device_key", lambda device: kinds[0])
+    st.cache_resource.clear()
+    at = new_app()
+    _loaded_demo(at)
+    at.switch_page("views/leaderboard.py").run()
+    assert not at.exception, at.exception
+    lb = at.session_state["leaderboard"]
+    assert lb.judge_signature is not None and lb.systems[0].judge is not None
+    assert not any(b.key == "lb_judge" for b in at.button)

@@ -9,9 +9,9 @@ import streamlit as st
 
 from core import dashboard
 from core.data import DataError, alignment_words
-from core.leaderboard import (PAIRS_FAMILY_NOTE, build_leaderboard, human_dimensions, judge_grid, leaderboard_rows,
-                              mismatch_note, pairwise_cells, pairwise_columns, ranking_label, render_leaderboard,
-                              shared_contexts)
+from core.leaderboard import (PAIRS_FAMILY_NOTE, build_leaderboard, human_dimensions, judge_grid, judged_in_cache,
+                              leaderboard_rows, mismatch_note, pairwise_cells, pairwise_columns, ranking_label,
+                              render_leaderboard, shared_contexts)
 from core.report import as_sentence, to_json
 from views import state
 
@@ -90,15 +90,19 @@ else:
         table = ScoreTable(grid.examples(), results)
     jkey = (key, tuple(chosen))
     judged = _judged_store().get(jkey)
+    if judged is None and judged_in_cache(grid):  # judged before (or the demo's precomputed pairs): read, not run
+        judged = _judged_store()[jkey] = judge_grid(grid)
     ok, message = dashboard.judge_status()
     n_pairs = len(list(itertools.combinations(chosen, 2))) * grid.n_contexts
     if judged is None and ok and st.button(f"Run the judge on every pair of systems ({n_pairs} judged pairs, about "
                                            f"{state.judge_seconds(n_pairs):.0f} s)", key="lb_judge"):
         bar, progress = state.progress_bar("loading the judge")
         try:
-            judged = _judged_store()[jkey] = judge_grid(grid, progress=progress)
+            _judged_store()[jkey] = judge_grid(grid, progress=progress)
         except Exception as e:  # shown, not fatal
             st.error(f"The judge could not run: {type(e).__name__}: {state.plain(str(e))}")
+        else:
+            st.rerun()  # drawn again without the button, with the judge's ratings
         bar.empty()
     if table is None and judged is None and not human_dimensions(grid):
         st.info("Choose metrics in the sidebar or run the judge (the file has no human ratings to rank by).")
