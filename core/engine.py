@@ -199,9 +199,9 @@ class BlankTextCount:
         if overlap and self.counts["unspaced script"]:
             notes["unspaced script"] = (
                 f"{self.counts['unspaced script']} of {n} rows reply in a script written without spaces (Chinese, "
-                f"Japanese, Thai; {self.where('unspaced script')}): {', '.join(overlap)} split{'s' * (len(overlap) == 1)} words at spaces and "
-                "punctuation (sacrebleu's 13a), so a sentence there is one word and matches only whole; every "
-                "model here (MiniLM, SmolLM2) was trained on English")
+                f"Japanese, Thai; {self.where('unspaced script')}): {', '.join(overlap)} "
+                f"split{'s' * (len(overlap) == 1)} words at spaces and punctuation (sacrebleu's 13a), so a sentence "
+                "there is one word and matches only whole; every model here (MiniLM, SmolLM2) was trained on English")
         if self.counts["blank reference"]:
             notes["blank reference"] = (f"{self.counts['blank reference']} of {n} rows have a blank reference beside "
                                         f"others ({self.where('blank reference')}): the blank one is ignored")

@@ -141,7 +141,8 @@ def forest_svg(rows, system_a: str, system_b: str, width: int = 720, level: floa
     top += 14 if two_lines else 0
     h = top + rh * len(rows) + 10
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {h}" width="100%" '
-           f'style="max-width:{width}px;min-width:{width * 3 // 4}px" role="img" aria-label="A - B per metric with {level_label(level)} interval">',
+           f'style="max-width:{width}px;min-width:{width * 3 // 4}px" role="img" '
+           f'aria-label="A - B per metric with {level_label(level)} interval">',
            _svg_text(left, 16, b_label, "start", 11, COLOUR["B"]),
            _svg_text(width - 8 if two_lines else left + plot_w, 30 if two_lines else 16, a_label, "end", 11,
                      COLOUR["A"])]
@@ -217,7 +218,8 @@ td.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
 .wide{overflow-x:auto} .A{color:#1f77b4;font-weight:600} .B{color:#d95f02;font-weight:600} .tie{color:#777}
 mark.m1{background:#fff3b0} mark.m2{background:#ffd54f} .ctx{color:#444;font-size:.95em} .turn{display:block}
 .reply{min-width:14em;max-width:26em;overflow-wrap:anywhere;white-space:pre-line} .pos{background:#e3f4e8} .neg{background:#fbe3e3}
-.charts{display:flex;flex-wrap:wrap;gap:12px} details{margin:.2em 0} li{overflow-wrap:anywhere} code{font-size:.85em;overflow-wrap:anywhere}
+.charts{display:flex;flex-wrap:wrap;gap:12px} details{margin:.2em 0} li{overflow-wrap:anywhere}
+code{font-size:.85em;overflow-wrap:anywhere}
 #filter{padding:4px 8px;width:24em;max-width:100%}
 """
 

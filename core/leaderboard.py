@@ -531,7 +531,8 @@ def render_leaderboard(lb: Leaderboard, fmt: str = "text") -> str:
     groups = lb.n_groups or lb.n_contexts
     shared = (f"{lb.n_contexts} shared contexts" if groups == lb.n_contexts else
               f"{groups} shared contexts, {lb.n_contexts} answers each")
-    head = (f"{len(lb.systems)} systems on {shared} (aligned by {alignment_words(lb.aligned_by, lb.alignment_note)}); ranked by "
+    head = (f"{len(lb.systems)} systems on {shared} (aligned by "
+            f"{alignment_words(lb.aligned_by, lb.alignment_note)}); ranked by "
             f"{by}; rank = 1 + systems significantly better (Holm-adjusted p < {1 - lb.level:.2g}); intervals "
             f"resample contexts ({lb.n_boot} resamples, seed {lb.seed})")
     from core.stats import MIN_RESAMPLED

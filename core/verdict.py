@@ -485,7 +485,8 @@ def build_verdict(comp: Comparison, cs: "ComparisonScores | None" = None, judge:
     from core.engine import is_reference_copy
     identical = sum(" ".join(a.response.split()) == " ".join(b.response.split()) for a, b in comp.pairs)
     unmatched = comp.describe_unmatched()
-    copies = {"A": sum(is_reference_copy(a) for a, _ in comp.pairs), "B": sum(is_reference_copy(b) for _, b in comp.pairs)}
+    copies = {"A": sum(is_reference_copy(a) for a, _ in comp.pairs),
+              "B": sum(is_reference_copy(b) for _, b in comp.pairs)}
     return Verdict(comp.system_a, comp.system_b, len(comp.pairs), comp.aligned_by, unmatched,
                    n_boot, n_perm, level, seed, rows, judge, identical_pairs=identical, drivers=drivers,
                    n_unmatched=len(unmatched), left_out=left_out_pairs(comp, cs, rows),

@@ -269,8 +269,9 @@ def test_compare_and_rank_warn_about_the_input_as_the_command_line_does(tmp_path
     import json
     """core.compare and core.rank said nothing of a blank reply or a row without a reference (the CLI warns);
     compare_replies said "item 3" without saying of which argument."""
-    rows = [{"id": i, "system": s, "context": [f"question {i}?"], "response": "  " if (s, i) == ("a", 2) else f"{s} {i}",
-             "references": [] if i == 3 else [f"answer {i}"]} for s in ("a", "b") for i in range(6)]
+    rows = [{"id": i, "system": s, "context": [f"question {i}?"],
+             "response": "  " if (s, i) == ("a", 2) else f"{s} {i}", "references": [] if i == 3 else [f"answer {i}"]}
+            for s in ("a", "b") for i in range(6)]
     path = tmp_path / "two.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     for call in (lambda: core.compare(str(path), metrics="bleu", n_boot=200, n_perm=200),

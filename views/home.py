@@ -51,7 +51,8 @@ def home() -> None:
                                + ("; ..." if len(verdict.context_mismatches) > 5 else "")))
     st.markdown(f"**A**: {state.plain(comp.system_a)} · **B**: {state.plain(comp.system_b)} · "
                 f"{state.counted(data.n, 'pair')} "
-                f"(aligned by {state.plain(alignment_words(comp.aligned_by, comp.alignment_note))}) · human dimensions: "
+                f"(aligned by {state.plain(alignment_words(comp.aligned_by, comp.alignment_note))}) · "
+                "human dimensions: "
                 f"{state.plain(', '.join(data.dimensions)) if data.dimensions else 'none'} · source: "
                 f"{state.plain(data.name)}")
     c1, c2 = st.columns([1, 2])

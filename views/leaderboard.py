@@ -72,8 +72,8 @@ else:
     on = (f"{grid.n_contexts} shared contexts" if grid.n_groups == grid.n_contexts else
           f"{grid.n_groups} shared contexts, {grid.n_contexts} answers each")
     st.text(f"{source}: {len(chosen)} systems on {on} (aligned by "
-            f"{alignment_words(grid.aligned_by, grid.alignment_note)})" + (f"; {len(grid.dropped)} rows left out (not on a context every system answered)"
-                                     if grid.dropped else ""))
+            f"{alignment_words(grid.aligned_by, grid.alignment_note)})"
+            + (f"; {len(grid.dropped)} rows left out (not on a context every system answered)" if grid.dropped else ""))
     mismatched = grid.context_mismatches()
     if mismatched:
         st.warning(state.plain(as_sentence(mismatch_note(mismatched, grid.n_contexts)) + " First: "

@@ -186,7 +186,8 @@ if data is not None:
     st.subheader("Loaded")
     st.text(f"{data.name}\nA = {data.comparison.system_a}, B = {data.comparison.system_b}, "
             f"{state.counted(data.n, 'pair')} "
-            f"(aligned by {alignment_words(data.comparison.aligned_by, data.comparison.alignment_note)}); human dimensions: {', '.join(data.dimensions) or 'none'}")
+            f"(aligned by {alignment_words(data.comparison.aligned_by, data.comparison.alignment_note)}); "
+            f"human dimensions: {', '.join(data.dimensions) or 'none'}")
     if data.comparison.unmatched_a or data.comparison.unmatched_b:
         st.warning("Rows without a partner (not scored):")
         st.text("\n".join(data.comparison.describe_unmatched()[:100]))
