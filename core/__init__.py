@@ -261,7 +261,7 @@ def compare_replies(contexts: Sequence[Sequence[str] | str], replies_a: Sequence
     answer ``contexts[i]``; arguments as :func:`score` takes them, ``settings`` as :func:`compare`. The same
     verdict ``compare`` gives for the two files holding these rows."""
     from core.data import align
-    from core.engine import blank_text_notes, check_judge_models, judge_comparison, score_comparison
+    from core.engine import check_judge_models, input_notes, judge_comparison, score_comparison
     from core.verdict import build_verdict, check_something_to_compare, summarize_judge
     _checked_settings(settings, VERDICT_SETTINGS, "compare_replies")
     metrics = _metric_names(metrics)
@@ -273,8 +273,12 @@ def compare_replies(contexts: Sequence[Sequence[str] | str], replies_a: Sequence
     names = _registry_names(metrics)
     comp = align(_examples(a, ctx, refs, system_a), _examples(b, ctx, refs, system_b), system_a, system_b)
     check_something_to_compare(comp, names, judge, settings.get("human", True))
-    _warn_blank([f"{side}: {note}" for side, rows in (("replies_a", comp.a), ("replies_b", comp.b))
-                 for note in blank_text_notes(rows, names, judged=judge)])  # "item 3" of which argument
+    by_side = {side: input_notes(rows, names, judged=judge) for side, rows in (("replies_a", comp.a),
+                                                                               ("replies_b", comp.b))}
+    shared = ("no reference", "blank reference")  # of the references both sides share: said once
+    _warn_blank([f"{side}: {note}" for side, notes in by_side.items() for kind, note in notes.items()
+                 if kind not in shared]
+                + [f"references: {note}" for kind, note in by_side["replies_a"].items() if kind in shared])
     if judge:
         check_judge_models(comp)
     cs = score_comparison(comp, names, _options(options), progress, cache)

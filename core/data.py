@@ -464,12 +464,21 @@ def _jsonl_examples(path: str, text: str, system: str | None = None) -> list[Exa
             raise DataError([Problem(path, None, None, f"holds {what} over several lines, not one object per line "
                                      "(JSON Lines); put each record on a line of its own"
                                      + (", or name the file .json" if isinstance(whole, list) else ""))])
-        n = _objects_over_lines(text)
-        if n:
-            raise DataError([Problem(path, None, None, f"holds {n} JSON objects written over several lines each (as "
-                                     "`jq .` prints them), not one object per line (JSON Lines); put each record "
-                                     "on a line of its own (`jq -c .` writes them so)")])
+    if chk.problems:
+        bad = [p.row for p in chk.problems if p.row is not None and p.message.startswith("malformed JSON")]
+        lines = split_lines(text)
+        n = _objects_over_lines("\n".join(lines[min(bad) - 1:])) if bad else 0
+        if n:  # pretty-printed records (from the first bad line on): one problem that says so, not one per line
+            chk.problems = [p for p in chk.problems if p.row is None or p.row < min(bad)]
+            chk.problems.append(_pretty_printed(path, n, min(bad) if out else None))
     return _finish(chk, out)
+
+
+def _pretty_printed(path: str, n: int, row: int | None = None) -> Problem:
+    """The problem of ``n`` JSON records written over several lines each (from ``row`` on)."""
+    return Problem(path, row, None, f"{'from here on ' if row else ''}holds {n} JSON object{'s' * (n != 1)} written "
+                   "over several lines each (as `jq .` prints them), not one object per line (JSON Lines); put each "
+                   "record on a line of its own (`jq -c .` writes them so)")
 
 
 def _objects_over_lines(text: str) -> int:
@@ -483,7 +492,7 @@ def _objects_over_lines(text: str) -> int:
             return n
         try:
             value, pos = decoder.raw_decode(text, pos)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested too deeply to read (parse_json says which)
             return 0
         if not isinstance(value, dict):
             return 0
@@ -507,7 +516,8 @@ def iter_json_lines(path: str, text: str, problems: list[Problem]) -> Iterable[t
 def _json_document(path: str, text: str) -> Any:
     value, problem = parse_json(text, path, None)
     if problem is not None:
-        raise DataError([problem])
+        n = _objects_over_lines(text)
+        raise DataError([_pretty_printed(path, n) if n > 1 else problem])
     return value
 
 
@@ -716,6 +726,7 @@ def _csv_rows(chk: _RowChecker, lines: Iterable[str], delimiter: str, m: CsvMapp
     if chk.problems:
         raise DataError(chk.problems)
     index = {h: i for i, h in enumerate(header)}
+    folded_header = [h.lstrip("\ufeff").casefold() for h in header]
     mapped_cols = {m.response, m.context, *columns.values(), *score_cols}  # every other column is metadata
     extra_cols = [c for c in header if c not in mapped_cols and c not in RECORD_FIELDS]
     row = 1  # a row is a record, numbered as a spreadsheet numbers it: the header is row 1, a blank line a row,
@@ -734,7 +745,7 @@ def _csv_rows(chk: _RowChecker, lines: Iterable[str], delimiter: str, m: CsvMapp
         if len(cells) != len(header):
             chk.add(row, None, f"has {len(cells)} cells but the header has {len(header)}")
             continue
-        if [c.strip() for c in cells] == header:
+        if [c.strip().lstrip("\ufeff").casefold() for c in cells] == folded_header:  # a BOM: a joined Excel export
             chk.add(row, None, "repeats the header row (two files joined into one?): delete it")
             continue
 
@@ -946,6 +957,7 @@ class _ScanChecker(_RowChecker):
     def __init__(self, file: str):
         super().__init__(file)
         self.id_hashes = array("Q")
+        self.lone_brace = False  # a malformed line that is only "{": records pretty-printed over several lines
 
     def claim_id(self, system: str, rid: str, row: int) -> None:
         key = f"{len(system)}:{system}{rid}".encode("utf-8", "surrogatepass")
@@ -997,8 +1009,9 @@ class _CheckProgress:
 def _checked(chk: _ScanChecker, rows: int) -> tuple[bool, bool]:
     """Once every row is checked: (read in place?, was every row given to ``each``?). Raises the problems when
     the check words them as :func:`load_file` does; leaves to it a file with no good row (it may be one JSON
-    document) or a possibly repeated id (the check keeps hashes)."""
-    if not rows or chk.repeated_id():
+    document), a possibly repeated id (the check keeps hashes), or a line that is a lone "{" (records written
+    over several lines, which it words as one problem)."""
+    if not rows or chk.repeated_id() or chk.lone_brace:
         return False, bool(rows) and not chk.problems
     if chk.problems:
         raise DataError(chk.problems)
@@ -1036,6 +1049,7 @@ def _scan_jsonl(path: str, each: Callable[[Example], None] | None,
             value, problem = parse_json(text, path, number)
             if problem is not None:
                 chk.problems.append(problem)
+                chk.lone_brace = chk.lone_brace or text.strip() == "{"  # a pretty-printed record starts so
                 continue
             ex = _example_from_record(chk, value, number, path, system)
             if ex is None:
@@ -1252,24 +1266,28 @@ def _matched_rows(sides: Sequence[Sequence[Example]], keyf) -> dict[tuple[Any, i
 
 def alignment_rule(sides: Sequence[Sequence[Example]]) -> tuple[str, str]:
     """How to pair the rows of several systems: ``("id", "")`` when every row has an id and some id is shared by
-    all sides, unless pairing by context pairs more rows whose contexts agree than pairing by id does (ids that
-    number rows, or one id shared by accident): then ``("context", why)``; else ``("context", "")``. ``compare``
-    and ``leaderboard`` pair by this one rule."""
+    all sides, unless pairing by context pairs more rows unambiguously (a context each side answered once) than
+    pairing by id pairs rows whose contexts agree (ids that number rows, or one id shared by accident): then
+    ``("context", why)``; else ``("context", "")``. A context answered several times pairs by order of
+    appearance, which could pair different dialogues, so it never outvotes the ids. ``compare`` and
+    ``leaderboard`` pair by this one rule."""
     id_sets = [{ex.id for ex in side} for side in sides]
     if not all(ex.has_id for side in sides for ex in side) or not set.intersection(*id_sets):
         return "context", ""
     by_id = _matched_rows(sides, lambda ex: ex.id)
     agreeing = sum(len({_context_key(ex) for ex in rows}) == 1 for rows in by_id.values())
-    by_context = len(_matched_rows(sides, _context_key))
-    if by_context > agreeing:
-        return "context", (f"ids are shared, but pairing by id gives {len(by_id)} pair(s) of which "
-                           f"{agreeing} have the same context, and pairing by context gives {by_context}")
+    once = [Counter(map(_context_key, side)) for side in sides]
+    unambiguous = sum(all(c.get(k) == 1 for c in once[1:]) for k, n in once[0].items() if n == 1)
+    if unambiguous > agreeing:
+        return "context", (f"ids are shared, but pairing by id gives {len(by_id)} pair(s) of which {agreeing} have "
+                           f"the same context, and pairing by context gives {unambiguous} whose context each side "
+                           "answered once")
     return "id", ""
 
 
 def alignment_words(aligned_by: str, note: str = "") -> str:
-    """'id', 'context', or 'context (why, when ids were shared)' for 'N pairs aligned by ...'."""
-    return f"{aligned_by} ({note})" if note else aligned_by
+    """'id', 'context', or 'context: why, when ids were shared' for 'N pairs aligned by ...'."""
+    return f"{aligned_by}: {note}" if note else aligned_by
 
 
 def align(a: Sequence[Example], b: Sequence[Example], system_a: str | None = None,

@@ -132,7 +132,9 @@ class BlankTextCount:
              "unspaced script")
     # (and "longer than N" per reading limit)
     MISSING_TEXTS = frozenset({"nan", "NaN", "<NA>"})  # what pandas writes for a missing value (``astype(str)``)
-    UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u0e00-\u0e7f]")  # CJK, kana, Thai
+    # four or more letters running without a space in a script written so (Han, kana, Thai, Lao, Khmer, Burmese);
+    # Korean is written with spaces, and a Japanese word inside an English sentence tokenizes fine
+    UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff]{4,}")
 
     def __init__(self) -> None:
         self.rows = 0
@@ -199,7 +201,7 @@ class BlankTextCount:
         if overlap and self.counts["unspaced script"]:
             notes["unspaced script"] = (
                 f"{self.counts['unspaced script']} of {n} rows reply in a script written without spaces (Chinese, "
-                f"Japanese, Thai; {self.where('unspaced script')}): {', '.join(overlap)} "
+                f"Japanese, Thai, Lao, Khmer, Burmese; {self.where('unspaced script')}): {', '.join(overlap)} "
                 f"split{'s' * (len(overlap) == 1)} words at spaces and punctuation (sacrebleu's 13a), so a sentence "
                 "there is one word and matches only whole; every model here (MiniLM, SmolLM2) was trained on English")
         if self.counts["blank reference"]:
@@ -379,12 +381,18 @@ def run_metric(metric: Metric, examples: Sequence[Example], progress: Progress |
 def fully_cached(metric: Metric, examples: Sequence[Example], cache: ScoreCache | None) -> bool:
     """Whether every row of ``examples`` can be read back for ``metric`` (a composite: for each of its parts)
     from ``cache`` or its precomputed layers, so scoring them loads no model."""
+    return uncached_rows(metric, examples, cache) == 0
+
+
+def uncached_rows(metric: Metric, examples: Sequence[Example], cache: ScoreCache | None) -> int:
+    """How many distinct rows of ``examples`` ``metric`` would compute: those ``cache`` and its precomputed
+    layers cannot give back (a composite: the most of any of its parts; no cache: all)."""
+    keys = {row_key(ex.context, ex.response, ex.references) for ex in examples}
     if cache is None:
-        return False
+        return len(keys)
     if isinstance(metric, CompositeMetric):
-        return all(fully_cached(p, examples, cache) for p in metric.parts())
-    keys = [row_key(ex.context, ex.response, ex.references) for ex in examples]
-    return len(cache.get_many(metric_namespace(metric), keys)) == len(set(keys))
+        return max((uncached_rows(p, examples, cache) for p in metric.parts()), default=0)
+    return len(keys) - len(cache.get_many(metric_namespace(metric), list(keys)))
 
 
 def check_models_needed(metrics: Sequence[Metric], examples: Sequence[Example], cache: ScoreCache | None) -> None:
@@ -497,13 +505,20 @@ def judged_from_cache(contexts: Sequence[Sequence[str]], replies_a: Sequence[str
                       judge: str = "pairwise", checkpoint: str | None = None) -> bool:
     """Whether the score cache (or a shipped precomputed layer) holds the judge's output on every pair, so
     :func:`judge_pairs` would not load the judge."""
+    return len(contexts) > 0 and pairs_to_judge(contexts, replies_a, replies_b, judge, checkpoint) == 0
+
+
+def pairs_to_judge(contexts: Sequence[Sequence[str]], replies_a: Sequence[str], replies_b: Sequence[str],
+                   judge: str = "pairwise", checkpoint: str | None = None) -> int:
+    """How many distinct pairs :func:`judge_pairs` would judge: those the score cache (or a shipped precomputed
+    layer) cannot give back."""
+    keys = {pair_key([c] if isinstance(c, str) else list(c), a, b) for c, a, b in zip(contexts, replies_a, replies_b)}
     store = resolve_cache(None)
     ident = judge_class(judge).cache_identity(checkpoint) if store is not None else None
-    if ident is None or not len(contexts):
-        return False
-    keys = [pair_key([c] if isinstance(c, str) else list(c), a, b) for c, a, b in zip(contexts, replies_a, replies_b)]
-    return len(store.get_many(judge_namespace(judge, ident, __version__, device_key(active_device())), keys)) \
-        == len(set(keys))
+    if ident is None:
+        return len(keys)
+    return len(keys) - len(store.get_many(judge_namespace(judge, ident, __version__, device_key(active_device())),
+                                          list(keys)))
 
 
 def check_judge_models(pairs: "Comparison | Sequence[tuple[Sequence[str], str, str]]", judge: str = "pairwise",

@@ -507,11 +507,13 @@ def render_leaderboard(lb: Leaderboard, fmt: str = "text") -> str:
     """``dialeval leaderboard``'s output: text / markdown (ranking, then every pair), csv (one table, rows told
     apart by ``kind``) or json (the systems best first, each with its scores and intervals; the pairs)."""
     from core.report import render, to_json
+    notes = [n for n in (lb.alignment_note and "aligned by " + alignment_words(lb.aligned_by, lb.alignment_note),
+                         lb.rank_note, lb.reference_note, PAIRS_FAMILY_NOTE) if n]  # what text says in its header
     if fmt == "json":
-        return to_json(lb.to_dict())
+        return to_json({**lb.to_dict(), "notes": notes})
     rows, cols = leaderboard_rows(lb)
     if fmt == "csv":
-        flat: list[dict[str, Any]] = []
+        flat: list[dict[str, Any]] = [{"kind": "note", "note": n} for n in notes]
         for e in lb.systems:
             r: dict[str, Any] = {"kind": "system", "rank": e.rank, "system": e.system}
             for m, v in e.metrics.items():

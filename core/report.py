@@ -16,7 +16,7 @@ import numpy as np
 from core.data import alignment_words
 from core.outputs import atomic_open
 from core.stats import MIN_RESAMPLED, can_be_significant
-from core.verdict import LEFT_OUT_LISTED, holm_winners, mismatch_warning
+from core.verdict import LEFT_OUT_LISTED, holm_adjusted, holm_winners, mismatch_warning
 
 if TYPE_CHECKING:
     from core.data import Comparison
@@ -245,6 +245,8 @@ def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,
         return to_json(v.to_dict())
     if fmt == "csv":
         rows: list[dict[str, Any]] = [{"kind": "verdict", "verdict": v.sentence}]
+        if v.alignment_note:  # (text says it in its header)
+            rows.append({"kind": "note", "note": "aligned by " + alignment_words(v.aligned_by, v.alignment_note)})
         rows += [{"kind": "note", "note": note} for note in verdict_notes(v).values()]
         for r, d in zip(v.metrics, v.to_dict()["metrics"]):
             rows.append({"kind": r.kind, **{k: d[k] for k in d if k != "kind"}})
@@ -323,11 +325,12 @@ def one_sided_ratings_note(v: "Verdict") -> str:
     if not v.one_sided_ratings:
         return ""
     name = {"A": v.system_a, "B": v.system_b}
-    listed = ", ".join(f"{d!r} ({name[s]} only)" for d, s in v.one_sided_ratings.items())
+    listed = ", ".join(f"{d!r} ({name[s] + ' only' if s else 'both, never one pair'})"
+                       for d, s in v.one_sided_ratings.items())
     folded = Counter(d.casefold() for d in v.one_sided_ratings)
     hint = ("; names that differ only in case are different dimensions: rename one in its file to compare them"
             if any(n > 1 for n in folded.values()) else "")
-    return f"people's ratings of {listed} are on one side only, so they are not compared{hint}"
+    return f"people's ratings of {listed} rate no pair on both sides, so they are not compared{hint}"
 
 
 def verdict_notes(v: "Verdict") -> dict[str, str]:
@@ -346,8 +349,8 @@ def holm_note(v: "Verdict") -> str:
     alone = [r.metric for r in v.rows("metric") if r.winner and r.metric not in passed]
     if not alone:
         return ""
-    return (f"the verdict column tests each metric alone, the one-line verdict the {len(v.rows('metric'))} metrics "
-            f"together (Holm), which {', '.join(alone)} do{'es' * (len(alone) == 1)} not pass")
+    return (f"each metric's row tests it alone, the one-line verdict the {len(holm_adjusted(v))} metrics that scored "
+            f"pairs together (Holm), which {', '.join(alone)} do{'es' * (len(alone) == 1)} not pass")
 
 
 def few_contexts_note(v: "Verdict") -> str:

@@ -359,16 +359,14 @@ def compare_scores(cs: "ComparisonScores", human: bool = True, n_boot: int = N_B
 
 
 def one_sided_ratings(comp: Comparison) -> dict[str, str]:
-    """{dimension: "A" or "B"} for the human dimensions only one side's paired rows are rated on: people's
-    ratings that :func:`compare_ratings` cannot compare (a dimension named ``fluency`` in one file and ``Fluency``
-    in the other is two such dimensions)."""
-    def rated(rows: Sequence[Example], dim: str) -> bool:
-        return any(math.isfinite(ex.scores.get(dim, math.nan)) for ex in rows)
+    """{dimension: "A", "B" or "" (both, never on one pair)} for the human dimensions no pair is rated on on both
+    sides: people's ratings that :func:`compare_ratings` cannot compare (a dimension named ``fluency`` in one
+    file and ``Fluency`` in the other is two such dimensions)."""
     out = {}
     for dim in dimensions(comp.examples()):
-        a, b = rated(comp.a, dim), rated(comp.b, dim)
-        if a != b:
-            out[dim] = "A" if a else "B"
+        a, b = (np.array([math.isfinite(ex.scores.get(dim, math.nan)) for ex in side]) for side in (comp.a, comp.b))
+        if not (a & b).any():
+            out[dim] = "" if a.any() and b.any() else "A" if a.any() else "B"
     return out
 
 
@@ -381,7 +379,7 @@ def compare_ratings(comp: Comparison, n_boot: int = N_BOOT, n_perm: int = N_PERM
     for dim in dimensions(comp.examples()):
         a = np.array([ex.scores.get(dim, math.nan) for ex in comp.a])
         b = np.array([ex.scores.get(dim, math.nan) for ex in comp.b])
-        if np.isfinite(a).any() and np.isfinite(b).any():
+        if (np.isfinite(a) & np.isfinite(b)).any():  # a pair people rated on both sides
             rows.append(compare_values(f"human:{dim}", "human", a, b, groups, signature="human ratings in the input",
                                        n_boot=n_boot, n_perm=n_perm, level=level, seed=seed,
                                        tie_margin=human_tie_margin(dim, [*a, *b])))
@@ -456,9 +454,10 @@ def check_something_to_compare(comp: Comparison, metrics: Sequence[str], judge: 
         why = "these rows carry no human ratings"
     elif not compare_ratings(comp, n_boot=stats.MIN_BOOT, n_perm=1):
         one_sided = one_sided_ratings(comp)
-        why = ("people rated " + ", ".join(f"{d!r} for {comp.system_a if s == 'A' else comp.system_b} only"
+        why = ("people rated " + ", ".join(f"{d!r} " + (f"for {comp.system_a if s == 'A' else comp.system_b} only"
+                                                         if s else "on both sides but never on the same pair")
                                            for d, s in one_sided.items())
-               + ", so no dimension is rated on both sides")
+               + ", so no pair is rated on both sides")
     else:
         return
     raise ValueError(f"{metrics_name} and no judge leave nothing to compare: {why}; name metrics or add "
@@ -491,7 +490,7 @@ def build_verdict(comp: Comparison, cs: "ComparisonScores | None" = None, judge:
                    n_boot, n_perm, level, seed, rows, judge, identical_pairs=identical, drivers=drivers,
                    n_unmatched=len(unmatched), left_out=left_out_pairs(comp, cs, rows),
                    context_mismatches=comp.context_mismatches(), reference_copies=copies,
-                   alignment_note=comp.alignment_note, one_sided_ratings=one_sided_ratings(comp))
+                   alignment_note=comp.alignment_note, one_sided_ratings=one_sided_ratings(comp) if human else {})
 
 
 def mismatch_warning(v: Verdict) -> str:

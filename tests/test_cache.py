@@ -60,6 +60,9 @@ def test_only_changed_rows_are_scored_again(rows, tmp_path):
         calls.append(len(examples))
         return compute(examples, progress)
     metric.compute = counting
+    from core.engine import fully_cached, uncached_rows  # what the dashboard's time estimate counts
+    assert uncached_rows(metric, changed, store) == 2 and not fully_cached(metric, changed, store)
+    assert uncached_rows(metric, rows, store) == 0 and uncached_rows(metric, rows, None) == len(rows)
     table = score_examples(changed, [metric], cache=store)
     assert calls == [2]  # 10 of 12 rows came from the cache
     np.testing.assert_array_equal(table.column("bleu"), score_examples(changed, ["bleu"], cache=False).column("bleu"))

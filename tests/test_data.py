@@ -276,7 +276,7 @@ def test_pairs_aligned_by_id_whose_contexts_differ_are_named(tmp_path):
     comp = load_comparison(a, b)
     assert comp.aligned_by == "context" and comp.context_mismatches() == []
     assert comp.alignment_note == ("ids are shared, but pairing by id gives 4 pair(s) of which 0 have the same "
-                                   "context, and pairing by context gives 4")
+                                   "context, and pairing by context gives 4 whose context each side answered once")
     assert all(x.context == y.context for x, y in comp.pairs)
     other = _rows(tmp_path / "d.jsonl", [_row(i, "d", f"another context {i}", "r") for i in range(4)])
     comp = load_comparison(a, other)  # no context in common: by id, each pair named
@@ -298,11 +298,25 @@ def test_one_id_shared_by_accident_does_not_pair_by_id(tmp_path):
         comp.alignment_note
     grid = shared_contexts(load_file(a) + load_file(b))
     assert (grid.aligned_by, grid.n_contexts, grid.alignment_note) == ("context", 8, comp.alignment_note)
+    from core.engine import score_comparison  # said in every format: a csv note row too (text says it in its head)
+    from core.report import render_verdict
+    from core.verdict import build_verdict
+    v = build_verdict(comp, score_comparison(comp, ["bleu"]), n_boot=200, n_perm=200)
+    for fmt in ("text", "csv", "json", "markdown"):
+        assert "ids are shared, but pairing by id gives 1 pair(s)" in render_verdict(v, fmt), fmt
     # ids that agree with the contexts still pair by id (a context answered twice, told apart by its ids)
     c = _rows(tmp_path / "c.jsonl", [_row(i, "c", "same context", f"c {i}") for i in range(3)])
     d = _rows(tmp_path / "d.jsonl", [_row(2 - i, "d", "same context", f"d {2 - i}") for i in range(3)])
     comp = load_comparison(c, d)
     assert comp.aligned_by == "id" and [(x.id, y.id) for x, y in comp.pairs] == [("0", "0"), ("1", "1"), ("2", "2")]
+    # one mistyped id among repeated contexts: by order of appearance the contexts would pair other dialogues, so
+    # the seven good ids still decide (the rule counted every context pair and swapped four rows)
+    ctx = ["hi", "hello", "hi", "hello", "hey", "hey", "yo", "yo"]
+    e = _rows(tmp_path / "e.jsonl", [_row(f"d{i}", "e", ctx[i], f"e {i}") for i in range(8)])
+    f = _rows(tmp_path / "f.jsonl", [_row("d6x" if i == 6 else f"d{i}", "f", ctx[i], f"f {i}")
+                                     for i in (1, 0, 3, 2, 5, 4, 7, 6)])
+    comp = load_comparison(e, f)
+    assert comp.aligned_by == "id" and all(x.id == y.id for x, y in comp.pairs) and len(comp.pairs) == 7
 
 
 def test_a_chosen_score_column_named_scores_dim_is_the_dimension_dim(tmp_path):
@@ -326,12 +340,15 @@ def test_csv_headers_in_another_case_are_found_and_a_repeated_header_is_refused(
                                            "1,b,hi,hey\n")
     with pytest.raises(DataError, match=r"row 3: repeats the header row \(two files joined into one\?\)"):
         load_csv(joined)
+    excel = "\ufeffid,system,context,response\n1,a,hi,hello\n"  # two Excel "CSV UTF-8" files joined: a BOM inside
+    with pytest.raises(DataError, match="row 3: repeats the header row"):
+        load_csv("j.csv", data=(excel + excel.replace("id,system", "Id,System").replace("1,a", "2,b")).encode())
     odd = write(tmp_path, "odd.csv", "id,ctx,reply\n1,hi,hello\n")
     with pytest.raises(DataError, match=r"--columns response=NAME names it"):
         load_csv(odd)
 
 
-def test_pretty_printed_records_get_one_clear_error(tmp_path):
+def test_pretty_printed_records_get_one_clear_error(tmp_path, capsys):
     """`jq .` output (records over several lines each) gave a 'malformed JSON' problem per line."""
     from core.data import load_jsonl
     p = write(tmp_path, "pretty.jsonl", '{\n  "id": 1,\n  "context": ["hi"],\n  "response": "yo"\n}\n'
@@ -340,6 +357,17 @@ def test_pretty_printed_records_get_one_clear_error(tmp_path):
         load_jsonl(p)
     assert len(err.value.problems) == 1
     assert "holds 2 JSON objects written over several lines each (as `jq .` prints them)" in str(err.value)
+    text = open(p, encoding="utf-8").read()
+    for name, data in (("pretty.json", text), ("stdin", text), ("mixed.jsonl", '{"id": 0, "context": ["a"], '
+                                                                               '"response": "b"}\n' + text)):
+        with pytest.raises(DataError) as err:  # named .json, piped in (`jq . f | dialeval score -`), appended
+            load_file(name, data=data.encode())
+        assert len(err.value.problems) == 1 and "JSON objects written over several lines" in str(err.value), name
+    mixed = write(tmp_path, "mixed.jsonl", '{"id": 0, "context": ["a"], "response": "b"}\n' + text)
+    from core.cli import main
+    assert main(["score", str(mixed), "--metrics", "bleu", "--quiet"]) == 2  # `score` checks a file in place first
+    err = capsys.readouterr().err
+    assert "row 2: from here on holds 2 JSON objects written over several lines" in err and "row 3" not in err
 
 
 def test_an_annotator_s_null_in_a_list_of_ratings_is_left_out():

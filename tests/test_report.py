@@ -344,6 +344,9 @@ def test_the_leaderboard_ranks_by_peoples_ratings_when_the_input_has_them(dialev
     assert "ranked by people's mean overall rating" in text and "people: overall mean [95% CI]" in text
     # which family p (Holm) corrects over, since compare's one-line verdict corrects over the metrics as well
     assert "Every pair (p (Holm) corrects over the pairs of systems on one criterion; `compare`'s one-line" in text
+    from core.leaderboard import PAIRS_FAMILY_NOTE
+    assert PAIRS_FAMILY_NOTE in json.loads(render_leaderboard(lb, "json"))["notes"]
+    assert PAIRS_FAMILY_NOTE in render_leaderboard(lb, "csv")  # a note row, as the verdict's csv has
     assert "warning: 30 of 120 rows reply with their own reference (good: 30 of 30" in text  # bleu favours it
     by_bleu = build_leaderboard(grid, score_examples(grid.examples(), ["bleu"]), None, n_boot=200, n_perm=200,
                                 rank_by="bleu")
@@ -541,7 +544,7 @@ def test_the_headline_needs_a_metric_winner_that_survives_holm_over_the_metrics(
     rows = json.loads(render_verdict(many, "json"))["metrics"]
     assert (rows[0]["winner"], rows[0]["holm_winner"]) == ("A", None) and rows[0]["p_holm"] == pytest.approx(0.3)
     assert json.loads(render_verdict(alone, "json"))["metrics"][0]["holm_winner"] == "A"
-    note = "the verdict column tests each metric alone, the one-line verdict the 10 metrics together (Holm)"
+    note = "each metric's row tests it alone, the one-line verdict the 10 metrics that scored pairs together (Holm)"
     assert note in render_verdict(many, "csv") and note in render_verdict(many, "text")
 
 
@@ -795,15 +798,23 @@ def test_ratings_on_one_side_only_are_said_and_alone_leave_nothing_to_compare():
     v = build_verdict(comp, score_comparison(comp, ["bleu"]), n_boot=200, n_perm=200)
     assert v.one_sided_ratings == {"fluency": "A", "Fluency": "B"}
     assert [r.metric for r in v.rows("human")] == ["human:overall"]
-    said = ("people's ratings of 'fluency' (ha only), 'Fluency' (hb only) are on one side only, so they are not "
-            "compared; names that differ only in case are different dimensions")
+    said = ("people's ratings of 'fluency' (ha only), 'Fluency' (hb only) rate no pair on both sides, so they are "
+            "not compared; names that differ only in case are different dimensions")
     for fmt in ("text", "markdown", "csv"):
         assert said in render_verdict(v, fmt), fmt
     from core.html_report import render_html
-    assert "are on one side only" in render_html(v, comp, score_comparison(comp, ["bleu"]))
+    assert "rate no pair on both sides" in render_html(v, comp, score_comparison(comp, ["bleu"]))
     unrated = [Example(e.id, e.system, e.context, e.response, e.references, {} if e.system == "hb" else e.scores)
                for e in exs]
-    with pytest.raises(ValueError, match="people rated 'overall' for ha only, 'fluency' for ha only, so no "
-                                         "dimension is rated on both sides"):
+    with pytest.raises(ValueError, match="people rated 'overall' for ha only, 'fluency' for ha only, so no pair "
+                                         "is rated on both sides"):
         check_something_to_compare(_comparison(unrated, "ha", "hb"), [], judge=False)
     check_something_to_compare(comp, [], judge=False)  # overall is rated on both sides: something to compare
+    # both sides rated, never on the same pair (A rows 0-3, B rows 4-7): nothing to compare either, and said
+    halves = [Example(e.id, e.system, e.context, e.response, e.references,
+                      {"overall": 3.0} if (e.system == "ha") == (int(e.id[1:]) < 4) else {}) for e in exs]
+    with pytest.raises(ValueError, match="'overall' on both sides but never on the same pair"):
+        check_something_to_compare(_comparison(halves, "ha", "hb"), [], judge=False)
+    hv = build_verdict(_comparison(halves, "ha", "hb"), None, n_boot=200, n_perm=200)
+    assert hv.rows("human") == [] and hv.one_sided_ratings == {"overall": ""}
+    assert build_verdict(comp, None, human=False, n_boot=200, n_perm=200).one_sided_ratings == {}  # --no-human

@@ -147,7 +147,7 @@ else:
     cells = [c for c in pairwise_cells(lb) if pick == "every criterion" or c["metric"] == pick]
     st.dataframe(pd.DataFrame(cells).rename(columns=dict(pairwise_columns(lb.level))), hide_index=True,
                  width="stretch")
-    st.caption(state.plain(as_sentence(PAIRS_FAMILY_NOTE.replace("`compare`'s", "the Home page's"))))
+    st.caption(state.plain(PAIRS_FAMILY_NOTE.replace("`compare`'s", "the Home page's") + "."))
     if lb.dropped:
         with st.expander(f"{len(lb.dropped)} rows left out"):
             st.text("\n".join(lb.dropped))

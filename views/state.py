@@ -26,8 +26,8 @@ from core import dashboard
 from core.dashboard import Loaded
 from core.data import Comparison
 from core.cache import default_cache
-from core.engine import (ComparisonScores, cached_judge_comparison, comparison_scores, fully_cached, judge_comparison,
-                         score_examples)
+from core.engine import (ComparisonScores, cached_judge_comparison, comparison_scores, judge_comparison, pairs_to_judge,
+                         score_examples, uncached_rows)
 from core.models.device import offered_devices
 from core.outputs import OutputError
 from core.scoring import JudgeOutput, Options, get_metric
@@ -308,13 +308,35 @@ def _score_time() -> dashboard.ScoreTime:
     return dashboard.ScoreTime()
 
 
-def _all_cached(metric: str, opts: Options, examples) -> bool:
-    """Whether the score cache (or the demo's precomputed scores) holds every row of ``metric``: nothing to wait
-    for. A metric that cannot even be built counts as not cached (its error is shown when it runs)."""
+def _rows_to_score(metric: str, opts: Options, examples) -> int:
+    """How many rows ``metric`` will compute: those the score cache (or the demo's precomputed scores) lacks. A
+    metric that cannot even be built counts them all (its error is shown when it runs)."""
     try:
-        return fully_cached(get_metric(metric, opts), examples, default_cache())
+        return uncached_rows(get_metric(metric, opts), examples, default_cache())
     except Exception:
-        return False
+        return len(examples)
+
+
+def scoring_estimate(metrics: Sequence[str], opts: Options, examples) -> tuple[dict[str, int], Any]:
+    """Before ``metrics`` score ``examples``: each metric's rows to compute (:func:`_rows_to_score`) and a caption
+    with the time it should take (``dashboard.ScoreTime``; ``.empty()`` it when done; none under 3 s)."""
+    pace = _score_time()
+    new = {m: _rows_to_score(m, opts, examples) for m in metrics}
+    total = sum(pace.estimate(m, new[m]) for m in metrics if new[m])
+    if total < 3:
+        return new, st.empty()
+    return new, st.caption(f"Scoring {counted(len(examples), 'row')} with {', '.join(metrics)}: about {total:.0f} s "
+                           "on an idle 2-core laptop CPU (models load once per session; rows scored before are "
+                           "read back)")
+
+
+def timed_scoring(metric: str, new_rows: int, score):
+    """``score()``'s result; its time teaches ``dashboard.ScoreTime`` the pace of ``new_rows`` computed rows."""
+    started = time.perf_counter()
+    result = score()
+    if new_rows:
+        _score_time().record(metric, new_rows, time.perf_counter() - started)
+    return result
 
 
 def get_scores(data: Loaded, metrics: Sequence[str]) -> ComparisonScores:
@@ -329,12 +351,7 @@ def get_scores(data: Loaded, metrics: Sequence[str]) -> ComparisonScores:
     key = (key, opts.device) if opts.device != "cpu" else key  # scores are kept per device
     todo = [m for m in metrics if (key, m) not in store and (key, m) not in errors]
     if todo:
-        pace = _score_time()
-        new = {m: 0 if _all_cached(m, opts, examples) else len(examples) for m in todo}
-        total = sum(pace.estimate(m, new[m]) for m in todo if new[m])
-        about = st.caption(f"Scoring {counted(len(examples), 'row')} with {', '.join(todo)}: about {total:.0f} s on "
-                           "an idle 2-core laptop CPU (models load once per session; rows scored before are read "
-                           "back)") if total >= 3 else st.empty()
+        new, about = scoring_estimate(todo, opts, examples)
         bar, _ = progress_bar("scoring ...")
         for j, m in enumerate(todo):
             bar.progress(j / len(todo), text=f"{m} ({j + 1}/{len(todo)}): loading")
@@ -345,10 +362,8 @@ def get_scores(data: Loaded, metrics: Sequence[str]) -> ComparisonScores:
                 bar.progress(min(1.0, frac), text=f"{m} ({j + 1}/{len(todo)}): {desc} {done}/{total}"
                                                   f"{clock.left(done, total, desc)}")
             try:
-                started = time.perf_counter()
-                store[(key, m)] = score_examples(examples, [m], opts, progress=progress).results[m]
-                if new[m]:
-                    pace.record(m, new[m], time.perf_counter() - started)
+                store[(key, m)] = timed_scoring(m, new[m], lambda: score_examples(examples, [m], opts,
+                                                                                   progress=progress).results[m])
             except Exception as e:  # a broken or untrained metric must not take the dashboard down
                 errors[(key, m)] = f"{type(e).__name__}: {e}"
         bar.empty()
@@ -366,9 +381,12 @@ def metric_results(key, metrics: Sequence[str], examples, progress=None) -> dict
     store = _result_store()
     opts = options()
     key = (key, opts.device) if opts.device != "cpu" else key
-    for m in metrics:
-        if (key, m) not in store:
-            store[(key, m)] = score_examples(examples, [m], opts, progress=progress).results[m]
+    todo = [m for m in metrics if (key, m) not in store]
+    new, about = scoring_estimate(todo, opts, examples) if todo else ({}, st.empty())
+    for m in todo:
+        store[(key, m)] = timed_scoring(m, new[m], lambda: score_examples(examples, [m], opts,
+                                                                           progress=progress).results[m])
+    about.empty()
     return {m: store[(key, m)] for m in metrics}
 
 
@@ -440,10 +458,12 @@ def run_judge(data: Loaded) -> JudgeOutput | None:
     bar, progress = progress_bar("loading the judge (stay on this page while it runs: leaving it stops the run)")
     try:
         from core.judges.smollm_reader import lm_features
+        comp = data.comparison
+        new = pairs_to_judge([a.context for a in comp.a], [a.response for a in comp.a], [b.response for b in comp.b])
         loaded, started = lm_features.cache_info().currsize > 0, time.perf_counter()
-        _judge_store()[data.key] = judge_comparison(data.comparison, progress=progress)
-        if loaded:  # a run that also loaded the models would overstate the pace
-            _judge_time().record(len(data.comparison.pairs), time.perf_counter() - started)
+        _judge_store()[data.key] = judge_comparison(comp, progress=progress)
+        if loaded:  # a run that also loaded the models would overstate the pace; pairs read back cost nothing
+            _judge_time().record(new, time.perf_counter() - started)
     except Exception as e:  # a missing or incompatible checkpoint must not take the page down
         st.error(f"The judge could not run: {type(e).__name__}: {plain(str(e))}")
     bar.empty()
