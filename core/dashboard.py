@@ -788,11 +788,12 @@ def load_pair_votes(key: str, comp: Comparison) -> dict[int, str]:
 
 def curve_sizes(n_votes: int, folds: int) -> list[int]:
     """Learning-curve sizes: 100, 200, ... 900 votes, clipped to what the training folds hold;
-    for fewer than 200 trainable votes, five even steps instead."""
+    for fewer than 200 trainable votes, five even steps instead, none below ``MIN_VOTES`` (a re-fit on fewer is
+    refused everywhere: on 2 votes the judge said "A" to every pair)."""
     max_train = int(n_votes * (folds - 1) / folds)
     if max_train >= 200:
         return sorted({s for s in range(100, 1000, 100) if s < max_train} | {min(max_train, 900)})
-    return sorted({max(2, round(max_train * k / 5)) for k in range(1, 6)})
+    return sorted({s for k in range(1, 6) if (s := round(max_train * k / 5)) >= MIN_VOTES} | {max_train})
 
 
 # ------------------------------------------------------------------------------------------------

@@ -195,12 +195,14 @@ def judge_lines(v: "Verdict") -> list[str]:
     if h is not None:
         if h.n:
             what = (f"human {h.dimension} (tie margin {h.margin:g})" if h.source == "scores" else "the votes")
-            lines.append(f"judge: agreement with {what}: {fmt_num(h.agreement)} of the {h.n} pairs with a clear "
-                         f"human preference ({level_label(v.level)} Wilson [{fmt_num(h.low)}, "
+            which = "with a clear human preference" if h.source == "scores" else "voted A or B"
+            lines.append(f"judge: agreement with {what}: {fmt_num(h.agreement)} of the {h.n} pairs {which} "
+                         f"({level_label(v.level)} Wilson [{fmt_num(h.low)}, "
                          f"{fmt_num(h.high)}]; on the "
                          f"{h.n_decided} pairs the judge did not call a tie: {fmt_num(h.agreement_decided)})")
         else:
-            lines.append("judge: no pair with a clear human preference to measure agreement on")
+            lines.append("judge: no pair with a clear human preference to measure agreement on"
+                         if h.source == "scores" else "judge: no loaded pair voted A or B to measure agreement on")
     return lines
 
 
@@ -253,10 +255,21 @@ def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,
         if v.judge is not None:
             j = v.judge
             w = j.win
-            rows.append({"kind": "judge", "metric": "judge", "n": j.n, "wins": w.wins, "ties": w.ties,
-                         "losses": w.losses, "win_rate": w.rate, "win_low": w.low, "win_high": w.high,
-                         "win_rate_ties_split": w.ties_split, "sign_p": w.sign_p,
-                         "verdict": j.better(v.system_a, v.system_b), "signature": j.signature})
+            row = {"kind": "judge", "metric": "judge", "n": j.n, "wins": w.wins, "ties": w.ties,
+                   "losses": w.losses, "win_rate": w.rate, "win_low": w.low, "win_high": w.high,
+                   "win_rate_ties_split": w.ties_split, "sign_p": w.sign_p,
+                   "verdict": j.better(v.system_a, v.system_b), "signature": j.signature,
+                   "order_disagreement": j.order_disagreement}  # every number text and json give, as columns
+            lc = j.length_controlled
+            if lc is not None:
+                row.update({"length_controlled_rate": lc.rate, "length_controlled_low": lc.low,
+                            "length_controlled_high": lc.high, "length_controlled_note": lc.why_none or None})
+            h = j.human
+            if h is not None:
+                row.update({"agreement_with": h.dimension if h.source == "scores" else "votes",
+                            "agreement": h.agreement if h.n else None, "agreement_low": h.low if h.n else None,
+                            "agreement_high": h.high if h.n else None, "agreement_n": h.n})
+            rows.append(row)
         rows += [{"kind": "left_out", "metric": d["metric"], "n": d["n_left_out"], "note": left_out_note(d)}
                  for d in v.left_out]
         if v.unmatched:

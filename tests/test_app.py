@@ -415,9 +415,19 @@ def test_votes_are_matched_to_pairs_in_either_order_and_curve_sizes_are_clipped(
     comp = Comparison("x", "y", [(a1, b1), (a2, b2)])
     votes = [Pair(["Hi  there"], "go away", "HELLO", 0.0)]  # swapped order, other case/spacing: B -> A
     assert votes_for_pairs(comp, votes) == ["A", None]
+    # the whole context decides (only its last turn did: a vote from another conversation counted)
+    assert votes_for_pairs(comp, [Pair(["other opening", "hi there"], "hello", "go away", 1.0)]) == [None, None]
+    # a pair voted both ways takes its last vote in either order (the swapped one kept its first)
+    both = [Pair(["hi there"], "go away", "hello", 1.0), Pair(["hi there"], "go away", "hello", 0.0),
+            Pair(["bye"], "see you", "ok", 1.0), Pair(["bye"], "see you", "ok", 0.0)]
+    assert votes_for_pairs(comp, both) == ["A", "B"]
+    from core.judges.pairs import votes_matched
+    assert votes_matched(comp, votes + [Pair(["elsewhere"], "a", "b", 1.0)])[0].startswith(
+        "1 of 2 vote(s) are on no loaded pair")
     assert dashboard.curve_sizes(1000, 5) == [100, 200, 300, 400, 500, 600, 700, 800]
     assert dashboard.curve_sizes(2000, 10) == [100, 200, 300, 400, 500, 600, 700, 800, 900]
-    assert dashboard.curve_sizes(50, 5) == [8, 16, 24, 32, 40]
+    assert dashboard.curve_sizes(50, 5) == [16, 24, 32, 40]  # none below MIN_VOTES (it drew 8)
+    assert dashboard.curve_sizes(13, 5) == [10]  # it drew 2, 4, 6, 8, 10
 
 
 def test_judge_page_trains_on_votes_draws_a_learning_curve_and_predicts_the_rest(shared, new_app):

@@ -179,7 +179,8 @@ def test_a_votes_file_s_repeats_contradictions_and_identical_replies_are_said():
              Pair(["yo"], "hey", "hey", 0.0), Pair(["sup"], "fine", "ok", 0.5)]
     notes = vote_notes(votes)
     assert notes == ["1 vote(s) repeat a pair already voted on (in either order); each counts",
-                     "1 pair(s) were voted different ways (A, B or tie); the re-fit sees both",
+                     "1 pair(s) were voted different ways (A, B or tie): the re-fit sees every vote, agreement with "
+                     "the votes takes each pair's last",
                      "1 A/B vote(s) are between two identical replies; they teach the judge nothing true"]
     assert vote_notes(votes[3:]) == []
 

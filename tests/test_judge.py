@@ -99,9 +99,12 @@ def test_votes_file_roundtrip_and_errors(tmp_path):
     good = tmp_path / "votes.jsonl"
     good.write_text(json.dumps({"context": ["hi", "how are you?"], "response_a": "fine, you?",
                                 "response_b": "banana", "vote": "A"}) + "\n"
-                    + json.dumps({"context": "what now?", "response_a": "x", "response_b": "y", "vote": "tie"}) + "\n")
+                    + json.dumps({"context": "what now?", "response_a": "x", "response_b": "y", "vote": "tie"}) + "\n"
+                    + json.dumps({"context": "hi\nhow are you?", "response_a": "a", "response_b": "b", "vote": "B"})
+                    + "\n")
     votes = load_votes(good)
-    assert [v.vote for v in votes] == ["A", "tie"] and votes[1].context == ["what now?"]
+    assert [v.vote for v in votes] == ["A", "tie", "B"] and votes[1].context == ["what now?"]
+    assert votes[2].context == ["hi", "how are you?"]  # a context string is turns at line ends, as data files read
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"context": ["hi"], "response_a": "a", "response_b": "b", "vote": "A"}) + "\n"
                    + json.dumps({"context": ["hi"], "response_a": "a", "response_b": "", "vote": "maybe"}) + "\n")

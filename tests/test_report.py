@@ -818,3 +818,18 @@ def test_ratings_on_one_side_only_are_said_and_alone_leave_nothing_to_compare():
     hv = build_verdict(_comparison(halves, "ha", "hb"), None, n_boot=200, n_perm=200)
     assert hv.rows("human") == [] and hv.one_sided_ratings == {"overall": ""}
     assert build_verdict(comp, None, human=False, n_boot=200, n_perm=200).one_sided_ratings == {}  # --no-human
+
+
+def test_the_judge_s_csv_row_carries_every_number_text_gives():
+    """`judge --format csv` had no agreement with people, no order disagreement, no length-controlled rate."""
+    import csv
+    import io
+    exs = [Example(f"c{i}", s, [f"ctx {i}"], f"{s} " + "word " * (i % 4), [f"ref {i}"],
+                   {"overall": 4.0 if s == "mid" else 2.0}) for s in ("mid", "good") for i in range(12)]
+    comp = _comparison(exs, "mid", "good")
+    v = build_verdict(comp, None, summarize_judge(comp, _judged([0.9] * 10 + [0.2] * 2)), n_boot=200, n_perm=200)
+    row = next(r for r in csv.DictReader(io.StringIO(render_verdict(v, "csv"))) if r["kind"] == "judge")
+    assert row["agreement_with"] == "overall" and row["agreement_n"] == "12"
+    assert float(row["agreement"]) == pytest.approx(v.judge.human.agreement)
+    assert float(row["order_disagreement"]) == pytest.approx(v.judge.order_disagreement)
+    assert row["length_controlled_rate"] != "" or row["length_controlled_note"] != ""

@@ -7,7 +7,8 @@ import streamlit as st
 
 from core import dashboard
 from core.data import Comparison
-from core.judges.pairs import votes_for_pairs
+from core.judges.pairs import votes_for_pairs, votes_matched
+from core.report import as_sentence
 from core.verdict import summarize_judge
 from views import state
 
@@ -172,6 +173,8 @@ if data is not None and ok:
                    f"({dashboard.vote_margin(comp, vdim):g} on {state.plain(vdim)}); the other pairs have no vote.")
     if votes is not None:
         on_pairs = votes_for_pairs(comp, votes)
+        for line in votes_matched(comp, votes):
+            st.warning(state.plain(as_sentence(line)))
         n_on = sum(v is not None for v in on_pairs)
         st.text(f"{state.counted(len(votes), 'vote')} (A {sum(v.vote == 'A' for v in votes)}, "
                 f"B {sum(v.vote == 'B' for v in votes)}, "

@@ -9,7 +9,7 @@ from core.cli import (add_cache_argument, add_input_arguments, check_paths, csv_
                       register_command)
 from core.data import dimensions, load_comparison
 from core.engine import blank_text_notes, judge_comparison
-from core.judges.pairs import load_votes, votes_for_pairs
+from core.judges.pairs import load_votes, votes_for_pairs, votes_matched
 from core.models.device import use_device
 from core.progress import progress_bar
 from core.report import PAIR_COLUMNS, judge_rows, markdown_text, render, render_verdict, to_json, write_jsonl
@@ -43,7 +43,12 @@ def judge(a: argparse.Namespace) -> int:
     if a.dimension and a.dimension not in dimensions(comp.examples()):
         raise ValueError(f"--dimension {a.dimension!r} is not in the data; its human dimensions are "
                          f"{dimensions(comp.examples()) or 'none'}")
-    votes = votes_for_pairs(comp, load_votes(a.votes)) if a.votes else None
+    votes = None
+    if a.votes:
+        voted = load_votes(a.votes)
+        votes = votes_for_pairs(comp, voted)
+        note(votes_matched(comp, voted) + ([f"--dimension {a.dimension} is not used: with --votes the judge's "
+                                            "agreement is with the votes"] if a.dimension else []))
     use_device(a.device)  # before anything loads: an unavailable device is exit 2 with its one line
     note(blank_text_notes(comp.examples(), judged=True))
     out = judge_comparison(comp, checkpoint=a.checkpoint, progress=progress_bar(a.quiet))

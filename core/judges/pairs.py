@@ -22,7 +22,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from core.data import Comparison, DataError, Example, Problem, bad_unicode_at, iter_json_lines, read_text
+from core.data import (Comparison, DataError, Example, Problem, bad_unicode_at, iter_json_lines, read_text,
+                       split_turns)
 from core.outputs import atomic_open
 from core.settings import SEED
 from core.verdict import human_preference, human_tie_margin, preference_dimension
@@ -80,14 +81,6 @@ def is_val_context(context: Sequence[str], test_share: float = 0.2, val_share: f
     return test_share * 10_000 <= b < (test_share + val_share) * 10_000
 
 
-
-
-
-
-
-
-
-
 def preference_pairs(examples: Sequence[Example], dimension: str | None = None, margin: float | None = None,
                      include_ties: bool = False, seed: int = SEED) -> list[Pair]:
     """All pairs of responses to the same context (same dataset) with a clear human preference.
@@ -143,7 +136,7 @@ def load_votes(path: str | os.PathLike, data: bytes | None = None) -> list[Pair]
             continue
         ctx = rec.get("context")
         if isinstance(ctx, str):
-            ctx = [ctx]
+            ctx = split_turns(ctx)  # turns at line ends, as a data file's context string is read
         if (not isinstance(ctx, list) or not ctx or not all(isinstance(t, str) for t in ctx)
                 or any(bad_unicode_at(t) is not None for t in ctx) or not any(t.strip() for t in ctx)):
             problems.append(Problem(str(path), row, "context", "must be a string or list of strings with at least "
@@ -183,18 +176,36 @@ def votes_from_examples(examples: Sequence[Example], dimension: str | None = Non
     return preference_pairs(examples, dimension, margin, include_ties, seed)
 
 
+def _whole_context(context: Sequence[str]) -> tuple[str, ...]:
+    """A vote's or a pair's context as votes are matched on: every turn, whitespace and case ignored."""
+    return tuple(normalize_text(t) for t in context)
+
+
 def votes_for_pairs(comp: Comparison, votes: Sequence[Pair]) -> list[str | None]:
     """Per pair of ``comp``, the vote on it in the comparison's orientation ("A", "B", "tie") or None. A vote
-    matches a pair by its context's last turn and both replies (whitespace and case ignored), in either
-    order; a vote given in the swapped order is flipped."""
+    matches a pair by its whole context and both replies (whitespace and case ignored), in either order; a
+    vote given in the swapped order is flipped. A pair voted several times takes its last vote, in whichever
+    order it was given (:func:`vote_notes` says so)."""
     flip = {"A": "B", "B": "A", "tie": "tie"}
-    table: dict[tuple[str, str, str], str] = {}
+    table: dict[tuple, str] = {}
     for v in votes:
-        table[(context_key(v.context), normalize_text(v.response_a), normalize_text(v.response_b))] = v.vote
-        table.setdefault((context_key(v.context), normalize_text(v.response_b), normalize_text(v.response_a)),
-                         flip[v.vote])
-    return [table.get((context_key(a.context), normalize_text(a.response), normalize_text(b.response)))
+        ctx, a, b = _whole_context(v.context), normalize_text(v.response_a), normalize_text(v.response_b)
+        table[(ctx, a, b)] = v.vote
+        table[(ctx, b, a)] = flip[v.vote]
+    return [table.get((_whole_context(a.context), normalize_text(a.response), normalize_text(b.response)))
             for a, b in comp.pairs]
+
+
+def votes_matched(comp: Comparison, votes: Sequence[Pair]) -> list[str]:
+    """What a votes file's match with the loaded pairs leaves unsaid: votes on no loaded pair (their context
+    and replies are not among the pairs), and :func:`vote_notes`."""
+    pairs = {(_whole_context(a.context), *sorted((normalize_text(a.response), normalize_text(b.response))))
+             for a, b in comp.pairs}
+    off = sum((_whole_context(v.context), *sorted((normalize_text(v.response_a), normalize_text(v.response_b))))
+              not in pairs for v in votes)
+    notes = [f"{off} of {len(votes)} vote(s) are on no loaded pair (matched by whole context and both replies, "
+             "either order): they are not used"] if off else []
+    return notes + vote_notes(votes)
 
 
 MIN_VOTES = 10  # A/B votes (ties do not count) before the judge can be re-fit on them ...
@@ -215,12 +226,12 @@ def enough_votes(votes: Sequence[Pair]) -> tuple[bool, str]:
 def vote_notes(votes: Sequence[Pair]) -> list[str]:
     """What a demanding user wants said about a votes file before the judge is re-fit on it: votes that repeat
     a pair (either order), pairs voted both ways, and A/B votes between two identical replies."""
-    seen: dict[tuple[str, str, str], set[str]] = {}
+    seen: dict[tuple, set[str]] = {}
     repeats = same = 0
     flip = {"A": "B", "B": "A", "tie": "tie"}
     for v in votes:
         a, b = normalize_text(v.response_a), normalize_text(v.response_b)
-        key, vote = (context_key(v.context), *sorted((a, b))), v.vote if a <= b else flip[v.vote]
+        key, vote = (_whole_context(v.context), *sorted((a, b))), v.vote if a <= b else flip[v.vote]
         repeats += key in seen
         seen.setdefault(key, set()).add(vote)
         same += a == b and v.vote in ("A", "B")
@@ -229,7 +240,8 @@ def vote_notes(votes: Sequence[Pair]) -> list[str]:
     if repeats:
         notes.append(f"{repeats} vote(s) repeat a pair already voted on (in either order); each counts")
     if both:
-        notes.append(f"{both} pair(s) were voted different ways (A, B or tie); the re-fit sees both")
+        notes.append(f"{both} pair(s) were voted different ways (A, B or tie): the re-fit sees every vote, agreement "
+                     "with the votes takes each pair's last")
     if same:
         notes.append(f"{same} A/B vote(s) are between two identical replies; they teach the judge nothing true")
     return notes
