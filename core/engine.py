@@ -231,7 +231,7 @@ class BlankTextCount:
                 f"{self.counts['reference copy']} of {n} rows reply with their own reference ({systems}; "
                 f"{self.where('reference copy')}): {', '.join(referenced)} score{'s' * (len(referenced) == 1)} them "
                 "as a (near) perfect match whatever people think of them, so a system of references wins on "
-                "referenced metrics by construction (meta-eval leaves such rows out)")
+                "referenced metrics by construction (meta-eval leaves such rows out unless --keep-reference-copies)")
         return notes
 
 

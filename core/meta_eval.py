@@ -60,6 +60,15 @@ def group_datasets(data: Iterable[str | os.PathLike | Example] | dict[str, Seque
     return out
 
 
+def scored_rows(examples: Sequence[Example], max_rows: int | None = None, seed: int = 13,
+                keep_reference_copies: bool = False) -> list[Example]:
+    """The rows of one data set that meta-eval scores: whole contexts up to about ``max_rows``
+    (:func:`subsample_contexts`), less the rows whose reply copies its reference unless
+    ``keep_reference_copies``."""
+    exs = subsample_contexts(examples, max_rows, seed)
+    return exs if keep_reference_copies else [ex for ex in exs if not is_reference_copy(ex)]
+
+
 def subsample_contexts(examples: Sequence[Example], max_rows: int | None, seed: int = 13) -> list[Example]:
     """Keep whole contexts, chosen at random (seeded), until about ``max_rows`` rows (for quick runs)."""
     if not max_rows or len(examples) <= max_rows:
@@ -100,13 +109,14 @@ def meta_evaluate(data, metrics: Sequence[Any], dims: Sequence[str] | None = Non
     rows: list[dict[str, Any]] = []
     for ds, exs in datasets.items():
         exs = subsample_contexts(exs, max_rows, seed)
-        n_copies, n_rows = 0, len(exs)
-        if not keep_reference_copies:
-            n_before = len(exs)
-            exs = [ex for ex in exs if not is_reference_copy(ex)]
-            n_copies = n_before - len(exs)
+        n_rows = len(exs)
+        exs = scored_rows(exs, keep_reference_copies=keep_reference_copies)
+        n_copies = n_rows - len(exs)
         if not exs:
             continue
+        if system_level and len(systems_in(exs)) < 3 and (warn or log) is not None:
+            (warn or log)(f"{ds}: {len(systems_in(exs))} system(s), so no system-level correlation (it needs 3 or "
+                          "more; with 3-9 it is fragile)")
         ds_dims = [d for d in dimensions(exs) if dims is None or d.casefold() in wanted]
         if not ds_dims:
             if dims and (warn or log) is not None:  # a warning, not progress: --quiet does not hide it

@@ -177,3 +177,27 @@ def test_the_dashboards_system_level_correlation_is_meta_evals(shared):
         assert (got["spearman"], got["spearman low"], got["spearman high"], got["n"]) == \
             (r["spearman"], r["spearman_low"], r["spearman_high"], r["n"])
         assert got["reference copies left out"] == r["n_reference_copies"] == 60
+
+
+def test_notes_describe_the_rows_scored_and_two_systems_say_why_there_is_no_system_level(tmp_path, capsys):
+    """With --max-rows the notes counted the whole file (136 of 360 rows ...), with --keep-reference-copies the
+    copy note said meta-eval leaves them out, and two systems had no system-level row without a word."""
+    import re
+    rows = []
+    for i in range(30):
+        ref = f"the answer to question number {i} is here"
+        for s, reply in (("copy", ref if i % 2 else f"answer {i} maybe"), ("other", "word " * 30 + str(i))):
+            rows.append({"id": f"q{i}", "system": s, "context": [f"question {i}?"], "response": reply,
+                         "references": [ref], "scores": {"overall": 4.0 if s == "copy" else 1.0 + i % 3}})
+    path = tmp_path / "two.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert cli(["meta-eval", str(path), "--metrics", "ruber", "--max-rows", "20", "--quiet", "--n-boot", "200"]) == 0
+    err = capsys.readouterr().err
+    k, n = map(int, re.search(r"(\d+) of (\d+) rows have a response of more than 24 words", err).groups())
+    assert k == 10 and 10 < n < 20  # the 10 "other" rows of the 10 contexts kept, less the copies: not 60
+    assert "2 system(s), so no system-level correlation (it needs 3 or more" in err
+    assert "reply with their own reference" not in err  # left out, so not in the rows scored
+    assert cli(["meta-eval", str(path), "--metrics", "ruber", "--max-rows", "20", "--quiet", "--n-boot", "200",
+                "--keep-reference-copies"]) == 0
+    err = capsys.readouterr().err
+    assert re.search(r"\d+ of 20 rows reply with their own reference", err) and "unless --keep-reference-copies" in err
