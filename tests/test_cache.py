@@ -167,6 +167,14 @@ def test_cli_keeps_rows_and_no_cache_keeps_nothing(tmp_path, repo_root):
     assert "removed 1 other file(s)" in run("cache", "clear", "--all")
     assert not copy.exists() and (tmp_path / "c" / "votes" / "k.jsonl").exists()
     assert (tmp_path / "c" / "thesis.tex").read_text() == "my thesis\n"
+    # a copy that is a link to another folder (shared between caches): the link goes, the folder stays
+    # (rmtree refused the link, after the score entries were gone: exit 2)
+    elsewhere = tmp_path / "shared-copy"
+    elsewhere.mkdir()
+    (elsewhere / "model.safetensors").write_bytes(b"x" * 2048)
+    copy.symlink_to(elsewhere, target_is_directory=True)
+    assert "removed 1 other file(s)" in run("cache", "clear", "--all")
+    assert not copy.is_symlink() and (elsewhere / "model.safetensors").exists()
 
 
 def test_precomputed_layer_answers_first_and_only_for_its_keys(rows, tmp_path):

@@ -453,3 +453,10 @@ def test_the_reader_reads_each_item_exactly_alone_or_in_a_batch_and_remembers_it
     finally:
         hook.remove()
         R.memo_items = old
+
+
+def test_a_checkpoint_named_with_its_file_ending_is_the_same_checkpoint(tmp_path):
+    """`--checkpoint D/judge-mine.safetensors` looked for judge-mine.safetensors.safetensors."""
+    from core.models.checkpoints import paths
+    assert paths("judge-mine.safetensors", tmp_path) == paths("judge-mine", tmp_path) == paths("judge-mine.json",
+                                                                                               tmp_path)

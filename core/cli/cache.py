@@ -33,7 +33,7 @@ def cache(a: argparse.Namespace) -> int:
         print(f"removed {n} entries from {store.path}")
         if a.all:
             for p in others:
-                shutil.rmtree(p) if p.is_dir() else p.unlink()
+                shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()  # a link: only the link
             print(f"removed {len(others)} other file(s) ({_mb(sum(others.values()))})")
         elif others:
             print(f"kept {len(others)} other file(s), {_mb(sum(others.values()))} (model conversions, "

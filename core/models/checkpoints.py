@@ -24,7 +24,10 @@ class CheckpointError(RuntimeError):
 
 def paths(name: str, directory: str | os.PathLike | None = None) -> tuple[Path, Path]:
     """(weights, manifest) of checkpoint ``name``: in ``directory``, else in the first checkpoint folder that
-    holds its weights (``core.settings.checkpoint_dirs``)."""
+    holds its weights (``core.settings.checkpoint_dirs``). A name given with its file's ending
+    (``judge-mine.safetensors``, ``judge-mine.json``) names the same checkpoint."""
+    for ending in (".safetensors", ".json"):
+        name = name[:-len(ending)] if name.endswith(ending) else name
     if directory:
         d = Path(directory)
     else:

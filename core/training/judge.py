@@ -176,7 +176,9 @@ def train(args: argparse.Namespace) -> int:
                               "ridge logistic regression offset by the base judge",
                    "quality": {"learning_curve": curve.to_dict("records")}}
             path = tuned.save(name, man, directory=args.out_dir)
-            print(f"wrote {path}")
+            use = path.with_suffix("") if args.out_dir else path.stem
+            print(f"wrote {path}; use it with `dialeval judge ... --checkpoint {use}` (or `core.judge(..., "
+                  f"checkpoint={str(use)!r})`)")
         return 0
 
     t0 = time.time()
