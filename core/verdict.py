@@ -40,6 +40,7 @@ import numpy as np
 
 from core import stats
 from core.data import Comparison, Example, dimensions
+from core.engine import is_reference_copy, reads_references
 from core.scoring import JudgeOutput, metric_class
 from core.settings import SEED
 
@@ -277,7 +278,7 @@ class Verdict:
     context_mismatches: list[str] = field(default_factory=list)  # pairs aligned by id whose contexts differ
     reference_copies: dict[str, int] = field(default_factory=dict)  # per side: pairs whose reply copies its reference
     alignment_note: str = ""  # why by context although ids are shared (``core.data.alignment_rule``)
-    one_sided_ratings: dict[str, str] = field(default_factory=dict)  # dimension -> the only side ("A"/"B") rated on it
+    one_sided_ratings: dict[str, str] = field(default_factory=dict)  # dimension -> "A"/"B" (only side rated), ""
 
     def rows(self, kind: str | None = None) -> list[MetricComparison]:
         return [r for r in self.metrics if kind is None or r.kind == kind]
@@ -481,7 +482,6 @@ def build_verdict(comp: Comparison, cs: "ComparisonScores | None" = None, judge:
             if r.kind == "metric":
                 drivers.append(difference_drivers(r, cs.a(r.metric), cs.b(r.metric), groups, [a.id for a in comp.a],
                                                   n_boot=n_boot, n_perm=n_perm, level=level, seed=seed))
-    from core.engine import is_reference_copy
     identical = sum(" ".join(a.response.split()) == " ".join(b.response.split()) for a, b in comp.pairs)
     unmatched = comp.describe_unmatched()
     copies = {"A": sum(is_reference_copy(a) for a, _ in comp.pairs),
@@ -649,7 +649,6 @@ def _copy_clause(v: Verdict, side: str, favouring: Sequence[MetricComparison]) -
     """The caveat for metrics that favour ``side`` and read references when ``side`` replies with its own
     reference more often than the other system (``engine.is_reference_copy``): they score such replies as a
     perfect match, whatever people think of them."""
-    from core.engine import reads_references
     referenced = [r for r in favouring if reads_references(r.metric)]
     k, k_other = v.reference_copies.get(side, 0), v.reference_copies.get("B" if side == "A" else "A", 0)
     if not referenced or k <= k_other:

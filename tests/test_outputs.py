@@ -339,7 +339,8 @@ def test_a_reply_longer_than_a_metric_s_models_read_is_said():
     zh = blank_text_notes([Example("1", "s", ["hi"], "我觉得很好", ["我觉得还好"])], ["bleu", "ubleu"])
     assert zh[0].startswith("1 of 1 rows reply in a script written without spaces (Chinese, Japanese, Thai, Lao, "
                             "Khmer, Burmese; item 1): bleu, ubleu split words at spaces")  # BLEU 0, without a word
-    spaced = [Example("1", "s", ["hi"], "저는 피자를 정말 좋아해요", ["x"]), Example("2", "s", ["hi"], "I had 寿司 today", ["x"])]
+    spaced = [Example("1", "s", ["hi"], "저는 피자를 정말 좋아해요", ["x"]),
+              Example("2", "s", ["hi"], "I had 寿司 today", ["x"])]
     assert blank_text_notes(spaced, ["bleu"]) == []  # Korean is written with spaces; one Japanese word tokenizes
     from core.judges import smollm_reader
     from core.metrics import mme
