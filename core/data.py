@@ -1293,7 +1293,7 @@ def alignment_words(aligned_by: str, note: str = "") -> str:
 def align(a: Sequence[Example], b: Sequence[Example], system_a: str | None = None,
           system_b: str | None = None) -> Comparison:
     """Pair two systems' rows by id or by context (:func:`alignment_rule`: by id when both sides carry ids
-    that overlap, unless context pairs more rows whose contexts agree).
+    that overlap, unless their contexts pair more rows unambiguously than the ids pair rows that agree).
 
     Two rows of one system with the same context cannot be paired by context; they are paired in
     order of appearance with the other side's rows of that context (and the surplus is listed)."""
