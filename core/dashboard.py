@@ -69,7 +69,7 @@ class Loaded:
 class JudgeTime:
     """About how long the judge takes for a number of pairs (both orders, the SmolLM2 reader): at the pace of
     this process's last run over :attr:`MIN_PAIRS` or more pairs (:meth:`record`), which tells a busy machine from
-    an idle one, else at an idle 2-core laptop CPU's pace (docs/dashboard.md, "The judge's time estimate")."""
+    an idle one, else at an idle 2-core laptop CPU's pace (docs/dashboard.md, "Time estimates")."""
 
     LOAD_SECONDS = 8.0  # loading MiniLM and SmolLM2, once per process
     START_SECONDS = 5.0  # each run: new batch shapes, the last batch of each length group part empty

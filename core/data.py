@@ -1285,6 +1285,10 @@ def alignment_rule(sides: Sequence[Sequence[Example]]) -> tuple[str, str]:
     return "id", ""
 
 
+ID_MISMATCH_ADVICE = ("if the ids only number the rows, the files pair unrelated rows (give ids that name the inputs, "
+                      "or drop them to align by context)")  # after a warning that rows paired by id differ
+
+
 def alignment_words(aligned_by: str, note: str = "") -> str:
     """'id', 'context', or 'context: why, when ids were shared' for 'N pairs aligned by ...'."""
     return f"{aligned_by}: {note}" if note else aligned_by

@@ -43,7 +43,8 @@ import numpy as np
 
 from core import stats
 from core.cache import ScoreCache
-from core.data import DataError, Example, Problem, alignment_rule, alignment_words, dimensions, systems_in
+from core.data import (ID_MISMATCH_ADVICE, DataError, Example, Problem, alignment_rule, alignment_words, dimensions,
+                       systems_in)
 from core.engine import (ScoreTable, check_judge_models, input_notes, judge_pairs, judged_from_cache, parse_metrics,
                          score_examples)
 from core.progress import Progress, within
@@ -84,6 +85,14 @@ class SystemGrid:
         """Distinct contexts among the shared ones (fewer than :attr:`n_contexts` when a context is answered
         several times by every system)."""
         return len(set(self.groups()))
+
+    def system_pairs(self) -> list[tuple[int, int, list[list[str]], list[str], list[str]]]:
+        """``(i, j, contexts, replies of system i, replies of system j)`` for every pair of systems, i < j, over
+        the shared contexts: what the judge reads for each pair (A = system i)."""
+        contexts = [e.context for e in self.rows[self.systems[0]]]
+        return [(i, j, contexts, [e.response for e in self.rows[self.systems[i]]],
+                 [e.response for e in self.rows[self.systems[j]]])
+                for i, j in itertools.combinations(range(len(self.systems)), 2)]
 
     def context_mismatches(self) -> list[str]:
         """Shared ids whose rows have different contexts in different systems (aligned by id only; compared as
@@ -202,14 +211,17 @@ class Leaderboard:
 def judged_in_cache(grid: SystemGrid, judge: str = "pairwise") -> bool:
     """Whether the score cache (or the demo's precomputed layer) holds the judge's output on every pair of
     systems of ``grid``, so :func:`judge_grid` reads it without loading the judge."""
-    contexts = [e.context for e in grid.rows[grid.systems[0]]]
-    return all(judged_from_cache(contexts, [e.response for e in grid.rows[s]], [e.response for e in grid.rows[t]],
-                                 judge) for s, t in itertools.combinations(grid.systems, 2))
+    return all(judged_from_cache(contexts, a, b, judge) for _, _, contexts, a, b in grid.system_pairs())
 
 
-PAIRS_FAMILY_NOTE = ("p (Holm) corrects over the pairs of systems on one criterion; `compare`'s one-line verdict on "
-                     "two systems also corrects over the metrics compared, so a pair better here on one of several "
-                     "metrics can be 'no significant difference' there")
+def pairs_family_note(verdict: str = "`compare`'s one-line verdict") -> str:
+    """Which family the leaderboard's p (Holm) corrects over, beside ``verdict``'s correction over the metrics."""
+    return (f"p (Holm) corrects over the pairs of systems on one criterion; {verdict} on two systems also corrects "
+            "over the metrics compared, so a pair better here on one of several metrics can be 'no significant "
+            "difference' there")
+
+
+PAIRS_FAMILY_NOTE = pairs_family_note()
 
 
 def judge_grid(grid: SystemGrid, judge: str = "pairwise", checkpoint: str | None = None,
@@ -217,14 +229,9 @@ def judge_grid(grid: SystemGrid, judge: str = "pairwise", checkpoint: str | None
                ) -> dict[tuple[int, int], JudgeOutput]:
     """The judge on every pair of systems ``(i, j)``, i < j, over every shared context (A = system i);
     ``cache`` as in ``core.engine.judge_pairs``."""
-    pairs = list(itertools.combinations(range(len(grid.systems)), 2))
-    out = {}
-    contexts = [e.context for e in grid.rows[grid.systems[0]]]
-    for k, (i, j) in enumerate(pairs):
-        ri, rj = grid.rows[grid.systems[i]], grid.rows[grid.systems[j]]
-        out[(i, j)] = judge_pairs(contexts, [e.response for e in ri], [e.response for e in rj], judge, checkpoint,
-                                  within(progress, k, len(pairs)), cache)
-    return out
+    pairs = grid.system_pairs()
+    return {(i, j): judge_pairs(contexts, a, b, judge, checkpoint, within(progress, k, len(pairs)), cache)
+            for k, (i, j, contexts, a, b) in enumerate(pairs)}
 
 
 def human_dimensions(grid: SystemGrid) -> list[str]:
@@ -413,9 +420,7 @@ def leaderboard(examples: Sequence[Example], metrics: Sequence[str] | str | None
     names = parse_metrics(metrics) if metrics is None or len(metrics) else []
     ranking_criterion(grid, names, judge, settings.get("rank_by", "auto"))  # a bad rank_by fails before scoring
     if judge:  # a missing model package too
-        contexts = [e.context for e in grid.rows[grid.systems[0]]]
-        check_judge_models([(c, grid.rows[s][k].response, grid.rows[t][k].response)
-                            for s, t in itertools.combinations(grid.systems, 2) for k, c in enumerate(contexts)])
+        check_judge_models([triple for _, _, contexts, a, b in grid.system_pairs() for triple in zip(contexts, a, b)])
     table = None
     if names:
         table = score_examples(grid.examples(), names, options, within(progress, 0, 2) if judge else progress,
@@ -470,9 +475,8 @@ def mismatch_note(mismatches: Sequence[str], n_shared: int) -> str:
     '' when there are none)."""
     if not mismatches:
         return ""
-    return (f"warning: {len(mismatches)} of {n_shared} shared ids have different contexts in "
-            "different systems; if the ids only number the rows, the files pair unrelated rows (give ids that "
-            "name the inputs, or drop them to align by context)")
+    return (f"warning: {len(mismatches)} of {n_shared} shared ids have different contexts in different systems; "
+            f"{ID_MISMATCH_ADVICE}")
 
 
 def ranking_label(ranked_by: str) -> str:

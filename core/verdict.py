@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 import numpy as np
 
 from core import stats
-from core.data import Comparison, Example, dimensions
+from core.data import ID_MISMATCH_ADVICE, Comparison, Example, dimensions
 from core.engine import is_reference_copy, reads_references
 from core.scoring import JudgeOutput, metric_class
 from core.settings import SEED
@@ -498,9 +498,7 @@ def mismatch_warning(v: Verdict) -> str:
     if not v.context_mismatches:
         return ""
     n = len(v.context_mismatches)
-    return (f"warning: {n} of {v.n_pairs} pairs were aligned by id but have different contexts; if the ids only "
-            "number the rows, the files pair unrelated rows (give ids that name the inputs, or drop them to align "
-            "by context)")
+    return f"warning: {n} of {v.n_pairs} pairs were aligned by id but have different contexts; {ID_MISMATCH_ADVICE}"
 
 
 LEFT_OUT_LISTED = 20  # pairs named per verdict row; the count is always complete

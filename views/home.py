@@ -72,9 +72,10 @@ def home() -> None:
             st.rerun()
     st.caption("This page's address reopens this comparison with these choices: refresh, bookmark or share it "
                "(on this server).")
+    shown = verdict_notes(verdict)
     for key in ("names", "one-sided-ratings"):  # (the few-contexts note goes under the headline table)
-        if key in verdict_notes(verdict):
-            st.warning(state.plain(as_sentence(verdict_notes(verdict)[key])))
+        if key in shown:
+            st.warning(state.plain(as_sentence(shown[key])))
     notes = input_notes(comp.examples(), list(cs.metrics) if cs else [], judged=judge is not None)  # as on stderr
     if "reference copy" in notes:  # it changes what the referenced metrics' verdict means
         st.warning(state.plain(as_sentence(notes.pop("reference copy"))))

@@ -9,8 +9,8 @@ import streamlit as st
 
 from core import dashboard
 from core.data import DataError, alignment_words
-from core.leaderboard import (PAIRS_FAMILY_NOTE, build_leaderboard, human_dimensions, judge_grid, judged_in_cache,
-                              leaderboard_rows, mismatch_note, pairwise_cells, pairwise_columns, ranking_label,
+from core.leaderboard import (build_leaderboard, human_dimensions, judge_grid, judged_in_cache, leaderboard_rows,
+                              mismatch_note, pairs_family_note, pairwise_cells, pairwise_columns, ranking_label,
                               render_leaderboard, shared_contexts)
 from core.report import as_sentence, to_json
 from views import state
@@ -147,7 +147,7 @@ else:
     cells = [c for c in pairwise_cells(lb) if pick == "every criterion" or c["metric"] == pick]
     st.dataframe(pd.DataFrame(cells).rename(columns=dict(pairwise_columns(lb.level))), hide_index=True,
                  width="stretch")
-    st.caption(state.plain(PAIRS_FAMILY_NOTE.replace("`compare`'s", "the Home page's") + "."))
+    st.caption(state.plain(pairs_family_note("the Home page's one-line verdict") + "."))
     if lb.dropped:
         with st.expander(f"{len(lb.dropped)} rows left out"):
             st.text("\n".join(lb.dropped))

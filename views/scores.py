@@ -195,14 +195,14 @@ if data is not None and metrics:
         g1, g2 = st.columns(2)
         fig = px.histogram(sub, x="value", color="system", barmode="overlay", opacity=0.6, nbins=30,
                            marginal="box", title=f"{cm} per system")
-        g1.plotly_chart(fig, width="stretch", key="hist_metric", config=state.CHART_CONFIG)
+        state.chart(fig, "hist_metric", g1)
         diff = cs.a(cm) - cs.b(cm)
         diff = diff[np.isfinite(diff)]
         fig2 = go.Figure(go.Histogram(x=diff, nbinsx=30, name="A - B"))
         fig2.add_vline(x=0, line_dash="dash", line_color="grey")
         fig2.update_layout(title=f"per-example {cm}: A - B (right of 0: {state.plotly_plain(comp.system_a)} higher)",
                            xaxis_title="A - B", yaxis_title="pairs")
-        g2.plotly_chart(fig2, width="stretch", key="hist_diff", config=state.CHART_CONFIG)
+        state.chart(fig2, "hist_diff", g2)
         if len(cs.metrics) > 1:
             fig3 = px.box(long, x="system", y="value", color="system", facet_col="metric", facet_col_wrap=4,
                           title="every metric per system")

@@ -537,9 +537,9 @@ CHART_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": [
 charts' titles (a bug hunt at 390 px); zooming stays on drag and double-click."""
 
 
-def chart(fig, key: str) -> None:
-    """A plotly figure across the page's width with :data:`CHART_CONFIG`'s tool bar."""
-    st.plotly_chart(fig, width="stretch", key=key, config=CHART_CONFIG)
+def chart(fig, key: str, where: Any = st) -> None:
+    """A plotly figure across the width of ``where`` (the page, or a column) with :data:`CHART_CONFIG`'s tool bar."""
+    where.plotly_chart(fig, width="stretch", key=key, config=CHART_CONFIG)
 
 
 def counted(n: int, noun: str) -> str:

@@ -196,13 +196,17 @@ def votes_for_pairs(comp: Comparison, votes: Sequence[Pair]) -> list[str | None]
             for a, b in comp.pairs]
 
 
+def _either_order(context: Sequence[str], reply_a: str, reply_b: str) -> tuple:
+    """A pair of replies to ``context`` as votes name it in either order (:func:`_whole_context`, replies
+    normalized and sorted)."""
+    return (_whole_context(context), *sorted((normalize_text(reply_a), normalize_text(reply_b))))
+
+
 def votes_matched(comp: Comparison, votes: Sequence[Pair]) -> list[str]:
     """What a votes file's match with the loaded pairs leaves unsaid: votes on no loaded pair (their context
     and replies are not among the pairs), and :func:`vote_notes`."""
-    pairs = {(_whole_context(a.context), *sorted((normalize_text(a.response), normalize_text(b.response))))
-             for a, b in comp.pairs}
-    off = sum((_whole_context(v.context), *sorted((normalize_text(v.response_a), normalize_text(v.response_b))))
-              not in pairs for v in votes)
+    pairs = {_either_order(a.context, a.response, b.response) for a, b in comp.pairs}
+    off = sum(_either_order(v.context, v.response_a, v.response_b) not in pairs for v in votes)
     notes = [f"{off} of {len(votes)} vote(s) are on no loaded pair (matched by whole context and both replies, "
              "either order): they are not used"] if off else []
     return notes + vote_notes(votes)
@@ -231,7 +235,7 @@ def vote_notes(votes: Sequence[Pair]) -> list[str]:
     flip = {"A": "B", "B": "A", "tie": "tie"}
     for v in votes:
         a, b = normalize_text(v.response_a), normalize_text(v.response_b)
-        key, vote = (_whole_context(v.context), *sorted((a, b))), v.vote if a <= b else flip[v.vote]
+        key, vote = _either_order(v.context, a, b), v.vote if a <= b else flip[v.vote]
         repeats += key in seen
         seen.setdefault(key, set()).add(vote)
         same += a == b and v.vote in ("A", "B")
