@@ -349,14 +349,15 @@ def rank(*inputs: str, systems: Sequence[str] | None = None, metrics: str | Sequ
     return leaderboard(examples, metrics, judge, systems, _options(options), progress, cache, **settings)
 
 
-def meta_evaluate(*inputs: str, metrics: str | Sequence[str] = "bleu,ubleu", dims: Sequence[str] | None = None,
+def meta_evaluate(*inputs: str, metrics: str | Sequence[str] | None = None, dims: Sequence[str] | None = None,
                   options: "Options | dict | None" = None, **settings: Any) -> list[dict[str, Any]]:
     """``dialeval meta-eval`` in Python: each metric's correlation with every human dimension of every rated
     file (one row dict per metric, data set, dimension and level; ``core.meta_eval.meta_evaluate``, whose
     keyword arguments ``settings`` takes: ``n_boot``, ``level``, ``seed``, ``methods``, ``max_rows``,
-    ``held_out``, ``keep_reference_copies``, ...). It scores every row afresh, as ``dialeval meta-eval`` does: the
-    score cache is not used (so it takes no ``cache``)."""
-    from core.engine import parse_metrics
+    ``held_out``, ``keep_reference_copies``, ...). ``metrics`` defaults to the default metrics, as everywhere. It
+    scores every row afresh, as ``dialeval meta-eval`` does: the score cache is not used (so it takes no
+    ``cache``)."""
+    from core.engine import DEFAULT_METRICS, parse_metrics
     from core.meta_eval import meta_evaluate as evaluate
-    return evaluate(_paths(inputs, "meta_evaluate"), parse_metrics(metrics), dims, options=_options(options),
-                    **settings)
+    return evaluate(_paths(inputs, "meta_evaluate"), parse_metrics(DEFAULT_METRICS if metrics is None else metrics),
+                    dims, options=_options(options), **settings)

@@ -341,6 +341,15 @@ CASES: list[Case] = [
     Case("flags", "report --level 1.5", ["report", J, "--out", "r.html", "--level", "1.5"], {J: good(2)},
          mention=("--level",)),
     Case("flags", "leaderboard --n-boot -1", ["leaderboard", J, "--n-boot", "-1"], {J: good(2)}, mention=("--n-boot",)),
+    # too many resamples are refused while the flags are read: the input (missing here) is never opened or scored
+    Case("flags", "compare --n-boot 2000000", ["compare", "missing.jsonl", "--n-boot", "2000000"], {},
+         mention=("--n-boot", "at most 1,000,000")),
+    Case("flags", "report --n-perm 5000000", ["report", "missing.jsonl", "--out", "r.html", "--n-perm", "5000000"], {},
+         mention=("--n-perm", "at most 1,000,000")),
+    Case("flags", "leaderboard --n-boot 2000000", ["leaderboard", "missing.jsonl", "--n-boot", "2000000"], {},
+         mention=("--n-boot", "at most 1,000,000")),
+    Case("flags", "meta-eval --n-boot 2000000", ["meta-eval", "missing.jsonl", "--n-boot", "2000000"], {},
+         mention=("--n-boot", "at most 1,000,000")),
     Case("flags", "train judge on one vote", ["train", "judge", "--votes", "v.jsonl", "--out-dir", "ck"],
          {"v.jsonl": jl({"context": ["hi"], "response_a": "hello there", "response_b": "no", "vote": "A"})},
          mention=("too few votes to re-fit the judge", "1 of the 10 A/B votes needed")),
@@ -468,6 +477,9 @@ CASES: list[Case] = [
          subprocess_only=True),
     Case("signals", "stdout closed early (| head -1)", ["score", J, "--metrics", "bleu", "--quiet"],
          {J: big_jsonl(20_000)}, expect=141, subprocess_only=True),
+    # one block (under --block-size's 2,048 rows) of output larger than the pipe's buffer: exited 0, output cut short
+    Case("signals", "stdout closed early, one block", ["score", J, "--metrics", "bleu", "--quiet"],
+         {J: big_jsonl(1_500)}, expect=141, subprocess_only=True),
     # -- valid but unusual: read, one output row per input row -------------------------------------------------------------
     Case("valid", "UTF-8 byte-order mark", score(), {J: codecs.BOM_UTF8 + good(3)}, expect="ok", rows=3),
     Case("valid", "CRLF line ends", score(), {J: good(3).replace(b"\n", b"\r\n")}, expect="ok", rows=3),

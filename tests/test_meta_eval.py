@@ -201,3 +201,20 @@ def test_notes_describe_the_rows_scored_and_two_systems_say_why_there_is_no_syst
                 "--keep-reference-copies"]) == 0
     err = capsys.readouterr().err
     assert re.search(r"\d+ of 20 rows reply with their own reference", err) and "unless --keep-reference-copies" in err
+
+
+def test_meta_eval_without_metrics_uses_the_default_metrics_on_every_surface(monkeypatch, tmp_path):
+    """README: the default metrics everywhere are bleu, ubleu, bert_ruber, mme; meta-eval (CLI and API) used only
+    bleu and ubleu."""
+    import core
+    from core.cli import build_parser
+    from core.engine import DEFAULT_METRICS
+    args = build_parser().parse_args(["meta-eval", "rated.jsonl"])
+    assert [getattr(m, "name", m) for m in args.metrics] == list(DEFAULT_METRICS)
+    seen = {}
+    monkeypatch.setattr(meta_eval, "meta_evaluate", lambda paths, metrics, *a, **k: seen.setdefault("m", metrics))
+    rated = tmp_path / "rated.jsonl"
+    rated.write_text(json.dumps({"id": "1", "system": "s", "context": ["hi"], "response": "hello",
+                                 "scores": {"overall": 3}}) + "\n")
+    core.meta_evaluate(str(rated))
+    assert [getattr(m, "name", m) for m in seen["m"]] == list(DEFAULT_METRICS)

@@ -49,8 +49,9 @@ EXIT_TERMINATED = 143  # 128 + SIGTERM
 # flag values, checked by argparse (the message names the flag)
 
 
-def whole_number(minimum: int):
-    """An argparse type: an integer >= ``minimum``."""
+def whole_number(minimum: int, maximum: int | None = None):
+    """An argparse type: an integer >= ``minimum`` (and <= ``maximum`` when given), refused while the command
+    line is read, before anything is loaded or scored."""
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -58,6 +59,8 @@ def whole_number(minimum: int):
             raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
         if value < minimum:
             raise argparse.ArgumentTypeError(f"must be {minimum} or more, got {value}")
+        if maximum is not None and value > maximum:
+            raise argparse.ArgumentTypeError(f"must be at most {maximum:,}, got {value:,}")
         return value
     parse.__name__ = "whole number"
     return parse
@@ -201,6 +204,23 @@ def add_cache_argument(p: argparse.ArgumentParser) -> None:
                         "metric signatures, are read from the score cache; see `dialeval cache info`)")
 
 
+def write_stdout(text: str) -> None:
+    """Write ``text`` to standard output whole, or raise ``BrokenPipeError`` (exit 141) when the reader went
+    away. ``sys.stdout.write`` of a text larger than the pipe's buffer returned quietly after a partial write
+    once ``head`` had closed the pipe, so ``dialeval score FILE | head`` exited 0 with its output cut short;
+    ``os.write`` returns each partial count and raises on the next write."""
+    sys.stdout.flush()
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # a stream with no descriptor (captured output): its own write
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    data = memoryview(text.encode(sys.stdout.encoding or "utf-8", sys.stdout.errors or "strict"))
+    while data:
+        data = data[os.write(fd, data):]
+
+
 def emit(text: str, out: str | None) -> None:
     """A command's output: to ``out`` (one trailing newline, written whole or not at all by
     ``core.outputs.write_text``; 'wrote PATH' on stderr) or, without ``out`` or with ``-``, to stdout."""
@@ -209,7 +229,7 @@ def emit(text: str, out: str | None) -> None:
         write_text(out, text + "\n")
         print(f"wrote {out}", file=sys.stderr)
     else:
-        print(text)
+        write_stdout(text + "\n")
 
 
 def options_from(args: argparse.Namespace):

@@ -11,7 +11,7 @@ from core.engine import (DEFAULT_METRICS, ComparisonScores, blank_text_notes, ch
 from core.progress import progress_bar
 from core.report import render_verdict
 from core.settings import SEED
-from core.stats import MIN_BOOT
+from core.stats import MAX_RESAMPLES, MIN_BOOT
 from core.verdict import LEVEL, N_BOOT, N_PERM, Verdict, build_verdict, check_something_to_compare, summarize_judge
 
 
@@ -24,9 +24,10 @@ def add_verdict_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--judge", action="store_true", help="also run the learned A/B judge over every pair")
     p.add_argument("--no-human", action="store_true", help="do not compare the human scores present in the input")
     add_option_arguments(p)
-    p.add_argument("--n-boot", type=whole_number(MIN_BOOT), default=N_BOOT,
+    p.add_argument("--n-boot", type=whole_number(MIN_BOOT, MAX_RESAMPLES), default=N_BOOT,
                    help=f"bootstrap resamples, at least {MIN_BOOT} (default {N_BOOT})")
-    p.add_argument("--n-perm", type=whole_number(1), default=N_PERM, help=f"randomizations (default {N_PERM})")
+    p.add_argument("--n-perm", type=whole_number(1, MAX_RESAMPLES), default=N_PERM,
+                   help=f"randomizations (default {N_PERM})")
     p.add_argument("--level", type=interval_level, default=LEVEL, help=f"interval level (default {LEVEL})")
     p.add_argument("--seed", type=whole_number(0), default=SEED)
     p.add_argument("--quiet", action="store_true", help="no progress on stderr (the model libraries' included)")

@@ -13,7 +13,7 @@ from core.engine import DEFAULT_METRICS, blank_text_notes
 from core.leaderboard import leaderboard, render_leaderboard
 from core.progress import progress_bar
 from core.settings import SEED
-from core.stats import MIN_BOOT
+from core.stats import MAX_RESAMPLES, MIN_BOOT
 from core.verdict import LEVEL, N_BOOT, N_PERM
 
 
@@ -40,9 +40,10 @@ def _arguments(p: argparse.ArgumentParser) -> None:
                         "'judge', a metric, or human:DIM for a rated dimension")
     p.add_argument("--format", default="text", choices=("text", "markdown", "csv", "json"))
     add_option_arguments(p)
-    p.add_argument("--n-boot", type=whole_number(MIN_BOOT), default=N_BOOT,
+    p.add_argument("--n-boot", type=whole_number(MIN_BOOT, MAX_RESAMPLES), default=N_BOOT,
                    help=f"bootstrap resamples, at least {MIN_BOOT} (default {N_BOOT})")
-    p.add_argument("--n-perm", type=whole_number(1), default=N_PERM, help=f"randomizations (default {N_PERM})")
+    p.add_argument("--n-perm", type=whole_number(1, MAX_RESAMPLES), default=N_PERM,
+                   help=f"randomizations (default {N_PERM})")
     p.add_argument("--level", type=interval_level, default=LEVEL, help=f"interval level (default {LEVEL})")
     p.add_argument("--seed", type=whole_number(0), default=SEED)
     p.add_argument("--out", help="write the output here instead of stdout (written whole or not at all)")

@@ -6,15 +6,15 @@ import argparse
 import sys
 
 from core.cli import (add_csv_arguments, check_paths, csv_mapping_from, interval_level, metric_names, note,
-                      register_command, whole_number)
+                      register_command, whole_number, write_stdout)
 from core.data import dimensions
-from core.engine import blank_text_notes, is_reference_copy
+from core.engine import DEFAULT_METRICS, blank_text_notes, is_reference_copy
 from core.meta_eval import format_rows, group_datasets, meta_evaluate, scored_rows
 from core.outputs import write_text
 from core.progress import progress_bar
 from core.scoring import Options
 from core.settings import SEED
-from core.stats import MIN_BOOT
+from core.stats import MAX_RESAMPLES, MIN_BOOT
 
 
 NO_HUMAN_SCORES = ("no human scores in the input: meta-eval needs rows with a 'scores' object (dimension -> "
@@ -24,12 +24,13 @@ NO_HUMAN_SCORES = ("no human scores in the input: meta-eval needs rows with a 's
 
 def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("files", nargs="+", help="rated data files (JSONL, DSTC10 JSON, column JSON or CSV)")
-    p.add_argument("--metrics", type=metric_names, default=["bleu", "ubleu"],
-                   help="comma-separated metric names, or 'all'")
+    p.add_argument("--metrics", type=metric_names, default=list(DEFAULT_METRICS),
+                   help=f"comma-separated metric names, or 'all' (default: {','.join(DEFAULT_METRICS)}, the "
+                        "default metrics everywhere)")
     p.add_argument("--dimension", action="append", help="only these human dimensions (repeat or comma-separate)")
     p.add_argument("--format", default="text", choices=("text", "markdown", "csv", "json"))
     p.add_argument("--out", help="write the table here instead of stdout (written whole or not at all)")
-    p.add_argument("--n-boot", type=whole_number(MIN_BOOT), default=1000,
+    p.add_argument("--n-boot", type=whole_number(MIN_BOOT, MAX_RESAMPLES), default=1000,
                    help=f"bootstrap resamples, at least {MIN_BOOT} (default 1000)")
     p.add_argument("--seed", type=whole_number(0), default=SEED)
     p.add_argument("--level", type=interval_level, default=0.95)
@@ -86,5 +87,5 @@ def meta_eval(args: argparse.Namespace) -> int:
     if out_path:
         write_text(out_path, text + "\n")
     else:
-        print(text)
+        write_stdout(text + "\n")
     return 0

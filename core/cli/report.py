@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.cli import register_command
+from core.cli import register_command, write_stdout
 from core.cli.compare import add_verdict_arguments, verdict_from
 from core.html_report import input_file, render_html
 from core.outputs import write_text
@@ -25,8 +25,7 @@ def report(a: argparse.Namespace) -> int:
     inputs = [input_file(p) for p in (a.input, a.input_b) if p]
     page = render_html(verdict, comp, cs, inputs, command=a.command_line, title=a.title)
     if out is None:  # the page on stdout (to pipe it), everything else on stderr
-        sys.stdout.write(page)
-        sys.stdout.flush()
+        write_stdout(page)
         print(verdict.sentence, file=sys.stderr)
         return 0
     write_text(out, page)

@@ -12,7 +12,7 @@ import sys
 
 from core.backends import DEFAULT_BLOCK_SIZE, ScoreJob, available_backends, backend_class, stream_scores
 from core.cli import (add_csv_arguments, add_option_arguments, check_paths, csv_mapping_from, metric_names, note,
-                      options_from, register_command, whole_number)
+                      options_from, register_command, whole_number, write_stdout)
 from core.data import open_examples
 from core.engine import DEFAULT_METRICS, BlankTextCount
 from core.outputs import atomic_open
@@ -65,7 +65,7 @@ def score(a: argparse.Namespace) -> int:
         if where and not a.quiet:
             print(where, file=sys.stderr)
         if a.out == "-":
-            signatures = stream_scores(examples, job, backend, _to_stdout, a.block_size, progress)
+            signatures = stream_scores(examples, job, backend, write_stdout, a.block_size, progress)
         else:
             with atomic_open(a.out) as f:
                 signatures = stream_scores(examples, job, backend, f.write, a.block_size, progress)
@@ -78,6 +78,3 @@ def score(a: argparse.Namespace) -> int:
     return 0
 
 
-def _to_stdout(text: str) -> None:
-    sys.stdout.write(text)
-    sys.stdout.flush()
