@@ -31,6 +31,19 @@ def within(progress: Progress | None, index: int, parts: int) -> Progress | None
     return inner
 
 
+def share_of(progress: Progress | None, start: float, end: float, size: int) -> Progress | None:
+    """A phase that is the ``[start, end)`` share of a job counted in ``size`` units (the judge's pairs, say),
+    whatever unit the phase counts in: its ``(done, total)`` is reported as ``(round(size * (start + (end -
+    start) * done / total)), size)``, so the bar keeps one unit and one total from the first phase to the last
+    (where :func:`within` would show each phase's own count)."""
+    if progress is None:
+        return None
+
+    def inner(done: int, total: int, desc: str) -> None:
+        progress(round(size * (start + (end - start) * done / max(total, 1))), size, desc)
+    return inner
+
+
 class ProgressBar:
     """A progress bar on stderr: description, ``done/total``, rate and time left, redrawn at most every
     0.2 s. One line per phase: a new total, or a count that goes back, starts a new line (the description may

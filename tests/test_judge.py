@@ -144,7 +144,11 @@ def test_swapping_a_and_b_flips_the_combined_probability(shipped, shared):
     c = [p.context for p in pairs]
     a = [p.response_a for p in pairs]
     b = [p.response_b for p in pairs]
-    ab = shipped.predict(c, a, b)
+    seen = []
+    ab = shipped.predict(c, a, b, progress=lambda done, total, desc: seen.append((done, total)))
+    # one bar in pairs from reading to scoring (its total went from 64 to 32 half-way)
+    assert {t for _, t in seen} == {8} and seen[-1] == (8, 8)
+    assert all(x[0] <= y[0] for x, y in zip(seen, seen[1:]))
     ba = shipped.predict(c, b, a)
     np.testing.assert_allclose(ab.p_a, 1 - ba.p_a, atol=1e-5)
     np.testing.assert_allclose(ab.p_ab, 1 - ba.p_ba_flipped, atol=1e-5)

@@ -17,8 +17,8 @@ from typing import Sequence
 import numpy as np
 
 from core.judges.pairs import Pair, context_key, enough_votes
-from core.judges.pairwise import CHECKPOINT, PairwiseJudge, combine_orders, load_judge
-from core.progress import Progress, within
+from core.judges.pairwise import CHECKPOINT, READ_SHARE, PairwiseJudge, combine_orders, load_judge
+from core.progress import Progress, share_of
 from core.settings import SEED
 from core.verdict import side_accuracy
 
@@ -73,8 +73,8 @@ class VoteFeatures:
 def vote_features(votes: Sequence[Pair], judge: PairwiseJudge, progress: Progress | None = None) -> VoteFeatures:
     """:class:`VoteFeatures` of ``votes`` under ``judge`` (encodes each vote once, both orders)."""
     enc = judge.encode([v.context for v in votes], [v.response_a for v in votes], [v.response_b for v in votes],
-                       progress=within(progress, 0, 2))
-    x = judge.output_layer_inputs(enc, progress=within(progress, 1, 2))
+                       progress=share_of(progress, 0.0, READ_SHARE, len(votes)))
+    x = judge.output_layer_inputs(enc, progress=share_of(progress, READ_SHARE, 1.0, len(votes)))
     if x.d is None:
         return VoteFeatures(x.logits, x.z, x.hidden)
     n = len(votes)
