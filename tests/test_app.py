@@ -659,6 +659,23 @@ def test_the_correlation_page_defaults_to_the_overall_dimension_and_keeps_choice
     assert at.selectbox(key="corr_dim").value == "Fluency"
 
 
+def test_a_correlation_nothing_could_compute_reads_as_a_dash(new_app, own_cache):
+    """BLEU on rated rows without references: no correlation exists, and the table and the scatter's line say
+    "-" as the other tables do (not "None" in the table, not "nan" in the line)."""
+    from dataclasses import replace
+    exs = [replace(e, references=[]) for e in _toy_examples()]
+    at = new_app()
+    at.session_state["loaded"] = dashboard.make_loaded("toy", exs, None, "sysA", "sysB", [b"toy-no-refs"])
+    at.run()
+    at.switch_page("views/correlation.py").run()
+    assert not at.exception, at.exception
+    at.selectbox(key="corr_metric").set_value("bleu").run()
+    assert not at.exception, at.exception
+    assert math.isnan(at.dataframe[0].value["spearman"].iloc[0])  # the data stay numbers (they sort as numbers)
+    line = next(t.value for t in at.text if t.value.startswith("Spearman"))
+    assert line.startswith("Spearman - [-, -]   Pearson - [-, -]") and "nan" not in line
+
+
 def test_the_demo_can_show_correlations_with_the_shipped_rated_sample(new_app, repo_root, own_cache):
     manifest = json.loads((repo_root / "demo" / "rated_sample_manifest.json").read_text())
     assert manifest["license"].startswith("MIT") and manifest["n_contexts"] == 40

@@ -82,11 +82,12 @@ elif metrics:
             st.caption(f"{', '.join(no_refs)}: no score on these rows (the metric needs references and the file has "
                        "none); choose a metric without references (e.g. bert_ruber, mme) in the sidebar.")
         table = pd.DataFrame(rows)
-        st.dataframe(table.assign(**{c: table[c].map(lambda p: fmt_num(p, p=True)) for c in table.columns
-                                     if c.endswith(" p")}), hide_index=True, width="stretch",
-                     column_config={c: st.column_config.NumberColumn(format="%.3f") for c in table.columns
-                                    if c not in ("metric", "dimension", "n", "reference copies left out")
-                                    and not c.endswith(" p")})
+        shown = table.assign(**{c: table[c].map(lambda p: fmt_num(p, p=True)) for c in table.columns
+                                if c.endswith(" p")})
+        # "-" where nothing could be computed (no scores, constant scores), as the other tables write it
+        st.dataframe(shown.style.format({c: "{:.3f}" for c in table.columns
+                                         if c not in ("metric", "dimension", "n", "reference copies left out")
+                                         and not c.endswith(" p")}, na_rep="-"), hide_index=True, width="stretch")
         heat = table.pivot(index="metric", columns="dimension", values="spearman")
         fig = px.imshow(heat, color_continuous_scale="RdBu", zmin=-1, zmax=1, text_auto=".2f", aspect="auto",
                         title="Spearman correlation: metric x human dimension")
@@ -117,8 +118,9 @@ elif metrics:
                                       name="least-squares fit", line=dict(color="black", dash="dash")))
         state.chart(fig2, "corr_scatter")
         r = next(x for x in rows if x["metric"] == m and x["dimension"] == d)
-        st.text(f"Spearman {r['spearman']:.3f} [{r['spearman low']:.3f}, {r['spearman high']:.3f}]   "
-                f"Pearson {r['pearson']:.3f} [{r['pearson low']:.3f}, {r['pearson high']:.3f}]   n = {r['n']}"
+        st.text(f"Spearman {fmt_num(r['spearman'])} [{fmt_num(r['spearman low'])}, {fmt_num(r['spearman high'])}]   "
+                f"Pearson {fmt_num(r['pearson'])} [{fmt_num(r['pearson low'])}, {fmt_num(r['pearson high'])}]   "
+                f"n = {r['n']}"
                 + (f"   ({state.counted(r['reference copies left out'], 'row')} whose reply copies its reference "
                    "left out of the plot and the numbers)" if r["reference copies left out"] else ""))
 
