@@ -82,12 +82,12 @@ elif metrics:
             st.caption(f"{', '.join(no_refs)}: no score on these rows (the metric needs references and the file has "
                        "none); choose a metric without references (e.g. bert_ruber, mme) in the sidebar.")
         table = pd.DataFrame(rows)
-        shown = table.assign(**{c: table[c].map(lambda p: fmt_num(p, p=True)) for c in table.columns
-                                if c.endswith(" p")})
-        # "-" where nothing could be computed (no scores, constant scores), as the other tables write it
-        st.dataframe(shown.style.format({c: "{:.3f}" for c in table.columns
-                                         if c not in ("metric", "dimension", "n", "reference copies left out")
-                                         and not c.endswith(" p")}, na_rep="-"), hide_index=True, width="stretch")
+        # numbers as the other tables write them: "-" where nothing could be computed (no scores, constant
+        # scores), where a number column showed "None"
+        st.dataframe(table.assign(**{c: table[c].map(lambda x, c=c: fmt_num(x, p=c.endswith(" p")))
+                                     for c in table.columns
+                                     if c not in ("metric", "dimension", "n", "reference copies left out")}),
+                     hide_index=True, width="stretch")
         heat = table.pivot(index="metric", columns="dimension", values="spearman")
         fig = px.imshow(heat, color_continuous_scale="RdBu", zmin=-1, zmax=1, text_auto=".2f", aspect="auto",
                         title="Spearman correlation: metric x human dimension")

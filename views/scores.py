@@ -204,14 +204,16 @@ if data is not None and metrics:
                            xaxis_title="A - B", yaxis_title="pairs")
         state.chart(fig2, "hist_diff", g2)
         if len(cs.metrics) > 1:
-            per_row = 4
+            per_row = 3
+            rows_of_boxes = -(-len(cs.metrics) // per_row)
             fig3 = px.box(long, x="system", y="value", color="system", facet_col="metric", facet_col_wrap=per_row,
-                          title="every metric per system", facet_row_spacing=0.12)
+                          title="every metric per system", facet_col_spacing=0.09,
+                          facet_row_spacing=min(0.12, 0.5 / rows_of_boxes))
             fig3.update_yaxes(matches=None, showticklabels=True)
-            # the legend names the systems: no system names under each small box (they crowded a phone's width)
+            # the legend (below the boxes) names the systems: no system names under each small box, so a phone's
+            # width holds three boxes with their own axes
             fig3.update_xaxes(showticklabels=False, title=None)
             fig3.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
-            rows_of_boxes = -(-len(cs.metrics) // per_row)
-            fig3.update_layout(margin=dict(t=90), height=120 + 230 * rows_of_boxes,
-                               legend=dict(orientation="h", y=1.0, yanchor="bottom", x=1.0, xanchor="right"))
+            fig3.update_layout(margin=dict(t=80, b=10), height=110 + 200 * rows_of_boxes,
+                               legend=dict(orientation="h", y=0, yanchor="top", x=0, xanchor="left", title=None))
             state.chart(fig3, "box_all")
