@@ -38,12 +38,19 @@ def _without_device(namespace: str) -> str:
 
 def other_kinds(path: Path, here: str, namespaces: set[str]) -> dict:
     """The entries of ``path`` computed elsewhere (another device key than ``here``) under namespaces that are
-    today's apart from the device (older signatures are dropped)."""
+    today's apart from the device, for the kinds that still have every one of today's namespaces: a kind whose
+    entries for one metric are stale is dropped whole (its first visit scores the demo, as on a kind never
+    recorded), so every kind the file names answers for the whole demo."""
     if not path.exists():
         return {}
     today = {_without_device(ns) for ns in namespaces}
-    return {ns: rows for ns, rows in read_precomputed(path)["entries"].items()
-            if not ns.endswith(f"|device:{here}") and _without_device(ns) in today}
+    by_kind: dict[str, dict] = {}
+    for ns, rows in read_precomputed(path)["entries"].items():
+        base, _, kind = ns.rpartition("|device:")
+        if kind != here and base in today:
+            by_kind.setdefault(kind, {})[ns] = rows
+    return {ns: rows for entries in by_kind.values() if {_without_device(ns) for ns in entries} == today
+            for ns, rows in entries.items()}
 
 
 def main() -> None:

@@ -4,7 +4,9 @@ The set: 240 pairs made by rule from held-out chitchat conversations (``scripts/
 written by hand; in each the better reply is obvious to a person, and the worse one is the longer in at least a
 third, so "the longer reply wins" cannot pass it. The issue's targets (judge >= 0.95, MME-CRS >= 0.85) are not
 met yet (docs/judge.md, "Common sense"); the floors below are regression guards set under today's numbers
-(judge 0.846 at 0.4.0, 0.862 since 0.6.0; MME-CRS 0.694 at 0.4.0, 0.715 since 0.5.0, on the 337 pairs), and both must beat "the longer reply wins" (0.540).
+(judge 0.846 at 0.4.0, 0.862 since 0.6.0; MME-CRS 0.694 at 0.4.0, 0.715 since 0.5.0, 0.837 since PM's copies
+were left out and RM's parrot negatives, 2026-11-26, on the 337 pairs), and both must beat "the longer reply
+wins" (0.540).
 """
 from collections import Counter
 from pathlib import Path
@@ -90,4 +92,4 @@ def test_the_judge_and_mme_prefer_the_better_reply_more_often_than_length_does(r
     mme_agreement = agreement(mme[:len(pairs)], mme[len(pairs):])
     assert length < 0.6
     assert judge >= 0.80 and judge > length + 0.05, judge
-    assert mme_agreement >= 0.65 and mme_agreement > length + 0.05, mme_agreement
+    assert mme_agreement >= 0.80 and mme_agreement > length + 0.05, mme_agreement  # 0.837 on 2026-11-26

@@ -46,6 +46,7 @@ SM_RESP_TOKENS = 40
 PM_TURNS = 3  # PM: context turns in the chat prompt
 PM_TURN_TOKENS = 64  # PM: each turn cut to its last tokens
 PM_STEP = 32  # PM: with-context sequences are padded to a multiple of this (few, fuller fixed-shape batches)
+PM_COPY_SPAN = 2  # PM: response tokens inside a run of this many tokens found in one context turn are copies
 TCM_CTX_KW = 10
 TCM_RESP_KW = 8
 
@@ -392,13 +393,18 @@ class PMIScorer:
     ``user``/``assistant`` messages (the last turn is the user's, each cut to its last ``PM_TURN_TOKENS`` tokens),
     then ``<|im_start|>assistant\n`` and the response (at most ``SM_RESP_TOKENS`` tokens). The same response
     is also read after ``<|im_start|>assistant\n`` alone. With a_t = log p(r_t | context, r_<t) and
-    b_t = log p(r_t | r_<t) over the T response tokens, per response:
+    b_t = log p(r_t | r_<t) over the T response tokens, and N the response tokens that are not copied from the
+    context (:func:`copied_tokens`: inside a run of ``PM_COPY_SPAN`` tokens that occurs in one context turn), per
+    response:
 
-      share = (1/T) sum_t [a_t > b_t]          (the share of tokens the context made likelier)
-      mean  = (1/T) sum_t (a_t - b_t)          (mean pointwise mutual information, in nats per token)
+      share = (1/|N|) sum_{t in N} [a_t > b_t]    (the share of the new tokens the context made likelier)
+      mean  = (1/|N|) sum_{t in N} (a_t - b_t)    (mean pointwise mutual information of the new tokens, nats)
+      (share = mean = 0 when every token is copied: saying the user's words back adds nothing)
       ll_mean = (1/T) sum_t a_t, ll_sum = sum_t a_t   (plain log-likelihood given the context: baselines)
 
-    Two forward passes per response on fixed-shape batches (``core.models.batching``), bfloat16 like SM."""
+    Copies are left out because a copied token is exactly what the context makes likely: with them, a reply
+    that repeats the user's turn had the highest PMI of all (docs/mme.md, "Copies and parrots"). Two forward passes per
+    response on fixed-shape batches (``core.models.batching``), bfloat16 like SM."""
 
     def __init__(self):
         from core.models.encoders import smollm
@@ -426,6 +432,7 @@ class PMIScorer:
     def raw(self, contexts: Sequence[Sequence[str]], responses: Sequence[str], progress: Callable | None = None,
             desc: str = "PM") -> np.ndarray:
         """n x 4 array of (share, mean, ll_mean, ll_sum) as defined in the class docstring."""
+        contexts = [list(c) for c in contexts]
         resp = [self._enc(r.strip())[:SM_RESP_TOKENS] or [self.pad] for r in responses]
         n = len(resp)
         # two passes over n responses: report them as one count of n (each response is half done after the first)
@@ -439,8 +446,23 @@ class PMIScorer:
         out = np.zeros((n, 4), dtype=np.float64)
         for i, ((a, _), (b, _)) in enumerate(zip(with_ctx, alone)):
             a, b = a.double().numpy(), b.double().numpy()
-            out[i] = (float(np.mean(a > b)), float(np.mean(a - b)), float(np.mean(a)), float(np.sum(a)))
+            new = ~copied_tokens(resp[i], [self._enc(t.strip()) for t in contexts[i] if t and t.strip()])
+            gain = a[new] - b[new]
+            out[i] = (float(np.mean(gain > 0)) if new.any() else 0.0, float(np.mean(gain)) if new.any() else 0.0,
+                      float(np.mean(a)), float(np.sum(a)))
         return out
+
+
+def copied_tokens(response: Sequence[int], context_turns: Sequence[Sequence[int]],
+                  span: int = PM_COPY_SPAN) -> np.ndarray:
+    """True at each response token inside a run of ``span`` consecutive tokens that also occurs, in that order,
+    within one context turn (token ids as SmolLM2's tokenizer gives them)."""
+    copied = np.zeros(len(response), dtype=bool)
+    runs = {tuple(t[i:i + span]) for t in context_turns for i in range(len(t) - span + 1)}
+    for start in range(len(response) - span + 1):
+        if tuple(response[start:start + span]) in runs:
+            copied[start:start + span] = True
+    return copied
 
 
 # ----------------------------------------------------------------------------- normalization
