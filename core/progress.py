@@ -6,6 +6,7 @@ time left on stderr) and the dashboard with a Streamlit bar.
 """
 from __future__ import annotations
 
+import math
 import os
 import sys
 import time
@@ -33,14 +34,17 @@ def within(progress: Progress | None, index: int, parts: int) -> Progress | None
 
 def share_of(progress: Progress | None, start: float, end: float, size: int) -> Progress | None:
     """A phase that is the ``[start, end)`` share of a job counted in ``size`` units (the judge's pairs, say),
-    whatever unit the phase counts in: its ``(done, total)`` is reported as ``(round(size * (start + (end -
+    whatever unit the phase counts in: its ``(done, total)`` is reported as ``(floor(size * (start + (end -
     start) * done / total)), size)``, so the bar keeps one unit and one total from the first phase to the last
-    (where :func:`within` would show each phase's own count)."""
+    (where :func:`within` would show each phase's own count). Only the last phase's end reports ``size``: a bar
+    that reached its total before the job ended drew it again on a new line (3 pairs: 0.88 x 3 rounds to 3)."""
     if progress is None:
         return None
 
     def inner(done: int, total: int, desc: str) -> None:
-        progress(round(size * (start + (end - start) * done / max(total, 1))), size, desc)
+        finished = end >= 1.0 and done >= total
+        at = math.floor(size * (start + (end - start) * min(done, total) / max(total, 1)))
+        progress(size if finished else min(at, max(size - 1, 0)), size, desc)
     return inner
 
 

@@ -191,3 +191,17 @@ def test_columns_takes_reference_as_the_header_does():
     from core.cli import csv_mapping_from
     args = argparse.Namespace(columns="reference=Reference", score_columns=None, context_sep=None, reference_sep=None)
     assert csv_mapping_from(args).references == "Reference"  # 'reference' is a header name the loader accepts
+
+
+def test_stdout_in_an_encoding_with_a_byte_order_mark_carries_it_once(repo_root, tmp_path):
+    """Blocks are written to stdout one by one (core.cli.write_stdout); with PYTHONIOENCODING=utf-8-sig or utf-16
+    each block began with its own byte-order mark, so rows 2 and later started with U+FEFF."""
+    import os
+    exe = Path(sys.executable).with_name("dialeval")
+    for encoding, bom in (("utf-8-sig", b"\xef\xbb\xbf"), ("utf-16", b"\xff\xfe")):
+        r = subprocess.run([str(exe), "score", str(repo_root / "demo" / "demo.jsonl"), "--metrics", "bleu",
+                            "--block-size", "7", "--quiet"], cwd=tmp_path, capture_output=True, timeout=600,
+                           env={**os.environ, "PYTHONIOENCODING": encoding})
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.startswith(bom) and r.stdout.count(bom) == 1, encoding
+        assert len(r.stdout.decode(encoding).splitlines()) == 120

@@ -263,3 +263,25 @@ def test_a_missing_model_package_is_said_before_any_metric_runs(monkeypatch, tmp
     comp = align([e for e in demo if e.system == "C-BM25"], [e for e in demo if e.system != "C-BM25"])
     monkeypatch.setattr(core.engine, "resolve_cache", lambda cache=None: store)
     check_judge_models([(a.context, a.response, b.response) for a, b in comp.pairs])  # the demo's judge is shipped
+
+
+def test_a_bar_over_phases_in_one_unit_ends_once_at_the_end_of_the_last_phase():
+    """The judge's bar (core.progress.share_of): 3 pairs read then scored. 0.88 x 3 rounded to 3, so the bar
+    reached its total while reading and drew '3/3' again on new lines for the rest of the job."""
+    import io
+
+    from core.progress import ProgressBar, share_of
+    out = io.StringIO()
+    bar = ProgressBar(out)
+    seen = []
+    def both(done, total, desc):
+        seen.append((done, total))
+        bar(done, total, desc)
+    reading, scoring = share_of(both, 0.0, 0.88, 3), share_of(both, 0.88, 1.0, 3)
+    for i in range(7):
+        reading(i, 6, "reading")
+    for i in range(3):
+        scoring(i, 2, "scoring")
+    assert seen[-1] == (3, 3) and all(d < 3 for d, _ in seen[:-1]) and {t for _, t in seen} == {3}
+    assert all(x[0] <= y[0] for x, y in zip(seen, seen[1:]))
+    assert out.getvalue().count("\n") == 1

@@ -82,12 +82,16 @@ elif metrics:
             st.caption(f"{', '.join(no_refs)}: no score on these rows (the metric needs references and the file has "
                        "none); choose a metric without references (e.g. bert_ruber, mme) in the sidebar.")
         table = pd.DataFrame(rows)
-        # numbers as the other tables write them: "-" where nothing could be computed (no scores, constant
-        # scores), where a number column showed "None"
-        st.dataframe(table.assign(**{c: table[c].map(lambda x, c=c: fmt_num(x, p=c.endswith(" p")))
-                                     for c in table.columns
-                                     if c not in ("metric", "dimension", "n", "reference copies left out")}),
-                     hide_index=True, width="stretch")
+        # the correlations stay numbers, so that a click on a column header sorts them as numbers (as text,
+        # "-0.080" came before "-0.300"); Streamlit shows a missing one as a blank "None", said below the table
+        st.dataframe(table.assign(**{c: table[c].map(lambda p: fmt_num(p, p=True)) for c in table.columns
+                                     if c.endswith(" p")}), hide_index=True, width="stretch",
+                     column_config={c: st.column_config.NumberColumn(format="%.3f") for c in table.columns
+                                    if c not in ("metric", "dimension", "n", "reference copies left out")
+                                    and not c.endswith(" p")})
+        if table["spearman"].isna().any() or table["pearson"].isna().any():
+            st.caption("None: no correlation to compute (the metric scored no row here, or its scores or the "
+                       "ratings do not vary).")
         heat = table.pivot(index="metric", columns="dimension", values="spearman")
         fig = px.imshow(heat, color_continuous_scale="RdBu", zmin=-1, zmax=1, text_auto=".2f", aspect="auto",
                         title="Spearman correlation: metric x human dimension")

@@ -209,16 +209,29 @@ def write_stdout(text: str) -> None:
     away. ``sys.stdout.write`` of a text larger than the pipe's buffer returned quietly after a partial write
     once ``head`` had closed the pipe, so ``dialeval score FILE | head`` exited 0 with its output cut short;
     ``os.write`` returns each partial count and raises on the next write."""
-    sys.stdout.flush()
     try:
+        sys.stdout.flush()
         fd = sys.stdout.fileno()
     except (AttributeError, OSError, ValueError):  # a stream with no descriptor (captured output): its own write
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    data = memoryview(text.encode(sys.stdout.encoding or "utf-8", sys.stdout.errors or "strict"))
+    data = memoryview(_stdout_encoder(fd).encode(text))
     while data:
         data = data[os.write(fd, data):]
+
+
+_encoders: dict = {}
+
+
+def _stdout_encoder(fd: int):
+    """One incremental encoder per descriptor and encoding, so that an encoding with a byte-order mark
+    (PYTHONIOENCODING=utf-8-sig, utf-16) writes it once, not before every block."""
+    import codecs
+    key = (fd, sys.stdout.encoding or "utf-8", sys.stdout.errors or "strict")
+    if key not in _encoders:
+        _encoders[key] = codecs.getincrementalencoder(key[1])(key[2])
+    return _encoders[key]
 
 
 def emit(text: str, out: str | None) -> None:
