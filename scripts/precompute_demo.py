@@ -36,20 +36,23 @@ def _without_device(namespace: str) -> str:
     return namespace.rsplit("|device:", 1)[0]
 
 
-def other_kinds(path: Path, here: str, namespaces: set[str]) -> dict:
+def other_kinds(path: Path, here: str, computed: dict[str, dict]) -> dict:
     """The entries of ``path`` computed elsewhere (another device key than ``here``) under namespaces that are
-    today's apart from the device, for the kinds that still have every one of today's namespaces: a kind whose
-    entries for one metric are stale is dropped whole (its first visit scores the demo, as on a kind never
-    recorded), so every kind the file names answers for the whole demo."""
+    today's apart from the device, for the kinds that still hold, under every one of today's namespaces, every
+    row computed here (``computed``: namespace -> {row key: value}): a kind whose entries for one metric are
+    stale, or that lacks rows of a changed demo file, is dropped whole (its first visit scores the demo, as on a
+    kind never recorded), so every kind the file names answers for the whole demo."""
     if not path.exists():
         return {}
-    today = {_without_device(ns) for ns in namespaces}
+    today = {_without_device(ns): set(rows) for ns, rows in computed.items()}
     by_kind: dict[str, dict] = {}
     for ns, rows in read_precomputed(path)["entries"].items():
         base, _, kind = ns.rpartition("|device:")
         if kind != here and base in today:
             by_kind.setdefault(kind, {})[ns] = rows
-    return {ns: rows for entries in by_kind.values() if {_without_device(ns) for ns in entries} == today
+    return {ns: rows for entries in by_kind.values()
+            if {_without_device(ns) for ns in entries} == set(today)
+            and all(today[_without_device(ns)] <= set(rows) for ns, rows in entries.items())
             for ns, rows in entries.items()}
 
 
@@ -66,7 +69,7 @@ def main() -> None:
                  "demo": DEMO.name, "demo_sha256": hashlib.sha256(DEMO.read_bytes()).hexdigest(),
                  "rows": len(table.examples), "pairs": len(comp.pairs), "metrics": list(DEFAULT_METRICS),
                  "signatures": table.signatures(), "judge": judged.signature}
-        kept = other_kinds(OUT, here, set(store.export()))
+        kept = other_kinds(OUT, here, store.export())
         about["computed_on"] = sorted({here} | {ns.rsplit("|device:", 1)[1] for ns in kept})
         n = export_precomputed(store, OUT, about, kept)
     print(f"wrote {n} entries to {OUT} ({OUT.stat().st_size / 1024:.0f} KB): computed here ({here}), "

@@ -365,3 +365,23 @@ def test_cache_info_counts_entries_written_before_the_code_mark_as_not_read(tmp_
     assert info["namespaces"]["metric:x|v:1"]["entries"] == 2
     assert info["namespaces"]["metric:x|v:1 [written by other dialeval code: not read]"]["entries"] == 1
     assert sum(r["entries"] for r in info["namespaces"].values()) == info["entries"] == 3
+
+
+def test_the_demo_keeps_another_cpu_kind_only_while_it_answers_for_the_whole_demo(repo_root, tmp_path):
+    """scripts/precompute_demo.py keeps the entries of other kinds of CPU only if they hold every row computed here
+    under every namespace: one stale metric (MME's change of 2026-11-26 kept the AMX entries of the other three)
+    or rows of a changed demo file drop that kind whole."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("precompute_demo", repo_root / "scripts" / "precompute_demo.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    here = {"m1|device:x": {"r1": 1.0, "r2": 2.0}, "m2|device:x": {"r1": 3.0, "r2": 4.0}}
+    def kept(entries):
+        path = tmp_path / "pre.json.gz"
+        with gzip.open(path, "wt", encoding="utf-8") as f:
+            json.dump({"about": {}, "entries": entries}, f)
+        return sorted({ns.rsplit("|device:", 1)[1] for ns in script.other_kinds(path, "x", here)})
+    whole = {"m1|device:y": {"r1": 1.1, "r2": 2.1}, "m2|device:y": {"r1": 3.1, "r2": 4.1}}
+    assert kept({**here, **whole}) == ["y"]
+    assert kept({**here, "m1|device:y": whole["m1|device:y"], "m2-old|device:y": {"r1": 0.0, "r2": 0.0}}) == []
+    assert kept({**here, **whole, "m2|device:y": {"r1": 3.1, "r0": 9.9}}) == []  # rows of another demo file
