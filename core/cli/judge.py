@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from core.cli import (add_cache_argument, add_input_arguments, check_paths, csv_mapping_from, interval_level, note,
-                      register_command)
+                      register_command, write_stdout)
 from core.data import dimensions, load_comparison
 from core.engine import blank_text_notes, judge_comparison
 from core.judges.pairs import load_votes, votes_for_pairs, votes_matched
@@ -57,20 +57,21 @@ def judge(a: argparse.Namespace) -> int:
     if out_path:
         write_jsonl(rows, out_path)
         print(f"wrote {len(rows)} rows to {out_path}", file=sys.stderr)
+    lines: list[str] = []  # written whole (core.cli.write_stdout: a closed pipe is exit 141)
     if a.format == "json":
-        print(to_json({**verdict.to_dict(), "pairs": [] if out_path else rows}))
+        lines.append(to_json({**verdict.to_dict(), "pairs": [] if out_path else rows}))
     elif a.format == "csv":
-        print(render_verdict(verdict, "csv", pairs=[] if out_path else rows))
+        lines.append(render_verdict(verdict, "csv", pairs=[] if out_path else rows))
     else:
-        print(f"**{markdown_text(verdict.sentence)}**\n" if a.format == "markdown" else verdict.sentence + "\n")
+        lines.append(f"**{markdown_text(verdict.sentence)}**\n" if a.format == "markdown" else verdict.sentence + "\n")
         if not out_path and a.format == "markdown":
-            print(render(rows, PAIR_COLUMNS, "markdown") + "\n")
+            lines.append(render(rows, PAIR_COLUMNS, "markdown") + "\n")
         elif not out_path:
             people = ", people" if any(r["human"] for r in rows) else ""
-            print(f"per pair: id of A, id of B, P(A preferred), the judge's call (A, B or tie; within "
-                  f"{verdict.judge.tie_margin:g} of 0.5 is a tie){people}:")
-            for r in rows:
-                print(f"{r['id_a']}\t{r['id_b']}\tp_a={r['p_a']:.3f}\t{r['verdict']}"
-                      + (f"\thuman={r['human']}" if r["human"] else ""))
-        print(render_verdict(verdict, a.format, with_sentence=False))
+            lines.append(f"per pair: id of A, id of B, P(A preferred), the judge's call (A, B or tie; within "
+                         f"{verdict.judge.tie_margin:g} of 0.5 is a tie){people}:")
+            lines += [f"{r['id_a']}\t{r['id_b']}\tp_a={r['p_a']:.3f}\t{r['verdict']}"
+                      + (f"\thuman={r['human']}" if r["human"] else "") for r in rows]
+        lines.append(render_verdict(verdict, a.format, with_sentence=False))
+    write_stdout("".join(line + "\n" for line in lines))
     return 0
