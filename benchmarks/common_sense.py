@@ -22,7 +22,8 @@ from core.progress import progress_bar
 from core.training.common_sense import read_pairs
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
-DEFAULT_METRICS = "mme,mme_fm,mme_rm,mme_tcm,mme_em,mme_sm_nll,mme_sm_nce,mme_sm_ppl,mme_pm_share,mme_pm_mean,bert_ruber_unref"
+DEFAULT_METRICS = ("mme,mme_fm,mme_rm,mme_tcm,mme_em,mme_sm_nll,mme_sm_nce,mme_sm_ppl,mme_pm_share,mme_pm_evidence,"
+                   "bert_ruber_unref")
 
 
 def side_agreement(better: np.ndarray, worse: np.ndarray) -> np.ndarray:

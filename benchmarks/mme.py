@@ -60,7 +60,7 @@ def main() -> int:
           f"max {max(lens)}, threads {a.threads}")
     sc = mme.MMEScorer()
     fams = {"fm": ["fm"], "rm": ["rm"], "tcm": ["tcm"], "em": ["em"], "sm (nll+nce+ppl)": ["sm_nll", "sm_nce", "sm_ppl"],
-            "pm (share+mean)": ["pm_share", "pm_mean"]}
+            "pm (share+evidence)": ["pm_share", "pm_evidence"]}
     rows = []
     total = 0.0
     for name, subs in fams.items():

@@ -36,6 +36,9 @@ from core.version import __version__
 DEFAULT_METRICS = ("bleu", "ubleu", "bert_ruber", "mme")
 """The default metrics on every surface: the best-correlated ones of benchmarks/RESULTS.md (plus plain BLEU)."""
 
+# metric names that existed and were replaced: the error names the new one
+RENAMED_METRICS = {"mme_pm_mean": "mme_pm_evidence on 2026-11-26, another statistic: docs/mme.md, \"PM-evidence\""}
+
 
 def parse_metrics(spec: str | Sequence[str] | None) -> list[str]:
     """'bleu,ubleu' or ['bleu', 'ubleu'] -> names, validated against the registry (case ignored: 'BLEU' is
@@ -58,7 +61,8 @@ def parse_metrics(spec: str | Sequence[str] | None) -> list[str]:
         return list(known)
     bad = [n for n in names if n not in known]
     if bad:
-        hints = [f"{n!r} (did you mean {' or '.join(close)}?)" if (close := difflib.get_close_matches(n, known, 2, 0.6))
+        hints = [f"{n!r} (renamed {RENAMED_METRICS[n]})" if n in RENAMED_METRICS else
+                 f"{n!r} (did you mean {' or '.join(close)}?)" if (close := difflib.get_close_matches(n, known, 2, 0.6))
                  else repr(n) for n in bad]
         raise UnknownName(f"unknown metric(s) {', '.join(hints)}; available: {', '.join(known)}")
     return list(dict.fromkeys(names))

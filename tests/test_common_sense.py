@@ -2,11 +2,12 @@
 
 The set: 240 pairs made by rule from held-out chitchat conversations (``scripts/make_common_sense.py``) and 97
 written by hand; in each the better reply is obvious to a person, and the worse one is the longer in at least a
-third, so "the longer reply wins" cannot pass it. The issue's targets (judge >= 0.95, MME-CRS >= 0.85) are not
-met yet (docs/judge.md, "Common sense"); the floors below are regression guards set under today's numbers
-(judge 0.846 at 0.4.0, 0.862 since 0.6.0; MME-CRS 0.694 at 0.4.0, 0.715 since 0.5.0, 0.837 since PM's copies
-were left out and RM's parrot negatives, 2026-11-26, on the 337 pairs), and both must beat "the longer reply
-wins" (0.540).
+third, so "the longer reply wins" cannot pass it. The issue's targets are judge >= 0.95 and MME-CRS >= 0.85
+(docs/judge.md, "Common sense"). MME-CRS's is asserted where its CRS weights were fitted (0.694 at 0.4.0, 0.715
+since 0.5.0, 0.837 with PM's copies left out and RM's parrot negatives, 0.855 since PM's copies are matched
+whatever their case and PM-evidence replaced PM-mean, 2026-11-26, on the 337 pairs); on another kind of CPU,
+where SmolLM2's bfloat16 sub-metrics round differently, a floor a little lower. The judge's is not met (0.846 at
+0.4.0, 0.862 since 0.6.0): its floor is a regression guard. Both must beat "the longer reply wins" (0.540).
 """
 from collections import Counter
 from pathlib import Path
@@ -16,6 +17,8 @@ import pytest
 
 from core.data import Example
 from core.engine import judge_pairs, score_examples
+from core.metrics import mme as mme_metric
+from core.models.device import active_device, device_key
 from core.training.common_sense import GENERIC, KINDS, RUDE, TERSE, obvious_pairs, read_pairs
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -92,4 +95,6 @@ def test_the_judge_and_mme_prefer_the_better_reply_more_often_than_length_does(r
     mme_agreement = agreement(mme[:len(pairs)], mme[len(pairs):])
     assert length < 0.6
     assert judge >= 0.80 and judge > length + 0.05, judge
-    assert mme_agreement >= 0.80 and mme_agreement > length + 0.05, mme_agreement  # 0.837 on 2026-11-26
+    here = device_key(active_device())
+    target = 0.85 if here == mme_metric.WEIGHTS_COMPUTED_ON else 0.82  # 0.855 on cpu-avx512-bf16, 2026-11-26
+    assert mme_agreement >= target and mme_agreement > length + 0.05, (mme_agreement, here)

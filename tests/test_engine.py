@@ -285,3 +285,12 @@ def test_a_bar_over_phases_in_one_unit_ends_once_at_the_end_of_the_last_phase():
     assert seen[-1] == (3, 3) and all(d < 3 for d, _ in seen[:-1]) and {t for _, t in seen} == {3}
     assert all(x[0] <= y[0] for x, y in zip(seen, seen[1:]))
     assert out.getvalue().count("\n") == 1
+
+
+def test_a_renamed_metric_is_refused_with_its_new_name():
+    """mme_pm_mean became mme_pm_evidence (another statistic, 2026-11-26): asking for the old name says which."""
+    from core.engine import UnknownName, parse_metrics
+    with pytest.raises(UnknownName, match="'mme_pm_mean' \\(renamed mme_pm_evidence"):
+        parse_metrics("bleu,mme_pm_mean")
+    with pytest.raises(UnknownName, match="did you mean bleu"):
+        parse_metrics("bleux")

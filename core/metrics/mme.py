@@ -8,8 +8,8 @@ Registered metrics (all in [0, 1], higher = better on that aspect):
   mme_sm_nll   specificity        SmolLM2 total surprisal of the response (read alone)
   mme_sm_nce   specificity        SmolLM2 mean (log p + entropy) of the response tokens
   mme_sm_ppl   specificity        SmolLM2 perplexity of the response
-  mme_pm_share context PMI        share of response tokens the context makes likelier (SmolLM2, chat format)
-  mme_pm_mean  context PMI        mean pointwise mutual information of the response tokens and the context
+  mme_pm_share    context PMI     share of response tokens the context makes likelier (SmolLM2, chat format)
+  mme_pm_evidence context PMI     the new tokens' total PMI with the context over the root of their count
   mme_avg      plain mean of the nine normalized sub-metrics (MME-Avg)
   mme          CRS-weighted sum for a dimension (the ``dimension`` option, default "overall"), weights from
                the shipped crs_weights.json; ``held_out_for(dataset)`` refits them without that dataset.
@@ -41,19 +41,19 @@ from core.progress import Progress, tick
 from core.scoring import Metric, MetricResult, Options, Signature, register_metric
 from core.settings import checkpoint_file
 
-SUBMETRICS = ("fm", "rm", "tcm", "em", "sm_nll", "sm_nce", "sm_ppl", "pm_share", "pm_mean")
+SUBMETRICS = ("fm", "rm", "tcm", "em", "sm_nll", "sm_nce", "sm_ppl", "pm_share", "pm_evidence")
 GROUPS = {"FM": ("fm",), "RM": ("rm",), "TCM": ("tcm",), "EM": ("em",), "SM": ("sm_nll", "sm_nce", "sm_ppl"),
-          "PM": ("pm_share", "pm_mean"), "RM+TCM": ("rm", "tcm")}
+          "PM": ("pm_share", "pm_evidence"), "RM+TCM": ("rm", "tcm")}
 CKPT = {"fm": "mme-fm", "rm": "mme-rm", "tcm": "mme-tcm", "em": "mme-em",
-        "sm_nll": "mme-sm", "sm_nce": "mme-sm", "sm_ppl": "mme-sm", "pm_share": "mme-ref", "pm_mean": "mme-ref"}
+        "sm_nll": "mme-sm", "sm_nce": "mme-sm", "sm_ppl": "mme-sm", "pm_share": "mme-ref", "pm_evidence": "mme-ref"}
 REFERENCE = "mme-ref"  # reference quantiles of the sub-metrics below (SM keeps its own in mme-sm)
-REFERENCED = ("fm", "rm", "tcm", "em", "pm_share", "pm_mean")
+REFERENCED = ("fm", "rm", "tcm", "em", "pm_share", "pm_evidence")
 FAMILIES = {"fm": ("fm",), "rm": ("rm",), "tcm": ("tcm",), "em": ("em",), "sm": ("sm_nll", "sm_nce", "sm_ppl"),
-            "pm": ("pm_share", "pm_mean")}
+            "pm": ("pm_share", "pm_evidence")}
 WEIGHTS_NAME = "crs_weights.json"
 # the kind of CPU (core.models.device.device_key) whose eval scores the shipped crs_weights.json was fitted on:
 # SmolLM2's bfloat16 sub-metrics differ a little on other kinds (docs/architecture.md, "Kinds of CPU")
-WEIGHTS_COMPUTED_ON = "cpu-amx-bf16"
+WEIGHTS_COMPUTED_ON = "cpu-avx512-bf16"
 # the DSTC10 Track 5 development sets CRS is fitted on (engagement-dd trains EM, holistic-dd is extra)
 DEV_SETS = ("usr-topical", "usr-persona", "dailydialog-zhao", "persona-zhao", "convai2-grade",
             "dailydialog-grade", "empathetic-grade", "fed-turn", "humod", "dstc7", "dailydialog-gupta")
@@ -66,7 +66,7 @@ DESCRIPTIONS = {
     "sm_nce": "MME specificity: SmolLM2 mean log-prob + entropy of the response tokens (normalized)",
     "sm_ppl": "MME specificity: SmolLM2 perplexity of the response (normalized)",
     "pm_share": "MME context PMI: share of response tokens the context makes likelier (SmolLM2, normalized)",
-    "pm_mean": "MME context PMI: mean pointwise mutual information of response tokens and context (normalized)",
+    "pm_evidence": "MME context PMI: total PMI of the response's new tokens and the context / sqrt(count) (normalized)",
 }
 FAMILY_OF = {sub: fam for fam, subs in FAMILIES.items() for sub in subs}
 
@@ -165,7 +165,7 @@ class MMEScorer:
         if family == "pm":
             pm = self.load("pm")
             raw = pm.raw([c.split("\n") for c in ctx], list(resp), progress=prog, desc="MME context PMI")
-            return {"pm_share": raw[:, 0], "pm_mean": raw[:, 1]}
+            return {"pm_share": raw[:, 0], "pm_evidence": raw[:, 1]}
         _, sc = self.load("sm")
         raw = sc.raw(["\n".join(c.split("\n")[-M.CTX_TURNS:]) for c in ctx], list(resp), progress=prog,
                      desc="MME specificity")

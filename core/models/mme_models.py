@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from typing import Callable, Sequence
+from typing import Callable, Hashable, Sequence
 
 import numpy as np
 import torch
@@ -394,17 +394,21 @@ class PMIScorer:
     then ``<|im_start|>assistant\n`` and the response (at most ``SM_RESP_TOKENS`` tokens). The same response
     is also read after ``<|im_start|>assistant\n`` alone. With a_t = log p(r_t | context, r_<t) and
     b_t = log p(r_t | r_<t) over the T response tokens, and N the response tokens that are not copied from the
-    context (:func:`copied_tokens`: inside a run of ``PM_COPY_SPAN`` tokens that occurs in one context turn), per
-    response:
+    context (:func:`copied_tokens` on :meth:`token_forms`: inside a run of ``PM_COPY_SPAN`` tokens that occurs in
+    one context turn, case and leading space ignored), per response:
 
-      share = (1/|N|) sum_{t in N} [a_t > b_t]    (the share of the new tokens the context made likelier)
-      mean  = (1/|N|) sum_{t in N} (a_t - b_t)    (mean pointwise mutual information of the new tokens, nats)
-      (share = mean = 0 when every token is copied: saying the user's words back adds nothing)
+      share    = (1/|N|) sum_{t in N} [a_t > b_t]         (the share of the new tokens the context made likelier)
+      evidence = (1/sqrt|N|) sum_{t in N} (a_t - b_t)     (the new tokens' total pointwise mutual information
+                                                           with the context over the root of their count, nats)
+      (share = evidence = 0 when every token is copied: saying the user's words back adds nothing)
       ll_mean = (1/T) sum_t a_t, ll_sum = sum_t a_t   (plain log-likelihood given the context: baselines)
 
     Copies are left out because a copied token is exactly what the context makes likely: with them, a reply
-    that repeats the user's turn had the highest PMI of all (docs/mme.md, "Copies and parrots"). Two forward passes per
-    response on fixed-shape batches (``core.models.batching``), bfloat16 like SM."""
+    that repeats the user's turn had the highest PMI of all (docs/mme.md, "Copies and parrots"). The evidence
+    divides by sqrt|N| rather than |N| so that a two-word reply whose few tokens the context predicts does not
+    outscore a full answer as the mean let it (the divisors |N|^p, p = 0, 0.25, 0.5, 0.75, 1, were compared by
+    leave-one-dataset-out, docs/mme.md). Two forward passes per response on fixed-shape batches
+    (``core.models.batching``), bfloat16 like SM."""
 
     def __init__(self):
         from core.models.encoders import smollm
@@ -416,9 +420,19 @@ class PMIScorer:
         self.im_start = self._enc("<|im_start|>")
         self.im_end_nl = self._enc("<|im_end|>") + self._enc("\n")
         self.user, self.assistant = self._enc("user\n"), self._enc("assistant\n")
+        self._forms: dict[int, str] = {}
 
     def _enc(self, text: str) -> list[int]:
         return self.tok(text, add_special_tokens=False)["input_ids"]
+
+    def token_forms(self, ids: Sequence[int]) -> list[str]:
+        """Each token as :func:`copied_tokens` compares it: its text lower-cased, without the leading-space mark,
+        so "It" at the start of a reply matches " it" inside the user's turn."""
+        forms = self._forms
+        for i in ids:
+            if i not in forms:  # U+0120 "Ġ" is the tokenizer's mark of a leading space
+                forms[i] = self.tok.convert_ids_to_tokens(int(i)).replace("\u0120", "").lower()
+        return [forms[i] for i in ids]
 
     def prompt(self, context: Sequence[str]) -> list[int]:
         turns = [t.strip() for t in context if t and t.strip()][-PM_TURNS:]
@@ -431,7 +445,7 @@ class PMIScorer:
     @torch.inference_mode()
     def raw(self, contexts: Sequence[Sequence[str]], responses: Sequence[str], progress: Callable | None = None,
             desc: str = "PM") -> np.ndarray:
-        """n x 4 array of (share, mean, ll_mean, ll_sum) as defined in the class docstring."""
+        """n x 4 array of (share, evidence, ll_mean, ll_sum) as defined in the class docstring."""
         contexts = [list(c) for c in contexts]
         resp = [self._enc(r.strip())[:SM_RESP_TOKENS] or [self.pad] for r in responses]
         n = len(resp)
@@ -446,17 +460,19 @@ class PMIScorer:
         out = np.zeros((n, 4), dtype=np.float64)
         for i, ((a, _), (b, _)) in enumerate(zip(with_ctx, alone)):
             a, b = a.double().numpy(), b.double().numpy()
-            new = ~copied_tokens(resp[i], [self._enc(t.strip()) for t in contexts[i] if t and t.strip()])
+            turns = [self.token_forms(self._enc(t.strip())) for t in contexts[i] if t and t.strip()]
+            new = ~copied_tokens(self.token_forms(resp[i]), turns)
             gain = a[new] - b[new]
-            out[i] = (float(np.mean(gain > 0)) if new.any() else 0.0, float(np.mean(gain)) if new.any() else 0.0,
-                      float(np.mean(a)), float(np.sum(a)))
+            share, evidence = (float(np.mean(gain > 0)), float(np.sum(gain) / np.sqrt(len(gain)))) if new.any() \
+                else (0.0, 0.0)
+            out[i] = (share, evidence, float(np.mean(a)), float(np.sum(a)))
         return out
 
 
-def copied_tokens(response: Sequence[int], context_turns: Sequence[Sequence[int]],
+def copied_tokens(response: Sequence[Hashable], context_turns: Sequence[Sequence[Hashable]],
                   span: int = PM_COPY_SPAN) -> np.ndarray:
     """True at each response token inside a run of ``span`` consecutive tokens that also occurs, in that order,
-    within one context turn (token ids as SmolLM2's tokenizer gives them)."""
+    within one context turn (tokens as given: ``PMIScorer`` passes their lower-cased forms, ``token_forms``)."""
     copied = np.zeros(len(response), dtype=bool)
     runs = {tuple(t[i:i + span]) for t in context_turns for i in range(len(t) - span + 1)}
     for start in range(len(response) - span + 1):
