@@ -383,6 +383,34 @@ def test_verdict_report_row_click_refresh_and_a_narrow_window(server, tmp_path):
             browser.close()
 
 
+def test_a_table_s_tool_bar_leaves_the_line_above_it_readable_on_a_phone(server):
+    """On a phone (390 px, touch) a tap on a table leaves its tool bar shown, drawn above the table's top right
+    corner: it covered the end of the heading above the Home page's headline table."""
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROME_ARGS)
+        try:
+            phone = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+            page = phone.new_page()
+            page.set_default_timeout(TIMEOUT_MS)
+            page.goto(server)
+            table = page.locator('[data-testid="stDataFrame"]').first
+            table.wait_for()
+            wait_idle(page)
+            table.scroll_into_view_if_needed()
+            table.tap()
+            page.wait_for_timeout(600)  # the tool bar fades in
+            got = page.evaluate("""() => { const t = document.querySelector('[data-testid="stDataFrame"]');
+                const el = t.closest('.stElementContainer'), bar = el.querySelector('[data-testid="stElementToolbar"]');
+                return {bar: bar.getBoundingClientRect().top, shown: getComputedStyle(bar).opacity,
+                        above: el.previousElementSibling.getBoundingClientRect().bottom,
+                        text: el.previousElementSibling.innerText}; }""")
+            assert got["text"] == "Headline comparison" and got["shown"] == "1", got
+            assert got["bar"] >= got["above"] - 0.5, got
+        finally:
+            browser.close()
+
+
 if __name__ == "__main__":
     import argparse
     import json

@@ -139,13 +139,16 @@ elif metrics:
             st.caption(f"The file holds {n_sys} systems: a system-level correlation over all of them needs every "
                        "system's rows scored (they are cached once scored). Computed as `dialeval meta-eval` "
                        "computes it: rows that copy their reference left out, contexts resampled.")
-            if st.button(f"Score all {n_sys} systems and correlate system means", key="sys_corr"):
-                bar, progress = state.progress_bar("scoring every system")
-                from core.engine import ScoreTable
-                results = state.metric_results(("all-systems", data.key), cs.metrics, list(data.examples), progress)
-                table_all = ScoreTable(list(data.examples), results)
-                bar.empty()
-                st.session_state["sys_corr_rows"] = (data.key, dashboard.system_correlations(table_all, cs.metrics))
+            if state.run_button(f"Score all {n_sys} systems and correlate system means", "sys_corr"):
+                with state.running("sys_corr", "Scoring every system failed"):  # then drawn again with the table
+                    bar, progress = state.progress_bar("scoring every system")
+                    from core.engine import ScoreTable
+                    results = state.metric_results(("all-systems", data.key), cs.metrics, list(data.examples),
+                                                   progress)
+                    table_all = ScoreTable(list(data.examples), results)
+                    bar.empty()
+                    st.session_state["sys_corr_rows"] = (data.key,
+                                                         dashboard.system_correlations(table_all, cs.metrics))
             got = st.session_state.get("sys_corr_rows")
             if got and got[0] == data.key:
                 st.dataframe(pd.DataFrame(got[1]).assign(p=lambda t: t["p"].map(lambda p: fmt_num(p, p=True))),

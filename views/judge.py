@@ -32,10 +32,10 @@ if data is not None and ok:
     if state.judge_output(data) is None:
         st.text(f"{state.counted(data.n, 'pair')}: {comp.system_a} (A) vs {comp.system_b} (B)")
         over = f"{'the' if data.n == 1 else 'all'} {state.counted(data.n, 'pair')}"
-        if st.button(f"Run the judge over {over} (about {state.judge_seconds(data.n):.0f} s)",
-                     type="primary", key="run_judge"):
-            if state.run_judge(data) is not None:
-                st.rerun()  # draw the page again without the button (as the home page does)
+        if state.run_button(f"Run the judge over {over} (about {state.judge_seconds(data.n):.0f} s)", "run_judge",
+                            type="primary"):
+            with state.running("run_judge", "The judge could not run"):  # then drawn again without the button
+                state.run_judge(data)
     res = state.judge_output(data)
     if res is not None:
         dims = data.dimensions
@@ -187,13 +187,13 @@ if data is not None and ok:
         enough, where = dashboard.enough_votes(votes)
         if not enough:
             st.info(f"Not enough votes yet: {where}.")
-        elif st.button(f"Re-fit the judge on {state.counted(len(votes), 'vote')} and draw the learning curve",
-                       type="primary",
-                       key="tune_votes"):
-            from core.judges import votes as V
-            from core.judges.pairwise import load_judge
-            bar, vprogress = state.progress_bar("loading the judge")
-            try:
+        elif state.run_button(f"Re-fit the judge on {state.counted(len(votes), 'vote')} and draw the learning curve",
+                              "tune_votes", type="primary"):
+            # then drawn again: the win rate at the top shows the re-fitted judge
+            with state.running("tune_votes", "Re-fitting on the votes failed"):
+                from core.judges import votes as V
+                from core.judges.pairwise import load_judge
+                bar, vprogress = state.progress_bar("loading the judge")
                 judge = load_judge()
                 feats = V.vote_features(votes, judge, vprogress)
                 decided = [v for v in votes if v.vote in ("A", "B")]
@@ -210,10 +210,7 @@ if data is not None and ok:
                 state.set_refit(data, {"votes_key": votes_key, "n_votes": len(votes), "folds": folds, "curve": curve,
                                        "rest": rest, "output": after, "shipped": shipped,
                                        "summary": summarize_judge(comp, after)})
-            except Exception as e:  # shown, not fatal: the rest of the page keeps working
-                st.error(f"Re-fitting on the votes failed: {type(e).__name__}: {e}")
-            bar.empty()
-            st.rerun()  # the win rate at the top shows the re-fitted judge
+                bar.empty()
         done = state.refit(data)
         if done is not None and done["votes_key"] == votes_key:
             curve, rest, after, shipped = done["curve"], done["rest"], done["output"], done["shipped"]

@@ -94,16 +94,11 @@ else:
         judged = _judged_store()[jkey] = judge_grid(grid)
     ok, message = dashboard.judge_status()
     n_pairs = len(list(itertools.combinations(chosen, 2))) * grid.n_contexts
-    if judged is None and ok and st.button(f"Run the judge on every pair of systems ({n_pairs} judged pairs, about "
-                                           f"{state.judge_seconds(n_pairs):.0f} s)", key="lb_judge"):
-        bar, progress = state.progress_bar("loading the judge")
-        try:
+    if judged is None and ok and state.run_button(f"Run the judge on every pair of systems ({n_pairs} judged pairs, "
+                                                  f"about {state.judge_seconds(n_pairs):.0f} s)", "lb_judge"):
+        with state.running("lb_judge", "The judge could not run"):  # then drawn again with the judge's ratings
+            bar, progress = state.progress_bar("loading the judge")
             _judged_store()[jkey] = judge_grid(grid, progress=progress)
-        except Exception as e:  # shown, not fatal
-            st.error(f"The judge could not run: {type(e).__name__}: {state.plain(str(e))}")
-        else:
-            st.rerun()  # drawn again without the button, with the judge's ratings
-        bar.empty()
     if table is None and judged is None and not human_dimensions(grid):
         st.info("Choose metrics in the sidebar or run the judge (the file has no human ratings to rank by).")
         st.stop()

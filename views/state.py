@@ -17,8 +17,9 @@ from __future__ import annotations
 import os
 import re
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Container, Sequence
+from typing import Any, Container, Iterator, Sequence
 
 import streamlit as st
 
@@ -250,6 +251,7 @@ def route(navigation) -> None:
     the sidebar (metrics; the "Loaded" box filled after the page ran, so it never lags one page behind), and
     the address written from the final state."""
     ensure_loaded()
+    st.html(TABLE_CSS)
     box = sidebar()
     navigation.run()
     show_loaded(box)
@@ -301,6 +303,38 @@ def progress_bar(first: str = "starting"):
         frac = min(1.0, done / total) if total else 1.0
         bar.progress(frac, text=f"{desc} {done}/{total}{clock.left(done, total, desc)}")
     return bar, progress
+
+
+_FAILED = "_run_failed_"  # + a run button's key: why its last run failed, shown above it once
+
+
+def run_button(label: str, key: str, where: Any = st, **kwargs) -> bool:
+    """A button that starts a long run (the judge, a re-fit, scoring every system): True in the page run its
+    click started, where it is drawn disabled, so that a second click cannot stop the run and start it over
+    (Streamlit reruns the page on a click). Do the work inside :func:`running` (same ``key``), which draws the
+    page again when it ends: the button is enabled again however the run ends, since only the run of the click
+    draws it disabled. A failure :func:`running` kept is shown above the button. ``kwargs`` go to ``st.button``.
+
+    The click is read from the session state before the button is drawn: Streamlit discards what a disabled
+    widget sends, so the button itself returns False in that run."""
+    failed = st.session_state.pop(_FAILED + key, None)
+    if failed:
+        where.error(failed)
+    clicked = bool(st.session_state.get(key))
+    where.button(label, key=key, disabled=clicked, **kwargs)
+    return clicked
+
+
+@contextmanager
+def running(key: str, failed: str) -> Iterator[None]:
+    """Around the work :func:`run_button` ``key`` started: the page is drawn again when it ends (with the result,
+    or with the button enabled). An exception is not raised: the page drawn again says ``failed: Type: message``
+    above the button."""
+    try:
+        yield
+    except Exception as e:  # a missing checkpoint, a model that will not load: shown, not fatal
+        st.session_state[_FAILED + key] = f"{failed}: {type(e).__name__}: {plain(str(e))}"
+    st.rerun()
 
 
 @st.cache_resource(show_spinner=False)
@@ -454,7 +488,8 @@ def judge_seconds(n_pairs: int) -> float:
 
 def run_judge(data: Loaded) -> JudgeOutput | None:
     """Run the shipped judge over every loaded pair (through the engine) with a progress bar, which says that
-    leaving the page stops the run (Streamlit ends a page's script when another page opens)."""
+    leaving the page stops the run (Streamlit ends a page's script when another page opens). A missing or
+    incompatible checkpoint raises: run it inside :func:`running`, which shows the error."""
     bar, progress = progress_bar("loading the judge (stay on this page while it runs: leaving it stops the run)")
     try:
         from core.judges.smollm_reader import lm_features
@@ -464,9 +499,8 @@ def run_judge(data: Loaded) -> JudgeOutput | None:
         _judge_store()[data.key] = judge_comparison(comp, progress=progress)
         if loaded:  # a run that also loaded the models would overstate the pace; pairs read back cost nothing
             _judge_time().record(new, time.perf_counter() - started)
-    except Exception as e:  # a missing or incompatible checkpoint must not take the page down
-        st.error(f"The judge could not run: {type(e).__name__}: {plain(str(e))}")
-    bar.empty()
+    finally:
+        bar.empty()
     return judge_output(data)
 
 
@@ -535,6 +569,15 @@ CHART_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": [
     "zoom2d", "pan2d", "select2d", "lasso2d", "zoomIn2d", "zoomOut2d", "autoScale2d", "resetScale2d"]}
 """Plotly's tool bar cut to its download button: on a phone the full bar is always shown and covered the
 charts' titles (a bug hunt at 390 px); zooming stays on drag and double-click."""
+
+
+TABLE_CSS = """<style>@media (max-width: 640px), (hover: none) {
+[data-testid="stDataFrame"] { margin-top: 1.75rem; }
+}</style>"""
+"""A table's tool bar (show columns, download, search, full screen) is drawn above its top right corner and
+reaches 1.75rem past the gap between elements; on a phone it stays shown after a tap and covered the end of the
+line above the table (a heading, a caption: measured at 390 px). On narrow or touch screens the tables keep that
+room free. Only style: ``st.html`` adds it to the page without an element (desktop layout unchanged)."""
 
 
 def chart(fig, key: str, where: Any = st) -> None:

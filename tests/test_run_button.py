@@ -1,0 +1,101 @@
+"""The buttons that start a long run (the judge, a re-fit, scoring every system) are disabled while it runs, so a
+second click cannot stop the run and start it over, and are enabled again however the run ends (views/state.py:
+run_button, running). The judge itself is replaced by a stand-in: these tests take seconds."""
+import sys
+
+import pytest
+
+from core import dashboard
+from core.data import Example
+
+AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
+
+
+def _tiny(n: int = 3, rated: bool = False):
+    """``n`` pairs no cache holds (the page offers to run the judge on them); ``rated``: people prefer A in the
+    even pairs, B in the odd ones (enough votes for a re-fit from 10 pairs)."""
+    rows = [Example(id=str(i), system=s, context=[f"run button test {i}"], response=f"{s} says {i}",
+                    references=[f"x says {i}"], scores={"Overall": 5.0 if (s == "x") == (i % 2 == 0) else 1.0}
+                    if rated else {}) for i in range(n) for s in ("x", "y")]
+    return dashboard.make_loaded("run-button test", rows, None, "x", "y", [f"run-button test {n} {rated}"])
+
+
+@pytest.fixture
+def app(repo_root, monkeypatch):
+    """``app(run_judge, **tiny)``: the dashboard with ``_tiny(**tiny)`` loaded and ``run_judge`` standing in for the
+    judge's run (``views.state.run_judge``; the judge counts as installed, its time estimate as 1 s)."""
+    def make(run_judge, **tiny):
+        at = AppTest.from_file(str(repo_root / "app.py"), default_timeout=60)
+        at.session_state["metrics"] = ["bleu"]
+        at.run()  # nothing loaded yet: imports views.state, which the stand-ins replace parts of
+        state = sys.modules["views.state"]
+        monkeypatch.setattr(state, "run_judge", run_judge)
+        monkeypatch.setattr(state, "judge_seconds", lambda n: 1.0)
+        monkeypatch.setattr(dashboard, "judge_status", lambda: (True, "ok"))
+        at.session_state["loaded"] = _tiny(**tiny)
+        return at
+    return make
+
+
+@pytest.mark.parametrize("page, key", [("views/judge.py", "run_judge"), ("views/home.py", "home_run_judge")])
+def test_the_judge_button_is_disabled_while_the_judge_runs(app, page, key):
+    """The stand-in stops the page where the judge would be computing: the page as it is then is what the
+    browser shows during the run. The button was clickable then (a second click started the run over)."""
+    import streamlit as st
+    calls = []
+
+    def run_judge(data):
+        calls.append(data.key)
+        st.stop()
+    at = app(run_judge)
+    at.switch_page(page).run()
+    assert not at.button(key=key).disabled
+    at.button(key=key).click().run()
+    assert not at.exception, at.exception
+    assert calls and at.button(key=key).disabled  # drawn disabled during the run
+    at.run()  # the run was stopped (as by the app's Stop): the button is enabled again, and nothing runs unasked
+    assert len(calls) == 1 and not at.button(key=key).disabled
+
+
+def test_a_judge_run_that_ends_leaves_the_button_enabled_and_runs_once(app):
+    calls = []
+    at = app(lambda data: calls.append(data.key))  # a run that leaves no result: the page still offers it
+    at.switch_page("views/judge.py").run()
+    at.button(key="run_judge").click().run()
+    assert not at.exception and not at.error, (at.exception, at.error)
+    assert len(calls) == 1 and not at.button(key="run_judge").disabled
+    at.run()
+    assert len(calls) == 1
+
+
+def test_a_judge_run_that_raises_says_so_and_enables_the_button_again(app):
+    calls = []
+
+    def run_judge(data):
+        calls.append(data.key)
+        raise RuntimeError("no weights")
+    at = app(run_judge)
+    at.switch_page("views/judge.py").run()
+    at.button(key="run_judge").click().run()
+    assert not at.exception, at.exception
+    assert [e.value for e in at.error] == ["The judge could not run: RuntimeError: no weights"]
+    assert len(calls) == 1 and not at.button(key="run_judge").disabled
+    at.button(key="run_judge").click().run()  # and it can be run again
+    assert len(calls) == 2 and not at.button(key="run_judge").disabled
+
+
+def test_a_re_fit_that_raises_keeps_its_error_on_the_page_drawn_again(app, monkeypatch):
+    """The re-fit's error was shown and at once wiped: the page was drawn again after the re-fit however it
+    ended. Now the page drawn again shows it, above the button, enabled."""
+    from core.judges import pairwise
+
+    def load_judge(*args, **kwargs):
+        raise RuntimeError("no weights")
+    monkeypatch.setattr(pairwise, "load_judge", load_judge)
+    at = app(lambda data: None, n=12, rated=True)
+    at.switch_page("views/judge.py").run()
+    at.radio(key="votes_source").set_value("Use this upload's human scores as votes").run()
+    at.button(key="tune_votes").click().run()
+    assert not at.exception, at.exception
+    assert [e.value for e in at.error] == ["Re-fitting on the votes failed: RuntimeError: no weights"]
+    assert not at.button(key="tune_votes").disabled
