@@ -36,8 +36,15 @@ from core.version import __version__
 DEFAULT_METRICS = ("bleu", "ubleu", "bert_ruber", "mme")
 """The default metrics on every surface: the best-correlated ones of benchmarks/RESULTS.md (plus plain BLEU)."""
 
-# metric names that existed and were replaced: the error names the new one
-RENAMED_METRICS = {"mme_pm_mean": "mme_pm_evidence on 2026-11-26, another statistic: docs/mme.md, \"PM-evidence\""}
+RENAMED_METRICS = {"mme_pm_mean": ("mme_pm_evidence", "on 2026-11-26, another statistic: docs/mme.md, \"PM-evidence\"")}
+"""Metric names that existed and were replaced, old name -> (new name, when and why): asking for the old name
+(in any case) is refused with the new one named; the dashboard reads an old address with the new name."""
+
+
+def renamed_metric(name: str) -> str | None:
+    """The metric that replaced ``name`` (case ignored), or None if ``name`` was never renamed."""
+    new = RENAMED_METRICS.get(name.casefold())
+    return new[0] if new else None
 
 
 def parse_metrics(spec: str | Sequence[str] | None) -> list[str]:
@@ -61,7 +68,7 @@ def parse_metrics(spec: str | Sequence[str] | None) -> list[str]:
         return list(known)
     bad = [n for n in names if n not in known]
     if bad:
-        hints = [f"{n!r} (renamed {RENAMED_METRICS[n]})" if n in RENAMED_METRICS else
+        hints = [f"{n!r} (renamed {' '.join(RENAMED_METRICS[n.casefold()])})" if renamed_metric(n) else
                  f"{n!r} (did you mean {' or '.join(close)}?)" if (close := difflib.get_close_matches(n, known, 2, 0.6))
                  else repr(n) for n in bad]
         raise UnknownName(f"unknown metric(s) {', '.join(hints)}; available: {', '.join(known)}")

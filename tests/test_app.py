@@ -987,3 +987,14 @@ def test_the_leaderboard_reads_the_demo_s_precomputed_judge(new_app, own_cache, 
     lb = at.session_state["leaderboard"]
     assert lb.judge_signature is not None and lb.systems[0].judge is not None
     assert not any(b.key == "lb_judge" for b in at.button)
+
+
+def test_an_address_naming_a_renamed_or_unknown_metric(repo_root):
+    """A link shared before mme_pm_mean became mme_pm_evidence reads as the new name; a name that is no metric
+    here is left out with a note (it was dropped without a word), and names are case-blind as on the command line."""
+    at = AppTest.from_file(str(repo_root / "app.py"), default_timeout=TIMEOUT)
+    at.query_params["m"] = "BLEU,mme_pm_mean,nosuchmetric"
+    at.run()
+    assert not at.exception, at.exception
+    assert at.session_state["metrics"] == ["bleu", "mme_pm_evidence"]
+    assert any("nosuchmetric" in t.value for t in at.toast), [t.value for t in at.toast]

@@ -292,5 +292,7 @@ def test_a_renamed_metric_is_refused_with_its_new_name():
     from core.engine import UnknownName, parse_metrics
     with pytest.raises(UnknownName, match="'mme_pm_mean' \\(renamed mme_pm_evidence"):
         parse_metrics("bleu,mme_pm_mean")
+    with pytest.raises(UnknownName, match="'MME_PM_MEAN' \\(renamed mme_pm_evidence"):  # names are case-blind
+        parse_metrics("MME_PM_MEAN")
     with pytest.raises(UnknownName, match="did you mean bleu"):
         parse_metrics("bleux")

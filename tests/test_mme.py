@@ -167,6 +167,10 @@ def test_pm_copies_are_matched_whatever_their_case_or_leading_space():
     assert not copied_tokens(ids(reply), [ids(turn)])[2]  # the ids differ: " i" is not "I"
     copied = copied_tokens(pm.token_forms(ids(reply)), [pm.token_forms(ids(turn))])
     assert not copied[:2].any() and copied[2:].all(), copied  # "Oh" and "," are the reply's own
+    # only letters' case is folded: the tokenizer spells other bytes as characters, and lower-casing those made
+    # different characters one (上 "up" / 下 "down", two emoji): a changed word was a copy
+    for said, reply in (("我们明天上山吧。", "我们明天下山吧。"), ("😀😀", "😁😁"), ("قلب", "كلب")):
+        assert not copied_tokens(pm.token_forms(ids(reply)), [pm.token_forms(ids(said))]).all(), reply
 
 
 def test_pm_evidence_grows_with_the_new_tokens_and_is_zero_for_a_parrot():

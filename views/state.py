@@ -28,7 +28,7 @@ from core.dashboard import Loaded
 from core.data import Comparison
 from core.cache import default_cache
 from core.engine import (ComparisonScores, cached_judge_comparison, comparison_scores, judge_comparison, pairs_to_judge,
-                         score_examples, uncached_rows)
+                         renamed_metric, score_examples, uncached_rows)
 from core.models.device import offered_devices
 from core.outputs import OutputError
 from core.scoring import JudgeOutput, Options, get_metric
@@ -210,9 +210,22 @@ def selected_metrics() -> list[str]:
         env = os.environ.get("DIALEVAL_APP_METRICS") or None  # e.g. "bleu" for a fast start (tests, benchmarks)
         chosen = url if url is not None else env
         # an address with an empty m= is a choice of no metric (kept after a refresh), not "the defaults"
-        st.session_state["metrics"] = ([m for m in chosen.split(",") if m in avail] if chosen is not None
+        st.session_state["metrics"] = (address_metrics(chosen, avail) if chosen is not None
                                        else dashboard.default_metrics(avail))
     return [m for m in st.session_state["metrics"] if m in avail]
+
+
+def address_metrics(chosen: str, avail: Sequence[str]) -> list[str]:
+    """The metrics an address's ``m=`` (or DIALEVAL_APP_METRICS) names: a renamed one read as its new name, one
+    that is not a metric here left out with a note on the page (a shared link of another version)."""
+    names, left_out = [], []
+    by_fold = {a.casefold(): a for a in avail}  # case ignored, as on the command line
+    for m in (m.strip() for m in chosen.split(",") if m.strip()):
+        m = renamed_metric(m) or by_fold.get(m.casefold(), m)
+        (names if m in avail else left_out).append(m)
+    if left_out:
+        st.toast(f"Not a metric here, left out of this address's choice: {', '.join(left_out)}")
+    return list(dict.fromkeys(names))
 
 
 def _sync_metrics() -> None:

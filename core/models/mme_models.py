@@ -47,6 +47,7 @@ PM_TURNS = 3  # PM: context turns in the chat prompt
 PM_TURN_TOKENS = 64  # PM: each turn cut to its last tokens
 PM_STEP = 32  # PM: with-context sequences are padded to a multiple of this (few, fuller fixed-shape batches)
 PM_COPY_SPAN = 2  # PM: response tokens inside a run of this many tokens found in one context turn are copies
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")  # PM copies
 TCM_CTX_KW = 10
 TCM_RESP_KW = 8
 
@@ -426,12 +427,14 @@ class PMIScorer:
         return self.tok(text, add_special_tokens=False)["input_ids"]
 
     def token_forms(self, ids: Sequence[int]) -> list[str]:
-        """Each token as :func:`copied_tokens` compares it: its text lower-cased, without the leading-space mark,
-        so "It" at the start of a reply matches " it" inside the user's turn."""
+        """Each token as :func:`copied_tokens` compares it: without the leading-space mark, its ASCII letters
+        lower-cased, so "It" at the start of a reply matches " it" inside the user's turn. Only A-Z are folded: the
+        tokenizer spells every other byte as a character too (U+0120 "Ġ" is the space), and lower-casing those
+        would make different bytes equal (上 and 下 had one form)."""
         forms = self._forms
         for i in ids:
-            if i not in forms:  # U+0120 "Ġ" is the tokenizer's mark of a leading space
-                forms[i] = self.tok.convert_ids_to_tokens(int(i)).replace("\u0120", "").lower()
+            if i not in forms:
+                forms[i] = self.tok.convert_ids_to_tokens(int(i)).replace("\u0120", "").translate(_ASCII_LOWER)
         return [forms[i] for i in ids]
 
     def prompt(self, context: Sequence[str]) -> list[int]:
