@@ -15,6 +15,7 @@ N = 48  # held-out chitchat pairs per ranking test
 # the true reply above the user's own turn said back, on those pairs (2026-11-26: RM 0.60, PM-mean 0.90, PM-share
 # 0.99; before RM's parrot negatives and PM's copies left out, 0.00-0.23 on the check set's parrot pairs)
 PARROT_FLOOR_RM, PARROT_FLOOR_PM = 0.5, 0.8
+MME_PARROT_FLOOR = 0.55  # MME-CRS, the true reply above the user's turn said back in another case
 
 
 @pytest.fixture(scope="module")
@@ -194,6 +195,34 @@ def test_a_reply_that_says_the_users_turn_back_is_not_relevant(held_pairs, metri
     real = [r for _, r in held_pairs]
     parrot = [c[-1] for c, _ in held_pairs]
     assert _acc(_score(metric, held_pairs, real), _score(metric, held_pairs, parrot)) >= floor
+
+
+@pytest.mark.parametrize("said_back", [str.upper, str.title])
+def test_a_parrot_in_other_case_is_still_a_parrot(held_pairs, said_back):
+    """The user's turn said back in capitals is tokenized differently, so token runs missed it: MME-CRS ranked
+    the true reply above it on 0.19 of these pairs (an adversarial check, 2026-11-26). Runs of words, case
+    ignored, find it (``copied_word_tokens``): measured MME-CRS 0.62 / 0.75, PM-evidence 0.81 / 0.90 (capitals /
+    title case)."""
+    real = [r for _, r in held_pairs]
+    parrot = [said_back(c[-1]) for c, _ in held_pairs]
+    assert _acc(_score("mme_pm_evidence", held_pairs, real), _score("mme_pm_evidence", held_pairs, parrot)) >= \
+        PARROT_FLOOR_PM
+    assert _acc(_score("mme", held_pairs, real), _score("mme", held_pairs, parrot)) >= MME_PARROT_FLOOR
+
+
+def test_copied_words_are_found_whatever_their_case_and_mapped_to_tokens():
+    from core.models.mme_models import copied_word_tokens
+    pm = mme.scorer().load("pm")
+    turn = "I went hiking in the mountains last weekend."
+
+    def copied(reply):
+        return copied_word_tokens(reply, pm.tok(reply, add_special_tokens=False,
+                                                return_offsets_mapping=True)["offset_mapping"], [turn]).tolist()
+    assert all(copied(turn.upper())) and all(copied(turn))  # "." goes with the word before it
+    got = copied("Wow, I WENT HIKING too!")
+    assert got[:2] == [False, False] and not any(got[-2:]) and all(got[2:-2]), got  # "Wow," "too!" are new
+    assert not any(copied("Hiking is fun, in the rain."))  # "in the" is two words of the turn, not a run of 3
+    assert copied_word_tokens("", [], [turn]).tolist() == []
 
 
 def test_em_and_sm_rank_real_reply_above_generic_or_shuffled(held_pairs):

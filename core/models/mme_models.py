@@ -48,6 +48,8 @@ PM_TURN_TOKENS = 64  # PM: each turn cut to its last tokens
 PM_STEP = 32  # PM: with-context sequences are padded to a multiple of this (few, fuller fixed-shape batches)
 PM_COPY_SPAN = 2  # PM: response tokens inside a run of this many tokens found in one context turn are copies
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")  # PM copies
+PM_COPY_WORDS = 3  # PM: response tokens on a run of this many words (case-folded) found in one context turn are copies
+_WORD = re.compile(r"\w+")
 TCM_CTX_KW = 10
 TCM_RESP_KW = 8
 
@@ -396,7 +398,8 @@ class PMIScorer:
     is also read after ``<|im_start|>assistant\n`` alone. With a_t = log p(r_t | context, r_<t) and
     b_t = log p(r_t | r_<t) over the T response tokens, and N the response tokens that are not copied from the
     context (:func:`copied_tokens` on :meth:`token_forms`: inside a run of ``PM_COPY_SPAN`` tokens that occurs in
-    one context turn, case and leading space ignored), per response:
+    one context turn, case and leading space ignored; or :func:`copied_word_tokens`: on a run of ``PM_COPY_WORDS``
+    words of one context turn, case ignored), per response:
 
       share    = (1/|N|) sum_{t in N} [a_t > b_t]         (the share of the new tokens the context made likelier)
       evidence = (1/sqrt|N|) sum_{t in N} (a_t - b_t)     (the new tokens' total pointwise mutual information
@@ -450,7 +453,9 @@ class PMIScorer:
             desc: str = "PM") -> np.ndarray:
         """n x 4 array of (share, evidence, ll_mean, ll_sum) as defined in the class docstring."""
         contexts = [list(c) for c in contexts]
-        resp = [self._enc(r.strip())[:SM_RESP_TOKENS] or [self.pad] for r in responses]
+        texts = [r.strip() for r in responses]
+        encoded = [self.tok(t, add_special_tokens=False, return_offsets_mapping=True) for t in texts]
+        resp = [e["input_ids"][:SM_RESP_TOKENS] or [self.pad] for e in encoded]
         n = len(resp)
         # two passes over n responses: report them as one count of n (each response is half done after the first)
         halves = (lambda d, _total, label: progress(d // 2, n, label)) if progress else None
@@ -463,8 +468,10 @@ class PMIScorer:
         out = np.zeros((n, 4), dtype=np.float64)
         for i, ((a, _), (b, _)) in enumerate(zip(with_ctx, alone)):
             a, b = a.double().numpy(), b.double().numpy()
-            turns = [self.token_forms(self._enc(t.strip())) for t in contexts[i] if t and t.strip()]
-            new = ~copied_tokens(self.token_forms(resp[i]), turns)
+            said = [t.strip() for t in contexts[i] if t and t.strip()]
+            offsets = encoded[i]["offset_mapping"][:SM_RESP_TOKENS] if encoded[i]["input_ids"] else []
+            new = ~(copied_tokens(self.token_forms(resp[i]), [self.token_forms(self._enc(t)) for t in said])
+                    | copied_word_tokens(texts[i], offsets, said))
             gain = a[new] - b[new]
             share, evidence = (float(np.mean(gain > 0)), float(np.sum(gain) / np.sqrt(len(gain)))) if new.any() \
                 else (0.0, 0.0)
@@ -481,6 +488,35 @@ def copied_tokens(response: Sequence[Hashable], context_turns: Sequence[Sequence
     for start in range(len(response) - span + 1):
         if tuple(response[start:start + span]) in runs:
             copied[start:start + span] = True
+    return copied
+
+
+def copied_word_tokens(text: str, offsets: Sequence[tuple[int, int]], context_turns: Sequence[str],
+                       span: int = PM_COPY_WORDS) -> np.ndarray:
+    """True at each response token (its character span in ``text``, ``offsets``) whose words all lie inside a run
+    of ``span`` consecutive words (``\\w+``, case-folded) that also occurs, in that order, within one context turn;
+    a token with no word character goes with the word token before it (else the one after). Catches the copies
+    that :func:`copied_tokens` misses because a change of case changed the tokens ("I WENT HIKING")."""
+    text = text[:offsets[-1][1]] if len(offsets) else ""  # the words of the tokens read, not beyond
+    words = [(m.start(), m.end(), m.group().casefold()) for m in _WORD.finditer(text)]
+    runs = set()
+    for turn in context_turns:
+        said = [m.group().casefold() for m in _WORD.finditer(turn)]
+        runs.update(tuple(said[i:i + span]) for i in range(len(said) - span + 1))
+    on_run = np.zeros(len(words), dtype=bool)
+    for start in range(len(words) - span + 1):
+        if tuple(w for _, _, w in words[start:start + span]) in runs:
+            on_run[start:start + span] = True
+    copied = np.zeros(len(offsets), dtype=bool)
+    wordy = np.zeros(len(offsets), dtype=bool)
+    for t, (a, b) in enumerate(offsets):
+        over = [j for j, (ws, we, _) in enumerate(words) if ws < b and a < we]
+        if over:
+            wordy[t], copied[t] = True, all(on_run[j] for j in over)
+    for t in np.flatnonzero(~wordy):
+        before, after = np.flatnonzero(wordy[:t]), np.flatnonzero(wordy[t + 1:])
+        if len(before) or len(after):
+            copied[t] = copied[before[-1] if len(before) else t + 1 + after[0]]
     return copied
 
 
