@@ -184,6 +184,7 @@ def test_pm_evidence_grows_with_the_new_tokens_and_is_zero_for_a_parrot():
     assert raw[0, 0] == 0.0 and raw[0, 1] == 0.0  # the user's turn said back
     assert raw[1, 1] > 0  # the dinner reply's tokens gain from the question about dinner
     assert raw[1, 1] > raw[2, 1]  # and it says more in answer than a one-word reply
+    assert pm.raw([["hi"]], [""]).shape == (1, 4)  # an empty reply (the metric gives NaN) does not break the pass
 
 
 @pytest.mark.parametrize("metric, floor", [("mme_rm", PARROT_FLOOR_RM), ("mme_pm_evidence", PARROT_FLOOR_PM),

@@ -469,9 +469,9 @@ class PMIScorer:
         for i, ((a, _), (b, _)) in enumerate(zip(with_ctx, alone)):
             a, b = a.double().numpy(), b.double().numpy()
             said = [t.strip() for t in contexts[i] if t and t.strip()]
-            offsets = encoded[i]["offset_mapping"][:SM_RESP_TOKENS] if encoded[i]["input_ids"] else []
-            new = ~(copied_tokens(self.token_forms(resp[i]), [self.token_forms(self._enc(t)) for t in said])
-                    | copied_word_tokens(texts[i], offsets, said))
+            offsets = encoded[i]["offset_mapping"][:SM_RESP_TOKENS]
+            words = copied_word_tokens(texts[i], offsets, said) if offsets else np.zeros(len(resp[i]), dtype=bool)
+            new = ~(copied_tokens(self.token_forms(resp[i]), [self.token_forms(self._enc(t)) for t in said]) | words)
             gain = a[new] - b[new]
             share, evidence = (float(np.mean(gain > 0)), float(np.sum(gain) / np.sqrt(len(gain)))) if new.any() \
                 else (0.0, 0.0)

@@ -377,7 +377,8 @@ def train_ref(n: int = 600, seed: int = SEED) -> dict:
                                                                ("em", "mme-em"))},
                    "pm": {"lm": "SmolLM2-135M-Instruct (bfloat16), chat format", "turns": M.PM_TURNS,
                           "turn_tokens": M.PM_TURN_TOKENS, "response_tokens": M.SM_RESP_TOKENS,
-                          "copied_span_left_out": M.PM_COPY_SPAN, "copies_matched": "ASCII case and leading space ignored",
+                          "copied_span_left_out": M.PM_COPY_SPAN,
+                          "copies_matched": "ASCII case and leading space ignored",
                           "copied_word_run_left_out": M.PM_COPY_WORDS,
                           "pm_evidence": "sum of the new tokens' PMI / sqrt(their count)"},
                    "normalization": "empirical CDF over 101 reference quantiles"}})
