@@ -5,6 +5,8 @@ comparison with the default metrics under 60 s, the judge at 25 pairs/s or more 
 
 Rows are made from the demo (demo/demo.jsonl, both systems): pair i takes the demo pair i mod 60 and appends
 " (k)" to the last context turn and to both replies (k = i // 60), so every text is new to the encoders' memory.
+The judge is timed twice: on the first pairs of the comparison just scored (as after `dialeval compare` or the
+dashboard's scores: MME, which the judge's mix reads, has read those replies) and on pairs nothing has read.
 The models are loaded first by scoring and judging the demo itself (not timed); the score cache is off.
 Times include the verdict (bootstrap and permutation tests) for the comparison.
 """
@@ -22,13 +24,14 @@ os.environ["DIALEVAL_NO_CACHE"] = "1"  # every row computed: this measures the w
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def suffixed(comp, n: int):
-    """A comparison of ``n`` pairs built from ``comp``'s pairs with numbered suffixes (every text new)."""
+def suffixed(comp, n: int, first: int = 0):
+    """A comparison of ``n`` pairs built from ``comp``'s pairs with numbered suffixes (every text new), the
+    suffixes counted from ``first``."""
     from core.data import Comparison
     pairs = []
     for i in range(n):
         ea, eb = comp.a[i % len(comp.a)], comp.b[i % len(comp.b)]
-        tag = f" ({i // len(comp.a)})"
+        tag = f" ({first + i // len(comp.a)})"
         ctx = list(ea.context[:-1]) + [ea.context[-1] + tag]
         pairs.append((replace(ea, id=f"p{i:06d}", context=ctx, response=ea.response + tag),
                       replace(eb, id=f"p{i:06d}", context=ctx, response=eb.response + tag)))
@@ -58,13 +61,19 @@ def main() -> int:
     t0 = time.perf_counter()
     judge_comparison(judged)
     judge_s = time.perf_counter() - t0
+    fresh = suffixed(demo, a.judge_pairs, first=a.pairs // len(demo.a) + 1)
+    t0 = time.perf_counter()
+    judge_comparison(fresh)
+    fresh_s = time.perf_counter() - t0
     print(f"Load average at start {load:.2f} (2 cores); models loaded and the demo scored first in {loading:.1f} s "
           "(not counted); score cache off.\n")
     print("| measurement | seconds | rate | target |\n|---|---|---|---|")
     print(f"| cold comparison, {a.pairs} pairs ({2 * a.pairs} rows), {', '.join(DEFAULT_METRICS)}, verdict included "
           f"| {compare_s:.1f} | {2 * a.pairs / compare_s:.1f} rows/s | < 60 s |")
-    print(f"| the judge, {a.judge_pairs} new pairs (both orders, SmolLM2 reader) | {judge_s:.1f} | "
-          f"{a.judge_pairs / judge_s:.1f} pairs/s | >= 25 pairs/s |")
+    print(f"| the judge, {a.judge_pairs} pairs of that comparison (both orders, SmolLM2 reader; MME-CRS read "
+          f"already) | {judge_s:.1f} | {a.judge_pairs / judge_s:.1f} pairs/s | >= 25 pairs/s |")
+    print(f"| the judge, {a.judge_pairs} pairs nothing has read (MME-CRS of both replies included) | {fresh_s:.1f} | "
+          f"{a.judge_pairs / fresh_s:.1f} pairs/s | >= 25 pairs/s |")
     return 0
 
 

@@ -16,6 +16,14 @@ chitchat-dataset, :func:`core.judge.synthetic_pairs`) are added to the training 
 
 Prints one row per (group, balance, synthetic) with the agreement per seed and their mean, then the mean
 over groups.
+
+``--mme N`` also measures the reader with the MME-CRS difference of the two replies added, as the judge's mix adds
+it since 0.6.3: on N pairs per group (a seed-13 sample; MME reads ~2 replies per pair, ~15 replies/s), MME-CRS with
+CRS weights fitted *without* the group's sets (``MMECRS(exclude=...)``), per-pair logit ``d + w * (q(A) - q(B))``
+for w on a grid, and w chosen for each group on the other groups (nested): the number to compare with the reader
+alone on the same pairs.
+
+    .venv/bin/python benchmarks/judge_lodo.py --synthetic 6000 --common-sense 1600 --mme 500
 """
 from __future__ import annotations
 
@@ -52,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="comma-separated kinds of rule-made pairs to leave out (core.training.common_sense.KINDS)")
     ap.add_argument("--seeds", default="13,16", help="scorer seeds (each trains members seed, seed+1, ...)")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--mme", type=int, default=0,
+                    help="pairs per group on which the reader + MME-CRS difference is measured (0: not measured)")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     balances = [float(b) for b in args.balance.split(",")]
@@ -75,9 +85,13 @@ def main(argv: list[str] | None = None) -> int:
             cs = [p for p in common_sense_pairs(n, SEED) if p.dataset not in without]
             sense_feats[n] = (*pair_features(cs, progress_bar(prefix="common sense ")),
                               np.array([p.label for p in cs], dtype=np.float32))
-    rows = []
+    rows, with_mme = [], []
     for group, names in GROUPS.items():
         out = np.isin(ds, names)
+        sample, q = None, None
+        if args.mme:
+            sample = np.sort(np.random.default_rng(13).permutation(np.where(out)[0])[:args.mme])
+            q = mme_difference([train[i] for i in sample], names)
         for b, n, m in [(b, n, m) for b in balances for n in synthetic for m in sense]:
             t0 = time.time()
             accs = []
@@ -91,6 +105,11 @@ def main(argv: list[str] | None = None) -> int:
                                     np.concatenate([y[~out], sy, cy]), seed=seed, weights=w)
                 d = scores(sc, fa[out]) - scores(sc, fb[out])
                 accs.append(float(np.mean((d > 0) == (y[out] > 0.5))))
+                if sample is not None:
+                    ds_ = d[np.searchsorted(np.where(out)[0], sample)]
+                    with_mme.append({"left out": group, "balance": b, "synthetic": n, "common sense": m, "seed": seed,
+                                     **{w: float(np.mean((ds_ + w * q > 0) == (y[sample] > 0.5))) for w in MME_GRID},
+                                     "mme alone": float(np.mean((q > 0) == (y[sample] > 0.5)))})
             rows.append({"left out": group, "pairs": int(out.sum()), "balance": b, "synthetic": n, "common sense": m,
                          **{f"seed {s}": a for s, a in zip(seeds, accs)}, "mean": float(np.mean(accs)),
                          "seconds": round(time.time() - t0)})
@@ -100,7 +119,44 @@ def main(argv: list[str] | None = None) -> int:
     print("\nmean over the left-out groups:")
     print(df.groupby(["balance", "synthetic", "common sense"])["mean"].mean().to_string(
         float_format=lambda v: f"{v:.3f}"))
+    if with_mme:
+        print_with_mme(pd.DataFrame(with_mme), args.mme)
     return 0
+
+
+MME_GRID = (0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0)  # w of d + w * (q(A) - q(B))
+
+
+def mme_difference(pairs, left_out: list[str]) -> np.ndarray:
+    """q(A) - q(B) per pair: MME-CRS ('overall') with CRS weights fitted without the sets ``left_out``, through
+    the engine (its score cache keeps the sub-scores between runs); 0 where a reply has no score."""
+    from core.data import Example
+    from core.metrics import crs
+    from core.metrics.mme import MMECRS
+    from core.training.crs import sub_metric_scores
+    weights = MMECRS(exclude=left_out).weights_for("overall")[1]
+    ex = [Example(f"{p.id}-{side}", side, list(p.context), r) for side in ("a", "b")
+          for p, r in ((p, p.response_a if side == "a" else p.response_b) for p in pairs)]
+    q = crs.combine(sub_metric_scores(ex, progress_bar(prefix="MME ")), weights)
+    return np.nan_to_num(q[:len(pairs)] - q[len(pairs):], nan=0.0)
+
+
+def print_with_mme(df, n: int) -> None:
+    """Agreement of d + w * (q(A) - q(B)) on the MME sample per group (mean over seeds), w chosen per group on
+    the other groups' mean (nested)."""
+    keys = ["balance", "synthetic", "common sense"]
+    for cfg, g in df.groupby(keys):
+        per = g.groupby("left out")[[*MME_GRID, "mme alone"]].mean()
+        print(f"\nreader + MME-CRS difference, {n} pairs per group, {dict(zip(keys, cfg))}:")
+        print(per.to_string(float_format=lambda v: f"{v:.3f}"))
+        nested = []
+        for group in per.index:
+            others = per.drop(index=group)[list(MME_GRID)].mean()
+            w = float(others.idxmax())
+            nested.append(per.loc[group, w])
+            print(f"  {group}: w = {w:g} (chosen on the other groups) -> {per.loc[group, w]:.3f}")
+        print(f"mean: reader alone {per[0.0].mean():.3f}, MME-CRS alone {per['mme alone'].mean():.3f}, "
+              f"reader + MME-CRS (nested w) {np.mean(nested):.3f}")
 
 
 if __name__ == "__main__":

@@ -74,15 +74,20 @@ class JudgeTime:
     LOAD_SECONDS = 8.0  # loading MiniLM and SmolLM2, once per process
     START_SECONDS = 5.0  # each run: new batch shapes, the last batch of each length group part empty
     SECONDS_PER_PAIR = 0.15  # both orders and the SmolLM2 reader; about the same for short and long contexts
+    MME_SECONDS_PER_PAIR = 0.17  # MME-CRS of both replies (ScoreTime's mme pace x 2), when MME has not read them
     MIN_PAIRS = 20  # fewer pairs say more about the start than about the pace
 
     def __init__(self) -> None:
         self.seconds_per_pair: float | None = None
 
-    def estimate(self, n_pairs: int, loaded: bool) -> float:
-        """Seconds for ``n_pairs``, plus loading the models unless ``loaded``."""
-        pace = self.SECONDS_PER_PAIR if self.seconds_per_pair is None else self.seconds_per_pair
-        return (0.0 if loaded else self.LOAD_SECONDS) + self.START_SECONDS + pace * n_pairs
+    def estimate(self, n_pairs: int, loaded: bool, mme_pairs: int = 0) -> float:
+        """Seconds for ``n_pairs``, plus loading the models unless ``loaded``, plus MME-CRS for the ``mme_pairs``
+        whose replies MME has not read in this process (the judge's mix reads MME-CRS; a recorded pace has it)."""
+        if self.seconds_per_pair is None:
+            work = self.SECONDS_PER_PAIR * n_pairs + self.MME_SECONDS_PER_PAIR * mme_pairs
+        else:
+            work = self.seconds_per_pair * n_pairs
+        return (0.0 if loaded else self.LOAD_SECONDS) + self.START_SECONDS + work
 
     def record(self, n_pairs: int, seconds: float) -> None:
         """A run over ``n_pairs`` that took ``seconds`` with the models already loaded."""

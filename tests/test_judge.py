@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from core.data import DataError, compare_systems, load_jsonl
+from core.data import DataError, Example, compare_systems, load_jsonl
 from core.dashboard import learning_curve_figure
 from core.judges.pairs import (context_key, is_test_context, is_val_context, load_votes, preference_pairs, save_votes,
                                split_pairs, votes_from_examples)
@@ -374,6 +374,12 @@ def test_reader_scorer_learns_a_pairwise_preference_and_the_mix_weighs_both_part
     z = np.repeat(rng.normal(size=100), 2)
     w_judge, w_lm = fit_mix(z, diff, y[500:])
     assert w_lm > 0.3 and abs(w_judge) < w_lm
+    # a third input (the MME-CRS difference) that carries what the reader missed gets a positive weight; noise
+    # there gets little
+    hidden = rng.normal(size=100)
+    y3 = ((diff / diff.std() + 2 * hidden) > 0).astype(np.float32)
+    assert fit_mix(z, diff, y3, hidden)[2] > 1.0
+    assert abs(fit_mix(z, diff, y[500:], rng.normal(size=100))[2]) < 0.5 * fit_mix(z, diff, y3, hidden)[2]
 
 
 def test_set_weights_balance_the_data_sets_and_a_small_set_is_learned_better_with_them():
@@ -420,6 +426,36 @@ def test_the_shipped_judge_reads_with_smollm2_and_records_it(shipped, shared):
     assert np.abs(f1 - f2).max() > 0.1
     with pytest.raises(ValueError, match="without the SmolLM2 reader"):
         shipped.reader_diff(encode_pairs(c, a, b, n_frozen=shipped.n_frozen))
+
+
+def test_the_judge_weighs_the_mme_crs_difference_as_mme_scores_it(shipped, shared):
+    """The shipped mix reads q(A) - q(B), q the MME-CRS 'overall' score with the CRS weights frozen into the judge:
+    those are the shipped MME's (a re-fit of MME must re-train the judge's mix, or this fails), so q is the `mme`
+    metric's score row for row; swapping A and B negates the term; an empty reply adds nothing."""
+    from core.engine import score_examples
+    from core.metrics.mme import MMECRS
+    mix = shipped.manifest["lm"]["mix"]
+    assert shipped.w_mme > 0 and mix["w_mme"] == shipped.w_mme
+    assert shipped.mme_weights == pytest.approx(MMECRS().weights_for("overall")[1], abs=1e-12)
+    assert "|mme:" in shipped.signature() and "|mme:" in type(shipped).cache_identity()
+    pairs = _test_pairs(shared, "usr-persona", 4)
+    c, a, b = [p.context for p in pairs], [p.response_a for p in pairs], [p.response_b for p in pairs]
+    enc = shipped.encode(c, a, b)
+    table = score_examples([Example(f"a{i}", "A", list(x), r) for i, (x, r) in enumerate(zip(c, a))]
+                           + [Example(f"b{i}", "B", list(x), r) for i, (x, r) in enumerate(zip(c, b))], ["mme"],
+                           cache=False)
+    q = np.asarray(table.column("mme"), dtype=float)
+    np.testing.assert_allclose(np.concatenate(enc.mme_scores), q, atol=1e-12)
+    m = shipped.mme_diff(enc)
+    np.testing.assert_allclose(shipped.mme_diff(shipped.encode(c, b, a)), -m, atol=1e-12)
+    z = np.zeros(2 * len(pairs))
+    logits = shipped.mix_logits(z, np.zeros(len(pairs)), m)
+    np.testing.assert_allclose(logits[0::2], shipped.w_mme * m)
+    np.testing.assert_allclose(logits[1::2], -shipped.w_mme * m)
+    empty = shipped.encode(c[:1], [""], b[:1])
+    assert shipped.mme_diff(empty)[0] == 0.0 and np.isnan(empty.mme_scores[0][0])
+    with pytest.raises(ValueError, match="without MME-CRS"):
+        shipped.mme_diff(encode_pairs(c, a, b, n_frozen=shipped.n_frozen, reader=True))
 
 
 def test_the_judge_with_its_reader_reloads_from_its_checkpoint(shipped, tmp_path, shared):

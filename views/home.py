@@ -65,8 +65,9 @@ def home() -> None:
                  "pair side by side, signatures and the input files' SHA-256. The same as `dialeval report`.")
     ok, _ = dashboard.judge_status()
     if judge is None and ok:
-        if state.run_button(f"Run the A/B judge over the {state.counted(data.n, 'pair')} "
-                            f"(about {state.judge_seconds(data.n):.0f} s)", "home_run_judge", where=c2):
+        seconds = state.judge_seconds(data.n, data.comparison)
+        if state.run_button(f"Run the A/B judge over the {state.counted(data.n, 'pair')} (about {seconds:.0f} s)",
+                            "home_run_judge", where=c2):
             with state.running("home_run_judge", "The judge could not run"):
                 state.run_judge(data)
     st.caption("This page's address reopens this comparison with these choices: refresh, bookmark or share it "

@@ -32,7 +32,7 @@ if data is not None and ok:
     if state.judge_output(data) is None:
         st.text(f"{state.counted(data.n, 'pair')}: {comp.system_a} (A) vs {comp.system_b} (B)")
         over = f"{'the' if data.n == 1 else 'all'} {state.counted(data.n, 'pair')}"
-        if state.run_button(f"Run the judge over {over} (about {state.judge_seconds(data.n):.0f} s)", "run_judge",
+        if state.run_button(f"Run the judge over {over} (about {state.judge_seconds(data.n, comp):.0f} s)", "run_judge",
                             type="primary"):
             with state.running("run_judge", "The judge could not run"):  # then drawn again without the button
                 state.run_judge(data)

@@ -492,11 +492,18 @@ def _judge_time() -> dashboard.JudgeTime:
     return dashboard.JudgeTime()
 
 
-def judge_seconds(n_pairs: int) -> float:
+def judge_seconds(n_pairs: int, comparison: Any = None) -> float:
     """About how long the judge takes for ``n_pairs`` (``dashboard.JudgeTime``), loading its models first when
-    this process has not loaded them yet."""
+    this process has not loaded them yet, and scoring MME-CRS (which its mix reads) for the replies of
+    ``comparison`` MME has not read in this process (all of them when no comparison is given)."""
     from core.judges.smollm_reader import lm_features
-    return _judge_time().estimate(n_pairs, loaded=lm_features.cache_info().currsize > 0)
+    mme_pairs = n_pairs
+    if comparison is not None:
+        from core.metrics.mme import scorer
+        ctx = [a.context for a in comparison.a]
+        unread = scorer().unread(ctx + ctx, [a.response for a in comparison.a] + [b.response for b in comparison.b])
+        mme_pairs = (unread + 1) // 2
+    return _judge_time().estimate(n_pairs, loaded=lm_features.cache_info().currsize > 0, mme_pairs=mme_pairs)
 
 
 def run_judge(data: Loaded) -> JudgeOutput | None:

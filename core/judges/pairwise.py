@@ -22,6 +22,10 @@ votes it predicts the rest (~70 % agreement in the paper). Here:
   logit becomes ``w_judge * z_MiniLM + w_lm * (s(A) - s(B))`` (weights fitted on the validation pairs).
   Its tensors (``lm.*``, 1.1 MB) live in the same checkpoint. It lifted held-out agreement by more than
   anything tried on the MiniLM side (docs/judge.md).
+- **MME-CRS difference** (since 0.6.3, when the manifest's mix has ``w_mme``): the logit gains
+  ``w_mme * (q(A) - q(B))``, q the MME-CRS score of a reply (``core.metrics.mme``; the CRS weights are frozen into
+  the judge's manifest, ``lm.mix.mme_weights``, so a later re-fit of MME does not change the judge silently).
+  It carried across rated sets the judge never trained on better than any input tried before (docs/judge.md).
 - **Position bias**: trained on both orders of every pair; at inference the judge scores A|B and B|A and
   averages ``p_a = (p(A|B) + 1 - p(B|A)) / 2``, so swapping A and B gives exactly ``1 - p_a``.
   ``order_disagreement`` is the share of pairs where the two single-order estimates pick different
@@ -60,6 +64,7 @@ HEAD_HIDDEN = 256
 TIE_MARGIN = 0.05
 READ_SHARE = 0.88  # the share of a judged pair's time spent reading it (the progress bar's phases)
 MINILM_SHARE = 0.11  # the share of that reading spent in MiniLM's bottom layers (the rest is SmolLM2)
+READER_SHARE = 0.45  # with the MME-CRS input: the share of the reading up to the end of the reader (MME after it)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -266,15 +271,35 @@ class Encoded:
     states: list
     spans: list
     reader_features: tuple | None = None  # SmolLM2 features of (A, B) per pair, when the judge has the reader
+    mme_scores: tuple | None = None  # MME-CRS scores of (A, B) per pair, when the judge's mix reads them
 
     def __len__(self) -> int:
         return len(self.states) // 2
 
 
+def mme_pair_scores(contexts: Sequence[Sequence[str]], replies_a: Sequence[str], replies_b: Sequence[str],
+                    weights: dict[str, float], progress: Progress | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """MME-CRS scores ``q = sum_k w_k * sub_k`` (docs/mme.md, correlation re-scaling; ``core.metrics.crs.combine``)
+    of every reply A and every reply B, with the CRS ``weights`` given (the judge's frozen ones). The sub-scores
+    come from the process's MME scorer, which remembers them: replies MME has already scored are not read
+    again. An empty reply scores NaN."""
+    from core.data import Example
+    from core.metrics import crs
+    from core.metrics.mme import scorer
+    ctx = [[c] if isinstance(c, str) else list(c) for c in contexts]
+    examples = [Example(f"judged-{i}", "judged", c, r)
+                for i, (c, r) in enumerate(zip(ctx + ctx, list(replies_a) + list(replies_b)))]
+    subs = scorer().score(examples, [k for k, w in weights.items() if w > 0], progress)
+    q = crs.combine(subs, weights)
+    return q[:len(ctx)], q[len(ctx):]
+
+
 def encode_pairs(contexts: Sequence[Sequence[str]], replies_a: Sequence[str], replies_b: Sequence[str],
-                 progress: Progress | None = None, n_frozen: int = N_FROZEN, reader: bool = False) -> Encoded:
+                 progress: Progress | None = None, n_frozen: int = N_FROZEN, reader: bool = False,
+                 mme_weights: dict[str, float] | None = None) -> Encoded:
     """Bottom MiniLM states of both orders of every pair; with ``reader=True`` also the SmolLM2 features of
-    every (context, reply) (:mod:`core.judges.smollm_reader`)."""
+    every (context, reply) (:mod:`core.judges.smollm_reader`); with ``mme_weights`` also the MME-CRS scores of
+    both replies (:func:`mme_pair_scores`)."""
     seqs, spans = [], []
     for c, a, b in zip(contexts, replies_a, replies_b):
         for x, y in ((a, b), (b, a)):
@@ -288,12 +313,17 @@ def encode_pairs(contexts: Sequence[Sequence[str]], replies_a: Sequence[str], re
     states = bottom_states(seqs, progress=share_of(progress, 0.0, MINILM_SHARE if reader else 1.0, pairs),
                            n_frozen=n_frozen)
     feats = None
+    reader_end = READER_SHARE if mme_weights is not None else 1.0
     if reader:
         ctx = [list(c) for c in contexts]
         f = lm_features().features(ctx + ctx, list(replies_a) + list(replies_b),
-                                   progress=share_of(progress, MINILM_SHARE, 1.0, pairs))
+                                   progress=share_of(progress, MINILM_SHARE, reader_end, pairs))
         feats = (f[:len(ctx)], f[len(ctx):])
-    return Encoded(states, spans, feats)
+    mme = None
+    if mme_weights is not None:
+        mme = mme_pair_scores(contexts, replies_a, replies_b, mme_weights,
+                              progress=share_of(progress, reader_end, 1.0, pairs))
+    return Encoded(states, spans, feats, mme)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -314,7 +344,7 @@ class OutputLayerInputs:
     """What the judge's output layers read, for both orders of n pairs (row 2i: (c, A, B); 2i+1: (c, B, A)):
     ``z`` the MiniLM cross-encoder's logit, ``hidden`` its head's hidden units, ``logits`` the judge's
     single-order logits; with the reader, per pair ``d = s(A) - s(B)`` and the reader scorer's hidden units
-    of A and of B (``reader_a``, ``reader_b``)."""
+    of A and of B (``reader_a``, ``reader_b``), and the MME-CRS difference ``m`` when the mix reads it."""
 
     z: np.ndarray
     hidden: np.ndarray
@@ -322,15 +352,18 @@ class OutputLayerInputs:
     d: np.ndarray | None = None
     reader_a: np.ndarray | None = None
     reader_b: np.ndarray | None = None
+    m: np.ndarray | None = None  # per pair q(A) - q(B), when the judge's mix reads MME-CRS
 
 
 @register_judge("pairwise")
 class PairwiseJudge(Judge):
     """The trained judge: frozen MiniLM bottom + trained top layers and head, and (when the checkpoint has
     one) its own SmolLM2 reader: then each single-order logit is ``w_judge * z_MiniLM + w_lm * (s(A) - s(B))``
-    with the weights of ``manifest["lm"]["mix"]``."""
+    ``+ w_mme * (q(A) - q(B))`` with the weights of ``manifest["lm"]["mix"]`` (the last term when the mix has
+    ``w_mme``; q is MME-CRS with the mix's ``mme_weights``)."""
 
-    description = "learned A/B judge: MiniLM cross-encoder + frozen SmolLM2 reader, both orders combined"
+    description = ("learned A/B judge: MiniLM cross-encoder + frozen SmolLM2 reader + the MME-CRS difference, both "
+                   "orders combined")
     models = ("minilm", "smollm2")
     reads_response = (30, "40 SmolLM2 tokens")  # its reader's REPLY_TOKENS (and the MiniLM part's 40 word pieces)
 
@@ -341,9 +374,14 @@ class PairwiseJudge(Judge):
         self.manifest = manifest or {}
         self.reader = reader
         self.mix: tuple[float, float] | None = None
+        self.w_mme = 0.0  # the mix weight of the MME-CRS difference (0: the judge does not read MME)
+        self.mme_weights: dict[str, float] | None = None
         if reader is not None:
             m = self.manifest.get("lm", {}).get("mix", {})
             self.mix = (float(m.get("w_judge", 1.0)), float(m.get("w_lm", 1.0)))
+            if m.get("mme_weights"):
+                self.w_mme = float(m.get("w_mme", 0.0))
+                self.mme_weights = {k: float(v) for k, v in m["mme_weights"].items()}
         self.checkpoint = name
         self.tie_margin = float(self.manifest.get("config", {}).get("tie_margin", TIE_MARGIN))
         # the encoder layers below the trained ones (inputs must be encoded to this depth)
@@ -356,16 +394,20 @@ class PairwiseJudge(Judge):
 
     @classmethod
     def cache_identity(cls, checkpoint: str | None = None) -> str | None:
-        """The checkpoint's name and weights hash (one file holds the MiniLM top, the reader and the mix)."""
+        """The checkpoint's name and weights hash (one file holds the MiniLM top, the reader and the mix), and
+        the MME sub-metrics' checkpoints when its mix reads MME-CRS."""
         name = checkpoint or CHECKPOINT
         h = checkpoints.short_hash(name)
-        return None if h == "-" else f"{name}:{h}"
+        if h == "-":
+            return None
+        mme = checkpoints.load_manifest(name).get("lm", {}).get("mix", {}).get("mme_weights")
+        return f"{name}:{h}" + (f"|mme:{_mme_checkpoints()}" if mme else "")
 
     def encode(self, contexts: Sequence[Sequence[str]], replies_a: Sequence[str], replies_b: Sequence[str],
                progress: Progress | None = None) -> Encoded:
         """Inputs as this judge reads them (MiniLM bottom states, plus SmolLM2 features with the reader)."""
         return encode_pairs(contexts, replies_a, replies_b, progress, n_frozen=self.n_frozen,
-                            reader=self.reader is not None)
+                            reader=self.reader is not None, mme_weights=self.mme_weights)
 
     def reader_diff(self, enc: Encoded) -> np.ndarray:
         """s(A) - s(B) of the reader for every pair of ``enc``."""
@@ -374,21 +416,35 @@ class PairwiseJudge(Judge):
         fa, fb = enc.reader_features
         return self.reader.score(fa) - self.reader.score(fb)
 
+    def mme_diff(self, enc: Encoded) -> np.ndarray | None:
+        """q(A) - q(B), the MME-CRS difference of every pair of ``enc`` (0 where a reply has no score: an empty
+        one), or None when this judge's mix does not read MME-CRS."""
+        if self.mme_weights is None:
+            return None
+        if enc.mme_scores is None:
+            raise ValueError("these pairs were encoded without MME-CRS; use judge.encode(...)")
+        qa, qb = enc.mme_scores
+        return np.nan_to_num(np.asarray(qa, dtype=np.float64) - np.asarray(qb, dtype=np.float64), nan=0.0)
+
     # -- inference on encoded inputs
     def logits(self, enc: Encoded, progress: Progress | None = None, desc: str = "judge: scoring") -> np.ndarray:
         """Single-order logits of both orders of every pair (interleaved: (A, B), (B, A), ...)."""
         z = self.minilm_logits(enc, progress, desc)
         if self.reader is None:
             return z
-        return self.mix_logits(z, self.reader_diff(enc))
+        return self.mix_logits(z, self.reader_diff(enc), self.mme_diff(enc))
 
-    def mix_logits(self, z: np.ndarray, d: np.ndarray) -> np.ndarray:
-        """Single-order logits from the MiniLM logits ``z`` (orders interleaved) and the reader's per-pair
-        ``d = s(A) - s(B)``: ``w_judge * z + w_lm * d`` for (A, B), ``w_judge * z - w_lm * d`` for (B, A)."""
+    def mix_logits(self, z: np.ndarray, d: np.ndarray, m: np.ndarray | None = None) -> np.ndarray:
+        """Single-order logits from the MiniLM logits ``z`` (orders interleaved), the reader's per-pair
+        ``d = s(A) - s(B)`` and (when the mix reads it) the MME-CRS difference ``m = q(A) - q(B)``:
+        ``w_judge * z + w_lm * d + w_mme * m`` for (A, B), ``w_judge * z - w_lm * d - w_mme * m`` for (B, A)."""
         wj, wl = self.mix
+        signed = wl * np.asarray(d, dtype=np.float64)
+        if m is not None:
+            signed = signed + self.w_mme * np.asarray(m, dtype=np.float64)
         out = wj * np.asarray(z, dtype=np.float64)
-        out[0::2] += wl * d
-        out[1::2] -= wl * d
+        out[0::2] += signed
+        out[1::2] -= signed
         return out
 
     def _in_fixed_shapes(self, enc: Encoded, fn, progress: Progress | None, desc: str) -> np.ndarray:
@@ -433,9 +489,10 @@ class PairwiseJudge(Judge):
         if self.reader is None:
             return OutputLayerInputs(z, hidden, z.copy())
         d = self.reader_diff(enc)
+        m = self.mme_diff(enc)
         fa, fb = enc.reader_features
-        return OutputLayerInputs(z, hidden, self.mix_logits(z, d), d, self.reader.hidden_units(fa),
-                                 self.reader.hidden_units(fb))
+        return OutputLayerInputs(z, hidden, self.mix_logits(z, d, m), d, self.reader.hidden_units(fa),
+                                 self.reader.hidden_units(fb), m)
 
     def output_from_logits(self, logits: np.ndarray) -> JudgeOutput:
         probs = 1.0 / (1.0 + np.exp(-logits))
@@ -462,6 +519,8 @@ class PairwiseJudge(Judge):
 
     def signature(self) -> str:
         reader = "|lm:smollm2" if self.reader is not None else ""
+        if self.mme_weights is not None:
+            reader += f"|mme:{_mme_checkpoints()}"
         return (f"judge:{self.checkpoint}|ckpt:{checkpoints.short_hash(self.checkpoint)}{reader}"
                 f"|tie:{self.tie_margin}|v:{__version__}")
 
@@ -470,10 +529,11 @@ class PairwiseJudge(Judge):
                                  manifest: dict[str, Any]) -> "PairwiseJudge":
         """A copy whose output layers carry a re-fit (``core.judges.votes``), so that its single-order logit is
         ``keep * logits + design @ delta`` with ``keep`` 0 (``from_scratch``) or 1 and ``design`` =
-        ``[z, d, reader hidden units (A - B)]`` with the reader, ``[z, MiniLM head hidden units]`` without
-        (up to float32): the MiniLM head's output layer is scaled (and, without the reader, shifted by the
-        hidden-unit weights) and the reader members' output layers take the new weights; the mix weights
-        stay as shipped."""
+        ``[z, d, (m,) reader hidden units (A - B)]`` with the reader (m when the mix reads MME-CRS),
+        ``[z, MiniLM head hidden units]`` without (up to float32): the MiniLM head's output layer is scaled (and,
+        without the reader, shifted by the hidden-unit weights), the reader members' output layers take the new
+        weights and the MME-CRS weight becomes ``keep * w_mme + delta_m`` (in ``manifest``); the other mix
+        weights stay as shipped."""
         torch = _torch()
         top = copy.deepcopy(self.top)
         delta = np.asarray(delta, dtype=np.float64)
@@ -490,7 +550,12 @@ class PairwiseJudge(Judge):
         reader = None
         if self.reader is not None:
             k_d = (keep * wl + delta[1]) / wl
-            r = delta[2:].reshape(self.reader.n_members, -1)
+            first = 2
+            if self.mme_weights is not None:
+                manifest = copy.deepcopy(manifest)
+                manifest.setdefault("lm", {}).setdefault("mix", {})["w_mme"] = keep * self.w_mme + float(delta[2])
+                first = 3
+            r = delta[first:].reshape(self.reader.n_members, -1)
             reader = self.reader.with_output_layers(k_d, self.reader.n_members * r / wl)
         return PairwiseJudge(top, manifest, name, reader=reader)
 
@@ -526,6 +591,12 @@ def judge_from_tensors(tensors: dict[str, Any], manifest: dict[str, Any], name: 
         raise checkpoints.CheckpointError(f"checkpoint {name!r} does not fit the judge network "
                                           f"(missing {list(missing)[:3]}, unexpected {list(unexpected)[:3]})")
     return PairwiseJudge(top, manifest, name, reader=reader)
+
+
+def _mme_checkpoints() -> str:
+    """A short hash of the MME sub-metrics' checkpoints (what a judge reading MME-CRS also depends on)."""
+    from core.metrics.mme import all_checkpoints_hash
+    return all_checkpoints_hash()
 
 
 _LOADED: dict[tuple[str, str | None], PairwiseJudge] = {}

@@ -34,13 +34,15 @@ class VoteFeatures:
 
     ``base`` is the judge's single-order logit; ``z`` the MiniLM cross-encoder's logit before the mix weight;
     ``hidden`` the MiniLM head's hidden units. With the SmolLM2 reader: ``d`` its signed ``s(A) - s(B)`` and
-    ``reader`` the signed differences of its scorer's hidden units (members x 64)."""
+    ``reader`` the signed differences of its scorer's hidden units (members x 64); ``m`` the signed MME-CRS
+    difference ``q(A) - q(B)`` when the judge's mix reads it."""
 
     base: np.ndarray
     z: np.ndarray
     hidden: np.ndarray
     d: np.ndarray | None = None
     reader: np.ndarray | None = None
+    m: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.base) // 2
@@ -52,17 +54,20 @@ class VoteFeatures:
         return VoteFeatures(*(None if a is None else a[both] for a in self._arrays()))
 
     def design(self) -> np.ndarray:
-        """The re-fit's columns: with the reader ``[z, d, reader hidden units]`` (the reader's hidden units
-        re-weighted did best on unseen DailyDialog votes, docs/judge.md), without it ``[z, MiniLM hidden units]``."""
+        """The re-fit's columns: with the reader ``[z, d, (m,) reader hidden units]`` (the reader's hidden units
+        re-weighted did best on unseen DailyDialog votes, docs/judge.md; m when the judge reads MME-CRS), without
+        it ``[z, MiniLM hidden units]``."""
         if self.reader is not None:
-            return np.concatenate([self.z[:, None], self.d[:, None], self.reader], axis=1)
+            extra = [] if self.m is None else [self.m[:, None]]
+            return np.concatenate([self.z[:, None], self.d[:, None], *extra, self.reader], axis=1)
         return np.concatenate([self.z[:, None], self.hidden], axis=1)
 
     def _arrays(self):
-        return (self.base, self.z, self.hidden, self.d, self.reader)
+        return (self.base, self.z, self.hidden, self.d, self.reader, self.m)
 
     def save(self, path) -> None:
-        np.savez(path, **{k: a for k, a in zip(("base", "z", "hidden", "d", "reader"), self._arrays()) if a is not None})
+        np.savez(path, **{k: a for k, a in zip(("base", "z", "hidden", "d", "reader", "m"), self._arrays())
+                          if a is not None})
 
     @staticmethod
     def load(path) -> "VoteFeatures":
@@ -81,7 +86,11 @@ def vote_features(votes: Sequence[Pair], judge: PairwiseJudge, progress: Progres
     signed_d, reader = np.empty(2 * n), np.empty((2 * n, x.reader_a.shape[1]), dtype=np.float32)
     signed_d[0::2], signed_d[1::2] = x.d, -x.d
     reader[0::2], reader[1::2] = x.reader_a - x.reader_b, x.reader_b - x.reader_a
-    return VoteFeatures(x.logits, x.z, x.hidden, signed_d, reader)
+    signed_m = None
+    if x.m is not None:
+        signed_m = np.empty(2 * n)
+        signed_m[0::2], signed_m[1::2] = x.m, -x.m
+    return VoteFeatures(x.logits, x.z, x.hidden, signed_d, reader, signed_m)
 
 
 def both_orders(labels: np.ndarray) -> np.ndarray:

@@ -179,6 +179,12 @@ class MMEScorer:
             return M.ecdf_normalize(raw, quant[sub[3:]])
         return M.ecdf_normalize(raw, self.load("ref")[sub])
 
+    def unread(self, contexts: Sequence[Sequence[str]], replies: Sequence[str],
+               subs: Sequence[str] = SUBMETRICS) -> int:
+        """How many distinct non-empty (context, reply) items :meth:`score` would still read for ``subs``."""
+        keys = {("\n".join(c), (r or "").strip()) for c, r in zip(contexts, replies)}
+        return sum(1 for k in keys if k[1] and any((s, *k) not in self._cache for s in subs))
+
     def score(self, examples: Sequence[Example], subs: Sequence[str] = SUBMETRICS,
               progress: Progress | None = None) -> dict[str, np.ndarray]:
         """sub -> normalized scores in [0, 1] (NaN for an empty response)."""
@@ -242,7 +248,8 @@ for _sub in SUBMETRICS:
         "reads_response": READS.get(FAMILY_OF[_sub])}))
 
 
-def _all_hash() -> str:
+def all_checkpoints_hash() -> str:
+    """A short hash of every sub-metric's checkpoints (mme, mme_avg and a judge reading MME-CRS depend on them)."""
     h = hashlib.sha256("|".join(checkpoint_hash(s) for s in SUBMETRICS).encode()).hexdigest()
     return h[:10]
 
@@ -261,7 +268,7 @@ class MMEAvg(Metric):
         return MetricResult(self.name, scores, self.signature(), details)
 
     def signature(self) -> Signature:
-        return Signature(self.name, variant=f"avg{len(SUBMETRICS)}", checkpoint=_all_hash())
+        return Signature(self.name, variant=f"avg{len(SUBMETRICS)}", checkpoint=all_checkpoints_hash())
 
 
 def _f(x: float) -> float | None:
@@ -344,6 +351,7 @@ class MMECRS(Metric):
             var += "-lodo:" + "+".join(self.exclude)
         if self.drop:
             var += "-drop:" + "+".join(self.drop)
-        return Signature(self.name, variant=var, checkpoint=_all_hash() + "+" + checkpoints.weights_hash(self.weights_path))
+        return Signature(self.name, variant=var,
+                         checkpoint=all_checkpoints_hash() + "+" + checkpoints.weights_hash(self.weights_path))
 
 

@@ -3,8 +3,9 @@
 
 The reader's scorer trains on the same clear-margin pairs as the MiniLM judge (all of them: reading is cheap
 enough for all 18,450), pairwise logistic loss on ``s(A) - s(B)``. The weights that mix its logit with the
-MiniLM judge's (``w_judge``, ``w_lm``) are a two-feature logistic regression on the validation pairs
-(:func:`fit_mix`). Both are written into the judge checkpoint (tensors ``lm.*``), which stays one file.
+MiniLM judge's (``w_judge``, ``w_lm``) and, unless ``--no-mme``, the weight of the two replies' MME-CRS difference
+(``w_mme``) are a logistic regression on the validation pairs (:func:`fit_mix`). All are written into the judge
+checkpoint (tensors ``lm.*``, the mix in its manifest), which stays one file.
 ``--balance`` weighs the pairs of small data sets up (:func:`set_weights`) and ``--synthetic N`` adds
 machine-made chitchat pairs; both were measured and are not shipped (docs/judge.md). Features of the ~13,000
 training replies are kept in the cache folder (:func:`cached_features`, about 10 minutes to read once).
@@ -22,7 +23,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from core.judges.pairwise import CHECKPOINT, Encoded, PairwiseJudge, encode_pairs, load_judge
+from core.judges.pairwise import (CHECKPOINT, Encoded, PairwiseJudge, encode_pairs, load_judge,
+                                  mme_pair_scores)
 from core.judges.smollm_reader import HIDDEN, MEMBERS, SmolLMReader, build_scorer, config, distinct_items, lm_features, scores
 from core.models.checkpoints import short_hash
 from core.outputs import atomic_path
@@ -160,18 +162,23 @@ def train_scorer(fa: np.ndarray, fb: np.ndarray, labels: np.ndarray, epochs: int
     return scorer
 
 
-def fit_mix(judge_logits: np.ndarray, lm_diff: np.ndarray, labels: np.ndarray) -> tuple[float, float]:
-    """(w_judge, w_lm): logistic regression without intercept on both orders of the validation pairs
-    (rows ``(z_ab, d)`` with label y and ``(z_ba, -d)`` with 1 - y, z the MiniLM judge's single-order logits)."""
+def fit_mix(judge_logits: np.ndarray, lm_diff: np.ndarray, labels: np.ndarray,
+            mme_diff: np.ndarray | None = None) -> tuple[float, ...]:
+    """(w_judge, w_lm) or, with ``mme_diff``, (w_judge, w_lm, w_mme): logistic regression without intercept on
+    both orders of the validation pairs (rows ``(z_ab, d, m)`` with label y and ``(z_ba, -d, -m)`` with 1 - y, z
+    the MiniLM judge's single-order logits, d the reader's s(A) - s(B), m the MME-CRS q(A) - q(B))."""
     from sklearn.linear_model import LogisticRegression
     z = np.asarray(judge_logits, dtype=np.float64)
-    d = np.asarray(lm_diff, dtype=np.float64)
+    cols = [np.asarray(lm_diff, dtype=np.float64)]
+    if mme_diff is not None:
+        cols.append(np.nan_to_num(np.asarray(mme_diff, dtype=np.float64), nan=0.0))
+    signed = np.stack(cols, 1)
     y = np.asarray(labels, dtype=np.float64)
-    X = np.concatenate([np.c_[z[0::2], d], np.c_[z[1::2], -d]])
+    X = np.concatenate([np.c_[z[0::2], signed], np.c_[z[1::2], -signed]])
     Y = np.concatenate([y, 1 - y])
     keep = (Y == 0) | (Y == 1)
     m = LogisticRegression(fit_intercept=False, C=1.0, max_iter=1000).fit(X[keep], Y[keep].astype(int))
-    return float(m.coef_[0][0]), float(m.coef_[0][1])
+    return tuple(float(c) for c in m.coef_[0])
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
@@ -200,6 +207,10 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--skip-sets", default=",".join(SKIP_SETS),
                     help="rated sets whose training pairs the reader does not train on, comma-separated (default "
                          f"{','.join(SKIP_SETS) or 'none'}; the MiniLM judge and the validation still use them)")
+    p.add_argument("--no-mme", action="store_true",
+                   help="leave MME-CRS out of the mix (the judge of 0.6.0-0.6.3); by default the mix also weighs the "
+                        "MME-CRS difference of the two replies, with MME's shipped CRS weights for 'overall' frozen "
+                        "into the judge")
     p.add_argument("--seed", type=int, default=SEED)
     p.add_argument("--no-save", action="store_true")
 
@@ -254,8 +265,15 @@ def train(args: argparse.Namespace) -> int:
                           progress_bar(prefix="validation "), n_frozen=base.n_frozen)
     z = base.logits(venc)
     d_val = scores(scorer, va) - scores(scorer, vb)
-    w_judge, w_lm = fit_mix(z, d_val, np.array([p.label for p in val]))
-    print(f"mix: w_judge {w_judge:.3f}, w_lm {w_lm:.3f}", file=sys.stderr)
+    mme_weights, vq = None, None
+    if not args.no_mme:
+        from core.metrics.mme import MMECRS, all_checkpoints_hash
+        mme_weights = {k: float(v) for k, v in MMECRS().weights_for("overall")[1].items()}
+        vq = mme_pair_scores([p.context for p in val], [p.response_a for p in val], [p.response_b for p in val],
+                             mme_weights, progress_bar(prefix="validation, MME-CRS "))
+    mix = fit_mix(z, d_val, np.array([p.label for p in val]), None if vq is None else vq[0] - vq[1])
+    w_judge, w_lm = mix[:2]
+    print("mix: " + ", ".join(f"{k} {v:.3f}" for k, v in zip(("w_judge", "w_lm", "w_mme"), mix)), file=sys.stderr)
     manifest = dict(base.manifest)
     manifest["lm"] = {
         "training_command": args.command_line,
@@ -271,7 +289,11 @@ def train(args: argparse.Namespace) -> int:
                               else ""),
                    "balance": args.balance, "synthetic_weight": args.synthetic_weight if syn else 0},
         "mix": {"w_judge": w_judge, "w_lm": w_lm,
-                "fit": "logistic regression without intercept on both orders of the validation pairs"},
+                "fit": "logistic regression without intercept on both orders of the validation pairs",
+                **({"w_mme": mix[2], "mme_weights": mme_weights, "mme_checkpoints": all_checkpoints_hash(),
+                    "mme": "q = MME-CRS 'overall' with these CRS weights (core.metrics.crs.combine of the MME "
+                           "sub-metrics; checkpoints/crs_weights.json when the judge was trained)"}
+                   if mme_weights is not None else {})},
         "data": {"train_pairs_per_set": dict(Counter(p.dataset for p in train)),
                  "pairs": "the MiniLM judge's clear-margin training pairs"
                           + (f", at most {args.cap_train} per set" if args.cap_train else ", all (no per-set cap)"),
@@ -287,7 +309,7 @@ def train(args: argparse.Namespace) -> int:
         "validation_per_epoch": curve,
     }
     judge = PairwiseJudge(copy.deepcopy(base.top), manifest, args.out or args.base, reader=SmolLMReader(scorer))
-    vtab = evaluate(judge, val, Encoded(venc.states, venc.spans, (va, vb)))[0]
+    vtab = evaluate(judge, val, Encoded(venc.states, venc.spans, (va, vb), vq))[0]
     base_v = evaluate(base, val, venc)[0]
     print("validation, MiniLM judge alone:\n" + base_v.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     print("validation, with the reader:\n" + vtab.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
