@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 from core.judges.pairs import context_key, votes_from_examples
-from core.judges.pairwise import Encoded, N_LAYERS, combine_orders, encode_pairs, load_judge, verdicts
+from core.judges.pairwise import Encoded, N_LAYERS, PairwiseJudge, combine_orders, encode_pairs, load_judge, verdicts
 from core.judges.votes import VoteFeatures, context_folds, learning_curve, vote_features
 from core.progress import progress_bar
 from core.settings import SEED, shared_data_dir
@@ -117,8 +117,8 @@ def heldout(args) -> dict:
     judge = load_judge(args.checkpoint)
     _, test = train_test_pairs(SEED, args.cap_train, args.cap_test)
     t0 = time.time()
-    from core.models.checkpoints import short_hash
-    cached = load_heldout_predictions(test, heldout_cache_path(short_hash(args.checkpoint)), judge.tie_margin)
+    cached = load_heldout_predictions(test, heldout_cache_path(PairwiseJudge.cache_identity(args.checkpoint)),
+                                      judge.tie_margin)
     if cached is not None:
         print("using the training run's held-out predictions for this checkpoint", file=sys.stderr)
     table, out = evaluate(judge, test, progress=progress_bar(prefix="test "), out=cached)
@@ -192,9 +192,10 @@ def curve(args) -> dict:
     rng = np.random.default_rng(SEED)
     votes = [votes[i] for i in rng.permutation(len(votes))[:args.curve_votes]]
     t0 = time.time()
-    from core.models.checkpoints import short_hash
+    import hashlib
     from core.models.retrieval import cache_dir
-    cache = cache_dir() / f"judge-votes-{short_hash(args.checkpoint)}-{args.curve_set}-{len(votes)}.npz"
+    ident = hashlib.sha256(PairwiseJudge.cache_identity(args.checkpoint).encode()).hexdigest()[:12]
+    cache = cache_dir() / f"judge-votes-{ident}-{args.curve_set}-{len(votes)}.npz"
     if cache.exists():
         feats = VoteFeatures.load(cache)
     else:

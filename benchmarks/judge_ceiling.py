@@ -25,7 +25,7 @@ import json
 from pathlib import Path
 
 import numpy as np
-from core.judges.pairwise import load_judge
+from core.judges.pairwise import PairwiseJudge, load_judge
 from core.settings import SEED, shared_data_dir
 from core.training.judge_pairs import DAILYDIALOG_SETS, TRAIN_SETS, heldout_cache_path, load_heldout_predictions, train_test_pairs
 from core.verdict import preference_dimension, side_accuracy
@@ -85,9 +85,8 @@ def main() -> int:
 
     import torch
     torch.set_num_threads(args.threads)
-    from core.models.checkpoints import short_hash
     judge = load_judge(args.checkpoint)
-    cache = heldout_cache_path(short_hash(args.checkpoint))
+    cache = heldout_cache_path(PairwiseJudge.cache_identity(args.checkpoint))
     out = load_heldout_predictions(test, cache, judge.tie_margin)
     if out is None:
         out = judge.predict([p.context for p in test], [p.response_a for p in test], [p.response_b for p in test])

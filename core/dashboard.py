@@ -82,7 +82,8 @@ class JudgeTime:
 
     def estimate(self, n_pairs: int, loaded: bool, mme_pairs: int = 0) -> float:
         """Seconds for ``n_pairs``, plus loading the models unless ``loaded``, plus MME-CRS for the ``mme_pairs``
-        whose replies MME has not read in this process (the judge's mix reads MME-CRS; a recorded pace has it)."""
+        whose replies MME has not read in this process (the judge's mix reads MME-CRS). A recorded pace is used
+        as it is, whether or not MME had to read that run's replies (so it is only about right)."""
         if self.seconds_per_pair is None:
             work = self.SECONDS_PER_PAIR * n_pairs + self.MME_SECONDS_PER_PAIR * mme_pairs
         else:

@@ -456,6 +456,13 @@ def test_the_judge_weighs_the_mme_crs_difference_as_mme_scores_it(shipped, share
     assert shipped.mme_diff(empty)[0] == 0.0 and np.isnan(empty.mme_scores[0][0])
     with pytest.raises(ValueError, match="without MME-CRS"):
         shipped.mme_diff(encode_pairs(c, a, b, n_frozen=shipped.n_frozen, reader=True))
+    # the mix lives in the manifest, not the tensors: another mix on the same tensors is another judge (signature,
+    # and so the score cache's key); a votes re-fit of the wrong width is refused
+    other = json.loads(json.dumps(shipped.manifest))
+    other["lm"]["mix"]["w_mme"] = 0.5
+    assert PairwiseJudge(shipped.top, other, reader=shipped.reader).signature() != shipped.signature()
+    with pytest.raises(ValueError, match="columns"):
+        shipped.with_refit_output_layers(np.zeros(10), False, "x", shipped.manifest)
 
 
 def test_the_judge_with_its_reader_reloads_from_its_checkpoint(shipped, tmp_path, shared):

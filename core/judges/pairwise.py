@@ -22,9 +22,10 @@ votes it predicts the rest (~70 % agreement in the paper). Here:
   logit becomes ``w_judge * z_MiniLM + w_lm * (s(A) - s(B))`` (weights fitted on the validation pairs).
   Its tensors (``lm.*``, 1.1 MB) live in the same checkpoint. It lifted held-out agreement by more than
   anything tried on the MiniLM side (docs/judge.md).
-- **MME-CRS difference** (since 0.6.3, when the manifest's mix has ``w_mme``): the logit gains
+- **MME-CRS difference** (since 0.6.3, when the manifest's mix has ``mme_weights``): the logit gains
   ``w_mme * (q(A) - q(B))``, q the MME-CRS score of a reply (``core.metrics.mme``; the CRS weights are frozen into
-  the judge's manifest, ``lm.mix.mme_weights``, so a later re-fit of MME does not change the judge silently).
+  the judge's manifest, ``lm.mix.mme_weights``, so a later re-fit of MME's CRS weights does not change the judge;
+  re-trained MME sub-models do change q, and loading the judge then warns, ``lm.mix.mme_checkpoints``).
   It carried across rated sets the judge never trained on better than any input tried before (docs/judge.md).
 - **Position bias**: trained on both orders of every pair; at inference the judge scores A|B and B|A and
   averages ``p_a = (p(A|B) + 1 - p(B|A)) / 2``, so swapping A and B gives exactly ``1 - p_a``.
@@ -394,18 +395,20 @@ class PairwiseJudge(Judge):
 
     @classmethod
     def cache_identity(cls, checkpoint: str | None = None) -> str | None:
-        """The checkpoint's name and weights hash (one file holds the MiniLM top, the reader and the mix), and
-        the MME sub-metrics' checkpoints when its mix reads MME-CRS."""
+        """The checkpoint's name and weights hash (one file holds the MiniLM top and the reader), a hash of the
+        mix weights (in the manifest: a re-fitted mix on the same tensors is another judge), and the MME
+        sub-metrics' checkpoints when its mix reads MME-CRS."""
         name = checkpoint or CHECKPOINT
         h = checkpoints.short_hash(name)
         if h == "-":
             return None
-        mme = checkpoints.load_manifest(name).get("lm", {}).get("mix", {}).get("mme_weights")
-        return f"{name}:{h}" + (f"|mme:{_mme_checkpoints()}" if mme else "")
+        mix = checkpoints.load_manifest(name).get("lm", {}).get("mix", {})
+        return f"{name}:{h}" + _mix_identity(mix)
 
     def encode(self, contexts: Sequence[Sequence[str]], replies_a: Sequence[str], replies_b: Sequence[str],
                progress: Progress | None = None) -> Encoded:
-        """Inputs as this judge reads them (MiniLM bottom states, plus SmolLM2 features with the reader)."""
+        """Inputs as this judge reads them (MiniLM bottom states, plus SmolLM2 features with the reader and the
+        replies' MME-CRS scores when its mix reads them)."""
         return encode_pairs(contexts, replies_a, replies_b, progress, n_frozen=self.n_frozen,
                             reader=self.reader is not None, mme_weights=self.mme_weights)
 
@@ -518,9 +521,7 @@ class PairwiseJudge(Judge):
         return self.predict_encoded(enc, progress=share_of(progress, READ_SHARE, 1.0, n))
 
     def signature(self) -> str:
-        reader = "|lm:smollm2" if self.reader is not None else ""
-        if self.mme_weights is not None:
-            reader += f"|mme:{_mme_checkpoints()}"
+        reader = "|lm:smollm2" + _mix_identity(self.manifest.get("lm", {}).get("mix", {})) if self.reader else ""
         return (f"judge:{self.checkpoint}|ckpt:{checkpoints.short_hash(self.checkpoint)}{reader}"
                 f"|tie:{self.tie_margin}|v:{__version__}")
 
@@ -537,6 +538,11 @@ class PairwiseJudge(Judge):
         torch = _torch()
         top = copy.deepcopy(self.top)
         delta = np.asarray(delta, dtype=np.float64)
+        width = (2 + (self.mme_weights is not None) + sum(net[-1].weight.shape[1] for net in self.reader.scorer.members)
+                 if self.reader is not None else 1 + self.top.head[-1].weight.shape[1])
+        if delta.shape != (width,):
+            raise ValueError(f"a re-fit of this judge has {width} columns, got {delta.shape}: votes' features "
+                             "computed with another judge?")
         keep = 0.0 if from_scratch else 1.0
         wj, wl = self.mix if self.mix else (1.0, 1.0)
         out = top.head[-1]
@@ -590,6 +596,12 @@ def judge_from_tensors(tensors: dict[str, Any], manifest: dict[str, Any], name: 
     if missing or unexpected:
         raise checkpoints.CheckpointError(f"checkpoint {name!r} does not fit the judge network "
                                           f"(missing {list(missing)[:3]}, unexpected {list(unexpected)[:3]})")
+    mix = manifest.get("lm", {}).get("mix", {})
+    if reader is not None and mix.get("mme_weights") and mix.get("mme_checkpoints") != _mme_checkpoints():
+        import warnings
+        warnings.warn(f"judge {name!r} weighs MME-CRS fitted with MME checkpoints {mix.get('mme_checkpoints')}, "
+                      f"but the installed ones are {_mme_checkpoints()}: re-train its mix (`dialeval train "
+                      "judge-lm`) before trusting its P(A)", stacklevel=2)
     return PairwiseJudge(top, manifest, name, reader=reader)
 
 
@@ -597,6 +609,16 @@ def _mme_checkpoints() -> str:
     """A short hash of the MME sub-metrics' checkpoints (what a judge reading MME-CRS also depends on)."""
     from core.metrics.mme import all_checkpoints_hash
     return all_checkpoints_hash()
+
+
+def _mix_identity(mix: dict[str, Any]) -> str:
+    """``|mix:<hash of the mix weights>`` (and ``|mme:<MME checkpoints>`` when the mix reads MME-CRS): what a
+    judge's outputs depend on beyond its tensors."""
+    import hashlib
+    import json
+    keys = ("w_judge", "w_lm", "w_mme", "mme_weights")
+    h = hashlib.sha256(json.dumps({k: mix[k] for k in keys if k in mix}, sort_keys=True).encode()).hexdigest()[:8]
+    return f"|mix:{h}" + (f"|mme:{_mme_checkpoints()}" if mix.get("mme_weights") else "")
 
 
 _LOADED: dict[tuple[str, str | None], PairwiseJudge] = {}

@@ -2,8 +2,9 @@
 much they help (Wu & Chien's use case: a few hundred votes on your own systems).
 
 Each vote is read once (both orders) and only the output layers are re-fit: a logistic regression whose
-offset is the shipped judge's logit and whose columns are the MiniLM logit ``z``, the reader's ``s(A) - s(B)``
-and the differences of the reader scorer's hidden units (:class:`VoteFeatures`), with a ridge penalty on
+offset is the shipped judge's logit and whose columns are the MiniLM logit ``z``, the reader's ``s(A) - s(B)``,
+the MME-CRS difference ``q(A) - q(B)`` (when the judge's mix reads it) and the differences of the reader scorer's
+hidden units (:class:`VoteFeatures`), with a ridge penalty on
 the change whose strength an inner cross-validation by context picks from the votes themselves (few votes:
 strong pull, the judge stays as shipped; many votes: it moves). The result is written back into the output
 layers (``PairwiseJudge.with_refit_output_layers``), so a tuned judge is an ordinary checkpoint. Each fit
@@ -179,7 +180,9 @@ def fine_tune_on_votes(votes: Sequence[Pair], base: str | PairwiseJudge = CHECKP
     manifest = {k: v for k, v in judge.manifest.items() if k != "fine_tuned_on_votes"}
     manifest["fine_tuned_on_votes"] = {"n_votes": len(votes), "ridge": ridge, "from_scratch": from_scratch,
                                        "seed": seed, "base": judge.checkpoint,
-                                       "refit": "logistic regression on [z, d, reader hidden units]" if judge.reader
+                                       "refit": ("logistic regression on [z, d, "
+                                                 + ("m, " if judge.mme_weights is not None else "")
+                                                 + "reader hidden units]") if judge.reader
                                        else "logistic regression on [z, MiniLM head hidden units]"}
     return judge.with_refit_output_layers(delta, from_scratch, judge.checkpoint + "+votes", manifest)
 

@@ -26,7 +26,6 @@ import numpy as np
 from core.judges.pairwise import (CHECKPOINT, Encoded, PairwiseJudge, encode_pairs, load_judge,
                                   mme_pair_scores)
 from core.judges.smollm_reader import HIDDEN, MEMBERS, SmolLMReader, build_scorer, config, distinct_items, lm_features, scores
-from core.models.checkpoints import short_hash
 from core.outputs import atomic_path
 from core.progress import Progress, progress_bar
 from core.settings import SEED, cache_dir
@@ -322,5 +321,5 @@ def train(args: argparse.Namespace) -> int:
     if not args.no_save:
         path = judge.save(args.out or args.base, manifest)
         print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")
-        save_heldout_predictions(test, out, heldout_cache_path(short_hash(args.out or args.base)))
+        save_heldout_predictions(test, out, heldout_cache_path(PairwiseJudge.cache_identity(args.out or args.base)))
     return 0

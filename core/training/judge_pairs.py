@@ -137,10 +137,12 @@ def evaluate(judge: PairwiseJudge, pairs: Sequence[Pair], enc: Encoded | None = 
     return pd.DataFrame(rows), out
 
 
-def heldout_cache_path(ckpt_hash: str) -> Path:
-    """Where the training run leaves its held-out predictions for ``benchmarks/judge.py`` (keyed by the
-    checkpoint's hash, so a stale file is never used for another checkpoint)."""
-    return cache_dir() / f"judge-heldout-{ckpt_hash}.jsonl"
+def heldout_cache_path(identity: str) -> Path:
+    """Where the training run leaves its held-out predictions for ``benchmarks/judge.py``, keyed by the judge's
+    ``PairwiseJudge.cache_identity`` (tensors, mix and MME checkpoints), so a stale file is never used for another
+    judge."""
+    import hashlib
+    return cache_dir() / f"judge-heldout-{hashlib.sha256(identity.encode()).hexdigest()[:12]}.jsonl"
 
 
 def load_heldout_predictions(pairs: Sequence[Pair], path: Path, tie_margin: float = TIE_MARGIN) -> JudgeOutput | None:
