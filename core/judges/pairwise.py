@@ -361,7 +361,7 @@ class PairwiseJudge(Judge):
     """The trained judge: frozen MiniLM bottom + trained top layers and head, and (when the checkpoint has
     one) its own SmolLM2 reader: then each single-order logit is ``w_judge * z_MiniLM + w_lm * (s(A) - s(B))``
     ``+ w_mme * (q(A) - q(B))`` with the weights of ``manifest["lm"]["mix"]`` (the last term when the mix has
-    ``w_mme``; q is MME-CRS with the mix's ``mme_weights``)."""
+    ``mme_weights``: q is MME-CRS with those CRS weights)."""
 
     description = ("learned A/B judge: MiniLM cross-encoder + frozen SmolLM2 reader + the MME-CRS difference, both "
                    "orders combined")
