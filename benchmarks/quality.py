@@ -89,7 +89,7 @@ def build_report(rows: list[dict], metrics: list[str], datasets: list[str], fail
     from core.report import fmt_num, render
     L = ["## Quality: correlation with human ratings", "",
          f"Made by `{command}` on {started} UTC (commit {commit or git_commit()}, {os.cpu_count()} CPU cores, "
-         f"Python {platform.python_version()}), in {seconds / 60:.1f} min on a machine shared with other work. Bootstrap: {args.n_boot} resamples, "
+         f"Python {platform.python_version()}), in {seconds / 60:.1f} min. Bootstrap: {args.n_boot} resamples, "
          f"seed {args.seed}, 95% percentile intervals; contexts are resampled where several rows share one. "
          "Rows whose response copies its reference are dropped for every metric (counted in the full table). "
          "`*` = interval excludes 0. `n/a` = the metric cannot apply (e.g. no references in the set).", ""]

@@ -67,9 +67,10 @@ class Loaded:
 
 
 class JudgeTime:
-    """About how long the judge takes for a number of pairs (both orders, the SmolLM2 reader): at the pace of
-    this process's last run over :attr:`MIN_PAIRS` or more pairs (:meth:`record`), which tells a busy machine from
-    an idle one, else at an idle 2-core laptop CPU's pace (docs/dashboard.md, "Time estimates")."""
+    """About how long the judge takes for a number of pairs (both orders, the SmolLM2 reader, and MME-CRS of the
+    replies MME has not read, which the judge's mix weighs): an idle 2-core laptop CPU's pace
+    (docs/dashboard.md, "Time estimates"), scaled by how much slower than that pace this process's last run over
+    :attr:`MIN_PAIRS` or more pairs was (:meth:`record`), which tells a busy machine from an idle one."""
 
     LOAD_SECONDS = 8.0  # loading MiniLM and SmolLM2, once per process
     START_SECONDS = 5.0  # each run: new batch shapes, the last batch of each length group part empty
@@ -78,22 +79,24 @@ class JudgeTime:
     MIN_PAIRS = 20  # fewer pairs say more about the start than about the pace
 
     def __init__(self) -> None:
-        self.seconds_per_pair: float | None = None
+        self.slowdown: float | None = None  # the last run's seconds / the idle pace's seconds for its work
+
+    def idle_work(self, n_pairs: int, mme_pairs: int = 0) -> float:
+        """Seconds of work (start and loading aside) for ``n_pairs``, ``mme_pairs`` of them new to MME, at the
+        idle pace."""
+        return self.SECONDS_PER_PAIR * n_pairs + self.MME_SECONDS_PER_PAIR * mme_pairs
 
     def estimate(self, n_pairs: int, loaded: bool, mme_pairs: int = 0) -> float:
         """Seconds for ``n_pairs``, plus loading the models unless ``loaded``, plus MME-CRS for the ``mme_pairs``
-        whose replies MME has not read in this process (the judge's mix reads MME-CRS). A recorded pace is used
-        as it is, whether or not MME had to read that run's replies (so it is only about right)."""
-        if self.seconds_per_pair is None:
-            work = self.SECONDS_PER_PAIR * n_pairs + self.MME_SECONDS_PER_PAIR * mme_pairs
-        else:
-            work = self.seconds_per_pair * n_pairs
+        whose replies MME has not read in this process; the work at the idle pace times the recorded slowdown."""
+        work = self.idle_work(n_pairs, mme_pairs) * (1.0 if self.slowdown is None else self.slowdown)
         return (0.0 if loaded else self.LOAD_SECONDS) + self.START_SECONDS + work
 
-    def record(self, n_pairs: int, seconds: float) -> None:
-        """A run over ``n_pairs`` that took ``seconds`` with the models already loaded."""
+    def record(self, n_pairs: int, seconds: float, mme_pairs: int = 0) -> None:
+        """A run over ``n_pairs`` (``mme_pairs`` of them new to MME) that took ``seconds`` with the models already
+        loaded: from now on estimates are scaled by its slowdown against the idle pace."""
         if n_pairs >= self.MIN_PAIRS:
-            self.seconds_per_pair = max(0.0, seconds - self.START_SECONDS) / n_pairs
+            self.slowdown = max(0.0, seconds - self.START_SECONDS) / self.idle_work(n_pairs, mme_pairs)
 
 
 class ScoreTime:

@@ -940,7 +940,22 @@ def test_the_judge_time_estimate_follows_the_pace_of_the_last_run():
     t.record(10, 60.0)  # too few pairs to tell the pace
     assert t.estimate(100, loaded=True) == idle
     t.record(60, 65.0)  # 1 s a pair once the start is taken off
-    assert t.estimate(100, loaded=True) == t.START_SECONDS + 100.0
+    assert t.estimate(100, loaded=True) == pytest.approx(t.START_SECONDS + 100.0)
+
+
+def test_the_judge_time_estimate_keeps_mmes_share_apart_from_the_pace():
+    """The recorded pace used to be a flat time per pair whether or not MME had to read the run's replies: after a
+    run on fresh replies (MME-CRS read for every pair) a re-run on pairs MME had read was overestimated 2.1 times,
+    and the other way round underestimated. The last run now gives a slowdown against the idle pace of its work."""
+    from core.dashboard import JudgeTime
+    t = JudgeTime()
+    fresh, read = t.estimate(100, loaded=True, mme_pairs=100), t.estimate(100, loaded=True)
+    assert fresh - t.START_SECONDS == pytest.approx(100 * (t.SECONDS_PER_PAIR + t.MME_SECONDS_PER_PAIR))
+    t.record(100, t.START_SECONDS + 2 * (fresh - t.START_SECONDS), mme_pairs=100)  # twice the idle time, fresh
+    assert t.estimate(100, loaded=True) - t.START_SECONDS == pytest.approx(2 * (read - t.START_SECONDS))
+    assert t.estimate(100, loaded=True, mme_pairs=100) - t.START_SECONDS == pytest.approx(2 * (fresh - t.START_SECONDS))
+    t.record(100, read)  # pairs MME had read, at the idle pace: the slowdown is gone
+    assert t.estimate(50, loaded=True, mme_pairs=50) == pytest.approx(t.START_SECONDS + (fresh - t.START_SECONDS) / 2)
 
 
 def test_scoring_says_about_how_long_it_will_take():

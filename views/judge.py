@@ -27,15 +27,17 @@ def win_rate_text(s) -> str:
 
 
 data = state.require_data()
+judge_run_slot = None  # where the judge's run shows its progress; the run itself starts once the page is drawn
+# the page's two long runs (the judge's, the re-fit's): while one goes on the other's button is disabled
+judge_clicked, refit_clicked = state.clicked("run_judge"), state.clicked("tune_votes")
 if data is not None and ok:
     comp = data.comparison
     if state.judge_output(data) is None:
         st.text(f"{state.counted(data.n, 'pair')}: {comp.system_a} (A) vs {comp.system_b} (B)")
         over = f"{'the' if data.n == 1 else 'all'} {state.counted(data.n, 'pair')}"
         if state.run_button(f"Run the judge over {over} (about {state.judge_seconds(data.n, comp):.0f} s)", "run_judge",
-                            type="primary"):
-            with state.running("run_judge", "The judge could not run"):  # then drawn again without the button
-                state.run_judge(data)
+                            busy=refit_clicked, type="primary"):
+            judge_run_slot = st.container()
     res = state.judge_output(data)
     if res is not None:
         dims = data.dimensions
@@ -188,7 +190,7 @@ if data is not None and ok:
         if not enough:
             st.info(f"Not enough votes yet: {where}.")
         elif state.run_button(f"Re-fit the judge on {state.counted(len(votes), 'vote')} and draw the learning curve",
-                              "tune_votes", type="primary"):
+                              "tune_votes", busy=judge_clicked, type="primary"):
             # then drawn again: the win rate at the top shows the re-fitted judge
             with state.running("tune_votes", "Re-fitting on the votes failed"):
                 from core.judges import votes as V
@@ -249,3 +251,11 @@ if data is not None and ok:
                                    "judge_votes_predictions.csv", "text/csv", key="votes_download")
             else:
                 st.info("Every loaded pair has a vote, so there is nothing left to predict.")
+
+# ------------------------------------------------------------------------------------------------
+# the judge's run, started by its button above: only now, so that the page below the button (the re-fit's button
+# among it) is drawn as it is during the run, disabled, rather than left over from the last run and clickable
+
+if judge_run_slot is not None:
+    with judge_run_slot, state.running("run_judge", "The judge could not run"):  # then drawn again without the button
+        state.run_judge(data)

@@ -321,21 +321,29 @@ def progress_bar(first: str = "starting"):
 _FAILED = "_run_failed_"  # + a run button's key: why its last run failed, shown above it once
 
 
-def run_button(label: str, key: str, where: Any = st, **kwargs) -> bool:
+def clicked(key: str) -> bool:
+    """Whether this page run was started by a click on the button ``key``. Read it before any run button of the
+    page is drawn: drawing a button disabled (:func:`run_button`) clears its click."""
+    return bool(st.session_state.get(key))
+
+
+def run_button(label: str, key: str, where: Any = st, busy: bool = False, **kwargs) -> bool:
     """A button that starts a long run (the judge, a re-fit, scoring every system): True in the page run its
     click started, where it is drawn disabled, so that a second click cannot stop the run and start it over
     (Streamlit reruns the page on a click). Do the work inside :func:`running` (same ``key``), which draws the
     page again when it ends: the button is enabled again however the run ends, since only the run of the click
-    draws it disabled. A failure :func:`running` kept is shown above the button. ``kwargs`` go to ``st.button``.
+    draws it disabled. A failure :func:`running` kept is shown above the button. ``busy``: another run of the page
+    goes on in this page run (:func:`clicked`, read before the page's first run button is drawn), so this button
+    is drawn disabled too: a click on it would stop that run. ``kwargs`` go to ``st.button``.
 
     The click is read from the session state before the button is drawn: Streamlit discards what a disabled
     widget sends, so the button itself returns False in that run."""
     failed = st.session_state.pop(_FAILED + key, None)
     if failed:
         where.error(failed)
-    clicked = bool(st.session_state.get(key))
-    where.button(label, key=key, disabled=clicked, **kwargs)
-    return clicked
+    started = clicked(key)
+    where.button(label, key=key, disabled=started or busy, **kwargs)
+    return started
 
 
 @contextmanager
@@ -492,17 +500,21 @@ def _judge_time() -> dashboard.JudgeTime:
     return dashboard.JudgeTime()
 
 
+def _mme_unread_pairs(comparison: Any) -> int:
+    """Pairs of ``comparison`` whose replies MME has not read in this process (the judge's mix weighs
+    MME-CRS): half the unread replies, rounded up."""
+    from core.metrics.mme import scorer
+    ctx = [a.context for a in comparison.a]
+    unread = scorer().unread(ctx + ctx, [a.response for a in comparison.a] + [b.response for b in comparison.b])
+    return (unread + 1) // 2
+
+
 def judge_seconds(n_pairs: int, comparison: Any = None) -> float:
     """About how long the judge takes for ``n_pairs`` (``dashboard.JudgeTime``), loading its models first when
     this process has not loaded them yet, and scoring MME-CRS (which its mix reads) for the replies of
     ``comparison`` MME has not read in this process (all of them when no comparison is given)."""
     from core.judges.smollm_reader import lm_features
-    mme_pairs = n_pairs
-    if comparison is not None:
-        from core.metrics.mme import scorer
-        ctx = [a.context for a in comparison.a]
-        unread = scorer().unread(ctx + ctx, [a.response for a in comparison.a] + [b.response for b in comparison.b])
-        mme_pairs = (unread + 1) // 2
+    mme_pairs = n_pairs if comparison is None else _mme_unread_pairs(comparison)
     return _judge_time().estimate(n_pairs, loaded=lm_features.cache_info().currsize > 0, mme_pairs=mme_pairs)
 
 
@@ -515,10 +527,11 @@ def run_judge(data: Loaded) -> JudgeOutput | None:
         from core.judges.smollm_reader import lm_features
         comp = data.comparison
         new = pairs_to_judge([a.context for a in comp.a], [a.response for a in comp.a], [b.response for b in comp.b])
+        mme_new = min(new, _mme_unread_pairs(comp))
         loaded, started = lm_features.cache_info().currsize > 0, time.perf_counter()
         _judge_store()[data.key] = judge_comparison(comp, progress=progress)
         if loaded:  # a run that also loaded the models would overstate the pace; pairs read back cost nothing
-            _judge_time().record(new, time.perf_counter() - started)
+            _judge_time().record(new, time.perf_counter() - started, mme_pairs=mme_new)
     finally:
         bar.empty()
     return judge_output(data)

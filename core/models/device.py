@@ -104,9 +104,16 @@ def device_key(device: str) -> str:
 
 
 def use_device(device: str = "cpu") -> str:
-    """Make ``device`` (resolved) the one the model passes run on from now on; returns it."""
-    _ACTIVE["device"] = resolve_device(device)
-    return _ACTIVE["device"]
+    """Make ``device`` (resolved) the one the model passes run on from now on; returns it. A change of device
+    empties the in-process memories of computed values (``core.models.memo``: MME's sub-scores, the judge
+    reader's features, RUBER's and ADEM's vectors), which hold numbers of the device they were computed on; the
+    score cache on disk keeps each device's rows apart already."""
+    resolved = resolve_device(device)
+    if resolved != _ACTIVE["device"]:
+        from core.models.memo import forget_all
+        forget_all()
+    _ACTIVE["device"] = resolved
+    return resolved
 
 
 def active_device() -> str:
