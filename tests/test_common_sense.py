@@ -67,6 +67,22 @@ def test_the_rule_made_half_is_reproduced_from_held_out_conversations(rule_pairs
         assert not set(words["train"]) & set(words["check"])
 
 
+def test_the_mix_s_rule_made_pairs_are_new_to_the_reader_and_to_the_check_set(rule_pairs):
+    """The judge's mix is fitted beside the validation pairs on the rule-made pairs after the reader's share
+    (``common_sense_pairs(n, skip=share)``): none of them trained the reader, and none shares a conversation turn
+    with the check set (a turn of six words or more: "Hello" occurs in many conversations)."""
+    from core.training.judge_lm import COMMON_SENSE
+    from core.training.judge_pairs import common_sense_pairs
+    reader = common_sense_pairs(40)
+    mix = common_sense_pairs(40, skip=40)
+    assert [p.id for p in common_sense_pairs(80)] == [p.id for p in reader + mix]
+    assert not {p.id for p in reader} & {p.id for p in mix} and len(mix) == 40
+    assert {p.dataset for p in mix} == {f"common-sense-{k}" for k in KINDS}
+    assert common_sense_pairs(3, skip=COMMON_SENSE)[0].id == common_sense_pairs(COMMON_SENSE + 1)[-1].id
+    check_texts = {t for p in rule_pairs for t in (*p.context, p.better) if len(t.split()) >= 6}  # not "Hello"
+    assert not any(t in check_texts for p in mix for t in (*p.context, p.response_a, p.response_b))
+
+
 def test_every_kind_of_worse_reply_is_made_as_described():
     dialog = ["I went hiking in the mountains near Denver last weekend.",
               "That sounds amazing, which trail did you take and how long was it?",

@@ -19,7 +19,8 @@ votes it predicts the rest (~70 % agreement in the paper). Here:
 - **SmolLM2 reader** (:class:`core.judges.smollm_reader.SmolLMReader`, owned by the judge; trained by
   ``dialeval train judge-lm``): a frozen SmolLM2-135M reads each (context, reply); a small scorer on its
   hidden states gives ``s(reply)``, and each single-order
-  logit becomes ``w_judge * z_MiniLM + w_lm * (s(A) - s(B))`` (weights fitted on the validation pairs).
+  logit becomes ``w_judge * z_MiniLM + w_lm * (s(A) - s(B))`` (weights fitted on the validation pairs and, since
+  0.6.3, rule-made obvious pairs the reader never read: ``core.training.judge_lm``).
   Its tensors (``lm.*``, 1.1 MB) live in the same checkpoint. It lifted held-out agreement by more than
   anything tried on the MiniLM side (docs/judge.md).
 - **MME-CRS difference** (since 0.6.3, when the manifest's mix has ``mme_weights``): the logit gains

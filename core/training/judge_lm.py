@@ -39,6 +39,7 @@ BALANCE = 0.0  # per-pair loss weight n_set ** -BALANCE (set_weights); 0 = unwei
 SYNTHETIC = 6000  # machine-made chitchat pairs in the reader's training (shipped since 0.6.0: leave-one-set-out)
 SYNTHETIC_WEIGHT = 1.0  # their loss weight relative to a rated pair
 COMMON_SENSE = 1600  # rule-made obvious pairs added to the reader's training pairs (shipped)
+MIX_COMMON_SENSE = 800  # further rule-made pairs, new to the reader, beside the validation pairs in the mix's fit
 COMMON_SENSE_WEIGHT = 1.0
 SKIP_SETS: tuple[str, ...] = ()  # rated sets the reader does not train on
 
@@ -201,6 +202,10 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--common-sense", type=int, default=COMMON_SENSE,
                     help=f"rule-made obvious pairs (core.training.common_sense, training conversations and phrases) "
                          f"added to the reader's training pairs (default {COMMON_SENSE})")
+    p.add_argument("--mix-common-sense", type=int, default=MIX_COMMON_SENSE,
+                    help="rule-made obvious pairs the reader never trained on (the next ones after --common-sense) "
+                         f"fitted beside the validation pairs in the mix (default {MIX_COMMON_SENSE}; 0 = the "
+                         "validation pairs alone, as until 0.6.3)")
     p.add_argument("--common-sense-weight", type=float, default=COMMON_SENSE_WEIGHT,
                     help=f"loss weight of a rule-made pair relative to a rated one (default {COMMON_SENSE_WEIGHT:g})")
     p.add_argument("--skip-sets", default=",".join(SKIP_SETS),
@@ -259,7 +264,8 @@ def train(args: argparse.Namespace) -> int:
     scorer = train_scorer(fa, fb, labels, epochs=args.epochs, hidden=args.hidden, members=args.members,
                           seed=args.seed, progress=progress_bar(), epoch_end=epoch_end, weights=weights)
     del fa, fb
-    # the MiniLM judge's single-order logits on the validation pairs -> mixing weights
+    # the MiniLM judge's single-order logits, the reader's and MME-CRS's differences on the validation pairs (and
+    # on rule-made pairs the reader never read) -> mixing weights
     venc = encode_pairs([p.context for p in val], [p.response_a for p in val], [p.response_b for p in val],
                           progress_bar(prefix="validation "), n_frozen=base.n_frozen)
     z = base.logits(venc)
@@ -270,7 +276,19 @@ def train(args: argparse.Namespace) -> int:
         mme_weights = {k: float(v) for k, v in MMECRS().weights_for("overall")[1].items()}
         vq = mme_pair_scores([p.context for p in val], [p.response_a for p in val], [p.response_b for p in val],
                              mme_weights, progress_bar(prefix="validation, MME-CRS "))
-    mix = fit_mix(z, d_val, np.array([p.label for p in val]), None if vq is None else vq[0] - vq[1])
+    mix_sense = common_sense_pairs(args.mix_common_sense, args.seed, skip=len(sense)) if args.mix_common_sense else []
+    z_fit, d_fit, m_fit = z, d_val, None if vq is None else vq[0] - vq[1]
+    if mix_sense:
+        ctx = [p.context for p in mix_sense]
+        ra, rb = [p.response_a for p in mix_sense], [p.response_b for p in mix_sense]
+        ma, mb = pair_features(mix_sense, progress_bar(prefix="mix, common sense "))
+        z_fit = np.concatenate([z, base.logits(encode_pairs(ctx, ra, rb, progress_bar(prefix="mix, common sense "),
+                                                            n_frozen=base.n_frozen))])
+        d_fit = np.concatenate([d_val, scores(scorer, ma) - scores(scorer, mb)])
+        if m_fit is not None:
+            mq = mme_pair_scores(ctx, ra, rb, mme_weights, progress_bar(prefix="mix, common sense, MME-CRS "))
+            m_fit = np.concatenate([m_fit, mq[0] - mq[1]])
+    mix = fit_mix(z_fit, d_fit, np.array([p.label for p in val + mix_sense]), m_fit)
     w_judge, w_lm = mix[:2]
     print("mix: " + ", ".join(f"{k} {v:.3f}" for k, v in zip(("w_judge", "w_lm", "w_mme"), mix)), file=sys.stderr)
     manifest = dict(base.manifest)
@@ -288,7 +306,8 @@ def train(args: argparse.Namespace) -> int:
                               else ""),
                    "balance": args.balance, "synthetic_weight": args.synthetic_weight if syn else 0},
         "mix": {"w_judge": w_judge, "w_lm": w_lm,
-                "fit": "logistic regression without intercept on both orders of the validation pairs",
+                "fit": "logistic regression without intercept on both orders of the validation pairs"
+                       + (f" and of {len(mix_sense)} rule-made pairs the reader never trained on" if mix_sense else ""),
                 **({"w_mme": mix[2], "mme_weights": mme_weights, "mme_checkpoints": all_checkpoints_hash(),
                     "mme": "q = MME-CRS 'overall' with these CRS weights (core.metrics.crs.combine of the MME "
                            "sub-metrics; checkpoints/crs_weights.json when the judge was trained)"}
@@ -303,6 +322,10 @@ def train(args: argparse.Namespace) -> int:
                                         f"conversations (judge_pairs.common_sense_pairs({args.common_sense}, seed "
                                         f"{args.seed}); kinds: {', '.join(sorted({p.dataset[13:] for p in sense}))})"
                                         if sense else 0),
+                 "mix_common_sense_pairs": (f"{len(mix_sense)} rule-made obvious pairs fitted beside the validation "
+                                            f"pairs in the mix (judge_pairs.common_sense_pairs({args.mix_common_sense},"
+                                            f" seed {args.seed}, skip={len(sense)}): the same conversations' next "
+                                            "pairs, which the reader never read)" if mix_sense else 0),
                  "sets_left_out_of_reader_training": sorted(skip),
                  "validation_pairs": len(val), "test_pairs": len(test)},
         "validation_per_epoch": curve,

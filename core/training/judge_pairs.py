@@ -70,20 +70,21 @@ def validation_pairs(seed: int = SEED, cap: int = 300, test_share: float = 0.2, 
     return out
 
 
-def common_sense_pairs(n: int, seed: int = SEED) -> list[Pair]:
+def common_sense_pairs(n: int, seed: int = SEED, skip: int = 0) -> list[Pair]:
     """``n`` rule-made obvious pairs (``core.training.common_sense.obvious_pairs``, part "train": chitchat-dataset
     (MIT) training conversations and the training phrase list, disjoint from the check set's), the better
-    reply on side A or B at random (seeded)."""
+    reply on side A or B at random (seeded). ``skip``: leave out the first ``skip`` pairs the same call would make
+    (``common_sense_pairs(skip)``), so that the pairs returned are new to whatever trained on those."""
     from core.training.common_sense import obvious_pairs
     dialogs, _held = chitchat_split()
     rng = random.Random(f"{seed}-common-sense-sides")
     out = []
-    for p in obvious_pairs(dialogs, n, "train", seed):
+    for p in obvious_pairs(dialogs, skip + n, "train", seed):
         if rng.random() < 0.5:
             out.append(Pair(list(p.context), p.better, p.worse, 1.0, "common-sense-" + p.kind, p.id))
         else:
             out.append(Pair(list(p.context), p.worse, p.better, 0.0, "common-sense-" + p.kind, p.id))
-    return out
+    return out[skip:]
 
 
 def synthetic_pairs(n: int, seed: int = SEED) -> list[Pair]:
