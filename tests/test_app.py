@@ -805,7 +805,7 @@ def test_votes_given_in_place_are_kept_counted_and_downloadable(new_app, own_cac
     at.switch_page("views/judge.py").run()
     assert not at.exception, at.exception
     editor = next(d.value for d in at.dataframe if "your vote" in d.value.columns)
-    assert list(editor["your vote"][:4]) == ["👍 A", "", "👍 B", "tie"]  # no vote: a blank cell, not "None"
+    assert list(editor["your vote"][:4]) == ["👍 A", "–", "👍 B", "tie"]  # no vote: "–", not "None"
     assert any(t.value.startswith("3 votes (A 1, tie 1, B 1): 2 of the 10 A/B votes needed") for t in at.text)
     assert "Download your votes (JSONL)" in [b.proto.label for b in at.get("download_button")]
 

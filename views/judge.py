@@ -105,8 +105,10 @@ if data is not None:
     res = state.judge_output(data)
     label = {"A": "👍 A", "tie": "tie", "B": "👍 B"}
     vote_of = {v: k for k, v in label.items()}
-    # a pair without a vote is a blank cell (a missing value showed "None"); choosing the blank clears a vote
-    vdf = pd.DataFrame({"pair": range(data.n), "your vote": [label.get(given.get(i), "") for i in range(data.n)],
+    # a pair without a vote reads "–", and choosing "–" clears a vote (the browser's table draws a missing value,
+    # and an empty string too, as a grey "None")
+    no_vote = "–"
+    vdf = pd.DataFrame({"pair": range(data.n), "your vote": [label.get(given.get(i), no_vote) for i in range(data.n)],
                         "context": [" ⏎ ".join(a.context) for a, _ in comp.pairs],
                         "response A": [a.response for a, _ in comp.pairs],
                         "response B": [b.response for _, b in comp.pairs], "id": [a.id for a, _ in comp.pairs]})
@@ -115,8 +117,8 @@ if data is not None:
     edited = st.data_editor(vdf, hide_index=True, width="stretch", height=360, key=f"votes_editor_{data.key}",
                             disabled=[c for c in vdf.columns if c != "your vote"],
                             column_config={"your vote": st.column_config.SelectboxColumn(
-                                "your vote", options=["", *label.values()], width="medium",
-                                help="which reply is better: A, B or tie (double-click to choose)"),
+                                "your vote", options=[no_vote, *label.values()], width="medium",
+                                help="which reply is better: A, B or tie (double-click to choose; – = no vote)"),
                                 "context": st.column_config.TextColumn(width="medium"),
                                 "response A": st.column_config.TextColumn(width="medium"),
                                 "response B": st.column_config.TextColumn(width="medium")})
