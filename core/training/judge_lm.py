@@ -4,8 +4,9 @@
 The reader's scorer trains on the same clear-margin pairs as the MiniLM judge (all of them: reading is cheap
 enough for all 18,450), pairwise logistic loss on ``s(A) - s(B)``. The weights that mix its logit with the
 MiniLM judge's (``w_judge``, ``w_lm``) and, unless ``--no-mme``, the weight of the two replies' MME-CRS difference
-(``w_mme``) are a logistic regression on the validation pairs (:func:`fit_mix`). All are written into the judge
-checkpoint (tensors ``lm.*``, the mix in its manifest), which stays one file.
+(``w_mme``) are a logistic regression on the validation pairs and, unless ``--mix-common-sense 0``, rule-made
+obvious pairs the reader never read (:func:`fit_mix`; docs/judge.md, "Rule-made pairs in the mix's fit"). All are
+written into the judge checkpoint (tensors ``lm.*``, the mix in its manifest), which stays one file.
 ``--balance`` weighs the pairs of small data sets up (:func:`set_weights`) and ``--synthetic N`` adds
 machine-made chitchat pairs; both were measured and are not shipped (docs/judge.md). Features of the ~13,000
 training replies are kept in the cache folder (:func:`cached_features`, about 10 minutes to read once).
