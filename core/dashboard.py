@@ -77,6 +77,7 @@ class JudgeTime:
     SECONDS_PER_PAIR = 0.15  # both orders and the SmolLM2 reader; about the same for short and long contexts
     MME_SECONDS_PER_PAIR = 0.17  # MME-CRS of both replies (ScoreTime's mme pace x 2), when MME has not read them
     MIN_PAIRS = 20  # fewer pairs say more about the start than about the pace
+    MIN_SLOWDOWN = 0.02  # a recorded run at most 50 times the idle pace (a GPU): a run within its start says 0
 
     def __init__(self) -> None:
         self.slowdown: float | None = None  # the last run's seconds / the idle pace's seconds for its work
@@ -96,7 +97,7 @@ class JudgeTime:
         """A run over ``n_pairs`` (``mme_pairs`` of them new to MME) that took ``seconds`` with the models already
         loaded: from now on estimates are scaled by its slowdown against the idle pace."""
         if n_pairs >= self.MIN_PAIRS:
-            self.slowdown = max(0.0, seconds - self.START_SECONDS) / self.idle_work(n_pairs, mme_pairs)
+            self.slowdown = max(self.MIN_SLOWDOWN, (seconds - self.START_SECONDS) / self.idle_work(n_pairs, mme_pairs))
 
 
 class ScoreTime:

@@ -956,6 +956,8 @@ def test_the_judge_time_estimate_keeps_mmes_share_apart_from_the_pace():
     assert t.estimate(100, loaded=True, mme_pairs=100) - t.START_SECONDS == pytest.approx(2 * (fresh - t.START_SECONDS))
     t.record(100, read)  # pairs MME had read, at the idle pace: the slowdown is gone
     assert t.estimate(50, loaded=True, mme_pairs=50) == pytest.approx(t.START_SECONDS + (fresh - t.START_SECONDS) / 2)
+    t.record(100, 3.0)  # done within the start (a GPU): the pace is not taken to be infinite
+    assert t.estimate(1000, loaded=True) == pytest.approx(t.START_SECONDS + t.MIN_SLOWDOWN * 1000 * t.SECONDS_PER_PAIR)
 
 
 def test_scoring_says_about_how_long_it_will_take():

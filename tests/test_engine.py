@@ -228,25 +228,25 @@ def test_the_device_menu_offers_a_gpu_only_where_there_is_one_without_importing_
     assert ("cuda" in here) == torch.cuda.is_available() and here[:2] == ("cpu", "auto")
 
 
-def test_a_change_of_device_forgets_the_values_computed_on_the_old_one(monkeypatch):
-    """MME's in-process sub-scores (and the judge reader's features) were not keyed by device: after the
-    dashboard's Device setting changed, the judge's MME term reused the CPU's numbers. A change of device now
-    empties every in-process memory (each registered with ``core.models.memo.remembers``, as MME's is); asking
-    again for the device in use keeps them."""
+def test_values_remembered_in_the_process_are_kept_per_device(monkeypatch):
+    """MME's in-process sub-scores (and the judge reader's features, RUBER's and ADEM's vectors) were not keyed by
+    device: after the Device setting changed, the judge's MME term reused the CPU's numbers. Each memory now keys
+    its values by the device they were computed on: another device reads nothing of the CPU's, and back on the
+    CPU its values are still there (nothing is cleared, so another session's run loses nothing)."""
+    from core.data import Example
+    from core.metrics.mme import scorer
     from core.models import device
-    from core.models.memo import remembers
-    memory = {"sub-score": 0.5}
-    remembers(memory.clear)
-    monkeypatch.setattr(device, "resolve_device", lambda d: d if d != "auto" else "cpu")
+    mme = scorer()
+    ctx, reply = ["a device test: which sub-scores are remembered where ?"], "those of the device that computed them ."
+    assert np.isfinite(mme.score([Example("d0", "s", ctx, reply)], subs=("tcm",))["tcm"][0])  # on the CPU
+    assert mme.unread([ctx], [reply], subs=("tcm",)) == 0
+    monkeypatch.setattr(device, "resolve_device", lambda d: d)
     try:
-        device.use_device("cpu")
-        device.use_device("auto")  # resolves to the device in use: nothing forgotten
-        assert memory == {"sub-score": 0.5}
-        device.use_device("mps")
-        assert device.active_device() == "mps" and memory == {}
+        device.use_device("mps")  # nothing runs there: only what is remembered is asked
+        assert mme.unread([ctx], [reply], subs=("tcm",)) == 1
     finally:
         device.use_device("cpu")
-    assert device.active_device() == "cpu"
+    assert mme.unread([ctx], [reply], subs=("tcm",)) == 0
 
 
 def test_a_missing_model_package_is_said_before_any_metric_runs(monkeypatch, tmp_path, repo_root):

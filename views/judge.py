@@ -197,6 +197,7 @@ if data is not None and ok:
             with state.running("tune_votes", "Re-fitting on the votes failed"):
                 from core.judges import votes as V
                 from core.judges.pairwise import load_judge
+                state.use_chosen_device()
                 bar, vprogress = state.progress_bar("loading the judge")
                 judge = load_judge()
                 feats = V.vote_features(votes, judge, vprogress)

@@ -88,7 +88,7 @@ else:
         results = state.metric_results(("leaderboard", key, tuple(chosen)), metrics, grid.examples(), progress)
         bar.empty()
         table = ScoreTable(grid.examples(), results)
-    jkey = (key, tuple(chosen))
+    jkey = (key, tuple(chosen), state.options().device)  # the judge's ratings are kept per device, as scores are
     judged = _judged_store().get(jkey)
     if judged is None and judged_in_cache(grid):  # judged before (or the demo's precomputed pairs): read, not run
         judged = _judged_store()[jkey] = judge_grid(grid)
@@ -97,6 +97,7 @@ else:
     if judged is None and ok and state.run_button(f"Run the judge on every pair of systems ({n_pairs} judged pairs, "
                                                   f"about {state.judge_seconds(n_pairs):.0f} s)", "lb_judge"):
         with state.running("lb_judge", "The judge could not run"):  # then drawn again with the judge's ratings
+            state.use_chosen_device()
             bar, progress = state.progress_bar("loading the judge")
             _judged_store()[jkey] = judge_grid(grid, progress=progress)
     if table is None and judged is None and not human_dimensions(grid):

@@ -29,7 +29,7 @@ from core.data import Comparison
 from core.cache import default_cache
 from core.engine import (ComparisonScores, cached_judge_comparison, comparison_scores, judge_comparison, pairs_to_judge,
                          renamed_metric, score_examples, uncached_rows)
-from core.models.device import offered_devices
+from core.models.device import offered_devices, use_device
 from core.outputs import OutputError
 from core.scoring import JudgeOutput, Options, get_metric
 from core.verdict import JudgeSummary, Verdict, build_verdict, summarize_judge
@@ -475,19 +475,32 @@ def _judge_store() -> dict:
     return {}
 
 
+def use_chosen_device() -> str:
+    """Make the sidebar's device the one the judge's passes run on (scoring does so through its options);
+    returns it. An unavailable device raises ``DeviceError`` with its one line."""
+    return use_device(options().device)
+
+
+def _judge_key(data: Loaded) -> Any:
+    """Where the judge's (and the re-fit's) results for ``data`` are kept: per device, as scores are."""
+    device = options().device
+    return (data.key, device) if device != "cpu" else data.key
+
+
 def judge_output(data: Loaded) -> JudgeOutput | None:
-    """The judge's output over the loaded pairs, if it has been run in this process, or if the score cache
-    (or the demo's precomputed scores) holds every pair: then it is read, never run."""
-    store = _judge_store()
-    if data.key not in store and data.key not in _judge_looked_up():
-        _judge_looked_up().add(data.key)  # looked up once per comparison, not on every rerun of a page
+    """The judge's output over the loaded pairs on the chosen device, if it has been run in this process, or if
+    the score cache (or the demo's precomputed scores) holds every pair: then it is read, never run."""
+    store, key = _judge_store(), _judge_key(data)
+    if key not in store and key not in _judge_looked_up():
+        _judge_looked_up().add(key)  # looked up once per comparison and device, not on every rerun of a page
         try:
+            use_chosen_device()
             found = cached_judge_comparison(data.comparison)
         except Exception:  # an unreadable cache must not take the page down; the judge can still be run
             found = None
         if found is not None:
-            store[data.key] = found
-    return store.get(data.key)
+            store[key] = found
+    return store.get(key)
 
 
 @st.cache_resource(show_spinner=False)
@@ -501,12 +514,21 @@ def _judge_time() -> dashboard.JudgeTime:
 
 
 def _mme_unread_pairs(comparison: Any) -> int:
-    """Pairs of ``comparison`` whose replies MME has not read in this process (the judge's mix weighs
-    MME-CRS): half the unread replies, rounded up."""
+    """Pairs of ``comparison`` whose replies MME has not read in this process for the sub-metrics the shipped
+    judge's mix weighs (its ``lm.mix.mme_weights``; none without them): half the unread replies, rounded up."""
+    from core.judges.pairwise import CHECKPOINT
     from core.metrics.mme import scorer
+    from core.models import checkpoints
+    try:
+        weights = checkpoints.load_manifest(CHECKPOINT).get("lm", {}).get("mix", {}).get("mme_weights") or {}
+    except checkpoints.CheckpointError:  # no judge: the page says so; nothing to estimate
+        return 0
+    subs = [k for k, w in weights.items() if w > 0]
+    if not subs:
+        return 0
     ctx = [a.context for a in comparison.a]
-    unread = scorer().unread(ctx + ctx, [a.response for a in comparison.a] + [b.response for b in comparison.b])
-    return (unread + 1) // 2
+    replies = [a.response for a in comparison.a] + [b.response for b in comparison.b]
+    return (scorer().unread(ctx + ctx, replies, subs=subs) + 1) // 2
 
 
 def judge_seconds(n_pairs: int, comparison: Any = None) -> float:
@@ -525,11 +547,12 @@ def run_judge(data: Loaded) -> JudgeOutput | None:
     bar, progress = progress_bar("loading the judge (stay on this page while it runs: leaving it stops the run)")
     try:
         from core.judges.smollm_reader import lm_features
+        use_chosen_device()
         comp = data.comparison
         new = pairs_to_judge([a.context for a in comp.a], [a.response for a in comp.a], [b.response for b in comp.b])
         mme_new = min(new, _mme_unread_pairs(comp))
         loaded, started = lm_features.cache_info().currsize > 0, time.perf_counter()
-        _judge_store()[data.key] = judge_comparison(comp, progress=progress)
+        _judge_store()[_judge_key(data)] = judge_comparison(comp, progress=progress)
         if loaded:  # a run that also loaded the models would overstate the pace; pairs read back cost nothing
             _judge_time().record(new, time.perf_counter() - started, mme_pairs=mme_new)
     finally:
@@ -550,11 +573,11 @@ def _refit_store() -> dict:
 def refit(data: Loaded) -> dict | None:
     """The judge re-fitted on votes for this comparison, if any: {"votes_key", "n_votes", "output" (over
     every loaded pair), "shipped", "curve", "rest", "folds"} (kept for the process, so a refresh keeps it)."""
-    return _refit_store().get(data.key)
+    return _refit_store().get(_judge_key(data))
 
 
 def set_refit(data: Loaded, result: dict) -> None:
-    _refit_store()[data.key] = result
+    _refit_store()[_judge_key(data)] = result
 
 
 # ------------------------------------------------------------------------------------------------

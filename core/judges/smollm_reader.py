@@ -31,7 +31,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from core.models.batching import fixed_shape_batches, in_fixed_rows, padded_batch
-from core.models.device import on_device, placed
+from core.models.device import active_device, on_device, placed
 from core.models.encoders import smollm_threads
 from core.models.memo import remembers
 from core.progress import Progress
@@ -70,7 +70,7 @@ class LMFeatures:
         self.newline = tok("\n", add_special_tokens=False)["input_ids"]
         self.dim = 576 * len(LAYERS)
         self.memo_items = MEMO_ITEMS
-        self._memo: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._memo: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()  # (device, item key) -> features
         remembers(self.forget)
 
     def ids(self, context: Sequence[str], reply: str) -> tuple[list[int], int]:
@@ -89,15 +89,16 @@ class LMFeatures:
         again: judging the same pairs twice (the dashboard's judge run, then its votes re-fit) reads them once."""
         torch = self.torch
         keys, uniq, where = distinct_items(contexts, replies)
+        dev = active_device()  # features are remembered per device (its kernels round differently)
         rows = np.zeros((len(uniq), self.dim), dtype=np.float32)
         todo = []
         for r, i in enumerate(uniq):
-            hit = self._memo.get(keys[i])
+            hit = self._memo.get((dev, keys[i]))
             if hit is None:
                 todo.append(r)
             else:
                 rows[r] = hit
-                self._memo.move_to_end(keys[i])
+                self._memo.move_to_end((dev, keys[i]))
         seqs = [self.ids(contexts[uniq[r]], replies[uniq[r]]) for r in todo]
         done = 0
         with torch.inference_mode(), smollm_threads():
@@ -109,7 +110,7 @@ class LMFeatures:
                     q, p = seqs[t]
                     r = todo[t]
                     rows[r] = torch.cat([hs[k][j, p:len(q)].float().mean(0) for k in LAYERS]).cpu().numpy()
-                    self._remember(keys[uniq[r]], rows[r])
+                    self._remember((dev, keys[uniq[r]]), rows[r])
                 done += len(idx)
                 if progress is not None:
                     progress(done, len(todo), desc)
@@ -125,7 +126,7 @@ class LMFeatures:
         """Drop every remembered item (the next reading runs the model again)."""
         self._memo.clear()
 
-    def _remember(self, key: str, row: np.ndarray) -> None:
+    def _remember(self, key: tuple[str, str], row: np.ndarray) -> None:
         self._memo[key] = row.copy()
         while len(self._memo) > self.memo_items:
             self._memo.popitem(last=False)

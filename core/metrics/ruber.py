@@ -179,12 +179,14 @@ class _ContextualCache:
     limit = 60000
 
     def __init__(self) -> None:
-        self.store: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self.store: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}  # (device, text) -> vectors
 
     def get(self, texts: Sequence[str], progress: Progress | None = None,
             desc: str = "MiniLM tokens") -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        from core.models.device import active_device
         from core.models.encoders import mean_pooled, minilm_forward, remember_sentence_vectors
-        need = [t for t in dict.fromkeys(texts) if t not in self.store]
+        dev = active_device()  # vectors are remembered per device (its kernels round differently)
+        need = [t for t in dict.fromkeys(texts) if (dev, t) not in self.store]
         if len(self.store) + len(need) > self.limit:
             self.store.clear()
             need = list(dict.fromkeys(texts))
@@ -193,9 +195,9 @@ class _ContextualCache:
                 keep = [k for k, t in enumerate(ids) if t not in (CLS_ID, SEP_ID)]  # word pieces only
                 return maxmin_pool(states[keep]), mean_pooled(states)
             computed = minilm_forward(need, reduce, progress, desc)
-            self.store.update(zip(need, computed))
+            self.store.update(zip(((dev, t) for t in need), computed))
             remember_sentence_vectors(need, [sentence for _, sentence in computed])  # shared with encode()
-        return {t: self.store[t] for t in dict.fromkeys(texts)}
+        return {t: self.store[(dev, t)] for t in dict.fromkeys(texts)}
 
 
 CONTEXTUAL = _ContextualCache()

@@ -104,16 +104,11 @@ def device_key(device: str) -> str:
 
 
 def use_device(device: str = "cpu") -> str:
-    """Make ``device`` (resolved) the one the model passes run on from now on; returns it. A change of device
-    empties the in-process memories of computed values (``core.models.memo``: MME's sub-scores, the judge
-    reader's features, RUBER's and ADEM's vectors), which hold numbers of the device they were computed on; the
-    score cache on disk keeps each device's rows apart already."""
-    resolved = resolve_device(device)
-    if resolved != _ACTIVE["device"]:
-        from core.models.memo import forget_all
-        forget_all()
-    _ACTIVE["device"] = resolved
-    return resolved
+    """Make ``device`` (resolved) the one the model passes run on from now on; returns it. The in-process
+    memories of computed values (``core.models.memo``) key their entries by the device they were computed on,
+    as the score cache on disk does, so a value of one device is never read on another."""
+    _ACTIVE["device"] = resolve_device(device)
+    return _ACTIVE["device"]
 
 
 def active_device() -> str:

@@ -166,8 +166,9 @@ def train_scorer(fa: np.ndarray, fb: np.ndarray, labels: np.ndarray, epochs: int
 def fit_mix(judge_logits: np.ndarray, lm_diff: np.ndarray, labels: np.ndarray,
             mme_diff: np.ndarray | None = None) -> tuple[float, ...]:
     """(w_judge, w_lm) or, with ``mme_diff``, (w_judge, w_lm, w_mme): logistic regression without intercept on
-    both orders of the validation pairs (rows ``(z_ab, d, m)`` with label y and ``(z_ba, -d, -m)`` with 1 - y, z
-    the MiniLM judge's single-order logits, d the reader's s(A) - s(B), m the MME-CRS q(A) - q(B))."""
+    both orders of the pairs given (:func:`train` passes the validation pairs and the mix's rule-made pairs; rows
+    ``(z_ab, d, m)`` with label y and ``(z_ba, -d, -m)`` with 1 - y, z the MiniLM judge's single-order logits,
+    d the reader's s(A) - s(B), m the MME-CRS q(A) - q(B))."""
     from sklearn.linear_model import LogisticRegression
     z = np.asarray(judge_logits, dtype=np.float64)
     cols = [np.asarray(lm_diff, dtype=np.float64)]
@@ -204,7 +205,8 @@ def _arguments(p: argparse.ArgumentParser) -> None:
                     help=f"rule-made obvious pairs (core.training.common_sense, training conversations and phrases) "
                          f"added to the reader's training pairs (default {COMMON_SENSE})")
     p.add_argument("--mix-common-sense", type=int, default=MIX_COMMON_SENSE,
-                    help="rule-made obvious pairs the reader never trained on (the next ones after --common-sense) "
+                    help="rule-made obvious pairs the reader did not train on (the same generator's next ones after "
+                         "--common-sense: same conversations and phrase lists, other examples) "
                          f"fitted beside the validation pairs in the mix (default {MIX_COMMON_SENSE}; 0 = the "
                          "validation pairs alone, as until 0.6.3)")
     p.add_argument("--common-sense-weight", type=float, default=COMMON_SENSE_WEIGHT,
