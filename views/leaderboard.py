@@ -88,7 +88,7 @@ else:
         results = state.metric_results(("leaderboard", key, tuple(chosen)), metrics, grid.examples(), progress)
         bar.empty()
         table = ScoreTable(grid.examples(), results)
-    jkey = (key, tuple(chosen), state.options().device)  # the judge's ratings are kept per device, as scores are
+    jkey = state.per_device((key, tuple(chosen)))
     judged = _judged_store().get(jkey)
     if judged is None and judged_in_cache(grid):  # judged before (or the demo's precomputed pairs): read, not run
         judged = _judged_store()[jkey] = judge_grid(grid)

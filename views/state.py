@@ -399,11 +399,10 @@ def get_scores(data: Loaded, metrics: Sequence[str]) -> ComparisonScores:
     progress bar. A metric that fails (e.g. its checkpoint is missing) is reported and left out."""
     store = _result_store()
     comp = data.comparison
-    key = data.key
+    key = per_device(data.key)  # scores are kept per device
     examples = comp.examples()
     errors = st.session_state.setdefault("metric_errors", {})
     opts = options()
-    key = (key, opts.device) if opts.device != "cpu" else key  # scores are kept per device
     todo = [m for m in metrics if (key, m) not in store and (key, m) not in errors]
     if todo:
         new, about = scoring_estimate(todo, opts, examples)
@@ -435,7 +434,7 @@ def metric_results(key, metrics: Sequence[str], examples, progress=None) -> dict
     the engine and kept under ``key``."""
     store = _result_store()
     opts = options()
-    key = (key, opts.device) if opts.device != "cpu" else key
+    key = per_device(key)
     todo = [m for m in metrics if (key, m) not in store]
     new, about = scoring_estimate(todo, opts, examples) if todo else ({}, st.empty())
     for m in todo:
@@ -481,16 +480,17 @@ def use_chosen_device() -> str:
     return use_device(options().device)
 
 
-def _judge_key(data: Loaded) -> Any:
-    """Where the judge's (and the re-fit's) results for ``data`` are kept: per device, as scores are."""
+def per_device(key: Any) -> Any:
+    """``key`` for results computed on the sidebar's device (scores, the judge's and the re-fit's outputs are kept
+    per device): ``key`` itself on the CPU, ``(key, device)`` elsewhere."""
     device = options().device
-    return (data.key, device) if device != "cpu" else data.key
+    return (key, device) if device != "cpu" else key
 
 
 def judge_output(data: Loaded) -> JudgeOutput | None:
     """The judge's output over the loaded pairs on the chosen device, if it has been run in this process, or if
     the score cache (or the demo's precomputed scores) holds every pair: then it is read, never run."""
-    store, key = _judge_store(), _judge_key(data)
+    store, key = _judge_store(), per_device(data.key)
     if key not in store and key not in _judge_looked_up():
         _judge_looked_up().add(key)  # looked up once per comparison and device, not on every rerun of a page
         try:
@@ -552,7 +552,7 @@ def run_judge(data: Loaded) -> JudgeOutput | None:
         new = pairs_to_judge([a.context for a in comp.a], [a.response for a in comp.a], [b.response for b in comp.b])
         mme_new = min(new, _mme_unread_pairs(comp))
         loaded, started = lm_features.cache_info().currsize > 0, time.perf_counter()
-        _judge_store()[_judge_key(data)] = judge_comparison(comp, progress=progress)
+        _judge_store()[per_device(data.key)] = judge_comparison(comp, progress=progress)
         if loaded:  # a run that also loaded the models would overstate the pace; pairs read back cost nothing
             _judge_time().record(new, time.perf_counter() - started, mme_pairs=mme_new)
     finally:
@@ -573,11 +573,11 @@ def _refit_store() -> dict:
 def refit(data: Loaded) -> dict | None:
     """The judge re-fitted on votes for this comparison, if any: {"votes_key", "n_votes", "output" (over
     every loaded pair), "shipped", "curve", "rest", "folds"} (kept for the process, so a refresh keeps it)."""
-    return _refit_store().get(_judge_key(data))
+    return _refit_store().get(per_device(data.key))
 
 
 def set_refit(data: Loaded, result: dict) -> None:
-    _refit_store()[_judge_key(data)] = result
+    _refit_store()[per_device(data.key)] = result
 
 
 # ------------------------------------------------------------------------------------------------

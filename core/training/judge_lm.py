@@ -183,6 +183,22 @@ def fit_mix(judge_logits: np.ndarray, lm_diff: np.ndarray, labels: np.ndarray,
     return tuple(float(c) for c in m.coef_[0])
 
 
+def mix_inputs(pairs: Sequence[Any], base: PairwiseJudge, scorer, mme_weights: dict[str, float] | None,
+               prefix: str, reader_features: tuple[np.ndarray, np.ndarray] | None = None
+               ) -> tuple[Encoded, np.ndarray, np.ndarray]:
+    """What the mix is fitted on, for ``pairs``: the pairs encoded as the judge reads them (MiniLM bottom states,
+    the reader's features of A and B, and MME-CRS scores of A and B with ``mme_weights`` when given), the MiniLM
+    judge ``base``'s single-order logits z and the trained reader ``scorer``'s d = s(A) - s(B).
+    ``reader_features``: (A, B) features already read (else read through :func:`pair_features`)."""
+    ctx = [p.context for p in pairs]
+    ra, rb = [p.response_a for p in pairs], [p.response_b for p in pairs]
+    enc = encode_pairs(ctx, ra, rb, progress_bar(prefix=prefix), n_frozen=base.n_frozen)
+    fa, fb = reader_features if reader_features is not None else pair_features(pairs, progress_bar(prefix=prefix))
+    q = None if mme_weights is None else mme_pair_scores(ctx, ra, rb, mme_weights,
+                                                          progress_bar(prefix=prefix + "MME-CRS "))
+    return Encoded(enc.states, enc.spans, (fa, fb), q), base.logits(enc), scores(scorer, fa) - scores(scorer, fb)
+
+
 def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--base", default=CHECKPOINT, help="MiniLM judge to add the reader to (default: judge)")
     p.add_argument("--out", default=None, help="checkpoint name to write (default: --base)")
@@ -269,28 +285,16 @@ def train(args: argparse.Namespace) -> int:
     del fa, fb
     # the MiniLM judge's single-order logits, the reader's and MME-CRS's differences on the validation pairs (and
     # on rule-made pairs the reader never read) -> mixing weights
-    venc = encode_pairs([p.context for p in val], [p.response_a for p in val], [p.response_b for p in val],
-                          progress_bar(prefix="validation "), n_frozen=base.n_frozen)
-    z = base.logits(venc)
-    d_val = scores(scorer, va) - scores(scorer, vb)
-    mme_weights, vq = None, None
+    mme_weights = None
     if not args.no_mme:
         from core.metrics.mme import MMECRS, all_checkpoints_hash
         mme_weights = {k: float(v) for k, v in MMECRS().weights_for("overall")[1].items()}
-        vq = mme_pair_scores([p.context for p in val], [p.response_a for p in val], [p.response_b for p in val],
-                             mme_weights, progress_bar(prefix="validation, MME-CRS "))
+    venc, z, d_val = mix_inputs(val, base, scorer, mme_weights, "validation ", (va, vb))
     mix_sense = common_sense_pairs(args.mix_common_sense, args.seed, skip=len(sense)) if args.mix_common_sense else []
-    z_fit, d_fit, m_fit = z, d_val, None if vq is None else vq[0] - vq[1]
-    if mix_sense:
-        ctx = [p.context for p in mix_sense]
-        ra, rb = [p.response_a for p in mix_sense], [p.response_b for p in mix_sense]
-        ma, mb = pair_features(mix_sense, progress_bar(prefix="mix, common sense "))
-        z_fit = np.concatenate([z, base.logits(encode_pairs(ctx, ra, rb, progress_bar(prefix="mix, common sense "),
-                                                            n_frozen=base.n_frozen))])
-        d_fit = np.concatenate([d_val, scores(scorer, ma) - scores(scorer, mb)])
-        if m_fit is not None:
-            mq = mme_pair_scores(ctx, ra, rb, mme_weights, progress_bar(prefix="mix, common sense, MME-CRS "))
-            m_fit = np.concatenate([m_fit, mq[0] - mq[1]])
+    parts = [(venc, z, d_val)] + ([mix_inputs(mix_sense, base, scorer, mme_weights, "mix, common sense ")]
+                                  if mix_sense else [])
+    z_fit, d_fit = np.concatenate([p[1] for p in parts]), np.concatenate([p[2] for p in parts])
+    m_fit = None if mme_weights is None else np.concatenate([p[0].mme_scores[0] - p[0].mme_scores[1] for p in parts])
     mix = fit_mix(z_fit, d_fit, np.array([p.label for p in val + mix_sense]), m_fit)
     w_judge, w_lm = mix[:2]
     print("mix: " + ", ".join(f"{k} {v:.3f}" for k, v in zip(("w_judge", "w_lm", "w_mme"), mix)), file=sys.stderr)
@@ -334,7 +338,7 @@ def train(args: argparse.Namespace) -> int:
         "validation_per_epoch": curve,
     }
     judge = PairwiseJudge(copy.deepcopy(base.top), manifest, args.out or args.base, reader=SmolLMReader(scorer))
-    vtab = evaluate(judge, val, Encoded(venc.states, venc.spans, (va, vb), vq))[0]
+    vtab = evaluate(judge, val, venc)[0]
     base_v = evaluate(base, val, venc)[0]
     print("validation, MiniLM judge alone:\n" + base_v.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     print("validation, with the reader:\n" + vtab.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
