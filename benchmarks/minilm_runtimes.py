@@ -11,6 +11,8 @@ the last token states, L2-normalized: ``core.models.encoders.mean_pooled``) on t
 - **torch float32**: the shipped path (``core.models.encoders.minilm_model``);
 - **torch int8**: ``torch.ao.quantization.quantize_dynamic`` of its Linear layers (int8 weights, activations
   quantized per batch);
+- **torch bfloat16**: a copy of the model cast to bfloat16 (as SmolLM2 runs; states cast back to float32 before
+  pooling);
 - **ORT float32**: the same weights exported by ``torch.onnx.export``, run by ONNX Runtime (all graph
   optimizations);
 - **ORT int8**: that graph after ``onnxruntime.quantization.quantize_dynamic`` (int8 weights).
@@ -22,6 +24,7 @@ are the same set as with the shipped vectors.
 from __future__ import annotations
 
 import argparse
+import copy
 import sys
 import tempfile
 import time
@@ -75,7 +78,8 @@ def main() -> int:
     def torch_runner(m):
         def run(x, mask):
             with torch.inference_mode():
-                return m(input_ids=torch.from_numpy(x), attention_mask=torch.from_numpy(mask)).last_hidden_state.numpy()
+                h = m(input_ids=torch.from_numpy(x), attention_mask=torch.from_numpy(mask)).last_hidden_state
+                return h.float().numpy()
         return run
 
     rng = np.random.default_rng(13)
@@ -99,6 +103,7 @@ def main() -> int:
     shipped = np.array_equal(encode(texts, remember=False), ref["vectors"])
     measure("torch int8 dynamic", torch_runner(torch.ao.quantization.quantize_dynamic(
         model, {torch.nn.Linear}, dtype=torch.qint8)))
+    measure("torch bfloat16", torch_runner(copy.deepcopy(model).to(torch.bfloat16)))
     try:
         import onnxruntime as ort
         from onnxruntime.quantization import QuantType, quantize_dynamic

@@ -200,8 +200,14 @@ _INSTANCES: dict[tuple, Metric] = {}
 
 def fixed_pass_threads(names: Sequence[str]) -> int | None:
     """The most torch threads any of the metrics ``names`` always runs its passes on
-    (:attr:`Metric.pass_threads`), or ``None`` when every one follows ``DIALEVAL_THREADS``."""
-    fixed = [t for t in (metric_class(n).pass_threads for n in names) if t]
+    (:attr:`Metric.pass_threads`; MiniLM's too when its encodings run in bfloat16,
+    ``core.settings.minilm_precision``), or ``None`` when every one follows ``DIALEVAL_THREADS``."""
+    from core.models.encoders import SMOLLM_THREADS
+    from core.settings import minilm_precision
+    bf16 = minilm_precision() == "bfloat16"
+    fixed = [SMOLLM_THREADS if bf16 and "minilm" in metric_class(n).models else metric_class(n).pass_threads
+             for n in names]
+    fixed = [t for t in fixed if t]
     return max(fixed) if fixed else None
 
 

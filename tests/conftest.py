@@ -13,6 +13,9 @@ from core.settings import shared_data_dir
 # Every test computes its numbers afresh: the score cache (core.cache) is off unless a test turns it on with a
 # folder of its own, so a cached row can never stand in for a regression (the golden test included).
 os.environ["DIALEVAL_NO_CACHE"] = "1"
+# ... and on the default path: MiniLM in float32, whatever the caller's environment says (tests/test_precision.py
+# sets DIALEVAL_PRECISION=bfloat16 where it tests it)
+os.environ.pop("DIALEVAL_PRECISION", None)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")

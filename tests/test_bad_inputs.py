@@ -467,6 +467,8 @@ CASES: list[Case] = [
          mention=("DIALEVAL_THREADS",)),
     Case("environment", "DIALEVAL_THREADS=1.5", score(), {J: good(2)}, env={"DIALEVAL_THREADS": "1.5"},
          mention=("DIALEVAL_THREADS",)),
+    Case("environment", "DIALEVAL_PRECISION=fp16", score(), {J: good(2)}, env={"DIALEVAL_PRECISION": "fp16"},
+         mention=("DIALEVAL_PRECISION", "float32", "bfloat16")),
     Case("environment", "DIALEVAL_CACHE is a file", score(), {J: good(2), "afile": b"x"},
          env={"DIALEVAL_CACHE": "afile", "DIALEVAL_NO_CACHE": ""},
          mention=("the cache folder", "chosen by $DIALEVAL_CACHE", "point DIALEVAL_CACHE at a writable folder")),

@@ -32,6 +32,7 @@ from core.engine import (ComparisonScores, cached_judge_comparison, comparison_s
 from core.models.device import offered_devices, use_device
 from core.outputs import OutputError
 from core.scoring import JudgeOutput, Options, get_metric
+from core.settings import SettingError, minilm_precision
 from core.verdict import JudgeSummary, Verdict, build_verdict, summarize_judge
 
 APP_DIR = Path(__file__).resolve().parent.parent
@@ -251,6 +252,15 @@ def sidebar() -> Any:
                      help="Where the models run (as the CLI's --device): auto picks a CUDA GPU, then an Apple "
                           "GPU, then the CPU; a GPU is listed only where this machine has one. Scores are kept "
                           "per device.")
+        try:
+            precision = minilm_precision()
+        except SettingError as e:
+            st.error(str(e))
+        else:
+            if precision == "bfloat16":
+                st.caption("MiniLM's encodings run in bfloat16 (DIALEVAL_PRECISION): υBLEU, BERT-RUBER and ADEM "
+                           "about 3 times as fast on a CPU with bfloat16 kernels; their scores move a little "
+                           "(benchmarks/PRECISION.md) and are cached apart from float32's.")
     return box
 
 

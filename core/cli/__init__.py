@@ -430,7 +430,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from core.models.encoders import MissingModelError
     from core.outputs import OutputError
     from core.progress import end_progress_line, silence_library_progress
-    from core.settings import SettingError, threads
+    from core.settings import SettingError, minilm_precision, threads
 
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
@@ -454,6 +454,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if getattr(args, "no_cache", False):  # nothing read from or written to the score cache
                 os.environ["DIALEVAL_NO_CACHE"] = "1"
             threads()  # DIALEVAL_THREADS is checked before any work, whichever metrics run
+            minilm_precision()  # and so is DIALEVAL_PRECISION
             with stdin_as_file(args):
                 code = int(args.run(args) or 0)
             for line in overflow_notes():

@@ -75,9 +75,9 @@ def encode_texts(texts: Sequence[str], progress: Progress | None = None, desc: s
     """text -> normalized MiniLM vector rounded to float16 precision (as the checkpoint was trained), each
     distinct text encoded once per process; nothing is kept on disk but whole rows in the score cache
     (``core.cache``; why: docs/architecture.md, "Version 0.6.2")."""
-    from core.models.device import active_device
+    from core.models.device import computed_on
     from core.models.encoders import encode
-    dev = active_device()  # vectors are remembered per device (its kernels round differently)
+    dev = computed_on()  # vectors are remembered per device and precision (each rounds differently)
     need = [t for t in dict.fromkeys(texts) if (dev, t) not in _MEMO]
     if need:
         for t, v in zip(need, encode(need, progress=progress, desc=desc).astype(np.float16).astype(np.float32)):

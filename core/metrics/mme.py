@@ -35,7 +35,7 @@ from core.data import Example
 from core.metrics import crs as crs_mod
 from core.models import checkpoints
 from core.models.batching import in_fixed_rows
-from core.models.device import active_device
+from core.models.device import active_device, computed_on
 from core.models.encoders import SMOLLM_THREADS
 from core.models.memo import remembers
 from core.progress import Progress, tick
@@ -183,20 +183,20 @@ class MMEScorer:
     def unread(self, contexts: Sequence[Sequence[str]], replies: Sequence[str],
                subs: Sequence[str] = SUBMETRICS) -> int:
         """How many distinct non-empty (context, reply) items :meth:`score` would still read for ``subs``."""
-        dev = active_device()
+        dev = {s: memory_key(s) for s in subs}
         keys = {("\n".join(c), (r or "").strip()) for c, r in zip(contexts, replies)}
-        return sum(1 for k in keys if k[1] and any((s, dev, *k) not in self._cache for s in subs))
+        return sum(1 for k in keys if k[1] and any((s, dev[s], *k) not in self._cache for s in subs))
 
     def score(self, examples: Sequence[Example], subs: Sequence[str] = SUBMETRICS,
               progress: Progress | None = None) -> dict[str, np.ndarray]:
         """sub -> normalized scores in [0, 1] (NaN for an empty response)."""
-        dev = active_device()  # a sub-score is remembered per device (its kernels round differently)
+        dev = {s: memory_key(s) for s in SUBMETRICS}  # remembered per device (and precision, memory_key)
         keys = [("\n".join(e.context), (e.response or "").strip()) for e in examples]
         out = {s: np.full(len(examples), np.nan) for s in subs}
         families = list(dict.fromkeys(FAMILY_OF[s] for s in subs))
         todo_fam = {}
         for fam in families:
-            need = sorted({k for k in keys if k[1] and any((s, dev, *k) not in self._cache for s in FAMILIES[fam])})
+            need = sorted({k for k in keys if k[1] and any((s, dev[s], *k) not in self._cache for s in FAMILIES[fam])})
             todo_fam[fam] = need
         total = sum(len(v) for v in todo_fam.values())
         done = 0
@@ -205,12 +205,19 @@ class MMEScorer:
                 res = self.raw_scores(fam, [k[0] for k in need], [k[1] for k in need], progress, done, total)
                 for s, vals in res.items():
                     for k, v in zip(need, self.normalize(s, vals)):
-                        self._cache[(s, dev, *k)] = float(v)
+                        self._cache[(s, dev[s], *k)] = float(v)
                 done += len(need)
                 tick(progress, done, total, f"MME {fam}")
         for s in subs:
-            out[s] = np.array([self._cache.get((s, dev, *k), np.nan) if k[1] else np.nan for k in keys])
+            out[s] = np.array([self._cache.get((s, dev[s], *k), np.nan) if k[1] else np.nan for k in keys])
         return out
+
+
+def memory_key(sub: str) -> str:
+    """Where a sub-score was computed, as the in-process memory keys it: the active device (each device's kernels
+    round differently), and for RM and EM, which read MiniLM sentence vectors, their precision too
+    (``core.models.device.computed_on``); FM runs its own float32 MiniLM, SM and PM SmolLM2."""
+    return computed_on() if FAMILY_OF[sub] in ("rm", "em") else active_device()
 
 
 @functools.lru_cache(maxsize=1)

@@ -183,9 +183,9 @@ class _ContextualCache:
 
     def get(self, texts: Sequence[str], progress: Progress | None = None,
             desc: str = "MiniLM tokens") -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        from core.models.device import active_device
+        from core.models.device import computed_on
         from core.models.encoders import mean_pooled, minilm_forward, remember_sentence_vectors
-        dev = active_device()  # vectors are remembered per device (its kernels round differently)
+        dev = computed_on()  # vectors are remembered per device and precision (each rounds differently)
         need = [t for t in dict.fromkeys(texts) if (dev, t) not in self.store]
         if len(self.store) + len(need) > self.limit:
             self.store.clear()

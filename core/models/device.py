@@ -99,8 +99,22 @@ def cpu_kernels() -> str:
 
 def device_key(device: str) -> str:
     """How the score cache and the shipped precomputed scores name where a result was computed: the device,
-    and for the CPU its kernel family (``cpu-amx-bf16``, ``cpu-avx512-bf16``, ...)."""
-    return f"cpu-{cpu_kernels()}" if device == "cpu" else device
+    and for the CPU its kernel family (``cpu-amx-bf16``, ``cpu-avx512-bf16``, ...); ``+minilm-bf16`` is
+    appended when MiniLM's encodings run in bfloat16 (``core.settings.minilm_precision``)."""
+    where = f"cpu-{cpu_kernels()}" if device == "cpu" else device
+    return where + precision_suffix()
+
+
+def precision_suffix() -> str:
+    """``""`` with float32 MiniLM encodings (the default), ``"+minilm-bf16"`` with bfloat16 ones."""
+    from core.settings import minilm_precision
+    return "" if minilm_precision() == "float32" else "+minilm-bf16"
+
+
+def computed_on() -> str:
+    """The key under which the in-process memories keep a value computed now: the active device, plus
+    :func:`precision_suffix` (a bfloat16 MiniLM vector is never read where a float32 one is asked for)."""
+    return active_device() + precision_suffix()
 
 
 def use_device(device: str = "cpu") -> str:

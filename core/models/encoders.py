@@ -106,14 +106,22 @@ def smollm_threads():
         torch.set_num_threads(before)
 
 
-@functools.lru_cache(maxsize=1)
 def minilm_model():
-    """all-MiniLM-L6-v2's transformer (384-d), on the CPU, in eval mode; loaded once per process."""
+    """all-MiniLM-L6-v2's transformer (384-d), in eval mode, in the number format of
+    ``core.settings.minilm_precision`` (float32 unless ``$DIALEVAL_PRECISION`` says bfloat16); loaded once per
+    process and format."""
+    from core.settings import minilm_precision
+    return _minilm_model(minilm_precision())
+
+
+@functools.lru_cache(maxsize=2)
+def _minilm_model(precision: str):
+    import torch
     from transformers import AutoModel
     set_threads()
     model = AutoModel.from_pretrained(minilm_path())
     model.eval()
-    return model
+    return model.to(torch.bfloat16) if precision == "bfloat16" else model
 
 
 @functools.lru_cache(maxsize=1)
@@ -143,7 +151,10 @@ def minilm_forward(texts: Sequence[str], per_text: Callable[[np.ndarray, list[in
     ids = tok(list(texts), truncation=True, max_length=MAX_SEQ_LEN)["input_ids"] if texts else []
     out: list = [None] * len(ids)
     done = 0
-    with torch.inference_mode():
+    # float32 passes run in MKL's reproducible mode on any thread count (core.models.blas); bfloat16 ones run on
+    # oneDNN, whose results move with the thread count, so they are pinned like SmolLM2's
+    pinned = smollm_threads() if next(model.parameters()).dtype == torch.bfloat16 else contextlib.nullcontext()
+    with torch.inference_mode(), pinned:
         for idx, length in fixed_shape_batches([len(x) for x in ids]):
             x, mask = on_device(*padded_batch(ids, idx, length))
             h = model(input_ids=x, attention_mask=mask).last_hidden_state.float().cpu().numpy()
@@ -169,8 +180,8 @@ remembers(_SENTENCE_MEMO.clear)
 def remember_sentence_vectors(texts: Sequence[str], vectors: Sequence[np.ndarray]) -> None:
     """Keep the sentence vectors of ``texts`` (computed on the active device by :func:`mean_pooled` over a
     :func:`minilm_forward` pass) for every later :func:`encode` in this process."""
-    from core.models.device import active_device
-    device = active_device()
+    from core.models.device import computed_on
+    device = computed_on()
     for t, v in zip(texts, vectors):
         _SENTENCE_MEMO[(device, t)] = np.asarray(v, dtype=np.float32)
         _SENTENCE_MEMO.move_to_end((device, t))
@@ -186,8 +197,8 @@ def encode(texts: Sequence[str], progress: Progress | None = None, desc: str = "
     rater, BERT-RUBER, ADEM, MME's RM and EM; ``remember_sentence_vectors``): a text's vector is a function of
     the text alone (fixed-shape batches), so a remembered vector is the number a fresh pass gives.
     ``remember=False`` (bulk jobs: a pool's index, training sets) neither reads nor fills that memory."""
-    from core.models.device import active_device
-    device = active_device()
+    from core.models.device import computed_on
+    device = computed_on()
     if not remember:
         vecs = minilm_forward(texts, mean_pooled, progress, desc)
         return np.stack(vecs).astype(np.float32) if vecs else np.zeros((0, 384), dtype=np.float32)

@@ -229,8 +229,11 @@ reproducible mode (``core.models.blas``). A file without it was computed otherwi
 
 
 def cached_index_path(pool: Pool) -> Path:
-    """The cache file of a pool's exact float16 embeddings built on this machine."""
-    return cache_dir() / f"{index_name(pool)}-{BUILT_VECTORS}.npy"
+    """The cache file of a pool's exact float16 embeddings built on this machine (``-bf16`` in its name when
+    MiniLM's encodings run in bfloat16, ``core.settings.minilm_precision``)."""
+    from core.settings import minilm_precision
+    precision = "-bf16" if minilm_precision() == "bfloat16" else ""
+    return cache_dir() / f"{index_name(pool)}-{BUILT_VECTORS}{precision}.npy"
 
 
 def build_embeddings(pool: Pool, progress: Progress | None = None) -> np.ndarray:
@@ -461,8 +464,11 @@ _RETRIEVER_CACHE: dict[tuple, Retriever] = {}
 
 def get_retriever(pool_path: str | None = None, method: str = DEFAULT_RETRIEVER,
                   progress: Progress | None = None) -> Retriever:
-    """A retriever over a pool, built once per process (the embedding index is also cached on disk)."""
-    key = (None if pool_path in (None, "", "chitchat") else str(Path(pool_path).resolve()), method)
+    """A retriever over a pool, built once per process and MiniLM precision (the embedding index is also cached
+    on disk)."""
+    from core.settings import minilm_precision
+    key = (None if pool_path in (None, "", "chitchat") else str(Path(pool_path).resolve()), method,
+           minilm_precision())
     if key not in _RETRIEVER_CACHE:
         _RETRIEVER_CACHE[key] = Retriever(get_pool(key[0]), method, progress)
     return _RETRIEVER_CACHE[key]
