@@ -960,6 +960,31 @@ def test_the_judge_time_estimate_keeps_mmes_share_apart_from_the_pace():
     assert t.estimate(1000, loaded=True) == pytest.approx(t.START_SECONDS + t.MIN_SLOWDOWN * 1000 * t.SECONDS_PER_PAIR)
 
 
+def test_the_leaderboards_judge_estimate_counts_only_the_replies_mme_has_not_read(new_app, monkeypatch):
+    """The leaderboard's estimate used to count MME's reading of every pair even when MME had read them all (after
+    scoring with mme, or a second run): now it counts the grid's rows MME has not read, as the judge's page does."""
+    import sys
+
+    import core.metrics.mme as mme
+    new_app().run()  # imports views.state
+    state = sys.modules["views.state"]
+    rows = [Example(id=str(i), system=s, context=[f"estimate {i}"], response=f"{s} {i}") for i in range(3)
+            for s in ("x", "y", "z")]
+
+    class Scorer:
+        def __init__(self, unread: int):
+            self.n = unread
+
+        def unread(self, contexts, replies, subs=()):
+            assert len(contexts) == len(replies) == len(rows)
+            return self.n
+    monkeypatch.setattr(mme, "scorer", lambda: Scorer(0))
+    read = state.judge_seconds(9, examples=rows)
+    monkeypatch.setattr(mme, "scorer", lambda: Scorer(4))
+    partly = state.judge_seconds(9, examples=rows)
+    assert read < partly < state.judge_seconds(9)
+
+
 def test_scoring_says_about_how_long_it_will_take():
     """A 20-row upload showed only a progress bar for 31 s, with no time until the very end: the page now says
     about how long before it starts (loading counted once per process), then follows the measured pace."""

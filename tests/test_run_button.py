@@ -30,7 +30,7 @@ def app(repo_root, monkeypatch):
         at.run()  # nothing loaded yet: imports views.state, which the stand-ins replace parts of
         state = sys.modules["views.state"]
         monkeypatch.setattr(state, "run_judge", run_judge)
-        monkeypatch.setattr(state, "judge_seconds", lambda n, comparison=None: 1.0)
+        monkeypatch.setattr(state, "judge_seconds", lambda n, comparison=None, examples=None: 1.0)
         monkeypatch.setattr(dashboard, "judge_status", lambda: (True, "ok"))
         at.session_state["loaded"] = _tiny(**tiny)
         return at

@@ -94,8 +94,9 @@ else:
         judged = _judged_store()[jkey] = judge_grid(grid)
     ok, message = dashboard.judge_status()
     n_pairs = len(list(itertools.combinations(chosen, 2))) * grid.n_contexts
+    seconds = state.judge_seconds(n_pairs, examples=grid.examples()) if judged is None and ok else 0.0
     if judged is None and ok and state.run_button(f"Run the judge on every pair of systems ({n_pairs} judged pairs, "
-                                                  f"about {state.judge_seconds(n_pairs):.0f} s)", "lb_judge"):
+                                                  f"about {seconds:.0f} s)", "lb_judge"):
         with state.running("lb_judge", "The judge could not run"):  # then drawn again with the judge's ratings
             state.use_chosen_device()
             bar, progress = state.progress_bar("loading the judge")
