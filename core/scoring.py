@@ -64,14 +64,28 @@ class Options:
 
 @dataclass(frozen=True)
 class Signature:
+    """How a metric's numbers were made, sacrebleu-style. ``precision`` is ``"bfloat16"`` when the metric reads
+    MiniLM sentence vectors (:attr:`Metric.reads_sentence_vectors`) and they were computed in bfloat16
+    (``core.settings.minilm_precision``), else empty; filled in on construction, and shown (``|precision:...``)
+    only when set, so float32 signatures read as before."""
+
     metric: str
     variant: str = "default"
     checkpoint: str = "-"
     pool: str = "-"
     version: str = __version__
+    precision: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.precision:
+            from core.settings import minilm_precision
+            fmt = minilm_precision()
+            if fmt != "float32" and self.metric in METRICS and METRICS.get(self.metric).reads_sentence_vectors:
+                object.__setattr__(self, "precision", fmt)
 
     def __str__(self) -> str:
-        return f"metric:{self.metric}|variant:{self.variant}|ckpt:{self.checkpoint}|pool:{self.pool}|v:{self.version}"
+        text = f"metric:{self.metric}|variant:{self.variant}|ckpt:{self.checkpoint}|pool:{self.pool}|v:{self.version}"
+        return text + (f"|precision:{self.precision}" if self.precision else "")
 
 
 @dataclass
@@ -111,6 +125,10 @@ class Metric(ABC):
     """The pretrained model packages this metric's passes load (``"minilm"``, ``"smollm2"``:
     ``core.models.encoders.MODEL_PACKAGES``), checked before a run scores anything (``core.engine.score_examples``),
     so a missing one is said at once, not after the other metrics ran."""
+    reads_sentence_vectors: ClassVar[bool] = False
+    """Whether its scores come from MiniLM sentence encodings (``core.models.encoders.minilm_forward``), which
+    ``DIALEVAL_PRECISION=bfloat16`` computes in bfloat16: its signature then says so (:class:`Signature`) and
+    its passes run on ``SMOLLM_THREADS`` (:func:`fixed_pass_threads`)."""
     reads_response: ClassVar[tuple[int, str] | None] = None
     """About how many words of a response its models read, and the limit in their own units (e.g. ``(24, "32
     MiniLM word pieces")``); ``None``: all of it. A longer response's rest does not move its score, which the
@@ -205,8 +223,8 @@ def fixed_pass_threads(names: Sequence[str]) -> int | None:
     from core.models.encoders import SMOLLM_THREADS
     from core.settings import minilm_precision
     bf16 = minilm_precision() == "bfloat16"
-    fixed = [SMOLLM_THREADS if bf16 and "minilm" in metric_class(n).models else metric_class(n).pass_threads
-             for n in names]
+    fixed = [max(metric_class(n).pass_threads or 0, SMOLLM_THREADS if bf16 and metric_class(n).reads_sentence_vectors
+                 else 0) for n in names]
     fixed = [t for t in fixed if t]
     return max(fixed) if fixed else None
 

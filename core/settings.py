@@ -130,9 +130,12 @@ def minilm_precision() -> str:
     (``core.models.encoders.minilm_forward``: υBLEU's retrieval queries and rater, BERT-RUBER, ADEM, MME's
     relevance and engagement inputs). From ``$DIALEVAL_PRECISION`` (``fp32`` and ``bf16`` are accepted too).
     On this project's AVX-512 BF16 CPU (2 cores) bfloat16 ran the MiniLM-bound metrics 2.6 to 3.0 times as fast,
-    moved their per-row scores by at most 7.5 % of their spread (υBLEU more where a near tie in its retrieval
-    brings another reference) and their mean agreement with people by at most 0.0003 (benchmarks/PRECISION.md);
-    its results are kept apart from float32's in every cache (``core.models.device.device_key``). ``dialeval train`` runs MiniLM in float32 whatever it says."""
+    moved their per-row scores by at most 7.5 % of their spread (υBLEU and RUBER+υBLEU more where a near tie in the
+    retrieval brings another reference) and their mean agreement with people by at most 0.0003
+    (benchmarks/PRECISION.md); its results are kept apart from float32's in every cache
+    (``core.models.device.device_key``). On a CPU without bfloat16 kernels it is slower than float32
+    (``core.models.device.native_bfloat16``). Training and the scripts that record shipped numbers run in float32
+    whatever it says (:func:`use_float32_encodings`)."""
     raw = os.environ.get("DIALEVAL_PRECISION", "").strip().lower()
     if not raw:
         return "float32"
@@ -140,3 +143,14 @@ def minilm_precision() -> str:
         raise SettingError(f"DIALEVAL_PRECISION must be one of {', '.join(MINILM_PRECISIONS)} (or fp32, bf16), "
                            f"got {raw!r}")
     return _PRECISION_ALIASES[raw]
+
+
+def use_float32_encodings(task: str) -> None:
+    """Make ``task`` (a trainer, a script that records shipped numbers) run MiniLM in float32 whatever
+    ``$DIALEVAL_PRECISION`` says, saying so on stderr when it said otherwise: checkpoints are trained, and golden
+    and precomputed numbers recorded, on float32 encodings, the default every test checks."""
+    import sys
+    if minilm_precision() != "float32":
+        print(f"{task}: DIALEVAL_PRECISION={os.environ.get('DIALEVAL_PRECISION', '').strip()} applies to scoring; "
+              "this runs MiniLM in float32", file=sys.stderr)
+        os.environ["DIALEVAL_PRECISION"] = "float32"

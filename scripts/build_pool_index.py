@@ -11,11 +11,12 @@ import argparse
 from tqdm import tqdm
 
 from core.models.retrieval import chitchat_pool, index_name, pool_embeddings, save_pq_index
-from core.settings import checkpoint_dir
+from core.settings import checkpoint_dir, use_float32_encodings
 
 
 def main() -> None:
     argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
+    use_float32_encodings("scripts/build_pool_index.py")  # the numbers it records are float32's
     pool = chitchat_pool()
     bar = tqdm(total=len(pool.texts), desc="encoding chitchat turns", unit="turn")
 

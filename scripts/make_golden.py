@@ -24,6 +24,7 @@ from core.data import load_jsonl
 from core.engine import judge_pairs, score_examples
 from core.models.device import active_device, device_key
 from core.scoring import available_metrics
+from core.settings import use_float32_encodings
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "demo" / "demo.jsonl"
@@ -45,6 +46,7 @@ def golden_pairs(path: Path = DEMO):
 
 def main() -> int:
     argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
+    use_float32_encodings("scripts/make_golden.py")  # the numbers it records are float32's
     rows = golden_rows()
     table = score_examples(rows, list(available_metrics()))
     a, b = golden_pairs()

@@ -25,6 +25,7 @@ from core.data import load_comparison
 from core.engine import DEFAULT_METRICS, judge_comparison, score_examples
 from core.models.device import active_device, device_key
 from core.progress import progress_bar
+from core.settings import use_float32_encodings
 from core.version import __version__
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,6 +59,7 @@ def other_kinds(path: Path, here: str, computed: dict[str, dict]) -> dict:
 
 def main() -> None:
     argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
+    use_float32_encodings("scripts/precompute_demo.py")  # the numbers it records are float32's
     comp = load_comparison(str(DEMO))
     here = device_key(active_device())
     with tempfile.TemporaryDirectory() as tmp:

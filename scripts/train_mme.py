@@ -21,7 +21,7 @@ import numpy as np
 
 from core.metrics import crs, mme
 from core.progress import progress_bar
-from core.settings import shared_data_dir, writable_checkpoint_dir
+from core.settings import shared_data_dir, use_float32_encodings, writable_checkpoint_dir
 from core.training.crs import human_by_dimension, sub_metric_scores
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -227,6 +227,7 @@ def main() -> None:
     p.add_argument("--extra", action="store_true", help="also score engagement-dd and holistic-dd")
     p.add_argument("--fresh", action="store_true", help="recompute the whole cache")
     a = p.parse_args()
+    use_float32_encodings("scripts/train_mme.py")  # checkpoints and the CRS weights are fitted on float32's
     for step in (["cache", "fit", "report"] if a.step == "all" else [a.step]):
         {"cache": cmd_cache, "fit": cmd_fit, "report": cmd_report}[step](a)
 

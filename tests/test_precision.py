@@ -37,28 +37,43 @@ def test_bfloat16_vectors_are_close_to_float32_and_never_mistaken_for_them(monke
     assert np.array_equal(encode(TEXTS), exact)  # and float32's memory still answers with float32 vectors
 
 
-def test_bfloat16_vectors_do_not_depend_on_the_thread_count(monkeypatch):
+def test_bfloat16_passes_run_on_the_pinned_thread_count_and_give_the_same_bytes(monkeypatch):
+    """oneDNN's bfloat16 results move with the thread count, so those passes always run on ``SMOLLM_THREADS``;
+    float32 ones follow the process's count (MKL's reproducible mode makes that safe)."""
     import torch
 
+    from core.models.encoders import SMOLLM_THREADS, minilm_forward
     from core.models.memo import forget_all
+    threads_seen = lambda states, ids: torch.get_num_threads()  # noqa: E731
     monkeypatch.setenv("DIALEVAL_PRECISION", "bfloat16")
+    encode(TEXTS[:1])  # the models are loaded (loading sets the process's count) before the count is changed
     torch.set_num_threads(1)
+    assert set(minilm_forward(TEXTS[:3], threads_seen)) == {SMOLLM_THREADS}
+    assert torch.get_num_threads() == 1  # and restored after
     forget_all()
     one = encode(TEXTS)
-    torch.set_num_threads(2)
+    torch.set_num_threads(SMOLLM_THREADS)
     forget_all()
     assert np.array_equal(encode(TEXTS), one)
+    monkeypatch.setenv("DIALEVAL_PRECISION", "float32")
+    encode(TEXTS[:1])
+    torch.set_num_threads(1)
+    assert set(minilm_forward(TEXTS[:3], threads_seen)) == {1}
 
 
-def test_scores_are_cached_apart_and_workers_get_the_pinned_threads(monkeypatch):
+def test_scores_are_cached_apart_signed_and_workers_get_the_pinned_threads(monkeypatch):
+    from core.metrics.mme import memory_key
     monkeypatch.delenv("DIALEVAL_PRECISION", raising=False)
-    metric = get_metric("bert_ruber")
-    plain = metric_namespace(metric)
-    assert fixed_pass_threads(["bert_ruber", "bleu"]) is None
+    metric, bleu = get_metric("bert_ruber"), get_metric("bleu")
+    plain, sig, keys = metric_namespace(metric), str(metric.signature()), {s: memory_key(s) for s in ("rm", "sm_nll")}
+    assert "precision" not in sig and fixed_pass_threads(["bert_ruber", "bleu"]) is None
     monkeypatch.setenv("DIALEVAL_PRECISION", "bfloat16")
-    assert metric_namespace(metric) == plain + "+minilm-bf16"
+    assert metric_namespace(metric) == plain.replace("|device:", "|precision:bfloat16|device:") + "+minilm-bf16"
+    assert str(metric.signature()) == sig + "|precision:bfloat16"  # as a report shows it
+    assert "precision" not in str(bleu.signature())  # BLEU reads no sentence vector
+    assert memory_key("rm") != keys["rm"] and memory_key("sm_nll") == keys["sm_nll"]  # SmolLM2's stay shared
     assert fixed_pass_threads(["bert_ruber", "bleu"]) == 2
-    assert fixed_pass_threads(["bleu"]) is None
+    assert fixed_pass_threads(["bleu", "ruber", "mme_fm"]) is None  # static vectors, its own float32 MiniLM
 
 
 def test_minilm_scores_move_within_the_stated_tolerance(monkeypatch, repo_root):
@@ -74,3 +89,27 @@ def test_minilm_scores_move_within_the_stated_tolerance(monkeypatch, repo_root):
     for metric, room in (("bert_ruber", 0.04), ("adem", 0.03)):
         d = np.abs(fast.column(metric) - exact.column(metric))
         assert d.max() <= room and d.max() > 0, (metric, d.max())
+
+
+@pytest.mark.parametrize("kernels, native", [("amx-bf16", True), ("avx512-bf16", True), ("avx512", False),
+                                             ("avx2", False), ("arm64", False), ("avx512-bf16+isa:avx2", False),
+                                             ("avx512-bf16+isa:avx512_core_bf16", True)])
+def test_bfloat16_counts_as_native_only_with_its_kernels(monkeypatch, kernels, native):
+    """Without them oneDNN converts to float32 and bfloat16 MiniLM ran 0.3-0.7x as fast as float32 (dialeval warns)."""
+    from core.models import device
+    monkeypatch.setattr(device, "cpu_kernels", lambda: kernels)
+    assert device.native_bfloat16() is native
+
+
+@pytest.mark.parametrize("value, says", [("bfloat16", "caption"), ("fp16", "error")])
+def test_the_dashboard_says_when_bfloat16_is_on_and_stops_on_a_bad_value(monkeypatch, repo_root, value, says):
+    AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
+    from core.models import device
+    monkeypatch.setattr(device, "cpu_kernels", lambda: "avx512-bf16")  # a CPU where bfloat16 is the fast path
+    monkeypatch.setenv("DIALEVAL_PRECISION", value)
+    at = AppTest.from_file(str(repo_root / "app.py"), default_timeout=60)
+    at.session_state["metrics"] = ["bleu"]
+    at.run()
+    assert not at.exception
+    shown = [e.value for e in (at.sidebar.caption if says == "caption" else at.sidebar.error)]
+    assert any("DIALEVAL_PRECISION" in text for text in shown), shown

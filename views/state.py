@@ -29,7 +29,7 @@ from core.data import Comparison
 from core.cache import default_cache
 from core.engine import (ComparisonScores, cached_judge_comparison, comparison_scores, judge_comparison, pairs_to_judge,
                          renamed_metric, score_examples, uncached_rows)
-from core.models.device import offered_devices, use_device
+from core.models.device import native_bfloat16, offered_devices, use_device
 from core.outputs import OutputError
 from core.scoring import JudgeOutput, Options, get_metric
 from core.settings import SettingError, minilm_precision
@@ -254,12 +254,16 @@ def sidebar() -> Any:
                           "per device.")
         try:
             precision = minilm_precision()
-        except SettingError as e:
+        except SettingError as e:  # every model pass would raise it: say it once, here, and stop the page
             st.error(str(e))
+            st.stop()
         else:
-            if precision == "bfloat16":
+            if precision == "bfloat16" and not native_bfloat16():
+                st.warning("DIALEVAL_PRECISION=bfloat16, but this CPU has no bfloat16 kernels: MiniLM runs slower "
+                           "than in float32 here (0.3-0.7x measured). Unset it.")
+            elif precision == "bfloat16":
                 st.caption("MiniLM's encodings run in bfloat16 (DIALEVAL_PRECISION): υBLEU, BERT-RUBER and ADEM "
-                           "about 3 times as fast on a CPU with bfloat16 kernels; their scores move a little "
+                           "2 to 3 times as fast on a CPU with bfloat16 kernels; their scores move a little "
                            "(benchmarks/PRECISION.md) and are cached apart from float32's.")
     return box
 

@@ -81,14 +81,8 @@ def _check_folder(path: str, flag: str) -> None:
 @register_command("train", "train a checkpoint: " + ", ".join(name for name, _ in TRAINERS.items()), _arguments)
 def train(a: argparse.Namespace) -> int:
     check_trainer_settings(a)
-    import os
-    import sys
-
-    from core.settings import minilm_precision
-    if minilm_precision() != "float32":  # checkpoints are trained and reproduced on float32 encodings
-        print("dialeval train: DIALEVAL_PRECISION=bfloat16 applies to scoring; training runs MiniLM in float32",
-              file=sys.stderr)
-        os.environ["DIALEVAL_PRECISION"] = "float32"
+    from core.settings import use_float32_encodings
+    use_float32_encodings("dialeval train")
     if getattr(a, "out_dir", None) is None:
         from core.settings import writable_checkpoint_dir
         writable_checkpoint_dir()  # nowhere to write is said before training, not after it

@@ -522,9 +522,14 @@ class PairwiseJudge(Judge):
         return self.predict_encoded(enc, progress=share_of(progress, READ_SHARE, 1.0, n))
 
     def signature(self) -> str:
+        """checkpoint, weights hash, reader and mix, tie margin, version; ``|precision:bfloat16`` when the mix
+        reads MME-CRS and MiniLM's sentence vectors (MME's RM and EM) run in bfloat16 (``DIALEVAL_PRECISION``)."""
+        from core.settings import minilm_precision
         reader = "|lm:smollm2" + _mix_identity(self.manifest.get("lm", {}).get("mix", {})) if self.reader else ""
+        fmt = minilm_precision()
+        precision = f"|precision:{fmt}" if self.mme_weights is not None and fmt != "float32" else ""
         return (f"judge:{self.checkpoint}|ckpt:{checkpoints.short_hash(self.checkpoint)}{reader}"
-                f"|tie:{self.tie_margin}|v:{__version__}")
+                f"|tie:{self.tie_margin}|v:{__version__}{precision}")
 
     # -- the re-fit on votes, written into the output layers
     def with_refit_output_layers(self, delta: np.ndarray, from_scratch: bool, name: str,

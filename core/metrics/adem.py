@@ -147,6 +147,7 @@ class AdemModel:
 
 @register_metric("adem")
 class ADEM(CheckpointMetric):
+    reads_sentence_vectors = True
     models = ("minilm",)
     reads_references = True  # the r^T N r̂ term
     reads_response = (95, f"{MAX_SEQ_LEN} MiniLM word pieces")  # its sentence vectors' pass

@@ -255,6 +255,7 @@ for _sub in SUBMETRICS:
         "sub": _sub, "description": DESCRIPTIONS[_sub],
         "pass_threads": SMOLLM_THREADS if FAMILY_OF[_sub] in ("sm", "pm") else None,
         "models": ("smollm2",) if FAMILY_OF[_sub] in ("sm", "pm") else ("minilm",),
+        "reads_sentence_vectors": FAMILY_OF[_sub] in ("rm", "em"),
         "reads_response": READS.get(FAMILY_OF[_sub])}))
 
 
@@ -266,6 +267,7 @@ def all_checkpoints_hash() -> str:
 
 @register_metric("mme_avg")
 class MMEAvg(Metric):
+    reads_sentence_vectors = True  # its RM and EM parts
     description = "MME-Avg: plain mean of the nine normalized MME sub-metrics"
     pass_threads = SMOLLM_THREADS  # its SM and PM parts read with SmolLM2
     models = ("minilm", "smollm2")
@@ -293,6 +295,7 @@ class MMECRS(Metric):
     Settings: ``weights`` (path of a crs_weights.json, default the shipped one), ``exclude`` (datasets whose
     correlations are left out when fitting, for leave-one-dataset-out), ``drop`` (sub-metrics left out)."""
 
+    reads_sentence_vectors = True  # its RM and EM parts
     description = "MME-CRS: sub-metrics weighted by correlation re-scaling for a dimension (dimension=overall)"
     option_names = ("dimension",)
     pass_threads = SMOLLM_THREADS  # its SM and PM parts read with SmolLM2

@@ -376,6 +376,7 @@ class RuberReferenced(Metric):
 
 @register_metric("bert_ruber_ref")
 class BertRuberReferenced(Metric):
+    reads_sentence_vectors = True
     models = ("minilm",)
     description = "BERT-RUBER referenced: cosine of max+min pooled contextual MiniLM token vectors"
     reads_response = READS_CONTEXTUAL
@@ -429,6 +430,7 @@ class BertRuberUnreferenced(_Unreferenced):
     """BERT-RUBER's s_U (Ghazarian et al. 2019): the same [q; q^T M r; r] -> MLP -> sigmoid head over the
     frozen, mean-pooled and normalized MiniLM vectors of query and reply."""
 
+    reads_sentence_vectors = True
     description = "BERT-RUBER unreferenced: MLP over frozen MiniLM query/reply vectors, negative sampling"
     reads_response = READS_CONTEXTUAL
     default_checkpoint = BERT_UNREF_CKPT
@@ -495,6 +497,7 @@ class Ruber(_Hybrid):
 
 @register_metric("bert_ruber")
 class BertRuber(_Hybrid):
+    reads_sentence_vectors = True
     description = "BERT-RUBER (Ghazarian 2019): hybrid of contextual MiniLM referenced and unreferenced scorers"
     reads_response = READS_CONTEXTUAL
     ref_metric = "bert_ruber_ref"
@@ -504,6 +507,7 @@ class BertRuber(_Hybrid):
 
 @register_metric("ruber_ubleu")
 class RuberUbleu(_Hybrid):
+    reads_sentence_vectors = True  # its υBLEU part
     description = "RUBER+υBLEU (Tsuta 2020): hybrid RUBER with υBLEU replacing the referenced scorer"
     reads_response = (READS_WORDPIECES[0], READS_WORDPIECES[1] + " in its RUBER part")  # υBLEU reads it all
     ref_metric = "ubleu"

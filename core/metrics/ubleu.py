@@ -64,6 +64,7 @@ def similarity_weights(r1: Sequence[str], r2: Sequence[str], progress: Progress 
 
 @register_metric("ubleu")
 class UBleu(Metric):
+    reads_sentence_vectors = True  # its retrieval queries and its raters
     models = ("minilm",)  # the retrieval embeddings and the similarity rater (and the paper's NN-rater's vectors)
     description = ("υBLEU: ΔBLEU-2 with 50 retrieved + original references, each retrieved one weighted by its "
                    "MiniLM similarity to the reference (0-100)")

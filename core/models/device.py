@@ -97,6 +97,14 @@ def cpu_kernels() -> str:
     return f"{family}+isa:{isa}" if isa else family
 
 
+def native_bfloat16() -> bool:
+    """Whether this CPU multiplies bfloat16 matrices natively (AMX tiles or AVX-512 BF16, and no
+    ``ONEDNN_MAX_CPU_ISA`` below them). Elsewhere oneDNN converts to float32 and bfloat16 is slower than float32:
+    MiniLM ran at 0.74x with AVX-512 alone and 0.29x with AVX2 (benchmarks/PRECISION.md)."""
+    family, _, isa = cpu_kernels().partition("+isa:")
+    return family in ("amx-bf16", "avx512-bf16") and (not isa or "bf16" in isa or "amx" in isa)
+
+
 def device_key(device: str) -> str:
     """How the score cache and the shipped precomputed scores name where a result was computed: the device,
     and for the CPU its kernel family (``cpu-amx-bf16``, ``cpu-avx512-bf16``, ...); ``+minilm-bf16`` is

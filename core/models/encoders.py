@@ -13,6 +13,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import threading
 import warnings
 from collections import OrderedDict
 from pathlib import Path
@@ -94,16 +95,22 @@ def set_threads() -> None:
 SMOLLM_THREADS = 2
 
 
+_PINNED = threading.RLock()
+
+
 @contextlib.contextmanager
 def smollm_threads():
-    """Run the enclosed SmolLM2 forward passes on exactly ``SMOLLM_THREADS`` torch threads (then restore)."""
+    """Run the enclosed bfloat16 forward passes (SmolLM2's; MiniLM's with ``DIALEVAL_PRECISION=bfloat16``) on
+    exactly ``SMOLLM_THREADS`` torch threads, then restore the count. One pinned run at a time per process: the
+    count is the process's, so two dashboard sessions' runs could otherwise restore it under each other."""
     import torch
-    before = torch.get_num_threads()
-    torch.set_num_threads(SMOLLM_THREADS)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
+    with _PINNED:
+        before = torch.get_num_threads()
+        torch.set_num_threads(SMOLLM_THREADS)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(before)
 
 
 def minilm_model():
@@ -118,9 +125,14 @@ def minilm_model():
 def _minilm_model(precision: str):
     import torch
     from transformers import AutoModel
+    from core.models.device import active_device, cpu_kernels, native_bfloat16
     set_threads()
     model = AutoModel.from_pretrained(minilm_path())
     model.eval()
+    if precision == "bfloat16" and active_device() == "cpu" and not native_bfloat16():
+        warnings.warn(f"DIALEVAL_PRECISION=bfloat16 on a CPU without bfloat16 kernels ({cpu_kernels()}): MiniLM runs "
+                      "slower than in float32 there (0.3-0.7x measured, benchmarks/PRECISION.md); unset it",
+                      RuntimeWarning, stacklevel=3)
     return model.to(torch.bfloat16) if precision == "bfloat16" else model
 
 

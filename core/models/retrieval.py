@@ -229,10 +229,12 @@ reproducible mode (``core.models.blas``). A file without it was computed otherwi
 
 
 def cached_index_path(pool: Pool) -> Path:
-    """The cache file of a pool's exact float16 embeddings built on this machine (``-bf16`` in its name when
-    MiniLM's encodings run in bfloat16, ``core.settings.minilm_precision``)."""
+    """The cache file of a pool's exact float16 embeddings built on this machine (with ``-bf16-`` and the device
+    key in its name when MiniLM's encodings run in bfloat16, ``core.settings.minilm_precision``)."""
+    from core.models.device import active_device, device_key
     from core.settings import minilm_precision
-    precision = "-bf16" if minilm_precision() == "bfloat16" else ""
+    # bfloat16 vectors differ by device and kind of CPU more than float16 rounding hides: each gets its own file
+    precision = "" if minilm_precision() == "float32" else f"-bf16-{device_key(active_device())}"
     return cache_dir() / f"{index_name(pool)}-{BUILT_VECTORS}{precision}.npy"
 
 
@@ -464,11 +466,12 @@ _RETRIEVER_CACHE: dict[tuple, Retriever] = {}
 
 def get_retriever(pool_path: str | None = None, method: str = DEFAULT_RETRIEVER,
                   progress: Progress | None = None) -> Retriever:
-    """A retriever over a pool, built once per process and MiniLM precision (the embedding index is also cached
-    on disk)."""
+    """A retriever over a pool, built once per process (and, with bfloat16 MiniLM encodings, per device: its
+    query vectors differ there); the embedding index is also cached on disk."""
+    from core.models.device import computed_on
     from core.settings import minilm_precision
     key = (None if pool_path in (None, "", "chitchat") else str(Path(pool_path).resolve()), method,
-           minilm_precision())
+           "" if minilm_precision() == "float32" else computed_on())
     if key not in _RETRIEVER_CACHE:
         _RETRIEVER_CACHE[key] = Retriever(get_pool(key[0]), method, progress)
     return _RETRIEVER_CACHE[key]
