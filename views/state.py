@@ -527,8 +527,8 @@ def _judge_time() -> dashboard.JudgeTime:
     return dashboard.JudgeTime()
 
 
-def _mme_unread_pairs(contexts: Sequence[Sequence[str]], replies: Sequence[str]) -> int:
-    """How many pairs' worth of the (context, reply) items MME has not read in this process for the sub-metrics
+def _mme_unread_pairs(examples: Sequence[Any]) -> int:
+    """How many pairs' worth of the rows ``examples`` MME has not read in this process for the sub-metrics
     the shipped judge's mix weighs (its ``lm.mix.mme_weights``; none without them): half the unread replies,
     rounded up (``JudgeTime`` counts MME's work in pairs of two replies)."""
     from core.judges.pairwise import CHECKPOINT
@@ -541,13 +541,7 @@ def _mme_unread_pairs(contexts: Sequence[Sequence[str]], replies: Sequence[str])
     subs = [k for k, w in weights.items() if w > 0]
     if not subs:
         return 0
-    return (scorer().unread(contexts, replies, subs=subs) + 1) // 2
-
-
-def _comparison_items(comparison: Any) -> tuple[list, list[str]]:
-    """(contexts, replies) of both systems of ``comparison``, as the judge reads them."""
-    ctx = [a.context for a in comparison.a]
-    return ctx + ctx, [a.response for a in comparison.a] + [b.response for b in comparison.b]
+    return (scorer().unread([e.context for e in examples], [e.response for e in examples], subs=subs) + 1) // 2
 
 
 def judge_seconds(n_pairs: int, comparison: Any = None, examples: Sequence[Any] | None = None) -> float:
@@ -555,12 +549,8 @@ def judge_seconds(n_pairs: int, comparison: Any = None, examples: Sequence[Any] 
     this process has not loaded them yet, and scoring MME-CRS (which its mix reads) for the replies MME has not
     read in this process: those of ``comparison``, or of ``examples`` (a leaderboard's rows), else all of them."""
     from core.judges.smollm_reader import lm_features
-    if comparison is not None:
-        mme_pairs = min(n_pairs, _mme_unread_pairs(*_comparison_items(comparison)))
-    elif examples is not None:
-        mme_pairs = min(n_pairs, _mme_unread_pairs([e.context for e in examples], [e.response for e in examples]))
-    else:
-        mme_pairs = n_pairs
+    examples = comparison.examples() if comparison is not None else examples
+    mme_pairs = n_pairs if examples is None else min(n_pairs, _mme_unread_pairs(examples))
     return _judge_time().estimate(n_pairs, loaded=lm_features.cache_info().currsize > 0, mme_pairs=mme_pairs)
 
 
@@ -574,7 +564,7 @@ def run_judge(data: Loaded) -> JudgeOutput | None:
         use_chosen_device()
         comp = data.comparison
         new = pairs_to_judge([a.context for a in comp.a], [a.response for a in comp.a], [b.response for b in comp.b])
-        mme_new = min(new, _mme_unread_pairs(*_comparison_items(comp)))
+        mme_new = min(new, _mme_unread_pairs(comp.examples()))
         loaded, started = lm_features.cache_info().currsize > 0, time.perf_counter()
         _judge_store()[per_device(data.key)] = judge_comparison(comp, progress=progress)
         if loaded:  # a run that also loaded the models would overstate the pace; pairs read back cost nothing

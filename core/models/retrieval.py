@@ -231,10 +231,9 @@ reproducible mode (``core.models.blas``). A file without it was computed otherwi
 def cached_index_path(pool: Pool) -> Path:
     """The cache file of a pool's exact float16 embeddings built on this machine (with ``-bf16-`` and the device
     key in its name when MiniLM's encodings run in bfloat16, ``core.settings.minilm_precision``)."""
-    from core.models.device import active_device, device_key
-    from core.settings import minilm_precision
+    from core.models.device import active_device, device_key, precision_suffix
     # bfloat16 vectors differ by device and kind of CPU more than float16 rounding hides: each gets its own file
-    precision = "" if minilm_precision() == "float32" else f"-bf16-{device_key(active_device())}"
+    precision = f"-bf16-{device_key(active_device())}" if precision_suffix() else ""
     return cache_dir() / f"{index_name(pool)}-{BUILT_VECTORS}{precision}.npy"
 
 
@@ -468,10 +467,9 @@ def get_retriever(pool_path: str | None = None, method: str = DEFAULT_RETRIEVER,
                   progress: Progress | None = None) -> Retriever:
     """A retriever over a pool, built once per process (and, with bfloat16 MiniLM encodings, per device: its
     query vectors differ there); the embedding index is also cached on disk."""
-    from core.models.device import computed_on
-    from core.settings import minilm_precision
+    from core.models.device import computed_on, precision_suffix
     key = (None if pool_path in (None, "", "chitchat") else str(Path(pool_path).resolve()), method,
-           "" if minilm_precision() == "float32" else computed_on())
+           computed_on() if precision_suffix() else "")
     if key not in _RETRIEVER_CACHE:
         _RETRIEVER_CACHE[key] = Retriever(get_pool(key[0]), method, progress)
     return _RETRIEVER_CACHE[key]
