@@ -67,37 +67,44 @@ class Loaded:
 
 
 class JudgeTime:
-    """About how long the judge takes for a number of pairs (both orders, the SmolLM2 reader, and MME-CRS of the
-    replies MME has not read, which the judge's mix weighs): an idle 2-core laptop CPU's pace
-    (docs/dashboard.md, "Time estimates"), scaled by how much slower than that pace this process's last run over
-    :attr:`MIN_PAIRS` or more pairs was (:meth:`record`), which tells a busy machine from an idle one."""
+    """About how long the judge takes for a number of pairs: both orders through the MiniLM cross-encoder, the
+    SmolLM2 reading of both replies where this process has not read them (``core.models.smollm_reading``: the
+    judge's reader and MME's context PMI share it), and the rest of MME-CRS for the replies MME has not scored
+    (the judge's mix weighs MME-CRS); an idle 2-core laptop CPU's pace (docs/dashboard.md, "Time estimates"),
+    scaled by how much slower than that pace this process's last run over :attr:`MIN_PAIRS` or more pairs was
+    (:meth:`record`), which tells a busy machine from an idle one."""
 
     LOAD_SECONDS = 8.0  # loading MiniLM and SmolLM2, once per process
     START_SECONDS = 5.0  # each run: new batch shapes, the last batch of each length group part empty
-    SECONDS_PER_PAIR = 0.15  # both orders and the SmolLM2 reader; about the same for short and long contexts
-    MME_SECONDS_PER_PAIR = 0.17  # MME-CRS of both replies (ScoreTime's mme pace x 2), when MME has not read them
+    SECONDS_PER_PAIR = 0.035  # both orders through the MiniLM cross-encoder, and the mix
+    READ_SECONDS_PER_PAIR = 0.13  # SmolLM2's chat-format reading of both replies, when nothing has read them
+    MME_SECONDS_PER_PAIR = 0.09  # the rest of MME-CRS for both replies, when MME has not scored them
     MIN_PAIRS = 20  # fewer pairs say more about the start than about the pace
     MIN_SLOWDOWN = 0.02  # a recorded run at most 50 times the idle pace (a GPU): a run within its start says 0
 
     def __init__(self) -> None:
         self.slowdown: float | None = None  # the last run's seconds / the idle pace's seconds for its work
 
-    def idle_work(self, n_pairs: int, mme_pairs: int = 0) -> float:
-        """Seconds of work (start and loading aside) for ``n_pairs``, ``mme_pairs`` of them new to MME, at the
-        idle pace."""
-        return self.SECONDS_PER_PAIR * n_pairs + self.MME_SECONDS_PER_PAIR * mme_pairs
+    def idle_work(self, n_pairs: int, mme_pairs: int = 0, read_pairs: int | None = None) -> float:
+        """Seconds of work (start and loading aside) for ``n_pairs``, ``mme_pairs`` of them new to MME and
+        ``read_pairs`` (default: all) new to the SmolLM2 reading, at the idle pace."""
+        read = n_pairs if read_pairs is None else read_pairs
+        return (self.SECONDS_PER_PAIR * n_pairs + self.READ_SECONDS_PER_PAIR * read
+                + self.MME_SECONDS_PER_PAIR * mme_pairs)
 
-    def estimate(self, n_pairs: int, loaded: bool, mme_pairs: int = 0) -> float:
-        """Seconds for ``n_pairs``, plus loading the models unless ``loaded``, plus MME-CRS for the ``mme_pairs``
-        whose replies MME has not read in this process; the work at the idle pace times the recorded slowdown."""
-        work = self.idle_work(n_pairs, mme_pairs) * (1.0 if self.slowdown is None else self.slowdown)
+    def estimate(self, n_pairs: int, loaded: bool, mme_pairs: int = 0, read_pairs: int | None = None) -> float:
+        """Seconds for ``n_pairs``, plus loading the models unless ``loaded``: the work of :meth:`idle_work` times
+        the recorded slowdown."""
+        work = self.idle_work(n_pairs, mme_pairs, read_pairs) * (1.0 if self.slowdown is None else self.slowdown)
         return (0.0 if loaded else self.LOAD_SECONDS) + self.START_SECONDS + work
 
-    def record(self, n_pairs: int, seconds: float, mme_pairs: int = 0) -> None:
-        """A run over ``n_pairs`` (``mme_pairs`` of them new to MME) that took ``seconds`` with the models already
-        loaded: from now on estimates are scaled by its slowdown against the idle pace."""
+    def record(self, n_pairs: int, seconds: float, mme_pairs: int = 0, read_pairs: int | None = None) -> None:
+        """A run over ``n_pairs`` (``mme_pairs`` of them new to MME, ``read_pairs`` new to the reading) that took
+        ``seconds`` with the models already loaded: from now on estimates are scaled by its slowdown against the
+        idle pace."""
         if n_pairs >= self.MIN_PAIRS:
-            self.slowdown = max(self.MIN_SLOWDOWN, (seconds - self.START_SECONDS) / self.idle_work(n_pairs, mme_pairs))
+            work = self.idle_work(n_pairs, mme_pairs, read_pairs)
+            self.slowdown = max(self.MIN_SLOWDOWN, (seconds - self.START_SECONDS) / work)
 
 
 class ScoreTime:

@@ -935,7 +935,7 @@ def test_the_judge_time_estimate_follows_the_pace_of_the_last_run():
     from core.dashboard import JudgeTime
     t = JudgeTime()
     idle = t.estimate(100, loaded=True)
-    assert idle == t.START_SECONDS + 100 * t.SECONDS_PER_PAIR
+    assert idle == pytest.approx(t.START_SECONDS + 100 * (t.SECONDS_PER_PAIR + t.READ_SECONDS_PER_PAIR))
     assert t.estimate(100, loaded=False) == idle + t.LOAD_SECONDS
     t.record(10, 60.0)  # too few pairs to tell the pace
     assert t.estimate(100, loaded=True) == idle
@@ -950,14 +950,30 @@ def test_the_judge_time_estimate_keeps_mmes_share_apart_from_the_pace():
     from core.dashboard import JudgeTime
     t = JudgeTime()
     fresh, read = t.estimate(100, loaded=True, mme_pairs=100), t.estimate(100, loaded=True)
-    assert fresh - t.START_SECONDS == pytest.approx(100 * (t.SECONDS_PER_PAIR + t.MME_SECONDS_PER_PAIR))
+    assert fresh - t.START_SECONDS == pytest.approx(
+        100 * (t.SECONDS_PER_PAIR + t.READ_SECONDS_PER_PAIR + t.MME_SECONDS_PER_PAIR))
     t.record(100, t.START_SECONDS + 2 * (fresh - t.START_SECONDS), mme_pairs=100)  # twice the idle time, fresh
     assert t.estimate(100, loaded=True) - t.START_SECONDS == pytest.approx(2 * (read - t.START_SECONDS))
     assert t.estimate(100, loaded=True, mme_pairs=100) - t.START_SECONDS == pytest.approx(2 * (fresh - t.START_SECONDS))
     t.record(100, read)  # pairs MME had read, at the idle pace: the slowdown is gone
     assert t.estimate(50, loaded=True, mme_pairs=50) == pytest.approx(t.START_SECONDS + (fresh - t.START_SECONDS) / 2)
     t.record(100, 3.0)  # done within the start (a GPU): the pace is not taken to be infinite
-    assert t.estimate(1000, loaded=True) == pytest.approx(t.START_SECONDS + t.MIN_SLOWDOWN * 1000 * t.SECONDS_PER_PAIR)
+    assert t.estimate(1000, loaded=True) == pytest.approx(
+        t.START_SECONDS + t.MIN_SLOWDOWN * 1000 * (t.SECONDS_PER_PAIR + t.READ_SECONDS_PER_PAIR))
+
+
+def test_the_judge_time_estimate_leaves_out_the_reading_of_replies_already_read():
+    """The judge's SmolLM2 reader and MME's context PMI share one reading of each reply: pairs whose replies this
+    process has read (MME just scored them) cost the MiniLM cross-encoder alone, and a run recorded on them sets
+    the slowdown against that smaller work."""
+    from core.dashboard import JudgeTime
+    t = JudgeTime()
+    read = t.estimate(100, loaded=True, read_pairs=0)
+    assert read == pytest.approx(t.START_SECONDS + 100 * t.SECONDS_PER_PAIR)
+    assert read < t.estimate(100, loaded=True, read_pairs=50) < t.estimate(100, loaded=True)
+    t.record(100, t.START_SECONDS + 3 * 100 * t.SECONDS_PER_PAIR, read_pairs=0)  # three times the idle pace
+    assert t.estimate(100, loaded=True) - t.START_SECONDS == pytest.approx(
+        3 * 100 * (t.SECONDS_PER_PAIR + t.READ_SECONDS_PER_PAIR))
 
 
 def test_the_leaderboards_judge_estimate_counts_only_the_replies_mme_has_not_read(new_app, monkeypatch):

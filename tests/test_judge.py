@@ -489,17 +489,44 @@ def test_the_reader_reads_each_item_exactly_alone_or_in_a_batch_and_remembers_it
     assert np.array_equal(together, alone)
     np.testing.assert_array_equal(together[0], together[5])  # the repeated item
     calls = []
-    old = R.memo_items
-    hook = R.model.model.register_forward_hook(lambda *a: calls.append(1))
+    old = R.reading.memo_items
+    hook = R.reading.model.model.register_forward_hook(lambda *a: calls.append(1))
     try:
         again = R.features(ctx, reps)
         assert calls == [] and np.array_equal(again, together)
-        R.memo_items = 3
+        R.reading.memo_items = 3
         R.features([["what is your name ?"]], ["tom ."])
         assert len(calls) == 1 and R.n_remembered == 3
     finally:
         hook.remove()
-        R.memo_items = old
+        R.reading.memo_items = old
+
+
+def test_the_reader_and_mme_context_pmi_share_one_smollm2_pass():
+    """The reader's features and MME's PM come from one chat-format reading of each (context, reply): replies
+    MME has scored cost the reader no SmolLM2 pass, and PM after the reader runs only its context-free pass.
+    Sharing changes no number: the features and PM values equal those of separate, forgotten runs."""
+    from core.models import mme_models as M
+    from core.models.memo import forget_all
+    ctx = [["A: any plans for the weekend ?", "B: not yet .", "A: want to go hiking ?"], ["do you cook ?"]]
+    reps = ["sure , where do you want to go ?", "only pasta , but i make it every day ."]
+    forget_all()
+    feats = lm_features().features(ctx, reps)
+    forget_all()
+    pm = M.PMIScorer().raw(ctx, reps)
+    calls = []
+    hook = lm_features().reading.model.model.register_forward_hook(lambda mod, args, out: calls.append(args))
+    try:
+        assert np.array_equal(lm_features().features(ctx, reps), feats) and calls == []  # PM read these items
+        forget_all()
+        lm_features().features(ctx, reps)
+        calls.clear()
+        assert np.array_equal(M.PMIScorer().raw(ctx, reps), pm)
+        assert len(calls) == 1  # one fixed-shape batch: the replies read alone, the context pass remembered
+    finally:
+        hook.remove()
+    assert lm_features().reading.prompt(["hi", "B: hello\nA: how are you ?"]) == lm_features().reading.prompt(
+        ["hi", "B: hello", "A: how are you ?"])  # a turn holding a newline is two turns, as MME splits them
 
 
 def test_a_checkpoint_named_with_its_file_ending_is_the_same_checkpoint(tmp_path):

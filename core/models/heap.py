@@ -1,6 +1,6 @@
 """Give freed heap memory back to the operating system between SmolLM2 batches (glibc's ``malloc_trim``).
 
-SmolLM2's readings (``core.models.mme_models.response_token_logprobs``: MME's specificity and context-PMI passes)
+SmolLM2's readings (``core.models.smollm_reading.response_token_logprobs``: MME's specificity and context-PMI passes)
 apply the LM head at each reply's positions: a (reply tokens x 49,152) float32 block of up to 12 MB per reply,
 a different size for every reply length, freed at once while each reply's small result stays. glibc serves such
 blocks from the heap (its adaptive mmap threshold rises after the first large one is freed), where the small

@@ -37,15 +37,17 @@ from core.models.batching import fixed_shape_batches, in_fixed_rows, padded_batc
 from core.models.device import on_device, placed
 from core.models.corpus import CTX_TURNS, chitchat_split
 from core.models.encoders import smollm_threads
-from core.models.heap import return_freed_memory
+from core.models.smollm_reading import (RESPONSE_TOKENS, TURN_TOKENS, TURNS, chat_reading, context_turns,
+                                        response_token_logprobs)
 
 FM_MAX_LEN = 40
 RM_MAX_LEN = 64
 SM_CTX_TOKENS = 0  # SmolLM2 prompt: 0 = the response alone, as the paper's SM (and the CPU budget); see docs
 SM_RESP_TOKENS = 40
-PM_TURNS = 3  # PM: context turns in the chat prompt
-PM_TURN_TOKENS = 64  # PM: each turn cut to its last tokens
-PM_STEP = 32  # PM: with-context sequences are padded to a multiple of this (few, fuller fixed-shape batches)
+PM_TURNS = TURNS  # PM: context turns in the chat prompt (core.models.smollm_reading, shared with the judge)
+PM_TURN_TOKENS = TURN_TOKENS  # PM: each turn cut to its last tokens
+PM_RESP_TOKENS = RESPONSE_TOKENS  # PM: the response's first tokens read
+PM_CHUNK = 1024  # PM: responses read per call of the shared reading (bounds the readings held at once)
 PM_COPY_SPAN = 2  # PM: response tokens inside a run of this many tokens found in one context turn are copies
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")  # PM copies
 PM_COPY_WORDS = 3  # PM: response tokens on a run of this many words (case-folded) found in one context turn are copies
@@ -355,38 +357,9 @@ class SmolScorer:
         out = np.zeros((len(seqs), 3), dtype=np.float64)
         with smollm_threads():
             read = response_token_logprobs(self.model, self.pad, seqs, entropy=True, progress=progress, desc=desc)
-        for i, (tok_lp, ent) in enumerate(read):
+        for i, (tok_lp, ent, _) in enumerate(read):
             out[i] = (float(-tok_lp.sum()), float((tok_lp + ent).mean()), math.exp(float(-tok_lp.mean())))
         return out
-
-
-def response_token_logprobs(model, pad: int, seqs: Sequence[tuple[list[int], list[int]]], step: int = 8,
-                            entropy: bool = False, progress: Callable | None = None, desc: str = "",
-                            done0: int = 0, total: int | None = None) -> list[tuple]:
-    """SmolLM2's reading of each (prompt ids, response ids): per response token t, log p(r_t | prompt, r_<t)
-    (float32, on the CPU) and, with ``entropy``, the entropy of that prediction (else None). One forward pass
-    per fixed-shape batch of prompt + response (``core.models.batching``; lengths padded to a multiple of
-    ``step``), the LM head applied only at the response's positions; SM and PM share it. ``progress(done,
-    total, desc)`` counts sequences from ``done0``."""
-    model = placed(model)
-    full = [p + r for p, r in seqs]
-    out: list = [None] * len(seqs)
-    done, total = done0, len(seqs) if total is None else total
-    for idx, length in fixed_shape_batches([len(q) for q in full], step=step):
-        ids, mask = on_device(*padded_batch(full, idx, length, pad_id=pad))
-        h = model.model(input_ids=ids, attention_mask=mask).last_hidden_state
-        for j, i in enumerate(idx):
-            p, r = seqs[i]
-            pos = torch.arange(len(p) - 1, len(p) + len(r) - 1, device=h.device)
-            lp = torch.log_softmax(model.lm_head(h[j, pos]).float(), -1)
-            tok_lp = lp.gather(1, torch.tensor(r, device=h.device)[:, None]).squeeze(1)
-            ent = -(lp.exp() * lp).sum(-1).cpu() if entropy else None
-            out[i] = (tok_lp.cpu(), ent)
-        done += len(idx)
-        return_freed_memory()  # else the freed LM-head blocks stay resident and memory grows with n (core.models.heap)
-        if progress:
-            progress(done, total, desc)
-    return out
 
 
 # ----------------------------------------------------------------------------- PM: context PMI (SmolLM2 chat)
@@ -394,9 +367,10 @@ class PMIScorer:
     """How much the context raises SmolLM2's probability of each response token (pointwise mutual information),
     with the conversation in SmolLM2-Instruct's chat format: the last ``PM_TURNS`` context turns as alternating
     ``user``/``assistant`` messages (the last turn is the user's, each cut to its last ``PM_TURN_TOKENS`` tokens),
-    then ``<|im_start|>assistant\n`` and the response (at most ``SM_RESP_TOKENS`` tokens). The same response
-    is also read after ``<|im_start|>assistant\n`` alone. With a_t = log p(r_t | context, r_<t) and
-    b_t = log p(r_t | r_<t) over the T response tokens, and N the response tokens that are not copied from the
+    then ``<|im_start|>assistant\n`` and the response (at most ``PM_RESP_TOKENS`` tokens; this pass is the reading
+    ``core.models.smollm_reading`` shares with the judge's reader). The same response is also read after
+    ``<|im_start|>assistant\n`` alone. With a_t = log p(r_t | context, r_<t) and b_t = log p(r_t | r_<t) over the T
+    response tokens, and N the response tokens that are not copied from the
     context (:func:`copied_tokens` on :meth:`token_forms`: inside a run of ``PM_COPY_SPAN`` tokens that occurs in
     one context turn, case and leading space ignored; or :func:`copied_word_tokens`: on a run of ``PM_COPY_WORDS``
     words of one context turn, case ignored), per response:
@@ -412,18 +386,12 @@ class PMIScorer:
     divides by sqrt|N| rather than |N| so that a two-word reply whose few tokens the context predicts does not
     outscore a full answer as the mean let it (the divisors |N|^p, p = 0, 0.25, 0.5, 0.75, 1, were compared by
     leave-one-dataset-out, docs/mme.md). Two forward passes per response on fixed-shape batches
-    (``core.models.batching``), bfloat16 like SM."""
+    (``core.models.batching``), bfloat16 like SM; the first is remembered per item (``chat_reading``)."""
 
     def __init__(self):
-        from core.models.encoders import smollm
-        tok, model = smollm()
-        self.tok = tok
-        self.model = model.to(torch.bfloat16)
-        self.model.eval()
-        self.pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
-        self.im_start = self._enc("<|im_start|>")
-        self.im_end_nl = self._enc("<|im_end|>") + self._enc("\n")
-        self.user, self.assistant = self._enc("user\n"), self._enc("assistant\n")
+        self.reading = chat_reading()  # the with-context pass, shared with the judge's reader
+        self.tok, self.model, self.pad = self.reading.tok, self.reading.model, self.reading.pad
+        self.im_start, self.assistant = self.reading.im_start, self.reading.assistant
         self._forms: dict[int, str] = {}
 
     def _enc(self, text: str) -> list[int]:
@@ -441,35 +409,33 @@ class PMIScorer:
         return [forms[i] for i in ids]
 
     def prompt(self, context: Sequence[str]) -> list[int]:
-        turns = [t.strip() for t in context if t and t.strip()][-PM_TURNS:]
-        ids: list[int] = []
-        for j, t in enumerate(turns):
-            role = self.user if (len(turns) - 1 - j) % 2 == 0 else self.assistant
-            ids += self.im_start + role + self._enc(t)[-PM_TURN_TOKENS:] + self.im_end_nl
-        return ids + self.im_start + self.assistant
+        return self.reading.prompt(context)
 
     @torch.inference_mode()
     def raw(self, contexts: Sequence[Sequence[str]], responses: Sequence[str], progress: Callable | None = None,
             desc: str = "PM") -> np.ndarray:
-        """n x 4 array of (share, evidence, ll_mean, ll_sum) as defined in the class docstring."""
+        """n x 4 array of (share, evidence, ll_mean, ll_sum) as defined in the class docstring. The with-context
+        pass is the shared reading (``core.models.smollm_reading``; remembered, and read once with the judge's
+        reader), in chunks of ``PM_CHUNK`` responses."""
         contexts = [list(c) for c in contexts]
         texts = [r.strip() for r in responses]
         encoded = [self.tok(t, add_special_tokens=False, return_offsets_mapping=True) for t in texts]
-        resp = [e["input_ids"][:SM_RESP_TOKENS] or [self.pad] for e in encoded]
+        resp = [e["input_ids"][:PM_RESP_TOKENS] or [self.pad] for e in encoded]
         n = len(resp)
         # two passes over n responses: report them as one count of n (each response is half done after the first)
         halves = (lambda d, _total, label: progress(d // 2, n, label)) if progress else None
+        with_ctx = []
+        for s in range(0, n, PM_CHUNK):
+            with_ctx += [r.token_logprobs for r in self.reading.read(
+                contexts[s:s + PM_CHUNK], texts[s:s + PM_CHUNK], progress=halves, desc=desc, done0=s, total=2 * n)]
         with smollm_threads():
-            prompted = [(self.prompt(c), r) for c, r in zip(contexts, resp)]
-            with_ctx = response_token_logprobs(self.model, self.pad, prompted, step=PM_STEP, progress=halves,
-                                               desc=desc, total=2 * n)
             alone = response_token_logprobs(self.model, self.pad, [(self.im_start + self.assistant, r) for r in resp],
                                             progress=halves, desc=desc, done0=n, total=2 * n)
         out = np.zeros((n, 4), dtype=np.float64)
-        for i, ((a, _), (b, _)) in enumerate(zip(with_ctx, alone)):
-            a, b = a.double().numpy(), b.double().numpy()
-            said = [t.strip() for t in contexts[i] if t and t.strip()]
-            offsets = encoded[i]["offset_mapping"][:SM_RESP_TOKENS]
+        for i, (a, (b, _, _)) in enumerate(zip(with_ctx, alone)):
+            a, b = a.astype(np.float64), b.double().numpy()
+            said = context_turns(contexts[i])
+            offsets = encoded[i]["offset_mapping"][:PM_RESP_TOKENS]
             words = copied_word_tokens(texts[i], offsets, said) if offsets else np.zeros(len(resp[i]), dtype=bool)
             new = ~(copied_tokens(self.token_forms(resp[i]), [self.token_forms(self._enc(t)) for t in said]) | words)
             gain = a[new] - b[new]
