@@ -1001,6 +1001,37 @@ def test_the_leaderboards_judge_estimate_counts_only_the_replies_mme_has_not_rea
     assert read < partly < state.judge_seconds(9)
 
 
+def test_the_judge_estimate_counts_no_smollm2_reading_for_replies_mme_has_just_read(new_app, monkeypatch):
+    """After the scores page ran MME, the SmolLM2 reading the judge's reader shares with MME holds every reply, but
+    the reader itself was not loaded yet: the estimate asked the reader, found it unloaded and counted 0.13 s a pair
+    for reading that would not happen. It now asks the shared reading."""
+    import sys
+    import types
+
+    import core.metrics.mme as mme
+    import core.models.smollm_reading as reading
+    new_app().run()  # imports views.state
+    state = sys.modules["views.state"]
+    rows = [Example(id=str(i), system=s, context=[f"read {i}"], response=f"{s} {i}") for i in range(4) for s in "ab"]
+    monkeypatch.setattr(mme, "scorer", lambda: types.SimpleNamespace(unread=lambda contexts, replies, subs=(): 0))
+
+    class Reading:  # the shared reading, loaded (holding every reply) or not
+        def __init__(self, loaded: bool):
+            self.loaded = loaded
+
+        def cache_info(self):
+            return types.SimpleNamespace(currsize=int(self.loaded))
+
+        def __call__(self):
+            return types.SimpleNamespace(unread=lambda contexts, replies: 0)
+    monkeypatch.setattr(reading, "chat_reading", Reading(True))
+    read = state.judge_seconds(4, examples=rows)
+    monkeypatch.setattr(reading, "chat_reading", Reading(False))
+    unread = state.judge_seconds(4, examples=rows)
+    t = state._judge_time()
+    assert unread - read == pytest.approx(4 * t.READ_SECONDS_PER_PAIR * (1.0 if t.slowdown is None else t.slowdown))
+
+
 def test_scoring_says_about_how_long_it_will_take():
     """A 20-row upload showed only a progress bar for 31 s, with no time until the very end: the page now says
     about how long before it starts (loading counted once per process), then follows the measured pace."""

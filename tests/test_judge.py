@@ -17,6 +17,7 @@ from core.judges.pairwise import (HEAD_HIDDEN, N_FROZEN, TIE_MARGIN, JudgeNetwor
 from core.judges.smollm_reader import lm_features, scores
 from core.judges.votes import (INNER_FOLDS, RIDGE_GRID, VoteFeatures, context_folds, fine_tune_on_votes, fit_votes,
                                learning_curve, p_a_from_logits, refit_logits, vote_features)
+from core.models import checkpoints
 from core.settings import SEED
 from core.training.judge import train_judge
 from core.training.judge_lm import fit_mix, set_weights, train_scorer
@@ -472,6 +473,24 @@ def test_the_judge_with_its_reader_reloads_from_its_checkpoint(shipped, tmp_path
     again = load_judge("judge-copy", directory=str(tmp_path))
     assert again.reader is not None and again.mix == shipped.mix
     np.testing.assert_allclose(again.predict(c, a, b).p_a, shipped.predict(c, a, b).p_a, atol=1e-6)
+
+
+def test_a_judge_whose_reader_was_trained_on_another_reading_is_refused(shipped, tmp_path):
+    """Since the reader reads MME's chat-format pass, a reader trained on the plain-text reading (0.6.0 up to the
+    shared reading, or a user's own `train judge-lm` from then) would score features it never saw and give wrong
+    P(A)s without a word: loading it now says so. A manifest that only words the batching differently loads."""
+    old = json.loads(json.dumps(shipped.manifest))
+    old["lm"]["reader"] = {"lm": old["lm"]["reader"]["lm"], "ctx_tokens": 128, "reply_tokens": 40,
+                           "prompt": "<bos> context turns joined by newlines (last ctx_tokens tokens) + newline "
+                                     "+ reply", "layers": [6, 12, 18, 24, 30],
+                           "batching": "sequences of equal token length only"}
+    shipped.save("judge-plain-reader", old, directory=str(tmp_path))
+    with pytest.raises(checkpoints.CheckpointError, match="train judge-lm"):
+        load_judge("judge-plain-reader", directory=str(tmp_path))
+    reworded = json.loads(json.dumps(shipped.manifest))
+    reworded["lm"]["reader"]["batching"] = "another description of the same batches"
+    shipped.save("judge-reworded", reworded, directory=str(tmp_path))
+    assert load_judge("judge-reworded", directory=str(tmp_path)).reader is not None
 
 
 def test_the_reader_reads_each_item_exactly_alone_or_in_a_batch_and_remembers_it():

@@ -547,11 +547,11 @@ def _mme_unread_pairs(examples: Sequence[Any]) -> int:
 def _unread_reading_pairs(examples: Sequence[Any]) -> int | None:
     """How many pairs' worth of the rows ``examples`` the SmolLM2 reading (``core.models.smollm_reading``, shared by
     the judge's reader and MME) has not read in this process: half the unread replies, rounded up; None when this
-    process has not loaded SmolLM2 yet (everything is unread)."""
-    from core.judges.smollm_reader import lm_features
-    if lm_features.cache_info().currsize == 0:
+    process has not loaded the reading yet (everything is unread; MME's scoring loads it, as the judge does)."""
+    from core.models.smollm_reading import chat_reading
+    if chat_reading.cache_info().currsize == 0:
         return None
-    return (lm_features().reading.unread([e.context for e in examples], [e.response for e in examples]) + 1) // 2
+    return (chat_reading().unread([e.context for e in examples], [e.response for e in examples]) + 1) // 2
 
 
 def judge_seconds(n_pairs: int, comparison: Any = None, examples: Sequence[Any] | None = None) -> float:

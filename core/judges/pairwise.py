@@ -49,7 +49,8 @@ import numpy as np
 
 from core.judges.smollm_reader import HIDDEN as READER_HIDDEN
 from core.judges.smollm_reader import MEMBERS as READER_MEMBERS
-from core.judges.smollm_reader import SmolLMReader, lm_features
+from core.judges.smollm_reader import SmolLMReader, lm_features, reads_as_recorded
+from core.judges.smollm_reader import config as reader_config
 from core.models import checkpoints
 from core.models.batching import ROWS, fixed_shape_batches, in_fixed_rows, padded_batch
 from core.progress import Progress, share_of
@@ -595,6 +596,12 @@ def judge_from_tensors(tensors: dict[str, Any], manifest: dict[str, Any], name: 
     tensors = {k: v for k, v in tensors.items() if not k.startswith("lm.")}
     reader = None
     if reader_tensors:
+        recorded = manifest.get("lm", {}).get("reader")
+        if recorded is not None and not reads_as_recorded(recorded):
+            raise checkpoints.CheckpointError(
+                f"judge {name!r} has a SmolLM2 reader trained on features read another way ({recorded.get('prompt')}"
+                f"), but this version reads them as: {reader_config()['prompt']}; its P(A) would be wrong. Re-train "
+                "its reader with `dialeval train judge-lm`, or use the shipped judge")
         sc = manifest.get("lm", {}).get("scorer", {})
         reader = SmolLMReader.from_tensors(reader_tensors, int(sc.get("hidden", READER_HIDDEN)),
                                            int(sc.get("members", READER_MEMBERS)))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import threading
 from collections import OrderedDict
 from typing import Callable, NamedTuple, Sequence
 
@@ -106,6 +107,7 @@ class ChatReading:
         self.dim = HIDDEN_SIZE * len(LAYERS)
         self.memo_items = MEMO_ITEMS
         self._memo: OrderedDict[tuple[str, str], Reading] = OrderedDict()
+        self._lock = threading.Lock()
         remembers(self.forget)
 
     def encode(self, text: str) -> list[int]:
@@ -129,31 +131,38 @@ class ChatReading:
         ``progress(done, total, desc)`` counts items read from ``done0`` (``total``: the caller's count)."""
         dev = active_device()  # readings are remembered per device (its kernels round differently)
         keys = [(dev, item_key(c, r)) for c, r in zip(contexts, replies)]
+        found: dict[tuple[str, str], Reading] = {}
         first: dict[tuple[str, str], int] = {}
-        for i, k in enumerate(keys):
-            if k not in self._memo and k not in first:
-                first[k] = i
+        with self._lock:  # sessions of one dashboard share the memory: take the hits before another evicts them
+            for i, k in enumerate(keys):
+                if k not in found and k not in first:
+                    hit = self._memo.get(k)
+                    if hit is None:
+                        first[k] = i
+                    else:
+                        found[k] = hit
         todo = list(first.values())
-        with smollm_threads():
-            read = response_token_logprobs(
-                self.model, self.pad, [(self.prompt(contexts[i]), self.response_ids(replies[i])) for i in todo],
-                step=STEP, layers=LAYERS, progress=progress, desc=desc, done0=done0,
-                total=len(todo) if total is None else total)
-        fresh = {keys[i]: Reading(lp.numpy(), feats) for i, (lp, _, feats) in zip(todo, read)}
-        out = []
-        for k in keys:
-            hit = fresh.get(k) or self._memo[k]
-            self._memo[k] = hit
-            self._memo.move_to_end(k)
-            out.append(hit)
-        while len(self._memo) > self.memo_items:
-            self._memo.popitem(last=False)
-        return out
+        if todo:
+            with smollm_threads():
+                read = response_token_logprobs(
+                    self.model, self.pad, [(self.prompt(contexts[i]), self.response_ids(replies[i])) for i in todo],
+                    step=STEP, layers=LAYERS, progress=progress, desc=desc, done0=done0,
+                    total=len(todo) if total is None else total)
+            found.update({keys[i]: Reading(lp.numpy(), feats) for i, (lp, _, feats) in zip(todo, read)})
+        with self._lock:
+            for k in dict.fromkeys(keys):
+                self._memo[k] = found[k]
+                self._memo.move_to_end(k)
+            while len(self._memo) > self.memo_items:
+                self._memo.popitem(last=False)
+        return [found[k] for k in keys]
 
     def unread(self, contexts: Sequence[Sequence[str]], replies: Sequence[str]) -> int:
         """How many distinct (context, reply) items :meth:`read` would still run the model for."""
         dev = active_device()
-        return len({k for k in ((dev, item_key(c, r)) for c, r in zip(contexts, replies)) if k not in self._memo})
+        keys = {(dev, item_key(c, r)) for c, r in zip(contexts, replies)}
+        with self._lock:
+            return sum(1 for k in keys if k not in self._memo)
 
     @property
     def n_remembered(self) -> int:
@@ -161,7 +170,8 @@ class ChatReading:
 
     def forget(self) -> None:
         """Drop every remembered reading (the next one runs the model again)."""
-        self._memo.clear()
+        with self._lock:
+            self._memo.clear()
 
 
 @functools.lru_cache(maxsize=1)
