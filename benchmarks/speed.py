@@ -47,7 +47,7 @@ RESULTS = ROOT / "benchmarks" / "RESULTS.md"
 HNSW_THRESHOLD = 300_000  # core.models.retrieval.Retriever._init_embeddings: HNSW above this many pairs
 FASTER_NOTE = {
     "ruber_ref": "static word-piece vectors, no transformer pass", "ruber_unref": "Bi-GRU over static vectors",
-    "ruber": "static vectors + Bi-GRU",
+    "ruber": "static vectors + Bi-GRU", "mme_tcm": "keyword graph over static word-piece vectors, no transformer pass",
     "mme_sm_nll": "bfloat16 and the LM head only at response positions (the floor runs fp32 with the head "
                   "over every padded position)",
 }
@@ -198,8 +198,8 @@ def child_retrieval(method: str, n_queries: int) -> dict:
         t = time.perf_counter()
         r = Retriever(pool, method)
         out["build_s"] = time.perf_counter() - t
-        out["index"] = f"{type(getattr(r, 'index', None)).__name__} ({r.index_source})" if method.startswith("emb") \
-            else "bm25s (sparse matrix)"
+        out["index"] = (f"{'exact grid search' if r.index is None else type(r.index).__name__} ({r.index_source})"
+                        if method.startswith("emb") else "bm25s (sparse matrix)")
         for u, ref in queries[:3]:  # warm-up (encoder load)
             r.retrieve([u], [ref], k=15)
         lat = []
@@ -413,6 +413,7 @@ def measure(args, argv) -> dict:
     from quality import git_commit, load_registry_tolerantly
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
     started = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
+    load_start = os.getloadavg()[0]
     t0 = time.time()
     log = lambda s: print(f"[{time.time() - t0:7.1f}s] {s}", file=sys.stderr, flush=True)  # noqa: E731
     results: dict = {"floors": {}, "metrics": [], "retrieval": [], "scaling": [], "parts": [],
@@ -455,7 +456,8 @@ def measure(args, argv) -> dict:
     argv_ = argv if argv is not None else sys.argv[1:]
     results.update({"command": "python benchmarks/speed.py" + (" " + shlex.join(argv_) if argv_ else ""),
                     "started": started, "minutes": (time.time() - t0) / 60, "commit": git_commit(),
-                    "cpus": os.cpu_count(), "python": platform.python_version()})
+                    "cpus": os.cpu_count(), "python": platform.python_version(),
+                    "load": [load_start, os.getloadavg()[0]]})
     return results
 
 
@@ -477,14 +479,21 @@ def _scaling_row(r: dict, threads, full: int | None, mark: str = "") -> dict:
             "mem": f"{r['index_mb']:.0f}" if "index_mb" in r else "-", "peak": f"{r['peak_mb']:.0f}", "note": note}
 
 
+def load_note(load) -> str:
+    """The one-minute load average at the start and end of the run, as the report states it."""
+    if not load:
+        return "load average not recorded"
+    return f"one-minute load average {load[0]:.2f} at the start and {load[1]:.2f} at the end"
+
+
 def render_report(results: dict, prevs: list[dict] | None = None) -> str:
     from core.report import fmt_num, render
     f1 = lambda x: fmt_num(x, 1)  # noqa: E731
     L = ["## Speed and memory", "",
          f"Made by `{results['command']}` on {results['started']} UTC (commit {results.get('commit')}, "
-         f"{results.get('cpus')} CPU cores shared with other work, Python {results.get('python')}), in "
-         f"{results.get('minutes', 0):.1f} min. Numbers move with machine load (the load average was 10-15 on 2 "
-         "cores during these runs): read ratios and orders of magnitude, not the third digit.", ""]
+         f"{results.get('cpus')} CPU cores, Python {results.get('python')}), in {results.get('minutes', 0):.1f} min, "
+         f"{load_note(results.get('load'))}. Numbers move with machine load: read ratios and orders of magnitude, "
+         "not the third digit.", ""]
     parts = results.get("parts", [])
     if "metrics" in parts:
         rows = []
@@ -499,7 +508,7 @@ def render_report(results: dict, prevs: list[dict] | None = None) -> str:
                          "peak": f"{r['peak_mb']:.0f}", "delta": f"{r['peak_mb'] - r['base_mb']:+.0f}",
                          "note": "; ".join(x for x in (
                              "" if r["finite"] == r["n"] else f"{r['n'] - r['finite']} NaN scores",
-                             "faster than the floor: " + FASTER_NOTE.get(r["metric"], "not explained; metric and floor ran minutes apart under heavy load")
+                             "faster than the floor: " + FASTER_NOTE.get(r["metric"], "not explained")
                              if ratio > 1.5 else "") if x)})
         floors = [{"metric": f"floor: {k}", "eps": f1(v.get("ex_per_s")), "peak": f"{v.get('peak_mb', 0):.0f}",
                    "delta": f"{v['peak_mb'] - v['base_mb']:+.0f}" if "peak_mb" in v else "",
