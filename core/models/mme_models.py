@@ -394,9 +394,6 @@ class PMIScorer:
         self.im_start, self.assistant = self.reading.im_start, self.reading.assistant
         self._forms: dict[int, str] = {}
 
-    def _enc(self, text: str) -> list[int]:
-        return self.tok(text, add_special_tokens=False)["input_ids"]
-
     def token_forms(self, ids: Sequence[int]) -> list[str]:
         """Each token as :func:`copied_tokens` compares it: without the leading-space mark, its ASCII letters
         lower-cased, so "It" at the start of a reply matches " it" inside the user's turn. Only A-Z are folded: the
@@ -437,7 +434,7 @@ class PMIScorer:
             said = context_turns(contexts[i])
             offsets = encoded[i]["offset_mapping"][:PM_RESP_TOKENS]
             words = copied_word_tokens(texts[i], offsets, said) if offsets else np.zeros(len(resp[i]), dtype=bool)
-            new = ~(copied_tokens(self.token_forms(resp[i]), [self.token_forms(self._enc(t)) for t in said]) | words)
+            new = ~(copied_tokens(self.token_forms(resp[i]), [self.token_forms(self.reading.encode(t)) for t in said]) | words)
             gain = a[new] - b[new]
             share, evidence = (float(np.mean(gain > 0)), float(np.sum(gain) / np.sqrt(len(gain)))) if new.any() \
                 else (0.0, 0.0)

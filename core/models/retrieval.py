@@ -229,11 +229,12 @@ reproducible mode (``core.models.blas``). A file without it was computed otherwi
 
 
 def cached_index_path(pool: Pool) -> Path:
-    """The cache file of a pool's exact float16 embeddings built on this machine (with ``-bf16-`` and the device
-    key in its name when MiniLM's encodings run in bfloat16, ``core.settings.minilm_precision``)."""
+    """The cache file of a pool's exact float16 embeddings built on this machine (with the device key in its name
+    when MiniLM's encodings run in bfloat16, ``core.settings.minilm_precision``)."""
     from core.models.device import active_device, device_key, precision_suffix
     # bfloat16 vectors differ by device and kind of CPU more than float16 rounding hides: each gets its own file
-    precision = f"-bf16-{device_key(active_device())}" if precision_suffix() else ""
+    # (the device key ends in +minilm-bf16)
+    precision = f"-{device_key(active_device())}" if precision_suffix() else ""
     return cache_dir() / f"{index_name(pool)}-{BUILT_VECTORS}{precision}.npy"
 
 
