@@ -276,8 +276,9 @@ def test_the_judges_cache_keeps_devices_and_cpu_kinds_apart(tmp_path, monkeypatc
     from core.models import device
     version = __import__("core").__version__
     assert judge_namespace("pairwise", "h", version, device_key("cpu")) == \
-        f"judge:pairwise|ckpt:h|v:{version}|device:cpu-{device.cpu_kernels()}"
-    assert judge_namespace("pairwise", "h", version, device_key("cuda")).endswith("|device:cuda")
+        f"judge:pairwise|ckpt:h|v:{version}|device:cpu-{device.cpu_kernels()}" + \
+        ("+smollm-f32" if device.smollm_dtype() == "float32" else "")
+    assert judge_namespace("pairwise", "h", version, device_key("cuda")).split("|device:")[1].startswith("cuda")
     assert device_key("cpu") != "cpu" and device.cpu_kernels()
     store = ScoreCache(tmp_path / "s.sqlite3", max_bytes=1 << 30)
     ctx, a, b = [["hi"], ["bye"]], ["hello there", "see you"], ["hey", "ok"]

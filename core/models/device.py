@@ -105,12 +105,23 @@ def native_bfloat16() -> bool:
     return family in ("amx-bf16", "avx512-bf16") and (not isa or "bf16" in isa or "amx" in isa)
 
 
+@functools.lru_cache(maxsize=1)
+def smollm_dtype() -> str:
+    """SmolLM2's number format in this process: ``bfloat16`` where this CPU multiplies bfloat16 matrices natively
+    (:func:`native_bfloat16`), ``float32`` elsewhere, where oneDNN converts every bfloat16 product to float32:
+    there SmolLM2's chat reading ran 3.3x faster in float32 (2 AVX2 cores: 1.51 against 0.46 replies/s,
+    docs/architecture.md, "Kinds of CPU"). Decided by the host's CPU once per process (the weights are cast once
+    and go to a GPU as they are), and named in every :func:`device_key`."""
+    return "bfloat16" if native_bfloat16() else "float32"
+
+
 def device_key(device: str) -> str:
     """How the score cache and the shipped precomputed scores name where a result was computed: the device,
-    and for the CPU its kernel family (``cpu-amx-bf16``, ``cpu-avx512-bf16``, ...); ``+minilm-bf16`` is
-    appended when MiniLM's encodings run in bfloat16 (``core.settings.minilm_precision``)."""
+    and for the CPU its kernel family (``cpu-amx-bf16``, ``cpu-avx512-bf16``, ...); ``+smollm-f32`` is appended
+    when SmolLM2 runs in float32 (:func:`smollm_dtype`), ``+minilm-bf16`` when MiniLM's encodings run in bfloat16
+    (``core.settings.minilm_precision``)."""
     where = f"cpu-{cpu_kernels()}" if device == "cpu" else device
-    return where + precision_suffix()
+    return where + ("+smollm-f32" if smollm_dtype() == "float32" else "") + precision_suffix()
 
 
 def precision_suffix() -> str:

@@ -34,7 +34,7 @@ import torch.nn.functional as F
 
 from core.models import checkpoints
 from core.models.batching import fixed_shape_batches, in_fixed_rows, padded_batch
-from core.models.device import on_device, placed
+from core.models.device import on_device, placed, smollm_dtype
 from core.models.corpus import CTX_TURNS, chitchat_split
 from core.models.encoders import smollm_threads
 from core.models.smollm_reading import (RESPONSE_TOKENS, TURN_TOKENS, TURNS, chat_reading, context_turns,
@@ -333,7 +333,7 @@ class SmolScorer:
         self.ctx_tokens = ctx_tokens
         tok, model = smollm()
         self.tok = tok
-        self.model = model.to(torch.bfloat16)
+        self.model = model.to(getattr(torch, smollm_dtype()))
         self.model.eval()
         self.bos = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
         self.pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id

@@ -26,7 +26,7 @@ from typing import Callable, NamedTuple, Sequence
 import numpy as np
 
 from core.models.batching import fixed_shape_batches, padded_batch
-from core.models.device import active_device, on_device, placed
+from core.models.device import active_device, on_device, placed, smollm_dtype
 from core.models.encoders import smollm_threads
 from core.models.heap import return_freed_memory
 from core.models.memo import remembers
@@ -99,7 +99,7 @@ class ChatReading:
         from core.models.encoders import smollm
         tok, model = smollm()
         self.tok = tok
-        self.model = model.to(torch.bfloat16).eval()
+        self.model = model.to(getattr(torch, smollm_dtype())).eval()
         self.pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id  # empty replies
         self.im_start = self.encode("<|im_start|>")
         self.im_end_nl = self.encode("<|im_end|>") + self.encode("\n")
