@@ -101,6 +101,21 @@ def test_bfloat16_counts_as_native_only_with_its_kernels(monkeypatch, kernels, n
     assert device.native_bfloat16() is native
 
 
+def test_the_cpu_kind_is_read_from_the_flags_as_torch_reads_it(monkeypatch):
+    """Without AVX-512F (and without ATEN_CPU_CAPABILITY) torch can only pick AVX2 or its default kernels, so the
+    kind is read from /proc/cpuinfo's flags without importing torch; on this machine it is what torch says."""
+    import torch
+    from core.models import device
+    monkeypatch.delenv("ATEN_CPU_CAPABILITY", raising=False)
+    assert device.vector_capability({"sse4_2", "avx", "avx2", "fma"}) == "avx2"
+    assert device.vector_capability({"sse4_2", "avx", "avx2"}) == "default"
+    assert device.vector_capability({"sse4_2"}) == "default"
+    with open("/proc/cpuinfo", encoding="utf-8") as f:
+        flags = next((set(line.split(":", 1)[1].split()) for line in f if line.startswith("flags")), set())
+    if flags:
+        assert device.vector_capability(flags) == str(torch.backends.cpu.get_cpu_capability()).lower()
+
+
 @pytest.mark.parametrize("value, says", [("bfloat16", "caption"), ("fp16", "error")])
 def test_the_dashboard_says_when_bfloat16_is_on_and_stops_on_a_bad_value(monkeypatch, repo_root, value, says):
     AppTest = pytest.importorskip("streamlit.testing.v1").AppTest

@@ -89,12 +89,22 @@ def cpu_kernels() -> str:
     elif "avx512_bf16" in flags:
         family = "avx512-bf16"
     elif flags:
-        import torch
-        family = str(torch.backends.cpu.get_cpu_capability()).lower()
+        family = vector_capability(flags)
     else:
         family = platform.machine().lower() or "unknown"
     isa = os.environ.get("ONEDNN_MAX_CPU_ISA", "").strip().lower()
     return f"{family}+isa:{isa}" if isa else family
+
+
+def vector_capability(flags: set[str]) -> str:
+    """torch's CPU capability (the vector kernels its own operators pick: ``avx512``, ``avx2``, ``default``), lower
+    case. Read from the CPU's ``flags`` where the answer is certain, without importing torch (about 2 s, which the
+    demo's first visit would otherwise wait on a CPU without AVX-512): no ``ATEN_CPU_CAPABILITY`` and no AVX-512F
+    leave torch AVX2 when the CPU has AVX2 and FMA, else its default kernels. Otherwise torch is asked."""
+    if "ATEN_CPU_CAPABILITY" not in os.environ and "avx512f" not in flags:
+        return "avx2" if {"avx2", "fma"} <= flags else "default"
+    import torch
+    return str(torch.backends.cpu.get_cpu_capability()).lower()
 
 
 def native_bfloat16() -> bool:
