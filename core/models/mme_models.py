@@ -315,10 +315,10 @@ class TCMNet(nn.Module):
 
 # ----------------------------------------------------------------------------- SM: SmolLM2 token surprisal
 class SmolScorer:
-    """Per-token log-likelihood of a response from SmolLM2-135M-Instruct (bfloat16 on CPU, one forward pass
-    per batch; the LM head is applied only at the response's positions). With ``ctx_tokens`` > 0 the last
-    ``ctx_tokens`` tokens of the context are the prompt; the shipped setting is 0 (the response alone, as
-    the paper's SM scores the response with a masked LM without the context).
+    """Per-token log-likelihood of a response from SmolLM2-135M-Instruct (bfloat16, or float32 on a CPU without
+    bfloat16 kernels; one forward pass per batch; the LM head is applied only at the response's positions).
+    With ``ctx_tokens`` > 0 the last ``ctx_tokens`` tokens of the context are the prompt; the shipped setting is
+    0 (the response alone, as the paper's SM scores the response with a masked LM without the context).
 
     Raw statistics per response (T = response tokens, p_t the model's probability of token t, H_t the
     entropy of the model's prediction at t):
@@ -434,7 +434,8 @@ class PMIScorer:
             said = context_turns(contexts[i])
             offsets = encoded[i]["offset_mapping"][:PM_RESP_TOKENS]
             words = copied_word_tokens(texts[i], offsets, said) if offsets else np.zeros(len(resp[i]), dtype=bool)
-            new = ~(copied_tokens(self.token_forms(resp[i]), [self.token_forms(self.reading.encode(t)) for t in said]) | words)
+            said_forms = [self.token_forms(self.reading.encode(t)) for t in said]
+            new = ~(copied_tokens(self.token_forms(resp[i]), said_forms) | words)
             gain = a[new] - b[new]
             share, evidence = (float(np.mean(gain > 0)), float(np.sum(gain) / np.sqrt(len(gain)))) if new.any() \
                 else (0.0, 0.0)

@@ -1,6 +1,7 @@
 """One SmolLM2 reading of a (context, reply), shared by MME's context-PMI sub-metric and the judge's reader.
 
-SmolLM2-135M-Instruct (``core.models.encoders.smollm``, bfloat16) reads the conversation in its chat format
+SmolLM2-135M-Instruct (``core.models.encoders.smollm``, bfloat16, or float32 where the CPU has no bfloat16
+kernels: ``core.models.device.smollm_dtype``) reads the conversation in its chat format
 (:meth:`ChatReading.prompt`: the last ``TURNS`` context turns as alternating ``user`` / ``assistant`` messages,
 the last one the user's, each cut to its last ``TURN_TOKENS`` tokens, then ``<|im_start|>assistant\\n``) followed
 by the reply (its first ``RESPONSE_TOKENS`` tokens). One forward pass gives both things read from it:
