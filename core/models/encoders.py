@@ -89,10 +89,10 @@ def set_threads() -> None:
 
 
 # SmolLM2 runs in bfloat16 (where the CPU has native bfloat16 kernels: core.models.device.smollm_dtype), whose
-# results move with the torch thread count (measured on 64 demo rows between 1 and
-# 2 threads: SM-NLL up to 0.74 nats, PM-mean up to 0.14 nats per token; float32 moves by < 1e-5 but is 2.6x
-# slower here). Its passes therefore always run on this many threads, whatever DIALEVAL_THREADS says, so a score
-# is the same on every surface and backend of one machine.
+# results move with the torch thread count (measured on 64 demo rows between 1 and 2 threads: SM-NLL up to 0.74
+# nats, PM-mean up to 0.14 nats per token; float32 moves by < 1e-5 but is 2.6x slower on an AVX-512 BF16 CPU).
+# Its passes therefore always run on this many threads, whatever DIALEVAL_THREADS says, so a score is the same on
+# every surface and backend of one machine.
 SMOLLM_THREADS = 2
 
 
