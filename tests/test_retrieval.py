@@ -134,3 +134,26 @@ def test_chitchat_default_pool():
     # 7,168 conversations; one has a single turn and gives no pair
     assert len(pool) > 130_000 and 7100 < pool.conv_id.max() + 1 <= 7168
     assert isinstance(pool.utterance(0), str) and pool.utterance(1) == pool.response(0)
+
+
+def test_the_shipped_pool_key_is_the_built_pools(monkeypatch, tmp_path):
+    """The default pool's key ships (checkpoints/pool-chitchat.json) so a signature never builds the pool; it must
+    be the key of the pool built from the installed corpus (else: python scripts/build_pool_index.py --key-only),
+    and with an empty cache folder pool_key() reads it without building the pool."""
+    data = retrieval.chitchat_corpus_file()
+    assert retrieval.shipped_pool_key(data) == retrieval.chitchat_pool().key, \
+        "stale checkpoints/pool-chitchat.json: run python scripts/build_pool_index.py --key-only"
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path))
+
+    def no_building(*_a, **_k):
+        raise AssertionError("pool_key built the pool")
+
+    monkeypatch.setattr(retrieval, "get_pool", no_building)
+    assert retrieval.pool_key(None) == retrieval.chitchat_pool().key
+    assert (tmp_path / "pool-keys.json").exists()  # remembered: the next signature does not even hash the file
+
+
+def test_a_pool_key_for_another_corpus_file_is_computed(tmp_path):
+    other = tmp_path / "dataset.json"
+    other.write_text("{}")
+    assert retrieval.shipped_pool_key(other) is None

@@ -206,6 +206,11 @@ def test_ties_are_ties_not_wins():
 def test_sign_test_and_randomization_agree_with_exact_values():
     assert stats.sign_test(9, 1) == pytest.approx(sps.binomtest(9, 10).pvalue)
     assert stats.sign_test(0, 0) == 1.0
+    assert stats.sign_test(1, 0) == 1.0 and stats.sign_test(6, 0) == 2 / 64 and stats.sign_test(5, 5) == 1.0
+    # exact integer sums up to EXACT_SIGN_TEST pairs, scipy's binomial beyond: both as scipy's binomtest
+    for wins, losses in [(3, 11), (40, 61), (517, 483), (9100, 8700), (12000, 13000), (30000, 29200)]:
+        assert stats.sign_test(wins, losses) == pytest.approx(sps.binomtest(wins, wins + losses).pvalue, rel=1e-9)
+        assert stats.sign_test(wins, losses) == stats.sign_test(losses, wins)
     # exact randomization p of 4 pairs with differences +1: 2 of 16 sign patterns are as extreme
     p = stats.approximate_randomization(np.ones(4), n_perm=20000, seed=1)
     assert p == pytest.approx(2 / 16, abs=0.01)
@@ -359,6 +364,32 @@ def test_a_length_controlled_rate_of_calls_all_one_way_has_an_interval():
     assert lc.rate == 0.0 and lc.low == 0.0
     assert lc.high == pytest.approx(stats.wilson_interval(0, 6)[1])
     assert stats.wilson_interval(0, 5)[0] == 0.0 and stats.wilson_interval(5, 5)[1] == 1.0  # not 2.8e-17
+
+
+def test_logistic_fits_at_once_equal_fits_one_at_a_time():
+    """The bootstrap's logistic fits run together (each stops on its own): every row's (intercept, slope) is the
+    fit of that row's weights alone, by plain Newton steps with numpy's solver."""
+    def one_fit(x, y, w, ridge):
+        beta, pen = np.zeros(2), np.array([0.0, ridge])
+        X = np.stack([np.ones_like(x), x], axis=1)
+        for _ in range(50):
+            p = 1 / (1 + np.exp(-(X @ beta)))
+            step = np.linalg.solve((X * (w * p * (1 - p))[:, None]).T @ X + np.diag(pen) + 1e-12 * np.eye(2),
+                                   X.T @ (w * (y - p)) - pen * beta)
+            beta = np.clip(beta + step, -30, 30)
+            if np.max(np.abs(step)) < 1e-10:
+                break
+        return beta
+
+    rng = np.random.default_rng(3)
+    x = np.tanh(rng.normal(size=40))
+    y = (rng.random(40) < 1 / (1 + np.exp(-1.5 * x))).astype(float)
+    W = rng.multinomial(40, np.ones(40) / 40, size=30).astype(float)
+    W[0] = 0
+    W[0, y == 1] = 1  # only wins: the intercept runs off to the clip
+    got = stats._logistic_fits(x, y, W, 0.01)
+    want = np.array([one_fit(x, y, w, 0.01) for w in W])
+    assert np.allclose(got, want, rtol=1e-9, atol=1e-9) and got[0, 0] == 30.0
 
 
 def test_no_length_controlled_rate_where_equal_length_lies_outside_the_pairs():

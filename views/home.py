@@ -58,9 +58,8 @@ def home() -> None:
     c1, c2 = st.columns([1, 2])
     if cs is not None:
         name = re.sub(r"[^\w.-]+", "_", f"dialeval_{comp.system_a}_vs_{comp.system_b}")[:80]  # letters of any script
-        c1.download_button("Download the report (HTML)", state.cached_report(
-            data.key, tuple(cs.metrics), judge is not None, data, verdict, cs), file_name=f"{name}.html",
-            mime="text/html", key="dl_report", on_click="ignore", type="primary",
+        c1.download_button("Download the report (HTML)", state.report_maker(data, verdict, cs),
+            file_name=f"{name}.html", mime="text/html", key="dl_report", on_click="ignore", type="primary",
             help="One self-contained file (opens offline): the verdict, tables with intervals, charts, every "
                  "pair side by side, signatures and the input files' SHA-256. The same as `dialeval report`.")
     ok, _ = dashboard.judge_status()

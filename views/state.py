@@ -19,7 +19,7 @@ import re
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Container, Iterator, Sequence
+from typing import Any, Callable, Container, Iterator, Sequence
 
 import streamlit as st
 
@@ -471,12 +471,14 @@ def cached_frame(key: str, metrics: tuple[str, ...], _cs: ComparisonScores):
     return dashboard.per_example_frame(_cs)
 
 
-@st.cache_data(show_spinner=False, max_entries=20)
-def cached_report(key: str, metrics: tuple[str, ...], judged: bool, _data: Loaded, _verdict: Verdict,
-                  _cs: ComparisonScores) -> bytes:
-    """The shareable HTML report (``core.html_report``) of one verdict, made once per comparison and metrics."""
-    from core.html_report import render_html
-    return render_html(_verdict, _data.comparison, _cs, _data.inputs).encode("utf-8")
+def report_maker(data: Loaded, verdict: Verdict, cs: ComparisonScores) -> Callable[[], bytes]:
+    """The shareable HTML report (``core.html_report``) of one verdict, as a callable for ``st.download_button``:
+    Streamlit runs it when the button is pressed, so a page view no longer renders a report nobody asked for
+    (0.3-0.4 s of the demo's first visit, seconds on a large upload)."""
+    def make() -> bytes:
+        from core.html_report import render_html
+        return render_html(verdict, data.comparison, cs, data.inputs).encode("utf-8")
+    return make
 
 
 # ------------------------------------------------------------------------------------------------

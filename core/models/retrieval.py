@@ -158,19 +158,44 @@ def load_pool(path: str | os.PathLike) -> Pool:
     return Pool.from_pairs(name, pairs)
 
 
+SHIPPED_POOL_KEY = "pool-chitchat.json"  # the default pool's key, by the corpus file's SHA-256 (build_pool_index.py)
+
+
+def chitchat_corpus_file() -> Path:
+    """The file chitchat-dataset reads its conversations from (the default pool's source)."""
+    import chitchat_dataset
+    return Path(chitchat_dataset.__file__).with_name("dataset.json")
+
+
+def shipped_pool_key(data: Path) -> str | None:
+    """The default pool's key as shipped in ``checkpoints/`` (:data:`SHIPPED_POOL_KEY`, written by
+    ``python scripts/build_pool_index.py --key-only``) when ``data`` is the corpus file it was computed from
+    (same SHA-256, about 0.1 s for its 40 MB), else None. ``tests/test_retrieval.py`` checks the shipped key
+    against the pool built from the installed corpus, so a change to how the pool is built cannot ship a stale
+    one."""
+    import json
+    try:
+        shipped = json.loads(checkpoint_file(SHIPPED_POOL_KEY).read_text(encoding="utf-8"))
+        digest = hashlib.sha256(data.read_bytes()).hexdigest()
+    except (OSError, ValueError):
+        return None
+    if isinstance(shipped, dict) and shipped.get("corpus_sha256") == digest and isinstance(shipped.get("key"), str):
+        return shipped["key"]
+    return None
+
+
 def pool_key(path: str | os.PathLike | None = None) -> str:
-    """``get_pool(path).key`` (name and content hash, for signatures). The default pool's key is remembered
-    in the cache folder, keyed by the chitchat-dataset file (path, size, mtime) and the source of the code
-    that builds the pool, so a signature does not read the corpus (about a second); any change to either
-    recomputes it."""
+    """``get_pool(path).key`` (name and content hash, for signatures). For the default pool the key is read,
+    in this order, from the cache folder (keyed by the chitchat-dataset file's path, size and mtime and the
+    source of the code that builds the pool), from the key shipped for that corpus file
+    (:func:`shipped_pool_key`), and only then computed by building the pool (about 2 s: the first visit of a
+    new machine paid it before the verdict showed); the first two never read the corpus."""
     if path not in (None, "", "chitchat"):
         return get_pool(path).key
     import json
 
-    import chitchat_dataset
-
     from core.models import corpus
-    data = Path(chitchat_dataset.__file__).with_name("dataset.json")
+    data = chitchat_corpus_file()
     if not data.exists():
         return get_pool(None).key
     st = data.stat()
@@ -183,7 +208,7 @@ def pool_key(path: str | os.PathLike | None = None) -> str:
         known = {}
     if isinstance(known, dict) and isinstance(known.get(ident), str):
         return known[ident]
-    key = get_pool(None).key
+    key = shipped_pool_key(data) or get_pool(None).key
     try:
         from core.outputs import write_text
         write_text(memo, json.dumps({ident: key}))
