@@ -1,14 +1,16 @@
 """How long a cold comparison and the judge take once the models are loaded (issue 23's targets: a 1,000-row
 comparison with the default metrics under 60 s, the judge at 25 pairs/s or more on 2 cores). Prints a table.
 
-    .venv/bin/python benchmarks/comparison_speed.py [--pairs 1000] [--judge-pairs 240]
+    .venv/bin/python benchmarks/comparison_speed.py [--pairs 1000] [--judge-pairs 240] [--fixed-rows]
 
 Rows are made from the demo (demo/demo.jsonl, both systems): pair i takes the demo pair i mod 60 and appends
 " (k)" to the last context turn and to both replies (k = i // 60), so every text is new to the encoders' memory.
 The judge is timed twice: on the first pairs of the comparison just scored (as after `dialeval compare` or the
 dashboard's scores: MME, which the judge's mix reads, has read those replies) and on pairs nothing has read.
 The models are loaded first by scoring and judging the demo itself (not timed); the score cache is off.
-Times include the verdict (bootstrap and permutation tests) for the comparison.
+Times include the verdict (bootstrap and permutation tests) for the comparison. ``--fixed-rows`` keeps every
+batch's dummy rows (``core.models.device.rows_are_independent`` answers no), as every CPU did before 2026-11-28:
+run once with it and once without to see what dropping them gains where rows are independent (AVX2).
 """
 from __future__ import annotations
 
@@ -42,7 +44,13 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pairs", type=int, default=1000)
     ap.add_argument("--judge-pairs", type=int, default=240)
+    ap.add_argument("--fixed-rows", action="store_true", help="keep the dummy rows of every batch (the old path)")
     a = ap.parse_args()
+    from core.models import device
+    if a.fixed_rows:
+        device.rows_are_independent = lambda dtype: False
+    rows = "dummy rows kept" if a.fixed_rows else (
+        "dummy rows dropped" if device.rows_are_independent("float32") else "dummy rows kept (this CPU)")
     from core.data import load_comparison
     from core.engine import DEFAULT_METRICS, judge_comparison, score_comparison
     from core.verdict import build_verdict
@@ -66,7 +74,7 @@ def main() -> int:
     judge_comparison(fresh)
     fresh_s = time.perf_counter() - t0
     print(f"Load average at start {load:.2f} (2 cores); models loaded and the demo scored first in {loading:.1f} s "
-          "(not counted); score cache off.\n")
+          f"(not counted); score cache off; {device.device_key('cpu')}, {rows}.\n")
     print("| measurement | seconds | rate | target |\n|---|---|---|---|")
     print(f"| cold comparison, {a.pairs} pairs ({2 * a.pairs} rows), {', '.join(DEFAULT_METRICS)}, verdict included "
           f"| {compare_s:.1f} | {2 * a.pairs / compare_s:.1f} rows/s | < 60 s |")

@@ -52,7 +52,7 @@ from core.judges.smollm_reader import MEMBERS as READER_MEMBERS
 from core.judges.smollm_reader import SmolLMReader, lm_features, reads_as_recorded
 from core.judges.smollm_reader import config as reader_config
 from core.models import checkpoints
-from core.models.batching import ROWS, fixed_shape_batches, in_fixed_rows, padded_batch
+from core.models.batching import ROWS, batch_rows, dtype_name, fixed_shape_batches, in_fixed_rows, padded_batch
 from core.progress import Progress, share_of
 from core.scoring import Judge, JudgeOutput, register_judge, verdicts
 from core.settings import SEED
@@ -140,7 +140,7 @@ def bottom_states(seqs: list[list[int]], progress: Progress | None = None, desc:
     done = 0
     with torch.no_grad():
         for idx, length in fixed_shape_batches([len(s) for s in seqs]):
-            ids, mask = padded_batch(seqs, idx, length)
+            ids, mask = padded_batch(seqs, idx, length, batch_rows(len(idx), dtype_name(model)))
             h = model.embeddings(input_ids=ids, token_type_ids=torch.zeros_like(ids))
             ext = _ext_mask(mask)
             for layer in model.encoder.layer[:n_frozen]:

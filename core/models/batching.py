@@ -8,7 +8,9 @@ rows (the last filled with dummy rows) whose padded length depends only on each 
 up to a multiple of ``step``). A sequence's result is then a function of the sequence alone: scoring a file by
 itself or beside any partner gives bit-identical per-row numbers, and a result cached per row equals a fresh one.
 It is also faster than padding length-sorted batches to their longest member (measured: MiniLM 486 vs 418
-texts/s on 2 cores).
+texts/s on 2 cores). Where a batch's rows do not change each other's numbers (float32 on an AVX2 CPU,
+``core.models.device.rows_are_independent``) a batch holds only its real rows (:func:`batch_rows`): same bits,
+without the dummy rows' work.
 """
 from __future__ import annotations
 
@@ -19,6 +21,19 @@ import numpy as np
 ROWS = 16  # rows in every batch of a transformer pass
 STEP = 8  # sequence lengths are padded up to a multiple of this
 HEAD_ROWS = 256  # rows in every batch of a small head (MLP, linear layer) over vectors
+
+
+def batch_rows(n: int, dtype: str) -> int:
+    """How many rows a transformer batch of ``n`` real sequences in ``dtype`` (``"float32"``, ``"bfloat16"``) has
+    on the active device: ``ROWS`` (the rest dummy rows), or ``n`` where rows do not change each other's numbers
+    (``core.models.device.rows_are_independent``; the padded length matters everywhere and stays)."""
+    from core.models import device
+    return n if device.rows_are_independent(dtype) else ROWS
+
+
+def dtype_name(module) -> str:
+    """The number format of a torch module's first parameter (``"float32"``, ``"bfloat16"``, ...)."""
+    return str(next(module.parameters()).dtype).removeprefix("torch.")
 
 
 def fixed_shape_batches(lengths: Sequence[int], rows: int = ROWS, step: int = STEP) -> list[tuple[list[int], int]]:

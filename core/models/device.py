@@ -128,6 +128,17 @@ def smollm_dtype() -> str:
     return "bfloat16" if native_bfloat16() else "float32"
 
 
+def rows_are_independent(dtype: str) -> bool:
+    """Whether a transformer pass in ``dtype`` on the active device gives each row of a batch the same bits
+    whatever the number of rows beside it, so a batch needs no dummy rows to keep its shape
+    (``core.models.batching``; the padded length still matters everywhere). True for float32 on a CPU of the
+    ``avx2`` family (MKL's float32 kernels): SmolLM2's hidden states at every layer were bit-identical for 1, 3, 8,
+    12 and 15 rows against 16 (demo rows, 2 AMD EPYC AVX2 cores, 2026-11-28), and ``tests/test_mme.py`` checks it
+    on every run there. Not measured, so False: bfloat16 (oneDNN's AMX tiles and AVX-512 BF16 round by batch
+    shape), other CPU families, GPUs."""
+    return active_device() == "cpu" and dtype == "float32" and cpu_kernels() == "avx2"
+
+
 def device_key(device: str) -> str:
     """How the score cache and the shipped precomputed scores name where a result was computed: the device,
     and for the CPU its kernel family (``cpu-amx-bf16``, ``cpu-avx512-bf16``, ...); ``+smollm-f32`` is appended
