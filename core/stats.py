@@ -38,13 +38,15 @@ Choices, fixed and tested (tests/test_stats.py):
   no bootstrap interval and no bootstrap p-value (NaN, shown as "-"), so no verdict names a winner; the
   randomization p-value (exact in its coarseness: 2^G sign flips) and scipy's unclustered correlation p stay.
 
-Pure functions on arrays: the verdict that uses them is ``core/verdict.py``. scipy.stats is imported only by the
-correlations that need it (about 1.3 s of a first visit's 4-7 s went to importing it): the verdict's Wilson
-bound and sign test use the standard library (:func:`wilson_bounds`, :func:`sign_test`).
+Pure functions on arrays: the verdict that uses them is ``core/verdict.py``. scipy.stats is imported only where it
+is needed (correlations; a sign test over more than 20,000 pairs): importing it took 1.2 s of the demo's first visit
+on 2 AVX2 cores, so the verdict's Wilson bound and sign test use the standard library (:func:`wilson_bounds`,
+:func:`sign_test`).
 """
 from __future__ import annotations
 
 import math
+import operator
 import warnings
 from dataclasses import asdict, dataclass, field
 from statistics import NormalDist
@@ -54,7 +56,7 @@ import numpy as np
 
 METHODS = ("spearman", "pearson", "kendall")
 FEW_SYSTEMS = 10  # below this many systems a system-level correlation gets a fragility warning
-_CHUNK = 256  # bootstrap replicates processed at once (bounds memory at ~CHUNK x n floats)
+_CHUNK = 256  # bootstrap replicates drawn at once (bounds memory at ~CHUNK x n floats per array)
 MIN_RESAMPLED = 5  # fewer units (contexts or rows) than this: no bootstrap interval or p (module docstring)
 MIN_BOOT = 100  # fewest bootstrap resamples a reported interval may rest on (check_settings)
 MAX_RESAMPLES = 1_000_000  # most resamples or permutations one setting may ask for (check_settings)
@@ -535,7 +537,11 @@ def sign_test(wins: int, losses: int) -> float:
     """Two-sided exact sign test: P under Binomial(n = wins + losses, 1/2) of an outcome at least as far from
     n/2 as ``wins``, ``min(1, 2 * sum_{i <= min(wins, losses)} C(n, i) / 2^n)`` (what scipy's ``binomtest`` computes
     for p = 1/2), summed in exact integers up to ``EXACT_SIGN_TEST`` pairs, then from scipy's binomial
-    distribution; ties are not passed in."""
+    distribution; ties are not passed in. Counts may be any integers (numpy's too: they are made Python integers,
+    whose sums cannot overflow); a negative count is refused."""
+    wins, losses = operator.index(wins), operator.index(losses)
+    if wins < 0 or losses < 0:
+        raise ValueError(f"need wins, losses >= 0, got {wins}, {losses}")
     n = wins + losses
     if n == 0:
         return 1.0
@@ -822,6 +828,7 @@ def _logistic_fits(x: np.ndarray, y: np.ndarray, W: np.ndarray, ridge: float) ->
     return beta
 
 
+FIT_FLOATS = 2_000_000  # values per array of the logistic fits solved together (about 16 MB each; they hold ~7)
 EQUAL_LENGTH_SHARE = 0.1  # equal length must lie between the 10th and 90th percentiles of the length differences
 
 
@@ -859,10 +866,13 @@ def length_controlled_win_rate(a_wins: Sequence[float], length_diff: Sequence[fl
     sig = lambda b: 1.0 / (1.0 + math.exp(-b))  # noqa: E731
     rng = np.random.default_rng(seed)
     reps = np.empty(n_boot)
+    fits_at_once = max(1, min(_CHUNK, FIT_FLOATS // n))  # the fits' arrays stay near _CHUNK x n floats
     for s in range(0, n_boot, _CHUNK):
         k = min(_CHUNK, n_boot - s)
         W = _cluster_counts(rng, G, k)[:, codes]
-        reps[s:s + k] = 1.0 / (1.0 + np.exp(-_logistic_fits(x, y, W, ridge)[:, 0]))
+        for f in range(0, k, fits_at_once):
+            part = _logistic_fits(x, y, W[f:f + fits_at_once], ridge)
+            reps[s + f:s + f + len(part)] = 1.0 / (1.0 + np.exp(-part[:, 0]))
     lo, hi = _percentile_interval(reps, level) if n_boot > 0 else (math.nan, math.nan)
     rate = _snap(sig(b0))
     w_lo, w_hi = wilson_bounds(rate, n, level)

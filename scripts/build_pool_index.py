@@ -13,11 +13,12 @@ SHA-256), so a signature never builds the pool to learn it (``core.models.retrie
 import argparse
 import hashlib
 import json
+from importlib.metadata import version
 
 from tqdm import tqdm
 
 from core.models.retrieval import (SHIPPED_POOL_KEY, chitchat_corpus_file, chitchat_pool, index_name,
-                                   pool_embeddings, save_pq_index)
+                                   pool_code_fingerprint, pool_embeddings, save_pq_index)
 from core.outputs import write_text
 from core.settings import use_float32_encodings, writable_checkpoint_dir
 
@@ -26,8 +27,9 @@ def write_pool_key() -> None:
     pool = chitchat_pool()
     data = chitchat_corpus_file()
     out = writable_checkpoint_dir() / SHIPPED_POOL_KEY
+    corpus = f"chitchat-dataset=={version('chitchat-dataset')} (MIT), {data.name}"
     write_text(out, json.dumps({"key": pool.key, "corpus_sha256": hashlib.sha256(data.read_bytes()).hexdigest(),
-                                "corpus": "chitchat-dataset==0.9.0 (MIT), dataset.json", "pairs": len(pool),
+                                "code": pool_code_fingerprint(), "corpus": corpus, "pairs": len(pool),
                                 "texts": len(pool.texts), "made_by": "python scripts/build_pool_index.py"},
                                indent=1) + "\n")
     print(f"{pool.key}: wrote {out}")

@@ -144,16 +144,23 @@ def test_the_shipped_pool_key_is_the_built_pools(monkeypatch, tmp_path):
     assert retrieval.shipped_pool_key(data) == retrieval.chitchat_pool().key, \
         "stale checkpoints/pool-chitchat.json: run python scripts/build_pool_index.py --key-only"
     monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path))
+    monkeypatch.setattr(retrieval, "_POOL_KEYS", {})  # nothing known in this process either
 
     def no_building(*_a, **_k):
         raise AssertionError("pool_key built the pool")
 
     monkeypatch.setattr(retrieval, "get_pool", no_building)
     assert retrieval.pool_key(None) == retrieval.chitchat_pool().key
-    assert (tmp_path / "pool-keys.json").exists()  # remembered: the next signature does not even hash the file
+    assert (tmp_path / "pool-keys.json").exists()  # remembered: the next process does not even hash the file
 
 
-def test_a_pool_key_for_another_corpus_file_is_computed(tmp_path):
+def test_a_shipped_pool_key_is_not_used_for_another_corpus_or_other_code(monkeypatch, tmp_path):
     other = tmp_path / "dataset.json"
     other.write_text("{}")
     assert retrieval.shipped_pool_key(other) is None
+    monkeypatch.setattr(retrieval, "pool_code_fingerprint", lambda: "changed-code")
+    assert retrieval.shipped_pool_key(retrieval.chitchat_corpus_file()) is None
+    # then the key is computed from the pool itself
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path))
+    monkeypatch.setattr(retrieval, "_POOL_KEYS", {})
+    assert retrieval.pool_key(None) == retrieval.chitchat_pool().key

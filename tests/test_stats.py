@@ -203,6 +203,26 @@ def test_ties_are_ties_not_wins():
     assert r.win_rate_ties_split == pytest.approx(0.55)
 
 
+def test_the_verdicts_path_does_not_import_scipy_stats():
+    """Importing scipy.stats took 1.2 s of the demo's first visit: the engine, the verdict, the reports, the command
+    line and the dashboard's helpers load without it (correlations import it when they run)."""
+    import subprocess
+    import sys
+    code = ("import sys, core.engine, core.verdict, core.report, core.html_report, core.cli, core.dashboard; "
+            "print('scipy.stats' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_sign_test_takes_numpy_counts_and_refuses_negative_ones():
+    assert stats.sign_test(np.int64(40), np.int64(61)) == pytest.approx(sps.binomtest(40, 101).pvalue, rel=1e-12)
+    assert stats.sign_test(np.int32(30000), np.int32(29200)) == pytest.approx(sps.binomtest(30000, 59200).pvalue)
+    with pytest.raises(ValueError):
+        stats.sign_test(-1, 3)
+    with pytest.raises(TypeError):
+        stats.sign_test(2.5, 3)
+
+
 def test_sign_test_and_randomization_agree_with_exact_values():
     assert stats.sign_test(9, 1) == pytest.approx(sps.binomtest(9, 10).pvalue)
     assert stats.sign_test(0, 0) == 1.0

@@ -474,10 +474,16 @@ def cached_frame(key: str, metrics: tuple[str, ...], _cs: ComparisonScores):
 def report_maker(data: Loaded, verdict: Verdict, cs: ComparisonScores) -> Callable[[], bytes]:
     """The shareable HTML report (``core.html_report``) of one verdict, as a callable for ``st.download_button``:
     Streamlit runs it when the button is pressed, so a page view no longer renders a report nobody asked for
-    (0.3-0.4 s of the demo's first visit, seconds on a large upload)."""
+    (0.3-0.4 s of the demo's first visit, seconds on a large upload). A failure gives a page that says why."""
     def make() -> bytes:
         from core.html_report import render_html
-        return render_html(verdict, data.comparison, cs, data.inputs).encode("utf-8")
+        try:
+            return render_html(verdict, data.comparison, cs, data.inputs).encode("utf-8")
+        except Exception as e:  # it runs outside the page: a failure would otherwise be a download that never ends
+            import html
+            return (f"<!doctype html><meta charset='utf-8'><title>dialeval: no report</title><p>The report could "
+                    f"not be made: {html.escape(f'{type(e).__name__}: {e}')}</p><p>`dialeval report` on the "
+                    "command line makes the same file.</p>").encode("utf-8")
     return make
 
 

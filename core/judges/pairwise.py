@@ -140,7 +140,7 @@ def bottom_states(seqs: list[list[int]], progress: Progress | None = None, desc:
     done = 0
     with torch.no_grad():
         for idx, length in fixed_shape_batches([len(s) for s in seqs]):
-            ids, mask = padded_batch(seqs, idx, length, batch_rows(len(idx), dtype_name(model)))
+            ids, mask = padded_batch(seqs, idx, length, batch_rows(len(idx), dtype_name(model), length))
             h = model.embeddings(input_ids=ids, token_type_ids=torch.zeros_like(ids))
             ext = _ext_mask(mask)
             for layer in model.encoder.layer[:n_frozen]:

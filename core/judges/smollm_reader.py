@@ -48,8 +48,9 @@ def config() -> dict[str, Any]:
             "prompt": "chat format: last context turns as user/assistant messages, then the reply as the "
                       "assistant's (core.models.smollm_reading, shared with MME's PM)",
             "turns": TURNS, "turn_tokens": TURN_TOKENS, "reply_tokens": REPLY_TOKENS, "layers": list(LAYERS),
-            "batching": "fixed-shape batches (core.models.batching: 16 rows, lengths padded to a multiple of 32): a "
-                        "reply's features never depend on what else is read with it"}
+            "batching": "fixed-shape batches (core.models.batching: 16 rows, no dummy rows where rows are "
+                        "independent, lengths padded to a multiple of 32): a reply's features never depend on what "
+                        "else is read with it"}
 
 
 def reads_as_recorded(recorded: dict[str, Any]) -> bool:

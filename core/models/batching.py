@@ -9,8 +9,8 @@ up to a multiple of ``step``). A sequence's result is then a function of the seq
 itself or beside any partner gives bit-identical per-row numbers, and a result cached per row equals a fresh one.
 It is also faster than padding length-sorted batches to their longest member (measured: MiniLM 486 vs 418
 texts/s on 2 cores). Where a batch's rows do not change each other's numbers (float32 on an AVX2 CPU,
-``core.models.device.rows_are_independent``) a batch holds only its real rows (:func:`batch_rows`): same bits,
-without the dummy rows' work.
+``core.models.device.rows_are_independent``) a transformer batch holds only its real rows, or as many as make
+``MIN_BATCH_TOKENS`` positions (:func:`batch_rows`): same bits, without most of the dummy rows' work.
 """
 from __future__ import annotations
 
@@ -23,12 +23,21 @@ STEP = 8  # sequence lengths are padded up to a multiple of this
 HEAD_ROWS = 256  # rows in every batch of a small head (MLP, linear layer) over vectors
 
 
-def batch_rows(n: int, dtype: str) -> int:
-    """How many rows a transformer batch of ``n`` real sequences in ``dtype`` (``"float32"``, ``"bfloat16"``) has
-    on the active device: ``ROWS`` (the rest dummy rows), or ``n`` where rows do not change each other's numbers
-    (``core.models.device.rows_are_independent``; the padded length matters everywhere and stays)."""
+MIN_BATCH_TOKENS = 64  # a batch without dummy rows still holds at least this many token positions
+
+
+def batch_rows(n: int, dtype: str, length: int) -> int:
+    """How many rows a transformer batch of ``n`` real sequences of padded ``length`` in ``dtype`` (``"float32"``,
+    ``"bfloat16"``) has on the active device: ``ROWS`` (the rest dummy rows), or where rows do not change each
+    other's numbers (``core.models.device.rows_are_independent``) just ``n``, raised to at least
+    ``MIN_BATCH_TOKENS`` token positions (at most ``ROWS`` rows). The floor: the judge's frozen MiniLM layers
+    gave other bits for one 8-token row alone (a product of 8 rows took another kernel); every batch of 16 token
+    positions or more gave the same bits as 16 rows (MiniLM at padded lengths 8-64, SmolLM2 at 32-128, every row
+    count; 2 AVX2 cores, 2026-11-28). The padded length matters everywhere and stays."""
     from core.models import device
-    return n if device.rows_are_independent(dtype) else ROWS
+    if not device.rows_are_independent(dtype):
+        return ROWS
+    return min(ROWS, max(n, -(-MIN_BATCH_TOKENS // max(1, length))))
 
 
 def dtype_name(module) -> str:
@@ -39,7 +48,8 @@ def dtype_name(module) -> str:
 def fixed_shape_batches(lengths: Sequence[int], rows: int = ROWS, step: int = STEP) -> list[tuple[list[int], int]]:
     """``[(indices, padded_length), ...]``: the indices of ``lengths`` grouped by their length rounded up to a
     multiple of ``step`` (``step=1``: exact lengths, for recurrent encoders that read to each row's end), at most
-    ``rows`` per batch. The caller pads every batch to exactly ``rows`` rows of ``padded_length``."""
+    ``rows`` per batch. The caller pads every batch to ``padded_length`` and to exactly ``rows`` rows, or to
+    :func:`batch_rows` rows where rows are independent."""
     buckets: dict[int, list[int]] = {}
     for i, n in enumerate(lengths):
         buckets.setdefault(max(step, -(-max(int(n), 1) // step) * step), []).append(i)

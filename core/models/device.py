@@ -70,20 +70,25 @@ def offered_devices() -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=1)
+def cpu_flags() -> frozenset[str]:
+    """The CPU's feature flags as ``/proc/cpuinfo`` lists them (empty where there is no such file)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return frozenset(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return frozenset()
+
+
+@functools.lru_cache(maxsize=1)
 def cpu_kernels() -> str:
     """This CPU's family of bfloat16 matrix kernels: ``amx-bf16`` (Intel AMX tiles), ``avx512-bf16`` (AVX-512
     BF16 instructions), else torch's vector capability (``avx512``, ``avx2``, ``default``, lower case) or the
     machine type (``arm64``). A limit set with ``ONEDNN_MAX_CPU_ISA`` is appended (``+isa:...``), since it
     changes which kernels run."""
-    flags: set[str] = set()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if line.startswith("flags"):
-                    flags = set(line.split(":", 1)[1].split())
-                    break
-    except OSError:
-        pass
+    flags = cpu_flags()
     if "amx_bf16" in flags:
         family = "amx-bf16"
     elif "avx512_bf16" in flags:
@@ -131,12 +136,21 @@ def smollm_dtype() -> str:
 def rows_are_independent(dtype: str) -> bool:
     """Whether a transformer pass in ``dtype`` on the active device gives each row of a batch the same bits
     whatever the number of rows beside it, so a batch needs no dummy rows to keep its shape
-    (``core.models.batching``; the padded length still matters everywhere). True for float32 on a CPU of the
-    ``avx2`` family (MKL's float32 kernels): SmolLM2's hidden states at every layer were bit-identical for 1, 3, 8,
-    12 and 15 rows against 16 (demo rows, 2 AMD EPYC AVX2 cores, 2026-11-28), and ``tests/test_mme.py`` checks it
-    on every run there. Not measured, so False: bfloat16 (oneDNN's AMX tiles and AVX-512 BF16 round by batch
-    shape), other CPU families, GPUs."""
-    return active_device() == "cpu" and dtype == "float32" and cpu_kernels() == "avx2"
+    (``core.models.batching``; the padded length still matters everywhere and stays). True for float32 on a CPU of
+    the ``avx2`` family without AVX-512 (so MKL runs its AVX2 code too, whatever ``ATEN_CPU_CAPABILITY`` tells
+    torch) with MKL in its reproducible mode (``core.models.blas``, as when measured): SmolLM2's hidden states at
+    every layer were bit-identical for 1, 3, 8, 12 and 15 rows against 16 (demo rows, 2 AMD EPYC AVX2 cores,
+    2026-11-28), and ``tests/test_batching.py`` checks the passes, one-row batches included, wherever the tests
+    run on such a CPU (Intel AVX2 CPUs count too; not measured on one). Not measured, so False: bfloat16 (oneDNN's
+    AMX tiles and AVX-512 BF16 round by batch shape), other CPU families, GPUs."""
+    return (active_device() == "cpu" and dtype == "float32" and cpu_kernels() == "avx2"
+            and "avx512f" not in cpu_flags() and _reproducible_mkl())
+
+
+@functools.lru_cache(maxsize=1)
+def _reproducible_mkl() -> bool:
+    from core.models.blas import reproducible_products
+    return reproducible_products() is True
 
 
 def device_key(device: str) -> str:

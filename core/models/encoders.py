@@ -169,7 +169,8 @@ def minilm_forward(texts: Sequence[str], per_text: Callable[[np.ndarray, list[in
     pinned = smollm_threads() if next(model.parameters()).dtype == torch.bfloat16 else contextlib.nullcontext()
     with torch.inference_mode(), pinned:
         for idx, length in fixed_shape_batches([len(x) for x in ids]):
-            x, mask = on_device(*padded_batch(ids, idx, length, rows=batch_rows(len(idx), dtype_name(model))))
+            rows = batch_rows(len(idx), dtype_name(model), length)
+            x, mask = on_device(*padded_batch(ids, idx, length, rows=rows))
             h = model(input_ids=x, attention_mask=mask).last_hidden_state.float().cpu().numpy()
             for j, i in enumerate(idx):
                 out[i] = per_text(h[j, :len(ids[i])], ids[i])

@@ -159,6 +159,7 @@ def load_pool(path: str | os.PathLike) -> Pool:
 
 
 SHIPPED_POOL_KEY = "pool-chitchat.json"  # the default pool's key, by the corpus file's SHA-256 (build_pool_index.py)
+_POOL_KEYS: dict[str, str] = {}  # the default pool's key, once known in this process
 
 
 def chitchat_corpus_file() -> Path:
@@ -167,29 +168,38 @@ def chitchat_corpus_file() -> Path:
     return Path(chitchat_dataset.__file__).with_name("dataset.json")
 
 
+def pool_code_fingerprint() -> str:
+    """A hash of the source of the code that turns the corpus into the default pool and its key (the corpus
+    reader, :meth:`Pool.from_dialogues`, the content hash), so a change to it never meets a key shipped before."""
+    import inspect
+    parts = (chitchat_dialogues, Pool.from_dialogues, Pool.content_hash.func, Pool.key.fget)
+    return hashlib.sha1("\n".join(inspect.getsource(f) for f in parts).encode("utf-8")).hexdigest()[:12]
+
+
 def shipped_pool_key(data: Path) -> str | None:
     """The default pool's key as shipped in ``checkpoints/`` (:data:`SHIPPED_POOL_KEY`, written by
     ``python scripts/build_pool_index.py --key-only``) when ``data`` is the corpus file it was computed from
-    (same SHA-256, about 0.1 s for its 40 MB), else None. ``tests/test_retrieval.py`` checks the shipped key
-    against the pool built from the installed corpus, so a change to how the pool is built cannot ship a stale
-    one."""
+    (same SHA-256, about 0.1 s for its 40 MB) and the pool is built by the same code
+    (:func:`pool_code_fingerprint`), else None. ``tests/test_retrieval.py`` checks the shipped key against the
+    pool built from the installed corpus."""
     import json
     try:
         shipped = json.loads(checkpoint_file(SHIPPED_POOL_KEY).read_text(encoding="utf-8"))
         digest = hashlib.sha256(data.read_bytes()).hexdigest()
     except (OSError, ValueError):
         return None
-    if isinstance(shipped, dict) and shipped.get("corpus_sha256") == digest and isinstance(shipped.get("key"), str):
+    if (isinstance(shipped, dict) and shipped.get("corpus_sha256") == digest
+            and shipped.get("code") == pool_code_fingerprint() and isinstance(shipped.get("key"), str)):
         return shipped["key"]
     return None
 
 
 def pool_key(path: str | os.PathLike | None = None) -> str:
     """``get_pool(path).key`` (name and content hash, for signatures). For the default pool the key is read,
-    in this order, from the cache folder (keyed by the chitchat-dataset file's path, size and mtime and the
-    source of the code that builds the pool), from the key shipped for that corpus file
+    in this order, from this process's memory, from the cache folder (keyed by the chitchat-dataset file's path,
+    size and mtime and the source of the code that builds the pool), from the key shipped for that corpus file
     (:func:`shipped_pool_key`), and only then computed by building the pool (about 2 s: the first visit of a
-    new machine paid it before the verdict showed); the first two never read the corpus."""
+    new machine paid it before the verdict showed); none but the last reads the corpus."""
     if path not in (None, "", "chitchat"):
         return get_pool(path).key
     import json
@@ -201,14 +211,18 @@ def pool_key(path: str | os.PathLike | None = None) -> str:
     st = data.stat()
     code = hashlib.sha1(Path(corpus.__file__).read_bytes() + Path(__file__).read_bytes()).hexdigest()[:12]
     ident = f"{data}:{st.st_size}:{st.st_mtime_ns}:{code}"
+    if ident in _POOL_KEYS:
+        return _POOL_KEYS[ident]
     memo = cache_dir() / "pool-keys.json"
     try:
         known = json.loads(memo.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         known = {}
     if isinstance(known, dict) and isinstance(known.get(ident), str):
+        _POOL_KEYS[ident] = known[ident]
         return known[ident]
     key = shipped_pool_key(data) or get_pool(None).key
+    _POOL_KEYS[ident] = key
     try:
         from core.outputs import write_text
         write_text(memo, json.dumps({ident: key}))

@@ -65,8 +65,9 @@ def response_token_logprobs(model, pad: int, seqs: Sequence[tuple[list[int], lis
     None). One forward pass per fixed-shape batch of prompt + response (``core.models.batching``; lengths padded
     to a multiple of ``step``), the LM head applied only at the response's positions; MME's SM and PM and the
     judge's reader share it. Where rows do not change each other's numbers (float32 on an AVX2 CPU,
-    ``core.models.device.rows_are_independent``) a batch holds only its real rows: the dummy rows that fill a
-    fixed-shape batch were a third of the tokens read for the demo's 120 replies, and the numbers are the same bits.
+    ``core.models.device.rows_are_independent``) a batch holds only its real rows (``batching.batch_rows``): the
+    dummy rows that fill a fixed-shape batch were a third of the tokens read for the demo's 120 replies, and the
+    numbers are the same bits.
     ``progress(done, total, desc)`` counts sequences from ``done0``."""
     import torch
     model = placed(model)
@@ -76,7 +77,8 @@ def response_token_logprobs(model, pad: int, seqs: Sequence[tuple[list[int], lis
     dtype = dtype_name(model)
     with torch.inference_mode():
         for idx, length in fixed_shape_batches([len(q) for q in full], step=step):
-            ids, mask = on_device(*padded_batch(full, idx, length, rows=batch_rows(len(idx), dtype), pad_id=pad))
+            ids, mask = on_device(*padded_batch(full, idx, length, rows=batch_rows(len(idx), dtype, length),
+                                                 pad_id=pad))
             res = model.model(input_ids=ids, attention_mask=mask, output_hidden_states=bool(layers))
             h = res.last_hidden_state
             for j, i in enumerate(idx):
