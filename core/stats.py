@@ -866,7 +866,7 @@ def length_controlled_win_rate(a_wins: Sequence[float], length_diff: Sequence[fl
     sig = lambda b: 1.0 / (1.0 + math.exp(-b))  # noqa: E731
     rng = np.random.default_rng(seed)
     reps = np.empty(n_boot)
-    fits_at_once = max(1, min(_CHUNK, FIT_FLOATS // n))  # the fits' arrays stay near _CHUNK x n floats
+    fits_at_once = max(1, min(_CHUNK, FIT_FLOATS // n))  # each array of the fits: at most FIT_FLOATS values
     for s in range(0, n_boot, _CHUNK):
         k = min(_CHUNK, n_boot - s)
         W = _cluster_counts(rng, G, k)[:, codes]

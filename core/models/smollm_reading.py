@@ -65,9 +65,9 @@ def response_token_logprobs(model, pad: int, seqs: Sequence[tuple[list[int], lis
     None). One forward pass per fixed-shape batch of prompt + response (``core.models.batching``; lengths padded
     to a multiple of ``step``), the LM head applied only at the response's positions; MME's SM and PM and the
     judge's reader share it. Where rows do not change each other's numbers (float32 on an AVX2 CPU,
-    ``core.models.device.rows_are_independent``) a batch holds only its real rows (``batching.batch_rows``): the
-    dummy rows that fill a fixed-shape batch were a third of the tokens read for the demo's 120 replies, and the
-    numbers are the same bits.
+    ``core.models.device.rows_are_independent``) a batch holds only its real rows, at least 64 token positions
+    (``batching.batch_rows``): the dummy rows that fill a fixed-shape batch were a third of the tokens read for the
+    demo's 120 replies, and the numbers are the same bits.
     ``progress(done, total, desc)`` counts sequences from ``done0``."""
     import torch
     model = placed(model)
