@@ -66,31 +66,44 @@ class Loaded:
         return bool(self.dimensions)
 
 
+def smollm_in_float32() -> bool:
+    """Whether SmolLM2 runs in float32 on this machine (a CPU without bfloat16 kernels, most laptops:
+    ``core.models.device.smollm_dtype``); the time estimates then use the paces measured on such a CPU."""
+    from core.models.device import smollm_dtype
+    return smollm_dtype() == "float32"
+
+
 class JudgeTime:
     """About how long the judge takes for a number of pairs: both orders through the MiniLM cross-encoder, the
     SmolLM2 reading of both replies where this process has not read them (``core.models.smollm_reading``: the
     judge's reader and MME's context PMI share it), and the rest of MME-CRS for the replies MME has not scored
-    (the judge's mix weighs MME-CRS); an idle 2-core laptop CPU's pace (docs/dashboard.md, "Time estimates"),
-    scaled by how much slower than that pace this process's last run over :attr:`MIN_PAIRS` or more pairs was
-    (:meth:`record`), which tells a busy machine from an idle one."""
+    (the judge's mix weighs MME-CRS); an idle 2-core laptop CPU's pace for this kind of CPU (docs/dashboard.md,
+    "Time estimates"; ``benchmarks/estimates.py`` measures it), scaled by how much slower than that pace this
+    process's last run over :attr:`MIN_PAIRS` or more pairs was (:meth:`record`), which tells a busy machine from an
+    idle one."""
 
     LOAD_SECONDS = 8.0  # loading MiniLM and SmolLM2, once per process
     START_SECONDS = 5.0  # each run: new batch shapes, the last batch of each length group part empty
-    SECONDS_PER_PAIR = 0.035  # both orders through the MiniLM cross-encoder, and the mix
-    READ_SECONDS_PER_PAIR = 0.13  # SmolLM2's chat-format reading of both replies, when nothing has read them
-    MME_SECONDS_PER_PAIR = 0.09  # the rest of MME-CRS for both replies, when MME has not scored them
+    # (MiniLM cross-encoder both orders and the mix, SmolLM2's reading of both replies, the rest of MME-CRS for both
+    # replies), seconds a pair: 2 AVX-512 BF16 cores (SmolLM2 in bfloat16), and 2 AVX2 cores (SmolLM2 in float32)
+    SECONDS_PER_PAIR, READ_SECONDS_PER_PAIR, MME_SECONDS_PER_PAIR = 0.035, 0.13, 0.09
+    FLOAT32_PACE = (0.074, 0.65, 0.58)  # benchmarks/estimates.py, 2026-11-28: 60 fresh pairs took 82 s, not 20
     MIN_PAIRS = 20  # fewer pairs say more about the start than about the pace
     MIN_SLOWDOWN = 0.02  # a recorded run at most 50 times the idle pace (a GPU): a run within its start says 0
 
-    def __init__(self) -> None:
+    def __init__(self, float32: bool | None = None) -> None:
+        float32 = smollm_in_float32() if float32 is None else float32
+        self.seconds_per_pair, self.read_seconds_per_pair, self.mme_seconds_per_pair = (
+            self.FLOAT32_PACE if float32 else
+            (self.SECONDS_PER_PAIR, self.READ_SECONDS_PER_PAIR, self.MME_SECONDS_PER_PAIR))
         self.slowdown: float | None = None  # the last run's seconds / the idle pace's seconds for its work
 
     def idle_work(self, n_pairs: int, mme_pairs: int = 0, read_pairs: int | None = None) -> float:
         """Seconds of work (start and loading aside) for ``n_pairs``, ``mme_pairs`` of them new to MME and
         ``read_pairs`` (default: all) new to the SmolLM2 reading, at the idle pace."""
         read = n_pairs if read_pairs is None else read_pairs
-        return (self.SECONDS_PER_PAIR * n_pairs + self.READ_SECONDS_PER_PAIR * read
-                + self.MME_SECONDS_PER_PAIR * mme_pairs)
+        return (self.seconds_per_pair * n_pairs + self.read_seconds_per_pair * read
+                + self.mme_seconds_per_pair * mme_pairs)
 
     def estimate(self, n_pairs: int, loaded: bool, mme_pairs: int = 0, read_pairs: int | None = None) -> float:
         """Seconds for ``n_pairs``, plus loading the models unless ``loaded``: the work of :meth:`idle_work` times
@@ -108,25 +121,31 @@ class JudgeTime:
 
 
 class ScoreTime:
-    """About how long scoring rows with a metric takes on an idle 2-core laptop CPU (README's growth table:
-    1,000 rows of mme took 89 s, of bert_ruber 9.9 s, of ubleu 10.8 s), plus loading its models the first time
-    this process runs it; after a run of :attr:`MIN_ROWS` or more rows with the models loaded, that run's pace.
-    Rows the score cache holds are the caller's to leave out."""
+    """About how long scoring rows with a metric takes on an idle 2-core laptop CPU of this kind, plus loading its
+    models the first time this process runs it; after a run of :attr:`MIN_ROWS` or more rows with the models
+    loaded, that run's pace. Rows the score cache holds are the caller's to leave out. Paces: with SmolLM2 in
+    bfloat16 (2 AVX-512 BF16 cores; README's growth table: 1,000 rows of mme took 89 s, of bert_ruber 9.9 s, of
+    ubleu 10.8 s), and with SmolLM2 in float32 (2 AVX2 cores, ``benchmarks/estimates.py``)."""
 
     SECONDS_PER_ROW = {"bleu": 0.001, "ubleu": 0.008, "ubleu_paper": 0.01, "bert_ruber": 0.008, "ruber": 0.004,
                        "ruber_ubleu": 0.01, "adem": 0.008, "mme": 0.085, "mme_avg": 0.085}
+    # benchmarks/estimates.py, 2026-11-28 (mme 0.619 s a row: the bfloat16 pace said 7 times too little)
+    FLOAT32_SECONDS_PER_ROW = {"bleu": 0.001, "ubleu": 0.012, "ubleu_paper": 0.011, "bert_ruber": 0.017,
+                               "ruber": 0.002, "ruber_ubleu": 0.013, "adem": 0.019, "mme": 0.62, "mme_avg": 0.62}
     OTHER_PER_ROW = 0.05  # a metric not timed here (an MME sub-metric, one added by a plug-in)
     LOAD_SECONDS = {"bleu": 0.0, "ubleu": 8.0, "ubleu_paper": 8.0, "ruber_ubleu": 10.0, "mme": 15.0, "mme_avg": 15.0}
     OTHER_LOAD = 5.0
     MIN_ROWS = 50
 
-    def __init__(self) -> None:
+    def __init__(self, float32: bool | None = None) -> None:
+        float32 = smollm_in_float32() if float32 is None else float32
+        self.per_row = self.FLOAT32_SECONDS_PER_ROW if float32 else self.SECONDS_PER_ROW
         self.pace: dict[str, float] = {}
         self.loaded: set[str] = set()
 
     def estimate(self, metric: str, n_rows: int) -> float:
         """Seconds for ``n_rows`` new rows of ``metric``, loading included unless it ran in this process."""
-        pace = self.pace.get(metric, self.SECONDS_PER_ROW.get(metric, self.OTHER_PER_ROW))
+        pace = self.pace.get(metric, self.per_row.get(metric, self.OTHER_PER_ROW))
         load = 0.0 if metric in self.loaded else self.LOAD_SECONDS.get(metric, self.OTHER_LOAD)
         return load + pace * n_rows
 

@@ -935,7 +935,7 @@ def test_the_judge_time_estimate_follows_the_pace_of_the_last_run():
     from core.dashboard import JudgeTime
     t = JudgeTime()
     idle = t.estimate(100, loaded=True)
-    assert idle == pytest.approx(t.START_SECONDS + 100 * (t.SECONDS_PER_PAIR + t.READ_SECONDS_PER_PAIR))
+    assert idle == pytest.approx(t.START_SECONDS + 100 * (t.seconds_per_pair + t.read_seconds_per_pair))
     assert t.estimate(100, loaded=False) == idle + t.LOAD_SECONDS
     t.record(10, 60.0)  # too few pairs to tell the pace
     assert t.estimate(100, loaded=True) == idle
@@ -951,7 +951,7 @@ def test_the_judge_time_estimate_keeps_mmes_share_apart_from_the_pace():
     t = JudgeTime()
     fresh, read = t.estimate(100, loaded=True, mme_pairs=100), t.estimate(100, loaded=True)
     assert fresh - t.START_SECONDS == pytest.approx(
-        100 * (t.SECONDS_PER_PAIR + t.READ_SECONDS_PER_PAIR + t.MME_SECONDS_PER_PAIR))
+        100 * (t.seconds_per_pair + t.read_seconds_per_pair + t.mme_seconds_per_pair))
     t.record(100, t.START_SECONDS + 2 * (fresh - t.START_SECONDS), mme_pairs=100)  # twice the idle time, fresh
     assert t.estimate(100, loaded=True) - t.START_SECONDS == pytest.approx(2 * (read - t.START_SECONDS))
     assert t.estimate(100, loaded=True, mme_pairs=100) - t.START_SECONDS == pytest.approx(2 * (fresh - t.START_SECONDS))
@@ -959,7 +959,7 @@ def test_the_judge_time_estimate_keeps_mmes_share_apart_from_the_pace():
     assert t.estimate(50, loaded=True, mme_pairs=50) == pytest.approx(t.START_SECONDS + (fresh - t.START_SECONDS) / 2)
     t.record(100, 3.0)  # done within the start (a GPU): the pace is not taken to be infinite
     assert t.estimate(1000, loaded=True) == pytest.approx(
-        t.START_SECONDS + t.MIN_SLOWDOWN * 1000 * (t.SECONDS_PER_PAIR + t.READ_SECONDS_PER_PAIR))
+        t.START_SECONDS + t.MIN_SLOWDOWN * 1000 * (t.seconds_per_pair + t.read_seconds_per_pair))
 
 
 def test_the_judge_time_estimate_leaves_out_the_reading_of_replies_already_read():
@@ -969,11 +969,11 @@ def test_the_judge_time_estimate_leaves_out_the_reading_of_replies_already_read(
     from core.dashboard import JudgeTime
     t = JudgeTime()
     read = t.estimate(100, loaded=True, read_pairs=0)
-    assert read == pytest.approx(t.START_SECONDS + 100 * t.SECONDS_PER_PAIR)
+    assert read == pytest.approx(t.START_SECONDS + 100 * t.seconds_per_pair)
     assert read < t.estimate(100, loaded=True, read_pairs=50) < t.estimate(100, loaded=True)
-    t.record(100, t.START_SECONDS + 3 * 100 * t.SECONDS_PER_PAIR, read_pairs=0)  # three times the idle pace
+    t.record(100, t.START_SECONDS + 3 * 100 * t.seconds_per_pair, read_pairs=0)  # three times the idle pace
     assert t.estimate(100, loaded=True) - t.START_SECONDS == pytest.approx(
-        3 * 100 * (t.SECONDS_PER_PAIR + t.READ_SECONDS_PER_PAIR))
+        3 * 100 * (t.seconds_per_pair + t.read_seconds_per_pair))
 
 
 def test_the_leaderboards_judge_estimate_counts_only_the_replies_mme_has_not_read(new_app, monkeypatch):
@@ -1029,14 +1029,14 @@ def test_the_judge_estimate_counts_no_smollm2_reading_for_replies_mme_has_just_r
     monkeypatch.setattr(reading, "chat_reading", Reading(False))
     unread = state.judge_seconds(4, examples=rows)
     t = state._judge_time()
-    assert unread - read == pytest.approx(4 * t.READ_SECONDS_PER_PAIR * (1.0 if t.slowdown is None else t.slowdown))
+    assert unread - read == pytest.approx(4 * t.read_seconds_per_pair * (1.0 if t.slowdown is None else t.slowdown))
 
 
 def test_scoring_says_about_how_long_it_will_take():
     """A 20-row upload showed only a progress bar for 31 s, with no time until the very end: the page now says
     about how long before it starts (loading counted once per process), then follows the measured pace."""
     from core.dashboard import ScoreTime
-    t = ScoreTime()
+    t = ScoreTime(float32=False)  # SmolLM2 in bfloat16 (an AVX-512 BF16 CPU)
     first = t.estimate("mme", 1000)
     assert first == t.LOAD_SECONDS["mme"] + 1000 * t.SECONDS_PER_ROW["mme"] and 80 < first < 120  # README: 89 s
     t.record("mme", 20, 31.0)  # loaded now; 20 rows say little about the pace
@@ -1044,6 +1044,24 @@ def test_scoring_says_about_how_long_it_will_take():
     t.record("mme", 100, 20.0)  # a busy machine: 0.2 s a row
     assert t.estimate("mme", 1000) == pytest.approx(200.0)
     assert t.estimate("some_plugin_metric", 10) == t.OTHER_LOAD + 10 * t.OTHER_PER_ROW
+
+
+def test_the_time_estimates_follow_the_kind_of_cpu(monkeypatch):
+    """The paces were measured where SmolLM2 runs in bfloat16 (AVX-512 BF16); on an AVX2 laptop, where it runs in
+    float32, 60 fresh pairs for the judge said about 20 s and took 82 s, and MME ran 7 times slower than said. The
+    estimates now take the pace measured for the machine's kind (benchmarks/estimates.py)."""
+    from core import dashboard
+    bf16, f32 = dashboard.ScoreTime(float32=False), dashboard.ScoreTime(float32=True)
+    assert f32.estimate("mme", 1000) - f32.LOAD_SECONDS["mme"] == pytest.approx(620.0)
+    assert bf16.estimate("mme", 1000) - bf16.LOAD_SECONDS["mme"] == pytest.approx(85.0)
+    assert set(f32.per_row) == set(bf16.per_row)
+    fresh = dashboard.JudgeTime(float32=True).estimate(60, loaded=True, mme_pairs=60)
+    assert 70 < fresh < 95  # measured: 82.0 s
+    assert dashboard.JudgeTime(float32=False).estimate(60, loaded=True, mme_pairs=60) < 25
+    for float32 in (True, False):  # the default follows SmolLM2's number format on this machine
+        monkeypatch.setattr(dashboard, "smollm_in_float32", lambda f=float32: f)
+        assert dashboard.ScoreTime().per_row is (f32.per_row if float32 else bf16.per_row)
+        assert dashboard.JudgeTime().seconds_per_pair == dashboard.JudgeTime(float32=float32).seconds_per_pair
 
 
 def test_the_correlation_page_offers_its_rated_sample_before_anything_is_loaded(new_app):
