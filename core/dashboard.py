@@ -80,14 +80,20 @@ class JudgeTime:
     (the judge's mix weighs MME-CRS); an idle 2-core laptop CPU's pace for this kind of CPU (docs/dashboard.md,
     "Time estimates"; ``benchmarks/estimates.py`` measures it), scaled by how much slower than that pace this
     process's last run over :attr:`MIN_PAIRS` or more pairs was (:meth:`record`), which tells a busy machine from an
-    idle one."""
+    idle one. A run with nothing to read (SmolLM2 and MME hold every reply, as after scoring them) loads only the
+    judge's own models and has almost no start: on 3 such pairs the dashboard used to say 13 s for what took 3."""
 
-    LOAD_SECONDS = 8.0  # loading MiniLM and SmolLM2, once per process
-    START_SECONDS = 5.0  # each run: new batch shapes, the last batch of each length group part empty
+    LOAD_SECONDS = 8.0  # loading SmolLM2, MME's models and the judge, once per process
+    START_SECONDS = 5.0  # a run that reads: new batch shapes, the last batch of each length group part empty
     # (MiniLM cross-encoder both orders and the mix, SmolLM2's reading of both replies, the rest of MME-CRS for both
     # replies), seconds a pair: 2 AVX-512 BF16 cores (SmolLM2 in bfloat16), and 2 AVX2 cores (SmolLM2 in float32)
     SECONDS_PER_PAIR, READ_SECONDS_PER_PAIR, MME_SECONDS_PER_PAIR = 0.035, 0.13, 0.09
     FLOAT32_PACE = (0.074, 0.65, 0.58)  # benchmarks/estimates.py, 2026-11-28: 60 fresh pairs took 82 s, not 20
+    # 2 AVX2 cores, 2026-11-28: 3 fresh pairs took 23.8 s in a new process and 7.2 s with the models loaded
+    FLOAT32_LOAD_SECONDS, FLOAT32_START_SECONDS = 16.6, 3.3
+    # a run with nothing to read, both kinds (measured on 2 AVX2 cores after MME had scored the pairs, 2026-11-28:
+    # loading the judge's own models 0.35 s; 3, 10, 20 and 40 pairs 0.25, 0.88, 1.6 and 3.2 s, a start of ~0.1 s)
+    OWN_LOAD_SECONDS, QUICK_START_SECONDS = 0.5, 0.3
     MIN_PAIRS = 20  # fewer pairs say more about the start than about the pace
     MIN_SLOWDOWN = 0.02  # a recorded run at most 50 times the idle pace (a GPU): a run within its start says 0
 
@@ -96,6 +102,8 @@ class JudgeTime:
         self.seconds_per_pair, self.read_seconds_per_pair, self.mme_seconds_per_pair = (
             self.FLOAT32_PACE if float32 else
             (self.SECONDS_PER_PAIR, self.READ_SECONDS_PER_PAIR, self.MME_SECONDS_PER_PAIR))
+        self.load_seconds, self.start_seconds = ((self.FLOAT32_LOAD_SECONDS, self.FLOAT32_START_SECONDS) if float32
+                                                 else (self.LOAD_SECONDS, self.START_SECONDS))
         self.slowdown: float | None = None  # the last run's seconds / the idle pace's seconds for its work
 
     def idle_work(self, n_pairs: int, mme_pairs: int = 0, read_pairs: int | None = None) -> float:
@@ -105,11 +113,19 @@ class JudgeTime:
         return (self.seconds_per_pair * n_pairs + self.read_seconds_per_pair * read
                 + self.mme_seconds_per_pair * mme_pairs)
 
+    def start(self, n_pairs: int, mme_pairs: int = 0, read_pairs: int | None = None) -> float:
+        """The start of a run: :attr:`start_seconds` where it reads replies with SmolLM2 or scores them with MME,
+        else :attr:`QUICK_START_SECONDS`."""
+        reads = (n_pairs if read_pairs is None else read_pairs) > 0 or mme_pairs > 0
+        return self.start_seconds if reads else self.QUICK_START_SECONDS
+
     def estimate(self, n_pairs: int, loaded: bool, mme_pairs: int = 0, read_pairs: int | None = None) -> float:
-        """Seconds for ``n_pairs``, plus loading the models unless ``loaded``: the work of :meth:`idle_work` times
-        the recorded slowdown."""
+        """Seconds for ``n_pairs``, plus loading the models unless ``loaded`` (only the judge's own where the run
+        reads nothing): the start and the work of :meth:`idle_work` times the recorded slowdown."""
+        start = self.start(n_pairs, mme_pairs, read_pairs)
         work = self.idle_work(n_pairs, mme_pairs, read_pairs) * (1.0 if self.slowdown is None else self.slowdown)
-        return (0.0 if loaded else self.LOAD_SECONDS) + self.START_SECONDS + work
+        load = 0.0 if loaded else self.load_seconds if start == self.start_seconds else self.OWN_LOAD_SECONDS
+        return load + start + work
 
     def record(self, n_pairs: int, seconds: float, mme_pairs: int = 0, read_pairs: int | None = None) -> None:
         """A run over ``n_pairs`` (``mme_pairs`` of them new to MME, ``read_pairs`` new to the reading) that took
@@ -117,7 +133,7 @@ class JudgeTime:
         idle pace."""
         if n_pairs >= self.MIN_PAIRS:
             work = self.idle_work(n_pairs, mme_pairs, read_pairs)
-            self.slowdown = max(self.MIN_SLOWDOWN, (seconds - self.START_SECONDS) / work)
+            self.slowdown = max(self.MIN_SLOWDOWN, (seconds - self.start(n_pairs, mme_pairs, read_pairs)) / work)
 
 
 class ScoreTime:
@@ -154,6 +170,16 @@ class ScoreTime:
         if metric in self.loaded and n_rows >= self.MIN_ROWS:
             self.pace[metric] = seconds / n_rows
         self.loaded.add(metric)
+
+
+def time_so_far(elapsed: float, estimate: float) -> str:
+    """A long run's overall clock beside its step's: ``" · 12 s of about 40 s"``; past the estimate
+    ``" · 52 s (about 40 s was estimated)"``; "" for runs estimated under 3 s."""
+    if estimate < 3:
+        return ""
+    if elapsed <= estimate:
+        return f" · {elapsed:.0f} s of about {estimate:.0f} s"
+    return f" · {elapsed:.0f} s (about {estimate:.0f} s was estimated)"
 
 
 def content_key(*parts: bytes | str) -> str:
@@ -216,6 +242,8 @@ ROLE_WORDS = {
     "system": ("system", "model", "bot", "version", "variant", "agent", "engine"),
     "references": ("reference", "references", "ref", "refs", "gold", "target", "truth", "groundtruth", "human"),
 }
+# names that say "id" only as a column's whole name ("Example" holding q0, q1, ...; but "example_reply" is a reply)
+ID_NAMES = ("example", "item", "sample", "row", "no", "num", "number", "n")
 
 
 def _name_words(name: str) -> list[str]:
@@ -248,7 +276,8 @@ def numeric_columns(rows: Sequence[Sequence[str]]) -> list[str]:
 def guess_csv_mapping(header: Sequence[str], rows: Sequence[Sequence[str]] | None = None) -> dict[str, Any]:
     """A first guess of which column is which (the user can change every choice): each role takes the first
     column whose name holds one of its words (``ROLE_WORDS``; 'bot_reply' is a response, 'history' a context,
-    'example_id' an id, 'bot_version' a system, 'gold' a reference), each column at most one role. Human-score
+    'example_id' an id, 'bot_version' a system, 'gold' a reference; a column named just 'Example', 'Item' or 'No'
+    an id too, ``ID_NAMES``), each column at most one role. Human-score
     columns are only columns whose cells are all numbers (``rows``: the header and some records; without
     them no score column is guessed). A role nothing matches stays None: the user must choose it."""
     taken: set[str] = set()
@@ -261,7 +290,8 @@ def guess_csv_mapping(header: Sequence[str], rows: Sequence[Sequence[str]] | Non
                 words = _name_words(h)
                 if h in taken or not words or (role in ("response", "context", "references") and h in numeric):
                     continue
-                hit = (h.lower() in ROLE_WORDS[role]) if exact else any(w in ROLE_WORDS[role] for w in words)
+                hit = (h.strip().lower() in ROLE_WORDS[role] + (ID_NAMES if role == "id" else ())) if exact \
+                    else any(w in ROLE_WORDS[role] for w in words)
                 if hit and not (role == "id" and not exact and words[-1] not in ROLE_WORDS["id"]):
                     pick = h
                     break

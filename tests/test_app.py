@@ -164,6 +164,17 @@ def test_csv_guess_reads_names_and_contents_and_the_separator():
     g2 = dashboard.guess_csv_mapping(rows2[0], rows2)
     assert (g2["response"], g2["context"], g2["scores"]) == ("reply", "prompt", ["rating"])
     assert dashboard.guess_separator(["one turn only", "another"]) == "\n"
+    # a bug hunt's spreadsheet: its 'Example' column (q0, q1, ...) was left without a role, so pairs were matched by
+    # context and the page named them by spreadsheet row; a numbered 'No' would have been taken for a human score
+    for first, cells in (("Example", ("q0", "q1")), ("No", ("1", "2"))):
+        data3 = (f"{first},Bot,Prompt,Answer,Gold Standard,Extra Notes\n{cells[0]},botA,hi,good thanks,I'm good,n1\n"
+                 f"{cells[1]},botA,food?,pizza,I love pizza,n3\n").encode()
+        rows3 = dashboard.csv_rows(data3)
+        g3 = dashboard.guess_csv_mapping(rows3[0], rows3)
+        assert (g3["id"], g3["system"], g3["context"], g3["response"], g3["references"], g3["scores"]) == \
+            (first, "Bot", "Prompt", "Answer", "Gold Standard", [])
+    rows4 = dashboard.csv_rows(b"example_reply,prompt\nyo,hi\n")
+    assert dashboard.guess_csv_mapping(rows4[0], rows4)["response"] == "example_reply"
 
 
 def test_the_upload_page_splits_tsv_and_semicolon_files_as_the_loader_does():
@@ -935,12 +946,12 @@ def test_the_judge_time_estimate_follows_the_pace_of_the_last_run():
     from core.dashboard import JudgeTime
     t = JudgeTime()
     idle = t.estimate(100, loaded=True)
-    assert idle == pytest.approx(t.START_SECONDS + 100 * (t.seconds_per_pair + t.read_seconds_per_pair))
-    assert t.estimate(100, loaded=False) == idle + t.LOAD_SECONDS
+    assert idle == pytest.approx(t.start_seconds + 100 * (t.seconds_per_pair + t.read_seconds_per_pair))
+    assert t.estimate(100, loaded=False) == idle + t.load_seconds
     t.record(10, 60.0)  # too few pairs to tell the pace
     assert t.estimate(100, loaded=True) == idle
-    t.record(60, 65.0)  # 1 s a pair once the start is taken off
-    assert t.estimate(100, loaded=True) == pytest.approx(t.START_SECONDS + 100.0)
+    t.record(60, t.start_seconds + 60.0)  # 1 s a pair once the start is taken off
+    assert t.estimate(100, loaded=True) == pytest.approx(t.start_seconds + 100.0)
 
 
 def test_the_judge_time_estimate_keeps_mmes_share_apart_from_the_pace():
@@ -950,16 +961,16 @@ def test_the_judge_time_estimate_keeps_mmes_share_apart_from_the_pace():
     from core.dashboard import JudgeTime
     t = JudgeTime()
     fresh, read = t.estimate(100, loaded=True, mme_pairs=100), t.estimate(100, loaded=True)
-    assert fresh - t.START_SECONDS == pytest.approx(
+    assert fresh - t.start_seconds == pytest.approx(
         100 * (t.seconds_per_pair + t.read_seconds_per_pair + t.mme_seconds_per_pair))
-    t.record(100, t.START_SECONDS + 2 * (fresh - t.START_SECONDS), mme_pairs=100)  # twice the idle time, fresh
-    assert t.estimate(100, loaded=True) - t.START_SECONDS == pytest.approx(2 * (read - t.START_SECONDS))
-    assert t.estimate(100, loaded=True, mme_pairs=100) - t.START_SECONDS == pytest.approx(2 * (fresh - t.START_SECONDS))
+    t.record(100, t.start_seconds + 2 * (fresh - t.start_seconds), mme_pairs=100)  # twice the idle time, fresh
+    assert t.estimate(100, loaded=True) - t.start_seconds == pytest.approx(2 * (read - t.start_seconds))
+    assert t.estimate(100, loaded=True, mme_pairs=100) - t.start_seconds == pytest.approx(2 * (fresh - t.start_seconds))
     t.record(100, read)  # pairs MME had read, at the idle pace: the slowdown is gone
-    assert t.estimate(50, loaded=True, mme_pairs=50) == pytest.approx(t.START_SECONDS + (fresh - t.START_SECONDS) / 2)
+    assert t.estimate(50, loaded=True, mme_pairs=50) == pytest.approx(t.start_seconds + (fresh - t.start_seconds) / 2)
     t.record(100, 3.0)  # done within the start (a GPU): the pace is not taken to be infinite
     assert t.estimate(1000, loaded=True) == pytest.approx(
-        t.START_SECONDS + t.MIN_SLOWDOWN * 1000 * (t.seconds_per_pair + t.read_seconds_per_pair))
+        t.start_seconds + t.MIN_SLOWDOWN * 1000 * (t.seconds_per_pair + t.read_seconds_per_pair))
 
 
 def test_the_judge_time_estimate_leaves_out_the_reading_of_replies_already_read():
@@ -969,11 +980,31 @@ def test_the_judge_time_estimate_leaves_out_the_reading_of_replies_already_read(
     from core.dashboard import JudgeTime
     t = JudgeTime()
     read = t.estimate(100, loaded=True, read_pairs=0)
-    assert read == pytest.approx(t.START_SECONDS + 100 * t.seconds_per_pair)
+    assert read == pytest.approx(t.QUICK_START_SECONDS + 100 * t.seconds_per_pair)
     assert read < t.estimate(100, loaded=True, read_pairs=50) < t.estimate(100, loaded=True)
-    t.record(100, t.START_SECONDS + 3 * 100 * t.seconds_per_pair, read_pairs=0)  # three times the idle pace
-    assert t.estimate(100, loaded=True) - t.START_SECONDS == pytest.approx(
+    t.record(100, t.QUICK_START_SECONDS + 3 * 100 * t.seconds_per_pair, read_pairs=0)  # three times the idle pace
+    assert t.estimate(100, loaded=True) - t.start_seconds == pytest.approx(
         3 * 100 * (t.seconds_per_pair + t.read_seconds_per_pair))
+
+
+def test_the_judge_time_estimate_of_a_run_with_nothing_to_read_counts_no_loading_of_smollm2_or_start():
+    """A bug hunt ran the judge on 3 pairs MME had just scored: the page said about 13 s (8 s loading SmolLM2 and
+    5 s of start) and it took 3. SmolLM2 and MME already held every reply, so only the judge's own models load, and
+    such a run has almost no start (measured 0.35 s and ~0.1 s on 2 AVX2 cores)."""
+    from core.dashboard import JudgeTime
+    for float32 in (True, False):
+        t = JudgeTime(float32=float32)
+        quick = t.estimate(3, loaded=False, read_pairs=0)
+        assert quick == pytest.approx(t.OWN_LOAD_SECONDS + t.QUICK_START_SECONDS + 3 * t.seconds_per_pair)
+        assert quick < 1.5
+        assert t.estimate(3, loaded=False, read_pairs=0, mme_pairs=1) == pytest.approx(
+            t.load_seconds + t.start_seconds + 3 * t.seconds_per_pair + t.mme_seconds_per_pair)
+        assert t.estimate(3, loaded=False) == pytest.approx(
+            t.load_seconds + t.start_seconds + 3 * (t.seconds_per_pair + t.read_seconds_per_pair))
+    f32 = JudgeTime(float32=True)  # 2 AVX2 cores: 3 fresh pairs took 23.8 s in a new process, 7.2 s loaded
+    assert abs(f32.estimate(3, loaded=False, mme_pairs=3) - 23.8) < 2
+    assert abs(f32.estimate(3, loaded=True, mme_pairs=3) - 7.2) < 1
+    assert abs(f32.estimate(60, loaded=True, read_pairs=0) - 4.3) < 1  # the demo after its comparison: 4.26 s
 
 
 def test_the_leaderboards_judge_estimate_counts_only_the_replies_mme_has_not_read(new_app, monkeypatch):
@@ -1029,7 +1060,21 @@ def test_the_judge_estimate_counts_no_smollm2_reading_for_replies_mme_has_just_r
     monkeypatch.setattr(reading, "chat_reading", Reading(False))
     unread = state.judge_seconds(4, examples=rows)
     t = state._judge_time()
-    assert unread - read == pytest.approx(4 * t.read_seconds_per_pair * (1.0 if t.slowdown is None else t.slowdown))
+    from core.judges.smollm_reader import lm_features
+    loaded = lm_features.cache_info().currsize > 0
+    assert read == pytest.approx(t.estimate(4, loaded, read_pairs=0))  # nothing to read: no SmolLM2 pass, no start
+    assert unread - read == pytest.approx(4 * t.read_seconds_per_pair * (1.0 if t.slowdown is None else t.slowdown)
+                                          + (0 if loaded else t.load_seconds - t.OWN_LOAD_SECONDS)
+                                          + t.start_seconds - t.QUICK_START_SECONDS)
+
+
+def test_a_long_runs_bar_shows_its_time_so_far_against_the_estimate():
+    """A bug hunt: the scoring caption said "about 12 s" before the run and stayed as it was while the bar counted
+    each step's own time left; the bar now also shows the run's time so far against its estimate."""
+    from core.dashboard import time_so_far
+    assert time_so_far(12.2, 40.0) == " · 12 s of about 40 s"
+    assert time_so_far(52.0, 40.0) == " · 52 s (about 40 s was estimated)"
+    assert time_so_far(1.0, 2.0) == ""  # a run estimated under 3 s shows no estimate (as the caption)
 
 
 def test_scoring_says_about_how_long_it_will_take():

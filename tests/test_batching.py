@@ -53,11 +53,11 @@ def _both_ways(monkeypatch, compute):
 
 @pytest.mark.skipif(not device.rows_are_independent("float32"), reason="batches keep their dummy rows on this CPU")
 def test_dropping_the_dummy_rows_gives_the_same_bits(monkeypatch):
-    """MiniLM's token states (every sentence vector), the judge's frozen MiniLM layers and SmolLM2's reading (MME's
-    SM and PM, the judge's reader), with and without dummy rows: bit for bit. (Small heads over one vector per row,
-    MME's MiniLM classifiers and the judge's trained layers, keep fixed rows: a head's product over a handful of rows
-    took another kernel and moved FM by 6e-7.)"""
-    from core.judges.pairwise import bottom_states
+    """MiniLM's token states (every sentence vector), the judge's frozen and trained MiniLM layers and SmolLM2's
+    reading (MME's SM and PM, the judge's reader), with and without dummy rows: bit for bit. (Small heads over one
+    vector per row, MME's MiniLM classifiers and the judge's head, keep fixed rows: a head's product over a handful
+    of rows took another kernel and moved FM by 6e-7.)"""
+    from core.judges.pairwise import bottom_states, encode_pairs, load_judge
     from core.models.encoders import mean_pooled, minilm_forward, minilm_tokenizer, smollm_threads
     from core.models.smollm_reading import chat_reading, response_token_logprobs
 
@@ -67,6 +67,12 @@ def test_dropping_the_dummy_rows_gives_the_same_bits(monkeypatch):
         seqs = [minilm_tokenizer()(t)["input_ids"] for t in texts]
         fixed, trimmed = _both_ways(monkeypatch, lambda: [s.float().numpy() for s in bottom_states(seqs)])
         assert all(np.array_equal(a, b) for a, b in zip(fixed, trimmed))
+    judge = load_judge()
+    for n in (5, 1):  # the judge's trained layers and head: partly filled batches, and one pair alone
+        enc = encode_pairs([[t] for t in TEXTS[:n]], TEXTS[1:n + 1], TEXTS[2:n + 2], None, n_frozen=judge.n_frozen,
+                           reader=False, mme_weights=None)
+        fixed, trimmed = _both_ways(monkeypatch, lambda: (judge.minilm_logits(enc), judge.head_inputs(enc)))
+        assert np.array_equal(fixed[0], trimmed[0]) and np.array_equal(fixed[1], trimmed[1])
     reading = chat_reading()
     items = [(reading.prompt([TEXTS[i], TEXTS[i + 1]]), reading.response_ids(TEXTS[i + 2])) for i in range(6)]
     items.append((reading.prompt(["and you?"]), reading.response_ids("fine.")))

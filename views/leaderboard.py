@@ -99,7 +99,7 @@ else:
                                                   f"about {seconds:.0f} s)", "lb_judge"):
         with state.running("lb_judge", "The judge could not run"):  # then drawn again with the judge's ratings
             state.use_chosen_device()
-            bar, progress = state.progress_bar("loading the judge")
+            bar, progress = state.progress_bar("loading the judge", estimate=seconds)
             _judged_store()[jkey] = judge_grid(grid, progress=progress)
     if table is None and judged is None and not human_dimensions(grid):
         st.info("Choose metrics in the sidebar or run the judge (the file has no human ratings to rank by).")

@@ -320,15 +320,17 @@ class StepClock:
             moved > 0 and done < total and elapsed > 1) else ""
 
 
-def progress_bar(first: str = "starting"):
-    """A Streamlit progress bar and its ``progress(done, total, desc)`` callback, which shows the counts and
-    the time left of the current step (:class:`StepClock`). Call ``.empty()`` on the bar when done."""
+def progress_bar(first: str = "starting", estimate: float = 0.0):
+    """A Streamlit progress bar and its ``progress(done, total, desc)`` callback, which shows the counts, the time
+    left of the current step (:class:`StepClock`) and, given the run's ``estimate`` in seconds, the time so far
+    against it (``dashboard.time_so_far``). Call ``.empty()`` on the bar when done."""
     bar = st.progress(0.0, text=first)
-    clock = StepClock()
+    clock, started = StepClock(), time.monotonic()
 
     def progress(done: int, total: int, desc: str) -> None:
         frac = min(1.0, done / total) if total else 1.0
-        bar.progress(frac, text=f"{desc} {done}/{total}{clock.left(done, total, desc)}")
+        bar.progress(frac, text=f"{desc} {done}/{total}{clock.left(done, total, desc)}"
+                                f"{dashboard.time_so_far(time.monotonic() - started, estimate)}")
     return bar, progress
 
 
@@ -386,12 +388,17 @@ def _rows_to_score(metric: str, opts: Options, examples) -> int:
         return len(examples)
 
 
+def scoring_seconds(new: dict[str, int]) -> float:
+    """About how long scoring ``new[m]`` rows with each metric ``m`` takes (``dashboard.ScoreTime``)."""
+    pace = _score_time()
+    return sum(pace.estimate(m, n) for m, n in new.items() if n)
+
+
 def scoring_estimate(metrics: Sequence[str], opts: Options, examples) -> tuple[dict[str, int], Any]:
     """Before ``metrics`` score ``examples``: each metric's rows to compute (:func:`_rows_to_score`) and a caption
     with the time it should take (``dashboard.ScoreTime``; ``.empty()`` it when done; none under 3 s)."""
-    pace = _score_time()
     new = {m: _rows_to_score(m, opts, examples) for m in metrics}
-    total = sum(pace.estimate(m, new[m]) for m in metrics if new[m])
+    total = scoring_seconds(new)
     if total < 3:
         return new, st.empty()
     return new, st.caption(f"Scoring {counted(len(examples), 'row')} with {', '.join(metrics)}: about {total:.0f} s "
@@ -420,15 +427,18 @@ def get_scores(data: Loaded, metrics: Sequence[str]) -> ComparisonScores:
     todo = [m for m in metrics if (key, m) not in store and (key, m) not in errors]
     if todo:
         new, about = scoring_estimate(todo, opts, examples)
+        estimate, started = scoring_seconds(new), time.monotonic()
         bar, _ = progress_bar("scoring ...")
         for j, m in enumerate(todo):
-            bar.progress(j / len(todo), text=f"{m} ({j + 1}/{len(todo)}): loading")
+            bar.progress(j / len(todo), text=f"{m} ({j + 1}/{len(todo)}): loading"
+                                             f"{dashboard.time_so_far(time.monotonic() - started, estimate)}")
             clock = StepClock()
 
             def progress(done: int, total: int, desc: str, m=m, j=j, clock=clock) -> None:
                 frac = (j + (done / total if total else 1.0)) / len(todo)
                 bar.progress(min(1.0, frac), text=f"{m} ({j + 1}/{len(todo)}): {desc} {done}/{total}"
-                                                  f"{clock.left(done, total, desc)}")
+                                                  f"{clock.left(done, total, desc)}"
+                                                  f"{dashboard.time_so_far(time.monotonic() - started, estimate)}")
             try:
                 store[(key, m)] = timed_scoring(m, new[m], lambda: score_examples(examples, [m], opts,
                                                                                    progress=progress).results[m])
@@ -580,7 +590,8 @@ def run_judge(data: Loaded) -> JudgeOutput | None:
     """Run the shipped judge over every loaded pair (through the engine) with a progress bar, which says that
     leaving the page stops the run (Streamlit ends a page's script when another page opens). A missing or
     incompatible checkpoint raises: run it inside :func:`running`, which shows the error."""
-    bar, progress = progress_bar("loading the judge (stay on this page while it runs: leaving it stops the run)")
+    bar, progress = progress_bar("loading the judge (stay on this page while it runs: leaving it stops the run)",
+                                 estimate=judge_seconds(data.n, data.comparison))
     try:
         from core.judges.smollm_reader import lm_features
         use_chosen_device()

@@ -452,16 +452,26 @@ class PairwiseJudge(Judge):
         out[1::2] -= signed
         return out
 
-    def _in_fixed_shapes(self, enc: Encoded, fn, progress: Progress | None, desc: str) -> np.ndarray:
-        """``fn(batch)`` over the sequences of ``enc`` on fixed-shape batches (``core.models.batching``), rows
-        back in input order: a pair's numbers never depend on the pairs judged with it."""
+    def _in_fixed_shapes(self, enc: Encoded, head, progress: Progress | None, desc: str) -> np.ndarray:
+        """``head(features)`` over the sequences of ``enc``, ``features`` the trained MiniLM layers' pooled
+        features (:func:`_pooled`) of a fixed-shape batch (``core.models.batching``), rows back in input order: a
+        pair's numbers never depend on the pairs judged with it. The layers run on :func:`batch_rows` rows (only
+        the real ones where rows are independent, ``core.models.device.rows_are_independent``); ``head`` always
+        gets ``ROWS`` rows (the missing ones zero), the shape its products had when every batch held ``ROWS``
+        rows, so its output is the same bits either way (a product's output row depends only on its own input row
+        and on the shape)."""
         torch = _torch()
         n = len(enc.states)
         out = None
         done = 0
+        dtype = dtype_name(self.top)
         with torch.no_grad():
             for idx, length in fixed_shape_batches([st.shape[0] for st in enc.states]):
-                res = fn(collate(enc.states, enc.spans, idx, length, ROWS)).numpy()[:len(idx)]
+                rows = batch_rows(len(idx), dtype, length)
+                feats = self.top.features(*collate(enc.states, enc.spans, idx, length, rows))
+                if rows < ROWS:
+                    feats = torch.cat([feats, feats.new_zeros((ROWS - rows, feats.shape[1]))])
+                res = head(feats).numpy()[:len(idx)]
                 if out is None:
                     out = np.zeros((n,) + res.shape[1:], dtype=res.dtype)
                 out[idx] = res
@@ -473,11 +483,12 @@ class PairwiseJudge(Judge):
     def minilm_logits(self, enc: Encoded, progress: Progress | None = None,
                       desc: str = "judge: scoring") -> np.ndarray:
         """The MiniLM cross-encoder's logit of every sequence of ``enc``."""
-        return self._in_fixed_shapes(enc, lambda b: self.top(*b).double(), progress, desc).astype(np.float64)
+        return self._in_fixed_shapes(enc, lambda f: self.top.head(f).squeeze(-1).double(), progress,
+                                     desc).astype(np.float64)
 
     def head_inputs(self, enc: Encoded, progress: Progress | None = None) -> np.ndarray:
         """The pooled features the MiniLM head reads, for every sequence of ``enc``."""
-        return self._in_fixed_shapes(enc, lambda b: self.top.features(*b), progress, "judge: features")
+        return self._in_fixed_shapes(enc, lambda f: f, progress, "judge: features")
 
     def output_layer_inputs(self, enc: Encoded, progress: Progress | None = None) -> OutputLayerInputs:
         """:class:`OutputLayerInputs` of the pairs of ``enc`` (the votes re-fit reads these)."""
