@@ -10,7 +10,9 @@ takes beyond that (loading; measured in a subprocess per metric, the cache folde
 The judge, on ``--pairs`` pairs nothing has read: the whole run (less the paces below: the start of a run that
 reads); again on the same pairs (MiniLM's cross-encoder alone, at two sizes, which separates the start of a run
 with nothing to read from its pace); SmolLM2's chat reading of both replies of
-other fresh pairs; MME-CRS of both replies of yet others (its reading included: the rest is MME's share).
+other fresh pairs; MME-CRS of both replies of yet others (its reading included: the rest is MME's share). The
+judge's load values (``JudgeTime.FLOAT32_LOAD_SECONDS``, ``OWN_LOAD_SECONDS``) are not measured here
+(docs/dashboard.md, "A run with nothing to read").
 """
 from __future__ import annotations
 

@@ -83,7 +83,8 @@ class JudgeTime:
     idle one. A run with nothing to read (SmolLM2 and MME hold every reply, as after scoring them) loads only the
     judge's own models and has almost no start: on 3 such pairs the dashboard used to say 13 s for what took 3."""
 
-    LOAD_SECONDS = 8.0  # loading SmolLM2, MME's models and the judge, once per process
+    LOAD_SECONDS = 8.0  # loading the judge's MiniLM and SmolLM2 (2026-11-25; MME's models, which the mix reads
+    # since 2026-11-26, were not re-measured on that kind: ScoreTime gives MME 15 s there)
     START_SECONDS = 5.0  # a run that reads: new batch shapes, the last batch of each length group part empty
     # (MiniLM cross-encoder both orders and the mix, SmolLM2's reading of both replies, the rest of MME-CRS for both
     # replies), seconds a pair: 2 AVX-512 BF16 cores (SmolLM2 in bfloat16), and 2 AVX2 cores (SmolLM2 in float32)
@@ -113,19 +114,25 @@ class JudgeTime:
         return (self.seconds_per_pair * n_pairs + self.read_seconds_per_pair * read
                 + self.mme_seconds_per_pair * mme_pairs)
 
-    def start(self, n_pairs: int, mme_pairs: int = 0, read_pairs: int | None = None) -> float:
-        """The start of a run: :attr:`start_seconds` where it reads replies with SmolLM2 or scores them with MME,
-        else :attr:`QUICK_START_SECONDS`."""
-        reads = (n_pairs if read_pairs is None else read_pairs) > 0 or mme_pairs > 0
-        return self.start_seconds if reads else self.QUICK_START_SECONDS
+    @staticmethod
+    def reads(n_pairs: int, mme_pairs: int = 0, read_pairs: int | None = None) -> bool:
+        """Whether a run reads replies with SmolLM2 or scores them with MME."""
+        return (n_pairs if read_pairs is None else read_pairs) > 0 or mme_pairs > 0
 
-    def estimate(self, n_pairs: int, loaded: bool, mme_pairs: int = 0, read_pairs: int | None = None) -> float:
-        """Seconds for ``n_pairs``, plus loading the models unless ``loaded`` (only the judge's own where the run
-        reads nothing): the start and the work of :meth:`idle_work` times the recorded slowdown."""
-        start = self.start(n_pairs, mme_pairs, read_pairs)
+    def start(self, n_pairs: int, mme_pairs: int = 0, read_pairs: int | None = None) -> float:
+        """The start of a run: :attr:`start_seconds` where it reads (:meth:`reads`), else
+        :attr:`QUICK_START_SECONDS`."""
+        return self.start_seconds if self.reads(n_pairs, mme_pairs, read_pairs) else self.QUICK_START_SECONDS
+
+    def estimate(self, n_pairs: int, loaded: bool, mme_pairs: int = 0, read_pairs: int | None = None,
+                 reading_loaded: bool = False) -> float:
+        """Seconds for ``n_pairs``, plus loading unless ``loaded`` (the judge's models): all of them where the run
+        reads and SmolLM2's reading is not loaded yet (``reading_loaded``: MME's scoring loaded it, and MME's models
+        with it), else the judge's own; the start and the work of :meth:`idle_work` times the recorded slowdown."""
+        reads = self.reads(n_pairs, mme_pairs, read_pairs)
         work = self.idle_work(n_pairs, mme_pairs, read_pairs) * (1.0 if self.slowdown is None else self.slowdown)
-        load = 0.0 if loaded else self.load_seconds if start == self.start_seconds else self.OWN_LOAD_SECONDS
-        return load + start + work
+        load = 0.0 if loaded else self.load_seconds if reads and not reading_loaded else self.OWN_LOAD_SECONDS
+        return load + (self.start_seconds if reads else self.QUICK_START_SECONDS) + work
 
     def record(self, n_pairs: int, seconds: float, mme_pairs: int = 0, read_pairs: int | None = None) -> None:
         """A run over ``n_pairs`` (``mme_pairs`` of them new to MME, ``read_pairs`` new to the reading) that took
@@ -242,8 +249,9 @@ ROLE_WORDS = {
     "system": ("system", "model", "bot", "version", "variant", "agent", "engine"),
     "references": ("reference", "references", "ref", "refs", "gold", "target", "truth", "groundtruth", "human"),
 }
-# names that say "id" only as a column's whole name ("Example" holding q0, q1, ...; but "example_reply" is a reply)
-ID_NAMES = ("example", "item", "sample", "row", "no", "num", "number", "n")
+# names that may say "id" as a column's whole name ("Example" holding q0, q1, ...; "example_reply" is a reply):
+# tried only when no column is named for the id, and only on cells that look like ids (:func:`_id_like`)
+ID_NAMES = ("example", "item", "no", "row")
 
 
 def _name_words(name: str) -> list[str]:
@@ -276,8 +284,9 @@ def numeric_columns(rows: Sequence[Sequence[str]]) -> list[str]:
 def guess_csv_mapping(header: Sequence[str], rows: Sequence[Sequence[str]] | None = None) -> dict[str, Any]:
     """A first guess of which column is which (the user can change every choice): each role takes the first
     column whose name holds one of its words (``ROLE_WORDS``; 'bot_reply' is a response, 'history' a context,
-    'example_id' an id, 'bot_version' a system, 'gold' a reference; a column named just 'Example', 'Item' or 'No'
-    an id too, ``ID_NAMES``), each column at most one role. Human-score
+    'example_id' an id, 'bot_version' a system, 'gold' a reference), each column at most one role; where no
+    column is named for the id, one named just 'Example', 'Item', 'No' or 'Row' (``ID_NAMES``) whose cells look
+    like ids (``rows`` needed). Human-score
     columns are only columns whose cells are all numbers (``rows``: the header and some records; without
     them no score column is guessed). A role nothing matches stays None: the user must choose it."""
     taken: set[str] = set()
@@ -290,8 +299,7 @@ def guess_csv_mapping(header: Sequence[str], rows: Sequence[Sequence[str]] | Non
                 words = _name_words(h)
                 if h in taken or not words or (role in ("response", "context", "references") and h in numeric):
                     continue
-                hit = (h.strip().lower() in ROLE_WORDS[role] + (ID_NAMES if role == "id" else ())) if exact \
-                    else any(w in ROLE_WORDS[role] for w in words)
+                hit = (h.lower() in ROLE_WORDS[role]) if exact else any(w in ROLE_WORDS[role] for w in words)
                 if hit and not (role == "id" and not exact and words[-1] not in ROLE_WORDS["id"]):
                     pick = h
                     break
@@ -300,8 +308,28 @@ def guess_csv_mapping(header: Sequence[str], rows: Sequence[Sequence[str]] | Non
         guess[role] = pick
         if pick:
             taken.add(pick)
-    guess["scores"] = [h for h in numeric if h not in taken]
+    if guess["id"] is None and rows:  # a spreadsheet's 'Example' or 'No' column, where its cells look like ids
+        guess["id"] = next((h for h in header if h not in taken and h.strip().lower() in ID_NAMES
+                            and _id_like(rows, h, guess["system"])), None)
+    # a row number is never a human score
+    guess["scores"] = [h for h in numeric
+                       if h not in taken and h != guess["id"] and h.strip().lower() not in ID_NAMES]
     return guess
+
+
+def _id_like(rows: Sequence[Sequence[str]], column: str, system: str | None) -> bool:
+    """Whether the cells of ``column`` (``rows[0]`` the header) could be ids: every one non-empty, without spaces,
+    and none repeated within a system (``system``'s column; the whole file without one)."""
+    header = list(rows[0])
+    k, s = header.index(column), header.index(system) if system in header else None
+    seen = set()
+    for r in rows[1:]:
+        cell = r[k].strip() if k < len(r) else ""
+        key = (r[s] if s is not None and s < len(r) else "", cell)
+        if not cell or any(c.isspace() for c in cell) or key in seen:
+            return False
+        seen.add(key)
+    return len(rows) > 1
 
 
 SEPARATORS = {"newline": "\n", "|||": "|||", "__eou__": "__eou__", "|": "|", "tab": "\t"}

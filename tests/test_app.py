@@ -175,6 +175,16 @@ def test_csv_guess_reads_names_and_contents_and_the_separator():
             (first, "Bot", "Prompt", "Answer", "Gold Standard", [])
     rows4 = dashboard.csv_rows(b"example_reply,prompt\nyo,hi\n")
     assert dashboard.guess_csv_mapping(rows4[0], rows4)["response"] == "example_reply"
+    # a column named for the id wins over a row number; cells that cannot be ids (a repeat within a system, a
+    # sentence) leave the id to the user
+    rows5 = dashboard.csv_rows(b"No,dialogue_id,system,context,response\n1,d1,x,hi,yo\n2,d1,y,hi,hey\n")
+    g5 = dashboard.guess_csv_mapping(rows5[0], rows5)
+    assert g5["id"] == "dialogue_id" and g5["scores"] == []  # nor is a row number a human score
+    rows6 = dashboard.csv_rows(b"Item,model,context,response\nq0,a,hi,yo\nq0,a,bye,ciao\n")
+    assert dashboard.guess_csv_mapping(rows6[0], rows6)["id"] is None
+    rows7 = dashboard.csv_rows(b"Example,context,response\nhello there,hi,yo\n")
+    assert dashboard.guess_csv_mapping(rows7[0], rows7)["id"] is None
+    assert dashboard.guess_csv_mapping(rows3[0])["id"] is None  # without the cells nothing is guessed from ID_NAMES
 
 
 def test_the_upload_page_splits_tsv_and_semicolon_files_as_the_loader_does():
@@ -1001,6 +1011,9 @@ def test_the_judge_time_estimate_of_a_run_with_nothing_to_read_counts_no_loading
             t.load_seconds + t.start_seconds + 3 * t.seconds_per_pair + t.mme_seconds_per_pair)
         assert t.estimate(3, loaded=False) == pytest.approx(
             t.load_seconds + t.start_seconds + 3 * (t.seconds_per_pair + t.read_seconds_per_pair))
+        # SmolLM2's reading (and MME's models with it) loaded by scoring another comparison: the judge's own load
+        assert t.estimate(3, loaded=False, reading_loaded=True) == pytest.approx(
+            t.OWN_LOAD_SECONDS + t.start_seconds + 3 * (t.seconds_per_pair + t.read_seconds_per_pair))
     f32 = JudgeTime(float32=True)  # 2 AVX2 cores: 3 fresh pairs took 23.8 s in a new process, 7.2 s loaded
     assert abs(f32.estimate(3, loaded=False, mme_pairs=3) - 23.8) < 2
     assert abs(f32.estimate(3, loaded=True, mme_pairs=3) - 7.2) < 1

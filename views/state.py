@@ -583,18 +583,18 @@ def judge_seconds(n_pairs: int, comparison: Any = None, examples: Sequence[Any] 
     unread = None if examples is None else _unread_reading_pairs(examples)
     read_pairs = n_pairs if unread is None else min(n_pairs, unread)
     return _judge_time().estimate(n_pairs, loaded=lm_features.cache_info().currsize > 0, mme_pairs=mme_pairs,
-                                  read_pairs=read_pairs)
+                                  read_pairs=read_pairs, reading_loaded=unread is not None)
 
 
 def run_judge(data: Loaded) -> JudgeOutput | None:
     """Run the shipped judge over every loaded pair (through the engine) with a progress bar, which says that
     leaving the page stops the run (Streamlit ends a page's script when another page opens). A missing or
     incompatible checkpoint raises: run it inside :func:`running`, which shows the error."""
+    use_chosen_device()  # first: what MME and the reading hold is kept per device
     bar, progress = progress_bar("loading the judge (stay on this page while it runs: leaving it stops the run)",
-                                 estimate=judge_seconds(data.n, data.comparison))
+                                 estimate=judge_seconds(data.n, data.comparison))  # as the button said
     try:
         from core.judges.smollm_reader import lm_features
-        use_chosen_device()
         comp = data.comparison
         new = pairs_to_judge([a.context for a in comp.a], [a.response for a in comp.a], [b.response for b in comp.b])
         mme_new = min(new, _mme_unread_pairs(comp.examples()))
