@@ -129,10 +129,10 @@ class JudgeTime:
         """Seconds for ``n_pairs``, plus loading unless ``loaded`` (the judge's models): all of them where the run
         reads and SmolLM2's reading is not loaded yet (``reading_loaded``: MME's scoring loaded it, and MME's models
         with it), else the judge's own; the start and the work of :meth:`idle_work` times the recorded slowdown."""
-        reads = self.reads(n_pairs, mme_pairs, read_pairs)
+        full_load = self.reads(n_pairs, mme_pairs, read_pairs) and not reading_loaded
         work = self.idle_work(n_pairs, mme_pairs, read_pairs) * (1.0 if self.slowdown is None else self.slowdown)
-        load = 0.0 if loaded else self.load_seconds if reads and not reading_loaded else self.OWN_LOAD_SECONDS
-        return load + (self.start_seconds if reads else self.QUICK_START_SECONDS) + work
+        load = 0.0 if loaded else self.load_seconds if full_load else self.OWN_LOAD_SECONDS
+        return load + self.start(n_pairs, mme_pairs, read_pairs) + work
 
     def record(self, n_pairs: int, seconds: float, mme_pairs: int = 0, read_pairs: int | None = None) -> None:
         """A run over ``n_pairs`` (``mme_pairs`` of them new to MME, ``read_pairs`` new to the reading) that took

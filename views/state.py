@@ -388,22 +388,18 @@ def _rows_to_score(metric: str, opts: Options, examples) -> int:
         return len(examples)
 
 
-def scoring_seconds(new: dict[str, int]) -> float:
-    """About how long scoring ``new[m]`` rows with each metric ``m`` takes (``dashboard.ScoreTime``)."""
+def scoring_estimate(metrics: Sequence[str], opts: Options, examples) -> tuple[dict[str, int], float, Any]:
+    """Before ``metrics`` score ``examples``: each metric's rows to compute (:func:`_rows_to_score`), the seconds it
+    should take (``dashboard.ScoreTime``) and a caption saying so (``.empty()`` it when done; none under 3 s)."""
     pace = _score_time()
-    return sum(pace.estimate(m, n) for m, n in new.items() if n)
-
-
-def scoring_estimate(metrics: Sequence[str], opts: Options, examples) -> tuple[dict[str, int], Any]:
-    """Before ``metrics`` score ``examples``: each metric's rows to compute (:func:`_rows_to_score`) and a caption
-    with the time it should take (``dashboard.ScoreTime``; ``.empty()`` it when done; none under 3 s)."""
     new = {m: _rows_to_score(m, opts, examples) for m in metrics}
-    total = scoring_seconds(new)
+    total = sum(pace.estimate(m, n) for m, n in new.items() if n)
     if total < 3:
-        return new, st.empty()
-    return new, st.caption(f"Scoring {counted(len(examples), 'row')} with {', '.join(metrics)}: about {total:.0f} s "
-                           "on an idle 2-core laptop CPU (models load once per session; rows scored before are "
-                           "read back)")
+        return new, total, st.empty()
+    caption = st.caption(f"Scoring {counted(len(examples), 'row')} with {', '.join(metrics)}: about {total:.0f} s "
+                         "on an idle 2-core laptop CPU (models load once per session; rows scored before are "
+                         "read back)")
+    return new, total, caption
 
 
 def timed_scoring(metric: str, new_rows: int, score):
@@ -426,8 +422,8 @@ def get_scores(data: Loaded, metrics: Sequence[str]) -> ComparisonScores:
     opts = options()
     todo = [m for m in metrics if (key, m) not in store and (key, m) not in errors]
     if todo:
-        new, about = scoring_estimate(todo, opts, examples)
-        estimate, started = scoring_seconds(new), time.monotonic()
+        new, estimate, about = scoring_estimate(todo, opts, examples)
+        started = time.monotonic()
         bar, _ = progress_bar("scoring ...")
         for j, m in enumerate(todo):
             bar.progress(j / len(todo), text=f"{m} ({j + 1}/{len(todo)}): loading"
@@ -460,7 +456,7 @@ def metric_results(key, metrics: Sequence[str], examples, progress=None) -> dict
     opts = options()
     key = per_device(key)
     todo = [m for m in metrics if (key, m) not in store]
-    new, about = scoring_estimate(todo, opts, examples) if todo else ({}, st.empty())
+    new, _, about = scoring_estimate(todo, opts, examples) if todo else ({}, 0.0, st.empty())
     for m in todo:
         store[(key, m)] = timed_scoring(m, new[m], lambda: score_examples(examples, [m], opts,
                                                                            progress=progress).results[m])
