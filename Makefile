@@ -26,7 +26,7 @@ run: setup
 	DIALEVAL_DEMO=1 $(BIN)/streamlit run app.py --server.port $(PORT)
 
 test: setup
-	$(BIN)/pytest -q -p no:cacheprovider tests
+	$(BIN)/pytest -q -p no:cacheprovider --durations=15 tests
 
 bench: setup
 	$(BIN)/python benchmarks/bleu_ubleu.py
