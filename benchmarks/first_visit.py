@@ -1,6 +1,6 @@
 """First visit and re-scoring with the score cache (issue 23, items 1-2). Prints a markdown table.
 
-    .venv/bin/python benchmarks/first_visit.py [--rows 200] [--skip-cold]
+    .venv/bin/python benchmarks/first_visit.py [--rows 200] [--skip-cold]   (--rows 0: no re-scoring runs)
 
 Every measurement runs in a new Python process (imports included) with a new, empty cache folder
 (``DIALEVAL_CACHE``), as on a fresh machine whose models are installed:
@@ -83,7 +83,7 @@ def rows_file(path: Path, n: int, changed_share: float = 0.0, salt: str = "") ->
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rows", type=int, default=200)
+    ap.add_argument("--rows", type=int, default=200, help="rows of the re-scoring runs; 0 skips them")
     ap.add_argument("--skip-cold", action="store_true", help="skip the runs that score everything (minutes)")
     a = ap.parse_args()
     load = os.getloadavg()[0]
@@ -100,6 +100,9 @@ def main() -> int:
             s = cli(["compare", str(DEMO), "--judge"], _env(Path(tmp), cold))
         out.append(f"| `dialeval compare demo/demo.jsonl --judge` | {label} | {s:.1f} | 60 pairs, default metrics |")
         print(out[-1], flush=True)
+    if a.rows <= 0:
+        print("\n".join(out + ["", "(re-scoring skipped: --rows 0)"]))
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         env = _env(tmp / "cache", False)
