@@ -1,15 +1,22 @@
 """First visit and re-scoring with the score cache (issue 23, items 1-2). Prints a markdown table.
 
-    .venv/bin/python benchmarks/first_visit.py [--rows 200] [--skip-cold]   (--rows 0: no re-scoring runs)
+    .venv/bin/python benchmarks/first_visit.py [--rows 200] [--skip-cold] [--skip-browser]   (--rows 0: no re-scoring)
 
 Every measurement runs in a new Python process (imports included) with a new, empty cache folder
 (``DIALEVAL_CACHE``), as on a fresh machine whose models are installed:
 
-- *dashboard, first visit*: ``streamlit.testing`` AppTest of app.py with the demo loaded on start
-  (``DIALEVAL_DEMO=1``, as ``make run``), default metrics; time from process start until the home page shows
-  the verdict sentence; "judge shown" says whether the judge's line is in it (read, not run). With the
-  shipped precomputed scores (checkpoints/precomputed-demo.json.gz) and, unless ``--skip-cold``, with
-  ``DIALEVAL_NO_CACHE=1`` (everything scored; the judge is not run on the home page then).
+- *dashboard, first visit in a browser* (what a user waits for): ``streamlit run app.py`` as ``make run`` starts it
+  (the demo loaded on start, default metrics), then Debian's chromium (Playwright, started beforehand) opens the
+  page: seconds from the navigation until the verdict is drawn, and until the page is complete (no run in
+  progress, the interval chart drawn); the server's own start (until /_stcore/health answers) is listed apart.
+  ``tests/test_browser.py --first-visit`` in a child process, with the shipped precomputed scores; skipped with
+  ``--skip-browser`` or when chromium or playwright is missing;
+- *dashboard, first run in AppTest*: ``streamlit.testing`` AppTest of app.py with the demo loaded on start
+  (``DIALEVAL_DEMO=1``, as ``make run``), default metrics; time from process start (Python, Streamlit and the
+  app's imports included; in a browser the server has imported Streamlit before the visit) until the home page's
+  first run is over (the whole page, not only the verdict); "judge shown" says whether the judge's line is in it
+  (read, not run). With the shipped precomputed scores (checkpoints/precomputed-demo.json.gz) and, unless
+  ``--skip-cold``, with ``DIALEVAL_NO_CACHE=1`` (everything scored; the judge is not run on the home page then).
 - *CLI*: ``dialeval compare demo/demo.jsonl --judge`` in a new process, same two settings.
 - *re-scoring*: ``dialeval score`` of ``--rows`` rows (demo rows, repeated with distinct ids and a
   numbered suffix on the response so every row is new) with the default metrics, cold; then the same file
@@ -59,6 +66,20 @@ def dashboard_first_visit(cold: bool) -> tuple[float, bool, bool]:
         return float(last[0]), last[1] == "1", last[2] == "1"
 
 
+def browser_first_visit() -> dict | None:
+    """``tests/test_browser.py --first-visit`` with a new, empty cache folder: its JSON line, or None when no
+    browser could run (chromium or playwright missing: the reason is printed)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        env = _env(Path(tmp), False)
+        r = subprocess.run([sys.executable, str(ROOT / "tests" / "test_browser.py"), "--first-visit"], env=env,
+                           capture_output=True, text=True, cwd=ROOT)
+    lines = [x for x in r.stdout.splitlines() if x.startswith("{")]
+    if r.returncode or not lines:
+        print(f"(browser first visit not measured: {(r.stderr.strip().splitlines() or ['no output'])[-1]})")
+        return None
+    return json.loads(lines[-1])
+
+
 def cli(args: list[str], env: dict) -> float:
     t0 = time.time()
     r = subprocess.run([sys.executable, "-m", "core", *args, "--quiet"], env=env, capture_output=True, text=True,
@@ -85,14 +106,24 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", type=int, default=200, help="rows of the re-scoring runs; 0 skips them")
     ap.add_argument("--skip-cold", action="store_true", help="skip the runs that score everything (minutes)")
+    ap.add_argument("--skip-browser", action="store_true", help="skip the real-browser first visit")
     a = ap.parse_args()
     load = os.getloadavg()[0]
     out = [f"Load average at start: {load:.2f} (2 cores). Every row: a new process, a new empty cache folder.", "",
            "| measurement | setting | seconds | note |", "|---|---|---|---|"]
+    got = None if a.skip_browser else browser_first_visit()
+    if got:
+        judged = "the judge" in got["verdict_text"] or "judge prefers" in got["verdict_text"]
+        out += [f"| dashboard first visit in chromium, until the verdict is drawn | shipped precomputed scores | "
+                f"{got['verdict']:.1f} | judge {'in' if judged else 'NOT in'} the verdict; the server had started in "
+                f"{got['server_ready']:.1f} s |",
+                f"| same visit, until the page is complete | shipped precomputed scores | {got['page_done']:.1f} | "
+                "tables and the interval chart drawn |"]
+        print("\n".join(out[-2:]), flush=True)
     settings = [("shipped precomputed scores", False)] + ([] if a.skip_cold else [("no cache (scored)", True)])
     for label, cold in settings:
         s, ok, judged = dashboard_first_visit(cold)
-        out.append(f"| dashboard first visit, demo, verdict shown | {label} | {s:.1f} | "
+        out.append(f"| dashboard first run in AppTest from process start | {label} | {s:.1f} | "
                    f"verdict {'shown' if ok else 'NOT shown'}; judge {'shown' if judged else 'not shown'} |")
         print(out[-1], flush=True)
     for label, cold in settings:

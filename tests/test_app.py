@@ -65,6 +65,18 @@ def test_upload_limit_matches_config(repo_root):
     assert cfg["server"]["maxUploadSize"] == dashboard.MAX_UPLOAD_MB
 
 
+def test_page_icon_is_the_scales_as_ascii_so_streamlit_skips_its_emoji_catalog(repo_root):
+    """app.py's page icon: ⚖️ in the SVG Streamlit's frontend draws for an emoji, as an ASCII data: URL (Streamlit
+    loads its emoji catalog, 0.1-0.2 s of a first visit, only for a non-ASCII icon)."""
+    import ast
+    from urllib.parse import unquote
+    tree = ast.parse((repo_root / "app.py").read_text(encoding="utf-8"))
+    icon = next(ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
+                and getattr(n.targets[0], "id", None) == "PAGE_ICON")
+    assert icon.isascii() and icon.startswith("data:image/svg+xml,<svg xmlns='http://www.w3.org/2000/svg'")
+    assert unquote(icon).endswith("<text y='.9em' font-size='90'>\u2696\ufe0f</text></svg>")
+
+
 # ------------------------------------------------------------------------------------------------
 # core/dashboard.py
 

@@ -8,6 +8,8 @@ module, started as `make run` starts it: ``DIALEVAL_DEMO=1``), driven by Debian'
                                                          # if present; long pages whole)
     .venv/bin/python tests/test_browser.py [--metrics M] # one timed run of the demo flow, one JSON line
                                                          # (what benchmarks/app_speed.py runs)
+    .venv/bin/python tests/test_browser.py --first-visit # one timed first visit, one JSON line
+                                                         # (what benchmarks/first_visit.py runs)
 
 1. the demo flow: home, the Scores page's table and charts, every other page without an exception;
 2. the one-line verdict (the same sentence as ``core``), the report download opened offline (verdict, 60 rows,
@@ -29,7 +31,7 @@ import time
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import pytest
 
@@ -50,7 +52,8 @@ def free_port() -> int:
 
 @contextmanager
 def streamlit_server(metrics: str = "bleu", **extra_env: str):
-    """``streamlit run app.py`` on a free port; yields (url, process, seconds until /_stcore/health is ok)."""
+    """``streamlit run app.py`` on a free port; yields (url, process, seconds until /_stcore/health is ok).
+    ``metrics`` "": the app's default metrics."""
     port = free_port()
     env = dict(os.environ, DIALEVAL_APP_METRICS=metrics, PYTHONUNBUFFERED="1", **extra_env)
     cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
@@ -144,6 +147,34 @@ def run_flow(page, url: str) -> dict:
         open_page(page, label)
         assert page.locator('[data-testid="stException"]').count() == 0, f"{label} page raised"
     return out
+
+
+# Marks, in the page's own clock (ms since the navigation began), the first moment the verdict's sentence is in the
+# document and the first moment the page is complete (no run in progress, the interval chart's SVG drawn): a
+# MutationObserver sees them as they happen, where polling from Playwright's process lags by 0.2-0.4 s on 2 busy cores.
+FIRST_VISIT_MARKS = """
+window.__marks = {};
+new MutationObserver(() => {
+  const m = window.__marks, now = performance.now();
+  const v = document.querySelector('.st-key-verdict h4');
+  if (!('verdict' in m) && v && v.innerText.trim()) m.verdict = now;
+  if ('verdict' in m && !('page_done' in m) && document.querySelector('.js-plotly-plot .main-svg')
+      && !document.querySelector('[data-testid^="stStatusWidgetRunning"]')) m.page_done = now;
+}).observe(document, {subtree: true, childList: true, characterData: true, attributes: true});
+"""
+
+
+def time_first_visit(page, url: str) -> dict:
+    """A visit to a server that has not yet run the app, as ``make run`` starts it (the demo loaded on start):
+    seconds from the navigation's start until the verdict's sentence is in the page (``verdict``; the precomputed
+    judge's result is part of it) and until the page is complete (``page_done``: no run in progress, the interval
+    chart drawn), as the page's own clock saw them (:data:`FIRST_VISIT_MARKS`)."""
+    page.add_init_script(FIRST_VISIT_MARKS)
+    page.goto(url)
+    page.wait_for_function("() => 'page_done' in window.__marks", timeout=TIMEOUT_MS)
+    marks = page.evaluate("() => window.__marks")
+    return {"verdict": marks["verdict"] / 1000, "page_done": marks["page_done"] / 1000,
+            "verdict_text": page.locator(".st-key-verdict").first.inner_text().strip()}
 
 
 def server_peak_mb(pid: int) -> float | None:
@@ -287,6 +318,18 @@ def test_demo_in_real_browser(server):
     assert leaving == []
 
 
+def test_first_visit_timing_sees_the_verdict_then_the_whole_page_and_its_page_icon(server):
+    """What benchmarks/first_visit.py times (a new session here: the module's server has run the app before), and
+    the page icon: ⚖️ in an SVG data: URL (no request for it leaves the page: the test above)."""
+    sentence, _ = demo_facts()
+    with browser_page() as page:
+        got = time_first_visit(page, server)
+        icon = page.evaluate("() => document.querySelector(\"link[rel='shortcut icon']\").href")
+    assert 0 < got["verdict"] <= got["page_done"] < TIMEOUT_MS / 1000
+    assert got["verdict_text"] == sentence
+    assert icon.startswith("data:image/svg+xml,") and "\u2696" in unquote(icon)
+
+
 def demo_facts() -> tuple[str, list[tuple[str, ...]]]:
     """The demo's one-line verdict with BLEU (computed by core, as the CLI does) and each pair's context, in
     the Scores page's default order (BLEU's A - B, descending)."""
@@ -420,8 +463,14 @@ if __name__ == "__main__":
     ap.add_argument("--screenshots", action="store_true", help="write docs/screenshots/*.png")
     ap.add_argument("--metrics", default="bleu,ubleu,bert_ruber,mme")
     ap.add_argument("--to", default=str(SHOTS), help="where the screenshots go (default docs/screenshots)")
+    ap.add_argument("--first-visit", action="store_true",
+                    help="time one first visit (the default metrics, the demo loaded on start, the environment's "
+                         "cache folder) and print it as one JSON line (benchmarks/first_visit.py runs this)")
     args = ap.parse_args()
-    if args.screenshots:
+    if args.first_visit:
+        with streamlit_server("", DIALEVAL_DEMO="1") as (url, proc, ready), browser_page() as page:
+            print(json.dumps({"server_ready": ready, **time_first_visit(page, url)}))
+    elif args.screenshots:
         SHOTS = Path(args.to)
         SHOTS.mkdir(parents=True, exist_ok=True)
         from core.settings import shared_eval_file

@@ -214,6 +214,21 @@ def test_the_verdicts_path_does_not_import_scipy_stats():
     assert out.stdout.strip() == "False"
 
 
+def test_the_dashboards_verdict_path_imports_neither_pandas_nor_sacrebleu():
+    """The home page draws its verdict before its first table: the dashboard's modules, the metrics' registry and
+    the default metrics' signatures (what a first visit on precomputed scores needs) load without pandas (~0.6 s)
+    and sacrebleu (~0.15 s); a table or a BLEU score imports them when it is made."""
+    import subprocess
+    import sys
+    code = ("import sys, views.state, core.dashboard; from core.scoring import available_metrics, get_metric; "
+            "available_metrics(); [get_metric(m).signature() for m in ('bleu', 'ubleu', 'bert_ruber', 'mme')]; "
+            "print('pandas' in sys.modules, 'sacrebleu' in sys.modules); "
+            "core.dashboard.csv_preview([]); get_metric('bleu').scorer.tokens('a b'); "
+            "print('pandas' in sys.modules, 'sacrebleu' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False", "True", "True"]
+
+
 def test_sign_test_takes_numpy_counts_and_refuses_negative_ones():
     assert stats.sign_test(np.int64(40), np.int64(61)) == pytest.approx(sps.binomtest(40, 101).pvalue, rel=1e-12)
     assert stats.sign_test(np.int32(30000), np.int32(29200)) == pytest.approx(sps.binomtest(30000, 59200).pvalue)
