@@ -3,6 +3,7 @@ differences and ties, cluster resampling, and the ``compare`` command on real da
 import json
 import math
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -225,7 +226,8 @@ def test_the_dashboards_verdict_path_imports_neither_pandas_nor_sacrebleu():
             "print('pandas' in sys.modules, 'sacrebleu' in sys.modules); "
             "core.dashboard.csv_preview([]); get_metric('bleu').scorer.tokens('a b'); "
             "print('pandas' in sys.modules, 'sacrebleu' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    root = Path(__file__).resolve().parent.parent  # views/ is the checkout's (the dashboard runs from it)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root)
     assert out.stdout.split() == ["False", "False", "True", "True"]
 
 
