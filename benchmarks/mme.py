@@ -4,9 +4,11 @@
 
 Examples: held-out chitchat-dataset conversations (MIT), each context = the full history before a turn,
 cut to at most --max-context-tokens MiniLM word pieces (so contexts run up to 256 tokens). Each
-sub-metric family is timed on a fresh scorer cache after its model is loaded (load time reported
-apart). Whole MME = all nine sub-metrics on a fresh cache (what `mme` costs on new data; `mme_avg`
-and the single sub-metrics reuse the same per-process cache). Peak memory = max RSS of this process.
+sub-metric family is timed after its model is loaded (load time reported apart) with every in-process
+memory emptied (``core.models.memo.forget_all``: the scorer's sub-scores, the MiniLM sentence vectors and the
+SmolLM2 readings), so each row is what that family costs on new data. Whole MME = all nine sub-metrics, again
+from empty memories (what `mme` costs on new data; inside it the families share vectors and readings, so it
+can take less than the rows' sum). Peak memory = max RSS of this process.
 """
 from __future__ import annotations
 
@@ -55,6 +57,7 @@ def main() -> int:
     import torch
     torch.set_num_threads(a.threads)
     from core.metrics import mme
+    from core.models.memo import forget_all
     exs, lens = build_examples(a.n, a.max_context_tokens)
     print(f"{len(exs)} examples, context length (MiniLM word pieces): mean {np.mean(lens):.0f}, "
           f"max {max(lens)}, threads {a.threads}")
@@ -68,13 +71,13 @@ def main() -> int:
         sc.load(name.split()[0])
         sc.score(exs[:2], subs)  # warm-up
         load = time.time() - t0
-        sc.forget()
+        forget_all()
         t0 = time.time()
         sc.score(exs, subs)
         dt = time.time() - t0
         total += dt
         rows.append((name, load, dt, len(exs) / dt))
-    sc.forget()
+    forget_all()
     t0 = time.time()
     s = sc.score(exs, mme.SUBMETRICS)
     whole = time.time() - t0

@@ -73,6 +73,60 @@ def test_crs_combination_of_a_row_does_not_depend_on_the_rows_beside_it():
             assert np.array_equal(part, full[start:start + n], equal_nan=True), (n, start)
 
 
+def test_the_stop_words_are_scikit_learns():
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    from core.models.english_stop_words import ENGLISH_STOP_WORDS as ours
+    from core.models.mme_models import stop_words
+    assert ours == ENGLISH_STOP_WORDS and ENGLISH_STOP_WORDS <= stop_words()
+
+
+def test_the_shipped_word_counts_are_a_fresh_count_of_the_installed_corpus():
+    """TCM's idf comes from checkpoints/chitchat-idf.json.gz when it was counted from the installed corpus by
+    today's code (else: python scripts/build_chitchat_idf.py); it must equal a fresh count, and so must the idf."""
+    import math
+
+    from core.models import mme_models
+    shipped = mme_models.shipped_document_frequencies()
+    assert shipped is not None, "stale checkpoints/chitchat-idf.json.gz: run python scripts/build_chitchat_idf.py"
+    n, df = mme_models.chitchat_document_frequencies()
+    assert shipped == (n, df)
+    idf = mme_models.chitchat_idf()
+    assert idf == {w: math.log((n + 1) / (c + 1)) + 1.0 for w, c in df.items()}
+
+
+def test_shipped_word_counts_are_not_used_for_another_corpus_or_other_code(monkeypatch, tmp_path):
+    from core.models import mme_models, retrieval
+    assert mme_models.shipped_document_frequencies() is not None
+    shipped = mme_models.checkpoint_file(mme_models.SHIPPED_IDF).read_bytes()
+    monkeypatch.setattr(mme_models, "idf_code_fingerprint", lambda: "changed-code")
+    assert mme_models.shipped_document_frequencies() is None
+    monkeypatch.undo()
+    other = tmp_path / "dataset.json"
+    other.write_text("{}")
+    monkeypatch.setattr(retrieval, "chitchat_corpus_file", lambda: other)
+    assert mme_models.shipped_document_frequencies() is None
+    monkeypatch.undo()
+    monkeypatch.setattr(mme_models, "checkpoint_file", lambda name: tmp_path / "missing.json.gz")
+    assert mme_models.shipped_document_frequencies() is None
+    for damaged in (shipped[:5000], b"not gzip", b""):  # cut short, not gzip, empty: counted again
+        (tmp_path / "missing.json.gz").write_bytes(damaged)
+        assert mme_models.shipped_document_frequencies() is None
+
+
+def test_tcm_keywords_neither_import_scikit_learn_nor_read_the_corpus():
+    """Scoring MME used to import scikit-learn for its stop words (~2 s, pandas with it) and read and count the
+    chitchat corpus for TCM's idf (~3 s) in every process."""
+    import subprocess
+    import sys
+    code = ("import sys; from core.models import corpus, mme_models; "
+            "print(mme_models.keywords('the weather in paris is lovely today', 3)); "
+            "print('sklearn' in sys.modules, corpus.chitchat_split.cache_info().currsize)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    lines = out.stdout.split("\n")
+    assert "paris" in lines[0] and lines[1].split() == ["False", "0"]
+
+
 def test_dimension_map_and_fallback():
     assert crs.canonical_dimension("Maintains Context") == ("relevance", True)
     assert crs.canonical_dimension("language_usage") == ("grammar", True)

@@ -120,6 +120,35 @@ def test_pq_roundtrip(tmp_path):
     assert back.shape == v.shape and np.median(cos) > 0.75
 
 
+def test_pool_vectors_are_normalized_a_block_at_a_time_to_the_same_bits(tmp_path, monkeypatch):
+    """load_pq_vectors divides by np.linalg.norm's per-row sums a block of rows at a time (no pool-sized
+    temporary): the vectors must be the same bits as one np.linalg.norm over all rows, whatever the block."""
+    import faiss
+    rng = np.random.default_rng(1)
+    v = rng.normal(size=(2000, 384)).astype(np.float32)
+    retrieval.save_pq_index(v / np.linalg.norm(v, axis=1, keepdims=True), tmp_path / "x.faiss", m=32)
+    decoded = faiss.read_index(str(tmp_path / "x.faiss")).reconstruct_n(0, 2000)
+    expected = (decoded / np.linalg.norm(decoded, axis=1, keepdims=True).clip(1e-8)).astype(np.float32)
+    for rows in (7, 8192):
+        monkeypatch.setattr(retrieval, "NORM_ROWS", rows)
+        got = retrieval.load_pq_vectors(tmp_path / "x.faiss")
+        assert got.dtype == np.float32 and np.array_equal(got, expected)
+
+
+def test_on_grid_overwrites_only_when_asked_and_gives_the_same_numbers():
+    rng = np.random.default_rng(2)
+    v = rng.normal(size=(50, 384))
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    expected = np.rint(v.astype(np.float32) * retrieval.SIM_SCALE).astype(np.float32)  # the definition
+    v32 = v.astype(np.float32)
+    kept = v32.copy()
+    assert np.array_equal(retrieval.on_grid(v32), expected) and np.array_equal(v32, kept)  # input untouched
+    assert np.array_equal(retrieval.on_grid(v), expected)  # float64 input: converted first, as before
+    assert np.array_equal(retrieval.on_grid(v, overwrite=True), expected) and v.dtype == np.float64
+    out = retrieval.on_grid(v32, overwrite=True)
+    assert out is v32 and np.array_equal(out, expected)
+
+
 def test_pool_files(tmp_path):
     (tmp_path / "p.jsonl").write_text('{"utterance": "a?", "response": "b."}\n{"context": ["x", "c?"], "response": "d."}\n')
     pool = load_pool(tmp_path / "p.jsonl")

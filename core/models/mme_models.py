@@ -23,8 +23,12 @@ Training data of FM/RM/TCM: chitchat-dataset (MIT), split by conversation (``cor
 from __future__ import annotations
 
 import functools
+import gzip
+import hashlib
+import json
 import math
 import re
+import zlib
 from typing import Callable, Hashable, Sequence
 
 import numpy as np
@@ -39,6 +43,7 @@ from core.models.corpus import CTX_TURNS, chitchat_split
 from core.models.encoders import smollm_threads
 from core.models.smollm_reading import (RESPONSE_TOKENS, TURN_TOKENS, TURNS, chat_reading, context_turns,
                                         response_token_logprobs)
+from core.settings import checkpoint_file
 
 FM_MAX_LEN = 40
 RM_MAX_LEN = 64
@@ -60,7 +65,9 @@ WORD_RE = re.compile(r"[a-z][a-z']*")
 
 @functools.lru_cache(maxsize=1)
 def stop_words() -> frozenset[str]:
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+    """The words TCM never takes as keywords: scikit-learn's English stop words (a copy,
+    ``core.models.english_stop_words``) and chat fillers."""
+    from core.models.english_stop_words import ENGLISH_STOP_WORDS
     extra = {"yeah", "oh", "ok", "okay", "just", "really", "like", "im", "i'm", "don't", "it's", "that's",
              "lol", "haha", "hi", "hello", "hey", "yes", "know", "think", "got", "get", "good", "well"}
     return frozenset(ENGLISH_STOP_WORDS) | frozenset(extra)
@@ -161,9 +168,15 @@ class PairHead(nn.Module):
 
 
 # ----------------------------------------------------------------------------- TCM: keyword graph + GAT
-@functools.lru_cache(maxsize=1)
-def chitchat_idf() -> dict[str, float]:
-    """Inverse document frequency of words over chitchat training utterances."""
+SHIPPED_IDF = "chitchat-idf.json.gz"
+"""The word counts behind :func:`chitchat_idf`, shipped in ``checkpoints/`` for the corpus file they were counted
+from, so that scoring TCM does not read and count the corpus in every process (about 3 s on 2 cores); written by
+``python scripts/build_chitchat_idf.py`` and checked against a fresh count by ``tests/test_mme.py``."""
+
+
+def chitchat_document_frequencies() -> tuple[int, dict[str, int]]:
+    """(n, df): the number of utterances in chitchat's training conversations (``core.models.corpus``) and, per
+    word (``WORD_RE`` on the lower-cased utterance), how many of them hold it."""
     train, _ = chitchat_split()
     df: dict[str, int] = {}
     n = 0
@@ -172,6 +185,43 @@ def chitchat_idf() -> dict[str, float]:
             n += 1
             for w in set(WORD_RE.findall(t.lower())):
                 df[w] = df.get(w, 0) + 1
+    return n, df
+
+
+def idf_code_fingerprint() -> str:
+    """A hash of the code that turns the corpus into the counts (the corpus reader, the split, the counting and
+    its word pattern), so a change to any of them never meets counts shipped before it."""
+    import inspect
+
+    from core.models import corpus
+    source = "\n".join(inspect.getsource(f) for f in (corpus.chitchat_dialogues, corpus.chitchat_split,
+                                                      chitchat_document_frequencies))
+    return hashlib.sha1(f"{source}\n{WORD_RE.pattern}\n{corpus.HELD_OUT_EVERY}".encode("utf-8")).hexdigest()[:12]
+
+
+def shipped_document_frequencies() -> tuple[int, dict[str, int]] | None:
+    """The shipped (n, df) (:data:`SHIPPED_IDF`) when they were counted from the installed corpus file (same
+    SHA-256, about 0.1 s for its 40 MB) by this code (:func:`idf_code_fingerprint`), else None."""
+    try:
+        from core.models.retrieval import chitchat_corpus_file
+        with gzip.open(checkpoint_file(SHIPPED_IDF), "rt", encoding="utf-8") as f:
+            shipped = json.load(f)
+        digest = hashlib.sha256(chitchat_corpus_file().read_bytes()).hexdigest()
+        code = idf_code_fingerprint()  # OSError / TypeError where the source cannot be read
+    except (ImportError, OSError, EOFError, ValueError, TypeError, zlib.error):
+        return None
+    if (isinstance(shipped, dict) and shipped.get("corpus_sha256") == digest and shipped.get("code") == code
+            and isinstance(shipped.get("utterances"), int) and isinstance(shipped.get("df"), dict)):
+        return shipped["utterances"], shipped["df"]
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def chitchat_idf() -> dict[str, float]:
+    """Inverse document frequency of words over chitchat training utterances: idf(w) = ln((n + 1) / (df(w) + 1))
+    + 1, from the shipped counts where they match the installed corpus, else counted
+    (:func:`chitchat_document_frequencies`); the same numbers either way."""
+    n, df = shipped_document_frequencies() or chitchat_document_frequencies()
     return {w: math.log((n + 1) / (c + 1)) + 1.0 for w, c in df.items()}
 
 
