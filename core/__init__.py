@@ -7,7 +7,7 @@ One-call API (like ``bert_score.score``), the same engine the CLI and the dashbo
                      metrics="bleu,ubleu")
     out["ubleu"]                        # numpy array, one value per response
     p = core.judge([["lunch tomorrow?"]], ["sure, see you then"], ["no."]).p_a
-    verdict = core.compare("v1.jsonl", "v2.jsonl", metrics="bleu,mme", judge=True)
+    verdict = core.compare("v1.jsonl", "v2.jsonl", metrics="bleu,mme")   # the judge runs unless judge=False
     verdict = core.compare_replies(contexts, replies_v1, replies_v2, metrics="bleu")   # in memory
     board = core.rank("v1.jsonl", "v2.jsonl", "v3.jsonl", metrics="bleu")             # dialeval leaderboard
     rows = core.meta_evaluate("rated.jsonl", metrics="bleu,bert_ruber")               # dialeval meta-eval
@@ -253,7 +253,7 @@ def _registry_names(metrics: Any) -> list[str]:
 
 def compare_replies(contexts: Sequence[Sequence[str] | str], replies_a: Sequence[str], replies_b: Sequence[str],
                     references: Sequence[Sequence[str] | str] | None = None,
-                    metrics: str | Sequence[str] | None = None, judge: bool = False,
+                    metrics: str | Sequence[str] | None = None, judge: bool = True,
                     system_a: str = "A", system_b: str = "B", options: "Options | dict | None" = None,
                     progress: "Progress | None" = None, cache: "ScoreCache | bool | None" = None,
                     **settings: Any) -> "Verdict":
@@ -288,7 +288,7 @@ def compare_replies(contexts: Sequence[Sequence[str] | str], replies_a: Sequence
 
 
 def compare(input_a: str, input_b: str | None = None, system_a: str | None = None, system_b: str | None = None,
-            metrics: str | Sequence[str] | None = None, judge: bool = False, options: "Options | None" = None,
+            metrics: str | Sequence[str] | None = None, judge: bool = True, options: "Options | None" = None,
             progress: "Progress | None" = None, cache: "ScoreCache | bool | None" = None,
             **settings: Any) -> "Verdict":
     """The verdict on two systems: two files (one system each) or one multi-system file with two chosen;
@@ -327,7 +327,7 @@ def _paths(inputs: Sequence[Any], what: str) -> list[str]:
 
 
 def rank(*inputs: str, systems: Sequence[str] | None = None, metrics: str | Sequence[str] | None = None,
-         judge: bool = False, options: "Options | dict | None" = None, progress: "Progress | None" = None,
+         judge: bool = True, options: "Options | dict | None" = None, progress: "Progress | None" = None,
          cache: "ScoreCache | bool | None" = None, **settings: Any) -> "Leaderboard":
     """``dialeval leaderboard`` in Python: the systems of one multi-system file, or of several files, ranked on
     the contexts they all answered (``core.leaderboard``: people's ratings, metrics, the judge's Bradley-Terry
@@ -350,14 +350,33 @@ def rank(*inputs: str, systems: Sequence[str] | None = None, metrics: str | Sequ
 
 
 def meta_evaluate(*inputs: str, metrics: str | Sequence[str] | None = None, dims: Sequence[str] | None = None,
-                  options: "Options | dict | None" = None, **settings: Any) -> list[dict[str, Any]]:
+                  options: "Options | dict | None" = None, level: "str | float" = "turn", judge: bool = True,
+                  **settings: Any) -> list[dict[str, Any]]:
     """``dialeval meta-eval`` in Python: each metric's correlation with every human dimension of every rated
     file (one row dict per metric, data set, dimension and level; ``core.meta_eval.meta_evaluate``, whose
     keyword arguments ``settings`` takes: ``n_boot``, ``level``, ``seed``, ``methods``, ``max_rows``,
     ``held_out``, ``keep_reference_copies``, ...). ``metrics`` defaults to the default metrics, as everywhere. It
     scores every row afresh, as ``dialeval meta-eval`` does: the score cache is not used (so it takes no
-    ``cache``)."""
+    ``cache``).
+
+    ``level="system"`` (``dialeval meta-eval --level system``): for every pair of systems of a file that answered
+    shared contexts, how often each metric, the judge (``judge=False`` leaves it out) and the one-line verdict
+    name the system people prefer: one row dict per data set and signal, and per signal over all files
+    (``core.system_eval.summarize``); ``settings`` as ``core.system_eval.evaluate_dataset`` takes them. Unlike
+    the turn level it reads the score cache. A number for ``level`` is the intervals' level (as on the command
+    line, where ``--level`` takes either)."""
+    if not isinstance(level, str):
+        settings["level"], level = level, "turn"
     from core.engine import DEFAULT_METRICS, parse_metrics
-    from core.meta_eval import meta_evaluate as evaluate
+    from core.meta_eval import group_datasets, meta_evaluate as evaluate
+    if level == "system":
+        from core.system_eval import summarize, system_level, with_verdict
+        from core.verdict_policy import shipped_policy
+        pairs = system_level(group_datasets(_paths(inputs, "meta_evaluate")),
+                             parse_metrics(DEFAULT_METRICS if metrics is None else metrics), judge,
+                             options=_options(options), **settings)
+        return summarize(with_verdict(pairs, shipped_policy().policy))
+    if level != "turn":
+        raise ValueError(f"level={level!r}: 'turn' (correlations per row) or 'system' (system pairs)")
     return evaluate(_paths(inputs, "meta_evaluate"), parse_metrics(DEFAULT_METRICS if metrics is None else metrics),
                     dims, options=_options(options), **settings)

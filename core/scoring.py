@@ -21,6 +21,7 @@ human dimension, for metrics such as MME-CRS whose weights depend on it).
 """
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, ClassVar, Sequence
@@ -86,6 +87,12 @@ class Signature:
     def __str__(self) -> str:
         text = f"metric:{self.metric}|variant:{self.variant}|ckpt:{self.checkpoint}|pool:{self.pool}|v:{self.version}"
         return text + (f"|precision:{self.precision}" if self.precision else "")
+
+
+def versionless(signature: "Signature | str") -> str:
+    """A signature without its package version (``|v:...``): what a metric's numbers depend on. Records that keep
+    numbers (the golden test's) compare these, so a release that moves no number needs no new record."""
+    return re.sub(r"\|v:[^|]*", "", str(signature))
 
 
 @dataclass
@@ -158,6 +165,12 @@ class Metric(ABC):
         """The scores of ``result`` for the human ``dimension`` (the same scores unless the metric weighs its
         parts per dimension)."""
         return result.scores
+
+    def rescored(self, result: MetricResult) -> np.ndarray | None:
+        """This instance's scores computed from ``result``, another instance's result of the same metric on the
+        same rows, where only weights over stored parts differ (a held-out instance re-weighing the shipped
+        one's parts); ``None`` when this metric cannot, and must score the rows itself."""
+        return None
 
     def __call__(self, examples: Sequence[Example], progress: Progress | None = None) -> MetricResult:
         res = self.compute(list(examples), progress)

@@ -446,6 +446,20 @@ def system_correlation(metric: Sequence[float], human: Sequence[float], systems:
 # paired comparison
 
 
+POWER = 0.8  # the power every "could go unseen" statement is made at
+
+
+def detectable_difference(low: float, high: float, level: float = 0.95, power: float = POWER) -> float:
+    """The smallest difference a comparison whose ``level`` interval is [low, high] detects with ``power``
+    (two-sided, normal approximation): (z_{1-a/2} + z_{power}) x SE with SE = (high - low) / (2 z_{1-a/2}), the
+    standard error read off the interval itself (a bootstrap over contexts: clustering is in it). NaN without an
+    interval."""
+    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+        return math.nan
+    z = NormalDist().inv_cdf(1 - (1 - level) / 2)
+    return (z + NormalDist().inv_cdf(power)) * (high - low) / (2 * z)
+
+
 def wilson_interval(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
     """Wilson score interval for a proportion k/n (Wilson 1927); (0, 1) when n == 0."""
     if n <= 0:

@@ -43,6 +43,7 @@ from core.data import ID_MISMATCH_ADVICE, Comparison, Example, dimensions
 from core.engine import is_reference_copy, reads_references
 from core.scoring import JudgeOutput, metric_class
 from core.settings import SEED
+from core.verdict_policy import JUDGE, Decision, VerdictPolicy, decide, deciding_winners, shipped_policy
 
 if TYPE_CHECKING:
     from core.engine import ComparisonScores
@@ -171,6 +172,7 @@ class MetricComparison:
     higher_is_better: bool
     winner: str | None  # "A" | "B" | None (no significant difference)
     signature: str = ""
+    detectable: float = math.nan  # the smallest difference these pairs detect with 80 % power (stats)
 
     def better(self, system_a: str, system_b: str) -> str:
         if self.n == 0:
@@ -216,6 +218,7 @@ class JudgeSummary:
     verdicts: list[str]
     human: HumanAgreement | None = None
     length_controlled: stats.LengthControlled | None = None  # A's win rate at equal reply length
+    n_contexts: int = 0  # distinct contexts among the pairs (the unit the judge's test resamples)
 
     def better(self, system_a: str, system_b: str) -> str:
         return {"A": system_a, "B": system_b}.get(self.winner or "", "no significant preference")
@@ -290,15 +293,26 @@ class Verdict:
 
     def to_dict(self) -> dict[str, Any]:
         """The verdict as plain data; each metric row adds its verdict in words and, for metrics, ``p_holm``
-        (Holm over the metrics compared) and ``holm_winner`` (its winner if it survives that correction: what
-        the one-line verdict reads), so a program tells which rows' winners it may quote."""
+        (Holm over the metrics compared), ``holm_winner`` (its winner if it survives that correction),
+        ``decides`` (whether the verdict policy lets it name the winner, ``core.verdict_policy``) and
+        ``deciding_winner`` (its winner if it decides and survives Holm over the deciding metrics: what the
+        one-line verdict reads), so a program tells which rows' winners it may quote. ``decision``: the side
+        the one-line verdict names and on what basis."""
         d = asdict(self)
         adjusted, passed = holm_adjusted(self), holm_winners(self)
+        policy = shipped_policy().policy
+        deciding = deciding_winners(policy, [(m.metric, m.winner, m.p_randomization) for m in self.metrics
+                                             if m.kind == "metric" and m.n > 0], self.level)
         for r, m in zip(d["metrics"], self.metrics):
             r["verdict"] = m.verdict(self.system_a, self.system_b)
             if m.kind == "metric":
                 r["p_holm"] = adjusted.get(m.metric, math.nan)
                 r["holm_winner"] = m.winner if m.metric in passed else None
+                r["decides"] = policy.decides(m.metric)
+                r["deciding_winner"] = deciding.get(m.metric)
+        decision = verdict_decision(self, policy)
+        d["decision"] = {"side": decision.side, "basis": decision.basis, "named": list(decision.named),
+                         "against": list(decision.against), "judge_decides": policy.decides(JUDGE)}
         d["sentence"] = self.sentence
         return d
 
@@ -342,7 +356,7 @@ def compare_values(name: str, kind: str, a: Sequence[float], b: Sequence[float],
     return MetricComparison(name, kind, pr.n, pr.n_dropped, len(set(kept_groups)), ma, la, ua, mb, lb, ub,
                             pr.diff, pr.low, pr.high, pr.p_randomization, pr.p_bootstrap, pr.wins, pr.ties,
                             pr.losses, pr.win_rate, pr.win_low, pr.win_high, pr.win_rate_ties_split, pr.sign_p,
-                            higher_is_better, winner, signature)
+                            higher_is_better, winner, signature, stats.detectable_difference(pr.low, pr.high, level))
 
 
 def compare_scores(cs: "ComparisonScores", human: bool = True, n_boot: int = N_BOOT, n_perm: int = N_PERM,
@@ -410,7 +424,8 @@ def summarize_judge(comp: Comparison, out: JudgeOutput, dimension: str | None = 
             human = _agreement("scores", dim, margin, out, prefs, level)
     return JudgeSummary(len(verdicts), win, winner, out.order_disagreement, out.tie_margin, out.signature,
                         [float(p) for p in out.p_a], verdicts, human,
-                        judge_length_controlled(comp, verdicts, level, n_boot, seed))
+                        judge_length_controlled(comp, verdicts, level, n_boot, seed),
+                        len(set(context_groups(comp.a))))
 
 
 def reply_length(text: str) -> int:
@@ -656,35 +671,110 @@ def _copy_clause(v: Verdict, side: str, favouring: Sequence[MetricComparison]) -
             f"{_names(referenced)} score{'s' * (len(referenced) == 1)} as a perfect match"]
 
 
+def verdict_decision(v: Verdict, policy: VerdictPolicy | None = None) -> Decision:
+    """Which side the one-line verdict names and on what basis (``core.verdict_policy.decide``): people's ratings
+    in the input first, then the judge and the deciding metrics as ``policy`` (default: the shipped one) says."""
+    policy = policy or shipped_policy().policy
+    human = preferred_human_row(v)
+    metrics = [(r.metric, r.winner, r.p_randomization) for r in v.rows("metric") if r.n > 0]
+    return decide(policy, human.winner if human is not None else None, v.judge.winner if v.judge else None,
+                  metrics, v.level)
+
+
+def _record_words(signal: str, label: str | None = None) -> str:
+    """' (on rated data it named people's preferred system in 41 of 45 system pairs, ...)', '' without a record."""
+    rec = shipped_policy().record(signal)
+    return f" ({rec.words(label or signal)})" if rec is not None and rec.pairs else ""
+
+
+def _fragile(v: Verdict, r: MetricComparison) -> str:
+    drv = next((d for d in v.drivers if d.metric == r.metric), None)
+    return "; it rests on a few pairs: not significant without the top 5 %" if (
+        drv is not None and drv.testable and not drv.survives) else ""
+
+
+def _metric_clauses(v: Verdict, rows: Sequence[MetricComparison], side: str | None, basis: str | None,
+                    diagnostic: bool, passed: set[str] = frozenset(), others: bool = False) -> list[str]:
+    """What ``rows`` (the deciding metrics, or the diagnostics) say, in favour of ``side`` first. ``passed``: the
+    deciding metrics whose winner survives Holm's correction over the deciding metrics (only these decide);
+    ``others``: whether diagnostics are shown beside them (the deciding ones are then called so).
+    Diagnostics carry their measured system-level record, so a reader sees why they do not decide."""
+    sys_name = {"A": v.system_a, "B": v.system_b}
+    clauses = []
+    if side is not None and not diagnostic and basis != "metrics" and rows and not any(r.winner == side for r in rows):
+        clauses.append("no deciding metric agrees")
+    for s in ([side, {"A": "B", "B": "A"}[side]] if side else ["A", "B"]):
+        fav = [r for r in rows if r.winner == s]
+        if not fav:
+            continue
+        # quote the strongest: one that passes Holm, then the smallest p
+        best = min(fav, key=lambda r: (diagnostic or r.metric not in passed, r.p_randomization))
+        if s == side and not diagnostic:
+            verb = ("say so", "says so") if basis == "metrics" else ("agree", "agrees")
+            kind = "deciding metric" if others else "metric"
+            agreeing = (f"{len(fav)} of {len(rows)} {kind}s {verb[len(fav) == 1]}" if len(rows) > 1
+                        else f"its one {kind} {verb[1]}")
+            records = "".join(_record_words(r.metric) for r in fav) if basis == "metrics" else ""
+            clauses.append(f"{agreeing} ({best.metric} {_margin(best, s)}{_fragile(v, best)}){records}")
+        else:
+            lead = "but " if side is not None and s != side and not diagnostic else ""
+            chance = "" if diagnostic or best.metric in passed else (
+                f", not significant once the {len(rows)} deciding metrics are corrected together (Holm)")
+            records = "".join(_record_words(r.metric) for r in fav) if diagnostic else ""
+            clauses.append(f"{lead}{_names(fav)} favour{'s' * (len(fav) == 1)} {sys_name[s]} "
+                           f"({best.metric} {_margin(best, s)}{chance}{_fragile(v, best)}){records}")
+        clauses += _copy_clause(v, s, fav)
+    none = [r for r in rows if r.winner is None]
+    if none:
+        if len(none) == len(rows) and not diagnostic and len(rows) > 1:
+            clauses.append("no metric finds a significant difference")
+        else:
+            clauses.append(f"{_names(none)} find{'s' * (len(none) == 1)} no difference")
+        if not diagnostic and side is None:
+            clauses[-1] += _unseen(none)
+    if diagnostic and clauses:
+        clauses[0] = "as diagnostics, which do not decide: " + clauses[0]
+    return clauses
+
+
+def _amount(x: float) -> str:
+    return _num(x).lstrip("+")
+
+
+def _unseen(rows: Sequence[MetricComparison]) -> str:
+    """' (with these 60 contexts a difference smaller than 0.09 in bert_ruber could go unseen)': what the
+    comparison could have missed at 80 % power (``stats.detectable_difference``), for metrics that found none."""
+    known = [r for r in rows if math.isfinite(r.detectable)]
+    if not known:
+        return ""
+    n = max(r.n_contexts for r in known)
+    parts = [f"{_amount(r.detectable)} in {r.metric}" for r in known]
+    many = len(parts) > 1
+    listed = parts[0] if not many else ", ".join(parts[:-1]) + " and " + parts[-1]
+    return (f" (with these {n} contexts {'differences' if many else 'a difference'} smaller than {listed} could "
+            "go unseen)")
+
+
 def verdict_sentence(v: Verdict) -> str:
     """The verdict in one line a stakeholder reads in five seconds: which system is better, in words, both
-    named in full, and on what evidence. The direction comes from people's ratings in the input when they
-    name a winner, else from the judge when it names one, else from the metrics when every metric that names
-    a winner after Holm's correction over the metrics compared (``stats.holm`` on their randomization p-values)
-    names the same one; otherwise the line says the evidence is mixed or shows no difference.
-    Differences are stated in favour of the better system (``+x [low, high]``), never only by a sign. Metrics
-    that read references and favour a system that replies with its own reference more often than the other
-    carry that caveat (:func:`_copy_clause`)."""
+    named in full, on what evidence, and how far that evidence is trusted. The side comes from
+    :func:`verdict_decision`: people's ratings in the input when they name a winner, else the judge and the
+    metrics that the shipped verdict policy lets decide (``core.verdict_policy``: chosen by how often each
+    signal names the system people prefer on rated data); the deciding signal's measured record is stated
+    beside it. Metrics outside the policy are shown as diagnostics and never decide. Differences are stated in
+    favour of the better system (``+x [low, high]``), never only by a sign. Metrics that read references and
+    favour a system that replies with its own reference more often than the other carry that caveat
+    (:func:`_copy_clause`)."""
     sys_name = {"A": v.system_a, "B": v.system_b}
     other = {"A": "B", "B": "A"}
     if v.n_pairs and v.identical_pairs == v.n_pairs:
         return (f"{v.system_a} and {v.system_b} give the same reply in all {v.n_pairs} pairs, so there is nothing "
                 "to compare (is the same file loaded twice?).")
-    mrows = v.rows("metric")
-    winners_after_holm = holm_winners(v)
+    policy = shipped_policy().policy
+    decision = verdict_decision(v, policy)
+    side, basis = decision.side, decision.basis
     human = preferred_human_row(v)
     j = v.judge
-    side, basis = None, None
-    if human is not None and human.winner:
-        side, basis = human.winner, "people"
-    elif j is not None and j.winner:
-        side, basis = j.winner, "judge"
-    else:
-        named = {r.winner for r in mrows if r.metric in winners_after_holm}
-        if len(named) == 1:
-            side, basis = named.pop(), "metrics"
-        elif len(named) == 2:
-            basis = "mixed"
     clauses = []
     if human is not None:
         dim = human.metric[len("human:"):]
@@ -699,65 +789,40 @@ def verdict_sentence(v: Verdict) -> str:
         w = j.win
         rate, lo, hi = (w.rate, w.low, w.high) if s == "A" else (1 - w.rate, 1 - w.high, 1 - w.low)
         decided = w.wins + w.losses
+        trust = _record_words(JUDGE, "on rated data it") if basis in ("judge", "conflict") else ""
+        role = "" if policy.decides(JUDGE) else " (diagnostic, not deciding)"
         if j.winner:
             lc = j.length_controlled
             at_len = ""
             if lc is not None and math.isfinite(lc.rate):
                 at_len = f" ({_pct(lc.rate if s == 'A' else 1 - lc.rate)} at equal length)"
-            clauses.append(f"{'but ' if side != s else ''}the judge prefers {'it' if s == side else sys_name[s]} "
-                           f"in {_pct(rate)} of the {decided} pairs it decided [{_span(lo, hi)}]{at_len}")
+            clauses.append(f"{'but ' if side not in (None, s) else ''}the judge{role} prefers "
+                           f"{'it' if s == side else sys_name[s]} in {_pct(rate)} of the {decided} pairs it decided "
+                           f"[{_span(lo, hi)}]{at_len}{trust}")
         else:
-            clauses.append(f"the judge finds no significant preference ({sys_name[s]} wins {_pct(rate)} of the "
-                           f"{decided} pairs it decided [{_span(lo, hi)}])")
+            unseen = stats.detectable_difference(lo, hi, v.level)
+            after = (f"; with these {j.n_contexts} contexts a difference smaller than {100 * unseen:.0f} points "
+                     "could go unseen" if math.isfinite(unseen) and j.n_contexts else "")
+            clauses.append(f"the judge{role} finds no significant preference ({sys_name[s]} wins {_pct(rate)} of "
+                           f"the {decided} pairs it decided [{_span(lo, hi)}]{after})")
+    mrows = v.rows("metric")
     unscored = [r for r in mrows if r.n == 0]
     mrows = [r for r in mrows if r.n > 0]
-    if mrows:
-        none = [r for r in mrows if r.winner is None]
-        if side is not None:
-            agree = [r for r in mrows if r.winner == side]
-            against = [r for r in mrows if r.winner == other[side]]
-            if agree:
-                best = min(agree, key=lambda r: r.p_randomization)
-                drv = next((d for d in v.drivers if d.metric == best.metric), None)
-                fragile = "; it rests on a few pairs: not significant without the top 5 %" if (
-                    drv is not None and drv.testable and not drv.survives) else ""
-                verb = ("say so", "says so") if basis == "metrics" else ("agree", "agrees")  # the basis: no "agree"
-                agreeing = (f"{len(agree)} of {len(mrows)} metrics {verb[len(agree) == 1]}" if len(mrows) > 1
-                            else f"its one metric {verb[1]}")
-                clauses.append(f"{agreeing} ({best.metric} {_margin(best, side)}{fragile})")
-                clauses += _copy_clause(v, side, agree)
-            elif basis != "metrics":
-                clauses.append("no metric agrees")
-            if against:
-                clauses.append(f"{_names(against)} favour{'s' if len(against) == 1 else ''} {sys_name[other[side]]}")
-                clauses += _copy_clause(v, other[side], against)
-        else:
-            for s in ("A", "B"):
-                fav = [r for r in mrows if r.winner == s]
-                if fav:
-                    # quote the strongest: one that passes Holm, then the smallest p
-                    best = min(fav, key=lambda r: (r.metric not in winners_after_holm, r.p_randomization))
-                    chance = "" if best.metric in winners_after_holm else (
-                        f", not significant once the {len(mrows)} metrics are corrected together (Holm)")
-                    drv = next((d for d in v.drivers if d.metric == best.metric), None)
-                    fragile = "; it rests on a few pairs: not significant without the top 5 %" if (
-                        drv is not None and drv.testable and not drv.survives) else ""
-                    clauses.append(f"{_names(fav)} favour{'s' if len(fav) == 1 else ''} {sys_name[s]} "
-                                   f"({best.metric} {_margin(best, s)}{chance}{fragile})")
-                    clauses += _copy_clause(v, s, fav)
-        if none and (side is not None or basis == "mixed"):
-            clauses.append(f"{_names(none)} find{'s' if len(none) == 1 else ''} no difference")
-        elif none:
-            clauses.append("no metric finds a significant difference" if len(none) == len(mrows)
-                           else f"{_names(none)} find{'s' if len(none) == 1 else ''} no difference")
+    deciding = [r for r in mrows if policy.decides(r.metric)]
+    diagnostics = [r for r in mrows if not policy.decides(r.metric)]
+    passed = set(deciding_winners(policy, [(r.metric, r.winner, r.p_randomization) for r in deciding], v.level))
+    clauses += _metric_clauses(v, deciding, side, basis, False, passed, others=bool(diagnostics))
+    clauses += _metric_clauses(v, diagnostics, side, basis, diagnostic=True)
     if unscored:
         clauses.append(f"{_names(unscored)} could not score these pairs{_unscored_reason(v, unscored)}")
     if side is not None:
         head = f"{sys_name[side]} is better than {sys_name[other[side]]}"
         if basis == "metrics" and (human is not None or j is not None):
             head += " on the metrics"  # people's ratings or the judge are there and name no winner
-    elif basis == "mixed":
+    elif basis == "conflict":
         head = f"Mixed evidence on {v.system_a} vs {v.system_b}"
+    elif any(r.winner for r in diagnostics) or (j is not None and j.winner and not policy.decides(JUDGE)):
+        head = f"No trusted signal separates {v.system_a} and {v.system_b}"
     else:
         head = f"No significant difference between {v.system_a} and {v.system_b}"
     if not clauses:

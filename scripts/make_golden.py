@@ -8,10 +8,12 @@ tests/test_golden.py checks that the engine reproduces these numbers to 1e-6. Re
 deliberate act: do it only when a change is meant to move numbers, and record what moved and why in
 docs/architecture.md ("Golden outputs").
 
-The numbers are kept per kind of CPU (``core.models.device.device_key``: SmolLM2's bfloat16 kernels round
-differently on AMX and on AVX-512 BF16 CPUs). A run records this machine's kind and keeps the other kinds'
-records while the signatures are unchanged; after a change that moves a signature it keeps only this
-machine's kind (re-run it on the other kinds of machine, then scripts/precompute_demo.py there).
+Records are kept per metric and, within a metric, per kind of CPU (``core.models.device.device_key``: SmolLM2's
+bfloat16 kernels round differently on AMX and on AVX-512 BF16 CPUs), each under the metric's signature without the
+package version (``core.scoring.versionless``). A run re-records every metric on this machine's kind; another
+kind's numbers of a metric are kept while that metric's signature is unchanged and dropped, for that metric
+alone, when it moved (re-run this on such a CPU to record them again). A release that moves no number changes no
+record; a new metric adds its own.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from pathlib import Path
 from core.data import load_jsonl
 from core.engine import judge_pairs, score_examples
 from core.models.device import active_device, device_key
-from core.scoring import available_metrics
+from core.scoring import available_metrics, versionless
 from core.settings import use_float32_encodings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,6 +46,28 @@ def golden_pairs(path: Path = DEMO):
     return a, [b[x.id] for x in a]
 
 
+def upgraded(old: dict) -> dict:
+    """A golden file of the older layout (one record per kind of CPU holding every metric) in this layout."""
+    if "metrics" in old or not old:
+        return old
+    metrics = {m: {"signature": versionless(sig), "computed_on": {kind: rec["metrics"][m]
+                                                                  for kind, rec in old["computed_on"].items()
+                                                                  if m in rec["metrics"]}}
+               for m, sig in old["signatures"].items()}
+    judge = {**{k: v for k, v in old["judge"].items() if k != "signature"},
+             "signature": versionless(old["judge"]["signature"]),
+             "computed_on": {kind: rec["judge_p_a"] for kind, rec in old["computed_on"].items()}}
+    return {"input": old["input"], "rows": old["rows"], "metrics": metrics, "judge": judge}
+
+
+def merged(old: dict | None, signature: str, here: str, values: list) -> tuple[dict, list[str]]:
+    """One record: this kind's ``values``, and the other kinds' kept when ``signature`` is the old record's."""
+    kept = {k: v for k, v in (old or {}).get("computed_on", {}).items()
+            if old.get("signature") == signature and k != here}
+    dropped = sorted(set((old or {}).get("computed_on", {})) - set(kept) - {here})
+    return {"signature": signature, "computed_on": dict(sorted({**kept, here: values}.items()))}, dropped
+
+
 def main() -> int:
     argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     use_float32_encodings("scripts/make_golden.py")  # the numbers it records are float32's
@@ -52,24 +76,29 @@ def main() -> int:
     a, b = golden_pairs()
     out = judge_pairs([x.context for x in a], [x.response for x in a], [y.response for y in b])
     here = device_key(active_device())
+    old = upgraded(json.loads(OUT.read_text(encoding="utf-8"))) if OUT.exists() else {}
+    if old and old.get("rows") != [[e.id, e.system] for e in rows]:
+        old = {}  # other rows: nothing of the old file applies
     doc = {"input": "demo/demo.jsonl: the rows of its first 30 ids (60 rows, both systems), in file order",
-           "rows": [[e.id, e.system] for e in rows],
-           "signatures": table.signatures(),
-           "judge": {"pairs": "the first 40 C-BM25 rows (A) against the SmolLM2-135M row of the same id (B)",
-                     "ids": [x.id for x in a], "signature": out.signature},
-           "computed_on": {}}
-    old = json.loads(OUT.read_text(encoding="utf-8")) if OUT.exists() else {}
-    same = all(old.get(k) == doc[k] for k in ("rows", "signatures", "judge"))
-    kept = {kind: rec for kind, rec in old.get("computed_on", {}).items() if same and kind != here}
-    dropped = sorted(set(old.get("computed_on", {})) - set(kept) - {here})
-    doc["computed_on"] = dict(sorted({**kept, here: {
-        "metrics": {m: [None if math.isnan(v) else float(v) for v in table.column(m)] for m in table.metrics},
-        "judge_p_a": [float(p) for p in out.p_a]}}.items()))
+           "rows": [[e.id, e.system] for e in rows], "metrics": {}}
+    dropped: dict[str, list[str]] = {}
+    for m in table.metrics:
+        values = [None if math.isnan(v) else float(v) for v in table.column(m)]
+        doc["metrics"][m], gone = merged(old.get("metrics", {}).get(m), versionless(table.results[m].signature),
+                                         here, values)
+        if gone:
+            dropped[m] = gone
+    judge, gone = merged(old.get("judge") if old.get("judge", {}).get("ids") == [x.id for x in a] else None,
+                         versionless(out.signature), here, [float(p) for p in out.p_a])
+    doc["judge"] = {"pairs": "the first 40 C-BM25 rows (A) against the SmolLM2-135M row of the same id (B)",
+                    "ids": [x.id for x in a], **judge}
+    if gone:
+        dropped["judge"] = gone
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {OUT} ({len(rows)} rows x {len(table.metrics)} metrics, {len(a)} judged pairs) for {here}; "
-          f"kept: {', '.join(kept) or 'none'}" + (f"; dropped (signatures moved: re-record on such a CPU): "
-                                                   f"{', '.join(dropped)}" if dropped else ""))
+    print(f"wrote {OUT} ({len(rows)} rows x {len(table.metrics)} metrics, {len(a)} judged pairs) for {here}")
+    for m, kinds in dropped.items():
+        print(f"  {m}: its signature moved, so the records of {', '.join(kinds)} were dropped (re-record there)")
     return 0
 
 

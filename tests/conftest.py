@@ -1,7 +1,13 @@
 """Shared fixtures. Data in ../shared/data is read in place, never copied into the repository.
 
-Tests import the installed package (``pip install .``), never the source tree by path. Outside CI a test that
-needs ../shared/data skips when it is missing; under CI (CI=true) it fails."""
+Tests import the checkout's ``core`` (pyproject.toml: ``pythonpath = ["."]``; ``make setup`` installs the package
+editable, so the ``dialeval`` command the CLI tests run is the checkout's too): an edit is tested at once.
+tests/test_cli.py checks what ``pip install .`` installs on a wheel built from the checkout. Outside CI a test that
+needs ../shared/data skips when it is missing; under CI (CI=true) it fails.
+
+Two tiers: ``make check`` runs the tests not marked ``slow``, ``make test`` all of them. A test is slow when it
+loads a model over real data, holds a quality floor or golden numbers, drives the browser or Ray, or runs the
+models in child processes: marked ``@pytest.mark.slow`` (or ``pytestmark``) in its file, or in SLOW below."""
 import os
 import sys
 from pathlib import Path
@@ -16,9 +22,26 @@ os.environ["DIALEVAL_NO_CACHE"] = "1"
 # ... and on the default path: MiniLM in float32, whatever the caller's environment says (tests/test_precision.py
 # sets DIALEVAL_PRECISION=bfloat16 where it tests it)
 os.environ.pop("DIALEVAL_PRECISION", None)
+# The dashboard judges every pair unasked (its "Judge every pair" toggle, on by default): pages under test that are
+# not about the judge do not wait for the real one. tests/test_run_button.py checks the default with the toggle on.
+os.environ.setdefault("DIALEVAL_APP_JUDGE", "0")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+# Slow tests of files that were being edited when the tiers were drawn (file::test: why); a mark in the file
+# itself is the usual place.
+SLOW = {
+    "test_engine.py::test_a_score_does_not_depend_on_the_company_it_keeps":
+        "every metric and the judge, three times over: ~235 s on 2 AVX2 cores",
+}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if f"{item.path.name}::{getattr(item, 'originalname', item.name)}" in SLOW:
+            item.add_marker(pytest.mark.slow)
 
 
 def _need_shared(rel: str) -> Path:

@@ -40,6 +40,7 @@ def test_rescale_maps_fed_overall_to_1_5():
     assert scale == (1.0, 5.0) and y.tolist() == [1.0, 3.0]
 
 
+@pytest.mark.slow  # trains ADEM on real rated data
 def test_training_reduces_validation_error_on_real_data(shared):
     """ADEM fitted on 40 usr-topical contexts beats its M = N = I starting point on 20 held-out contexts."""
     exs = load_jsonl(shared("eval/usr-topical.jsonl"))

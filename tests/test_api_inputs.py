@@ -109,8 +109,8 @@ def test_compare_stays_callable_after_the_verdict_module_is_imported(tmp_path):
         f'{{"id": "{i}", "system": "{s}", "context": ["{c[0]}"], "response": "{r}", "references": ["{ref[0]}"]}}\n'
         for s, replies in (("A", RESPONSES), ("B", RESPONSES[::-1]))
         for i, (c, r, ref) in enumerate(zip(CONTEXTS, replies, REFERENCES))), encoding="utf-8")
-    first = core.compare(str(path), system_a="A", system_b="B", metrics="bleu")
-    second = core.compare(str(path), system_a="A", system_b="B", metrics="bleu")
+    first = core.compare(str(path), system_a="A", system_b="B", metrics="bleu", judge=False)
+    second = core.compare(str(path), system_a="A", system_b="B", metrics="bleu", judge=False)
     assert callable(core.compare)
     assert first.metrics[0].mean_a == second.metrics[0].mean_a
 
@@ -153,13 +153,13 @@ def test_compare_replies_gives_the_verdict_compare_gives_for_the_same_rows(tmp_p
                                                                     "references": f}) + "\n"
                                                         for i, (c, r, f) in enumerate(zip(ctx, replies, refs))))
     kw = dict(metrics="bleu", n_boot=200, n_perm=200)
-    files = core.compare(str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), **kw).to_dict()
-    memory = core.compare_replies(ctx, a, b, refs, system_a="a", system_b="b", **kw).to_dict()
+    files = core.compare(str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), **kw, judge=False).to_dict()
+    memory = core.compare_replies(ctx, a, b, refs, system_a="a", system_b="b", **kw, judge=False).to_dict()
     assert memory["sentence"] == files["sentence"] and memory["metrics"] == files["metrics"]
     with pytest.raises(ValueError, match="must have the same length"):
-        core.compare_replies(ctx, a, b[:-1], metrics="bleu")
+        core.compare_replies(ctx, a, b[:-1], metrics="bleu", judge=False)
     with pytest.raises(TypeError, match="for replies held in memory use core.compare_replies"):
-        core.compare(pd.DataFrame({"response": a}))
+        core.compare(pd.DataFrame({"response": a}), judge=False)
 
 
 def test_the_api_states_the_judge_at_the_level_asked_as_the_command_line_does(monkeypatch):
@@ -199,15 +199,15 @@ def test_no_metric_gives_peoples_verdict_on_every_surface(tmp_path):
             for s, replies in (("A", a), ("B", b)) for i, (c, r) in enumerate(zip(ctx, replies))]
     path = tmp_path / "rated.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    files = core.compare(str(path), metrics=[], n_boot=200, n_perm=200)
+    files = core.compare(str(path), metrics=[], n_boot=200, n_perm=200, judge=False)
     assert files.sentence.startswith("A is better than B: people rate it higher on overall")
-    assert main(["compare", str(path), "--metrics", "none", "--n-boot", "200", "--n-perm", "200", "--quiet",
+    assert main(["compare", "--no-judge", str(path), "--metrics", "none", "--n-boot", "200", "--n-perm", "200", "--quiet",
                  "--format", "json", "--out", str(tmp_path / "v.json")]) == 0
     assert json.loads((tmp_path / "v.json").read_text())["sentence"] == files.sentence
     with pytest.raises(ValueError, match="no metric named"):
-        core.compare_replies(ctx, a, b, metrics="")
+        core.compare_replies(ctx, a, b, metrics="", judge=False)
     with pytest.raises(ValueError, match="leave nothing to compare"):
-        core.compare_replies(ctx, a, b, metrics=[])
+        core.compare_replies(ctx, a, b, metrics=[], judge=False)
 
 
 def test_rank_and_meta_evaluate_give_the_command_lines_numbers(tmp_path, capsys):
@@ -225,14 +225,14 @@ def test_rank_and_meta_evaluate_give_the_command_lines_numbers(tmp_path, capsys)
                          "references": [ref], "scores": {"overall": rating + (i % 3) * 0.1}})
     path = tmp_path / "three.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    board = core.rank(str(path), metrics="bleu", n_boot=200, n_perm=200)
+    board = core.rank(str(path), metrics="bleu", n_boot=200, n_perm=200, judge=False)
     assert [e.system for e in board.systems] == ["copy", "half", "none"] and board.ranked_by == "human:overall"
     from core.cache import ScoreCache  # rank takes cache= as the README says of the API (it refused it)
     store = ScoreCache(tmp_path / "s.sqlite3", max_bytes=1 << 30)
-    assert core.rank(str(path), metrics="bleu", n_boot=200, n_perm=200, cache=store).to_dict() == board.to_dict()
-    assert core.rank(str(path), metrics="bleu", n_boot=200, n_perm=200, cache=False).to_dict() == board.to_dict()
+    assert core.rank(str(path), metrics="bleu", n_boot=200, n_perm=200, cache=store, judge=False).to_dict() == board.to_dict()
+    assert core.rank(str(path), metrics="bleu", n_boot=200, n_perm=200, cache=False, judge=False).to_dict() == board.to_dict()
     assert store.info()["entries"] == 36  # 3 systems x 12 contexts, bleu
-    assert main(["leaderboard", str(path), "--metrics", "bleu", "--n-boot", "200", "--n-perm", "200", "--quiet",
+    assert main(["leaderboard", "--no-judge", str(path), "--metrics", "bleu", "--n-boot", "200", "--n-perm", "200", "--quiet",
                  "--format", "json"]) == 0
     cli_board = json.loads(capsys.readouterr().out)
     from core.report import to_json  # the command line's JSON (12 significant digits)
@@ -255,13 +255,13 @@ def test_the_api_refuses_bad_settings_before_it_scores(tmp_path):
     path.write_text("".join(json.dumps({"id": str(i), "system": s, "context": [f"q {i}?"], "response": f"{s} {i}",
                                         "scores": {"overall": 3.0 + (s == "a")}}) + "\n"
                             for i in range(6) for s in "abc"))
-    for call, match in ((lambda: core.rank(str(path), metrics="bleu", n_boot=10), "n_boot=10"),
-                        (lambda: core.rank(str(path), systems="a"), r"systems is a list of names.*\['a'\]"),
-                        (lambda: core.compare(str(path), system_a="a", system_b="b", levl=0.9), "'levl'"),
-                        (lambda: core.compare_replies([["hi"]], ["x"], ["y"], metrics="bleu", seed=-1), "seed=-1")):
+    for call, match in ((lambda: core.rank(str(path), metrics="bleu", n_boot=10, judge=False), "n_boot=10"),
+                        (lambda: core.rank(str(path), systems="a", judge=False), r"systems is a list of names.*\['a'\]"),
+                        (lambda: core.compare(str(path), system_a="a", system_b="b", levl=0.9, judge=False), "'levl'"),
+                        (lambda: core.compare_replies([["hi"]], ["x"], ["y"], metrics="bleu", seed=-1, judge=False), "seed=-1")):
         with pytest.raises((TypeError, ValueError), match=match):
             call()
-    board = core.rank(str(path), metrics="none", n_boot=200, n_perm=200)
+    board = core.rank(str(path), metrics="none", n_boot=200, n_perm=200, judge=False)
     assert board.metrics == [] and board.ranked_by == "human:overall" and board.systems[0].system == "a"
 
 
@@ -274,8 +274,8 @@ def test_compare_and_rank_warn_about_the_input_as_the_command_line_does(tmp_path
             for s in ("a", "b") for i in range(6)]
     path = tmp_path / "two.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    for call in (lambda: core.compare(str(path), metrics="bleu", n_boot=200, n_perm=200),
-                 lambda: core.rank(str(path), metrics="bleu", n_boot=200, n_perm=200)):
+    for call in (lambda: core.compare(str(path), metrics="bleu", n_boot=200, n_perm=200, judge=False),
+                 lambda: core.rank(str(path), metrics="bleu", n_boot=200, n_perm=200, judge=False)):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             call()
@@ -284,5 +284,5 @@ def test_compare_and_rank_warn_about_the_input_as_the_command_line_does(tmp_path
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         core.compare_replies([["hi"], ["yo"]], ["hello", " "], ["hey", "sup"], [["hello there"]] * 2, metrics="bleu",
-                             n_boot=200, n_perm=200)
+                             n_boot=200, n_perm=200, judge=False)
     assert "replies_a: 1 of 2 rows have a blank response (item 1)" in " ".join(str(w.message) for w in caught)

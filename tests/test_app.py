@@ -354,6 +354,7 @@ def test_ubleu_drilldown_shows_rated_references(new_app, repo_root):
     assert set(refs["sign"]) <= {"+", "-", "0"}
 
 
+@pytest.mark.slow  # MME-CRS (SmolLM2) scores the rows: ~50 s
 def test_mme_drilldown_shows_sub_metrics_and_weights(new_app, repo_root):
     """The drill-down shows each MME sub-metric with its normalized score and CRS weight. Eight of the demo's
     pairs: MME scores every row afresh here (tests keep the cache off); the whole demo took 85 s on 2 cores with
@@ -407,6 +408,7 @@ def test_csv_paste_with_column_mapping_and_two_file_mode(new_app):
     assert [(a.response, b.response) for a, b in loaded.comparison.pairs] == [("yo", "hey"), ("ciao", "later")]
 
 
+@pytest.mark.slow  # the judge (SmolLM2) on real rated pairs: ~100 s
 def test_judge_page_runs_judge_and_measures_agreement(shared, new_app):
     """With the judge checkpoint present: every pair gets P(A preferred) and a verdict, the win rate has an
     interval, and agreement with human preferences is measured on a real human-rated slice."""
@@ -468,6 +470,7 @@ def test_votes_are_matched_to_pairs_in_either_order_and_curve_sizes_are_clipped(
     assert dashboard.curve_sizes(13, 5) == [10]  # it drew 2, 4, 6, 8, 10
 
 
+@pytest.mark.slow  # the judge re-fitted on votes, a learning curve: ~210 s on 2 loaded cores
 def test_judge_page_trains_on_votes_draws_a_learning_curve_and_predicts_the_rest(shared, new_app):
     """Votes derived from a real rated comparison (two usr-topical systems, 60 contexts): the page fine-tunes
     the judge, shows the learning curve the core computes, and predicts exactly the pairs without a vote."""

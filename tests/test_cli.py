@@ -1,5 +1,8 @@
 """The command line on real files, as a user runs it: the installed ``dialeval`` command from a folder that is
-not the repository; one output line per input row, in order; bad input exits 2 with a message."""
+not the repository; one output line per input row, in order; bad input exits 2 with a message.
+
+``make setup`` installs the package editable, so that command runs the checkout's code; what ``pip install .``
+installs (the modules, the shipped checkpoints) is checked on a wheel built from the checkout (the last test)."""
 import json
 import subprocess
 import sys
@@ -35,6 +38,7 @@ def test_score_real_file_bleu(dialeval, shared, tmp_path):
     assert gold and all(abs(row["metrics"]["bleu"] - 100) < 1e-9 for row in gold)
 
 
+@pytest.mark.slow  # MiniLM and the pool index in a child process: ~12 s
 def test_score_ubleu_on_a_real_slice(dialeval, shared, tmp_path):
     lines = shared("eval/usr-topical.jsonl").read_text().splitlines()[:6]
     src = tmp_path / "slice.jsonl"  # a temporary slice, never stored in the repository
@@ -66,9 +70,10 @@ def test_metrics_list(dialeval):
     assert r.returncode == 0 and "bleu" in r.stdout and "ubleu" in r.stdout
 
 
+@pytest.mark.slow  # loads MiniLM and SmolLM2 in a child process: ~35 s on 2 cores
 def test_installed_command_scores_the_default_metrics_from_another_folder(dialeval, repo_root, tmp_path):
-    """``pip install .`` then ``dialeval score FILE --metrics bleu,ubleu,bert_ruber,mme`` from a folder that is
-    not the checkout: the shipped checkpoints are found (package data) and every metric gives a number."""
+    """``dialeval score FILE --metrics bleu,ubleu,bert_ruber,mme`` from a folder that is not the checkout: the
+    shipped checkpoints are found and every metric gives a number."""
     lines = (repo_root / "demo" / "demo.jsonl").read_text().splitlines()[:4]
     src = tmp_path / "four.jsonl"
     src.write_text("\n".join(lines) + "\n")
@@ -80,6 +85,7 @@ def test_installed_command_scores_the_default_metrics_from_another_folder(dialev
     assert "metric:mme|" in r.stderr and "metric:ubleu|" in r.stderr
 
 
+@pytest.mark.slow  # MiniLM and a pool index built in a child process: ~8 s
 def test_pool_reaches_the_ubleu_inside_ruber_ubleu(dialeval, tmp_path):
     """``--pool`` travels in the options object to the υBLEU part of RUBER+υBLEU: it runs (no TypeError) and
     the signature names the pool."""
@@ -102,13 +108,19 @@ def test_pool_reaches_the_ubleu_inside_ruber_ubleu(dialeval, tmp_path):
     assert row["details"]["ruber_ubleu"]["s_R"] is not None
 
 
-def test_a_trainer_with_nowhere_to_write_says_so_before_it_trains(dialeval, monkeypatch):
+def test_a_trainer_with_nowhere_to_write_says_so_before_it_trains(tmp_path, monkeypatch, capsys):
     """Outside the checkout `dialeval train rater` trained for 83 s, then found no folder to write to and named
-    an option it does not have."""
+    an option it does not have. Here in-process, as a copy installed by ``pip install .`` sees it (the tests' own
+    install is editable: the checkout's checkpoints/ is always there to write to); the last test runs such a copy."""
+    import core.settings
+    from core.cli import main
     monkeypatch.delenv("DIALEVAL_CHECKPOINTS", raising=False)
-    r = dialeval("train", "rater", "--epochs", "1", timeout=60)
-    assert r.returncode == 2 and "no checkpoint folder to write to" in r.stderr
-    assert "train adem, judge and ruber also take --out-dir" in r.stderr and "epoch" not in r.stderr
+    monkeypatch.setattr(core.settings, "_SOURCE_ROOT", tmp_path / "site-packages")  # where an installed copy lives
+    monkeypatch.chdir(tmp_path)
+    assert main(["train", "rater", "--epochs", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "no checkpoint folder to write to" in err
+    assert "train adem, judge and ruber also take --out-dir" in err and "epoch" not in err
 
 
 def test_checkpoints_of_ones_own_do_not_hide_the_shipped_ones(tmp_path, monkeypatch):
@@ -144,7 +156,7 @@ def test_an_input_named_dash_is_standard_input(tmp_path, monkeypatch, capsys):
     assert [(r["id"], r["system"]) for r in rows] == [("1", "stdin"), ("2", "stdin")]
     assert rows[0]["metrics"]["bleu"] == 50.0
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(csv_rows)))
-    assert main(["compare", "-", "-", "--metrics", "bleu", "--quiet"]) == 2
+    assert main(["compare", "--no-judge", "-", "-", "--metrics", "bleu", "--quiet"]) == 2
     assert "standard input (-) can be read only once" in capsys.readouterr().err
 
 
@@ -167,9 +179,9 @@ def test_an_unknown_mme_dimension_is_said(capsys):
 
 def test_mme_dimension_and_its_older_name_must_not_disagree(capsys):
     from core.cli import build_parser, main
-    assert main(["compare", "x.jsonl", "--mme-dimension", "overall", "--dimension", "engaging"]) == 2
+    assert main(["compare", "--no-judge", "x.jsonl", "--mme-dimension", "overall", "--dimension", "engaging"]) == 2
     assert "given twice with different values ('overall', then 'engaging' in --dimension)" in capsys.readouterr().err
-    args = build_parser().parse_args(["compare", "x.jsonl", "--dimension", "engaging", "--mme-dimension", "engaging"])
+    args = build_parser().parse_args(["compare", "--no-judge", "x.jsonl", "--dimension", "engaging", "--mme-dimension", "engaging"])
     assert args.dimension == "engaging"
 
 
@@ -205,3 +217,48 @@ def test_stdout_in_an_encoding_with_a_byte_order_mark_carries_it_once(repo_root,
         assert r.returncode == 0, r.stderr
         assert r.stdout.startswith(bom) and r.stdout.count(bom) == 1, encoding
         assert len(r.stdout.decode(encoding).splitlines()) == 120
+
+
+@pytest.mark.slow  # builds and installs a wheel of the package (54 MB of checkpoints)
+def test_pip_install_ships_every_module_and_checkpoint_and_runs_outside_the_checkout(repo_root, tmp_path):
+    """The tests run the checkout's code (an editable install); this checks what ``pip install .`` installs: a
+    wheel built from the checkout holds every module of core/ and every file of checkpoints/ (package data), and
+    installed in a folder of its own and run from a folder that is not the checkout, it reads its checkpoints
+    from the package and its trainers, with nowhere to write, say so before they train."""
+    import os
+    import shutil
+    import zipfile
+    src, wheels, site, elsewhere = (tmp_path / d for d in ("src", "wheels", "site", "elsewhere"))
+    elsewhere.mkdir()
+    # built from a copy: a checkout's build/ and *.egg-info/ of an earlier build would add files it lists
+    for part in ("core", "checkpoints"):
+        shutil.copytree(repo_root / part, src / part, ignore=shutil.ignore_patterns("__pycache__"))
+    for part in ("pyproject.toml", "README.md"):
+        shutil.copy(repo_root / part, src / part)
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
+    r = subprocess.run([*pip, "wheel", "--quiet", "--no-deps", "--no-build-isolation", "--wheel-dir", str(wheels),
+                        str(src)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    (wheel,) = wheels.glob("dialeval-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    modules = {p.relative_to(repo_root).as_posix() for p in (repo_root / "core").rglob("*.py")}
+    shipped = {p.name for p in (repo_root / "checkpoints").iterdir() if p.is_file()}
+    assert modules - names == set(), "modules of core/ missing from the wheel ([tool.setuptools] packages)"
+    assert {f"core/shipped_checkpoints/{n}" for n in shipped} - names == set(), \
+        "checkpoints missing from the wheel ([tool.setuptools.package-data])"
+    r = subprocess.run([*pip, "install", "--quiet", "--no-deps", "--no-compile", "--target", str(site), str(wheel)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    env = {k: v for k, v in os.environ.items() if k != "DIALEVAL_CHECKPOINTS"} | {"PYTHONPATH": str(site)}
+    r = subprocess.run([sys.executable, "-c", "import core, core.settings as s; print(core.__file__); "
+                        "print(*s.checkpoint_dirs(), sep='\\n')"], cwd=elsewhere, env=env, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    where, *dirs = r.stdout.splitlines()
+    assert Path(where) == site / "core" / "__init__.py"
+    assert [Path(d) for d in dirs] == [site / "core" / "shipped_checkpoints"]
+    assert {p.name for p in Path(dirs[0]).iterdir()} >= shipped
+    r = subprocess.run([sys.executable, "-m", "core", "train", "rater", "--epochs", "1"], cwd=elsewhere, env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "no checkpoint folder to write to" in r.stderr, r.stderr
+    assert "epoch" not in r.stderr

@@ -99,6 +99,7 @@ def test_every_kind_of_worse_reply_is_made_as_described():
         obvious_pairs([dialog], 1, part="test")
 
 
+@pytest.mark.slow  # the judge and MME-CRS on 337 pairs: a quality floor (316 s on 2 AVX2 cores)
 def test_the_judge_and_mme_prefer_the_better_reply_more_often_than_length_does(rule_pairs, hand_pairs):
     pairs = rule_pairs + hand_pairs
     length = agreement([len(p.better.split()) for p in pairs], [len(p.worse.split()) for p in pairs])

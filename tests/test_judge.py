@@ -157,6 +157,7 @@ def test_swapping_a_and_b_flips_the_combined_probability(shipped, shared):
     assert np.std(ab.p_a) > 0.01  # not a constant
 
 
+@pytest.mark.slow  # a quality floor on ~200 held-out pairs: ~200 s on 2 loaded cores
 def test_shipped_judge_beats_length_baseline_on_held_out_pairs(shipped, shared):
     # the first 20 test pairs per set of the training run's own held-out sample (test-split contexts of
     # the training sets + the DailyDialog-derived sets it never saw), ~200 pairs
@@ -183,6 +184,7 @@ def gupta_votes(shipped, shared):
     return votes, vote_features(votes, shipped)
 
 
+@pytest.mark.slow  # the judge reads ~400 rated pairs (gupta_votes): ~165 s
 def test_training_on_votes_moves_held_out_agreement_above_chance(shipped, gupta_votes, tmp_path, capsys):
     votes, feats = gupta_votes
     assert feats.reader is not None and feats.reader.shape == (2 * len(votes), 3 * 64)
@@ -254,6 +256,7 @@ def test_the_votes_refit_moves_only_as_far_as_the_votes_support():
     np.testing.assert_allclose(logits[0::2], -logits[1::2], atol=1e-9)
 
 
+@pytest.mark.slow  # gupta_votes: the judge reads ~400 rated pairs
 def test_learning_curve_table_and_figure(shipped, gupta_votes):
     votes, feats = gupta_votes
     df = learning_curve(votes, sizes=(40, 100), folds=3, base=shipped, features=feats)
@@ -265,6 +268,7 @@ def test_learning_curve_table_and_figure(shipped, gupta_votes):
     assert len(fig.data) == 2
 
 
+@pytest.mark.slow  # gupta_votes: the judge reads ~400 rated pairs
 def test_learning_curve_skips_folds_of_ties_and_counts_held_out_votes_whole(shipped, gupta_votes):
     """A fold whose held-out votes are all ties has nothing to agree with: its NaN made the row's agreement
     NaN (the dashboard showed empty rows on small vote sets), and n_test was a fractional mean per fold."""
@@ -277,6 +281,7 @@ def test_learning_curve_skips_folds_of_ties_and_counts_held_out_votes_whole(ship
     assert (df["n_test"] == sum(v.vote in ("A", "B") for v in tied)).all() and df["n_test"].dtype.kind == "i"
 
 
+@pytest.mark.slow  # the judge on a real rated comparison: ~50 s
 def test_judge_comparison_and_cli(shipped, tmp_path, capsys, shared):
     # two systems on 12 held-out contexts, written to a temporary file (outside the repository)
     ex = [e for e in load_jsonl(shared("eval/usr-topical.jsonl")) if is_test_context(e.context)]
@@ -408,6 +413,7 @@ def test_set_weights_balance_the_data_sets_and_a_small_set_is_learned_better_wit
     assert acc[1.0] > acc[0.0] + 0.03, acc
 
 
+@pytest.mark.slow  # the judge on real rated pairs: ~45 s
 def test_the_shipped_judge_reads_with_smollm2_and_records_it(shipped, shared):
     man = shipped.manifest
     assert shipped.reader is not None and "lm" in man
@@ -466,6 +472,7 @@ def test_the_judge_weighs_the_mme_crs_difference_as_mme_scores_it(shipped, share
         shipped.with_refit_output_layers(np.zeros(10), False, "x", shipped.manifest)
 
 
+@pytest.mark.slow  # the judge, saved and reloaded, on real rated pairs: ~20 s
 def test_the_judge_with_its_reader_reloads_from_its_checkpoint(shipped, tmp_path, shared):
     pairs = _test_pairs(shared, "humod", 5)
     c, a, b = [p.context for p in pairs], [p.response_a for p in pairs], [p.response_b for p in pairs]
@@ -493,6 +500,7 @@ def test_a_judge_whose_reader_was_trained_on_another_reading_is_refused(shipped,
     assert load_judge("judge-reworded", directory=str(tmp_path)).reader is not None
 
 
+@pytest.mark.slow  # SmolLM2 reads the same items alone and together: ~9 s
 def test_the_reader_reads_each_item_exactly_alone_or_in_a_batch_and_remembers_it():
     """A reply's features do not depend on what else is read with it (equal-length batches only), so the
     reader may remember them: a second reading of the same items runs no model and returns the same rows;
@@ -521,6 +529,7 @@ def test_the_reader_reads_each_item_exactly_alone_or_in_a_batch_and_remembers_it
         R.reading.memo_items = old
 
 
+@pytest.mark.slow  # SmolLM2 reads the same items four times: ~13 s
 def test_the_reader_and_mme_context_pmi_share_one_smollm2_pass():
     """The reader's features and MME's PM come from one chat-format reading of each (context, reply): replies
     MME has scored cost the reader no SmolLM2 pass, and PM after the reader runs only its context-free pass.

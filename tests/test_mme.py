@@ -182,6 +182,7 @@ def test_mme_unknown_dimension_falls_back_to_overall_and_lodo_changes_weights():
 
 
 # ---------------------------------------------------------------- sub-metrics on held-out chitchat
+@pytest.mark.slow  # a quality floor on 48 held-out pairs
 def test_fm_ranks_real_above_perturbed(held_pairs):
     from core.training.mme import perturb_negative
     rng = random.Random(3)
@@ -190,6 +191,7 @@ def test_fm_ranks_real_above_perturbed(held_pairs):
     assert _acc(_score("mme_fm", held_pairs, real), _score("mme_fm", held_pairs, bad)) >= 0.7
 
 
+@pytest.mark.slow  # quality floors on 48 held-out pairs (SmolLM2): up to ~110 s each on 2 loaded cores
 @pytest.mark.parametrize("metric, floor", [("mme_rm", 0.75), ("mme_tcm", 0.6), ("mme_pm_evidence", 0.7),
                                            ("mme_pm_share", 0.7)])
 def test_context_sub_metrics_rank_true_reply_above_another_conversations(held_pairs, metric, floor):
@@ -241,6 +243,7 @@ def test_pm_evidence_grows_with_the_new_tokens_and_is_zero_for_a_parrot():
     assert pm.raw([["hi"]], [""]).shape == (1, 4)  # an empty reply (the metric gives NaN) does not break the pass
 
 
+@pytest.mark.slow  # quality floors on 48 held-out pairs (SmolLM2): ~55 s
 @pytest.mark.parametrize("metric, floor", [("mme_rm", PARROT_FLOOR_RM), ("mme_pm_evidence", PARROT_FLOOR_PM),
                                            ("mme_pm_share", PARROT_FLOOR_PM)])
 def test_a_reply_that_says_the_users_turn_back_is_not_relevant(held_pairs, metric, floor):
@@ -252,6 +255,7 @@ def test_a_reply_that_says_the_users_turn_back_is_not_relevant(held_pairs, metri
     assert _acc(_score(metric, held_pairs, real), _score(metric, held_pairs, parrot)) >= floor
 
 
+@pytest.mark.slow  # 48 held-out pairs through SmolLM2: ~65-90 s each
 @pytest.mark.parametrize("said_back", [str.upper, str.title])
 def test_a_parrot_in_other_case_is_still_a_parrot(held_pairs, said_back):
     """The user's turn said back in capitals is tokenized differently, so token runs missed it: MME-CRS ranked
@@ -280,6 +284,7 @@ def test_copied_words_are_found_whatever_their_case_and_mapped_to_tokens():
     assert copied_word_tokens("", [], [turn]).tolist() == []
 
 
+@pytest.mark.slow  # a quality floor on 48 held-out pairs
 def test_em_and_sm_rank_real_reply_above_generic_or_shuffled(held_pairs):
     real = [r for _, r in held_pairs]
     generic = ["i don't know." for _ in real]
@@ -291,6 +296,7 @@ def test_em_and_sm_rank_real_reply_above_generic_or_shuffled(held_pairs):
     assert _acc(_score("mme_sm_nce", held_pairs, real), _score("mme_sm_nce", held_pairs, shuffled)) >= 0.8
 
 
+@pytest.mark.slow  # SmolLM2 over held-out pairs at two thread counts: ~35 s
 def test_smollm_sub_metrics_do_not_depend_on_the_thread_count(held_pairs):
     """SmolLM2 runs in bfloat16, whose results move with torch's thread count; its passes pin the count, so SM
     and PM give the same numbers whatever DIALEVAL_THREADS (or a trainer) set."""
@@ -322,6 +328,7 @@ def test_sub_scores_are_percentiles_of_the_shipped_reference():
         assert sc.normalize(sub, np.array([med]))[0] == pytest.approx(0.5, abs=0.02)
 
 
+@pytest.mark.slow  # every MME sub-metric (SmolLM2) afresh on held-out pairs: ~27 s on 2 loaded cores
 def test_mme_details_show_sub_scores_and_weights(held_pairs):
     exs = [_ex(c, r, i) for i, (c, r) in enumerate(held_pairs[:6])] + [_ex(["hi"], "", 99)]
     res = get_metric("mme", Options(dimension="Maintains Context"))(exs)
@@ -336,6 +343,7 @@ def test_mme_details_show_sub_scores_and_weights(held_pairs):
     assert avg == pytest.approx(np.mean(list(d["sub_scores"].values())), abs=1e-3)
 
 
+@pytest.mark.slow  # every sub-metric (SmolLM2) on 40 rated rows
 def test_train_crs_refits_on_rated_data(tmp_path, shared):
     src = shared("eval/dailydialog-grade.jsonl")
     lines = src.read_text().splitlines()[:40]
@@ -354,6 +362,7 @@ def test_train_crs_refits_on_rated_data(tmp_path, shared):
     assert got["weights"] == crs.fit_weights(got["correlations"], mme.SUBMETRICS)
 
 
+@pytest.mark.slow  # MME-CRS on 24 rated rows: ~20 s
 def test_meta_eval_reweights_mme_per_dimension(shared):
     """meta-eval scores the sub-metrics once and asks MME-CRS for each dimension's weighting."""
     from core.meta_eval import meta_evaluate

@@ -118,7 +118,7 @@ def _two_files(tmp_path):
 @pytest.mark.parametrize("fmt", ["text", "markdown", "csv", "json"])
 def test_compare_lists_unmatched_rows_and_left_out_pairs_in_every_format(fmt, tmp_path, capsys):
     a, b = _two_files(tmp_path)
-    assert main(["compare", str(a), str(b), "--metrics", "bleu", "--format", fmt, "--n-boot", "100", "--n-perm", "50",
+    assert main(["compare", "--no-judge", str(a), str(b), "--metrics", "bleu", "--format", fmt, "--n-boot", "100", "--n-perm", "50",
                  "--quiet"]) == 0
     out, err = capsys.readouterr()
     assert "a.jsonl row 5, id 'r5'" in out and "b.jsonl row 5, id 'r9'" in out
@@ -144,7 +144,7 @@ def test_the_html_report_lists_unmatched_rows_and_left_out_pairs(tmp_path, capsy
     """``dialeval report`` (issue 22) says what ``compare`` says: every unmatched row and every pair left out."""
     a, b = _two_files(tmp_path)
     out = tmp_path / "report.html"
-    assert main(["report", str(a), str(b), "--metrics", "bleu", "--out", str(out), "--n-boot", "100", "--n-perm", "50",
+    assert main(["report", "--no-judge", str(a), str(b), "--metrics", "bleu", "--out", str(out), "--n-boot", "100", "--n-perm", "50",
                  "--quiet"]) == 0
     page = out.read_text(encoding="utf-8")
     assert "2 unmatched row(s), not compared" in page and "2 of 4 pairs left out" in page
@@ -231,6 +231,7 @@ def test_dashboard_sidebar_lists_unmatched_rows(repo_root):
 # --quiet
 
 
+@pytest.mark.slow  # MiniLM and SmolLM2 loaded in a child process
 def test_quiet_silences_the_model_loaders(tmp_path):
     """MiniLM ("Loading weights") and SmolLM2 (GGUF de-quantization) draw tqdm bars unless told not to."""
     src = write_jsonl(tmp_path / "in.jsonl", [rec(1), rec(2)])
@@ -310,7 +311,7 @@ def test_judge_rows_carry_the_whole_context(fmt, tmp_path, capsys, monkeypatch):
 def test_report_out_dash_writes_the_page_to_stdout(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     a, b = _two_files(tmp_path)
-    assert main(["report", str(a), str(b), "--metrics", "bleu", "--out", "-", "--n-boot", "100", "--quiet"]) == 0
+    assert main(["report", "--no-judge", str(a), str(b), "--metrics", "bleu", "--out", "-", "--n-boot", "100", "--quiet"]) == 0
     out, err = capsys.readouterr()
     assert out.startswith("<!DOCTYPE html>") and out.rstrip().endswith("</html>") and "between a and b" in err
     assert not (tmp_path / "-").exists()

@@ -79,6 +79,7 @@ def test_scores_are_cached_apart_signed_and_workers_get_the_pinned_threads(monke
     assert fixed_pass_threads(["bleu", "ruber", "mme_fm"]) is None  # static vectors, its own float32 MiniLM
 
 
+@pytest.mark.slow  # BERT-RUBER and ADEM in float32 and bfloat16: ~10 s
 def test_minilm_scores_move_within_the_stated_tolerance(monkeypatch, repo_root):
     """benchmarks/PRECISION.md: on 3,653 rated rows BERT-RUBER moved by at most 0.019 and ADEM by 0.014 (7.5 % and
     3 % of their spread); here the demo's first rows, with about twice that room."""

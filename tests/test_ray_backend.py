@@ -49,6 +49,7 @@ def stderr_lines(text: str, prefix: str) -> list[str]:
     return [line for line in text.splitlines() if line.startswith(prefix)]
 
 
+@pytest.mark.slow  # a local Ray instance with two workers
 def test_ray_output_is_byte_identical_to_local_and_to_the_default_command(rows_file, tmp_path):
     """Two Ray workers, blocks of 5 rows (5 blocks, finishing in any order): the file is the same bytes as
     ``--backend local`` and as the command without backend flags (on stdout); same notes, same signatures."""
@@ -77,6 +78,7 @@ def test_ray_output_is_byte_identical_to_local_and_to_the_default_command(rows_f
     assert not list(tmp_path.glob(".*.part"))  # the temporary file was renamed, nothing left beside it
 
 
+@pytest.mark.slow  # a local Ray instance
 def test_a_score_cache_that_outgrows_its_cap_on_the_workers_is_said_as_locally(rows_file, tmp_path):
     """With a tiny cache cap a local run says how many entries the cap dropped; a Ray run said nothing (the
     workers' caches are not the driver's), so a user could not tell why re-runs stayed slow."""

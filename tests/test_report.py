@@ -3,7 +3,6 @@ slices, the leaderboard (Bradley-Terry, Holm) and the self-contained HTML report
 and synthetic judge outputs where the judge's model is not the point."""
 import json
 import math
-import random
 import re
 import subprocess
 import sys
@@ -34,6 +33,20 @@ def _planted(n: int = 30, seed: int = 0) -> list[Example]:
         for system, reply in (("good", ref), ("mid", half), ("bad", "zzz qqq www"), ("bad-copy", "zzz qqq www")):
             out.append(Example(f"c{i}", system, ctx, reply, [ref]))
     return out
+
+
+@pytest.fixture(autouse=True)
+def every_metric_decides(monkeypatch):
+    """The sentence's grammar with BLEU deciding, as every metric did before the verdict policy: these tests are
+    about how the line reads, core.verdict_policy's tests (tests/test_system_eval.py) about who decides."""
+    import core.verdict
+    from core.scoring import available_metrics
+    from core.verdict_policy import ShippedPolicy, VerdictPolicy
+    class Every(VerdictPolicy):
+        def decides(self, signal: str) -> bool:
+            return True
+    every = ShippedPolicy(Every(tuple(available_metrics()), "first", True))
+    monkeypatch.setattr(core.verdict, "shipped_policy", lambda: every)
 
 
 def _comparison(examples, a: str, b: str) -> Comparison:
@@ -145,7 +158,7 @@ def test_the_sentence_leads_with_people_then_the_judge_and_says_when_evidence_is
     assert s.startswith("mid is better than good: people rate it higher on Overall (+2.00 [+2.00, +2.00] on the 30 "
                         "pairs); the judge prefers it in 83 % of the 30 pairs it decided [")
     assert re.search(r"decided \[\d+–\d+ %\] \(\d+ % at equal length\)", s), s
-    assert "no metric agrees; bleu favours good" in s
+    assert "no deciding metric agrees; but bleu favours good" in s
     # the judge alone names a side when people are not in the input
     for e in exs:
         e.scores = {}
@@ -278,7 +291,7 @@ def dialeval(tmp_path):
 def test_the_leaderboard_recovers_a_planted_order_and_does_not_separate_identical_systems(dialeval, tmp_path):
     path = tmp_path / "four.jsonl"
     path.write_text("\n".join(json.dumps(e.to_dict()) for e in _planted()) + "\n")
-    r = dialeval("leaderboard", str(path), "--metrics", "bleu", "--format", "json", "--quiet")
+    r = dialeval("leaderboard", "--no-judge", str(path), "--metrics", "bleu", "--format", "json", "--quiet")
     assert r.returncode == 0, r.stderr
     lb = json.loads(r.stdout)
     assert [s["system"] for s in lb["systems"]][:2] == ["good", "mid"]
@@ -289,18 +302,18 @@ def test_the_leaderboard_recovers_a_planted_order_and_does_not_separate_identica
     twins = pairs[("bad", "bad-copy")]
     assert twins["better"] is None and twins["p"] == 1.0 and twins["diff"] == 0.0
     assert lb["systems"][0]["metrics"]["bleu"]["mean"] == pytest.approx(100.0)
-    text = dialeval("leaderboard", str(path), "--metrics", "bleu", "--quiet", "--systems", "good,mid,bad")
+    text = dialeval("leaderboard", "--no-judge", str(path), "--metrics", "bleu", "--quiet", "--systems", "good,mid,bad")
     assert text.returncode == 0 and text.stdout.startswith("3 systems on 30 shared contexts")
-    pair = dialeval("leaderboard", str(path), "--metrics", "bleu", "--systems", "good,mid")
+    pair = dialeval("leaderboard", "--no-judge", str(path), "--metrics", "bleu", "--systems", "good,mid")
     assert pair.returncode == 0 and pair.stdout.startswith("2 systems on 30 shared contexts")
     assert "note: two systems: `dialeval compare --system-a 'good' --system-b 'mid'`" in pair.stderr
-    assert dialeval("leaderboard", str(path), "--metrics", "none", "--quiet").returncode == 2
-    twice = dialeval("leaderboard", str(path), "--metrics", "bleu", "--quiet", "--systems", "good,good,mid")
+    assert dialeval("leaderboard", "--no-judge", str(path), "--metrics", "none", "--quiet").returncode == 2
+    twice = dialeval("leaderboard", "--no-judge", str(path), "--metrics", "bleu", "--quiet", "--systems", "good,good,mid")
     assert twice.returncode == 2 and "'good' more than once" in twice.stderr  # it ranked good against itself
     silent = tmp_path / "five.jsonl"
     silent.write_text(path.read_text() + "".join(json.dumps({**e.to_dict(), "system": "silent", "response": ""}) + "\n"
                                                  for e in _planted() if e.system == "good"))
-    r = dialeval("leaderboard", str(silent), "--metrics", "bleu", "--quiet", "--systems", "good,mid,bad")
+    r = dialeval("leaderboard", "--no-judge", str(silent), "--metrics", "bleu", "--quiet", "--systems", "good,mid,bad")
     assert r.returncode == 0 and "blank" not in r.stderr  # the warning spoke of a system left out of the board
 
 
@@ -361,10 +374,10 @@ def test_the_leaderboard_ranks_by_peoples_ratings_when_the_input_has_them(dialev
     assert plb.rank_note in render_leaderboard(plb)
     path = tmp_path / "rated.jsonl"
     path.write_text("".join(json.dumps(e.to_dict()) + "\n" for e in exs))
-    r = dialeval("leaderboard", str(path), "--metrics", "none", "--quiet", "--format", "json")
+    r = dialeval("leaderboard", "--no-judge", str(path), "--metrics", "none", "--quiet", "--format", "json")
     assert r.returncode == 0, r.stderr
     assert [s["system"] for s in json.loads(r.stdout)["systems"]][0] == "mid"
-    bad = dialeval("leaderboard", str(path), "--metrics", "bleu", "--rank-by", "human:fluency", "--quiet")
+    bad = dialeval("leaderboard", "--no-judge", str(path), "--metrics", "bleu", "--rank-by", "human:fluency", "--quiet")
     assert bad.returncode == 2 and "rank by 'human:fluency'" in bad.stderr and "human:overall" in bad.stderr
     # a dimension named in another case is found, as meta-eval's --dimension finds it (it was refused)
     assert ranking_criterion(grid, ["bleu"], False, "human:Overall") == ("human:overall", None)
@@ -452,7 +465,7 @@ def test_csv_columns_beyond_the_schema_are_metadata_for_slices():
 def test_the_report_is_one_self_contained_file(dialeval, repo_root, tmp_path):
     out = tmp_path / "report.html"
     demo = repo_root / "demo" / "demo.jsonl"
-    r = dialeval("report", str(demo), "--metrics", "bleu", "--out", str(out), "--quiet")
+    r = dialeval("report", "--no-judge", str(demo), "--metrics", "bleu", "--out", str(out), "--quiet")
     assert r.returncode == 0, r.stderr
     page = out.read_text(encoding="utf-8")
     sentence = r.stdout.strip()
@@ -616,10 +629,10 @@ def test_leaderboard_systems_may_name_a_system_with_a_comma(tmp_path, capsys):
     path.write_text("".join(json.dumps({"id": str(i), "system": s, "context": [f"hi {i}"], "response": f"hello {i} {s}",
                                         "references": [f"hello {i}"]}) + "\n"
                             for s in ("a, b", "c", "d") for i in range(6)))
-    assert main(["leaderboard", str(path), "--metrics", "bleu", "--quiet", "--format", "json",
+    assert main(["leaderboard", "--no-judge", str(path), "--metrics", "bleu", "--quiet", "--format", "json",
                  "--systems", "a\\, b,c"]) == 0
     assert {s["system"] for s in json.loads(capsys.readouterr().out)["systems"]} == {"a, b", "c"}
-    assert main(["leaderboard", str(path), "--metrics", "bleu", "--quiet", "--systems", "a, b,c"]) == 2
+    assert main(["leaderboard", "--no-judge", str(path), "--metrics", "bleu", "--quiet", "--systems", "a, b,c"]) == 2
     assert "write each such comma as \\, (--systems \"a\\, b\")" in capsys.readouterr().err
 
 

@@ -110,6 +110,7 @@ def test_exact_search_does_not_depend_on_batch_or_threads():
     assert np.mean(cand[:, 0] == top1) > 0.98
 
 
+@pytest.mark.slow  # trains a product quantizer on 3,000 vectors: ~6-10 s
 def test_pq_roundtrip(tmp_path):
     rng = np.random.default_rng(0)
     v = rng.normal(size=(3000, 384)).astype(np.float32)

@@ -91,6 +91,7 @@ def _examples(q, r, system):
     return [Example(id=f"{system}{i}", system=system, context=[a], response=b) for i, (a, b) in enumerate(zip(q, r))]
 
 
+@pytest.mark.slow  # a quality floor on held-out pairs
 @pytest.mark.parametrize("name", ["ruber_unref", "bert_ruber_unref"])
 def test_shipped_unreferenced_scorer_ranks_true_reply_above_random(name, heldout_pairs):
     from core.models.checkpoints import load

@@ -27,6 +27,7 @@ def app(repo_root, monkeypatch):
     def make(run_judge, **tiny):
         at = AppTest.from_file(str(repo_root / "app.py"), default_timeout=60)
         at.session_state["metrics"] = ["bleu"]
+        at.session_state["judge_auto"] = False  # the sidebar's "Judge every pair" off: the buttons run it
         at.run()  # nothing loaded yet: imports views.state, which the stand-ins replace parts of
         state = sys.modules["views.state"]
         monkeypatch.setattr(state, "run_judge", run_judge)
@@ -55,6 +56,23 @@ def test_the_judge_button_is_disabled_while_the_judge_runs(app, page, key):
     assert calls and at.button(key=key).disabled  # drawn disabled during the run
     at.run()  # the run was stopped (as by the app's Stop): the button is enabled again, and nothing runs unasked
     assert len(calls) == 1 and not at.button(key=key).disabled
+
+
+def test_the_home_page_judges_every_pair_unasked_once_and_not_again_after_a_failure(app):
+    """With "Judge every pair" on (the default) the home page runs the judge without a press, so the verdict has
+    it; a run that fails is said above the button and not tried again on every redraw."""
+    calls = []
+
+    def run_judge(data):
+        calls.append(data.key)
+        raise RuntimeError("no weights")
+    at = app(run_judge)
+    at.session_state["judge_auto"] = True
+    at.switch_page("views/home.py").run()
+    assert not at.exception, at.exception
+    assert len(calls) == 1 and [e.value for e in at.error] == ["The judge could not run: RuntimeError: no weights"]
+    at.run()
+    assert len(calls) == 1 and not at.button(key="home_run_judge").disabled
 
 
 def test_a_judge_run_that_ends_leaves_the_button_enabled_and_runs_once(app):

@@ -287,7 +287,7 @@ def test_vectorized_speed():
 def test_compare_cli_on_real_data(tmp_path, capsys, shared):
     path = shared("eval/usr-topical.jsonl")
     out = tmp_path / "cmp.json"
-    rc = cli(["compare", str(path), "--system-a", "Original Ground Truth", "--system-b", "Argmax Decoding",
+    rc = cli(["compare", "--no-judge", str(path), "--system-a", "Original Ground Truth", "--system-b", "Argmax Decoding",
                      "--metrics", "bleu", "--format", "json", "--n-boot", "300", "--n-perm", "300",
                      "--out", str(out), "--quiet"])
     assert rc == 0
@@ -301,7 +301,7 @@ def test_compare_cli_on_real_data(tmp_path, capsys, shared):
     assert bleu["low"] <= bleu["diff"] <= bleu["high"]
     # people rate the real reply above greedy decoding on this set
     assert rows["human:Overall"]["mean_a"] > rows["human:Overall"]["mean_b"]
-    rc = cli(["compare", str(path), "--system-a", "Original Ground Truth", "--system-b", "Argmax Decoding",
+    rc = cli(["compare", "--no-judge", str(path), "--system-a", "Original Ground Truth", "--system-b", "Argmax Decoding",
                      "--metrics", "bleu", "--format", "markdown", "--n-boot", "200", "--n-perm", "200", "--quiet"])
     text = capsys.readouterr().out
     assert rc == 0 and "| bleu |" in text and "A-B" in text
@@ -309,7 +309,7 @@ def test_compare_cli_on_real_data(tmp_path, capsys, shared):
 
 def test_compare_cli_rejects_unknown_system(shared):
     path = shared("eval/usr-topical.jsonl")
-    assert cli(["compare", str(path), "--system-a", "nope", "--system-b", "Argmax Decoding", "--metrics", "bleu"]) == 2
+    assert cli(["compare", "--no-judge", str(path), "--system-a", "nope", "--system-b", "Argmax Decoding", "--metrics", "bleu"]) == 2
 
 
 def test_compare_cli_two_files_lists_unmatched(tmp_path, capsys):
@@ -327,17 +327,18 @@ def test_compare_cli_two_files_lists_unmatched(tmp_path, capsys):
     pa, pb = tmp_path / "sysA.jsonl", tmp_path / "sysB.jsonl"
     pa.write_text("\n".join(json.dumps(r) for r in rows_a))
     pb.write_text("\n".join(json.dumps(r) for r in rows_b))
-    assert cli(["compare", str(pa), str(pb), "--metrics", "bleu", "--format", "text", "--n-boot", "300",
+    assert cli(["compare", "--no-judge", str(pa), str(pb), "--metrics", "bleu", "--format", "text", "--n-boot", "300",
                        "--n-perm", "300", "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "A = sysA, B = sysB: 30 pairs aligned by id" in out
     assert "A (sysA) better" in out and "1 unmatched row(s)" in out and "'only-a'" in out
-    assert cli(["compare", str(pa), str(pb), "--metrics", "bleu", "--format", "csv", "--n-boot", "100",
+    assert cli(["compare", "--no-judge", str(pa), str(pb), "--metrics", "bleu", "--format", "csv", "--n-boot", "100",
                        "--n-perm", "100", "--quiet"]) == 0
     import csv
     import io
     rec = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
-    assert rec[0]["kind"] == "verdict" and rec[0]["verdict"].startswith("sysA is better than sysB")
+    assert rec[0]["kind"] == "verdict" and rec[0]["verdict"].startswith("No trusted signal separates sysA and sysB: "
+                                                                         "as diagnostics, which do not decide: bleu favours sysA")
     assert rec[1]["metric"] == "bleu" and int(rec[1]["n"]) == 30 and float(rec[1]["diff"]) > 0
 
 

@@ -28,6 +28,7 @@ def rows_file(tmp_path_factory, repo_root) -> Path:
     return path
 
 
+@pytest.mark.slow  # bert_ruber, ubleu and adem in two child processes
 def test_one_thread_and_two_threads_write_the_same_bytes(rows_file, tmp_path):
     one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
     score_with_threads(rows_file, "1", one, tmp_path)

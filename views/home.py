@@ -31,6 +31,9 @@ def home() -> None:
     cs = state.get_scores(data, metrics) if metrics else None
     cs = cs if cs is not None and cs.metrics else None
     judge = state.judge_summary(data)
+    ok, _ = dashboard.judge_status()
+    if judge is None and ok and state.judge_by_default():  # the verdict has the judge unless asked not to
+        judge = state.judge_unasked(data, "home_run_judge")
     if cs is None and judge is None and not data.dimensions:  # people's ratings make a verdict on their own
         st.info("Choose at least one metric in the sidebar (or run the judge on the A/B judge page).")
         return
@@ -62,7 +65,6 @@ def home() -> None:
             file_name=f"{name}.html", mime="text/html", key="dl_report", on_click="ignore", type="primary",
             help="One self-contained file (opens offline): the verdict, tables with intervals, charts, every "
                  "pair side by side, signatures and the input files' SHA-256. The same as `dialeval report`.")
-    ok, _ = dashboard.judge_status()
     if judge is None and ok:
         seconds = state.judge_seconds(data.n, data.comparison)
         if state.run_button(f"Run the A/B judge over the {state.counted(data.n, 'pair')} (about {seconds:.0f} s)",

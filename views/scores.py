@@ -11,11 +11,11 @@ import streamlit as st
 from core import dashboard
 from core.html_report import highlight_html
 from core.slices import SLICE_KINDS, metadata_columns, slice_comparison
+from views import state
 
 # the text columns' widths in pixels: narrow enough that a laptop (1400 px, sidebar open) sees the first metric's
 # columns beside them (the full text is in the drill-down below and on hover)
 TEXT_WIDTH = {"context": 150, "response A": 140, "response B": 140, "reference": 120}
-from views import state
 
 st.session_state["_page"] = "scores"
 st.title("Per-example scores")

@@ -245,6 +245,10 @@ def sidebar() -> Any:
         with st.expander("About the metrics"):
             for k, v in avail.items():
                 st.text(f"{k}: {v}")
+        st.toggle("Judge every pair", key="judge_auto", value=judge_by_default(),
+                  help="Run the learned A/B judge over every pair once the metrics are scored, so the verdict "
+                       "and the report have it (as `dialeval compare`, whose --no-judge leaves it out). Off: the "
+                       "judge runs when you press its button.")
         offered = offered_devices()
         if st.session_state.get("device", "cpu") not in offered:
             st.session_state["device"] = "cpu"
@@ -266,6 +270,14 @@ def sidebar() -> Any:
                            "2 to 3 times as fast on a CPU with bfloat16 kernels; their scores move a little "
                            "(benchmarks/PRECISION.md) and are cached apart from float32's.")
     return box
+
+
+def judge_by_default() -> bool:
+    """Whether pages that give a verdict run the judge without being asked (the sidebar's toggle; on unless
+    ``DIALEVAL_APP_JUDGE=0``, as tests and benchmarks that time other things set it)."""
+    if "judge_auto" not in st.session_state:
+        return os.environ.get("DIALEVAL_APP_JUDGE", "1").strip() not in ("0", "false", "no")
+    return bool(st.session_state["judge_auto"])
 
 
 def options() -> Options:
@@ -603,6 +615,21 @@ def run_judge(data: Loaded) -> JudgeOutput | None:
     finally:
         bar.empty()
     return judge_output(data)
+
+
+def judge_unasked(data: Loaded, key: str) -> JudgeSummary | None:
+    """Run the judge over ``data`` without a button press (:func:`judge_by_default`), once: a run that failed is
+    not tried again on this comparison (its error is shown above the button ``key``, which runs it by hand)."""
+    tried = st.session_state.setdefault("judge_unasked_failed", set())
+    if data.key in tried:
+        return None
+    try:
+        run_judge(data)
+    except Exception as e:  # a missing checkpoint, a model that will not load: shown, not fatal
+        tried.add(data.key)
+        st.session_state[_FAILED + key] = f"The judge could not run: {type(e).__name__}: {plain(str(e))}"
+        return None
+    return judge_summary(data)
 
 
 def judge_summary(data: Loaded, dimension: str | None = None) -> JudgeSummary | None:

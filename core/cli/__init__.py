@@ -35,7 +35,7 @@ from core.version import __version__
 
 COMMANDS: Registry[Subcommand] = Registry("command", "core.cli")
 # listed in this order in --help
-ORDER = ("score", "compare", "judge", "report", "leaderboard", "meta-eval", "metrics", "train", "cache")
+ORDER = ("score", "compare", "judge", "report", "leaderboard", "gate", "plan", "meta-eval", "metrics", "train", "cache")
 register_command = COMMANDS.subcommand
 """``@register_command(name, help, add_arguments)``: ``run(args) -> exit code`` becomes ``dialeval NAME``."""
 
@@ -181,6 +181,15 @@ class _OneValue(argparse.Action):
             parser.error(f"{'/'.join(self.option_strings)} given twice with different values "
                          f"({before!r}, then {values!r} in {option_string}); give one")
         setattr(namespace, self.dest, values)
+
+
+def add_judge_arguments(p: argparse.ArgumentParser, what: str = "over every pair") -> None:
+    """``--no-judge``: the A/B judge runs by default wherever a verdict is given (``--judge`` says so explicitly)."""
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--judge", dest="judge", action="store_true", default=True,
+                       help=f"run the learned A/B judge {what} (the default)")
+    group.add_argument("--no-judge", dest="judge", action="store_false",
+                       help="leave the judge out: the verdict then rests on the metrics (and people's ratings)")
 
 
 def add_option_arguments(p: argparse.ArgumentParser) -> None:

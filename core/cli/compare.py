@@ -1,9 +1,10 @@
-"""``dialeval compare``: the verdict on two systems (``core.verdict``), per metric and optionally by the judge."""
+"""``dialeval compare``: the verdict on two systems (``core.verdict``), per metric and by the judge (``--no-judge``
+leaves it out)."""
 from __future__ import annotations
 
 import argparse
 
-from core.cli import (add_input_arguments, add_option_arguments, check_paths, csv_mapping_from, emit, interval_level,
+from core.cli import (add_input_arguments, add_judge_arguments, add_option_arguments, check_paths, csv_mapping_from, emit, interval_level,
                       metric_names_or_none, note, options_from, register_command, whole_number)
 from core.data import Comparison, load_comparison
 from core.engine import (DEFAULT_METRICS, ComparisonScores, blank_text_notes, check_judge_models, judge_comparison,
@@ -20,8 +21,8 @@ def add_verdict_arguments(p: argparse.ArgumentParser) -> None:
     (``compare`` and ``report`` take the same)."""
     add_input_arguments(p)
     p.add_argument("--metrics", type=metric_names_or_none, default=list(DEFAULT_METRICS),
-                   help="comma-separated metric names, 'all', or 'none' (people's ratings and/or --judge alone)")
-    p.add_argument("--judge", action="store_true", help="also run the learned A/B judge over every pair")
+                   help="comma-separated metric names, 'all', or 'none' (people's ratings and/or the judge alone)")
+    add_judge_arguments(p)
     p.add_argument("--no-human", action="store_true", help="do not compare the human scores present in the input")
     add_option_arguments(p)
     p.add_argument("--n-boot", type=whole_number(MIN_BOOT, MAX_RESAMPLES), default=N_BOOT,
@@ -40,7 +41,8 @@ def verdict_from(a: argparse.Namespace, out: str | None) -> tuple[Comparison, Co
     check_paths(a, [a.input, a.input_b], out)
     comp = load_comparison(a.input, a.input_b, a.system_a, a.system_b, a.input_format, mapping)
     comp.require_pairs()
-    check_something_to_compare(comp, a.metrics, a.judge, not a.no_human, "--metrics none", "--judge", "--no-human")
+    check_something_to_compare(comp, a.metrics, a.judge, not a.no_human, "--metrics none", "the judge (drop --no-judge)",
+                               "--no-human")
     note(blank_text_notes(comp.examples(), a.metrics, judged=a.judge))
     if a.judge:  # a missing model package is said before the metrics run, not after
         check_judge_models(comp)

@@ -1,13 +1,13 @@
 """``dialeval leaderboard FILE [FILE ...]``: two or more systems (made for three or more) on their shared
 contexts: per-metric and per-rated-dimension means with intervals, Bradley-Terry ratings from the judge
-(``--judge``), every pair Holm-corrected (``core.leaderboard``)."""
+(unless ``--no-judge``), every pair Holm-corrected (``core.leaderboard``)."""
 from __future__ import annotations
 
 import argparse
 import sys
 
-from core.cli import (add_csv_arguments, add_option_arguments, check_paths, csv_mapping_from, emit, interval_level,
-                      metric_names_or_none, note, options_from, register_command, whole_number)
+from core.cli import (add_csv_arguments, add_judge_arguments, add_option_arguments, check_paths, csv_mapping_from,
+                      emit, interval_level, metric_names_or_none, note, options_from, register_command, whole_number)
 from core.data import load_file, rows_of_files, systems_in
 from core.engine import DEFAULT_METRICS, blank_text_notes
 from core.leaderboard import leaderboard, render_leaderboard
@@ -33,10 +33,10 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     add_csv_arguments(p)
     p.add_argument("--metrics", type=metric_names_or_none, default=list(DEFAULT_METRICS),
                    help="comma-separated metric names, 'all', or 'none' (the judge and/or people's ratings alone)")
-    p.add_argument("--judge", action="store_true", help="judge every pair of systems (Bradley-Terry ratings)")
+    add_judge_arguments(p, "on every pair of systems (Bradley-Terry ratings)")
     p.add_argument("--rank-by", default="auto",
                    help="what orders the systems: 'auto' (default: people's overall ratings when the input rates "
-                        "every system on every shared context, else the judge with --judge, else the first metric), "
+                        "every system on every shared context, else the judge unless --no-judge, else the first metric), "
                         "'judge', a metric, or human:DIM for a rated dimension")
     p.add_argument("--format", default="text", choices=("text", "markdown", "csv", "json"))
     add_option_arguments(p)
@@ -75,7 +75,7 @@ def leaderboard_command(a: argparse.Namespace) -> int:
               "full verdict (per-metric tests, what drives the difference, slices); the leaderboard ranks them too",
               file=sys.stderr)
     if not a.metrics and not a.judge and not any(e.scores for e in examples):
-        raise ValueError("--metrics none leaves nothing to rank: the input has no human ratings; add --judge")
+        raise ValueError("--metrics none leaves nothing to rank: the input has no human ratings; drop --no-judge")
     note(blank_text_notes([e for e in examples if systems is None or e.system in systems], a.metrics,
                           judged=a.judge))  # about the systems ranked only
     lb = leaderboard(examples, a.metrics, a.judge, systems, options_from(a), progress_bar(a.quiet),

@@ -14,6 +14,8 @@ from core.outputs import write_text
 from core.progress import progress_bar
 from core.scoring import Options
 from core.settings import SEED
+from core.system_eval import MIN_SHARED_CONTEXTS, format_system_rows, summarize, system_level, with_verdict
+from core.verdict_policy import shipped_policy
 from core.stats import MAX_RESAMPLES, MIN_BOOT
 
 
@@ -33,10 +35,16 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--n-boot", type=whole_number(MIN_BOOT, MAX_RESAMPLES), default=1000,
                    help=f"bootstrap resamples, at least {MIN_BOOT} (default 1000)")
     p.add_argument("--seed", type=whole_number(0), default=SEED)
-    p.add_argument("--level", type=interval_level, default=0.95)
+    p.add_argument("--level", type=level_or_granularity, action="append", default=[],
+                   help="'turn' (default): correlations with people's ratings per row and of system means; 'system': "
+                        "for every pair of systems that answered shared contexts, how often each metric, the judge "
+                        "and the one-line verdict name the system people prefer; a number: the intervals' level "
+                        "(default 0.95). Both may be given: --level system --level 0.9")
     p.add_argument("--max-rows", type=whole_number(1),
                    help="subsample whole contexts to about this many rows per dataset")
     p.add_argument("--no-system-level", action="store_true", help="skip the correlations of per-system means")
+    p.add_argument("--no-judge", action="store_true", help="system level: leave the judge (and so the verdict's "
+                   "judge) out")
     p.add_argument("--no-held-out", action="store_true",
                    help="score learned metrics as shipped even on sets they were trained on (not a fair test)")
     p.add_argument("--keep-reference-copies", action="store_true",
@@ -48,8 +56,27 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress on stderr (the model libraries' included)")
 
 
+def level_or_granularity(text: str) -> str | float:
+    """``--level``: 'turn' / 'system', or an interval level in (0, 1)."""
+    if text.strip().lower() in ("turn", "system"):
+        return text.strip().lower()
+    try:
+        return interval_level(text)
+    except (argparse.ArgumentTypeError, ValueError) as e:
+        raise argparse.ArgumentTypeError(f"{e}; or 'turn' / 'system'") from None
+
+
+def _levels(values: list) -> tuple[str, float]:
+    kinds = [v for v in values if isinstance(v, str)]
+    numbers = [v for v in values if not isinstance(v, str)]
+    if len(set(kinds)) > 1 or len(numbers) > 1:
+        raise ValueError("--level: give at most one of turn/system and at most one interval level")
+    return (kinds[0] if kinds else "turn"), (numbers[0] if numbers else 0.95)
+
+
 @register_command("meta-eval", "correlation of metrics with human scores per dataset and dimension", _arguments)
 def meta_eval(args: argparse.Namespace) -> int:
+    granularity, args.level = _levels(args.level)
     metrics = args.metrics
     dims = None
     if args.dimension:
@@ -70,6 +97,8 @@ def meta_eval(args: argparse.Namespace) -> int:
         if missing:
             raise ValueError(f"dimension(s) {missing} not in the data; dimensions are {sorted(have)}")
     log = None if args.quiet else (lambda s: print(s, file=sys.stderr))
+    if granularity == "system":
+        return _system_level(args, data, metrics, log, out_path)
     rows = meta_evaluate(data, metrics, dims, n_boot=args.n_boot, seed=args.seed, level=args.level,
                          options=Options(pool=args.pool, retriever=args.retriever, device=args.device),
                          system_level=not args.no_system_level, held_out=not args.no_held_out,
@@ -84,6 +113,26 @@ def meta_eval(args: argparse.Namespace) -> int:
                              "--keep-reference-copies keeps them")
         raise ValueError(NO_HUMAN_SCORES)
     text = format_rows(rows, args.format)
+    if out_path:
+        write_text(out_path, text + "\n")
+    else:
+        write_stdout(text + "\n")
+    return 0
+
+
+def _system_level(args: argparse.Namespace, data, metrics, log, out_path: str | None) -> int:
+    """``--level system``: per data set and signal, how often it names the system people prefer."""
+    judge = not args.no_judge
+    pairs = system_level(data, metrics, judge, held_out=not args.no_held_out,  # the verdict's resamples
+                         level=args.level, seed=args.seed, keep_reference_copies=args.keep_reference_copies,
+                         options=Options(pool=args.pool, retriever=args.retriever, device=args.device),
+                         progress=progress_bar(args.quiet), log=log)
+    if not pairs:
+        raise ValueError("no data set holds two or more systems that answered at least "
+                         f"{MIN_SHARED_CONTEXTS} shared contexts: system-level meta-evaluation compares systems on "
+                         "the contexts they share")
+    rows = summarize(with_verdict(pairs, shipped_policy().policy, args.level))
+    text = format_system_rows(rows, args.format)
     if out_path:
         write_text(out_path, text + "\n")
     else:

@@ -54,7 +54,7 @@ from core.judges.smollm_reader import config as reader_config
 from core.models import checkpoints
 from core.models.batching import ROWS, batch_rows, dtype_name, fixed_shape_batches, in_fixed_rows, padded_batch
 from core.progress import Progress, share_of
-from core.scoring import Judge, JudgeOutput, register_judge, verdicts
+from core.scoring import Judge, JudgeOutput, register_judge, verdicts  # noqa: F401 (verdicts: re-exported)
 from core.settings import SEED
 from core.version import __version__
 

@@ -12,8 +12,11 @@ Choices the paper leaves open, fixed here:
 - a numerator below zero (n-grams matched only by negatively weighted references) is clamped to 0, so
   that order counts as "no match" and the smoothing method applies;
 - the brevity penalty uses the closest length among positively weighted references (all references
-  when none is positive).
-With all weights 1 both reduce to multi-reference BLEU (tested).
+  when none is positive): ``brevity="closest"``, the default. With many references (υBLEU adds 50) one of
+  them is almost always as short as any reply, so "ok." escapes the penalty; ``brevity="weighted"`` instead
+  compares the reply with the weighted mean length of the positively weighted references,
+  ``r = round(Σ_j w_j |r_j| / Σ_j w_j)`` over ``w_j > 0`` (what υBLEU uses, docs/ubleu.md).
+With all weights 1 and ``brevity="closest"`` both reduce to multi-reference BLEU (tested).
 """
 from __future__ import annotations
 
@@ -101,13 +104,19 @@ def bleu_from_stats(correct: Sequence[float], total: Sequence[float], sys_len: i
     return bp * math.exp(sum(logs) / eff_order)
 
 
+BREVITY = ("closest", "weighted")  # the brevity penalty's reference length (module docstring)
+
+
 class BleuScorer:
     """Tokenizes once and computes BLEU / ΔBLEU statistics (a plain object, usable outside the registry)."""
 
     def __init__(self, max_order: int = 2, smooth: str = "exp", smooth_value: float | None = None,
-                 tokenize: str = "13a", lowercase: bool = False):
+                 tokenize: str = "13a", lowercase: bool = False, brevity: str = "closest"):
         if max_order < 1:
             raise ValueError("max_order must be >= 1")
+        if brevity not in BREVITY:
+            raise ValueError(f"unknown brevity rule {brevity!r}; choose one of {list(BREVITY)}")
+        self.brevity = brevity
         if tokenize not in _TOKENIZERS:
             raise ValueError(f"unknown tokenizer {tokenize!r}; choose one of {list(_TOKENIZERS)}")
         if smooth not in SMOOTH_DEFAULTS:
@@ -134,7 +143,7 @@ class BleuScorer:
         total = [0.0] * self.max_order
         if weights is not None and len(weights) != len(refs):
             raise ValueError(f"{len(weights)} weights for {len(refs)} references")
-        if weights is None or all(w == 1 for w in weights):
+        if (weights is None or all(w == 1 for w in weights)) and self.brevity == "closest":
             ref_ngs = [ngrams(rt, self.max_order) for rt in ref_toks]
             for n in range(self.max_order):
                 hc = h_ng[n]
@@ -147,7 +156,7 @@ class BleuScorer:
                     correct[n] = float(sum(min(c, max(r.get(g, 0) for r in rcs)) for g, c in hc.items()))
             ref_len = closest_ref_len(len(h_tok), [len(t) for t in ref_toks])
         else:
-            ws = [float(w) for w in weights]
+            ws = [1.0] * len(refs) if weights is None else [float(w) for w in weights]
             if any(w < -1 - 1e-9 or w > 1 + 1e-9 for w in ws):
                 raise ValueError("ΔBLEU weights must lie in [-1, 1]")
             wmax = max(ws)
@@ -165,8 +174,11 @@ class BleuScorer:
                     if best is not None:
                         correct[n] += best
             correct = [max(c, 0.0) for c in correct]
-            pos = [len(t) for t, w in zip(ref_toks, ws) if w > 0] or [len(t) for t in ref_toks]
-            ref_len = closest_ref_len(len(h_tok), pos)
+            pos = [(len(t), w) for t, w in zip(ref_toks, ws) if w > 0] or [(len(t), 1.0) for t in ref_toks]
+            if self.brevity == "weighted":
+                ref_len = int(round(sum(n * w for n, w in pos) / sum(w for _, w in pos)))
+            else:
+                ref_len = closest_ref_len(len(h_tok), [n for n, _ in pos])
         return SegmentStats(len(h_tok), ref_len, correct, total)
 
     def from_stats(self, st: SegmentStats | Sequence[SegmentStats], sentence: bool = True) -> float:
@@ -190,7 +202,8 @@ class BleuScorer:
 
     @property
     def variant(self) -> str:
-        return f"n:{self.max_order},smooth:{self.smooth},tok:{self.tokenize_name},lc:{int(self.lowercase)}"
+        bp = "" if self.brevity == "closest" else f",bp:{self.brevity}"
+        return f"n:{self.max_order},smooth:{self.smooth},tok:{self.tokenize_name},lc:{int(self.lowercase)}{bp}"
 
 
 @register_metric("bleu")

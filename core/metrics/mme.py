@@ -342,6 +342,16 @@ class MMECRS(Metric):
                              for d in result.details], dtype=np.float64) for k in self.subs}
         return np.asarray(crs_mod.combine(subs, w), dtype=np.float64)
 
+    def rescored(self, result: MetricResult) -> np.ndarray | None:
+        """The CRS sum (eq. 6 of METHODS.md §4) of ``result``'s stored sub-scores under this instance's weights:
+        a held-out instance scores rows another MME-CRS instance scored without reading them again."""
+        if result.details is None:
+            return None
+        stored = [(d or {}).get("sub_scores") or {} for d in result.details]  # none: a row not scored (blank)
+        subs = {k: np.array([np.nan if d.get(k) is None else d[k] for d in stored], dtype=np.float64)
+                for k in self.subs}
+        return np.asarray(crs_mod.combine(subs, self.weights_for()[1]), dtype=np.float64)
+
     def weights_for(self, dimension: str | None = None) -> tuple[str, dict[str, float], str]:
         return crs_mod.resolve(dimension or self.dimension, self.weights, self.subs)
 

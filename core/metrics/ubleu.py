@@ -7,7 +7,9 @@ For a test example with input utterance U1 (last context turn) and reference R1:
    paper's "parrot return") beside R1;
 3. weight R1 (and any other reference the example carries) with 1 and every other reference R2 with the
    rater's judgment w(R2) (METHODS.md §1, step 3);
-4. score the response with sentence-level ΔBLEU-2 (``core.metrics.bleu``: matched n-grams count with the
+4. leave out every retrieved reference that is the response itself (:func:`is_own_copy`: the same text once
+   normalized, or nearly): a reply that sits in the pool would otherwise be its own perfect reference;
+5. score the response with sentence-level ΔBLEU-2 (``core.metrics.bleu``: matched n-grams count with the
    largest weight among the references that contain them), on sacrebleu's 0-100 scale.
 
 Two configurations are registered:
@@ -30,6 +32,7 @@ are done once per distinct (U1, references), so several systems answering one co
 """
 from __future__ import annotations
 
+from difflib import SequenceMatcher
 from typing import Callable, Sequence
 
 import numpy as np
@@ -38,7 +41,7 @@ from core.data import Example
 from core.progress import Progress, tick
 from core.metrics.bleu import BleuScorer
 from core.models.checkpoints import short_hash
-from core.models.retrieval import DEFAULT_RETRIEVER, RETRIEVERS, get_retriever, pool_key
+from core.models.retrieval import DEFAULT_RETRIEVER, RETRIEVERS, get_retriever, normalize, pool_key
 from core.scoring import Metric, MetricResult, Options, Signature, register_metric
 
 RATERS = ("similarity", "nn-rater")
@@ -101,7 +104,8 @@ class UBleu(Metric):
 
     def signature(self) -> Signature:
         rater = self.rater_name if self.rated else "none"
-        variant = f"ret:{self.method},k:{self.k},parrot:{int(self.parrot)},rater:{rater},{self.bleu.variant}"
+        variant = (f"ret:{self.method},k:{self.k},parrot:{int(self.parrot)},rater:{rater},own-copies:out,"
+                   f"{self.bleu.variant}")
         return Signature(self.name, variant, self.rater_id(), pool_key(self.pool_path))
 
     def rate(self, u1s: list[str], r1s: list[str], u2s: list[str], r2s: list[str],
@@ -159,13 +163,15 @@ class UBleu(Metric):
             if refs is None:
                 details.append({"skipped": "no reference: the rater needs the original reference"})
                 continue
-            texts = [r["text"] for r in refs]
-            weights = [r["weight"] for r in refs]
+            kept = [r for r in refs if r["kind"] == "original" or not is_own_copy(ex.response, r["text"])]
+            texts = [r["text"] for r in kept]
+            weights = [r["weight"] for r in kept]
             st = self.bleu.stats(ex.response, texts, weights)
             stats.append(st)
             scores[i] = self.bleu.from_stats(st)
             details.append({"retriever": self.method, "pool": pool_key, "rater": self.rater_name if self.rated
-                            else None, "references": refs})
+                            else None, "references": kept,
+                            "own_copies_left_out": [r["text"] for r in refs if r not in kept]})
         corpus = self.bleu.from_stats(stats, sentence=False) if stats else float("nan")
         return MetricResult(self.name, scores, self.signature(), details, extra={"corpus": corpus})
 
@@ -179,6 +185,23 @@ class UBleuPaper(UBleu):
     def __init__(self, options: Options | None = None, k: int = 15, rated: bool = True, parrot: bool = True,
                  max_order: int = 2, smooth: str = "exp", rater: str = "nn-rater"):
         super().__init__(options, k, rated, parrot, max_order, smooth, rater)
+
+
+OWN_COPY_SIMILARITY = 0.9  # difflib's ratio of the normalized texts at or above which a reference copies the reply
+
+
+def is_own_copy(reply: str, reference: str) -> bool:
+    """Whether a retrieved reference is the reply itself: the same text once lowercased, unpunctuated and
+    spaced alike (``core.models.retrieval.normalize``), or nearly (difflib's similarity ratio >= 0.9, a word or
+    two apart). Such a reference would score the reply as a perfect match only because the reply sits in the
+    pool (a retrieval bot answering from the same corpus); it depends on this row's reply alone."""
+    a, b = normalize(reply), normalize(reference)
+    if not a or not b:
+        return False
+    if a == b:
+        return True
+    matcher = SequenceMatcher(None, a, b, autojunk=False)
+    return matcher.real_quick_ratio() >= OWN_COPY_SIMILARITY and matcher.ratio() >= OWN_COPY_SIMILARITY
 
 
 def _key(ex: Example) -> tuple[str, tuple[str, ...]]:

@@ -1,0 +1,75 @@
+"""``dialeval gate BASELINE CANDIDATE``: PASS (exit 0) or FAIL (exit 1) on one or more criteria of the verdict
+(``core.gate``), made for a CI job: markdown for a pull-request comment, the GitHub step summary, JUnit XML."""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+
+from core.cli import emit, register_command
+from core.cli.compare import add_verdict_arguments, verdict_from
+from core.gate import REQUIREMENTS, gate, junit_xml, passed, render_checks
+from core.outputs import write_text
+from core.report import render_verdict, to_json
+from core.verdict import context_groups
+
+EXIT_FAIL = 1
+
+
+def _criteria(text: str) -> list[str]:
+    names = [s.strip() for s in text.split(",") if s.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("name one or more criteria: judge, a metric, or human:DIM")
+    return names
+
+
+def _margin(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text!r}")
+    return value
+
+
+def _arguments(p: argparse.ArgumentParser) -> None:
+    add_verdict_arguments(p)
+    p.add_argument("--by", type=_criteria, default=None,
+                   help="criteria, comma-separated: judge, a metric, or human:DIM (default: what the one-line "
+                        "verdict trusts: people's ratings when they decide, else the judge, else a deciding metric)")
+    p.add_argument("--require", choices=REQUIREMENTS, default="not-worse",
+                   help="not-worse (default): fail when the candidate is significantly worse; non-inferior: pass "
+                        "only when the improvement's interval lies above -MARGIN; better: pass only when the "
+                        "candidate is significantly better")
+    p.add_argument("--margin", type=_margin, default=None,
+                   help="non-inferiority margin in the criterion's units (default: 0.05 of win rate for the "
+                        "judge; a fifth of the baseline's standard deviation for a metric)")
+    p.add_argument("--format", default="text", choices=("text", "markdown", "json"))
+    p.add_argument("--out", help="write the report here instead of stdout")
+    p.add_argument("--junit", help="also write a JUnit XML file: one test case per criterion")
+
+
+@register_command("gate", "PASS or FAIL for CI: is the candidate (second system) not worse than the baseline?",
+                  _arguments)
+def gate_command(a: argparse.Namespace) -> int:
+    out = a.out if a.out != "-" else None
+    comp, cs, verdict = verdict_from(a, out)
+    baseline = {m: list(cs.a(m)) for m in cs.metrics}
+    for r in verdict.rows("human"):
+        dim = r.metric.split(":", 1)[1]
+        baseline[r.metric] = [ex.scores.get(dim, math.nan) for ex in comp.a]
+    checks = gate(verdict, a.by, a.require, a.margin, baseline, len(set(context_groups(comp.a))))
+    ok = passed(checks)
+    if a.format == "json":
+        text = to_json({"passed": ok, "checks": [c.to_dict() for c in checks], "verdict": verdict.to_dict()})
+    else:
+        text = render_checks(checks, a.format) + "\n\n" + render_verdict(verdict, a.format)
+    emit(text, out)
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:  # the job's summary page on GitHub Actions
+        with open(summary, "a", encoding="utf-8") as f:
+            f.write(render_checks(checks, "markdown") + "\n\n" + render_verdict(verdict, "markdown") + "\n")
+    if a.junit:
+        write_text(a.junit, junit_xml(checks, verdict.sentence))
+    return 0 if ok else EXIT_FAIL

@@ -1,0 +1,268 @@
+"""Ship or not: the verdict reduced to a decision a CI job can act on, and how many contexts a decision needs.
+
+The baseline is system A, the candidate system B of a :class:`~core.verdict.Verdict` (the same paired comparison,
+contexts resampled). Each **criterion** (``by``: ``judge``, a metric's name, or ``human:DIM``) is read on the
+candidate's side (:class:`Criterion`):
+
+- a metric: the candidate's improvement, B - A where higher is better (A - B where lower is), with the verdict's
+  interval; the verdict's own test says which side is significantly better;
+- the judge: the candidate's win rate among the pairs the judge decided, minus 0.5, with its interval (contexts
+  resampled) and the judge's sign test;
+- people's ratings on ``DIM``: as a metric.
+
+A **requirement** (:func:`check`) turns it into PASS or FAIL:
+
+- ``not-worse`` (the default): FAIL only when the baseline is significantly better;
+- ``non-inferior`` with a margin M: PASS only when the whole interval of the improvement lies above -M (for the
+  judge: the candidate's win-rate interval above 0.5 - M). A candidate no worse than the baseline whose interval
+  still reaches below -M fails with "not enough contexts to show it";
+- ``better``: PASS only when the candidate is significantly better.
+
+Default margins (:func:`default_margin`) are stated in the criterion's own units: 5 points of win rate for the
+judge; for a metric or people's ratings, a fifth of the baseline's standard deviation over its rows (a "small"
+standardized difference, Cohen's d = 0.2), rounded to two significant digits.
+
+**Power.** A paired comparison over n contexts has a standard error SE = (high - low) / (2 z_{1-a/2}), read off
+its own interval (percentile bootstrap over contexts, so clustering by context is in it). The smallest difference
+it detects with power 1 - b at level a is ``core.stats.detectable_difference`` = (z_{1-a/2} + z_{1-b}) x SE (the normal
+approximation of a two-sided test); every "no significant difference" states it. :func:`contexts_needed` turns
+a pilot's SE into the contexts a difference D needs: n = ceil(((z_{1-a/2} + z_{1-b}) x SE x sqrt(n_pilot) / D)^2),
+since SE x sqrt(n) estimates the standard deviation of one context's paired difference. tests/test_gate.py checks
+by simulation that planted differences of the stated size are detected at about the stated rate.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from statistics import NormalDist
+from typing import Any, Sequence
+from xml.sax.saxutils import escape, quoteattr
+
+import numpy as np
+
+from core.stats import POWER, detectable_difference
+from core.verdict import MetricComparison, Verdict, verdict_decision
+from core.verdict_policy import JUDGE
+
+REQUIREMENTS = ("not-worse", "non-inferior", "better")
+JUDGE_MARGIN = 0.05  # 5 points of win rate
+SMALL_EFFECT = 0.2  # a default margin of a metric: this share of the baseline's standard deviation
+
+
+def _z(level: float) -> float:
+    return NormalDist().inv_cdf(1 - (1 - level) / 2)
+
+
+def contexts_needed(low: float, high: float, n_contexts: int, effect: float, level: float = 0.95,
+                    power: float = POWER) -> int:
+    """Contexts a paired comparison needs to detect ``effect`` with ``power``, from a pilot of ``n_contexts``
+    whose interval is [low, high] (module docstring)."""
+    if effect <= 0 or not math.isfinite(effect):
+        raise ValueError(f"the effect to detect must be a positive number, got {effect}")
+    if n_contexts < 2 or not (math.isfinite(low) and math.isfinite(high)):
+        raise ValueError("the pilot has no interval (fewer than 2 contexts, or no pair scored): nothing to plan from")
+    sd = (high - low) / (2 * _z(level)) * math.sqrt(n_contexts)
+    if sd <= 0:
+        raise ValueError("the pilot's paired differences do not vary: any difference is seen with 2 contexts")
+    return max(2, math.ceil(((_z(level) + NormalDist().inv_cdf(power)) * sd / effect) ** 2))
+
+
+@dataclass
+class Criterion:
+    """One criterion on the candidate's side: ``effect`` (the improvement; for the judge its win rate - 0.5) with
+    its interval, which side the verdict's own test finds better (``better``: "candidate", "baseline" or None),
+    and the smallest difference the comparison could detect (``detectable``, 80 % power)."""
+
+    name: str
+    n: int  # pairs (the judge: the pairs it decided)
+    n_contexts: int
+    effect: float
+    low: float
+    high: float
+    better: str | None
+    detectable: float
+    level: float
+    baseline_sd: float = math.nan  # the baseline's standard deviation over its rows (a metric, people)
+
+    @property
+    def is_judge(self) -> bool:
+        return self.name == JUDGE
+
+    def amount(self, x: float, signed: bool = True) -> str:
+        """``x`` in the criterion's units: points of win rate for the judge, the metric's own units else."""
+        if self.is_judge:
+            return f"{100 * x:+.0f} points" if signed else f"{100 * x:.0f} points"
+        digits = 1 if abs(x) >= 10 else 2 if abs(x) >= 1 else 3
+        return f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
+
+    def evidence(self) -> str:
+        """'wins 38 % [29, 47] of 120 pairs' (the judge) or '-0.041 [-0.070, -0.012] over 60 contexts'."""
+        if self.is_judge:
+            return (f"wins {100 * (0.5 + self.effect):.0f} % [{100 * (0.5 + self.low):.0f}, "
+                    f"{100 * (0.5 + self.high):.0f}] of the {self.n} pairs it decided")
+        return (f"{self.amount(self.effect)} [{self.amount(self.low)}, {self.amount(self.high)}] over "
+                f"{self.n_contexts} contexts")
+
+    def unseen(self) -> str:
+        """'with these 60 contexts a difference smaller than 0.09 in bert_ruber could go unseen'."""
+        if not math.isfinite(self.detectable):
+            return ""
+        what = "in the judge's win rate" if self.is_judge else f"in {self.name}"
+        return (f"with these {self.n_contexts} contexts a difference smaller than "
+                f"{self.amount(self.detectable, signed=False)} {what} could go unseen")
+
+
+def _metric_criterion(r: MetricComparison, baseline_sd: float, level: float) -> Criterion:
+    sign = -1.0 if r.higher_is_better else 1.0  # diff is A - B; the candidate is B
+    lo, hi = sorted((sign * r.low, sign * r.high))
+    better = {"A": "baseline", "B": "candidate"}.get(r.winner or "")
+    return Criterion(r.metric, r.n, r.n_contexts, sign * r.diff, lo, hi, better, detectable_difference(
+        r.low, r.high, level), level, baseline_sd)
+
+
+def criteria_names(v: Verdict) -> list[str]:
+    """Every criterion ``v`` can be gated on."""
+    return ([JUDGE] if v.judge is not None else []) + [r.metric for r in v.metrics if r.n > 0]
+
+
+def criterion(v: Verdict, by: str, baseline_values: Sequence[float] | None = None,
+              n_contexts: int | None = None) -> Criterion:
+    """The criterion ``by`` of ``v`` on the candidate's (B's) side. ``baseline_values``: the baseline's per-row
+    values of that metric (for its default margin); ``n_contexts``: the comparison's contexts (the judge's
+    count; by default the metrics' or the pairs')."""
+    if by == JUDGE:
+        j = v.judge
+        if j is None:
+            raise ValueError("--by judge: the judge was not run (drop --no-judge)")
+        w = j.win
+        n_ctx = n_contexts or j.n_contexts or max([r.n_contexts for r in v.metrics] or [v.n_pairs])
+        better = {"A": "baseline", "B": "candidate"}.get(j.winner or "")
+        lo, hi = 0.5 - w.high, 0.5 - w.low
+        return Criterion(JUDGE, w.wins + w.losses, n_ctx, 0.5 - w.rate, lo, hi, better,
+                         detectable_difference(lo, hi, v.level), v.level)
+    rows = {r.metric: r for r in v.metrics}
+    if by not in rows:
+        raise ValueError(f"--by {by}: not compared here; choose one of {', '.join(criteria_names(v)) or 'none'}")
+    r = rows[by]
+    if r.n == 0:
+        raise ValueError(f"--by {by}: it scored no pair of these inputs")
+    vals = np.asarray([x for x in (baseline_values or []) if x is not None and math.isfinite(x)], dtype=float)
+    return _metric_criterion(r, float(np.std(vals, ddof=1)) if len(vals) > 1 else math.nan, v.level)
+
+
+__all__ = ["POWER", "REQUIREMENTS", "detectable_difference", "contexts_needed", "criterion", "default_criterion",
+           "gate", "check", "passed", "render_checks", "junit_xml"]
+
+
+def default_criterion(v: Verdict) -> str:
+    """What the one-line verdict trusts: people's rating when it decided, else the judge when it was run and may
+    decide, else the first deciding metric that scored, else the first metric that scored."""
+    d = verdict_decision(v)
+    if d.basis == "people":
+        human = next((r.metric for r in v.rows("human") if r.winner), None)
+        if human:
+            return human
+    names = criteria_names(v)
+    if JUDGE in names and JUDGE in (d.named or (JUDGE,)):
+        return JUDGE
+    deciding = [m for m in d.named if m != JUDGE and m in names]
+    if deciding:
+        return deciding[0]
+    if JUDGE in names:
+        return JUDGE
+    if not names:
+        raise ValueError("nothing to gate on: no metric scored a pair and the judge was not run")
+    return names[0]
+
+
+def default_margin(c: Criterion) -> float:
+    """5 points of win rate for the judge; else a fifth of the baseline's standard deviation (2 significant
+    digits); NaN when that is unknown."""
+    if c.is_judge:
+        return JUDGE_MARGIN
+    m = SMALL_EFFECT * c.baseline_sd
+    if not math.isfinite(m) or m <= 0:
+        return math.nan
+    return float(f"{m:.2g}")
+
+
+@dataclass
+class GateCheck:
+    """One criterion's decision: ``passed`` and the one line that says why."""
+
+    criterion: Criterion
+    require: str
+    margin: float
+    passed: bool
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "criterion": asdict(self.criterion)}
+
+
+def check(c: Criterion, require: str = "not-worse", margin: float | None = None) -> GateCheck:
+    """PASS or FAIL of criterion ``c`` under ``require`` (module docstring)."""
+    if require not in REQUIREMENTS:
+        raise ValueError(f"--require {require}: choose one of {', '.join(REQUIREMENTS)}")
+    margin = default_margin(c) if margin is None else margin
+    if require == "non-inferior" and not (math.isfinite(margin) and margin >= 0):
+        raise ValueError(f"--require non-inferior needs a margin >= 0 in {c.name}'s units (--margin M)")
+    on = "on the judge" if c.is_judge else f"on {c.name}"
+    ev = c.evidence()
+    why_margin = f"; margin {c.amount(margin, signed=False)}" if require == "non-inferior" else ""
+    if require == "not-worse":
+        passed = c.better != "baseline"
+        head = ("candidate is worse" if not passed else "candidate is better" if c.better == "candidate"
+                else "no significant difference")
+    elif require == "better":
+        passed = c.better == "candidate"
+        head = "candidate is better" if passed else (
+            "candidate is worse" if c.better == "baseline" else "candidate is not significantly better")
+    else:
+        passed = c.low > -margin
+        if passed:
+            head = "candidate is non-inferior"
+        elif c.effect > -margin and c.better != "baseline":
+            head = f"not enough contexts to show it (the interval reaches {c.amount(c.low)})"
+        else:
+            head = "candidate is worse by more than the margin" if c.high < -margin else "candidate may be worse"
+    line = f"{'PASS' if passed else 'FAIL'}: {head} {on}: {ev}{why_margin}"
+    if c.better is None and c.unseen():
+        line += f" ({c.unseen()})"
+    return GateCheck(c, require, margin, passed, line)
+
+
+def gate(v: Verdict, by: Sequence[str] | str | None = None, require: str = "not-worse",
+         margin: float | None = None, baseline_values: dict[str, Sequence[float]] | None = None,
+         n_contexts: int | None = None) -> list[GateCheck]:
+    """One :class:`GateCheck` per criterion of ``by`` (default: :func:`default_criterion`); ``baseline_values``:
+    {criterion: the baseline's per-row values} for the default margins."""
+    names = [by] if isinstance(by, str) else list(by or [default_criterion(v)])
+    return [check(criterion(v, name, (baseline_values or {}).get(name), n_contexts), require, margin)
+            for name in names]
+
+
+def passed(checks: Sequence[GateCheck]) -> bool:
+    return all(c.passed for c in checks)
+
+
+def render_checks(checks: Sequence[GateCheck], fmt: str = "text") -> str:
+    """The decision lines (text), a pull-request comment's head (markdown)."""
+    if fmt == "markdown":
+        mark = {True: "✅", False: "❌"}
+        return "\n".join(f"{mark[c.passed]} **{c.reason.split(':', 1)[0]}**:{c.reason.split(':', 1)[1]}"
+                         for c in checks)
+    return "\n".join(c.reason for c in checks)
+
+
+def junit_xml(checks: Sequence[GateCheck], verdict_sentence: str = "") -> str:
+    """A JUnit XML report: one test case per criterion (a failure element where it failed)."""
+    failures = sum(not c.passed for c in checks)
+    cases = []
+    for c in checks:
+        name = quoteattr(f"{c.criterion.name}: {c.require}")
+        body = "" if c.passed else f"<failure message={quoteattr(c.reason)}>{escape(verdict_sentence)}</failure>"
+        cases.append(f'  <testcase classname="dialeval.gate" name={name} time="0">{body}</testcase>')
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
+            f'<testsuite name="dialeval gate" tests="{len(checks)}" failures="{failures}" errors="0">\n'
+            + "\n".join(cases) + "\n</testsuite>\n")

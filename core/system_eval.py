@@ -1,0 +1,324 @@
+"""System-level meta-evaluation: how often each signal, and the one-line verdict itself, names the system people
+prefer.
+
+For every rated data set and every pair of its systems that answered shared contexts (``core.data.compare_systems``:
+pairwise on the contexts both answered, so a set where no context has every system still counts), the pair is
+compared as a user would compare it, with people's ratings hidden: each metric's row of the verdict
+(``core.verdict.compare_values``: contexts resampled, randomization p < 0.05 and an interval that excludes 0),
+the judge's summary (its sign test on wins and losses, clustered by context) and the one-line verdict's side
+under a :class:`~core.verdict_policy.VerdictPolicy` (``decide``). People's side comes from their ratings on the
+set's preference dimension (``core.verdict.preference_dimension``) by the same paired test, with the human tie
+margin (a quarter of the scale): **people separate** the two systems when that test names a winner.
+
+Per signal, over the system pairs people separate (:func:`summarize`):
+
+- ``order``: the share where the signal's mean difference (the judge: its win rate among the pairs it decided)
+  points to people's winner (pairwise accuracy);
+- ``right`` / ``wrong`` / ``none``: where the signal's own test names people's winner, the other system, or
+  neither;
+- Kendall's tau of its ordering against people's over every system pair of the set, separated or not:
+  (concordant - discordant) / pairs, a pair people rate exactly alike counting as neither (tau-a over system
+  pairs, which needs no common set of contexts).
+
+Rows whose reply copies their own reference (the "ground truth" systems of USR and Zhao et al.) are left out
+as in the per-row meta-evaluation: a reference-reading metric scores them perfectly by construction. Learned
+metrics are scored held out where they offer it (``Metric.held_out_for``); the judge as shipped, with the sets
+it trained on flagged (``JUDGE_TRAINING_SETS``).
+
+Command line: ``dialeval meta-eval --level system FILE...`` (``core/cli/meta_eval.py``).
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from collections import OrderedDict
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from core.data import Example, compare_systems, dimensions, systems_in
+from core.engine import is_reference_copy, judge_comparison, score_examples
+from core.scoring import Metric, Options, get_metric
+from core.verdict import (LEVEL, N_BOOT, N_PERM, PREFERENCE_DIMENSIONS, compare_ratings, compare_values,
+                          context_groups, summarize_judge)
+from core.settings import SEED
+from core.verdict_policy import JUDGE, SignalRecord, VerdictPolicy, decide
+
+VERDICT = "verdict"  # the one-line verdict's name among the signals
+# the sets the shipped judge trained on (their training-split contexts; docs/judge.md): its system-level record
+# on them is not a held-out one
+JUDGE_TRAINING_SETS = ("usr-topical", "usr-persona", "convai2-grade", "empathetic-grade", "persona-zhao", "dstc7",
+                       "humod")
+MIN_SHARED_CONTEXTS = 5  # system pairs with fewer shared contexts cannot be significant at 0.05 (skipped, counted)
+
+
+@dataclass
+class SignalCall:
+    """One signal on one system pair: which system its mean difference favours (``order``: "A", "B" or None for
+    a tie or no score) and which its own test names (``winner``: "A", "B" or None); ``p``: the p-value of that
+    test (a metric's randomization p, the judge's sign test), NaN where it has none."""
+
+    order: str | None
+    winner: str | None
+    p: float = math.nan
+
+
+@dataclass
+class SystemPair:
+    """One pair of systems of one data set, compared with people's ratings hidden."""
+
+    dataset: str
+    system_a: str
+    system_b: str
+    n_pairs: int
+    n_contexts: int
+    dimension: str
+    people_diff: float  # people's mean rating of A - B
+    people_low: float
+    people_high: float
+    people: str | None  # people's winner by the paired test ("A" / "B"), None when they do not separate them
+    calls: dict[str, SignalCall] = field(default_factory=dict)
+
+    @property
+    def people_order(self) -> str | None:
+        if not math.isfinite(self.people_diff) or self.people_diff == 0:
+            return None
+        return "A" if self.people_diff > 0 else "B"
+
+    def metric_calls(self) -> list[tuple[str, str | None, float]]:
+        return [(s, c.winner, c.p) for s, c in self.calls.items() if s not in (JUDGE, VERDICT)]
+
+    def verdict_under(self, policy: VerdictPolicy, level: float = LEVEL) -> SignalCall:
+        """The one-line verdict's call on this pair under ``policy`` (people's ratings hidden)."""
+        judge = self.calls.get(JUDGE)
+        d = decide(policy, None, judge.winner if judge else None, self.metric_calls(), level)
+        return SignalCall(d.side, d.side)
+
+
+def system_pairs(examples: Sequence[Example], min_contexts: int = MIN_SHARED_CONTEXTS,
+                 keep_reference_copies: bool = False) -> tuple[list, int]:
+    """Every pair of systems (names in sorted order, A first) aligned on the contexts both answered, and how many
+    pairs were skipped for sharing fewer than ``min_contexts`` contexts."""
+    rows = [ex for ex in examples if keep_reference_copies or not is_reference_copy(ex)]
+    out, skipped = [], 0
+    for a, b in itertools.combinations(sorted(systems_in(rows)), 2):
+        comp = compare_systems(rows, a, b)
+        if len(set(context_groups(comp.a))) < min_contexts:
+            skipped += 1
+            continue
+        out.append(comp)
+    return out, skipped
+
+
+def _order(diff: float, higher_is_better: bool = True) -> str | None:
+    if not math.isfinite(diff) or diff == 0:
+        return None
+    return "A" if (diff > 0) == higher_is_better else "B"
+
+
+def preference_dimension_of(examples: Sequence[Example]) -> str | None:
+    dims = dimensions(examples)
+    return next((d for d in PREFERENCE_DIMENSIONS if d in dims), dims[0] if dims else None)
+
+
+def evaluate_dataset(name: str, examples: Sequence[Example], metrics: Sequence[str | Metric], judge: bool = True,
+                     held_out: bool = True, options: Options | None = None, n_boot: int = N_BOOT,
+                     n_perm: int = N_PERM, level: float = LEVEL, seed: int = SEED,
+                     min_contexts: int = MIN_SHARED_CONTEXTS, keep_reference_copies: bool = False,
+                     progress: Callable | None = None, log: Callable[[str], None] | None = None) -> list[SystemPair]:
+    """Every system pair of one data set (:func:`system_pairs`) with each metric's, the judge's and people's
+    calls. Each row is scored once (score cache consulted), then sliced per pair."""
+    comps, skipped = system_pairs(examples, min_contexts, keep_reference_copies)
+    if log and skipped:
+        log(f"{name}: {skipped} system pair(s) share fewer than {min_contexts} contexts: skipped")
+    if not comps:
+        return []
+    rows = list({id(ex): ex for comp in comps for ex in comp.examples()}.values())
+    built = [spec if isinstance(spec, Metric) else get_metric(spec, options) for spec in metrics]
+    table = score_examples(rows, built, options, progress) if built else None
+    for metric in built if held_out else []:  # learned metrics held out: re-weighed, else scored again
+        alt = metric.held_out_for(name)
+        if alt is None:
+            continue
+        shipped = table.results[metric.name]
+        again = alt.rescored(shipped)
+        table.results[metric.name] = (replace(shipped, scores=again, signature=alt.signature()) if again is not None
+                                      else score_examples(rows, [alt], options, progress).results[metric.name])
+    position = {id(ex): i for i, ex in enumerate(rows)}
+    dim = preference_dimension_of(rows)
+    better = {m.name: m.higher_is_better for m in built}
+    out = []
+    for comp in comps:
+        idx = [position[id(ex)] for ex in comp.examples()]
+        groups = context_groups(comp.a)
+        n = len(comp.pairs)
+        summary = summarize_judge(comp, judge_comparison(comp, progress=progress), level=level, n_boot=n_boot,
+                                  seed=seed) if judge else None
+        people = next((r for r in compare_ratings(comp, n_boot, n_perm, level, seed) if r.metric == f"human:{dim}"),
+                      None)
+        pair = SystemPair(name, comp.system_a, comp.system_b, n, len(set(groups)), dim or "",
+                          people.diff if people else math.nan, people.low if people else math.nan,
+                          people.high if people else math.nan, people.winner if people else None)
+        for m, res in (table.results.items() if table else ()):
+            values = np.asarray(res.scores, dtype=np.float64)[idx]
+            r = compare_values(m, "metric", values[:n], values[n:], groups, higher_is_better=better[m],
+                               n_boot=n_boot, n_perm=n_perm, level=level, seed=seed)
+            pair.calls[m] = SignalCall(_order(r.diff, r.higher_is_better) if r.n else None, r.winner,
+                                       r.p_randomization)
+        if summary is not None:
+            w = summary.win
+            pair.calls[JUDGE] = SignalCall(_order(w.rate - 0.5) if w.wins + w.losses else None, summary.winner,
+                                           w.sign_p)
+        out.append(pair)
+    if log:
+        log(f"{name}: {len(out)} system pairs, people separate {sum(p.people is not None for p in out)}")
+    return out
+
+
+def system_level(datasets: Mapping[str, Sequence[Example]], metrics: Sequence[str | Metric], judge: bool = True,
+                 **kwargs: Any) -> list[SystemPair]:
+    """:func:`evaluate_dataset` over every data set ({name: rows}, as ``core.meta_eval.group_datasets`` gives)."""
+    out: list[SystemPair] = []
+    for name, exs in datasets.items():
+        out += evaluate_dataset(name, exs, metrics, judge, **kwargs)
+    return out
+
+
+def with_verdict(pairs: Iterable[SystemPair], policy: VerdictPolicy, level: float = LEVEL) -> list[SystemPair]:
+    """The pairs with the one-line verdict's call under ``policy`` added as the signal ``"verdict"``."""
+    out = []
+    for p in pairs:
+        q = SystemPair(**{**asdict(p), "calls": dict(p.calls)})
+        q.calls = {**p.calls, VERDICT: p.verdict_under(policy, level)}
+        out.append(q)
+    return out
+
+
+def signals_of(pairs: Sequence[SystemPair]) -> list[str]:
+    return list(dict.fromkeys(s for p in pairs for s in p.calls))
+
+
+def record(pairs: Sequence[SystemPair], signal: str) -> SignalRecord:
+    """``signal``'s :class:`SignalRecord` over the pairs people separate."""
+    sep = [p for p in pairs if p.people is not None and signal in p.calls]
+    right = sum(p.calls[signal].winner == p.people for p in sep)
+    wrong = sum(p.calls[signal].winner not in (None, p.people) for p in sep)
+    order = sum(p.calls[signal].order == p.people for p in sep)
+    return SignalRecord(signal, len(sep), right, wrong, order, len({p.dataset for p in sep}))
+
+
+def kendall_tau(pairs: Sequence[SystemPair], signal: str) -> float:
+    """(concordant - discordant) / system pairs: ``signal``'s order against people's mean order (a pair either
+    side leaves unordered counts as neither); NaN without pairs."""
+    xs = [p for p in pairs if signal in p.calls]
+    if not xs:
+        return math.nan
+    score = sum(0 if p.people_order is None or p.calls[signal].order is None else
+                (1 if p.calls[signal].order == p.people_order else -1) for p in xs)
+    return score / len(xs)
+
+
+def summarize(pairs: Sequence[SystemPair], by_dataset: bool = True) -> list[dict[str, Any]]:
+    """One row per (data set, signal) and per signal over all sets (``dataset`` "all"): system pairs, pairs
+    people separate, order agreement, right / wrong / none, Kendall's tau."""
+    groups: OrderedDict[str, list[SystemPair]] = OrderedDict()
+    if by_dataset:
+        for p in pairs:
+            groups.setdefault(p.dataset, []).append(p)
+    groups["all"] = list(pairs)
+    rows = []
+    for ds, ps in groups.items():
+        for s in signals_of(ps):
+            r = record(ps, s)
+            taus = [kendall_tau([p for p in ps if p.dataset == d], s) for d in dict.fromkeys(p.dataset for p in ps)]
+            taus = [t for t in taus if math.isfinite(t)]
+            rows.append({"dataset": ds, "signal": s, "system_pairs": sum(s in p.calls for p in ps),
+                         "separated": r.pairs, "order": r.order / r.pairs if r.pairs else math.nan,
+                         "right": r.right, "wrong": r.wrong, "none": r.pairs - r.right - r.wrong,
+                         "right_share": r.right / r.pairs if r.pairs else math.nan,
+                         "wrong_share": r.wrong / r.pairs if r.pairs else math.nan,
+                         "kendall_tau": float(np.mean(taus)) if taus else math.nan,
+                         "judge_trained_on": ds in JUDGE_TRAINING_SETS if s in (JUDGE, VERDICT) else False})
+    return rows
+
+
+# ------------------------------------------------------------------------------------------------
+# choosing the verdict policy
+
+
+def candidate_policies(metrics: Sequence[str]) -> list[VerdictPolicy]:
+    """Every policy over ``metrics``: each subset may decide, the judge first, in agreement, or off, metrics
+    alone or never alone (the empty subset once per judge role)."""
+    out = []
+    for k in range(len(metrics) + 1):
+        for subset in itertools.combinations(metrics, k):
+            for role in ("first", "agree", "off"):
+                for alone in ((True, False) if subset else (False,)):
+                    if role == "off" and not alone:
+                        continue
+                    if role == "agree" and not subset:
+                        continue
+                    out.append(VerdictPolicy(tuple(subset), role, alone))
+    return out
+
+
+def policy_score(pairs: Sequence[SystemPair], policy: VerdictPolicy, level: float = LEVEL) -> tuple[int, int, int]:
+    """(right, wrong, separated) of the verdict under ``policy`` on the pairs people separate."""
+    sep = [p for p in pairs if p.people is not None]
+    calls = [p.verdict_under(policy, level).winner for p in sep]
+    right = sum(c == p.people for c, p in zip(calls, sep))
+    wrong = sum(c not in (None, p.people) for c, p in zip(calls, sep))
+    return right, wrong, len(sep)
+
+
+def best_policy(pairs: Sequence[SystemPair], candidates: Sequence[VerdictPolicy], wrong_cost: float,
+                level: float = LEVEL) -> VerdictPolicy:
+    """The candidate with the highest right - ``wrong_cost`` x wrong on ``pairs``; equal scores go to the
+    candidate listed first (fewer deciding metrics first: :func:`candidate_policies`' order)."""
+    def utility(pol: VerdictPolicy) -> float:
+        right, wrong, _ = policy_score(pairs, pol, level)
+        return right - wrong_cost * wrong
+    return max(candidates, key=lambda pol: (utility(pol), -candidates.index(pol)))
+
+
+def leave_one_set_out(pairs: Sequence[SystemPair], candidates: Sequence[VerdictPolicy], wrong_cost: float,
+                      level: float = LEVEL) -> list[dict[str, Any]]:
+    """For each data set: the policy chosen on the other sets (:func:`best_policy`) and its verdict's right /
+    wrong / none on the held-out set's separated pairs."""
+    rows = []
+    for ds in dict.fromkeys(p.dataset for p in pairs):
+        train = [p for p in pairs if p.dataset != ds]
+        test = [p for p in pairs if p.dataset == ds]
+        pol = best_policy(train, candidates, wrong_cost, level)
+        right, wrong, n = policy_score(test, pol, level)
+        rows.append({"held_out": ds, "policy": pol.name, "separated": n, "right": right, "wrong": wrong,
+                     "none": n - right - wrong})
+    return rows
+
+
+_SYSTEM_TABLE = [("dataset", "dataset"), ("signal", "signal"), ("system_pairs", "system pairs"),
+                 ("separated", "people separate"), ("order", "same order"), ("right", "names people's winner"),
+                 ("wrong", "names the other"), ("none", "names none"), ("kendall_tau", "Kendall tau"),
+                 ("note", "note")]
+
+
+def format_system_rows(rows: Sequence[dict[str, Any]], fmt: str = "text") -> str:
+    """:func:`summarize`'s rows as a table (text / markdown / csv) or JSON."""
+    from core.report import fmt_num, render, to_json
+    if fmt == "json":
+        return to_json(rows)
+    if fmt == "csv":
+        return render(rows, [(k, k) for k in rows[0]] if rows else [], "csv")
+    cells = []
+    for r in rows:
+        n = r["separated"]
+        c = {k: r[k] for k in ("dataset", "signal", "system_pairs", "separated")}
+        c["order"] = f"{fmt_num(r['order'])}" if n else "-"
+        for k in ("right", "wrong"):
+            c[k] = f"{r[k]} ({100 * r[k] / n:.0f} %)" if n else "-"
+        c["none"] = str(r["none"]) if n else "-"
+        c["kendall_tau"] = fmt_num(r["kendall_tau"])
+        c["note"] = "the judge trained on this set's other contexts" if r.get("judge_trained_on") else ""
+        cells.append(c)
+    return render(cells, _SYSTEM_TABLE, fmt)

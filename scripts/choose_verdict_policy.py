@@ -1,0 +1,139 @@
+"""Choose the verdict policy by how often the one-line verdict names the system people prefer, each development
+set held out in turn, and write it with every signal's system-level record.
+
+    .venv/bin/python scripts/choose_verdict_policy.py            # measure, print, write both files
+    .venv/bin/python scripts/choose_verdict_policy.py --no-write # measure and print only
+
+For every development set with several systems answering shared contexts (``core.system_eval``): each metric's,
+the judge's and people's call on every system pair. Then, for each set held out, the policy
+(``core.verdict_policy.VerdictPolicy``: which metrics decide, the judge's role, whether metrics decide alone)
+that scores best on the other sets, right - ``WRONG_COST`` x wrong over the pairs people separate, is applied
+to the held-out set. ``WRONG_COST`` is a product choice fixed before measuring: naming the system people did
+not prefer costs four verdicts that name the right one (a user acts on a wrong verdict; "no winner" sends them
+to look). The shipped policy is the one chosen on all sets; the records are every signal's over all sets.
+
+Writes ``checkpoints/verdict-policy.json`` (read by ``core.verdict_policy.shipped_policy``) and
+``benchmarks/SYSTEM_LEVEL.md``. The calls are kept in the cache folder (``system-level-calls.json``) so a
+re-run with ``--from-calls`` re-chooses without scoring.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+from core.engine import DEFAULT_METRICS
+from core.meta_eval import group_datasets
+from core.progress import progress_bar
+from core.settings import cache_dir, shared_data_dir
+from core.system_eval import (SignalCall, SystemPair, best_policy, candidate_policies, format_system_rows,
+                              leave_one_set_out, policy_score, record, summarize, system_level, with_verdict)
+from core.verdict_policy import JUDGE, POLICY_FILE, ShippedPolicy, VerdictPolicy
+
+ROOT = Path(__file__).resolve().parent.parent
+SETS = ("usr-topical", "usr-persona", "dailydialog-zhao", "dailydialog-gupta", "convai2-grade", "dailydialog-grade",
+        "empathetic-grade", "fed-turn")
+WRONG_COST = 4.0
+BEFORE = VerdictPolicy(tuple(DEFAULT_METRICS), "first", True)  # the rule before system-level evidence
+
+
+def load_calls(path: Path) -> list[SystemPair]:
+    out = []
+    for d in json.loads(path.read_text()):
+        calls = {k: SignalCall(**c) for k, c in d.pop("calls").items()}
+        out.append(SystemPair(**d, calls=calls))
+    return out
+
+
+def share(k: int, n: int) -> str:
+    return f"{k} of {n} ({100 * k / n:.0f} %)" if n else "-"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--data", default=None, help="folder of the rated sets (default: shared/data/eval)")
+    p.add_argument("--from-calls", action="store_true", help="re-use the calls kept by the last run")
+    p.add_argument("--no-write", action="store_true")
+    p.add_argument("--sets", default=",".join(SETS), help=f"comma-separated set names (default: {','.join(SETS)})")
+    args = p.parse_args(argv)
+    calls_file = cache_dir() / "system-level-calls.json"
+    if args.from_calls:
+        pairs = load_calls(calls_file)
+    else:
+        folder = Path(args.data) if args.data else shared_data_dir() / "eval"
+        data = group_datasets([folder / f"{s}.jsonl" for s in args.sets.split(",") if s.strip()])
+        pairs = system_level(data, list(DEFAULT_METRICS), True, progress=progress_bar(False),
+                             log=lambda s: print(s, file=sys.stderr))
+        calls_file.parent.mkdir(parents=True, exist_ok=True)
+        calls_file.write_text(json.dumps([asdict(q) for q in pairs]))
+    candidates = candidate_policies(list(DEFAULT_METRICS))
+    lodo = leave_one_set_out(pairs, candidates, WRONG_COST)
+    chosen = best_policy(pairs, candidates, WRONG_COST)
+    before_lodo = [(d, *policy_score([q for q in pairs if q.dataset == d], BEFORE)) for d in
+                   dict.fromkeys(q.dataset for q in pairs)]
+    sep = sum(r["separated"] for r in lodo)
+    right, wrong = sum(r["right"] for r in lodo), sum(r["wrong"] for r in lodo)
+    b_right, b_wrong = sum(r[1] for r in before_lodo), sum(r[2] for r in before_lodo)
+    unseen = [r for r in lodo if r["held_out"].startswith("dailydialog")]
+    u_sep, u_right, u_wrong = (sum(r[k] for r in unseen) for k in ("separated", "right", "wrong"))
+    records = {s: record(pairs, s) for s in [*DEFAULT_METRICS, JUDGE]}
+    shipped_rows = summarize(with_verdict(pairs, chosen))
+    lines = [
+        "# The verdict at the system level: does it name the system people prefer?",
+        "",
+        "Made by `.venv/bin/python scripts/choose_verdict_policy.py` (`core/system_eval.py`; the per-set table "
+        "is also `dialeval meta-eval --level system FILE...`). For every pair of systems that answered at least "
+        "5 shared contexts in each development set (reference copies left out), people's side comes from their "
+        "mean rating on the set's overall dimension by the verdict's paired test (contexts resampled, 95 %, a "
+        "human tie margin of a quarter of the scale): *people separate* the pair when it names a winner. Each "
+        "signal is compared as the verdict compares it, with people's ratings hidden; MME-CRS's weights are "
+        "held out (refit without the set). The judge is as shipped: it trained on the other contexts of "
+        "usr-topical, usr-persona, convai2-grade and empathetic-grade and never on the DailyDialog sets. "
+        "fed-turn has one system per context: no pair.",
+        "",
+        "## The one-line verdict, leave one set out",
+        "",
+        f"Each set held out in turn, the policy is chosen on the others (score: right - {WRONG_COST:g} x wrong, "
+        f"{len(candidates)} candidate policies), then applied to the held-out set.",
+        "",
+        "| held-out set | policy chosen on the others | people separate | names people's winner | names the "
+        "other | names none |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in lodo:
+        lines.append(f"| {r['held_out']} | {r['policy']} | {r['separated']} | {share(r['right'], r['separated'])} | "
+                     f"{share(r['wrong'], r['separated'])} | {r['none']} |")
+    lines += [
+        f"| **all** | | **{sep}** | **{share(right, sep)}** | **{share(wrong, sep)}** | {sep - right - wrong} |",
+        f"| DailyDialog sets (the judge never saw them) | | {u_sep} | {share(u_right, u_sep)} | "
+        f"{share(u_wrong, u_sep)} | {u_sep - u_right - u_wrong} |",
+        "",
+        f"Before this policy (the judge first, then any default metric after Holm over all of them; "
+        f"`{BEFORE.name}`), on the same pairs: names people's winner in {share(b_right, sep)}, the other system "
+        f"in {share(b_wrong, sep)}.",
+        "",
+        f"**Shipped** (chosen on all sets): `{chosen.name}`.",
+        "",
+        "## Every signal, all development sets (`dialeval meta-eval --level system`)",
+        "",
+        "'verdict' is the one-line verdict under the shipped policy (chosen on these sets: see the table above for "
+        "held-out numbers).",
+        "",
+        format_system_rows(shipped_rows, "markdown"),
+        "",
+    ]
+    text = "\n".join(lines)
+    print(text)
+    if not args.no_write:
+        (ROOT / "benchmarks" / "SYSTEM_LEVEL.md").write_text(text)
+        shipped = ShippedPolicy(chosen, records, "scripts/choose_verdict_policy.py on " + ", ".join(
+            dict.fromkeys(q.dataset for q in pairs)) + f" (leave one set out: the verdict names people's winner in "
+            f"{right} of {sep} separated system pairs, the other in {wrong})")
+        (ROOT / "checkpoints" / POLICY_FILE).write_text(json.dumps(shipped.to_dict(), indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

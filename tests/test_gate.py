@@ -1,0 +1,143 @@
+"""The regression gate (core.gate, `dialeval gate` and `dialeval plan`): its three requirements, exit codes and CI
+outputs from the installed command, the power statement, and a simulation check of the power arithmetic."""
+import json
+import math
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core import stats
+from core.gate import contexts_needed, detectable_difference
+
+WORDS = "the a cat dog sat ran on mat big small red blue fast slow home park tea cup sun rain".split()
+
+
+def _rows(n: int, system: str, keep: float, seed: int = 0, filler: int = 1000) -> list[dict]:
+    """``n`` contexts; the reply keeps the first ``keep`` share of the reference's 8 words, the rest drawn (from
+    seed ``filler`` + the context's number)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        ref = " ".join(rng.choice(WORDS, 8))
+        kept = ref.split()[:round(8 * keep)]
+        reply = " ".join(kept + list(np.random.default_rng(filler + i).choice(WORDS, 8 - len(kept))))
+        out.append({"id": f"c{i}", "context": [f"what about topic {i}?"], "response": reply, "references": [ref],
+                    "system": system})
+    return out
+
+
+def _write(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+@pytest.fixture
+def gate_cmd(tmp_path):
+    """``gate_cmd(*args, env=...)``: the installed ``dialeval`` command in ``tmp_path``."""
+    exe = Path(sys.executable).parent / "dialeval"
+
+    def run(*args, env=None):
+        import os
+        return subprocess.run([str(exe), *args], capture_output=True, text=True, cwd=tmp_path,
+                              env={**os.environ, **(env or {})}, timeout=600)
+    return run
+
+
+FAST = ["--metrics", "bleu", "--no-judge", "--n-boot", "500", "--n-perm", "500", "--quiet"]
+
+
+def test_a_worse_candidate_fails_and_the_baseline_against_itself_passes_not_worse_but_not_better(gate_cmd, tmp_path):
+    base = _write(tmp_path / "base.jsonl", _rows(40, "v1", 0.75))
+    worse = _write(tmp_path / "worse.jsonl", _rows(40, "v2", 0.25))
+    same = _write(tmp_path / "same.jsonl", [dict(r, system="v1-again") for r in _rows(40, "v1", 0.75)])
+    r = gate_cmd("gate", str(base), str(worse), *FAST)
+    assert r.returncode == 1, r.stderr
+    first = r.stdout.splitlines()[0]
+    assert first.startswith("FAIL: candidate is worse on bleu: -"), first
+    r = gate_cmd("gate", str(base), str(same), *FAST)
+    assert r.returncode == 0 and r.stdout.startswith("PASS: no significant difference on bleu"), r.stdout
+    assert "could go unseen" in r.stdout.splitlines()[0]  # the power statement beside "no difference"
+    r = gate_cmd("gate", str(base), str(same), *FAST, "--require", "better")
+    assert r.returncode == 1 and r.stdout.startswith("FAIL: candidate is not significantly better on bleu"), r.stdout
+    # a better candidate passes "better"; the gate's exit codes: 2 for bad flags or input
+    r = gate_cmd("gate", str(worse), str(base), *FAST, "--require", "better")
+    assert r.returncode == 0 and r.stdout.startswith("PASS: candidate is better on bleu"), r.stdout
+    assert gate_cmd("gate", str(base), str(same), *FAST, "--require", "worse").returncode == 2
+    assert gate_cmd("gate", str(base), str(same), *FAST, "--by", "mme").returncode == 2
+    assert gate_cmd("gate", str(base), str(tmp_path / "missing.jsonl"), *FAST).returncode == 2
+
+
+def test_a_small_pilot_cannot_show_non_inferiority_and_plan_names_more_contexts(gate_cmd, tmp_path):
+    base = _write(tmp_path / "base.jsonl", _rows(10, "v1", 0.5, seed=3))
+    # made the same way (half the reference kept), other filler words: as good, but 10 contexts cannot show it
+    cand = _write(tmp_path / "cand.jsonl", _rows(10, "v2", 0.5, seed=3, filler=5000))
+    r = gate_cmd("gate", str(base), str(cand), *FAST, "--require", "non-inferior", "--margin", "2")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert r.stdout.startswith("FAIL: not enough contexts to show it (the interval reaches -"), r.stdout
+    assert "; margin 2.00" in r.stdout.splitlines()[0]
+    plan = gate_cmd("plan", str(base), str(cand), *FAST, "--by", "bleu", "--effect", "2", "--format", "json")
+    assert plan.returncode == 0, plan.stderr
+    needed = json.loads(plan.stdout)["contexts_needed"]
+    assert needed > 10
+    text = gate_cmd("plan", str(base), str(cand), *FAST, "--by", "bleu", "--effect", "2").stdout
+    assert f"compare about {needed} contexts" in text
+
+
+def test_markdown_the_step_summary_and_junit_xml(gate_cmd, tmp_path):
+    base = _write(tmp_path / "base.jsonl", _rows(30, "v1", 0.75))
+    worse = _write(tmp_path / "worse.jsonl", _rows(30, "v2", 0.25))
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n")
+    r = gate_cmd("gate", str(base), str(worse), *FAST, "--format", "markdown", "--junit", "gate.xml",
+                 env={"GITHUB_STEP_SUMMARY": str(summary)})
+    assert r.returncode == 1
+    assert r.stdout.startswith("❌ **FAIL**: candidate is worse on bleu"), r.stdout
+    assert "| metric |" in r.stdout  # the verdict's table follows, as a pull-request comment shows it
+    text = summary.read_text()
+    assert text.startswith("earlier step\n❌ **FAIL**") and "| metric |" in text  # appended, not replaced
+    suite = ET.parse(tmp_path / "gate.xml").getroot()
+    assert suite.tag == "testsuite" and suite.get("tests") == "1" and suite.get("failures") == "1"
+    case = suite.find("testcase")
+    assert case.get("name") == "bleu: not-worse" and case.find("failure").get("message").startswith("FAIL:")
+    ok = gate_cmd("gate", str(worse), str(base), *FAST, "--junit", "ok.xml", "--format", "json")
+    assert ok.returncode == 0 and json.loads(ok.stdout)["passed"] is True
+    assert ET.parse(tmp_path / "ok.xml").getroot().find("testcase").find("failure") is None
+
+
+@pytest.mark.parametrize("n_contexts", [40, 120])
+def test_a_planted_difference_of_the_detectable_size_is_found_at_about_the_stated_power(n_contexts):
+    """Simulated paired data: the detectable difference read off a pilot's interval, planted in new comparisons
+    of the same size, is detected (randomization p < 0.05 and the interval excludes 0) in about 80 % of them;
+    contexts_needed for the same difference gives back about the pilot's size."""
+    rng = np.random.default_rng(7)
+    pilot_a, pilot_b = rng.normal(0, 1, n_contexts), rng.normal(0, 1, n_contexts)
+    p = stats.paired_comparison(pilot_a, pilot_b, n_boot=1000, n_perm=200, seed=1)
+    d = detectable_difference(p.low, p.high)
+    assert contexts_needed(p.low, p.high, n_contexts, d) in range(n_contexts - 2, n_contexts + 3)
+    hits = 0
+    runs = 150
+    for i in range(runs):
+        a = rng.normal(d, 1, n_contexts)
+        b = rng.normal(0, 1, n_contexts)
+        r = stats.paired_comparison(a, b, n_boot=300, n_perm=300, seed=i)
+        hits += r.verdict == "A better"
+    # 80 % power, with the pilot's own noise in d: 150 runs give a binomial sd of ~3.3 points
+    assert 0.65 <= hits / runs <= 0.93, hits / runs
+    assert math.isclose(detectable_difference(-1.0, 1.0), (1.959964 + 0.841621) / 1.959964, rel_tol=1e-5)
+
+
+@pytest.mark.slow  # MME and the judge over the demo's 60 contexts
+def test_a_candidate_with_generic_replies_fails_the_default_gate(gate_cmd, tmp_path, repo_root):
+    rows = [json.loads(line) for line in (repo_root / "demo" / "demo.jsonl").read_text().splitlines() if line]
+    base = [r for r in rows if r["system"] == "SmolLM2-135M"]
+    generic = ["i don't know.", "ok.", "yes.", "I'm not sure."]
+    cand = [dict(r, system="SmolLM2-generic", response=generic[i % 4] if i % 2 == 0 else r["response"])
+            for i, r in enumerate(base)]
+    r = gate_cmd("gate", str(_write(tmp_path / "base.jsonl", base)), str(_write(tmp_path / "cand.jsonl", cand)),
+                 "--quiet")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert r.stdout.startswith("FAIL: candidate is worse on the judge: wins "), r.stdout

@@ -1,0 +1,252 @@
+"""System-level meta-evaluation (core.system_eval) and the verdict policy it chooses (core.verdict_policy)."""
+import json
+import math
+
+import numpy as np
+import pytest
+
+from core import system_eval as se
+from core.cli import main as cli
+from core.data import Example, align
+from core.scoring import Metric, MetricResult, Signature
+from core.verdict import build_verdict, compare_values, verdict_decision, verdict_sentence
+from core.verdict_policy import (FALLBACK, JUDGE, Decision, ShippedPolicy, SignalRecord, VerdictPolicy, decide,
+                                 deciding_winners, shipped_policy)
+
+TRUSTED = VerdictPolicy(("mme", "bert_ruber"), "agree", True)
+
+
+# ------------------------------------------------------------------------------------------------
+# the policy's rules
+
+
+def test_people_decide_first_whatever_the_signals_say():
+    d = decide(TRUSTED, "B", "A", [("mme", "A", 0.001)])
+    assert d == Decision("B", "people")
+
+
+def test_a_diagnostic_metric_never_decides():
+    d = decide(TRUSTED, None, None, [("ubleu", "A", 1e-6), ("bleu", "A", 1e-6)])
+    assert d.side is None and d.basis is None
+
+
+def test_the_judge_decides_and_trusted_metrics_that_agree_are_named():
+    d = decide(TRUSTED, None, "B", [("mme", "B", 0.001), ("ubleu", "A", 1e-6)])
+    assert d.side == "B" and d.basis == "judge" and d.named == (JUDGE, "mme") and d.against == ()
+
+
+def test_judge_and_a_trusted_metric_that_disagree_make_the_verdict_abstain():
+    d = decide(TRUSTED, None, "A", [("mme", "B", 0.001)])
+    assert d.side is None and d.basis == "conflict" and d.against == ("mme",)
+    first = VerdictPolicy(("mme",), "first", True)
+    assert decide(first, None, "A", [("mme", "B", 0.001)]).side == "A"  # "first": the judge wins the conflict
+
+
+def test_metrics_alone_decide_only_when_every_trusted_winner_agrees_after_holm():
+    assert decide(TRUSTED, None, None, [("mme", "A", 0.001), ("bert_ruber", None, 0.5)]) == Decision(
+        "A", "metrics", ("mme",))
+    assert decide(TRUSTED, None, None, [("mme", "A", 0.001), ("bert_ruber", "B", 0.001)]).basis == "conflict"
+    # p = 0.04 alone passes; two at 0.04 and 0.3: Holm makes the first 0.08
+    assert deciding_winners(TRUSTED, [("mme", "A", 0.04)]) == {"mme": "A"}
+    assert deciding_winners(TRUSTED, [("mme", "A", 0.04), ("bert_ruber", None, 0.3)]) == {}
+    never_alone = VerdictPolicy(("mme",), "agree", False)
+    assert decide(never_alone, None, None, [("mme", "A", 1e-4)]).side is None
+
+
+def test_a_judge_that_is_off_never_decides():
+    off = VerdictPolicy(("mme",), "off", True)
+    assert decide(off, None, "A", []).side is None
+    assert not off.decides(JUDGE) and off.decides("mme") and not off.decides("bleu")
+    with pytest.raises(ValueError, match="judge role"):
+        VerdictPolicy((), "always")
+
+
+def test_the_shipped_policy_names_registered_metrics_and_records_them():
+    from core.scoring import available_metrics
+    shipped = shipped_policy()
+    assert shipped is not FALLBACK, "checkpoints/verdict-policy.json is missing"
+    assert set(shipped.policy.deciding_metrics) <= set(available_metrics())
+    assert ShippedPolicy.from_dict(json.loads(json.dumps(shipped.to_dict()))) == shipped
+    for name, rec in shipped.records.items():
+        assert 0 <= rec.wrong <= rec.pairs and 0 <= rec.right <= rec.pairs and rec.right + rec.wrong <= rec.pairs, name
+    assert "judge" in shipped.records
+
+
+def test_record_words_a_stakeholder_reads():
+    assert SignalRecord("judge", 45, 41, 1, 43).words("the judge") == (
+        "the judge named people's preferred system in 41 of 45 rated system pairs, the other one in 1")
+    assert SignalRecord("mme", 10, 9, 0, 10).words().endswith("in 9 of 10 rated system pairs, never the other one")
+
+
+# ------------------------------------------------------------------------------------------------
+# system pairs, records and leave one set out on made-up calls
+
+
+def _pair(ds, people, **calls):
+    diff = {"A": 1.0, "B": -1.0, None: 0.0}[people]
+    p = se.SystemPair(ds, "x", "y", 20, 20, "overall", diff, diff - 0.5, diff + 0.5, people)
+    for name, (order, winner, pval) in calls.items():
+        p.calls[name] = se.SignalCall(order, winner, pval)
+    return p
+
+
+def _pairs():
+    # set s1: the judge right, mme right; ubleu wrong and significant
+    s1 = [_pair("s1", "A", judge=("A", "A", 0.01), mme=("A", "A", 0.01), ubleu=("B", "B", 0.001)) for _ in range(4)]
+    # set s2: the judge wrong twice, mme right: "agree" abstains there, "first" is wrong
+    s2 = [_pair("s2", "B", judge=("A", "A", 0.01), mme=("B", "B", 0.01), ubleu=("B", "B", 0.01)) for _ in range(2)]
+    s2 += [_pair("s2", "A", judge=("A", "A", 0.01), mme=("A", None, 0.2), ubleu=("B", None, 0.3))]
+    s2 += [_pair("s2", None, judge=("B", None, 0.5), mme=("A", None, 0.5), ubleu=("A", "A", 0.01))]
+    return s1 + s2
+
+
+def test_records_count_right_wrong_and_order_over_the_pairs_people_separate():
+    pairs = _pairs()
+    assert se.record(pairs, "judge") == SignalRecord("judge", 7, 5, 2, 5, 2)
+    assert se.record(pairs, "ubleu") == SignalRecord("ubleu", 7, 2, 4, 2, 2)
+    assert se.record(pairs, "mme") == SignalRecord("mme", 7, 6, 0, 7, 2)
+    # tau over every system pair: the unseparated one counts as neither (people's diff 0)
+    assert se.kendall_tau([p for p in pairs if p.dataset == "s2"], "judge") == pytest.approx((1 - 2) / 4)
+
+
+def test_the_verdict_under_a_policy_and_leave_one_set_out():
+    pairs = _pairs()
+    agree = VerdictPolicy(("mme",), "agree", True)
+    first = VerdictPolicy(("mme",), "first", True)
+    assert se.policy_score(pairs, agree) == (5, 0, 7)  # s2's conflicts abstain
+    assert se.policy_score(pairs, first) == (5, 2, 7)
+    with_v = se.with_verdict(pairs, agree)
+    assert se.record(with_v, se.VERDICT) == SignalRecord(se.VERDICT, 7, 5, 0, 5, 2)
+    assert se.VERDICT not in pairs[0].calls  # the input is not changed
+    cands = se.candidate_policies(["mme", "ubleu"])
+    assert len(cands) == len(set(cands)) and agree in cands and first in cands
+    # mme alone is right on 6 of 7 and never wrong: better than letting the judge speak
+    assert se.best_policy(pairs, cands, wrong_cost=4) == VerdictPolicy(("mme",), "off", True)
+    assert se.best_policy(pairs[:4], cands, wrong_cost=4) == VerdictPolicy((), "first", False)  # fewest metrics first
+    rows = se.leave_one_set_out(pairs, cands, wrong_cost=4)
+    assert [r["held_out"] for r in rows] == ["s1", "s2"]
+    assert all(r["right"] + r["wrong"] + r["none"] == r["separated"] for r in rows)
+    summary = se.summarize(with_v)
+    assert {r["dataset"] for r in summary} == {"s1", "s2", "all"}
+    text = se.format_system_rows(summary, "markdown")
+    assert "| all | verdict | 8 | 7 | 0.714 | 5 (71 %) | 0 (0 %) | 2 |" in text
+
+
+# ------------------------------------------------------------------------------------------------
+# a whole data set through the engine
+
+
+class _Quality(Metric):
+    """Test double: a row's hidden quality (its id's last digit), so the metric orders systems as people do."""
+
+    name = "quality-test"
+
+    def compute(self, examples, progress=None):
+        return MetricResult(self.name, np.array([float(e.id[-1]) for e in examples]), self.signature())
+
+    def signature(self):
+        return Signature(self.name)
+
+
+def _rated_set(n_ctx=12):
+    rng = np.random.default_rng(0)
+    rows = []
+    for c in range(n_ctx):
+        for s, q in (("good", 4), ("mid", 3), ("bad", 1)):
+            rows.append(Example(id=f"{s}-{c}-{q}", context=[f"context number {c} about topic {c % 4}"],
+                                response=f"{s} reply {c}", references=[f"a fine answer {c}"], system=s,
+                                scores={"overall": float(np.clip(q + rng.normal(0, 0.3), 1, 5))},
+                                dataset="made-up"))
+    return rows
+
+
+def test_a_data_set_gives_every_system_pair_with_people_and_each_signal():
+    rows = _rated_set()
+    pairs = se.evaluate_dataset("made-up", rows, [_Quality()], judge=False, n_boot=200, n_perm=200)
+    assert [(p.system_a, p.system_b) for p in pairs] == [("bad", "good"), ("bad", "mid"), ("good", "mid")]
+    assert [p.people for p in pairs] == ["B", "B", "A"]
+    assert all(p.n_contexts == 12 and p.dimension == "overall" for p in pairs)
+    assert [p.calls["quality-test"].winner for p in pairs] == ["B", "B", "A"]
+    rec = se.record(se.with_verdict(pairs, VerdictPolicy(("quality-test",), "off", True)), se.VERDICT)
+    assert rec == SignalRecord(se.VERDICT, 3, 3, 0, 3, 1)
+    # the shipped policy does not trust an unknown metric: its verdict names no winner
+    assert se.record(se.with_verdict(pairs, TRUSTED), se.VERDICT).right == 0
+
+
+def test_pairs_sharing_too_few_contexts_are_skipped_and_counted():
+    rows = [r for r in _rated_set(12) if not (r.system == "bad" and int(r.id.split("-")[1]) >= 3)]
+    comps, skipped = se.system_pairs(rows)
+    assert skipped == 2 and [(c.system_a, c.system_b) for c in comps] == [("good", "mid")]
+
+
+def test_meta_eval_level_system_on_the_command_line(tmp_path, capsys):
+    path = tmp_path / "rated.jsonl"
+    path.write_text("".join(json.dumps({"id": r.id, "context": r.context, "response": r.response,
+                                        "references": r.references, "system": r.system, "scores": r.scores})
+                            + "\n" for r in _rated_set()))
+    assert cli(["meta-eval", "--level", "system", str(path), "--metrics", "bleu", "--no-judge", "--quiet",
+                "--format", "csv"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith("dataset,signal,system_pairs,separated")
+    assert "rated,bleu,3,3," in out and "rated,verdict,3,3," in out
+    assert cli(["meta-eval", "--level", "system", "--level", "turn", str(path)]) == 2
+    assert "at most one of turn/system" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------------------
+# the sentence
+
+
+def _verdict(metric_values, judge_winner=None):
+    a = [Example(id=str(i), context=[f"c{i}"], response=f"a{i}", system="v1") for i in range(30)]
+    b = [Example(id=str(i), context=[f"c{i}"], response=f"b{i}", system="v2") for i in range(30)]
+    comp = align(a, b)
+    v = build_verdict(comp, None, None, n_boot=200, n_perm=200)
+    groups = [(f"c{i}",) for i in range(30)]
+    for name, (xa, xb) in metric_values.items():
+        v.metrics.append(compare_values(name, "metric", xa, xb, groups, n_boot=200, n_perm=200))
+    return v
+
+
+@pytest.fixture
+def trusted(monkeypatch):
+    """The sentence under a known policy and records, whatever the shipped file holds."""
+    import core.verdict
+    known = ShippedPolicy(TRUSTED, {"mme": SignalRecord("mme", 50, 44, 1, 46, 6),
+                                    "ubleu": SignalRecord("ubleu", 50, 12, 9, 27, 6)})
+    monkeypatch.setattr(core.verdict, "shipped_policy", lambda: known)
+    return known
+
+
+def test_a_diagnostic_winner_alone_is_no_verdict_and_is_labelled(trusted):
+    rng = np.random.default_rng(1)
+    v = _verdict({"ubleu": (rng.normal(20, 1, 30), rng.normal(10, 1, 30)),
+                  "mme": (rng.normal(0.5, 0.01, 30), rng.normal(0.5, 0.01, 30))})
+    assert verdict_decision(v).side is None
+    s = verdict_sentence(v)
+    assert s.startswith("No trusted signal separates v1 and v2:"), s
+    assert "as diagnostics, which do not decide: ubleu favours v1" in s
+    assert "(ubleu named people's preferred system in 12 of 50 rated system pairs, the other one in 9)" in s
+
+
+def test_trusted_metrics_decide_and_their_record_is_stated(trusted):
+    rng = np.random.default_rng(2)
+    v = _verdict({"mme": (rng.normal(0.4, 0.02, 30), rng.normal(0.5, 0.02, 30)),
+                  "ubleu": (rng.normal(20, 1, 30), rng.normal(10, 1, 30))})
+    s = verdict_sentence(v)
+    assert s.startswith("v2 is better than v1: its one deciding metric says so (mme +"), s
+    assert "(mme named people's preferred system in 44 of 50 rated system pairs, the other one in 1)" in s
+    assert "ubleu favours v1" in s and math.isfinite(v.metrics[0].diff)
+
+
+def test_no_significant_difference_says_what_could_go_unseen(trusted):
+    """Every "no significant difference" states the smallest difference these contexts detect at 80 % power."""
+    from core.stats import detectable_difference
+    rng = np.random.default_rng(3)
+    v = _verdict({"mme": (rng.normal(0.5, 0.1, 30), rng.normal(0.5, 0.1, 30))})
+    row = v.metrics[0]
+    assert row.winner is None and row.detectable == pytest.approx(detectable_difference(row.low, row.high))
+    s = verdict_sentence(v)
+    assert s.startswith("No significant difference between v1 and v2: mme finds no difference (with these 30 "
+                        "contexts a difference smaller than 0.0"), s
+    assert s.endswith(" in mme could go unseen)."), s
