@@ -25,7 +25,7 @@ from core.data import (Comparison, CsvMapping, DataError, Example, Problem, comp
 from core.engine import DEFAULT_METRICS, ComparisonScores, ScoreTable
 from core.html_report import InputFile, input_file
 from core.judges.pairs import MIN_VOTE_CONTEXTS, MIN_VOTES, Pair, enough_votes  # noqa: F401 (the pages use them)
-from core.report import SIGNIFICANT_DIGITS, fmt_num
+from core.report import SIGNIFICANT_DIGITS, could_miss, fmt_num
 from core.scoring import metric_class
 from core.settings import cache_dir
 from core.verdict import Verdict, human_tie_margin, pair_winner
@@ -550,7 +550,7 @@ def headline_frame(verdict: Verdict) -> pd.DataFrame:
     out = []
     for r in verdict.metrics:
         name = f"human: {r.metric[len('human:'):]}" if r.kind == "human" else r.metric
-        margin = "-"
+        margin = could_miss(r) or "-"
         if r.winner == "A":
             margin = _ci(r.diff, r.low, r.high, True)
         elif r.winner == "B":

@@ -24,7 +24,7 @@ import numpy as np
 
 from core.data import Comparison, alignment_words, dimensions
 from core.engine import input_notes
-from core.report import as_sentence, fmt_num, left_out_note, level_label, verdict_notes
+from core.report import as_sentence, could_miss, fmt_num, left_out_note, level_label, verdict_notes
 from core.scoring import metric_class
 from core.verdict import Verdict, mismatch_warning, pair_winner
 from core.version import __version__
@@ -290,7 +290,7 @@ def render_html(verdict: Verdict, comp: Comparison, cs: "ComparisonScores | None
         rows = []
         for r in v.metrics:
             w = r.winner
-            margin = "-"
+            margin = could_miss(r) or "-"
             if w == "A":
                 margin = f"{A}: {signed_interval(r.diff, r.low, r.high)}"
             elif w == "B":

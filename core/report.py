@@ -166,8 +166,25 @@ def verdict_cells(v: "Verdict") -> list[dict[str, str]]:
                       "win": f"{fmt_num(r.win_rate)} [{fmt_num(r.win_low)}, {fmt_num(r.win_high)}]"
                       if r.wins + r.losses else "-",  # no decided pair: no rate, no interval, no test
                       "sign_p": fmt_num(r.sign_p, p=True) if r.wins + r.losses else "-",
-                      "verdict": r.verdict(v.system_a, v.system_b)})
+                      "verdict": r.verdict(v.system_a, v.system_b) + (f" ({could_miss(r)})" if could_miss(r) else "")})
     return cells
+
+
+def could_miss(r) -> str:
+    """'< 0.09 could go unseen' for a verdict row with no winner: the smallest difference its contexts detect
+    with 80 % power (``MetricComparison.detectable``); '' for a row with a winner or without an interval."""
+    d = getattr(r, "detectable", math.nan)
+    if r.winner is not None or not r.n or d is None or not math.isfinite(d):
+        return ""
+    return f"< {fmt_num(d)} could go unseen"
+
+
+def _judge_could_miss(v: "Verdict") -> str:
+    """' (a win rate within 0.13 of 0.5 could go unseen)' when the judge names no winner (80 % power)."""
+    from core.stats import detectable_difference
+    j = v.judge
+    d = detectable_difference(j.win.low, j.win.high, v.level) if j.winner is None else math.nan
+    return f" (a win rate within {fmt_num(d)} of 0.5 could go unseen)" if math.isfinite(d) else ""
 
 
 def judge_lines(v: "Verdict") -> list[str]:
@@ -179,7 +196,7 @@ def judge_lines(v: "Verdict") -> list[str]:
     lines = [f"judge: prefers A in {w.wins}, B in {w.losses}, tie in {w.ties} of {j.n} pairs; win rate of A "
              f"{fmt_num(w.rate)} (ties excluded; {level_label(v.level)} Wilson [{fmt_num(w.low)}, {fmt_num(w.high)}], "
              f"sign test p {fmt_num(w.sign_p, p=True)}; ties counted half: {fmt_num(w.ties_split)}) -> "
-             f"{j.better(v.system_a, v.system_b)}",
+             f"{j.better(v.system_a, v.system_b)}{_judge_could_miss(v)}",
              f"judge: orders A|B and B|A disagreed on {fmt_num(j.order_disagreement)} of the pairs before combining; "
              f"tie margin {j.tie_margin:g}; {j.signature}"]
     lc = j.length_controlled

@@ -86,13 +86,14 @@ class SystemPair:
             return None
         return "A" if self.people_diff > 0 else "B"
 
-    def metric_calls(self) -> list[tuple[str, str | None, float]]:
-        return [(s, c.winner, c.p) for s, c in self.calls.items() if s not in (JUDGE, VERDICT)]
+    def metric_calls(self) -> list[tuple[str, str | None, float, str | None]]:
+        return [(s, c.winner, c.p, c.order) for s, c in self.calls.items() if s not in (JUDGE, VERDICT)]
 
     def verdict_under(self, policy: VerdictPolicy, level: float = LEVEL) -> SignalCall:
         """The one-line verdict's call on this pair under ``policy`` (people's ratings hidden)."""
         judge = self.calls.get(JUDGE)
-        d = decide(policy, None, judge.winner if judge else None, self.metric_calls(), level)
+        d = decide(policy, None, judge.winner if judge else None, self.metric_calls(), level,
+                   judge.order if judge else None)
         return SignalCall(d.side, d.side)
 
 
@@ -247,19 +248,25 @@ def summarize(pairs: Sequence[SystemPair], by_dataset: bool = True) -> list[dict
 # choosing the verdict policy
 
 
-def candidate_policies(metrics: Sequence[str]) -> list[VerdictPolicy]:
+def candidate_policies(metrics: Sequence[str], lean: bool = True, judge: bool = True) -> list[VerdictPolicy]:
     """Every policy over ``metrics``: each subset may decide, the judge first, in agreement, or off, metrics
-    alone or never alone (the empty subset once per judge role)."""
+    alone or never alone (the empty subset once per judge role); with ``lean``, each of those without a lean and
+    with the lean of every set of two or more signals (the judge, when ``judge``, and ``metrics``). Simpler
+    policies come first."""
+    signals = [JUDGE, *metrics] if judge else list(metrics)
+    leans = [()] + ([tuple(c) for k in range(2, len(signals) + 1) for c in itertools.combinations(signals, k)]
+                    if lean else [])
     out = []
-    for k in range(len(metrics) + 1):
-        for subset in itertools.combinations(metrics, k):
-            for role in ("first", "agree", "off"):
-                for alone in ((True, False) if subset else (False,)):
-                    if role == "off" and not alone:
-                        continue
-                    if role == "agree" and not subset:
-                        continue
-                    out.append(VerdictPolicy(tuple(subset), role, alone))
+    for leaning_on in leans:
+        for k in range(len(metrics) + 1):
+            for subset in itertools.combinations(metrics, k):
+                for role in ("first", "agree", "off"):
+                    for alone in ((True, False) if subset else (False,)):
+                        if role == "off" and not alone:
+                            continue
+                        if role == "agree" and not subset:
+                            continue
+                        out.append(VerdictPolicy(tuple(subset), role, alone, leaning_on))
     return out
 
 
@@ -279,7 +286,7 @@ def best_policy(pairs: Sequence[SystemPair], candidates: Sequence[VerdictPolicy]
     def utility(pol: VerdictPolicy) -> float:
         right, wrong, _ = policy_score(pairs, pol, level)
         return right - wrong_cost * wrong
-    return max(candidates, key=lambda pol: (utility(pol), -candidates.index(pol)))
+    return max(enumerate(candidates), key=lambda ic: (utility(ic[1]), -ic[0]))[1]
 
 
 def leave_one_set_out(pairs: Sequence[SystemPair], candidates: Sequence[VerdictPolicy], wrong_cost: float,

@@ -676,9 +676,19 @@ def verdict_decision(v: Verdict, policy: VerdictPolicy | None = None) -> Decisio
     in the input first, then the judge and the deciding metrics as ``policy`` (default: the shipped one) says."""
     policy = policy or shipped_policy().policy
     human = preferred_human_row(v)
-    metrics = [(r.metric, r.winner, r.p_randomization) for r in v.rows("metric") if r.n > 0]
-    return decide(policy, human.winner if human is not None else None, v.judge.winner if v.judge else None,
-                  metrics, v.level)
+    metrics = [(r.metric, r.winner, r.p_randomization, _leans(r.diff, r.higher_is_better))
+               for r in v.rows("metric") if r.n > 0]
+    j = v.judge
+    judge_order = _leans(j.win.rate - 0.5) if j is not None and j.win.wins + j.win.losses else None
+    return decide(policy, human.winner if human is not None else None, j.winner if j else None,
+                  metrics, v.level, judge_order)
+
+
+def _leans(diff: float, higher_is_better: bool = True) -> str | None:
+    """The side a mean difference A - B favours ("A" / "B"), None for none or no value."""
+    if diff is None or not math.isfinite(diff) or diff == 0:
+        return None
+    return "A" if (diff > 0) == higher_is_better else "B"
 
 
 def _record_words(signal: str, label: str | None = None) -> str:
@@ -784,6 +794,11 @@ def verdict_sentence(v: Verdict) -> str:
                            f"({_margin(human, w)} on the {human.n} pairs)")
         else:
             clauses.append(f"people's {dim} ratings show no significant difference")
+    if basis == "lean":
+        who = ["the judge" if n == JUDGE else n for n in decision.named]
+        listed = who[0] if len(who) == 1 else ", ".join(who[:-1]) + " and " + who[-1]
+        clauses.append(f"{listed} all lean its way, none significantly"
+                       + _record_words("verdict", "on rated data such a verdict"))
     if j is not None:
         s = j.winner or side or "A"  # the side the judge's numbers are stated for
         w = j.win
@@ -811,11 +826,14 @@ def verdict_sentence(v: Verdict) -> str:
     deciding = [r for r in mrows if policy.decides(r.metric)]
     diagnostics = [r for r in mrows if not policy.decides(r.metric)]
     passed = set(deciding_winners(policy, [(r.metric, r.winner, r.p_randomization) for r in deciding], v.level))
-    clauses += _metric_clauses(v, deciding, side, basis, False, passed, others=bool(diagnostics))
-    clauses += _metric_clauses(v, diagnostics, side, basis, diagnostic=True)
+    named_side, named_basis = (None, None) if basis == "lean" else (side, basis)  # a lean: no metric decided
+    clauses += _metric_clauses(v, deciding, named_side, named_basis, False, passed, others=bool(diagnostics))
+    clauses += _metric_clauses(v, diagnostics, named_side, named_basis, diagnostic=True)
     if unscored:
         clauses.append(f"{_names(unscored)} could not score these pairs{_unscored_reason(v, unscored)}")
-    if side is not None:
+    if basis == "lean":
+        head = f"{sys_name[side]} is probably better than {sys_name[other[side]]}"
+    elif side is not None:
         head = f"{sys_name[side]} is better than {sys_name[other[side]]}"
         if basis == "metrics" and (human is not None or j is not None):
             head += " on the metrics"  # people's ratings or the judge are there and name no winner

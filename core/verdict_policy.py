@@ -15,7 +15,11 @@ A policy (:class:`VerdictPolicy`) names
   signals conflict); ``"off"``: the judge never decides;
 - ``metrics_alone``: whether the deciding metrics may name a winner when the judge names none (or is not run):
   then every deciding metric that names a winner after Holm's correction over the deciding metrics scored
-  must name the same one.
+  must name the same one;
+- ``lean``: signals (the judge and metrics) whose **unanimous direction** names a winner when nothing above did
+  and no trusted signal names the other system: every one of them was computed and its mean difference (the
+  judge: its win rate) points the same way, though none is significant alone. The verdict then says the system
+  is "probably better" and why; its measured record is the verdict's own.
 
 People's ratings in the input come before any of this (:func:`decide`): when they name a winner it is the
 verdict's.
@@ -46,6 +50,7 @@ class VerdictPolicy:
     deciding_metrics: tuple[str, ...] = ()
     judge: str = "first"
     metrics_alone: bool = True
+    lean: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.judge not in JUDGE_ROLES:
@@ -55,7 +60,8 @@ class VerdictPolicy:
     def name(self) -> str:
         metrics = "+".join(self.deciding_metrics) or "no metric"
         alone = "alone" if self.metrics_alone else "never alone"
-        return f"judge {self.judge}; deciding metrics {metrics} ({alone})"
+        lean = f"; else the lean of {'+'.join(self.lean)}" if self.lean else ""
+        return f"judge {self.judge}; deciding metrics {metrics} ({alone}){lean}"
 
     def decides(self, signal: str) -> bool:
         """Whether ``signal`` (a metric's name or ``"judge"``) may name the verdict's winner."""
@@ -103,7 +109,8 @@ class ShippedPolicy:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "ShippedPolicy":
         p = d["policy"]
-        policy = VerdictPolicy(tuple(p["deciding_metrics"]), p["judge"], bool(p["metrics_alone"]))
+        policy = VerdictPolicy(tuple(p["deciding_metrics"]), p["judge"], bool(p["metrics_alone"]),
+                               tuple(p.get("lean", ())))
         records = {k: SignalRecord(**r) for k, r in d.get("records", {}).items()}
         return cls(policy, records, d.get("source", ""))
 
@@ -124,9 +131,9 @@ def shipped_policy() -> ShippedPolicy:
 @dataclass(frozen=True)
 class Decision:
     """Which side the verdict names (``side`` "A" / "B" / None) and on what ``basis``: "people", "judge",
-    "metrics", "conflict" (trusted signals name different systems: the verdict abstains), or None (no
-    trusted signal names a winner). ``named``: the deciding signals that named ``side``; ``against``: those
-    that named the other system."""
+    "metrics", "lean" (the policy's lean signals all point to ``side``, none significantly), "conflict" (trusted
+    signals name different systems: the verdict abstains), or None (no trusted signal names a winner).
+    ``named``: the signals that named (or leaned to) ``side``; ``against``: those that named the other system."""
 
     side: str | None
     basis: str | None
@@ -145,14 +152,24 @@ def deciding_winners(policy: VerdictPolicy, metrics: Sequence[tuple[str, str | N
     return {m: w for (m, w, _), a in zip(scored, adjusted) if w in ("A", "B") and a < 1 - level}
 
 
+def leaning(policy: VerdictPolicy, orders: Mapping[str, str | None]) -> str | None:
+    """The side every one of the policy's ``lean`` signals points to ("A" / "B"), or None when one is missing,
+    points nowhere, or they disagree. ``orders``: {signal: the side its mean difference favours}."""
+    if not policy.lean:
+        return None
+    sides = {orders.get(s) for s in policy.lean}
+    return sides.pop() if len(sides) == 1 and sides <= {"A", "B"} else None
+
+
 def decide(policy: VerdictPolicy, people: str | None, judge: str | None,
-           metrics: Sequence[tuple[str, str | None, float]], level: float = 0.95) -> Decision:
+           metrics: Sequence[tuple], level: float = 0.95, judge_order: str | None = None) -> Decision:
     """The verdict's side under ``policy``: people's winner when their ratings name one; else the judge and the
-    deciding metrics as the policy's rules say (module docstring). ``judge``: the judge's winner ("A" / "B" /
-    None); ``metrics``: (name, winner, randomization p) for every metric compared."""
+    deciding metrics as the policy's rules say, else the lean signals (module docstring). ``judge``: the judge's
+    winner ("A" / "B" / None) and ``judge_order`` the side its win rate favours; ``metrics``: (name, winner,
+    randomization p[, the side its mean difference favours]) for every metric compared."""
     if people in ("A", "B"):
         return Decision(people, "people")
-    named = deciding_winners(policy, metrics, level)
+    named = deciding_winners(policy, [m[:3] for m in metrics], level)
     judge = judge if policy.judge != "off" else None
     if judge in ("A", "B"):
         agree = tuple(m for m, w in named.items() if w == judge)
@@ -160,11 +177,16 @@ def decide(policy: VerdictPolicy, people: str | None, judge: str | None,
         if against and policy.judge == "agree":
             return Decision(None, "conflict", (JUDGE, *agree), against)
         return Decision(judge, "judge", (JUDGE, *agree), against)
-    if not policy.metrics_alone or not named:
-        return Decision(None, None)
-    sides = set(named.values())
-    if len(sides) == 2:
-        first = named[next(iter(named))]
-        return Decision(None, "conflict", tuple(m for m, w in named.items() if w == first),
-                        tuple(m for m, w in named.items() if w != first))
-    return Decision(sides.pop(), "metrics", tuple(named))
+    if policy.metrics_alone and named:
+        sides = set(named.values())
+        if len(sides) == 2:
+            first = named[next(iter(named))]
+            return Decision(None, "conflict", tuple(m for m, w in named.items() if w == first),
+                            tuple(m for m, w in named.items() if w != first))
+        return Decision(sides.pop(), "metrics", tuple(named))
+    orders = {m[0]: (m[3] if len(m) > 3 else None) for m in metrics}
+    orders[JUDGE] = judge_order
+    side = leaning(policy, orders)
+    if side is not None and not any(w != side for w in named.values()):
+        return Decision(side, "lean", tuple(policy.lean))
+    return Decision(None, None)

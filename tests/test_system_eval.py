@@ -53,6 +53,16 @@ def test_metrics_alone_decide_only_when_every_trusted_winner_agrees_after_holm()
     assert decide(never_alone, None, None, [("mme", "A", 1e-4)]).side is None
 
 
+def test_a_lean_names_a_side_only_when_every_lean_signal_points_there_and_none_names_the_other():
+    lean = VerdictPolicy(("mme",), "off", True, ("judge", "mme"))
+    assert decide(lean, None, None, [("mme", None, 0.2, "B")], judge_order="B") == Decision("B", "lean", ("judge", "mme"))
+    assert decide(lean, None, None, [("mme", None, 0.2, "B")], judge_order="A").side is None
+    assert decide(lean, None, None, [("mme", None, 0.2, None)], judge_order="B").side is None
+    assert decide(lean, None, None, [], judge_order="B").side is None  # a lean signal not computed: no lean
+    assert decide(lean, None, None, [("mme", "A", 0.001, "A")], judge_order="B").basis == "metrics"
+    assert "else the lean of judge+mme" in lean.name
+
+
 def test_a_judge_that_is_off_never_decides():
     off = VerdictPolicy(("mme",), "off", True)
     assert decide(off, None, "A", []).side is None
@@ -118,7 +128,8 @@ def test_the_verdict_under_a_policy_and_leave_one_set_out():
     with_v = se.with_verdict(pairs, agree)
     assert se.record(with_v, se.VERDICT) == SignalRecord(se.VERDICT, 7, 5, 0, 5, 2)
     assert se.VERDICT not in pairs[0].calls  # the input is not changed
-    cands = se.candidate_policies(["mme", "ubleu"])
+    cands = se.candidate_policies(["mme", "ubleu"], lean=False)
+    assert len(se.candidate_policies(["mme", "ubleu"])) == len(cands) * 5  # no lean, or judge+mme, judge+ubleu, ...
     assert len(cands) == len(set(cands)) and agree in cands and first in cands
     # mme alone is right on 6 of 7 and never wrong: better than letting the judge speak
     assert se.best_policy(pairs, cands, wrong_cost=4) == VerdictPolicy(("mme",), "off", True)
