@@ -42,7 +42,7 @@ import numpy as np
 
 from core.stats import POWER, detectable_difference
 from core.verdict import MetricComparison, Verdict, verdict_decision
-from core.verdict_policy import JUDGE
+from core.verdict_policy import JUDGE, shipped_policy
 
 REQUIREMENTS = ("not-worse", "non-inferior", "better")
 JUDGE_MARGIN = 0.05  # 5 points of win rate
@@ -155,24 +155,19 @@ __all__ = ["POWER", "REQUIREMENTS", "detectable_difference", "contexts_needed", 
 
 
 def default_criterion(v: Verdict) -> str:
-    """What the one-line verdict trusts: people's rating when it decided, else the judge when it was run and may
-    decide, else the first deciding metric that scored, else the first metric that scored."""
+    """What the one-line verdict trusts: people's rating when it decided, else the judge when the verdict policy
+    lets it decide, else the first deciding metric that scored, else the judge, else the first metric."""
     d = verdict_decision(v)
     if d.basis == "people":
         human = next((r.metric for r in v.rows("human") if r.winner), None)
         if human:
             return human
     names = criteria_names(v)
-    if JUDGE in names and JUDGE in (d.named or (JUDGE,)):
-        return JUDGE
-    deciding = [m for m in d.named if m != JUDGE and m in names]
-    if deciding:
-        return deciding[0]
-    if JUDGE in names:
-        return JUDGE
     if not names:
         raise ValueError("nothing to gate on: no metric scored a pair and the judge was not run")
-    return names[0]
+    policy = shipped_policy().policy
+    trusted = [n for n in names if policy.decides(n)]
+    return (trusted or names)[0]
 
 
 def default_margin(c: Criterion) -> float:

@@ -140,4 +140,12 @@ def test_a_candidate_with_generic_replies_fails_the_default_gate(gate_cmd, tmp_p
     r = gate_cmd("gate", str(_write(tmp_path / "base.jsonl", base)), str(_write(tmp_path / "cand.jsonl", cand)),
                  "--quiet")
     assert r.returncode == 1, r.stdout + r.stderr
-    assert r.stdout.startswith("FAIL: candidate is worse on the judge: wins "), r.stdout
+    from core.verdict_policy import shipped_policy
+    first = r.stdout.splitlines()[0]
+    if shipped_policy().policy.decides("judge"):
+        assert first.startswith("FAIL: candidate is worse on the judge: wins "), first
+    else:  # the deciding metric of the shipped policy
+        assert first.startswith(f"FAIL: candidate is worse on {shipped_policy().policy.deciding_metrics[0]}: -"), first
+    judged = gate_cmd("gate", str(tmp_path / "base.jsonl"), str(tmp_path / "cand.jsonl"), "--by", "judge", "--quiet")
+    assert judged.returncode == 1 and judged.stdout.startswith("FAIL: candidate is worse on the judge: wins "), \
+        judged.stdout
