@@ -37,11 +37,11 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from core.data import Example, compare_systems, dimensions, systems_in
+from core.data import Example, compare_systems, systems_in
 from core.engine import is_reference_copy, judge_comparison, score_examples
 from core.scoring import Metric, Options, get_metric
-from core.verdict import (LEVEL, N_BOOT, N_PERM, PREFERENCE_DIMENSIONS, compare_ratings, compare_values,
-                          context_groups, summarize_judge)
+from core.verdict import (LEVEL, N_BOOT, N_PERM, compare_ratings, compare_values, context_groups,
+                          preference_dimension, summarize_judge)
 from core.settings import SEED
 from core.verdict_policy import JUDGE, SignalRecord, VerdictPolicy, decide
 
@@ -118,11 +118,6 @@ def _order(diff: float, higher_is_better: bool = True) -> str | None:
     return "A" if (diff > 0) == higher_is_better else "B"
 
 
-def preference_dimension_of(examples: Sequence[Example]) -> str | None:
-    dims = dimensions(examples)
-    return next((d for d in PREFERENCE_DIMENSIONS if d in dims), dims[0] if dims else None)
-
-
 def evaluate_dataset(name: str, examples: Sequence[Example], metrics: Sequence[str | Metric], judge: bool = True,
                      held_out: bool = True, options: Options | None = None, n_boot: int = N_BOOT,
                      n_perm: int = N_PERM, level: float = LEVEL, seed: int = SEED,
@@ -147,7 +142,7 @@ def evaluate_dataset(name: str, examples: Sequence[Example], metrics: Sequence[s
         table.results[metric.name] = (replace(shipped, scores=again, signature=alt.signature()) if again is not None
                                       else score_examples(rows, [alt], options, progress).results[metric.name])
     position = {id(ex): i for i, ex in enumerate(rows)}
-    dim = preference_dimension_of(rows)
+    dim = preference_dimension(rows)
     better = {m.name: m.higher_is_better for m in built}
     out = []
     for comp in comps:
