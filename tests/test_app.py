@@ -513,6 +513,7 @@ def test_judge_page_trains_on_votes_draws_a_learning_curve_and_predicts_the_rest
     np.testing.assert_allclose(again["P(A preferred)"], pred["P(A preferred)"], atol=1e-6)
 
 
+@pytest.mark.slow  # the judge's models over real pairs, CLI and dashboard
 def test_the_cli_json_and_the_dashboard_give_the_same_verdict(shared, new_app, tmp_path):
     """One verdict wherever it is asked: two files (two usr-topical systems, 12 contexts, with human ratings)
     through `dialeval compare --judge --format json` and through the dashboard (upload both, run the judge,
