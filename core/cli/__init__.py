@@ -66,6 +66,23 @@ def whole_number(minimum: int, maximum: int | None = None):
     return parse
 
 
+def number_above(minimum: float, inclusive: bool = False, maximum: float | None = None):
+    """An argparse type: a finite number above ``minimum`` (or equal to it when ``inclusive``; below ``maximum``
+    when given), refused while the command line is read."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+        low_ok = value >= minimum if inclusive else value > minimum
+        if not math.isfinite(value) or not low_ok or (maximum is not None and not value < maximum):
+            bound = f"{'>=' if inclusive else 'above'} {minimum:g}" + (f" and below {maximum:g}" if maximum else "")
+            raise argparse.ArgumentTypeError(f"must be a number {bound}, got {text!r}")
+        return value
+    parse.__name__ = "number"
+    return parse
+
+
 def interval_level(text: str) -> float:
     """An argparse type: a confidence level strictly between 0 and 1 (0.95, not 95)."""
     try:

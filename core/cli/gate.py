@@ -6,7 +6,7 @@ import argparse
 import math
 import os
 
-from core.cli import emit, register_command
+from core.cli import emit, number_above, register_command
 from core.cli.compare import add_verdict_arguments, verdict_from
 from core.gate import REQUIREMENTS, gate, junit_xml, passed, render_checks
 from core.outputs import write_text
@@ -23,16 +23,6 @@ def _criteria(text: str) -> list[str]:
     return names
 
 
-def _margin(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text!r}")
-    return value
-
-
 def _arguments(p: argparse.ArgumentParser) -> None:
     add_verdict_arguments(p)
     p.add_argument("--by", type=_criteria, default=None,
@@ -42,7 +32,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
                    help="not-worse (default): fail when the candidate is significantly worse; non-inferior: pass "
                         "only when the improvement's interval lies above -MARGIN; better: pass only when the "
                         "candidate is significantly better")
-    p.add_argument("--margin", type=_margin, default=None,
+    p.add_argument("--margin", type=number_above(0, inclusive=True), default=None,
                    help="non-inferiority margin in the criterion's units (default: 0.05 of win rate for the "
                         "judge; a fifth of the baseline's standard deviation for a metric)")
     p.add_argument("--format", default="text", choices=("text", "markdown", "json"))

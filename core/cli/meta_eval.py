@@ -112,12 +112,16 @@ def meta_eval(args: argparse.Namespace) -> int:
                              "reference copies (a metric with a reference would score them perfectly); "
                              "--keep-reference-copies keeps them")
         raise ValueError(NO_HUMAN_SCORES)
-    text = format_rows(rows, args.format)
+    _write(format_rows(rows, args.format), out_path)
+    return 0
+
+
+def _write(text: str, out_path: str | None) -> None:
+    """The table to ``out_path`` (written whole or not at all), else to stdout."""
     if out_path:
         write_text(out_path, text + "\n")
     else:
         write_stdout(text + "\n")
-    return 0
 
 
 def _system_level(args: argparse.Namespace, data, metrics, log, out_path: str | None) -> int:
@@ -132,9 +136,5 @@ def _system_level(args: argparse.Namespace, data, metrics, log, out_path: str | 
                          f"{MIN_SHARED_CONTEXTS} shared contexts: system-level meta-evaluation compares systems on "
                          "the contexts they share")
     rows = summarize(with_verdict(pairs, shipped_policy().policy, args.level))
-    text = format_system_rows(rows, args.format)
-    if out_path:
-        write_text(out_path, text + "\n")
-    else:
-        write_stdout(text + "\n")
+    _write(format_system_rows(rows, args.format), out_path)
     return 0

@@ -4,38 +4,21 @@ from __future__ import annotations
 
 import argparse
 
-from core.cli import emit, register_command
+from core.cli import emit, number_above, register_command
 from core.cli.compare import add_verdict_arguments, verdict_from
 from core.gate import POWER, contexts_needed, criterion, default_criterion
 from core.report import to_json
 from core.verdict import context_groups
 
 
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be a number above 0, got {text!r}")
-    return value
-
-
-def _power(text: str) -> float:
-    value = _positive(text)
-    if not value < 1:
-        raise argparse.ArgumentTypeError(f"must lie between 0 and 1, got {text!r}")
-    return value
-
-
 def _arguments(p: argparse.ArgumentParser) -> None:
     add_verdict_arguments(p)
     p.add_argument("--by", default=None, help="the criterion: judge, a metric, or human:DIM (default: what the "
                                               "one-line verdict trusts)")
-    p.add_argument("--effect", type=_positive, required=True,
+    p.add_argument("--effect", type=number_above(0), required=True,
                    help="the difference to detect, in the criterion's units (the judge: points of win rate as a "
                         "fraction, 0.05 = 5 points)")
-    p.add_argument("--power", type=_power, default=POWER, help=f"the chance to detect it (default {POWER})")
+    p.add_argument("--power", type=number_above(0, maximum=1), default=POWER, help=f"the chance to detect it (default {POWER})")
     p.add_argument("--format", default="text", choices=("text", "json"))
 
 
