@@ -4,16 +4,18 @@
 
 The pages are plain scripts in ``views/`` that draw (the home page with the one-line verdict, Upload, Scores,
 A/B judge, Correlation, Leaderboard); the Streamlit glue (session state, cached results, the sidebar, the address
-that reopens a comparison) is ``views/state.py``; every number comes from ``core``. User text is only ever shown
-with ``st.text``, inside data frames, or escaped (``state.plain``). The folder is not called ``pages/``: Streamlit
-would then also run its files as pages of its own, without this router (a second navigation listing "app" and
-"state", and a sidebar that says nothing is loaded).
+that reopens a comparison) is ``dashboard/state.py``, and the tables, uploads, votes and time estimates are the
+other modules of the ``dashboard`` package; every number comes from ``core``. User text is only ever shown with
+``st.text``, inside data frames, or escaped (``state.plain``). The folder is not called ``pages/``: while no run of
+this router has called ``st.navigation`` in the server's process, Streamlit treats a ``pages/`` folder as a
+multipage app of its own, so a link to a page opened first after a start ran that page without this router (a
+navigation of file names, "app" first, no sidebar, nothing loaded; measured with Streamlit 1.67, docs/dashboard.md).
 """
 from __future__ import annotations
 
 import streamlit as st
 
-from views import state
+from dashboard import state
 
 # ⚖️ drawn as Streamlit's frontend draws an emoji page icon, given as an ASCII data: URL (the emoji percent-encoded):
 # an emoji itself makes set_page_config load Streamlit's emoji catalog first (0.1-0.2 s of a first visit). Nothing is

@@ -35,9 +35,9 @@ ROOT = Path(__file__).resolve().parent.parent
 def score_all(metrics: list[str]) -> list[dict]:
     import numpy as np
 
-    from core import dashboard
     from core.engine import score_examples
-    data = dashboard.load_demo(ROOT / "demo" / "demo.jsonl")
+    from dashboard import loading
+    data = loading.load_demo(ROOT / "demo" / "demo.jsonl")
     exs = data.comparison.examples()
     rows = []
     for m in metrics:

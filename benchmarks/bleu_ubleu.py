@@ -13,13 +13,13 @@ last batch of each length group partly empty.
 import argparse
 import datetime
 import os
-import resource
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
+from common import peak_mb
 
 
 def main() -> int:
@@ -145,7 +145,7 @@ def main() -> int:
         per_s = n / (time.perf_counter() - t0)
         rows.append(("υBLEU (emb-u, similarity rater)", f"{per_s:,.1f} ex/s", f"{n:,} examples, each its own context",
                      f"{per_s / (rate / 2):.2f} of the two-encoding bound ({rate / 2:,.0f} ex/s); index loaded"))
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rss = peak_mb()
     rows.append(("peak memory (this process)", f"{rss:,.0f} MiB", "",
                  "incl. the 1M random vectors and their grid" if a.million else ""))
 

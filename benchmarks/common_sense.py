@@ -12,16 +12,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 import numpy as np
 
+from common import TEST_DATA
 from core.data import Example
 from core.engine import judge_pairs, parse_metrics, score_examples
 from core.progress import progress_bar
 from core.training.common_sense import read_pairs
 
-DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
+DATA = TEST_DATA
 DEFAULT_METRICS = ("mme,mme_fm,mme_rm,mme_tcm,mme_em,mme_sm_nll,mme_sm_nce,mme_sm_ppl,mme_pm_share,mme_pm_evidence,"
                    "bert_ruber_unref")
 

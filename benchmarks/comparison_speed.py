@@ -19,11 +19,10 @@ import os
 import sys
 import time
 from dataclasses import replace
-from pathlib import Path
+
+from common import ROOT
 
 os.environ["DIALEVAL_NO_CACHE"] = "1"  # every row computed: this measures the work, not the cache
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def suffixed(comp, n: int, first: int = 0):

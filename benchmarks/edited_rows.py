@@ -3,13 +3,13 @@
     python benchmarks/edited_rows.py                       # 240 rows, the default metrics; ~6 min on 2 AVX2 cores
     python benchmarks/edited_rows.py --rows 1000 --metrics bleu,ubleu
 
-Every run is the installed command in a fresh process (``ray_backend.run``: `dialeval score FILE --out F`), with
+Every run is the installed command in a fresh process (``common.run_dialeval``: `dialeval score FILE --out F`), with
 one score cache folder for the whole benchmark (a fresh ``XDG_CACHE_HOME``):
 
 - **load**: a 2-row file (one context, two systems) scored with ``--no-cache``, twice; the second run's time
   (loading the metrics' models once their files are in the cache folder, such as SmolLM2's float32 copy, which
   the first run writes) is subtracted from the runs that load models, as "seconds beyond loading";
-- **cold**: the file, nothing cached (rows from ``ray_backend.build_rows(all_new=True)``: none is a demo row, whose
+- **cold**: the file, nothing cached (rows from ``common.build_rows(all_new=True)``: none is a demo row, whose
   scores ship precomputed);
 - **all cached**: the same file again (no model is loaded: nothing is subtracted);
 - **a tenth edited**: the same file with every tenth row's response changed (`` (edited)`` appended), so those
@@ -28,7 +28,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ray_backend import build_rows, run, uptime
+from common import build_rows, run_dialeval, uptime
 
 EDIT_EVERY = 10
 
@@ -58,7 +58,7 @@ def main() -> int:
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
 
         def score(path: Path, out: str, *extra: str) -> dict:
-            return run(["score", str(path), *metric_args, "--quiet", "--out", str(work / out), *extra], work)
+            return run_dialeval(["score", str(path), *metric_args, "--quiet", "--out", str(work / out), *extra], work)
 
         first = score(tiny, "tiny.jsonl", "--no-cache")
         load = score(tiny, "tiny.jsonl", "--no-cache")

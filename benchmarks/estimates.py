@@ -1,5 +1,5 @@
-"""The paces behind the dashboard's time estimates (``core.dashboard.ScoreTime`` and ``JudgeTime``), measured on
-this machine and printed beside the table the dashboard uses for its kind of CPU. Prints markdown tables.
+"""The paces behind the dashboard's time estimates (``dashboard.time_estimates.ScoreTime`` and ``JudgeTime``),
+measured on this machine and printed beside the table the dashboard uses for its kind of CPU. Prints markdown tables.
 
     .venv/bin/python benchmarks/estimates.py [--pairs 60]
 
@@ -52,12 +52,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pairs", type=int, default=60)
     a = ap.parse_args()
-    from core.dashboard import JudgeTime, ScoreTime
     from core.data import load_comparison
     from core.engine import judge_comparison, score_comparison
     from core.models.device import device_key
     from core.models.memo import forget_all
     from core.models.smollm_reading import chat_reading
+    from dashboard.time_estimates import JudgeTime, ScoreTime
     suffixed = suffixed_from_comparison_speed()
     demo = load_comparison(str(ROOT / "demo" / "demo.jsonl"))
     n, block = a.pairs, a.pairs // len(demo.a) + 1

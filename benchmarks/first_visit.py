@@ -33,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from common import ROOT
 DEMO = ROOT / "demo" / "demo.jsonl"
 
 APP_CHILD = r"""

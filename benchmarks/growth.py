@@ -5,8 +5,8 @@ the raw encoder or language-model throughput it depends on (issue 23, item 6). P
     python benchmarks/growth.py                                   # the default run (see --help)
     python benchmarks/growth.py --metrics bleu --sizes 1k,10k,100k,1M --budget 900
 
-Every cell is the installed command in a fresh process (``ray_backend.run``): seconds of the whole command
-(model loading included), the driver's peak RSS. Rows are ``ray_backend.build_rows(all_new=True)``: the demo's
+Every cell is the installed command in a fresh process (``common.run_dialeval``): seconds of the whole command
+(model loading included), the driver's peak RSS. Rows are ``common.build_rows(all_new=True)``: the demo's
 120 rows (60 contexts x 2 systems) repeated, every pass's replies, last context turns and references suffixed,
 so no row is a demo row (whose scores ship precomputed) and a text is read twice only across the two systems
 of one context, as in any comparison.
@@ -32,8 +32,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ray_backend import build_rows, emit, run, uptime
-from speed import run_child
+from common import ROOT, build_rows, emit_with_load, run_child, run_dialeval, uptime
 
 FLOORS = {"bleu": "sacrebleu", "ubleu": "minilm", "bert_ruber": "minilm", "ruber": "minilm", "adem": "minilm",
           "mme": "smollm"}
@@ -96,7 +95,8 @@ def main() -> int:
     started = datetime.datetime.now(datetime.timezone.utc)
     floors = {}
     for kind in sorted({FLOORS.get(m, "minilm") for m in metrics}):
-        res = run_child({"what": "floor", "kind": kind, "n": 1000}, threads=os.cpu_count() or 1, timeout=1800)
+        res = run_child(ROOT / "benchmarks" / "speed.py", {"what": "floor", "kind": kind, "n": 1000},
+                        threads=os.cpu_count() or 1, timeout=1800)
         floors[kind] = res.get("ex_per_s")
         print(f"floor {kind}: {floors[kind]}", file=sys.stderr, flush=True)
     lines = []
@@ -109,7 +109,7 @@ def main() -> int:
             tiny = work / "rows-20.jsonl"
             build_rows(20, tiny, all_new=True)
             os.environ["XDG_CACHE_HOME"] = str(work / f"cache-{metric}-load")
-            cells.load_s = run(cells.command(tiny, work / "tiny.jsonl", "--no-cache"), work)["wall"]
+            cells.load_s = run_dialeval(cells.command(tiny, work / "tiny.jsonl", "--no-cache"), work)["wall"]
             for n in sorted(set(sizes) | set(big.get(metric, []))):
                 src = work / f"rows-{n}.jsonl"
                 if not src.exists():
@@ -118,8 +118,8 @@ def main() -> int:
                 row: dict[str, tuple[str, str, str]] = {}
                 if est is None or est <= a.budget:
                     os.environ["XDG_CACHE_HOME"] = str(work / f"cache-{metric}-{n}")
-                    cold = run(cells.command(src, work / "cold.jsonl"), work)
-                    cached = run(cells.command(src, work / "cached.jsonl"), work)
+                    cold = run_dialeval(cells.command(src, work / "cold.jsonl"), work)
+                    cached = run_dialeval(cells.command(src, work / "cached.jsonl"), work)
                     same = filecmp.cmp(work / "cold.jsonl", work / "cached.jsonl", shallow=False)
                     beyond_load = cold["wall"] - cells.load_s
                     # Under half a second of work beyond loading is within the noise of the load time itself:
@@ -138,7 +138,7 @@ def main() -> int:
                     if est_ray is not None and est_ray / w > a.budget:
                         row[key] = fmt_cell(None, n, est_ray / w)
                         continue
-                    res = run(cells.command(src, work / f"ray{w}.jsonl", "--no-cache", "--backend", "ray",
+                    res = run_dialeval(cells.command(src, work / f"ray{w}.jsonl", "--no-cache", "--backend", "ray",
                                             "--workers", str(w)), work)
                     row[key] = fmt_cell(res, n, None)
                 for kind, (rate, secs, mem) in row.items():
@@ -150,7 +150,7 @@ def main() -> int:
                           if floor and cells.cold_rate else f"| {metric} | {cells.load_s:.1f} | — | — | — | — |")
     after = uptime()
     minutes = (datetime.datetime.now(datetime.timezone.utc) - started).total_seconds() / 60
-    table = "\n".join([
+    emit_with_load([
         (f"`dialeval score` growth, {started:%Y-%m-%d %H:%M} UTC, {os.cpu_count()} CPU cores, {minutes:.0f} min "
          f"in all; budget {a.budget:.0f} s per cell (cells over it show an estimate, marked est.)."),
         "",
@@ -161,10 +161,7 @@ def main() -> int:
         "| metric | load s | floor | floor rows/s | metric rows/s (largest measured, load excluded) | ratio |",
         "|---|---:|---|---:|---:|---:|",
         *ratios,
-        "",
-        f"Load before: `{before}`; after: `{after}`.",
-    ])
-    emit(table, a.out)
+    ], before, after, a.out)
     return 0
 
 

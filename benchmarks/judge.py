@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from common import markdown_table
 from core.judges.pairs import context_key, votes_from_examples
 from core.judges.pairwise import Encoded, N_LAYERS, PairwiseJudge, combine_orders, encode_pairs, load_judge, verdicts
 from core.judges.votes import VoteFeatures, context_folds, learning_curve, vote_features
@@ -33,20 +34,6 @@ from core.training.judge_pairs import TRAIN_SETS, evaluate, heldout_cache_path, 
 from core.verdict import preference_dimension, side_accuracy
 
 
-
-
-def markdown_table(df, floatfmt: str = "{:.3f}") -> str:
-    cols = list(df.columns)
-    out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for r in df.itertuples(index=False):
-        cells = []
-        for v in r:
-            if isinstance(v, float):
-                cells.append("—" if np.isnan(v) else floatfmt.format(v))
-            else:
-                cells.append(str(v))
-        out.append("| " + " | ".join(cells) + " |")
-    return "\n".join(out)
 
 
 def metric_baseline(name: str, pairs, progress=None) -> np.ndarray:

@@ -25,6 +25,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+from common import markdown_table
 from core.judges.pairwise import PairwiseJudge, load_judge
 from core.settings import SEED, shared_data_dir
 from core.training.judge_pairs import DAILYDIALOG_SETS, TRAIN_SETS, heldout_cache_path, load_heldout_predictions, train_test_pairs
@@ -109,7 +110,6 @@ def main() -> int:
                       "half vs half": has.half_vs_half.mean() if len(has) else float("nan"),
                       "judge vs full panel": side_accuracy(g.p_a.values, list(g.gold))})
     t = pd.DataFrame(table)
-    from judge import markdown_table  # benchmarks/judge.py (this script's folder is on sys.path)
     print(markdown_table(t))
     if args.json:
         Path(args.json).write_text(json.dumps(t.to_dict("records"), indent=1))

@@ -4,7 +4,7 @@ at (nearly) the same numbers? (issue 23, item 3.) Prints a table; nothing here i
     pip install onnxruntime onnx        # only for this script
     python benchmarks/minilm_runtimes.py [--n 2000] [--threads 2]
 
-For ``--n`` distinct chitchat replies (``speed.sample_examples``), all-MiniLM-L6-v2 sentence vectors (mean of
+For ``--n`` distinct chitchat replies (``common.sample_examples``), all-MiniLM-L6-v2 sentence vectors (mean of
 the last token states, L2-normalized: ``core.models.encoders.mean_pooled``) on the product's fixed-shape batches
 (``core.models.batching``), from:
 
@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from speed import sample_examples
+from common import sample_examples
 
 
 def vectors(texts, run_batch) -> np.ndarray:

@@ -13,12 +13,10 @@ can take less than the rows' sum). Peak memory = max RSS of this process.
 from __future__ import annotations
 
 import argparse
-import resource
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from common import peak_mb
 
 
 def build_examples(n: int, max_tokens: int):
@@ -82,7 +80,7 @@ def main() -> int:
     s = sc.score(exs, mme.SUBMETRICS)
     whole = time.time() - t0
     assert all(np.isfinite(v).all() for v in s.values())
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = peak_mb()
     print("\n| sub-metric | load + warm-up (s) | time (s) | examples/s |\n|---|---|---|---|")
     for name, load, dt, eps in rows:
         note = ""

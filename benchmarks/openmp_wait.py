@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 
-from speed import sample_examples
+from common import sample_examples
 
 CHILD = r"""
 import hashlib, json, sys, time

@@ -5,7 +5,7 @@ do not drop). Prints markdown tables.
 
     .venv/bin/python benchmarks/precision.py [--speed-n 400] [--max-rows 300] [--datasets a,b] [--n-boot 200]
 
-- **Speed**: each metric on ``--speed-n`` chitchat examples (``speed.sample_examples``: an utterance, another
+- **Speed**: each metric on ``--speed-n`` chitchat examples (``common.sample_examples``: an utterance, another
   pair's reply as the response, the true reply as the reference), models loaded and warmed up first, every
   in-process memory emptied before each timed run, score cache off; rows/s in float32 and bfloat16.
 - **Scores and agreement**: every rated set in ../shared/data/eval, at most ``--max-rows`` rows (whole contexts,
@@ -24,12 +24,11 @@ from pathlib import Path
 
 import numpy as np
 
-from speed import sample_examples
+from common import SHARED_EVAL, sample_examples
 
 os.environ["DIALEVAL_NO_CACHE"] = "1"  # every row computed: this measures the work, not the cache
 
-ROOT = Path(__file__).resolve().parent.parent
-DATA = Path(os.environ.get("DIALEVAL_SHARED_DATA", ROOT.parent / "shared" / "data")) / "eval"
+DATA = SHARED_EVAL
 SPEED_METRICS = ("ubleu", "bert_ruber", "adem", "mme_rm", "mme_em", "mme")
 QUALITY_METRICS = ("ubleu", "ruber_ubleu", "bert_ruber", "adem", "mme_rm", "mme_em", "mme")
 FORMATS = ("float32", "bfloat16")

@@ -15,62 +15,25 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import importlib
 import json
 import math
 import os
-import pkgutil
 import platform
 import shlex
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_DATA = Path(os.environ.get("DIALEVAL_SHARED_DATA", ROOT.parent / "shared" / "data")) / "eval"
+from common import ROOT, SHARED_EVAL, git_commit, load_registry_tolerantly, replace_section
+
+DEFAULT_DATA = SHARED_EVAL
 RESULTS = ROOT / "benchmarks" / "RESULTS.md"
-
-
-def load_registry_tolerantly() -> dict[str, str]:
-    """Import every metric module on its own, so one broken module is reported instead of stopping the
-    benchmark; returns {module: error} for the modules that failed."""
-    import core.metrics as cm
-    failed = {}
-    for mod in pkgutil.iter_modules(cm.__path__):
-        try:
-            importlib.import_module(f"core.metrics.{mod.name}")
-        except Exception as e:  # noqa: BLE001
-            failed[mod.name] = f"{type(e).__name__}: {e}"
-    cm._loaded = True  # the registry now holds every metric that could be imported
-    return failed
-
-
-def replace_section(path: Path, name: str, body: str) -> None:
-    """Write ``body`` between the section's markers in ``path`` (other sections are kept)."""
-    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
-    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n\n"
-    block = f"{start}\n{body.rstrip()}\n{end}"
-    if start in text and end in text:
-        text = text[: text.index(start)] + block + text[text.index(end) + len(end):]
-    else:
-        text = text.rstrip() + "\n\n" + block + "\n"
-    path.write_text(text, encoding="utf-8")
-
-
-def git_commit() -> str:
-    try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                             timeout=10)
-        return out.stdout.strip() or "uncommitted"
-    except Exception:  # noqa: BLE001
-        return "unknown"
 
 
 def cell(r: dict, m: str = "spearman") -> str:
     """Turn level: 'r* [low, high]' (* = interval excludes 0). System level: 'r [low, high] p=..'
     (no star: with 4-6 systems the item-resampling interval says little; the exact p says more)."""
-    from core.report import fmt_num
+    from core.formatting import fmt_num
     if r.get("error"):
         return "failed"
     v = r.get(m)
@@ -86,7 +49,8 @@ def cell(r: dict, m: str = "spearman") -> str:
 def build_report(rows: list[dict], metrics: list[str], datasets: list[str], failed_modules: dict[str, str],
                  command: str, started: str, seconds: float, args, commit: str | None = None) -> str:
     from core.meta_eval import format_rows, summarize
-    from core.report import fmt_num, render
+    from core.formatting import fmt_num
+    from core.report import render
     L = ["## Quality: correlation with human ratings", "",
          f"Made by `{command}` on {started} UTC (commit {commit or git_commit()}, {os.cpu_count()} CPU cores, "
          f"Python {platform.python_version()}), in {seconds / 60:.1f} min. Bootstrap: {args.n_boot} resamples, "

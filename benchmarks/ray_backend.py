@@ -11,65 +11,15 @@ the numbers depend on the machine and its load, so the table records ``uptime`` 
 import argparse
 import datetime
 import filecmp
-import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from common import build_rows, emit_with_load, run_dialeval, uptime
 
-CHILD = """
-import json, sys
-from core.cli import main
-code = main(sys.argv[2:])
-peak = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))
-print(json.dumps({"rc": code, "maxrss_mib": peak / 1024}), file=open(sys.argv[1], "w"))
-"""
-# VmHWM (the peak of this process's own memory map, reset by exec) and not getrusage's ru_maxrss, which a child
-# inherits from the parent's resident size at fork: after the parent had compared two 1.3 GB outputs, every
-# later child reported 2.5 GB.
-
-
-def build_rows(n: int, path: Path, all_new: bool = False) -> None:
-    """Row i is demo row i mod 120 (demo/demo.jsonl) with id ``bench-i``; from the second pass over the demo
-    on, its response and its last context turn end with `` (take k)`` (k = the pass), so those texts do not
-    repeat (the encoders remember the vectors of texts they have seen in a process). ``all_new=True`` suffixes
-    the references too and starts at take 1, so no row is one of the demo's (whose scores ship precomputed) and
-    no reply, last turn or reference is read twice except across the two systems of one context, as in any
-    comparison."""
-    demo = [json.loads(line) for line in (REPO / "demo" / "demo.jsonl").read_text(encoding="utf-8").splitlines()]
-    with open(path, "w", encoding="utf-8") as f:
-        for i in range(n):
-            row = dict(demo[i % len(demo)])
-            take = i // len(demo) + (1 if all_new else 0)
-            row["id"] = f"bench-{i:06d}"
-            if take:
-                row["response"] = f"{row['response']} (take {take})"
-                row["context"] = row["context"][:-1] + [f"{row['context'][-1]} (take {take})"]
-                if all_new:
-                    row["references"] = [f"{r} (take {take})" for r in row.get("references", [])]
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
-
-
-def run(args: list[str], workdir: Path) -> dict:
-    """``dialeval ARGS`` in a fresh Python process: wall seconds, exit code, the driver's peak RSS."""
-    stats = workdir / "stats.json"
-    t0 = time.perf_counter()
-    r = subprocess.run([sys.executable, "-c", CHILD, str(stats), *args], cwd=workdir, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    if r.returncode != 0:
-        raise SystemExit(f"dialeval {' '.join(args)} failed ({r.returncode}):\n{r.stderr[-2000:]}")
-    return {"wall": wall, **json.loads(stats.read_text())}
-
-
-def uptime() -> str:
-    try:
-        return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-    except OSError:
-        return f"load average {os.getloadavg()}"
+HEADER = ["| metric | rows | backend | rows/s | seconds | driver peak RSS (MiB) | same bytes |",
+          "|---|---:|---|---:|---:|---:|---|"]
 
 
 def main() -> int:
@@ -96,35 +46,21 @@ def main() -> int:
                     (f"ray, {w} worker{'s' if w > 1 else ''}", ["--backend", "ray", "--workers", str(w)],
                      work / f"ray{w}-{metric}-{n}.jsonl") for w in workers]
                 for name, extra, out in configs:
-                    res = run(base + extra + ["--out", str(out)], work)
+                    res = run_dialeval(base + extra + ["--out", str(out)], work)
                     same = "yes" if filecmp.cmp(out, local_out, shallow=False) else "no"
                     lines.append(f"| {metric} | {n:,} | {name} | {n / res['wall']:,.1f} | {res['wall']:.1f} | "
                                  f"{res['maxrss_mib']:,.0f} | {same} |")
                     print(lines[-1], file=sys.stderr, flush=True)
     after = uptime()
     threads = os.environ.get("DIALEVAL_THREADS") or f"unset (local: all {os.cpu_count()} cores; Ray: cores // workers)"
-    table = "\n".join([
+    emit_with_load([
         f"`dialeval score` throughput, {datetime.date.today()}, {os.cpu_count()} CPU cores, DIALEVAL_THREADS "
         f"{threads}. Rows: demo/demo.jsonl's 120 rows repeated with ids bench-i, the response and the last "
         "context turn of every repeat suffixed ` (take k)` (no text repeats). Wall clock of the whole command "
         "(model loading and Ray start included); peak RSS of the driver process only; \"same bytes\": output "
         "identical to the local run's.",
-        "",
-        "| metric | rows | backend | rows/s | seconds | driver peak RSS (MiB) | same bytes |",
-        "|---|---:|---|---:|---:|---:|---|",
-        *lines,
-        "",
-        f"Load before: `{before}`; after: `{after}`.",
-    ])
-    emit(table, a.out)
+        "", *HEADER, *lines], before, after, a.out)
     return 0
-
-
-def emit(table: str, out: str | None) -> None:
-    """Print the table, and write it to ``out`` when given."""
-    print(table)
-    if out:
-        Path(out).write_text(table + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

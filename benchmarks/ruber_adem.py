@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from common import ROOT
 
 
 # Yeh et al. 2021, turn level, Spearman: (RUBER, BERT-RUBER, ADEM); dimension scored

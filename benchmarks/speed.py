@@ -35,14 +35,13 @@ import json
 import os
 import platform
 import re
-import resource
 import shlex
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from common import ROOT, git_commit, load_registry_tolerantly, peak_mb, replace_section, sample_examples
+from common import run_child as common_run_child
 RESULTS = ROOT / "benchmarks" / "RESULTS.md"
 HNSW_THRESHOLD = 300_000  # core.models.retrieval.Retriever._init_embeddings: HNSW above this many pairs
 FASTER_NOTE = {
@@ -70,10 +69,6 @@ def rss_mb() -> float:
     return float("nan")
 
 
-def peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
 def pctl(xs, q):
     import numpy as np
     return float(np.percentile(np.asarray(xs) * 1000, q))  # ms
@@ -81,19 +76,6 @@ def pctl(xs, q):
 
 # ------------------------------------------------------------------------------------------------
 # child measurements
-
-
-def sample_examples(n: int, seed: int = 13):
-    import numpy as np
-    from core.data import Example
-    from core.models.retrieval import chitchat_pool
-    pool = chitchat_pool()
-    rng = np.random.default_rng(seed)
-    idx = rng.choice(len(pool), size=n, replace=False)
-    other = rng.choice(len(pool), size=n, replace=False)
-    return [Example(id=f"cc{i}", system="sample", context=[pool.utterance(i)], response=pool.response(j),
-                    references=[pool.response(i)], dataset="chitchat-sample")
-            for i, j in zip(idx, other)]
 
 
 def child_floor(kind: str, n: int) -> dict:
@@ -315,21 +297,8 @@ def child_scaling(kind: str, size: int, n_queries: int, force_hnsw: bool = False
 
 
 def run_child(spec: dict, threads: int, timeout: float) -> dict:
-    env = dict(os.environ, DIALEVAL_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
-               MKL_NUM_THREADS=str(threads), TOKENIZERS_PARALLELISM="false")
-    t = time.time()
-    try:
-        p = subprocess.run([sys.executable, __file__, "--child", json.dumps(spec), "--threads", str(threads)],
-                           capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT)
-    except subprocess.TimeoutExpired:
-        return {**spec, "error": f"timed out after {timeout:.0f}s"}
-    for line in p.stdout.splitlines()[::-1]:
-        if line.startswith("RESULT "):
-            res = json.loads(line[7:])
-            res["wall_s"] = time.time() - t
-            return res
-    err = (p.stderr.strip().splitlines() or ["no output"])[-1]
-    return {**spec, "error": err[:300]}
+    """One measurement (``spec``) in a child process of this script (``common.run_child``)."""
+    return common_run_child(__file__, spec, threads, timeout)
 
 
 def child_main(spec: dict, threads: int) -> None:
@@ -394,7 +363,6 @@ def main(argv: list[str] | None = None) -> int:
         child_main(json.loads(args.child), args.threads)
         return 0
 
-    from quality import replace_section  # benchmarks/quality.py (this script's folder is on sys.path)
     from core.report import to_json
     if args.from_json:
         results = json.loads(Path(args.from_json).read_text())
@@ -410,7 +378,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def measure(args, argv) -> dict:
-    from quality import git_commit, load_registry_tolerantly
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
     started = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
     load_start = os.getloadavg()[0]
@@ -462,7 +429,7 @@ def measure(args, argv) -> dict:
 
 
 def _scaling_row(r: dict, threads, full: int | None, mark: str = "") -> dict:
-    from core.report import fmt_num
+    from core.formatting import fmt_num
     size = f"{r['size']:,}" + (" (full)" if r["size"] == full else "") + mark
     if r.get("error"):
         return {"size": size, "idx": r.get("kind", ""), "thr": str(threads), "note": r["error"]}
@@ -487,7 +454,8 @@ def load_note(load) -> str:
 
 
 def render_report(results: dict, prevs: list[dict] | None = None) -> str:
-    from core.report import fmt_num, render
+    from core.formatting import fmt_num
+    from core.report import render
     f1 = lambda x: fmt_num(x, 1)  # noqa: E731
     L = ["## Speed and memory", "",
          f"Made by `{results['command']}` on {results['started']} UTC (commit {results.get('commit')}, "

@@ -29,8 +29,9 @@ if TYPE_CHECKING:
     from core.cache import ScoreCache
     from core.leaderboard import Leaderboard
     from core.progress import Progress
-    from core.scoring import JudgeOutput, Options
-    from core.verdict import Verdict
+    from core.data import Comparison
+    from core.scoring import Judge, JudgeOutput, Options
+    from core.verdict import JudgeSummary, Verdict
 
 __all__ = ["score", "judge", "compare", "compare_replies", "rank", "meta_evaluate", "__version__"]
 
@@ -204,16 +205,20 @@ def _examples(resp: _Column, ctx: _Column, refs: "_Column | None", system: str) 
 
 def judge(contexts: Sequence[Sequence[str] | str], replies_a: Sequence[str], replies_b: Sequence[str],
           checkpoint: str | None = None, progress: "Progress | None" = None,
-          cache: "ScoreCache | bool | None" = None) -> "JudgeOutput":
-    """P(a person prefers reply A) for each (context, A, B), both orders combined (the shipped A/B judge);
-    ``cache`` as in :func:`score`."""
-    from core.engine import judge_pairs
+          cache: "ScoreCache | bool | None" = None, judge: "str | Judge" = "pairwise") -> "JudgeOutput":
+    """P(a person prefers reply A) for each (context, A, B), both orders combined; ``judge``: the shipped A/B
+    judge ('pairwise'), 'llm' (its endpoint from ``$OPENAI_BASE_URL`` and ``$DIALEVAL_LLM_MODEL``) or a judge
+    object (``core.judges.llm.LLMJudge(LLMSettings(url=..., model=...))``); ``cache`` as in :func:`score`."""
+    from core.engine import check_judge_models, judge_pairs
+    from core.scoring import judge_choice
     ctx, a, b = _Column(contexts, "contexts"), _Column(replies_a, "replies_a"), _Column(replies_b, "replies_b")
     _aligned(ctx, a, b)
     turns = [_texts(c, ctx, i, "turns") for i, c in enumerate(ctx.items)]
     for i, t in enumerate(turns):
         _require_turns(t, ctx, i)
-    return judge_pairs(turns, _strings(a), _strings(b), checkpoint=checkpoint, progress=progress, cache=cache)
+    chosen = judge_choice(judge) or "pairwise"
+    check_judge_models(list(zip(turns, _strings(a), _strings(b))), chosen, checkpoint)
+    return judge_pairs(turns, _strings(a), _strings(b), chosen, checkpoint, progress, cache)
 
 
 def _checked_settings(settings: dict[str, Any], allowed: Sequence[str], what: str) -> None:
@@ -239,6 +244,17 @@ def _judge_settings(settings: dict[str, Any]) -> dict[str, Any]:
     return {k: settings[k] for k in ("level", "n_boot", "seed") if k in settings}
 
 
+def _judge_summary(comp: "Comparison", judge: "str | Judge | None", progress: "Progress | None",
+                   cache: "ScoreCache | bool | None", settings: dict[str, Any]) -> "JudgeSummary | None":
+    """The judge's summary over ``comp`` (``None`` without a judge), its intervals at the verdict's settings."""
+    from core.engine import judge_comparison
+    from core.verdict import summarize_judge
+    if judge is None:
+        return None
+    return summarize_judge(comp, judge_comparison(comp, judge, progress=progress, cache=cache),
+                           **_judge_settings(settings))
+
+
 def _metric_names(metrics: Any) -> Any:
     """``metrics`` as the engine takes them; ``"none"`` (the command line's word) is no metric."""
     return [] if isinstance(metrics, str) and metrics.strip().lower() == "none" else metrics
@@ -253,17 +269,19 @@ def _registry_names(metrics: Any) -> list[str]:
 
 def compare_replies(contexts: Sequence[Sequence[str] | str], replies_a: Sequence[str], replies_b: Sequence[str],
                     references: Sequence[Sequence[str] | str] | None = None,
-                    metrics: str | Sequence[str] | None = None, judge: bool = True,
+                    metrics: str | Sequence[str] | None = None, judge: "bool | str | Judge" = True,
                     system_a: str = "A", system_b: str = "B", options: "Options | dict | None" = None,
                     progress: "Progress | None" = None, cache: "ScoreCache | bool | None" = None,
                     **settings: Any) -> "Verdict":
     """The verdict on two systems' replies held in memory (no files): ``replies_a[i]`` and ``replies_b[i]``
-    answer ``contexts[i]``; arguments as :func:`score` takes them, ``settings`` as :func:`compare`. The same
-    verdict ``compare`` gives for the two files holding these rows."""
+    answer ``contexts[i]``; arguments as :func:`score` takes them, ``judge`` and ``settings`` as :func:`compare`.
+    The same verdict ``compare`` gives for the two files holding these rows."""
     from core.data import align
-    from core.engine import check_judge_models, input_notes, judge_comparison, score_comparison
-    from core.verdict import build_verdict, check_something_to_compare, summarize_judge
+    from core.engine import check_judge_models, input_notes, score_comparison
+    from core.scoring import judge_choice
+    from core.verdict import build_verdict, check_something_to_compare
     _checked_settings(settings, VERDICT_SETTINGS, "compare_replies")
+    judge = judge_choice(judge)
     metrics = _metric_names(metrics)
     if system_a == system_b:
         raise ValueError(f"system_a and system_b are both {system_a!r}: give the two systems different names")
@@ -272,48 +290,47 @@ def compare_replies(contexts: Sequence[Sequence[str] | str], replies_a: Sequence
     _aligned(ctx, a, b, refs)
     names = _registry_names(metrics)
     comp = align(_examples(a, ctx, refs, system_a), _examples(b, ctx, refs, system_b), system_a, system_b)
-    check_something_to_compare(comp, names, judge, settings.get("human", True))
-    by_side = {side: input_notes(rows, names, judged=judge) for side, rows in (("replies_a", comp.a),
-                                                                               ("replies_b", comp.b))}
+    check_something_to_compare(comp, names, judge is not None, settings.get("human", True))
+    by_side = {side: input_notes(rows, names, judged=judge or False) for side, rows in (("replies_a", comp.a),
+                                                                                           ("replies_b", comp.b))}
     shared = ("no reference", "blank reference")  # of the references both sides share: said once
     _warn_blank([f"{side}: {note}" for side, notes in by_side.items() for kind, note in notes.items()
                  if kind not in shared]
                 + [f"references: {note}" for kind, note in by_side["replies_a"].items() if kind in shared])
-    if judge:
-        check_judge_models(comp)
+    if judge is not None:
+        check_judge_models(comp, judge)
     cs = score_comparison(comp, names, _options(options), progress, cache)
-    summary = summarize_judge(comp, judge_comparison(comp, progress=progress, cache=cache),
-                              **_judge_settings(settings)) if judge else None
-    return build_verdict(comp, cs, summary, **settings)
+    return build_verdict(comp, cs, _judge_summary(comp, judge, progress, cache, settings), **settings)
 
 
 def compare(input_a: str, input_b: str | None = None, system_a: str | None = None, system_b: str | None = None,
-            metrics: str | Sequence[str] | None = None, judge: bool = True, options: "Options | None" = None,
-            progress: "Progress | None" = None, cache: "ScoreCache | bool | None" = None,
-            **settings: Any) -> "Verdict":
+            metrics: str | Sequence[str] | None = None, judge: "bool | str | Judge" = True,
+            options: "Options | None" = None, progress: "Progress | None" = None,
+            cache: "ScoreCache | bool | None" = None, **settings: Any) -> "Verdict":
     """The verdict on two systems: two files (one system each) or one multi-system file with two chosen;
+    ``judge``: ``True`` the learned judge, ``False`` none, a judge's name ('llm') or a judge object;
     ``settings`` go to ``core.verdict.build_verdict`` (``n_boot``, ``n_perm``, ``level``, ``seed``, ``human``);
     ``cache`` as in :func:`score`."""
     import os
     from core.data import load_comparison
-    from core.engine import blank_text_notes, check_judge_models, judge_comparison, score_comparison
-    from core.verdict import build_verdict, check_something_to_compare, summarize_judge
+    from core.engine import blank_text_notes, check_judge_models, score_comparison
+    from core.scoring import judge_choice
+    from core.verdict import build_verdict, check_something_to_compare
     for name, path in (("input_a", input_a), ("input_b", input_b)):
         if path is not None and not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"{name} is a file's path, got {type(path).__name__}; for replies held in memory use "
                             "core.compare_replies(contexts, replies_a, replies_b, ...)")
     _checked_settings(settings, VERDICT_SETTINGS, "compare")
+    judge = judge_choice(judge)
     metrics = _metric_names(metrics)
     comp = load_comparison(str(input_a), None if input_b is None else str(input_b), system_a, system_b)
     if isinstance(metrics, (list, tuple)):  # None: the default metrics
-        check_something_to_compare(comp, metrics, judge, settings.get("human", True))
-    _warn_blank(blank_text_notes(comp.examples(), _registry_names(metrics), judged=judge))
-    if judge:
-        check_judge_models(comp)
+        check_something_to_compare(comp, metrics, judge is not None, settings.get("human", True))
+    _warn_blank(blank_text_notes(comp.examples(), _registry_names(metrics), judged=judge or False))
+    if judge is not None:
+        check_judge_models(comp, judge)
     cs = score_comparison(comp, metrics, _options(options), progress, cache)
-    summary = summarize_judge(comp, judge_comparison(comp, progress=progress, cache=cache),
-                              **_judge_settings(settings)) if judge else None
-    return build_verdict(comp, cs, summary, **settings)
+    return build_verdict(comp, cs, _judge_summary(comp, judge, progress, cache, settings), **settings)
 
 
 def _paths(inputs: Sequence[Any], what: str) -> list[str]:
@@ -327,8 +344,9 @@ def _paths(inputs: Sequence[Any], what: str) -> list[str]:
 
 
 def rank(*inputs: str, systems: Sequence[str] | None = None, metrics: str | Sequence[str] | None = None,
-         judge: bool = True, options: "Options | dict | None" = None, progress: "Progress | None" = None,
-         cache: "ScoreCache | bool | None" = None, **settings: Any) -> "Leaderboard":
+         judge: "bool | str | Judge" = True, options: "Options | dict | None" = None,
+         progress: "Progress | None" = None, cache: "ScoreCache | bool | None" = None,
+         **settings: Any) -> "Leaderboard":
     """``dialeval leaderboard`` in Python: the systems of one multi-system file, or of several files, ranked on
     the contexts they all answered (``core.leaderboard``: people's ratings, metrics, the judge's Bradley-Terry
     ratings, every pair Holm-adjusted). ``metrics=[]``: people's ratings and/or the judge alone; ``settings``:
@@ -338,6 +356,7 @@ def rank(*inputs: str, systems: Sequence[str] | None = None, metrics: str | Sequ
     from core.data import load_file, rows_of_files
     from core.engine import blank_text_notes
     from core.leaderboard import leaderboard
+    from core.scoring import judge_choice
     paths = _paths(inputs, "rank")
     _checked_settings(settings, ("n_boot", "n_perm", "level", "seed", "rank_by"), "rank")
     if isinstance(systems, str):
@@ -345,7 +364,7 @@ def rank(*inputs: str, systems: Sequence[str] | None = None, metrics: str | Sequ
     metrics = _metric_names(metrics)
     examples = rows_of_files([(path, load_file(path)) for path in paths])
     _warn_blank(blank_text_notes([e for e in examples if systems is None or e.system in systems],
-                                 _registry_names(metrics), judged=judge))
+                                 _registry_names(metrics), judged=judge_choice(judge) or False))
     return leaderboard(examples, metrics, judge, systems, _options(options), progress, cache, **settings)
 
 

@@ -36,6 +36,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -86,6 +87,14 @@ def judge_namespace(name: str, checkpoint_hash: str, version: str, device: str) 
     return f"judge:{name}|ckpt:{checkpoint_hash}|v:{version}|device:{device}"
 
 
+def versionless(signature: Any) -> str:
+    """A signature (or a namespace holding one) without its package version (``|v:...``): what a metric's or
+    judge's numbers depend on. Records that keep numbers (the golden test's, the shipped precomputed layers) are
+    matched on these, so a release that moves no number needs no new record; one that moves a number changes
+    the golden test's result, which says to re-record both."""
+    return re.sub(r"\|v:[^|]*", "", str(signature))
+
+
 def encode_value(value: Any) -> str:
     """JSON text of a cached value; NaN and infinities are kept (``json`` writes them as tokens)."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_plain)
@@ -133,7 +142,9 @@ def disabled_by_env() -> bool:
 
 
 class Precomputed:
-    """Read-only entries from ``precomputed-*.json.gz`` files: ``{"entries": {namespace: {key: value}}}``."""
+    """Read-only entries from ``precomputed-*.json.gz`` files: ``{"entries": {namespace: {key: value}}}``, found by
+    their namespace without the package version (:func:`versionless`): a release that moves no number keeps its
+    shipped scores."""
 
     def __init__(self, paths: Iterable[Path]):
         self.paths = sorted(Path(p) for p in paths)
@@ -144,7 +155,7 @@ class Precomputed:
             merged: dict[str, dict[str, Any]] = {}
             for p in self.paths:
                 for ns, rows in read_precomputed(p)["entries"].items():
-                    merged.setdefault(ns, {}).update(rows)
+                    merged.setdefault(versionless(ns), {}).update(rows)
             self._entries = merged
         return self._entries
 
@@ -152,7 +163,7 @@ class Precomputed:
         return list(self._load())
 
     def get_many(self, ns: str, keys: Sequence[str]) -> dict[str, Any]:
-        rows = self._load().get(ns)
+        rows = self._load().get(versionless(ns))
         if not rows:
             return {}
         return {k: rows[k] for k in keys if k in rows}

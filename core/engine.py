@@ -29,8 +29,8 @@ from core.models.device import active_device, device_key, use_device
 from core.models.encoders import MissingModelError, check_models
 from core.progress import Progress
 from core.registry import UnknownName
-from core.scoring import (JUDGES, METRICS, CompositeMetric, JudgeOutput, Metric, MetricResult, Options,
-                          available_metrics, get_judge, get_metric, judge_class, metric_class)
+from core.scoring import (JUDGES, METRICS, CompositeMetric, Judge, JudgeOutput, Metric, MetricResult, Options,
+                          available_metrics, get_metric, judge_class, judge_instance, metric_class)
 from core.version import __version__
 
 DEFAULT_METRICS = ("bleu", "ubleu", "bert_ruber", "mme")
@@ -181,12 +181,12 @@ class BlankTextCount:
         more = self.counts[kind] - len(self.shown[kind])
         return ", ".join(self.shown[kind]) + (f" and {more} more" if more > 0 else "")
 
-    def notes(self, metrics: Sequence[str] = (), judged: bool = False) -> list[str]:
+    def notes(self, metrics: Sequence[str] = (), judged: "bool | str | Judge" = False) -> list[str]:
         """One line per kind found, with its count and rows, saying what it does to the scores of
-        ``metrics`` (registry names) and the judge."""
+        ``metrics`` (registry names) and the judge (``judged``: ``True`` the learned judge, or which judge)."""
         return list(self.notes_by_kind(metrics, judged).values())
 
-    def notes_by_kind(self, metrics: Sequence[str] = (), judged: bool = False) -> dict[str, str]:
+    def notes_by_kind(self, metrics: Sequence[str] = (), judged: "bool | str | Judge" = False) -> dict[str, str]:
         """:meth:`notes` keyed by their kind (:attr:`KINDS`), for a page that shows some more prominently."""
         needing = [m for m in metrics if needs_references(m)]
         n = self.rows
@@ -223,8 +223,9 @@ class BlankTextCount:
             limit = metric_class(m).reads_response if m in METRICS else None
             if limit is not None:
                 readers.setdefault(limit, []).append(m)
-        if judged and judge_class("pairwise").reads_response is not None:
-            readers.setdefault(judge_class("pairwise").reads_response, []).append("the judge")
+        judge_reads = _judge_class("pairwise" if judged is True else judged).reads_response if judged else None
+        if judge_reads is not None:
+            readers.setdefault(judge_reads, []).append("the judge")
         long = []
         for words in sorted({w for w, _ in readers}):
             kind = f"longer than {words}"
@@ -253,7 +254,8 @@ def reading_limits() -> list[int]:
     return sorted({cls.reads_response[0] for cls in classes if cls.reads_response is not None})
 
 
-def input_notes(examples: Iterable[Example], metrics: Sequence[str] = (), judged: bool = False) -> dict[str, str]:
+def input_notes(examples: Iterable[Example], metrics: Sequence[str] = (),
+                judged: "bool | str | Judge" = False) -> dict[str, str]:
     """:meth:`BlankTextCount.notes_by_kind` over every row of ``examples``: what the CLI prints on stderr, the
     home page, the report and the leaderboard show (the reference-copy note more prominently)."""
     count = BlankTextCount()
@@ -262,7 +264,8 @@ def input_notes(examples: Iterable[Example], metrics: Sequence[str] = (), judged
     return count.notes_by_kind(metrics, judged)
 
 
-def blank_text_notes(examples: Iterable[Example], metrics: Sequence[str] = (), judged: bool = False) -> list[str]:
+def blank_text_notes(examples: Iterable[Example], metrics: Sequence[str] = (),
+                     judged: "bool | str | Judge" = False) -> list[str]:
     """One line per kind of blank text in ``examples``, with its count and rows, saying what it does to the
     scores of ``metrics`` (registry names) and the judge (:func:`input_notes` as a list)."""
     return list(input_notes(examples, metrics, judged).values())
@@ -480,26 +483,36 @@ def comparison_scores(comp: Comparison, results: dict[str, MetricResult]) -> Com
     return ComparisonScores(comp, ScoreTable(examples, dict(results), [row_flags(ex, needed) for ex in examples]))
 
 
+def _judge_class(judge: "str | Judge") -> type[Judge]:
+    return type(judge) if isinstance(judge, Judge) else judge_class(judge)
+
+
 def judge_pairs(contexts: Sequence[Sequence[str]], replies_a: Sequence[str], replies_b: Sequence[str],
-                judge: str = "pairwise", checkpoint: str | None = None,
+                judge: "str | Judge" = "pairwise", checkpoint: str | None = None,
                 progress: Progress | None = None, cache: ScoreCache | bool | None = None) -> JudgeOutput:
-    """P(A preferred) for each (context, A, B) from a registered judge (default: the shipped A/B judge).
-    ``cache`` as in :func:`score_examples`: pairs judged by an earlier run are read back (the judge is not
-    even loaded when every pair is), the others judged and kept."""
-    store = resolve_cache(cache)
-    ident = judge_class(judge).cache_identity(checkpoint) if store is not None else None
-    if ident is None:
-        return get_judge(judge, checkpoint).predict(contexts, replies_a, replies_b, progress)
+    """P(A preferred) for each (context, A, B) from a judge: a registered name (default: the shipped A/B judge)
+    or a :class:`~core.scoring.Judge` built with its settings (an ``llm`` judge). ``cache`` as in
+    :func:`score_examples`: pairs judged by an earlier run are read back (the judge is not even loaded when
+    every pair is), the others judged and kept; a judge that keeps its own answers
+    (``Judge.caches_own_answers``: the llm judge, one entry per order asked) is handed the cache instead."""
     if not (len(contexts) == len(replies_a) == len(replies_b)):
         raise ValueError("contexts, replies_a and replies_b must have the same length")
+    store = resolve_cache(cache)
+    cls = _judge_class(judge)
+    if cls.caches_own_answers:
+        return judge_instance(judge, checkpoint).predict(contexts, replies_a, replies_b, progress, cache=store)
+    # a judge handed over as an object (a re-fit, say) may not be the one its class's identity describes: not cached
+    ident = cls.cache_identity(checkpoint) if store is not None and not isinstance(judge, Judge) else None
+    if ident is None:
+        return judge_instance(judge, checkpoint).predict(contexts, replies_a, replies_b, progress)
     ctxs = [[c] if isinstance(c, str) else list(c) for c in contexts]
-    ns = judge_namespace(judge, ident, __version__, device_key(active_device()))
+    ns = judge_namespace(cls.name, ident, __version__, device_key(active_device()))
     keys = [pair_key(c, a, b) for c, a, b in zip(ctxs, replies_a, replies_b)]
     found = store.get_many(ns, keys)
     missing = [i for i, k in enumerate(keys) if k not in found]
     if missing:
-        sub = get_judge(judge, checkpoint).predict([ctxs[i] for i in missing], [replies_a[i] for i in missing],
-                                                   [replies_b[i] for i in missing], progress)
+        sub = judge_instance(judge, checkpoint).predict([ctxs[i] for i in missing], [replies_a[i] for i in missing],
+                                                        [replies_b[i] for i in missing], progress)
         new = {keys[i]: {"p_a": float(sub.p_a[j]), "p_ab": float(sub.p_ab[j]), "p_ba": float(sub.p_ba_flipped[j]),
                          "tie": sub.tie_margin, "sig": sub.signature} for j, i in enumerate(missing)}
         store.put_many(ns, new)
@@ -513,41 +526,51 @@ def judge_pairs(contexts: Sequence[Sequence[str]], replies_a: Sequence[str], rep
 
 
 def judged_from_cache(contexts: Sequence[Sequence[str]], replies_a: Sequence[str], replies_b: Sequence[str],
-                      judge: str = "pairwise", checkpoint: str | None = None) -> bool:
+                      judge: "str | Judge" = "pairwise", checkpoint: str | None = None) -> bool:
     """Whether the score cache (or a shipped precomputed layer) holds the judge's output on every pair, so
     :func:`judge_pairs` would not load the judge."""
     return len(contexts) > 0 and pairs_to_judge(contexts, replies_a, replies_b, judge, checkpoint) == 0
 
 
 def pairs_to_judge(contexts: Sequence[Sequence[str]], replies_a: Sequence[str], replies_b: Sequence[str],
-                   judge: str = "pairwise", checkpoint: str | None = None) -> int:
+                   judge: "str | Judge" = "pairwise", checkpoint: str | None = None) -> int:
     """How many distinct pairs :func:`judge_pairs` would judge: those the score cache (or a shipped precomputed
     layer) cannot give back."""
-    keys = {pair_key([c] if isinstance(c, str) else list(c), a, b) for c, a, b in zip(contexts, replies_a, replies_b)}
     store = resolve_cache(None)
-    ident = judge_class(judge).cache_identity(checkpoint) if store is not None else None
+    cls = _judge_class(judge)
+    if cls.caches_own_answers:
+        return judge_instance(judge, checkpoint).pairs_to_ask(contexts, replies_a, replies_b, store)
+    keys = {pair_key([c] if isinstance(c, str) else list(c), a, b) for c, a, b in zip(contexts, replies_a, replies_b)}
+    ident = cls.cache_identity(checkpoint) if store is not None and not isinstance(judge, Judge) else None
     if ident is None:
         return len(keys)
-    return len(keys) - len(store.get_many(judge_namespace(judge, ident, __version__, device_key(active_device())),
+    return len(keys) - len(store.get_many(judge_namespace(cls.name, ident, __version__, device_key(active_device())),
                                           list(keys)))
 
 
-def check_judge_models(pairs: "Comparison | Sequence[tuple[Sequence[str], str, str]]", judge: str = "pairwise",
+def check_judge_models(pairs: "Comparison | Sequence[tuple[Sequence[str], str, str]]", judge: "str | Judge" = "pairwise",
                        checkpoint: str | None = None) -> None:
     """Before anything runs: ``MissingModelError`` when a model package the judge needs is not installed and
     the cache cannot answer every (context, A, B) of ``pairs`` (a comparison's pairs, or triples), as
-    :func:`check_models_needed` does for metrics."""
+    :func:`check_models_needed` does for metrics; a judge that asks an endpoint checks that it answers
+    (``Judge.check_ready``) when some pair is not in the cache."""
     if isinstance(pairs, Comparison):
         pairs = [(a.context, a.response, b.response) for a, b in pairs.pairs]
+    cls = _judge_class(judge)
+    if cls.caches_own_answers:
+        if pairs and not judged_from_cache([p[0] for p in pairs], [p[1] for p in pairs], [p[2] for p in pairs], judge,
+                                           checkpoint):
+            judge_instance(judge, checkpoint).check_ready()
+        return
     try:
-        check_models(judge_class(judge).models)
+        check_models(cls.models)
     except MissingModelError:
         if not judged_from_cache([p[0] for p in pairs], [p[1] for p in pairs], [p[2] for p in pairs], judge,
                                  checkpoint):
             raise
 
 
-def cached_judge_comparison(comp: Comparison, judge: str = "pairwise",
+def cached_judge_comparison(comp: Comparison, judge: "str | Judge" = "pairwise",
                             checkpoint: str | None = None) -> JudgeOutput | None:
     """The judge's output over every pair of ``comp`` if the score cache (or a shipped precomputed layer)
     holds all of it, else ``None``; never loads or runs the judge."""
@@ -557,7 +580,7 @@ def cached_judge_comparison(comp: Comparison, judge: str = "pairwise",
     return judge_comparison(comp, judge, checkpoint)
 
 
-def judge_comparison(comp: Comparison, judge: str = "pairwise", checkpoint: str | None = None,
+def judge_comparison(comp: Comparison, judge: "str | Judge" = "pairwise", checkpoint: str | None = None,
                      progress: Progress | None = None, cache: ScoreCache | bool | None = None) -> JudgeOutput:
     """The judge over every aligned pair of ``comp`` (A = ``comp.system_a``)."""
     return judge_pairs([a.context for a in comp.a], [a.response for a in comp.a], [b.response for b in comp.b],

@@ -40,6 +40,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 import numpy as np
 
+from core.formatting import fmt_amount, fmt_percent, fmt_percent_bounds, fmt_points
 from core.stats import POWER, detectable_difference
 from core.verdict import MetricComparison, Verdict, verdict_decision
 from core.verdict_policy import JUDGE, shipped_policy
@@ -90,16 +91,13 @@ class Criterion:
 
     def amount(self, x: float, signed: bool = True) -> str:
         """``x`` in the criterion's units: points of win rate for the judge, the metric's own units else."""
-        if self.is_judge:
-            return f"{100 * x:+.0f} points" if signed else f"{100 * x:.0f} points"
-        digits = 1 if abs(x) >= 10 else 2 if abs(x) >= 1 else 3
-        return f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
+        return fmt_points(x, signed) if self.is_judge else fmt_amount(x, signed)
 
     def evidence(self) -> str:
-        """'wins 38 % [29, 47] of 120 pairs' (the judge) or '-0.041 [-0.070, -0.012] over 60 contexts'."""
+        """'wins 38 % [29–47 %] of 120 pairs' (the judge) or '-0.041 [-0.070, -0.012] over 60 contexts'."""
         if self.is_judge:
-            return (f"wins {100 * (0.5 + self.effect):.0f} % [{100 * (0.5 + self.low):.0f}, "
-                    f"{100 * (0.5 + self.high):.0f}] of the {self.n} pairs it decided")
+            return (f"wins {fmt_percent(0.5 + self.effect)} {fmt_percent_bounds(0.5 + self.low, 0.5 + self.high)} "
+                    f"of the {self.n} pairs it decided")
         return (f"{self.amount(self.effect)} [{self.amount(self.low)}, {self.amount(self.high)}] over "
                 f"{self.n_contexts} contexts")
 

@@ -24,7 +24,8 @@ import numpy as np
 
 from core.data import Comparison, alignment_words, dimensions
 from core.engine import input_notes
-from core.report import as_sentence, could_miss, fmt_num, left_out_note, level_label, verdict_notes
+from core.formatting import alpha_label, fmt_interval, fmt_num, level_label
+from core.report import as_sentence, could_miss, left_out_note, verdict_notes
 from core.scoring import metric_class
 from core.verdict import Verdict, mismatch_warning, pair_winner
 from core.version import __version__
@@ -118,11 +119,6 @@ def highlight_html(text: str, references: Sequence[str], inline_style: bool = Fa
 # charts (inline SVG)
 
 
-def signed_interval(m: float, lo: float, hi: float) -> str:
-    """'+0.102 [+0.051, +0.154]'."""
-    return f"{fmt_num(m, signed=True)} [{fmt_num(lo, signed=True)}, {fmt_num(hi, signed=True)}]"
-
-
 def _svg_text(x: float, y: float, text: str, anchor: str = "start", size: int = 12, colour: str = "#222",
               weight: str = "normal") -> str:
     return (f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}" fill="{colour}" '
@@ -165,7 +161,7 @@ def forest_svg(rows, system_a: str, system_b: str, width: int = 720, level: floa
                 out.append(f'<line x1="{sx(r.low):.1f}" x2="{sx(r.high):.1f}" y1="{y:.1f}" y2="{y:.1f}" '
                            f'stroke="{c}" stroke-width="3"/>')
             out.append(f'<circle cx="{sx(r.diff):.1f}" cy="{y:.1f}" r="5" fill="{c}"/>')
-        out.append(_svg_text(left + plot_w + 8, y + 4, signed_interval(r.diff, r.low, r.high), "start", 11))
+        out.append(_svg_text(left + plot_w + 8, y + 4, fmt_interval(r.diff, r.low, r.high, signed=True), "start", 11))
     out.append("</svg>")
     return "".join(out)
 
@@ -248,8 +244,7 @@ def _num_cell(x, **kw) -> str:
 
 
 def _ci(m, lo, hi, signed: bool = False) -> str:
-    f = lambda x: _e(fmt_num(x, signed=signed))  # noqa: E731
-    return f'<td class="num">{f(m)} [{f(lo)}, {f(hi)}]</td>'
+    return f'<td class="num">{_e(fmt_interval(m, lo, hi, signed=signed))}</td>'
 
 
 def _winner_cell(w: str | None) -> str:
@@ -271,7 +266,7 @@ def render_html(verdict: Verdict, comp: Comparison, cs: "ComparisonScores | None
              f'<p class="facts">A = {_e(A)}, B = {_e(B)}; {v.n_pairs} pair{"s" * (v.n_pairs != 1)} aligned by '
              f'{_e(alignment_words(v.aligned_by, v.alignment_note))}; intervals '
              f"and p-values resample {_e(v.resampled)} ({v.n_boot:,} bootstrap resamples, {v.n_perm:,} "
-             f"randomizations, seed {v.seed}, {level_label(v.level)}); a winner only when p &lt; {1 - v.level:.2g} and the "
+             f"randomizations, seed {v.seed}, {level_label(v.level)}); a winner only when p &lt; {alpha_label(v.level)} and the "
              f"interval of A - B excludes 0. dialeval {_e(__version__)}, made "
              f"{datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}.</p>"]
     notes = input_notes(comp.examples(), cs.metrics if cs is not None else [], judged=v.judge is not None)
@@ -292,9 +287,9 @@ def render_html(verdict: Verdict, comp: Comparison, cs: "ComparisonScores | None
             w = r.winner
             margin = could_miss(r) or "-"
             if w == "A":
-                margin = f"{A}: {signed_interval(r.diff, r.low, r.high)}"
+                margin = f"{A}: {fmt_interval(r.diff, r.low, r.high, signed=True)}"
             elif w == "B":
-                margin = f"{B}: {signed_interval(-r.diff, -r.high, -r.low)}"
+                margin = f"{B}: {fmt_interval(-r.diff, -r.high, -r.low, signed=True)}"
             rows.append([_e(r.metric), f'<td class="{w or "tie"}">{_e(r.better(A, B))}</td>', _e(margin),
                          _ci(r.mean_a, r.mean_a_low, r.mean_a_high), _ci(r.mean_b, r.mean_b_low, r.mean_b_high),
                          _ci(r.diff, r.low, r.high, True), _num_cell(r.p_randomization, p=True),

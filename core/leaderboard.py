@@ -47,8 +47,9 @@ from core.data import (ID_MISMATCH_ADVICE, DataError, Example, Problem, alignmen
                        systems_in)
 from core.engine import (ScoreTable, check_judge_models, input_notes, judge_pairs, judged_from_cache, parse_metrics,
                          score_examples)
+from core.formatting import alpha_label, fmt_interval, fmt_num, level_label
 from core.progress import Progress, within
-from core.scoring import JudgeOutput, Options, metric_class
+from core.scoring import Judge, JudgeOutput, Options, judge_choice, metric_class
 from core.settings import SEED
 from core.verdict import (LEVEL, N_BOOT, N_PERM, canonical_order, compare_values, context_groups,
                           human_tie_margin, preference_dimension)
@@ -208,7 +209,7 @@ class Leaderboard:
         return asdict(self)
 
 
-def judged_in_cache(grid: SystemGrid, judge: str = "pairwise") -> bool:
+def judged_in_cache(grid: SystemGrid, judge: "str | Judge" = "pairwise") -> bool:
     """Whether the score cache (or the demo's precomputed layer) holds the judge's output on every pair of
     systems of ``grid``, so :func:`judge_grid` reads it without loading the judge."""
     return all(judged_from_cache(contexts, a, b, judge) for _, _, contexts, a, b in grid.system_pairs())
@@ -224,7 +225,7 @@ def pairs_family_note(verdict: str = "`compare`'s one-line verdict") -> str:
 PAIRS_FAMILY_NOTE = pairs_family_note()
 
 
-def judge_grid(grid: SystemGrid, judge: str = "pairwise", checkpoint: str | None = None,
+def judge_grid(grid: SystemGrid, judge: "str | Judge" = "pairwise", checkpoint: str | None = None,
                progress: Progress | None = None, cache: "ScoreCache | bool | None" = None
                ) -> dict[tuple[int, int], JudgeOutput]:
     """The judge on every pair of systems ``(i, j)``, i < j, over every shared context (A = system i);
@@ -408,25 +409,29 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
                        input_notes(grid.examples(), metrics).get("reference copy"), grid.alignment_note)
 
 
-def leaderboard(examples: Sequence[Example], metrics: Sequence[str] | str | None = None, judge: bool = False,
+def leaderboard(examples: Sequence[Example], metrics: Sequence[str] | str | None = None,
+                judge: "bool | str | Judge | None" = False,
                 systems: Sequence[str] | None = None, options: Options | None = None,
                 progress: Progress | None = None, cache: "ScoreCache | bool | None" = None,
                 **settings: Any) -> Leaderboard:
     """Score (and with ``judge`` judge) every system of ``examples`` on their shared contexts through the
-    engine, and build the :class:`Leaderboard` (people's ratings in ``examples`` included). ``metrics`` ``[]``:
+    engine, and build the :class:`Leaderboard` (people's ratings in ``examples`` included). ``judge``: ``True``
+    the learned judge, a judge's name or a :class:`~core.scoring.Judge` (``core.scoring.judge_choice``). ``metrics`` ``[]``:
     the judge and people's ratings alone. ``cache`` as in ``core.engine.score_examples``. ``settings``:
     :func:`build_leaderboard`'s ``n_boot``, ``n_perm``, ``level``, ``seed`` and ``rank_by``."""
     grid = shared_contexts(examples, systems)
+    judge = judge_choice(judge)
     names = parse_metrics(metrics) if metrics is None or len(metrics) else []
-    ranking_criterion(grid, names, judge, settings.get("rank_by", "auto"))  # a bad rank_by fails before scoring
-    if judge:  # a missing model package too
-        check_judge_models([triple for _, _, contexts, a, b in grid.system_pairs() for triple in zip(contexts, a, b)])
+    ranking_criterion(grid, names, judge is not None, settings.get("rank_by", "auto"))  # fails before scoring
+    if judge is not None:  # a missing model package (or an endpoint that does not answer) too
+        check_judge_models([triple for _, _, contexts, a, b in grid.system_pairs() for triple in zip(contexts, a, b)],
+                           judge)
     table = None
     if names:
-        table = score_examples(grid.examples(), names, options, within(progress, 0, 2) if judge else progress,
-                               cache=cache)
-    judged = judge_grid(grid, progress=within(progress, 1, 2) if table is not None else progress,
-                        cache=cache) if judge else None
+        table = score_examples(grid.examples(), names, options,
+                               within(progress, 0, 2) if judge is not None else progress, cache=cache)
+    judged = judge_grid(grid, judge, progress=within(progress, 1, 2) if table is not None else progress,
+                        cache=cache) if judge is not None else None
     return build_leaderboard(grid, table, judged, **settings)
 
 
@@ -435,19 +440,16 @@ def leaderboard(examples: Sequence[Example], metrics: Sequence[str] | str | None
 
 
 def _ci(mean: float, lo: float, hi: float, digits: int = 3, n: int | None = None, of: int | None = None) -> str:
-    """``mean [low, high]``; ``[-]`` without an interval (too few contexts to resample); `` (on n of N)`` when
-    the mean covers fewer than all N shared contexts."""
+    """``mean [low, high]`` (``core.formatting.fmt_interval``); `` (on n of N)`` when the mean covers fewer than
+    all N shared contexts."""
     if mean is None or not math.isfinite(mean):
         return "-" if n is None or of is None else f"- (on 0 of {of})"
     on = f" (on {n} of {of})" if n is not None and of is not None and n < of else ""
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        return f"{mean:.{digits}f} [-]{on}"
-    return f"{mean:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]{on}"
+    return fmt_interval(mean, lo, hi, digits) + on
 
 
 def leaderboard_rows(lb: Leaderboard) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
     """The ranking as formatted cells and their (key, header) columns."""
-    from core.report import level_label
     ci = f"{level_label(lb.level)} CI"
     cols = [("rank", "rank"), ("system", "system")]
     if lb.systems and lb.systems[0].judge is not None:
@@ -491,17 +493,14 @@ def ranking_label(ranked_by: str) -> str:
 
 def pairwise_columns(level: float = 0.95) -> list[tuple[str, str]]:
     """The (key, header) columns of the every-pair table; the interval's header names its level."""
-    from core.report import level_label
     return [("metric", "metric"), ("first", "system 1"), ("second", "system 2"),
             ("diff", f"1 - 2 (judge: win rate of 1) [{level_label(level)} CI]"), ("p", "p"), ("p_holm", "p (Holm)"),
             ("wtl", "1 wins/ties/2 wins"), ("better", "better")]
 
 
 def pairwise_cells(lb: Leaderboard) -> list[dict[str, str]]:
-    from core.report import fmt_num
     return [{"metric": r.metric, "first": r.first, "second": r.second,
-             "diff": f"{fmt_num(r.diff, signed=r.metric != 'judge')} [{fmt_num(r.low, signed=r.metric != 'judge')}, "
-                     f"{fmt_num(r.high, signed=r.metric != 'judge')}]",
+             "diff": fmt_interval(r.diff, r.low, r.high, signed=r.metric != "judge"),
              "p": fmt_num(r.p, p=True), "p_holm": fmt_num(r.p_holm, p=True), "wtl": f"{r.wins}/{r.ties}/{r.losses}",
              "better": r.better or ("not scored: no context has both values" if math.isnan(r.diff)
                                     else "no significant difference")} for r in lb.pairwise]
@@ -539,7 +538,7 @@ def render_leaderboard(lb: Leaderboard, fmt: str = "text") -> str:
               f"{groups} shared contexts, {lb.n_contexts} answers each")
     head = (f"{len(lb.systems)} systems on {shared} (aligned by "
             f"{alignment_words(lb.aligned_by, lb.alignment_note)}); ranked by "
-            f"{by}; rank = 1 + systems significantly better (Holm-adjusted p < {1 - lb.level:.2g}); intervals "
+            f"{by}; rank = 1 + systems significantly better (Holm-adjusted p < {alpha_label(lb.level)}); intervals "
             f"resample contexts ({lb.n_boot} resamples, seed {lb.seed})")
     from core.stats import MIN_RESAMPLED
     if groups < MIN_RESAMPLED:

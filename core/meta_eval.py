@@ -225,7 +225,8 @@ _TABLE = [("metric", "metric"), ("dataset", "dataset"), ("dimension", "dimension
 
 
 def format_rows(rows: Sequence[dict[str, Any]], fmt: str = "text", methods: Sequence[str] = stats.METHODS) -> str:
-    from core.report import fmt_num, render, to_json
+    from core.formatting import fmt_num
+    from core.report import render, to_json
     if fmt == "json":
         return to_json(rows)
     if fmt == "csv":

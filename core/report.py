@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from core.data import alignment_words
+from core.formatting import alpha_label, fmt_bounds, fmt_interval, fmt_num, level_label
 from core.outputs import atomic_open
 from core.stats import MIN_RESAMPLED, can_be_significant
 from core.verdict import LEFT_OUT_LISTED, holm_adjusted, holm_winners, mismatch_warning
@@ -21,21 +22,6 @@ from core.verdict import LEFT_OUT_LISTED, holm_adjusted, holm_winners, mismatch_
 if TYPE_CHECKING:
     from core.data import Comparison
     from core.verdict import Verdict
-
-
-def fmt_num(x: Any, digits: int = 3, signed: bool = False, p: bool = False) -> str:
-    """A number for a table: '-' for None/NaN; p-values below 0.001 as '<0.001'."""
-    if x is None:
-        return "-"
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return str(x)
-    if math.isnan(v):
-        return "-"
-    if p:
-        return "<0.001" if v < 0.001 else f"{v:.3f}"
-    return f"{v:+.{digits}f}" if signed else f"{v:.{digits}f}"
 
 
 SIGNIFICANT_DIGITS = 12  # digits a written float keeps: float64 rounding noise (100.00000000000004) goes
@@ -142,11 +128,6 @@ def render(rows: Sequence[dict[str, Any]], columns: Sequence[tuple[str, str]], f
 # ------------------------------------------------------------------------------------------------
 # the verdict (core.verdict.Verdict) in every format
 
-def level_label(level: float) -> str:
-    """An interval level as people write it: 0.95 -> ``95%``, 0.8 -> ``80%``, 0.975 -> ``97.5%``."""
-    return f"{level * 100:.10g}%"
-
-
 def verdict_columns(level: float = 0.95) -> list[tuple[str, str]]:
     """The (key, header) columns of the verdict table; the interval's header names its level."""
     return [("metric", "metric"), ("n", "n"), ("mean_a", "mean A"), ("mean_b", "mean B"), ("diff", "A-B"),
@@ -160,10 +141,10 @@ def verdict_cells(v: "Verdict") -> list[dict[str, str]]:
     for r in v.metrics:
         cells.append({"metric": r.metric, "n": str(r.n), "mean_a": fmt_num(r.mean_a), "mean_b": fmt_num(r.mean_b),
                       "diff": fmt_num(r.diff, signed=True),
-                      "interval": f"[{fmt_num(r.low, signed=True)}, {fmt_num(r.high, signed=True)}]",
+                      "interval": fmt_bounds(r.low, r.high, signed=True),
                       "p_randomization": fmt_num(r.p_randomization, p=True),
                       "p_bootstrap": fmt_num(r.p_bootstrap, p=True), "wtl": f"{r.wins}/{r.ties}/{r.losses}",
-                      "win": f"{fmt_num(r.win_rate)} [{fmt_num(r.win_low)}, {fmt_num(r.win_high)}]"
+                      "win": fmt_interval(r.win_rate, r.win_low, r.win_high)
                       if r.wins + r.losses else "-",  # no decided pair: no rate, no interval, no test
                       "sign_p": fmt_num(r.sign_p, p=True) if r.wins + r.losses else "-",
                       "verdict": r.verdict(v.system_a, v.system_b) + (f" ({could_miss(r)})" if could_miss(r) else "")})
@@ -194,18 +175,23 @@ def judge_lines(v: "Verdict") -> list[str]:
         return []
     w = j.win
     lines = [f"judge: prefers A in {w.wins}, B in {w.losses}, tie in {w.ties} of {j.n} pairs; win rate of A "
-             f"{fmt_num(w.rate)} (ties excluded; {level_label(v.level)} Wilson [{fmt_num(w.low)}, {fmt_num(w.high)}], "
+             f"{fmt_num(w.rate)} (ties excluded; {level_label(v.level)} Wilson {fmt_bounds(w.low, w.high)}, "
              f"sign test p {fmt_num(w.sign_p, p=True)}; ties counted half: {fmt_num(w.ties_split)}) -> "
              f"{j.better(v.system_a, v.system_b)}{_judge_could_miss(v)}",
-             f"judge: orders A|B and B|A disagreed on {fmt_num(j.order_disagreement)} of the pairs before combining; "
-             f"tie margin {j.tie_margin:g}; {j.signature}"]
+             f"judge: orders A|B and B|A disagreed on {fmt_num(j.order_disagreement)} of the pairs before combining "
+             f"(position flips); the reply shown first was preferred in {fmt_num(j.first_shown)} of single-order "
+             f"calls; tie margin {j.tie_margin:g}; {j.signature}"]
+    unparsed = j.notes.get("unparsed") or []
+    if unparsed:
+        lines.append(f"judge: {len(unparsed)} pair(s) with an answer that named neither reply after a second ask "
+                     f"(unparsed, never guessed; P(A) rests on the other order, or 0.5 when neither parsed): pairs "
+                     f"{', '.join(str(i + 1) for i in unparsed[:20])}{' ...' if len(unparsed) > 20 else ''}")
     lc = j.length_controlled
     if lc is not None and lc.n and not math.isfinite(lc.rate):
         lines.append(f"judge: no length-controlled win rate: {lc.why_none or f'fewer than {MIN_RESAMPLED} contexts'}")
     elif lc is not None and lc.n:
         lines.append(f"judge: length-controlled win rate of A {fmt_num(lc.rate)} ({level_label(v.level)} "
-                     f"[{fmt_num(lc.low)}, "
-                     f"{fmt_num(lc.high)}]): its calls regressed on the length difference A - B (mean "
+                     f"{fmt_bounds(lc.low, lc.high)}): its calls regressed on the length difference A - B (mean "
                      f"{lc.mean_length_diff:+.1f} words), read at equal length; plain {fmt_num(lc.raw)} on the same "
                      f"{lc.n} decided pairs")
     h = j.human
@@ -214,8 +200,7 @@ def judge_lines(v: "Verdict") -> list[str]:
             what = (f"human {h.dimension} (tie margin {h.margin:g})" if h.source == "scores" else "the votes")
             which = "with a clear human preference" if h.source == "scores" else "voted A or B"
             lines.append(f"judge: agreement with {what}: {fmt_num(h.agreement)} of the {h.n} pairs {which} "
-                         f"({level_label(v.level)} Wilson [{fmt_num(h.low)}, "
-                         f"{fmt_num(h.high)}]; on the "
+                         f"({level_label(v.level)} Wilson {fmt_bounds(h.low, h.high)}; on the "
                          f"{h.n_decided} pairs the judge did not call a tie: {fmt_num(h.agreement_decided)})")
         else:
             lines.append("judge: no pair with a clear human preference to measure agreement on"
@@ -235,9 +220,8 @@ def driver_lines(v: "Verdict") -> list[str]:
         was = "no significant difference" if d.winner is None else f"{d.winner} better"
         now = "no significant difference" if d.winner_without is None else f"{d.winner_without} better"
         lines.append(f"{d.metric}: pairs pushing most toward {side}: {ids}; without the top {d.n_left_out} "
-                     f"({d.n_left_out} of {d.n_pairs} pairs): A-B {fmt_num(d.diff_without, signed=True)} "
-                     f"[{fmt_num(d.low_without, signed=True)}, "
-                     f"{fmt_num(d.high_without, signed=True)}], p {fmt_num(d.p_without, p=True)} -> {now} "
+                     f"({d.n_left_out} of {d.n_pairs} pairs): A-B "
+                     f"{fmt_interval(d.diff_without, d.low_without, d.high_without, signed=True)}, p {fmt_num(d.p_without, p=True)} -> {now} "
                      f"({_survival_words(d, was)})")
     return lines
 
@@ -276,7 +260,8 @@ def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,
                    "losses": w.losses, "win_rate": w.rate, "win_low": w.low, "win_high": w.high,
                    "win_rate_ties_split": w.ties_split, "sign_p": w.sign_p,
                    "verdict": j.better(v.system_a, v.system_b), "signature": j.signature,
-                   "order_disagreement": j.order_disagreement}  # every number text and json give, as columns
+                   "order_disagreement": j.order_disagreement, "first_shown": j.first_shown,
+                   "unparsed_pairs": len(j.notes.get("unparsed") or [])}  # every number text and json give, as columns
             lc = j.length_controlled
             if lc is not None:
                 row.update({"length_controlled_rate": lc.rate, "length_controlled_low": lc.low,
@@ -307,7 +292,7 @@ def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,
             f"seed {v.seed})")
     if abs(v.level - 0.95) > 1e-12:
         head += (f"; {level_label(v.level)} intervals, so a metric or the judge names a winner when p < "
-                 f"{1 - v.level:.3g} (not 0.05)")
+                 f"{alpha_label(v.level)} (not 0.05)")
     for note in verdict_notes(v).values():
         head += "; " + note
     inert = markdown_text if fmt == "markdown" else (lambda t: t)  # user text (names, ids) shown as written
@@ -398,7 +383,7 @@ def few_contexts_note(v: "Verdict") -> str:
                      f"{MIN_RESAMPLED}): no interval or bootstrap p ('-') and no winner there")
     if hopeless:
         k = hopeless[0]
-        notes.append(f"{' or '.join(map(str, hopeless))} contexts are too few for any winner at p < {alpha:.2g}: "
+        notes.append(f"{' or '.join(map(str, hopeless))} contexts are too few for any winner at p < {alpha_label(v.level)}: "
                      f"the smallest randomization p there is 2/2^{k} = {2 / 2 ** k:.3g}")
     return "; ".join(notes)
 

@@ -21,18 +21,21 @@ human dimension, for metrics such as MME-CRS whose weights depend on it).
 """
 from __future__ import annotations
 
-import re
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any, ClassVar, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Sequence
 
 import numpy as np
 
+from core.cache import versionless  # noqa: F401 (a signature's part that fixes numbers; re-exported)
 from core.data import Example
 from core.progress import Progress
 from core.registry import Registry
 from core.version import __version__
 from core.models.device import DEVICES
+
+if TYPE_CHECKING:
+    import argparse
 
 
 # ------------------------------------------------------------------------------------------------
@@ -87,12 +90,6 @@ class Signature:
     def __str__(self) -> str:
         text = f"metric:{self.metric}|variant:{self.variant}|ckpt:{self.checkpoint}|pool:{self.pool}|v:{self.version}"
         return text + (f"|precision:{self.precision}" if self.precision else "")
-
-
-def versionless(signature: "Signature | str") -> str:
-    """A signature without its package version (``|v:...``): what a metric's numbers depend on. Records that keep
-    numbers (the golden test's) compare these, so a release that moves no number needs no new record."""
-    return re.sub(r"\|v:[^|]*", "", str(signature))
 
 
 @dataclass
@@ -273,6 +270,19 @@ class JudgeOutput:
     order_disagreement: float  # share of pairs where p_ab and p_ba_flipped pick different winners
     tie_margin: float
     signature: str = ""
+    notes: dict[str, Any] = field(default_factory=dict)  # what the judge adds (the llm judge: model, unparsed pairs)
+
+    @property
+    def first_shown(self) -> float:
+        """The share of single-order calls (both orders of every pair) preferring the reply shown first (exactly
+        0.5 counts half): near 0.5 for a judge without position bias. A judge that knows better says so in
+        ``notes["first_shown"]`` (the llm judge leaves out its unparsed answers)."""
+        if "first_shown" in self.notes:
+            return float(self.notes["first_shown"])
+        firsts = np.concatenate([self.p_ab, 1.0 - self.p_ba_flipped])
+        if not len(firsts):
+            return float("nan")
+        return float(np.mean(np.where(firsts > 0.5, 1.0, np.where(firsts == 0.5, 0.5, 0.0))))
 
     @classmethod
     def from_probabilities(cls, p_a: np.ndarray, p_ab: np.ndarray, p_ba_flipped: np.ndarray, tie_margin: float,
@@ -296,6 +306,29 @@ class Judge(ABC):
     description: ClassVar[str] = ""
     models: ClassVar[tuple[str, ...]] = ()  # the pretrained model packages it loads, as ``Metric.models``
     reads_response: ClassVar[tuple[int, str] | None] = None  # how much of a reply it reads, as ``Metric``'s
+    caches_own_answers: ClassVar[bool] = False  # True: ``predict`` takes ``cache=`` and keeps its own answers there
+    load_once: ClassVar[bool] = True  # False: :func:`get_judge` builds it anew each time (cheap, settings from the env)
+
+    @classmethod
+    def add_arguments(cls, p: "argparse._ActionsContainer") -> None:
+        """Command-line flags of this judge's own settings (``--llm-url``...), added wherever ``--judge`` is."""
+
+    @classmethod
+    def from_arguments(cls, a: "argparse.Namespace") -> "Judge":
+        """The judge the parsed command line describes (default: the one stored under ``--checkpoint``)."""
+        return cls.load(getattr(a, "checkpoint", None))
+
+    @classmethod
+    def flags_given(cls, a: "argparse.Namespace") -> list[str]:
+        """Which of this judge's own flags the command line set (said as an error when another judge runs)."""
+        return []
+
+    def check_ready(self) -> None:
+        """Raise before any work when the judge cannot run (an endpoint that does not answer); default: nothing."""
+
+    def usage_line(self) -> str | None:
+        """One line on what the last :meth:`predict` cost (requests, tokens), or ``None``."""
+        return None
 
     @abstractmethod
     def predict(self, contexts: Sequence[Sequence[str]], replies_a: Sequence[str], replies_b: Sequence[str],
@@ -330,6 +363,30 @@ _JUDGE_INSTANCES: dict[tuple[str, str | None], Judge] = {}
 def get_judge(name: str = "pairwise", checkpoint: str | None = None) -> Judge:
     """A judge instance (``checkpoint`` None: the shipped one), loaded once per process."""
     key = (name, checkpoint)
+    if not judge_class(name).load_once:  # built from settings that may change (the environment): built anew
+        return judge_class(name).load(checkpoint)
     if key not in _JUDGE_INSTANCES:
         _JUDGE_INSTANCES[key] = judge_class(name).load(checkpoint)
     return _JUDGE_INSTANCES[key]
+
+
+def judge_instance(judge: "str | Judge", checkpoint: str | None = None) -> Judge:
+    """``judge`` itself when it is a :class:`Judge` (an ``llm`` judge built with its settings), else the
+    registered judge of that name (:func:`get_judge`)."""
+    return judge if isinstance(judge, Judge) else get_judge(judge, checkpoint)
+
+
+def judge_choice(value: "bool | str | Judge | None") -> "str | Judge | None":
+    """What an API's ``judge=`` asks for: ``True`` the learned judge ('pairwise'); ``False`` / ``None`` no judge;
+    a registered name (an unknown one raises, listing the known) or a :class:`Judge` as given."""
+    if value is True:
+        return "pairwise"
+    if value is False or value is None:
+        return None
+    if isinstance(value, Judge):
+        return value
+    if isinstance(value, str):
+        judge_class(value)
+        return value
+    raise TypeError(f"judge= takes True, False, a judge's name or a Judge, not {type(value).__name__}")
+

@@ -307,7 +307,8 @@ _SYSTEM_TABLE = [("dataset", "dataset"), ("signal", "signal"), ("system_pairs", 
 
 def format_system_rows(rows: Sequence[dict[str, Any]], fmt: str = "text") -> str:
     """:func:`summarize`'s rows as a table (text / markdown / csv) or JSON."""
-    from core.report import fmt_num, render, to_json
+    from core.formatting import fmt_num, fmt_percent
+    from core.report import render, to_json
     if fmt == "json":
         return to_json(rows)
     if fmt == "csv":
@@ -318,7 +319,7 @@ def format_system_rows(rows: Sequence[dict[str, Any]], fmt: str = "text") -> str
         c = {k: r[k] for k in ("dataset", "signal", "system_pairs", "separated")}
         c["order"] = f"{fmt_num(r['order'])}" if n else "-"
         for k in ("right", "wrong"):
-            c[k] = f"{r[k]} ({100 * r[k] / n:.0f} %)" if n else "-"
+            c[k] = f"{r[k]} ({fmt_percent(r[k], n)})" if n else "-"
         c["none"] = str(r["none"]) if n else "-"
         c["kendall_tau"] = fmt_num(r["kendall_tau"])
         c["note"] = "the judge trained on this set's other contexts" if r.get("judge_trained_on") else ""

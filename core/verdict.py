@@ -33,108 +33,31 @@ Rules, fixed here and nowhere else:
 from __future__ import annotations
 
 import math
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
 from core import stats
-from core.data import ID_MISMATCH_ADVICE, Comparison, Example, dimensions
+from core.data import ID_MISMATCH_ADVICE, Comparison, dimensions
 from core.engine import is_reference_copy, reads_references
-from core.scoring import JudgeOutput, metric_class
+from core.formatting import fmt_amount, fmt_percent, fmt_percent_bounds, fmt_points
+from core.scoring import metric_class
 from core.settings import SEED
+from core.human_preferences import (MARGIN_SHARE, METRIC_TIE_TOL, PREFERENCE_DIMENSIONS, SCALES,  # noqa: F401
+                                    context_groups, human_preference, human_preferences, human_tie_margin, pair_winner,
+                                    preference_dimension, scale_of, side_accuracy)
+from core.judge_summary import (HumanAgreement, JudgeSummary, judge_length_controlled,  # noqa: F401 (re-exported)
+                                reply_length, summarize_judge)
+from core.stats import LEVEL, N_BOOT, N_PERM
 from core.verdict_policy import JUDGE, Decision, VerdictPolicy, decide, deciding_winners, shipped_policy
 
 if TYPE_CHECKING:
     from core.engine import ComparisonScores
 
-N_BOOT = 2000
-N_PERM = 2000
-LEVEL = 0.95
-METRIC_TIE_TOL = 1e-9
 
-# which human dimension stands for "which reply is better" in a rated set (first present wins)
-PREFERENCE_DIMENSIONS = ("overall", "Overall", "coherence", "relevance", "engagement", "context_coherence")
-# known rating scales (low, high) by dimension; otherwise the observed min/max rounded outward
-SCALES = {"Overall": (1, 5), "overall": (1, 5), "coherence": (1, 5), "relevance": (1, 5), "engagement": (1, 5),
-          "content": (1, 5), "grammar": (1, 5), "informativeness": (1, 5), "context_coherence": (1, 5),
-          "Natural": (1, 3), "Maintains Context": (1, 3), "Engaging": (1, 3), "language_usage": (1, 3),
-          "Understandable": (0, 1), "Uses Knowledge": (0, 1)}
 NOT_SCORED = "not scored: no pair has both values"  # a metric row with n = 0 (e.g. BLEU without references)
-MARGIN_SHARE = 0.25  # a "clear" human preference: the mean ratings differ by >= a quarter of the scale
-
-
-# ------------------------------------------------------------------------------------------------
-# human preferences
-
-
-def scale_of(dimension: str, values: Iterable[float] = ()) -> tuple[float, float]:
-    """The rating scale (low, high) of a human dimension: the known one (``SCALES``) when every observed
-    rating lies on it, else the observed range rounded outward (an 'overall' rated 0-1 or 0-100 is not
-    taken for 1-5)."""
-    vals = [v for v in values if v is not None and not math.isnan(v)]
-    known = SCALES.get(dimension)
-    if known is not None and all(known[0] <= v <= known[1] for v in vals):
-        return known
-    if not vals:
-        return (0.0, 1.0)
-    lo, hi = math.floor(min(vals)), math.ceil(max(vals))
-    return (lo, hi) if hi > lo else (lo, lo + 1)
-
-
-def human_tie_margin(dimension: str, values: Iterable[float] = ()) -> float:
-    """A quarter of the dimension's rating scale: ratings closer than this are a human tie."""
-    lo, hi = scale_of(dimension, values)
-    return MARGIN_SHARE * (hi - lo)
-
-
-def human_preference(score_a: float | None, score_b: float | None, margin: float) -> str | None:
-    """'A' / 'B' when the mean ratings differ by at least ``margin``, 'tie' below it, None without both."""
-    if score_a is None or score_b is None or math.isnan(score_a) or math.isnan(score_b):
-        return None
-    d = score_a - score_b
-    if abs(d) < margin - 1e-9:
-        return "tie"
-    return "A" if d > 0 else "B"
-
-
-def preference_dimension(examples: Sequence[Example]) -> str | None:
-    """The human dimension that stands for overall preference (``PREFERENCE_DIMENSIONS``), else the first."""
-    dims = dimensions(examples)
-    for d in PREFERENCE_DIMENSIONS:
-        if d in dims:
-            return d
-    return dims[0] if dims else None
-
-
-def human_preferences(comp: Comparison, dimension: str) -> tuple[list[str | None], float]:
-    """Per pair, which reply people preferred on ``dimension`` (:func:`human_preference`), and the margin."""
-    values = [e.scores.get(dimension, math.nan) for e in comp.examples()]
-    margin = human_tie_margin(dimension, values)
-    return [human_preference(a.scores.get(dimension), b.scores.get(dimension), margin) for a, b in comp.pairs], margin
-
-
-def side_accuracy(p_a: Sequence[float], gold: Sequence[str | None]) -> float:
-    """Share of human A/B preferences whose side ``p_a`` picks (p_a == 0.5 counts half); NaN without any."""
-    xs = [(p, g) for p, g in zip(p_a, gold) if g in ("A", "B")]
-    if not xs:
-        return float("nan")
-    return float(np.mean([0.5 if p == 0.5 else float((p > 0.5) == (g == "A")) for p, g in xs]))
-
-
-def pair_winner(a: float, b: float, higher_is_better: bool = True) -> str | None:
-    """Which reply of one pair a metric prefers: 'A', 'B', 'tie' (|a - b| <= 1e-9 x max(1, |a|, |b|), the one
-    metric tie rule) or None when either score is missing."""
-    if a is None or b is None or not (math.isfinite(a) and math.isfinite(b)):
-        return None
-    if abs(a - b) <= METRIC_TIE_TOL * max(1.0, abs(a), abs(b)):
-        return "tie"
-    return "A" if (a > b) == higher_is_better else "B"
-
-
-def context_groups(examples: Sequence[Example]) -> list[tuple[str, ...]]:
-    """The resampling unit of every interval: the context, whitespace and case ignored."""
-    return [tuple(" ".join(t.split()).lower() for t in ex.context) for ex in examples]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -185,43 +108,6 @@ class MetricComparison:
         if self.winner is None:
             return stats.NO_DIFF
         return f"A ({system_a}) better" if self.winner == "A" else f"B ({system_b}) better"
-
-
-@dataclass
-class HumanAgreement:
-    """How often the judge sides with people on the pairs where people clearly preferred one reply."""
-
-    source: str  # "scores" (derived from ratings on ``dimension``) or "votes"
-    dimension: str | None
-    margin: float | None  # the human tie margin used (None for votes)
-    n: int  # pairs with a human A/B preference
-    agreement: float  # side accuracy of P(A) (0.5 counts half)
-    low: float
-    high: float
-    n_decided: int  # of those, pairs the judge did not call a tie
-    agreement_decided: float
-    human: list[str | None] = field(default_factory=list)  # per pair: "A" | "B" | "tie" | None
-
-
-@dataclass
-class JudgeSummary:
-    """The judge over every pair: wins / ties / losses of A, the win rate (ties excluded) with its Wilson
-    interval and sign test, and agreement with people where the input says what people preferred."""
-
-    n: int
-    win: stats.WinStats  # A's wins, ties and losses by the judge's calls, win rate and its interval
-    winner: str | None
-    order_disagreement: float
-    tie_margin: float
-    signature: str
-    p_a: list[float]
-    verdicts: list[str]
-    human: HumanAgreement | None = None
-    length_controlled: stats.LengthControlled | None = None  # A's win rate at equal reply length
-    n_contexts: int = 0  # distinct contexts among the pairs (the unit the judge's test resamples)
-
-    def better(self, system_a: str, system_b: str) -> str:
-        return {"A": system_a, "B": system_b}.get(self.winner or "", "no significant preference")
 
 
 @dataclass
@@ -401,62 +287,6 @@ def compare_ratings(comp: Comparison, n_boot: int = N_BOOT, n_perm: int = N_PERM
     return rows
 
 
-def summarize_judge(comp: Comparison, out: JudgeOutput, dimension: str | None = None,
-                    votes: Sequence[str | None] | None = None, level: float = LEVEL, n_boot: int = N_BOOT,
-                    seed: int = SEED) -> JudgeSummary:
-    """The judge's :class:`JudgeSummary` for the pairs of ``comp``. People's preferences come from ``votes``
-    (one 'A' / 'B' / 'tie' / None per pair) or else from the ratings on ``dimension`` (default: the overall
-    one, :func:`preference_dimension`) when both systems carry it. ``level``: the intervals' level and the
-    winner's threshold (p < 1 - level); ``n_boot`` and ``seed``: the length-controlled rate's resamples."""
-    verdicts = list(out.verdict)
-    win = stats.clustered_win_stats([{"A": 1, "B": -1}.get(v, 0) for v in verdicts], context_groups(comp.a), level,
-                                    n_boot, seed)
-    winner = None
-    if win.sign_p < 1 - level and win.wins != win.losses:
-        winner = "A" if win.wins > win.losses else "B"
-    human = None
-    if votes is not None:
-        human = _agreement("votes", None, None, out, list(votes), level)
-    else:
-        dim = dimension or preference_dimension(comp.examples())
-        if dim is not None and any(dim in x.scores for x in comp.a) and any(dim in y.scores for y in comp.b):
-            prefs, margin = human_preferences(comp, dim)
-            human = _agreement("scores", dim, margin, out, prefs, level)
-    return JudgeSummary(len(verdicts), win, winner, out.order_disagreement, out.tie_margin, out.signature,
-                        [float(p) for p in out.p_a], verdicts, human,
-                        judge_length_controlled(comp, verdicts, level, n_boot, seed),
-                        len(set(context_groups(comp.a))))
-
-
-def reply_length(text: str) -> int:
-    """A reply's length in words (whitespace-separated tokens): the length every slice and control uses."""
-    return len(text.split())
-
-
-def judge_length_controlled(comp: Comparison, verdicts: Sequence[str], level: float = LEVEL,
-                            n_boot: int = N_BOOT, seed: int = SEED) -> stats.LengthControlled:
-    """The judge's win rate of A at equal reply length: its A / B calls (ties left out) regressed on the
-    length difference A - B in words (``core.stats.length_controlled_win_rate``), contexts resampled."""
-    keep = [i for i, v in enumerate(verdicts) if v in ("A", "B")]
-    groups = context_groups(comp.a)
-    return stats.length_controlled_win_rate(
-        [1.0 if verdicts[i] == "A" else 0.0 for i in keep],
-        [reply_length(comp.pairs[i][0].response) - reply_length(comp.pairs[i][1].response) for i in keep],
-        [groups[i] for i in keep], n_boot=n_boot, seed=seed, level=level)
-
-
-def _agreement(source: str, dimension: str | None, margin: float | None, out: JudgeOutput,
-               human: list[str | None], level: float) -> HumanAgreement | None:
-    idx = [i for i, h in enumerate(human) if h in ("A", "B")]
-    if not idx:
-        return HumanAgreement(source, dimension, margin, 0, math.nan, math.nan, math.nan, 0, math.nan, human)
-    acc = side_accuracy([out.p_a[i] for i in idx], [human[i] for i in idx])
-    lo, hi = stats.wilson_interval(acc * len(idx), len(idx), level)
-    dec = [i for i in idx if out.verdict[i] != "tie"]
-    acc_dec = float(np.mean([out.verdict[i] == human[i] for i in dec])) if dec else math.nan
-    return HumanAgreement(source, dimension, margin, len(idx), acc, lo, hi, len(dec), acc_dec, human)
-
-
 def check_something_to_compare(comp: Comparison, metrics: Sequence[str], judge: bool, human: bool = True,
                                metrics_name: str = "metrics=[]", judge_name: str = "judge=True",
                                human_name: str = "human=False") -> None:
@@ -605,33 +435,37 @@ def difference_drivers(row: MetricComparison, a: Sequence[float], b: Sequence[fl
 # the one-line verdict
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.0f} %"
+_WORDS: ContextVar[Callable[[str], str] | None] = ContextVar("verdict_words", default=None)
+"""Set by :func:`verdict_sentence`'s ``label`` for one call: metric names through it and intervals said in words
+(the dashboard's reading); unset, the command line's ids and brackets."""
+
+
+def _label(metric: str) -> str:
+    label = _WORDS.get()
+    return label(metric) if label is not None else metric
+
+
+def _bracket(lo: str, hi: str) -> str:
+    """' [lo, hi]', or ', between lo and hi' when the sentence is said in words."""
+    return f", between {lo} and {hi}" if _WORDS.get() is not None else f" [{lo}, {hi}]"
 
 
 def _span(lo: float, hi: float) -> str:
-    return f"{100 * lo:.0f}–{100 * hi:.0f} %"
-
-
-def _num(x: float) -> str:
-    """A difference with as many decimals as its size needs (3 significant digits, at most 3 decimals)."""
-    if x is None or not math.isfinite(x):
-        return "-"
-    ax = abs(x)
-    digits = 1 if ax >= 10 else 2 if ax >= 1 else 3
-    return f"{x:+.{digits}f}"
+    if _WORDS.get() is not None:
+        return f", between {100 * lo:.0f} and {100 * hi:.0f} %"
+    return f" {fmt_percent_bounds(lo, hi)}"
 
 
 def _names(rows: Sequence[MetricComparison]) -> str:
-    names = [r.metric for r in rows]
+    names = [_label(r.metric) for r in rows]
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def _margin(r: MetricComparison, side: str) -> str:
     """``r``'s difference in favour of ``side`` ('A': A - B, 'B': B - A) with its interval."""
     if side == "A":
-        return f"{_num(r.diff)} [{_num(r.low)}, {_num(r.high)}]"
-    return f"{_num(-r.diff)} [{_num(-r.high)}, {_num(-r.low)}]"
+        return f"{fmt_amount(r.diff)}{_bracket(fmt_amount(r.low), fmt_amount(r.high))}"
+    return f"{fmt_amount(-r.diff)}{_bracket(fmt_amount(-r.high), fmt_amount(-r.low))}"
 
 
 def preferred_human_row(v: Verdict) -> MetricComparison | None:
@@ -697,6 +531,11 @@ def _record_words(signal: str, label: str | None = None) -> str:
     return f" ({rec.words(label or signal)})" if rec is not None and rec.pairs else ""
 
 
+def _records(rows: Sequence[MetricComparison]) -> str:
+    """Each row's measured system-level record (:func:`_record_words`), named as the sentence names it."""
+    return "".join(_record_words(r.metric, _label(r.metric) if _WORDS.get() is not None else None) for r in rows)
+
+
 def _fragile(v: Verdict, r: MetricComparison) -> str:
     drv = next((d for d in v.drivers if d.metric == r.metric), None)
     return "; it rests on a few pairs: not significant without the top 5 %" if (
@@ -724,15 +563,15 @@ def _metric_clauses(v: Verdict, rows: Sequence[MetricComparison], side: str | No
             kind = "deciding metric" if others else "metric"
             agreeing = (f"{len(fav)} of {len(rows)} {kind}s {verb[len(fav) == 1]}" if len(rows) > 1
                         else f"its one {kind} {verb[1]}")
-            records = "".join(_record_words(r.metric) for r in fav) if basis == "metrics" else ""
-            clauses.append(f"{agreeing} ({best.metric} {_margin(best, s)}{_fragile(v, best)}){records}")
+            records = _records(fav) if basis == "metrics" else ""
+            clauses.append(f"{agreeing} ({_label(best.metric)} {_margin(best, s)}{_fragile(v, best)}){records}")
         else:
             lead = "but " if side is not None and s != side and not diagnostic else ""
             chance = "" if diagnostic or best.metric in passed else (
                 f", not significant once the {len(rows)} deciding metrics are corrected together (Holm)")
-            records = "".join(_record_words(r.metric) for r in fav) if diagnostic else ""
+            records = _records(fav) if diagnostic else ""
             clauses.append(f"{lead}{_names(fav)} favour{'s' * (len(fav) == 1)} {sys_name[s]} "
-                           f"({best.metric} {_margin(best, s)}{chance}{_fragile(v, best)}){records}")
+                           f"({_label(best.metric)} {_margin(best, s)}{chance}{_fragile(v, best)}){records}")
         clauses += _copy_clause(v, s, fav)
     none = [r for r in rows if r.winner is None]
     if none:
@@ -747,10 +586,6 @@ def _metric_clauses(v: Verdict, rows: Sequence[MetricComparison], side: str | No
     return clauses
 
 
-def _amount(x: float) -> str:
-    return _num(x).lstrip("+")
-
-
 def _unseen(rows: Sequence[MetricComparison]) -> str:
     """' (with these 60 contexts a difference smaller than 0.09 in bert_ruber could go unseen)': what the
     comparison could have missed at 80 % power (``stats.detectable_difference``), for metrics that found none."""
@@ -758,14 +593,14 @@ def _unseen(rows: Sequence[MetricComparison]) -> str:
     if not known:
         return ""
     n = max(r.n_contexts for r in known)
-    parts = [f"{_amount(r.detectable)} in {r.metric}" for r in known]
+    parts = [f"{fmt_amount(r.detectable, signed=False)} in {_label(r.metric)}" for r in known]
     many = len(parts) > 1
     listed = parts[0] if not many else ", ".join(parts[:-1]) + " and " + parts[-1]
     return (f" (with these {n} contexts {'differences' if many else 'a difference'} smaller than {listed} could "
             "go unseen)")
 
 
-def verdict_sentence(v: Verdict) -> str:
+def verdict_sentence(v: Verdict, label: Callable[[str], str] | None = None) -> str:
     """The verdict in one line a stakeholder reads in five seconds: which system is better, in words, both
     named in full, on what evidence, and how far that evidence is trusted. The side comes from
     :func:`verdict_decision`: people's ratings in the input when they name a winner, else the judge and the
@@ -774,7 +609,14 @@ def verdict_sentence(v: Verdict) -> str:
     beside it. Metrics outside the policy are shown as diagnostics and never decide. Differences are stated in
     favour of the better system (``+x [low, high]``), never only by a sign. Metrics that read references and
     favour a system that replies with its own reference more often than the other carry that caveat
-    (:func:`_copy_clause`)."""
+    (:func:`_copy_clause`). ``label`` (the dashboard's display names, e.g. 'bert_ruber' -> 'BERT-RUBER') names the
+    metrics through it and says intervals as "between x and y"; without it the sentence is the command line's."""
+    if label is not None and _WORDS.get() is None:
+        token = _WORDS.set(label)
+        try:
+            return verdict_sentence(v)
+        finally:
+            _WORDS.reset(token)
     sys_name = {"A": v.system_a, "B": v.system_b}
     other = {"A": "B", "B": "A"}
     if v.n_pairs and v.identical_pairs == v.n_pairs:
@@ -795,7 +637,7 @@ def verdict_sentence(v: Verdict) -> str:
         else:
             clauses.append(f"people's {dim} ratings show no significant difference")
     if basis == "lean":
-        who = ["the judge" if n == JUDGE else n for n in decision.named]
+        who = ["the judge" if n == JUDGE else _label(n) for n in decision.named]
         listed = who[0] if len(who) == 1 else ", ".join(who[:-1]) + " and " + who[-1]
         clauses.append(f"{listed} all lean its way, none significantly"
                        + _record_words("verdict", "on rated data such a verdict"))
@@ -810,16 +652,16 @@ def verdict_sentence(v: Verdict) -> str:
             lc = j.length_controlled
             at_len = ""
             if lc is not None and math.isfinite(lc.rate):
-                at_len = f" ({_pct(lc.rate if s == 'A' else 1 - lc.rate)} at equal length)"
+                at_len = f" ({fmt_percent(lc.rate if s == 'A' else 1 - lc.rate)} at equal length)"
             clauses.append(f"{'but ' if side not in (None, s) else ''}the judge{role} prefers "
-                           f"{'it' if s == side else sys_name[s]} in {_pct(rate)} of the {decided} pairs it decided "
-                           f"[{_span(lo, hi)}]{at_len}{trust}")
+                           f"{'it' if s == side else sys_name[s]} in {fmt_percent(rate)} of the {decided} pairs it decided"
+                           f"{_span(lo, hi)}{at_len}{trust}")
         else:
             unseen = stats.detectable_difference(lo, hi, v.level)
-            after = (f"; with these {j.n_contexts} contexts a difference smaller than {100 * unseen:.0f} points "
+            after = (f"; with these {j.n_contexts} contexts a difference smaller than {fmt_points(unseen)} "
                      "could go unseen" if math.isfinite(unseen) and j.n_contexts else "")
-            clauses.append(f"the judge{role} finds no significant preference ({sys_name[s]} wins {_pct(rate)} of "
-                           f"the {decided} pairs it decided [{_span(lo, hi)}]{after})")
+            clauses.append(f"the judge{role} finds no significant preference ({sys_name[s]} wins {fmt_percent(rate)} of "
+                           f"the {decided} pairs it decided{_span(lo, hi)}{after})")
     mrows = v.rows("metric")
     unscored = [r for r in mrows if r.n == 0]
     mrows = [r for r in mrows if r.n > 0]

@@ -22,7 +22,7 @@ import numpy as np
 from core.metrics import crs, mme
 from core.progress import progress_bar
 from core.settings import shared_data_dir, use_float32_encodings, writable_checkpoint_dir
-from core.training.crs import human_by_dimension, sub_metric_scores
+from core.training.crs import crs_weights_file, human_by_dimension, sub_metric_scores
 
 ROOT = Path(__file__).resolve().parent.parent
 EVAL_DIR = shared_data_dir() / "eval"
@@ -104,20 +104,17 @@ def _arrays(entry: dict) -> tuple[dict, dict]:
 
 
 def fit_from_cache(cache: dict) -> dict:
+    """The crs_weights.json content from the cached sub-metric scores of the DSTC10 dev sets."""
     table = {}
     for ds in mme.DEV_SETS:
         subs, human = _arrays(cache["sets"][ds])
         table[ds] = {"subs": subs, "human": human}
-    corr = crs.correlations(table, mme.SUBMETRICS)
-    return {"power": crs.POWER, "submetrics": list(mme.SUBMETRICS), "fallback": crs.FALLBACK,
-            "dimension_map": {k: list(v) for k, v in crs.DIMENSION_MAP.items()},
-            "checkpoints": cache["checkpoints"],
-            "command": "dialeval train mme ref && python scripts/train_mme.py cache && python scripts/train_mme.py fit",
-            "notes": {"sets": "DSTC10 Track 5 development sets in ../shared/data/eval",
-                      "subsampled": {s: cache["max_rows"] for s in SUBSAMPLED}, "subsample_seed": 13,
-                      "excluded": "engagement-dd (EM's training data), holistic-dd (not a DSTC10 dev set)"},
-            "sets": {ds: len(cache["sets"][ds]["ids"]) for ds in mme.DEV_SETS},
-            "weights": crs.fit_weights(corr, mme.SUBMETRICS), "correlations": corr}
+    return crs_weights_file(
+        table, {ds: len(cache["sets"][ds]["ids"]) for ds in mme.DEV_SETS}, cache["checkpoints"],
+        "dialeval train mme ref && python scripts/train_mme.py cache && python scripts/train_mme.py fit",
+        {"sets": "DSTC10 Track 5 development sets in ../shared/data/eval",
+         "subsampled": {s: cache["max_rows"] for s in SUBSAMPLED}, "subsample_seed": 13,
+         "excluded": "engagement-dd (EM's training data), holistic-dd (not a DSTC10 dev set)"})
 
 
 def cmd_fit(a) -> None:

@@ -63,7 +63,7 @@ def shared():
 
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
-    """The checkout's root (the dashboard's app.py, views/ and demo/ live there, not in the package)."""
+    """The checkout's root (the dashboard's app.py, views/ and demo/ live there, not in the installed package)."""
     return REPO_ROOT
 
 

@@ -172,7 +172,7 @@ def test_the_api_states_the_judge_at_the_level_asked_as_the_command_line_does(mo
     calls = ["A"] * 13 + ["B"] * 11
     p = np.array([0.9 if c == "A" else 0.1 for c in calls])
     monkeypatch.setattr(core.engine, "judge_comparison",
-                        lambda comp, **kw: JudgeOutput(p, p, p, calls, 0.0, 0.05, "judge:test"))
+                        lambda comp, *args, **kw: JudgeOutput(p, p, p, calls, 0.0, 0.05, "judge:test"))
     ctx = [[f"question {i}?"] for i in range(24)]
     a, b = [f"answer {i}" for i in range(24)], [f"reply {i} " * (1 + i % 3) for i in range(24)]
     refs = [[f"answer {i} indeed"] for i in range(24)]

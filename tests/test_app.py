@@ -1,6 +1,6 @@
 """The dashboard: every page renders (streamlit.testing AppTest), the demo loads and shows the scores table
 and charts, a broken upload shows row-numbered problems and keeps the previous data, and the
-non-drawing logic in core/dashboard.py computes real values."""
+non-drawing logic in the dashboard package computes real values."""
 import io
 import json
 import math
@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core import dashboard
 from core.data import Comparison, DataError, Example, load_jsonl
 from core.scoring import JudgeOutput
 from core.verdict import build_verdict, human_preferences, side_accuracy, summarize_judge
+from dashboard import correlations, csv_columns, exports, judging, loading, tables, time_estimates, vote_store
 
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
 
@@ -62,7 +62,7 @@ def test_demo_file_is_two_real_systems(repo_root):
 
 def test_upload_limit_matches_config(repo_root):
     cfg = tomllib.loads((repo_root / ".streamlit" / "config.toml").read_text())
-    assert cfg["server"]["maxUploadSize"] == dashboard.MAX_UPLOAD_MB
+    assert cfg["server"]["maxUploadSize"] == loading.MAX_UPLOAD_MB
 
 
 def test_page_icon_is_the_scales_as_ascii_so_streamlit_skips_its_emoji_catalog(repo_root):
@@ -78,7 +78,7 @@ def test_page_icon_is_the_scales_as_ascii_so_streamlit_skips_its_emoji_catalog(r
 
 
 # ------------------------------------------------------------------------------------------------
-# core/dashboard.py
+# the dashboard package (tables, uploads, votes, exports)
 
 
 def _toy_examples():
@@ -94,10 +94,10 @@ def _toy_examples():
 
 def test_load_and_headline_values_are_real():
     from core.engine import score_comparison
-    loaded = dashboard.make_loaded("toy", _toy_examples(), None, "sysA", "sysB", [b"toy"])
+    loaded = loading.make_loaded("toy", _toy_examples(), None, "sysA", "sysB", [b"toy"])
     assert loaded.n == 6 and loaded.dimensions == ["Overall"]
     cs = score_comparison(loaded.comparison, ["bleu"])
-    df = dashboard.per_example_frame(cs)
+    df = tables.per_example_frame(cs)
     assert list(df["id"]) == [f"c{i}" for i in range(6)]
     np.testing.assert_allclose(df["bleu A-B"], df["bleu A"] - df["bleu B"])
     assert df.loc[0, "bleu A"] > 99 and df.loc[1, "bleu A"] == pytest.approx(df.loc[1, "bleu B"])
@@ -108,45 +108,45 @@ def test_load_and_headline_values_are_real():
     assert (bleu.wins, bleu.ties, bleu.losses) == (3, 3, 0)
     human = next(r for r in verdict.metrics if r.metric == "human:Overall")
     assert human.mean_a == pytest.approx(3.0) and human.mean_b == pytest.approx(2.0)
-    shown = dashboard.headline_frame(verdict)
+    shown = tables.headline_frame(verdict)
     assert list(shown["metric"]) == ["bleu", "human: Overall"] and shown["A/tie/B"].iloc[0] == "3/3/0"
     # filtering and exports
-    assert len(dashboard.filter_frame(df, winner="A", metric="bleu")) == 3
-    assert len(dashboard.filter_frame(df, text="TOPIC 3")) == 1
-    csv = dashboard.export_csv(df).decode()
+    assert len(tables.filter_frame(df, winner="A", metric="bleu")) == 3
+    assert len(tables.filter_frame(df, text="TOPIC 3")) == 1
+    csv = exports.export_csv(df).decode()
     assert csv.splitlines()[0].startswith("pair,id,context") and len(csv.splitlines()) == 7
     import csv as csv_module
-    back = list(csv_module.DictReader(io.StringIO(dashboard.export_csv(df, cs.comparison).decode())))
+    back = list(csv_module.DictReader(io.StringIO(exports.export_csv(df, cs.comparison).decode())))
     assert [r["context"].split("\n") for r in back] == [a.context for a, _ in cs.comparison.pairs]  # turns, not ⏎
-    recs = [json.loads(x) for x in dashboard.export_jsonl(cs).decode().splitlines()]
+    recs = [json.loads(x) for x in exports.export_jsonl(cs).decode().splitlines()]
     assert len(recs) == 6 and recs[0]["scores_a"]["bleu"] == pytest.approx(df.loc[0, "bleu A"])
     # system level: humans and BLEU both prefer sysA
-    sl = dashboard.system_level_rows(cs)
+    sl = correlations.system_level_rows(cs)
     assert sl[0]["humans prefer"] == "sysA" and sl[0]["metric prefers"] == "sysA" and sl[0]["agree"] == "yes"
-    corr = dashboard.correlation_rows(cs, n_boot=200, keep_reference_copies=True)
+    corr = correlations.correlation_rows(cs, n_boot=200, keep_reference_copies=True)
     assert corr[0]["spearman"] == pytest.approx(1.0)  # BLEU is high exactly where humans gave 4
     # ... but those replies copy their reference: left out by default, as meta-eval leaves them out (the page
     # and `dialeval meta-eval` gave two correlations for one file)
-    corr = dashboard.correlation_rows(cs, n_boot=200)
+    corr = correlations.correlation_rows(cs, n_boot=200)
     assert corr[0]["reference copies left out"] == 3 and corr[0]["n"] == 9
-    assert len(dashboard.scatter_frame(cs, "bleu", "Overall")) == 9  # the plot shows the rows the numbers use
+    assert len(correlations.scatter_frame(cs, "bleu", "Overall")) == 9  # the plot shows the rows the numbers use
 
 
 def test_parse_upload_reports_rows_and_size_limit():
     bad = b'{"context": ["hi"], "response": "yo", "system": "a"}\n{"context": ["hi"], "response": 3}\nnot json\n'
     with pytest.raises(DataError) as e:
-        dashboard.parse_upload("bad.jsonl", bad)
+        loading.parse_upload("bad.jsonl", bad)
     rows = sorted((p.row, p.field) for p in e.value.problems)
     assert rows == [(2, "response"), (3, None)]
-    big = b" " * (dashboard.MAX_UPLOAD_MB * 1024 * 1024 + 1)
+    big = b" " * (loading.MAX_UPLOAD_MB * 1024 * 1024 + 1)
     with pytest.raises(DataError, match="limit"):
-        dashboard.parse_upload("big.jsonl", big)
+        loading.parse_upload("big.jsonl", big)
 
 
 def test_csv_mapping_guess():
     data = b"dialogue_id,model,context,reply,gold,Overall,Fluency\n1,a,hi,yo,hey,3,2\n"
-    header = dashboard.csv_header(data)
-    g = dashboard.guess_csv_mapping(header, dashboard.csv_rows(data))
+    header = csv_columns.csv_header(data)
+    g = csv_columns.guess_csv_mapping(header, csv_columns.csv_rows(data))
     assert (g["id"], g["system"], g["context"], g["response"], g["references"]) == \
         ("dialogue_id", "model", "context", "reply", "gold")
     assert g["scores"] == ["Overall", "Fluency"]
@@ -158,56 +158,56 @@ def test_csv_guess_reads_names_and_contents_and_the_separator():
     data = (b"example_id,bot_version,history,bot_reply,gold\n"
             b"1,v1,hi there|||how are you?,fine thanks,good\n1,v2,hi there|||how are you?,ok,good\n"
             b"2,v1,bye|||see you,later,ciao\n2,v2,bye|||see you,bye!,ciao\n")
-    rows = dashboard.csv_rows(data)
-    g = dashboard.guess_csv_mapping(rows[0], rows)
+    rows = csv_columns.csv_rows(data)
+    g = csv_columns.guess_csv_mapping(rows[0], rows)
     assert (g["id"], g["system"], g["context"], g["response"], g["references"], g["scores"]) == \
         ("example_id", "bot_version", "history", "bot_reply", "gold", [])
-    sep = dashboard.guess_separator([r[2] for r in rows[1:]])
+    sep = csv_columns.guess_separator([r[2] for r in rows[1:]])
     assert sep == "|||"
     from core.data import CsvMapping
-    exs = dashboard.parse_upload("x.csv", data, "csv", CsvMapping(response="bot_reply", context="history",
+    exs = loading.parse_upload("x.csv", data, "csv", CsvMapping(response="bot_reply", context="history",
                                                                    id="example_id", system="bot_version",
                                                                    references="gold", scores=[], context_sep=sep))
-    preview = dashboard.csv_preview(exs)
+    preview = csv_columns.csv_preview(exs)
     assert list(preview["turns"]) == [2, 2, 2] and exs[0].context == ["hi there", "how are you?"]
     # numbers-only columns are the only score candidates; a column of numbers is never the response
     data2 = b"reply,prompt,rating,note\nyo,hi,3,good\nno,hey,4,bad\n"
-    rows2 = dashboard.csv_rows(data2)
-    g2 = dashboard.guess_csv_mapping(rows2[0], rows2)
+    rows2 = csv_columns.csv_rows(data2)
+    g2 = csv_columns.guess_csv_mapping(rows2[0], rows2)
     assert (g2["response"], g2["context"], g2["scores"]) == ("reply", "prompt", ["rating"])
-    assert dashboard.guess_separator(["one turn only", "another"]) == "\n"
+    assert csv_columns.guess_separator(["one turn only", "another"]) == "\n"
     # a bug hunt's spreadsheet: its 'Example' column (q0, q1, ...) was left without a role, so pairs were matched by
     # context and the page named them by spreadsheet row; a numbered 'No' would have been taken for a human score
     for first, cells in (("Example", ("q0", "q1")), ("No", ("1", "2"))):
         data3 = (f"{first},Bot,Prompt,Answer,Gold Standard,Extra Notes\n{cells[0]},botA,hi,good thanks,I'm good,n1\n"
                  f"{cells[1]},botA,food?,pizza,I love pizza,n3\n").encode()
-        rows3 = dashboard.csv_rows(data3)
-        g3 = dashboard.guess_csv_mapping(rows3[0], rows3)
+        rows3 = csv_columns.csv_rows(data3)
+        g3 = csv_columns.guess_csv_mapping(rows3[0], rows3)
         assert (g3["id"], g3["system"], g3["context"], g3["response"], g3["references"], g3["scores"]) == \
             (first, "Bot", "Prompt", "Answer", "Gold Standard", [])
-    rows4 = dashboard.csv_rows(b"example_reply,prompt\nyo,hi\n")
-    assert dashboard.guess_csv_mapping(rows4[0], rows4)["response"] == "example_reply"
+    rows4 = csv_columns.csv_rows(b"example_reply,prompt\nyo,hi\n")
+    assert csv_columns.guess_csv_mapping(rows4[0], rows4)["response"] == "example_reply"
     # a column named for the id wins over a row number; cells that cannot be ids (a repeat within a system, a
     # sentence) leave the id to the user
-    rows5 = dashboard.csv_rows(b"No,dialogue_id,system,context,response\n1,d1,x,hi,yo\n2,d1,y,hi,hey\n")
-    g5 = dashboard.guess_csv_mapping(rows5[0], rows5)
+    rows5 = csv_columns.csv_rows(b"No,dialogue_id,system,context,response\n1,d1,x,hi,yo\n2,d1,y,hi,hey\n")
+    g5 = csv_columns.guess_csv_mapping(rows5[0], rows5)
     assert g5["id"] == "dialogue_id" and g5["scores"] == []  # nor is a row number a human score
-    rows6 = dashboard.csv_rows(b"Item,model,context,response\nq0,a,hi,yo\nq0,a,bye,ciao\n")
-    assert dashboard.guess_csv_mapping(rows6[0], rows6)["id"] is None
-    rows7 = dashboard.csv_rows(b"Example,context,response\nhello there,hi,yo\n")
-    assert dashboard.guess_csv_mapping(rows7[0], rows7)["id"] is None
-    assert dashboard.guess_csv_mapping(rows3[0])["id"] is None  # without the cells nothing is guessed from ID_NAMES
+    rows6 = csv_columns.csv_rows(b"Item,model,context,response\nq0,a,hi,yo\nq0,a,bye,ciao\n")
+    assert csv_columns.guess_csv_mapping(rows6[0], rows6)["id"] is None
+    rows7 = csv_columns.csv_rows(b"Example,context,response\nhello there,hi,yo\n")
+    assert csv_columns.guess_csv_mapping(rows7[0], rows7)["id"] is None
+    assert csv_columns.guess_csv_mapping(rows3[0])["id"] is None  # without the cells nothing is guessed from ID_NAMES
 
 
 def test_the_upload_page_splits_tsv_and_semicolon_files_as_the_loader_does():
     """The column widgets read the header with the loader's separator (they split on commas only, so a .tsv or a
     semicolon file showed its whole header as one column and could not be mapped)."""
     tsv = b"history\tbot_reply\tmodel\nhi there\thello, you\tv1\n"
-    assert dashboard.csv_rows(tsv, name="x.tsv") == [["history", "bot_reply", "model"], ["hi there", "hello, you", "v1"]]
+    assert csv_columns.csv_rows(tsv, name="x.tsv") == [["history", "bot_reply", "model"], ["hi there", "hello, you", "v1"]]
     semi = b"utt;reply;model;score\nhi;hello;v1;3\n"
-    rows = dashboard.csv_rows(semi, name="odd.csv")
-    assert rows[0] == ["utt", "reply", "model", "score"] and dashboard.csv_header(semi, "odd.csv") == rows[0]
-    g = dashboard.guess_csv_mapping(rows[0], rows)
+    rows = csv_columns.csv_rows(semi, name="odd.csv")
+    assert rows[0] == ["utt", "reply", "model", "score"] and csv_columns.csv_header(semi, "odd.csv") == rows[0]
+    g = csv_columns.guess_csv_mapping(rows[0], rows)
     assert (g["context"], g["response"], g["system"], g["scores"]) == ("utt", "reply", "model", ["score"])
 
 
@@ -215,10 +215,10 @@ def test_ubleu_reference_rows_keep_sign_and_source():
     det = {"retriever": "emb-u", "pool": "chitchat-x", "references": [
         {"kind": "original", "text": "ref", "source_utterance": None, "similarity": None, "weight": 1.0},
         {"kind": "retrieved", "text": "bad", "source_utterance": "u2", "similarity": 0.8, "weight": -0.7}]}
-    rows = dashboard.ubleu_reference_rows(det)
+    rows = tables.ubleu_reference_rows(det)
     assert [r["sign"] for r in rows] == ["+", "-"]
     assert rows[1]["source utterance"] == "u2" and rows[1]["similarity"] == 0.8
-    assert dashboard.ubleu_reference_rows(None) == []
+    assert tables.ubleu_reference_rows(None) == []
 
 
 def _judged(p_a, tie_margin=0.05) -> JudgeOutput:
@@ -262,7 +262,7 @@ def test_demo_loads_scores_table_and_charts(new_app):
     assert at.session_state["loaded"].n == 60
     assert at.dataframe, "headline table"
     head = at.dataframe[0].value
-    assert list(head["metric"]) == ["bleu"]
+    assert list(head["metric"]) == ["BLEU"]  # display names (issue 52)
     assert at.get("plotly_chart"), "headline chart"
     at.switch_page("views/scores.py").run()
     assert not at.exception, at.exception
@@ -281,7 +281,7 @@ def test_demo_loads_scores_table_and_charts(new_app):
     # the other pages render with the demo loaded
     at.switch_page("views/judge.py").run()
     assert not at.exception, at.exception
-    ok, message = dashboard.judge_status()
+    ok, message = judging.judge_status()
     if not ok:  # the page says plainly why the judge cannot run
         assert any(w.value == message for w in at.warning)
     else:
@@ -304,7 +304,7 @@ def test_broken_upload_shows_rows_and_keeps_previous_data(new_app):
     problems = at.dataframe[0].value
     got = {(int(r["row"]), r["field"]) for _, r in problems.iterrows()}
     assert got == {(2, ""), (3, "scores.Overall")}
-    assert at.session_state["loaded"].name == dashboard.DEMO_NAME
+    assert at.session_state["loaded"].name == loading.DEMO_NAME
     assert any("previously loaded data is kept" in i.value for i in at.info)
 
 
@@ -339,7 +339,7 @@ def test_ubleu_drilldown_shows_rated_references(new_app, repo_root):
     """The drill-down lists υBLEU's extended references with source utterance, retrieval similarity and the
     rater's weight (real retrieval over the chitchat pool)."""
     at = new_app(metrics=("ubleu",))
-    at.session_state["loaded"] = dashboard.load_demo(repo_root / "demo" / "demo.jsonl")
+    at.session_state["loaded"] = loading.load_demo(repo_root / "demo" / "demo.jsonl")
     at.run()
     at.switch_page("views/scores.py").run(timeout=600)
     assert not at.exception, at.exception
@@ -363,7 +363,7 @@ def test_mme_drilldown_shows_sub_metrics_and_weights(new_app, repo_root):
     first_ids = list(dict.fromkeys(e.id for e in exs))[:8]
     rows = [e for e in exs if e.id in first_ids]
     at = new_app(metrics=("mme",))
-    at.session_state["loaded"] = dashboard.make_loaded("demo slice", rows, None, None, None, [b"demo8"])
+    at.session_state["loaded"] = loading.make_loaded("demo slice", rows, None, None, None, [b"demo8"])
     at.run(timeout=600)  # the home page scores: in CI's empty cache folder SmolLM2 is first converted (57 s in all)
     at.switch_page("views/scores.py").run(timeout=600)
     assert not at.exception, at.exception
@@ -394,7 +394,9 @@ def test_csv_paste_with_column_mapping_and_two_file_mode(new_app):
     loaded = at.session_state["loaded"]
     assert (loaded.comparison.system_a, loaded.comparison.system_b, loaded.n) == ("bot-a", "bot-b", 2)
     assert loaded.comparison.pairs[0][0].scores == {"Overall": 4.0}
+    assert at.session_state["_page"] == "home"  # "Compare" opens the verdict
     # two files, one system each
+    at.switch_page("views/upload.py").run()
     at.radio(key="upload_mode").set_value("Two files (system A, system B)").run()
     at.selectbox(key="upload_format").set_value("jsonl").run()
     at.text_area(key="paste_a").set_value('{"id": "x1", "system": "s1", "context": ["hi"], "response": "yo"}\n'
@@ -412,14 +414,14 @@ def test_csv_paste_with_column_mapping_and_two_file_mode(new_app):
 def test_judge_page_runs_judge_and_measures_agreement(shared, new_app):
     """With the judge checkpoint present: every pair gets P(A preferred) and a verdict, the win rate has an
     interval, and agreement with human preferences is measured on a real human-rated slice."""
-    ok, message = dashboard.judge_status()
+    ok, message = judging.judge_status()
     if not ok:
         pytest.skip(message)
     path = shared("eval/usr-topical.jsonl")
     exs = load_jsonl(path)
     systems = list(dict.fromkeys(e.system for e in exs))[1:3]
     rows = [e for e in exs if e.system in systems][:40]
-    loaded = dashboard.make_loaded("usr-topical slice", rows, None, systems[0], systems[1], [b"usr20"])
+    loaded = loading.make_loaded("usr-topical slice", rows, None, systems[0], systems[1], [b"usr20"])
     at = new_app()
     at.session_state["loaded"] = loaded
     at.run()
@@ -464,10 +466,10 @@ def test_votes_are_matched_to_pairs_in_either_order_and_curve_sizes_are_clipped(
     from core.judges.pairs import votes_matched
     assert votes_matched(comp, votes + [Pair(["elsewhere"], "a", "b", 1.0)])[0].startswith(
         "1 of 2 vote(s) are on no loaded pair")
-    assert dashboard.curve_sizes(1000, 5) == [100, 200, 300, 400, 500, 600, 700, 800]
-    assert dashboard.curve_sizes(2000, 10) == [100, 200, 300, 400, 500, 600, 700, 800, 900]
-    assert dashboard.curve_sizes(50, 5) == [16, 24, 32, 40]  # none below MIN_VOTES (it drew 8)
-    assert dashboard.curve_sizes(13, 5) == [10]  # it drew 2, 4, 6, 8, 10
+    assert judging.curve_sizes(1000, 5) == [100, 200, 300, 400, 500, 600, 700, 800]
+    assert judging.curve_sizes(2000, 10) == [100, 200, 300, 400, 500, 600, 700, 800, 900]
+    assert judging.curve_sizes(50, 5) == [16, 24, 32, 40]  # none below MIN_VOTES (it drew 8)
+    assert judging.curve_sizes(13, 5) == [10]  # it drew 2, 4, 6, 8, 10
 
 
 @pytest.mark.slow  # the judge re-fitted on votes, a learning curve: ~210 s on 2 loaded cores
@@ -477,14 +479,14 @@ def test_judge_page_trains_on_votes_draws_a_learning_curve_and_predicts_the_rest
     import itertools
 
     from core.judges.pairs import votes_for_pairs
-    ok, message = dashboard.judge_status()
+    ok, message = judging.judge_status()
     if not ok:
         pytest.skip(message)
     exs = load_jsonl(shared("eval/usr-topical.jsonl"))
     for sa, sb in itertools.combinations(list(dict.fromkeys(e.system for e in exs)), 2):
-        loaded = dashboard.make_loaded("usr-topical", [e for e in exs if e.system in (sa, sb)], None, sa, sb,
+        loaded = loading.make_loaded("usr-topical", [e for e in exs if e.system in (sa, sb)], None, sa, sb,
                                        [f"usr:{sa}:{sb}".encode()])
-        votes = dashboard.votes_from_comparison(loaded.comparison, "Overall")
+        votes = judging.votes_from_comparison(loaded.comparison, "Overall")
         rest = [i for i, v in enumerate(votes_for_pairs(loaded.comparison, votes)) if v is None]
         if len(votes) >= 20 and len(rest) >= 5:
             break
@@ -560,7 +562,10 @@ def test_the_cli_json_and_the_dashboard_give_the_same_verdict(shared, new_app, t
     assert got["judge"]["human"]["margin"] == want["judge"]["human"]["margin"] == 1.0
     # the one-line verdict: the same sentence in the CLI's JSON, its text output and on the home page
     assert got["sentence"] == want["sentence"] and "the judge" in want["sentence"]
-    assert at.markdown[0].value.replace("\\", "") == "#### " + want["sentence"]
+    assert at.session_state["verdict"].sentence == want["sentence"]  # the command line's sentence, the same verdict
+    from core.verdict import verdict_sentence
+    from dashboard import words
+    assert at.markdown[0].value.replace("\\", "") == "#### " + verdict_sentence(at.session_state["verdict"], words.name)
     text = tmp_path / "verdict.txt"
     assert cli(["compare", str(tmp_path / f"{systems[0][:6]}.jsonl"), str(tmp_path / f"{systems[1][:6]}.jsonl"),
                 "--metrics", "bleu,ruber", "--judge", "--out", str(text), "--quiet"]) == 0
@@ -582,7 +587,7 @@ def own_cache(monkeypatch, tmp_path):
 def _demo_sentence(repo_root) -> str:
     from core.engine import score_comparison
     exs = load_jsonl(repo_root / "demo" / "demo.jsonl")
-    comp = dashboard.make_loaded("demo", exs, None, None, None, [b"x"]).comparison
+    comp = loading.make_loaded("demo", exs, None, None, None, [b"x"]).comparison
     return build_verdict(comp, score_comparison(comp, ["bleu"])).sentence
 
 
@@ -591,7 +596,11 @@ def test_home_opens_with_the_one_line_verdict_and_offers_the_report(new_app, rep
     _loaded_demo(at)
     sentence = _demo_sentence(repo_root)
     assert at.session_state["verdict"].sentence == sentence
-    assert at.markdown[0].value.replace("\\", "") == "#### " + sentence  # the first thing under the title
+    from core.verdict import verdict_sentence
+    from dashboard import words
+    said = verdict_sentence(at.session_state["verdict"], words.name)  # the same sentence, in words
+    assert at.markdown[0].value.replace("\\", "") == "#### " + said  # the first thing under the title
+    assert "BERT-RUBER" in said or "BLEU" in said or "the judge" in said
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels == ["Download the report (HTML)"]
     head = at.dataframe[0].value
@@ -599,7 +608,7 @@ def test_home_opens_with_the_one_line_verdict_and_offers_the_report(new_app, rep
     assert at.session_state["verdict"].drivers and "verdict survives" in at.dataframe[1].value.columns
     # the sidebar says what is loaded on the same run, never "nothing loaded" beside the demo
     side = [t.value for t in at.sidebar.text]
-    assert any(dashboard.DEMO_NAME in t for t in side)
+    assert any(loading.DEMO_NAME in t for t in side)
     assert not [c for c in at.sidebar.caption if "Nothing loaded" in c.value]
 
 
@@ -631,7 +640,7 @@ def test_an_address_reopens_the_comparison_and_the_choices(new_app, own_cache):
     finally:
         del os.environ["DIALEVAL_DEMO"]
     assert not again.exception, again.exception
-    assert again.session_state["loaded"].key == key and again.session_state["loaded"].name != dashboard.DEMO_NAME
+    assert again.session_state["loaded"].key == key and again.session_state["loaded"].name != loading.DEMO_NAME
     assert again.session_state["metrics"] == ["bleu"] and again.radio(key="flt_winner").value == "A"
     assert len(again.dataframe[0].value) == 3  # the filtered table: sysA wins on 3 of 6 pairs
 
@@ -690,7 +699,7 @@ def test_the_correlation_page_defaults_to_the_overall_dimension_and_keeps_choice
     for e in exs:
         e.scores = {"Fluency": 3.0 + (e.id in ("c1", "c2")), "Overall": e.scores["Overall"]}
     at = new_app()
-    at.session_state["loaded"] = dashboard.make_loaded("toy", exs, None, "sysA", "sysB", [b"toy-fluency"])
+    at.session_state["loaded"] = loading.make_loaded("toy", exs, None, "sysA", "sysB", [b"toy-fluency"])
     at.run()
     at.switch_page("views/correlation.py").run()
     assert not at.exception, at.exception
@@ -707,7 +716,7 @@ def test_a_correlation_nothing_could_compute_reads_as_a_dash(new_app, own_cache)
     from dataclasses import replace
     exs = [replace(e, references=[]) for e in _toy_examples()]
     at = new_app()
-    at.session_state["loaded"] = dashboard.make_loaded("toy", exs, None, "sysA", "sysB", [b"toy-no-refs"])
+    at.session_state["loaded"] = loading.make_loaded("toy", exs, None, "sysA", "sysB", [b"toy-no-refs"])
     at.run()
     at.switch_page("views/correlation.py").run()
     assert not at.exception, at.exception
@@ -729,7 +738,7 @@ def test_the_demo_can_show_correlations_with_the_shipped_rated_sample(new_app, r
     at.button(key="corr_rated").click().run()
     assert not at.exception, at.exception
     loaded = at.session_state["loaded"]
-    assert loaded.name == dashboard.RATED_DEMO_NAME and loaded.n == 40 and loaded.dimensions == ["engagement"]
+    assert loaded.name == loading.RATED_DEMO_NAME and loaded.n == 40 and loaded.dimensions == ["engagement"]
     assert set(at.dataframe[0].value["dimension"]) == {"engagement"}
     at.switch_page("views/home.py").run()
     assert at.session_state["verdict"].sentence.startswith("human reply is better than generated: people rate it "
@@ -743,7 +752,7 @@ def test_the_scatter_defaults_to_the_first_metric_that_scores_the_rows():
     from core.engine import ComparisonScores, ScoreTable, score_comparison
 
     def scores(rows, other):
-        comp = dashboard.make_loaded("toy", rows, None, "sysA", "sysB", [b"toy-scatter"]).comparison
+        comp = loading.make_loaded("toy", rows, None, "sysA", "sysB", [b"toy-scatter"]).comparison
         bleu = score_comparison(comp, ["bleu"]).table.results["bleu"]
         table = ScoreTable(list(comp.examples()), {"bleu": bleu, "other": replace(bleu, name="other", scores=other)})
         return ComparisonScores(comp, table)
@@ -752,14 +761,14 @@ def test_the_scatter_defaults_to_the_first_metric_that_scores_the_rows():
     no_refs = [replace(e, references=[]) for e in exs]
     with_refs, without = scores(exs, np.arange(12.0)), scores(no_refs, np.arange(12.0))
     assert np.isfinite(with_refs.table.column("bleu")).all() and np.isnan(without.table.column("bleu")).all()
-    assert dashboard.default_scatter_metric(with_refs, "Overall") == "bleu"
-    assert dashboard.default_scatter_metric(without, "Overall") == dashboard.default_scatter_metric(without) == "other"
+    assert correlations.default_scatter_metric(with_refs, "Overall") == "bleu"
+    assert correlations.default_scatter_metric(without, "Overall") == correlations.default_scatter_metric(without) == "other"
     # scores only on rows without a human score do not count; no metric with scores: the first one
     unrated_b = [replace(e, scores={}) if e.system == "sysB" else e for e in no_refs]
     b_only = np.r_[np.full(6, np.nan), np.ones(6)]  # A's rows, then B's
-    assert dashboard.default_scatter_metric(scores(unrated_b, b_only), "Overall") == "bleu"
-    assert dashboard.default_scatter_metric(scores(no_refs, b_only), "Overall") == "other"
-    assert dashboard.default_scatter_metric(scores(no_refs, np.full(12, np.nan)), "Overall") == "bleu"
+    assert correlations.default_scatter_metric(scores(unrated_b, b_only), "Overall") == "bleu"
+    assert correlations.default_scatter_metric(scores(no_refs, b_only), "Overall") == "other"
+    assert correlations.default_scatter_metric(scores(no_refs, np.full(12, np.nan)), "Overall") == "bleu"
 
 
 def test_the_system_table_says_no_scores_instead_of_a_tie():
@@ -770,18 +779,18 @@ def test_the_system_table_says_no_scores_instead_of_a_tie():
     from core.engine import score_comparison
     exs = _toy_examples()
     no_refs = [replace(e, references=[]) for e in exs]
-    cs = score_comparison(dashboard.make_loaded("toy", no_refs, None, "sysA", "sysB", [b"toy-none"]).comparison,
+    cs = score_comparison(loading.make_loaded("toy", no_refs, None, "sysA", "sysB", [b"toy-none"]).comparison,
                           ["bleu"])
-    row, = dashboard.system_level_rows(cs)
+    row, = correlations.system_level_rows(cs)
     assert (row["metric prefers"], row["humans prefer"], row["agree"]) == ("no scores", "sysA", "-")
     unrated_b = [replace(e, scores={}) if e.system == "sysB" else e for e in exs]
-    cs = score_comparison(dashboard.make_loaded("toy", unrated_b, None, "sysA", "sysB", [b"toy-unrated"]).comparison,
+    cs = score_comparison(loading.make_loaded("toy", unrated_b, None, "sysA", "sysB", [b"toy-unrated"]).comparison,
                           ["bleu"])
-    row, = dashboard.system_level_rows(cs)
+    row, = correlations.system_level_rows(cs)
     assert (row["metric prefers"], row["humans prefer"], row["agree"]) == ("sysA", "no ratings", "-")
     same = [replace(e, response="no idea", scores={"Overall": 2.0}) for e in exs]
-    cs = score_comparison(dashboard.make_loaded("toy", same, None, "sysA", "sysB", [b"toy-tie"]).comparison, ["bleu"])
-    row, = dashboard.system_level_rows(cs)
+    cs = score_comparison(loading.make_loaded("toy", same, None, "sysA", "sysB", [b"toy-tie"]).comparison, ["bleu"])
+    row, = correlations.system_level_rows(cs)
     assert (row["metric prefers"], row["humans prefer"], row["agree"]) == ("tie", "tie", "yes")
 
 
@@ -793,7 +802,7 @@ def test_the_rated_sample_scatter_opens_on_a_metric_with_scores(new_app):
     at.switch_page("views/correlation.py").run()
     at.button(key="corr_rated").click().run()
     assert not at.exception, at.exception
-    assert at.session_state["loaded"].name == dashboard.RATED_DEMO_NAME
+    assert at.session_state["loaded"].name == loading.RATED_DEMO_NAME
     assert at.selectbox(key="corr_metric").value == "ruber_unref"
     scatter = next(c for c in at.get("plotly_chart") if "ruber_unref vs human engagement" in c.proto.spec)
     import base64
@@ -813,7 +822,7 @@ def test_a_scatter_metric_chosen_on_another_file_gives_way_where_it_scores_nothi
     that file itself, it stays."""
     from dataclasses import replace
     at = new_app(metrics=("bleu", "ruber_unref"))
-    at.session_state["loaded"] = dashboard.make_loaded("toy", _toy_examples(), None, "sysA", "sysB", [b"toy-refs"])
+    at.session_state["loaded"] = loading.make_loaded("toy", _toy_examples(), None, "sysA", "sysB", [b"toy-refs"])
     at.run()
     at.switch_page("views/correlation.py").run()
     at.selectbox(key="corr_metric").set_value("ruber_unref").run()
@@ -822,7 +831,7 @@ def test_a_scatter_metric_chosen_on_another_file_gives_way_where_it_scores_nothi
     # the system-level table's means keep the rows the correlations above leave out, and says so
     assert any("the 3 rows whose reply copies its reference are in these means" in c.value for c in at.caption)
     no_refs = [replace(e, references=[]) for e in _toy_examples()]
-    at.session_state["loaded"] = dashboard.make_loaded("toy", no_refs, None, "sysA", "sysB", [b"toy-no-refs"])
+    at.session_state["loaded"] = loading.make_loaded("toy", no_refs, None, "sysA", "sysB", [b"toy-no-refs"])
     at.run()
     assert at.selectbox(key="corr_metric").value == "ruber_unref"
     at.selectbox(key="corr_metric").set_value("bleu").run()
@@ -832,23 +841,23 @@ def test_a_scatter_metric_chosen_on_another_file_gives_way_where_it_scores_nothi
 
 
 def test_votes_given_in_place_are_kept_counted_and_downloadable(new_app, own_cache):
-    loaded = dashboard.make_loaded("toy", _toy_examples(), None, "sysA", "sysB", [b"toy-votes"])
-    dashboard.save_pair_votes(loaded.key, loaded.comparison, {0: "A", 2: "B", 3: "tie"})
-    assert dashboard.load_pair_votes(loaded.key, loaded.comparison) == {0: "A", 2: "B", 3: "tie"}
-    votes = dashboard.pair_votes(loaded.comparison, {0: "A", 2: "B", 3: "tie"})
+    loaded = loading.make_loaded("toy", _toy_examples(), None, "sysA", "sysB", [b"toy-votes"])
+    vote_store.save_pair_votes(loaded.key, loaded.comparison, {0: "A", 2: "B", 3: "tie"})
+    assert vote_store.load_pair_votes(loaded.key, loaded.comparison) == {0: "A", 2: "B", 3: "tie"}
+    votes = vote_store.pair_votes(loaded.comparison, {0: "A", 2: "B", 3: "tie"})
     assert [v.vote for v in votes] == ["A", "B", "tie"]
-    from core.judges.pairs import load_votes
-    assert [v.vote for v in load_votes("v.jsonl", data=dashboard.votes_jsonl(votes))] == ["A", "B", "tie"]
-    ok, why = dashboard.enough_votes(votes)
-    assert not ok and why.startswith(f"2 of the {dashboard.MIN_VOTES} A/B votes needed")
+    from core.judges.pairs import MIN_VOTES, enough_votes, load_votes
+    assert [v.vote for v in load_votes("v.jsonl", data=vote_store.votes_jsonl(votes))] == ["A", "B", "tie"]
+    ok, why = enough_votes(votes)
+    assert not ok and why.startswith(f"2 of the {MIN_VOTES} A/B votes needed")
     at = new_app()
     at.session_state["loaded"] = loaded
     at.run()
     at.switch_page("views/judge.py").run()
     assert not at.exception, at.exception
-    editor = next(d.value for d in at.dataframe if "your vote" in d.value.columns)
-    assert list(editor["your vote"][:4]) == ["👍 A", "–", "👍 B", "tie"]  # no vote: "–", not "None"
-    assert any(t.value.startswith("3 votes (A 1, tie 1, B 1): 2 of the 10 A/B votes needed") for t in at.text)
+    table = next(d.value for d in at.dataframe if "your vote" in d.value.columns)
+    assert list(table["your vote"]) == ["A is better", "B is better", "Tie"]  # the voted pairs only, no emoji
+    assert any(t.value.startswith("3 votes (A 1, tie 1, B 1). 2 of the 10 A/B votes needed") for t in at.text)
     assert "Download your votes (JSONL)" in [b.proto.label for b in at.get("download_button")]
 
 
@@ -856,7 +865,7 @@ def test_the_leaderboard_page_ranks_every_system_of_the_loaded_file(new_app, own
     exs = _toy_examples() + [Example(e.id, "sysC", e.context, "i like it", e.references, {})
                              for e in _toy_examples() if e.system == "sysA"]
     at = new_app()
-    at.session_state["loaded"] = dashboard.make_loaded("three", exs, None, "sysA", "sysB", [b"three"])
+    at.session_state["loaded"] = loading.make_loaded("three", exs, None, "sysA", "sysB", [b"three"])
     at.run()
     at.switch_page("views/leaderboard.py").run()
     assert not at.exception, at.exception
@@ -865,7 +874,7 @@ def test_the_leaderboard_page_ranks_every_system_of_the_loaded_file(new_app, own
     assert len(at.dataframe[1].value) == 6  # every pair of three systems, on bleu and on people's Overall
     assert "do not cover every system" in lb.rank_note  # sysC is not rated: people's ratings cannot rank it
     assert any("Note: people" in c.value.replace("\\", "") for c in at.caption)
-    at.session_state["loaded"] = dashboard.make_loaded("two", _toy_examples(), None, "sysA", "sysB", [b"two"])
+    at.session_state["loaded"] = loading.make_loaded("two", _toy_examples(), None, "sysA", "sysB", [b"two"])
     at.switch_page("views/leaderboard.py").run()
     assert at.session_state["leaderboard"].ranked_by == "human:Overall"
     assert any("Ranked by people's mean Overall rating" in c.value for c in at.caption)
@@ -924,9 +933,9 @@ def test_pasted_csv_gets_its_columns_mapped():
     """Pasted text is named .txt: a pasted CSV with its own column names was refused ("column for response not
     found") without the column-mapping widgets an uploaded .csv gets."""
     pasted = b"example_id,bot_version,history,bot_reply,gold\n1,v1,hi,yo,hey\n"
-    assert dashboard.is_delimited("pasted-one.txt", pasted)
-    assert not dashboard.is_delimited("pasted-one.txt", b'{"context": ["hi"], "response": "yo"}\n')
-    assert not dashboard.is_delimited("pasted-one.txt", pasted, "jsonl") and dashboard.is_delimited("x.csv", b"")
+    assert csv_columns.is_delimited("pasted-one.txt", pasted)
+    assert not csv_columns.is_delimited("pasted-one.txt", b'{"context": ["hi"], "response": "yo"}\n')
+    assert not csv_columns.is_delimited("pasted-one.txt", pasted, "jsonl") and csv_columns.is_delimited("x.csv", b"")
 
 
 def test_with_no_metric_the_home_page_gives_the_people_s_verdict(new_app):
@@ -951,7 +960,7 @@ def test_home_says_when_replies_copy_their_reference(new_app, own_cache):
     """sysA's even rows are its references: bleu favours it by construction, and the home page says so (it
     said nothing while the command line's notes went to stderr); the other input notes sit in an expander."""
     at = new_app()
-    at.session_state["loaded"] = dashboard.make_loaded("toy", _toy_examples(), None, "sysA", "sysB", [b"toy"])
+    at.session_state["loaded"] = loading.make_loaded("toy", _toy_examples(), None, "sysA", "sysB", [b"toy"])
     at.run()
     assert not at.exception, at.exception
     assert any("reply with their own reference (sysA: 3 of 6" in w.value.replace("\\", "") for w in at.warning)
@@ -964,17 +973,17 @@ def test_the_learning_curve_draws_what_one_sided_votes_give_for_free():
     from core.judges.pairs import Pair
     votes = [Pair([f"q{i}"], "good", "bad", 1.0) for i in range(9)] + [Pair(["q9"], "x", "y", 0.0),
                                                                          Pair(["q10"], "x", "y", 0.5)]
-    assert dashboard.majority_share(votes) == pytest.approx(0.9)
+    assert judging.majority_share(votes) == pytest.approx(0.9)
     df = pd.DataFrame({"n_train": [0, 5], "agreement": [0.8, 0.9], "low": [0.7, 0.8], "high": [0.9, 1.0]})
-    assert len(dashboard.learning_curve_figure(df).layout.shapes) == 1  # chance
-    assert len(dashboard.learning_curve_figure(df, majority=0.9).layout.shapes) == 2
-    assert math.isnan(dashboard.majority_share([Pair(["q"], "x", "y", 0.5)]))
+    assert len(judging.learning_curve_figure(df).layout.shapes) == 1  # chance
+    assert len(judging.learning_curve_figure(df, majority=0.9).layout.shapes) == 2
+    assert math.isnan(judging.majority_share([Pair(["q"], "x", "y", 0.5)]))
 
 
 def test_the_judge_time_estimate_follows_the_pace_of_the_last_run():
     """On a busy machine the fixed idle pace said a run of 60 pairs takes 14 s when it took a minute: after
     one run the estimate uses the pace just measured (runs of fewer than 20 pairs mostly measure the start)."""
-    from core.dashboard import JudgeTime
+    from dashboard.time_estimates import JudgeTime
     t = JudgeTime()
     idle = t.estimate(100, loaded=True)
     assert idle == pytest.approx(t.start_seconds + 100 * (t.seconds_per_pair + t.read_seconds_per_pair))
@@ -989,7 +998,7 @@ def test_the_judge_time_estimate_keeps_mmes_share_apart_from_the_pace():
     """The recorded pace used to be a flat time per pair whether or not MME had to read the run's replies: after a
     run on fresh replies (MME-CRS read for every pair) a re-run on pairs MME had read was overestimated 2.1 times,
     and the other way round underestimated. The last run now gives a slowdown against the idle pace of its work."""
-    from core.dashboard import JudgeTime
+    from dashboard.time_estimates import JudgeTime
     t = JudgeTime()
     fresh, read = t.estimate(100, loaded=True, mme_pairs=100), t.estimate(100, loaded=True)
     assert fresh - t.start_seconds == pytest.approx(
@@ -1008,7 +1017,7 @@ def test_the_judge_time_estimate_leaves_out_the_reading_of_replies_already_read(
     """The judge's SmolLM2 reader and MME's context PMI share one reading of each reply: pairs whose replies this
     process has read (MME just scored them) cost the MiniLM cross-encoder alone, and a run recorded on them sets
     the slowdown against that smaller work."""
-    from core.dashboard import JudgeTime
+    from dashboard.time_estimates import JudgeTime
     t = JudgeTime()
     read = t.estimate(100, loaded=True, read_pairs=0)
     assert read == pytest.approx(t.QUICK_START_SECONDS + 100 * t.seconds_per_pair)
@@ -1022,7 +1031,7 @@ def test_the_judge_time_estimate_of_a_run_with_nothing_to_read_counts_no_loading
     """A bug hunt ran the judge on 3 pairs MME had just scored: the page said about 13 s (8 s loading SmolLM2 and
     5 s of start) and it took 3. SmolLM2 and MME already held every reply, so only the judge's own models load, and
     such a run has almost no start (measured 0.35 s and ~0.1 s on 2 AVX2 cores)."""
-    from core.dashboard import JudgeTime
+    from dashboard.time_estimates import JudgeTime
     for float32 in (True, False):
         t = JudgeTime(float32=float32)
         quick = t.estimate(3, loaded=False, read_pairs=0)
@@ -1047,8 +1056,8 @@ def test_the_leaderboards_judge_estimate_counts_only_the_replies_mme_has_not_rea
     import sys
 
     import core.metrics.mme as mme
-    new_app().run()  # imports views.state
-    state = sys.modules["views.state"]
+    new_app().run()  # imports dashboard.state
+    state = sys.modules["dashboard.state"]
     rows = [Example(id=str(i), system=s, context=[f"estimate {i}"], response=f"{s} {i}") for i in range(3)
             for s in ("x", "y", "z")]
 
@@ -1075,8 +1084,8 @@ def test_the_judge_estimate_counts_no_smollm2_reading_for_replies_mme_has_just_r
 
     import core.metrics.mme as mme
     import core.models.smollm_reading as reading
-    new_app().run()  # imports views.state
-    state = sys.modules["views.state"]
+    new_app().run()  # imports dashboard.state
+    state = sys.modules["dashboard.state"]
     rows = [Example(id=str(i), system=s, context=[f"read {i}"], response=f"{s} {i}") for i in range(4) for s in "ab"]
     monkeypatch.setattr(mme, "scorer", lambda: types.SimpleNamespace(unread=lambda contexts, replies, subs=(): 0))
 
@@ -1105,7 +1114,7 @@ def test_the_judge_estimate_counts_no_smollm2_reading_for_replies_mme_has_just_r
 def test_a_long_runs_bar_shows_its_time_so_far_against_the_estimate():
     """A bug hunt: the scoring caption said "about 12 s" before the run and stayed as it was while the bar counted
     each step's own time left; the bar now also shows the run's time so far against its estimate."""
-    from core.dashboard import time_so_far
+    from dashboard.time_estimates import time_so_far
     assert time_so_far(12.2, 40.0) == " · 12 s of about 40 s"
     assert time_so_far(52.0, 40.0) == " · 52 s (about 40 s was estimated)"
     assert time_so_far(1.0, 2.0) == ""  # a run estimated under 3 s shows no estimate (as the caption)
@@ -1114,7 +1123,7 @@ def test_a_long_runs_bar_shows_its_time_so_far_against_the_estimate():
 def test_scoring_says_about_how_long_it_will_take():
     """A 20-row upload showed only a progress bar for 31 s, with no time until the very end: the page now says
     about how long before it starts (loading counted once per process), then follows the measured pace."""
-    from core.dashboard import ScoreTime
+    from dashboard.time_estimates import ScoreTime
     t = ScoreTime(float32=False)  # SmolLM2 in bfloat16 (an AVX-512 BF16 CPU)
     first = t.estimate("mme", 1000)
     assert first == t.LOAD_SECONDS["mme"] + 1000 * t.SECONDS_PER_ROW["mme"] and 80 < first < 120  # README: 89 s
@@ -1129,18 +1138,18 @@ def test_the_time_estimates_follow_the_kind_of_cpu(monkeypatch):
     """The paces were measured where SmolLM2 runs in bfloat16 (AVX-512 BF16); on an AVX2 laptop, where it runs in
     float32, 60 fresh pairs for the judge said about 20 s and took 82 s, and MME ran 7 times slower than said. The
     estimates now take the pace measured for the machine's kind (benchmarks/estimates.py)."""
-    from core import dashboard
-    bf16, f32 = dashboard.ScoreTime(float32=False), dashboard.ScoreTime(float32=True)
+    bf16, f32 = time_estimates.ScoreTime(float32=False), time_estimates.ScoreTime(float32=True)
     assert f32.estimate("mme", 1000) - f32.LOAD_SECONDS["mme"] == pytest.approx(620.0)
     assert bf16.estimate("mme", 1000) - bf16.LOAD_SECONDS["mme"] == pytest.approx(85.0)
     assert set(f32.per_row) == set(bf16.per_row)
-    fresh = dashboard.JudgeTime(float32=True).estimate(60, loaded=True, mme_pairs=60)
+    fresh = time_estimates.JudgeTime(float32=True).estimate(60, loaded=True, mme_pairs=60)
     assert 70 < fresh < 95  # measured: 82.0 s
-    assert dashboard.JudgeTime(float32=False).estimate(60, loaded=True, mme_pairs=60) < 25
+    assert time_estimates.JudgeTime(float32=False).estimate(60, loaded=True, mme_pairs=60) < 25
     for float32 in (True, False):  # the default follows SmolLM2's number format on this machine
-        monkeypatch.setattr(dashboard, "smollm_in_float32", lambda f=float32: f)
-        assert dashboard.ScoreTime().per_row is (f32.per_row if float32 else bf16.per_row)
-        assert dashboard.JudgeTime().seconds_per_pair == dashboard.JudgeTime(float32=float32).seconds_per_pair
+        monkeypatch.setattr(time_estimates, "smollm_in_float32", lambda f=float32: f)
+        assert time_estimates.ScoreTime().per_row is (f32.per_row if float32 else bf16.per_row)
+        assert (time_estimates.JudgeTime().seconds_per_pair
+                == time_estimates.JudgeTime(float32=float32).seconds_per_pair)
 
 
 def test_the_correlation_page_offers_its_rated_sample_before_anything_is_loaded(new_app):
@@ -1152,7 +1161,7 @@ def test_the_correlation_page_offers_its_rated_sample_before_anything_is_loaded(
     assert not at.exception, at.exception
     at.button(key="corr_rated").click().run()
     assert not at.exception, at.exception
-    assert at.session_state["loaded"].name == dashboard.RATED_DEMO_NAME
+    assert at.session_state["loaded"].name == loading.RATED_DEMO_NAME
 
 
 def test_the_leaderboard_reads_the_demo_s_precomputed_judge(new_app, own_cache, monkeypatch):
@@ -1184,3 +1193,192 @@ def test_an_address_naming_a_renamed_or_unknown_metric(repo_root):
     assert not at.exception, at.exception
     assert at.session_state["metrics"] == ["bleu", "mme_pm_evidence"]
     assert any("nosuchmetric" in t.value for t in at.toast), [t.value for t in at.toast]
+
+
+# ------------------------------------------------------------------------------------------------
+# issue 52: nothing lost on refresh
+
+
+def _toy_jsonl(examples=None) -> str:
+    return "\n".join(json.dumps(e.to_dict()) for e in (examples or _toy_examples()))
+
+
+def test_compare_lands_on_the_verdict_and_the_address_names_the_upload_before_scoring(new_app, own_cache,
+                                                                                       monkeypatch):
+    """A refresh while scoring used to lose the upload: the address had no ``c=`` until the page had scored. Now
+    "Compare" goes on to the verdict and the address names the comparison when scoring starts."""
+    import streamlit as st
+
+    from dashboard import state
+    seen = []
+    real = state.get_scores
+
+    def spy(data, metrics):
+        seen.append(st.query_params.get("c"))
+        return real(data, metrics)
+    monkeypatch.setattr(state, "get_scores", spy)
+    at = new_app()
+    at.run()
+    at.switch_page("views/upload.py").run()
+    at.text_area(key="paste_one").set_value(_toy_jsonl()).run()
+    at.button(key="use_one").click().run()
+    assert not at.exception, at.exception
+    key = at.session_state["loaded"].key
+    assert seen and seen[0] == key  # the address named it before the first metric was scored
+    assert at.session_state["_page"] == "home" and "verdict" in at.session_state  # landed on the verdict
+
+
+def test_a_file_uploaded_on_the_leaderboard_is_kept_and_the_address_reopens_it(new_app, own_cache):
+    exs = _toy_examples() + [Example(e.id, "sysC", e.context, "i like it", e.references, {})
+                             for e in _toy_examples() if e.system == "sysA"]
+    raw = _toy_jsonl(exs).encode()
+    key = loading.keep_board("three.jsonl", raw)
+    assert loading.reopen_board(key) == ("three.jsonl", raw)
+    at = new_app()  # a refresh of the Leaderboard page: nothing in the uploader, lb= in the address
+    at.query_params["lb"] = key
+    at.run()
+    at.switch_page("views/leaderboard.py").run()
+    assert not at.exception, at.exception
+    assert [e.system for e in at.session_state["leaderboard"].systems] == ["sysA", "sysC", "sysB"]
+    assert at.query_params["lb"] == key
+    gone = new_app()  # an address whose file is not kept here says so
+    gone.query_params["lb"] = "0123456789abcdef"
+    gone.run()
+    gone.switch_page("views/leaderboard.py").run()
+    assert any("no longer kept on this server" in w.value for w in gone.warning)
+    assert "lb" not in gone.query_params
+
+
+def test_kept_uploads_have_a_cap_and_an_age_oldest_first_never_one_in_use(own_cache, monkeypatch):
+    import os
+    import time
+    made = []
+    for i in range(4):
+        data = loading.make_loaded(f"f{i}", _toy_examples(), None, "sysA", "sysB", [f"f{i}".encode()])
+        raw = (f"{i}" * 300_000).encode()  # 0.29 MB each
+        data.inputs = [loading.input_file(f"f{i}.jsonl", raw)]
+        data.recipe = {"kind": "upload", "files": [{"name": f"f{i}.jsonl", "sha256": data.inputs[0].sha256}]}
+        loading.keep_upload(data, [(f"f{i}.jsonl", raw)])
+        os.utime(loading.upload_dir() / f"{data.key}.json", (time.time() - 1000 + i, time.time() - 1000 + i))
+        made.append(data.key)
+    assert sorted(p.stem for p in loading.upload_dir().glob("*.json")) == sorted(made)  # under the default cap
+    monkeypatch.setenv("DIALEVAL_UPLOADS_MAX_MB", "0.6")  # room for two
+    removed = loading.prune_uploads(in_use={made[0]})  # the oldest is shown by a live session
+    assert removed == [made[1], made[2]]  # oldest first, the live one spared
+    assert sorted(p.stem for p in loading.upload_dir().glob("*.json")) == sorted([made[0], made[3]])
+    assert len(list(loading.upload_dir().glob("*.bin"))) == 2
+    monkeypatch.setenv("DIALEVAL_UPLOADS_MAX_DAYS", "0.001")  # 86 s: both are older
+    assert loading.prune_uploads(in_use={made[0]}) == [made[3]]
+    monkeypatch.setenv("DIALEVAL_UPLOADS_MAX_MB", "lots")
+    with pytest.raises(ValueError, match="DIALEVAL_UPLOADS_MAX_MB"):
+        loading.upload_limits()
+
+
+# ------------------------------------------------------------------------------------------------
+# issue 52: voting people can do
+
+
+def _twelve_pairs():
+    out = []
+    for i in range(12):
+        ctx = [f"turn {i}", f"what about topic {i}?"]
+        out.append(Example(f"c{i}", "sysA", ctx, f"i like topic {i}", [f"topic {i}"], {}))
+        out.append(Example(f"c{i}", "sysB", ctx, "no idea", [f"topic {i}"], {}))
+    return out
+
+
+def test_votes_are_one_click_each_blind_saved_and_counted_without_overshoot(new_app, own_cache, monkeypatch):
+    """One pair at a time: A / tie / B one click each (with keys), the judge's P(A) hidden until that pair has a
+    vote, every vote saved as the votes file, and the count never '11 of the 10 needed'."""
+    loaded = loading.make_loaded("twelve", _twelve_pairs(), None, "sysA", "sysB", [b"twelve"])
+    p_a = np.linspace(0.1, 0.9, loaded.n)
+    out = JudgeOutput.from_probabilities(p_a, p_a, p_a, 0.05, "toy-judge")
+    from dashboard import state
+    monkeypatch.setattr(state, "judge_output", lambda data: out)
+    at = new_app()
+    at.session_state["loaded"] = loaded
+    at.run()
+    at.switch_page("views/judge.py").run()
+    assert not at.exception, at.exception
+    labels = {b.key: b.proto.label for b in at.button}
+    assert labels["vote_A"] == "A is better (A)" and labels["vote_tie"] == "Tie (T)" and labels["vote_B"] == (
+        "B is better (B)")
+    assert at.button(key="vote_A").proto.shortcut.upper() == "A"  # a key press votes
+    assert not [c for c in at.caption if "chance of being preferred" in c.value]  # blind before a vote
+    assert "Pair 1 of 12" in at.markdown[-1].value or any("Pair 1 of 12" in m.value for m in at.markdown)
+    assert any(t.value == "turn 0" or "what about topic 0?" in t.value for t in at.text)  # the whole context
+    for k in range(11):  # eleven one-click votes, the panel moving on to the next pair each time
+        at.button(key="vote_A" if k % 3 else "vote_B").click().run()
+        assert not at.exception, at.exception
+    assert any("Pair 1: you said b is better; the judge gives A a 10% chance" in c.value for c in at.caption) or any(
+        "chance of being preferred" in c.value for c in at.caption)
+    saved = vote_store.load_pair_votes(loaded.key, loaded.comparison)
+    assert len(saved) == 11 and saved[0] == "B" and saved[1] == "A"  # every vote, once, in the votes file
+    counts = [t.value for t in at.text if t.value.startswith("11 votes")]
+    assert counts and "Enough to re-fit: 11 A/B votes (10 needed)" in counts[0] and "of the 10" not in counts[0]
+    table = next(d.value for d in at.dataframe if "your vote" in d.value.columns)
+    assert len(table) == 11 and "judge P(A)" in table.columns  # P(A) only beside pairs with a vote
+
+
+def test_the_vote_count_never_overshoots_what_is_needed():
+    from core.judges.pairs import Pair
+    few = [Pair([f"c{i}"], "a", "b", 1.0) for i in range(3)]
+    assert judging.vote_count(few) == (False, "3 of the 10 A/B votes needed, on 3 of the 5 different contexts "
+                                              "needed; ties do not count")
+    many = [Pair([f"c{i % 6}"], "a", "b", 0.0) for i in range(11)]
+    ok, words = judging.vote_count(many)
+    assert ok and words == "Enough to re-fit: 11 A/B votes (10 needed), on 6 different contexts (5 needed); ties do " \
+                           "not count"
+
+
+# ------------------------------------------------------------------------------------------------
+# issue 52: words first, odd input
+
+
+def test_the_home_page_speaks_in_display_names_and_says_intervals_in_words(new_app, own_cache):
+    at = new_app()
+    at.session_state["loaded"] = loading.make_loaded("toy", _toy_examples(), None, "sysA", "sysB", [b"toy-words"])
+    at.run()
+    assert not at.exception, at.exception
+    said = at.markdown[0].value.replace("\\", "")
+    assert "BLEU finds no difference" in said  # the display name ...
+    assert "bleu finds no difference" in at.session_state["verdict"].sentence  # ... the command line keeps the id
+    assert list(at.dataframe[0].value["metric"]) == ["BLEU", "human: Overall"]
+    about = " ".join(t.value for t in at.sidebar.text)
+    assert "repeat the reference's words" in about and "(c^T M" not in about  # plain words, formulas folded
+    assert "named the system people prefer in 49 of 97 pairs of systems" in about  # MME-CRS's measured trust
+    at.sidebar.toggle(key="about_formulas").set_value(True).run()
+    assert "(c^T M" in " ".join(t.value for t in at.sidebar.text)
+    assert at.sidebar.multiselect(key="metrics_widget").format_func("bert_ruber") == "BERT-RUBER"
+
+
+def test_a_500000_character_reply_is_folded_and_a_metric_that_cannot_score_gets_no_axes(new_app, own_cache):
+    exs = [Example(e.id, e.system, e.context, "word " * 100_000 if (e.id, e.system) == ("c0", "sysA") else e.response,
+                   [], e.scores) for e in _toy_examples()]  # no references: BLEU cannot score
+    at = new_app()
+    at.session_state["loaded"] = loading.make_loaded("long", exs, None, "sysA", "sysB", [b"long"])
+    at.run()
+    at.switch_page("views/scores.py").run()
+    assert not at.exception, at.exception
+    assert max(len(t.value) for t in at.text) < 5_000  # the reply is not printed whole
+    assert at.toggle(key="fold_A").label == "Show all of response A (500,000 characters)"
+    assert any("BLEU could not score: it compares replies with references" in c.value for c in at.caption)
+    assert not at.get("plotly_chart")  # no empty axes
+    at.switch_page("views/home.py").run()
+    assert not at.get("plotly_chart")
+
+
+def test_the_verdict_in_words_says_between_where_the_command_line_says_brackets():
+    from core.engine import score_comparison
+    from core.verdict import verdict_sentence
+    from dashboard import words
+    exs = []
+    for i in range(30):
+        ref = f"i really like topic {i} a lot"
+        exs += [Example(f"c{i}", "sysA", [f"tell me about {i}"], ref, [ref], {}),
+                Example(f"c{i}", "sysB", [f"tell me about {i}"], "no idea at all", [ref], {})]
+    comp = loading.make_loaded("copy", exs, None, "sysA", "sysB", [b"copy"]).comparison
+    v = build_verdict(comp, score_comparison(comp, ["bleu"]), n_boot=200, n_perm=200)
+    cli, said = v.sentence, verdict_sentence(v, words.name)
+    assert "bleu +" in cli and " [+" in cli and "between" not in cli  # the command line's sentence, unchanged
+    assert "BLEU +" in said and ", between +" in said and "[" not in said, said

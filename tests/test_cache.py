@@ -3,6 +3,7 @@ scored again, the judge is not loaded when every pair is cached, the size cap ho
 nothing, and the demo's shipped precomputed scores answer for today's signatures."""
 import gzip
 import json
+import re
 import os
 import subprocess
 import sys
@@ -186,6 +187,21 @@ def test_precomputed_layer_answers_first_and_only_for_its_keys(rows, tmp_path):
     layered = ScoreCache(tmp_path / "b.sqlite3", max_bytes=1 << 30, precomputed=Precomputed([path]))
     score_examples(rows, ["bleu"], cache=layered)
     assert (layered.hits, layered.misses) == (6, 6)
+
+
+def test_a_version_bump_that_moves_no_number_keeps_the_precomputed_layer(rows, tmp_path):
+    """The shipped layers are found by the namespace without the package version (``core.cache.versionless``):
+    entries recorded by one release answer the same signature under the next."""
+    store = ScoreCache(tmp_path / "a.sqlite3", max_bytes=1 << 30)
+    score_examples(rows[:6], ["bleu"], cache=store)
+    (ns, entries), = store.export().items()
+    assert "|v:" in ns
+    path = tmp_path / "precomputed-x.json.gz"
+    export_precomputed(store, path, {"what": "test"})
+    bumped = re.sub(r"\|v:[^|]*", "|v:99.0.0", ns)
+    assert bumped != ns and Precomputed([path]).get_many(bumped, list(entries)) == entries
+    other = bumped.replace("metric:bleu", "metric:ubleu")
+    assert Precomputed([path]).get_many(other, list(entries)) == {}
 
 
 def test_shipped_demo_scores_answer_for_todays_signatures(repo_root, monkeypatch):

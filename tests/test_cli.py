@@ -222,16 +222,16 @@ def test_stdout_in_an_encoding_with_a_byte_order_mark_carries_it_once(repo_root,
 @pytest.mark.slow  # builds and installs a wheel of the package (54 MB of checkpoints)
 def test_pip_install_ships_every_module_and_checkpoint_and_runs_outside_the_checkout(repo_root, tmp_path):
     """The tests run the checkout's code (an editable install); this checks what ``pip install .`` installs: a
-    wheel built from the checkout holds every module of core/ and every file of checkpoints/ (package data), and
-    installed in a folder of its own and run from a folder that is not the checkout, it reads its checkpoints
-    from the package and its trainers, with nowhere to write, say so before they train."""
+    wheel built from the checkout holds every module of core/ and dashboard/ and every file of checkpoints/ (package
+    data), and installed in a folder of its own and run from a folder that is not the checkout, it reads its
+    checkpoints from the package and its trainers, with nowhere to write, say so before they train."""
     import os
     import shutil
     import zipfile
     src, wheels, site, elsewhere = (tmp_path / d for d in ("src", "wheels", "site", "elsewhere"))
     elsewhere.mkdir()
     # built from a copy: a checkout's build/ and *.egg-info/ of an earlier build would add files it lists
-    for part in ("core", "checkpoints"):
+    for part in ("core", "dashboard", "checkpoints"):
         shutil.copytree(repo_root / part, src / part, ignore=shutil.ignore_patterns("__pycache__"))
     for part in ("pyproject.toml", "README.md"):
         shutil.copy(repo_root / part, src / part)
@@ -241,9 +241,10 @@ def test_pip_install_ships_every_module_and_checkpoint_and_runs_outside_the_chec
     assert r.returncode == 0, r.stderr
     (wheel,) = wheels.glob("dialeval-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    modules = {p.relative_to(repo_root).as_posix() for p in (repo_root / "core").rglob("*.py")}
+    modules = {p.relative_to(repo_root).as_posix()
+               for d in ("core", "dashboard") for p in (repo_root / d).rglob("*.py")}
     shipped = {p.name for p in (repo_root / "checkpoints").iterdir() if p.is_file()}
-    assert modules - names == set(), "modules of core/ missing from the wheel ([tool.setuptools] packages)"
+    assert modules - names == set(), "modules missing from the wheel ([tool.setuptools] packages)"
     assert {f"core/shipped_checkpoints/{n}" for n in shipped} - names == set(), \
         "checkpoints missing from the wheel ([tool.setuptools.package-data])"
     r = subprocess.run([*pip, "install", "--quiet", "--no-deps", "--no-compile", "--target", str(site), str(wheel)],

@@ -77,7 +77,7 @@ def test_scores_nan_non_numeric_and_duplicate_ids(tmp_path):
         load_jsonl(p)
     msgs = problems(e)
     assert any("row 2, field 'scores.overall': is not numeric" in m for m in msgs)
-    assert not any("row 3" in m for m in msgs)  # NaN is no rating, as an empty CSV cell
+    assert any("row 3, field 'scores.overall': is NaN" in m for m in msgs)  # refused, not read as "not rated"
     assert any("row 4, field 'id': duplicate id 'a'" in m for m in msgs)
 
 
@@ -185,7 +185,7 @@ def test_csv_read_in_place_reads_on_in_order_and_refuses_a_changed_file(tmp_path
 def test_a_bad_row_of_a_file_read_in_place_is_reported_without_loading_it_whole(tmp_path, monkeypatch):
     """The check itself words the problems as load_file does (every bad row, in order; an undecodable byte
     alone), so a large broken file is never loaded whole just to say what is wrong."""
-    import core.data as data_module
+    import core.data.reading as data_module  # open_examples calls load_file there
     from core.data import open_examples
     rows = [{"id": i, "context": ["hi"], "response": f"r{i}"} for i in range(6)]
     rows[2]["response"], rows[4]["scores"] = 7, {"overall": "good"}
@@ -375,6 +375,100 @@ def test_an_annotator_s_null_in_a_list_of_ratings_is_left_out():
     rating means 'not rated' everywhere else."""
     from core.data import load_dstc10
     recs = [{"dialogue_id": "d1", "model": "m", "context": "hi", "response": "yo", "reference": ["hey"],
-             "annotations": {"overall": [3, None, 5], "fluency": [None, None], "grammar": [4, "NaN"]}}]
+             "annotations": {"overall": [3, None, 5], "fluency": [None, None], "grammar": [4, "NA"]}}]
     ex, = load_dstc10("d.json", data=json.dumps(recs).encode())
     assert ex.scores == {"overall": 4.0, "grammar": 4.0}
+
+
+NAN_ROWS = {  # issue 52: each held a NaN rating that was dropped without a word (read as "not rated")
+    "JSON Lines": ("r.jsonl", '{"context": ["hi"], "response": "yo", "scores": {"overall": 3}}\n'
+                              '{"context": ["ho"], "response": "ya", "scores": {"overall": NaN}}\n',
+                   "r.jsonl, row 2, field 'scores.overall': is NaN"),
+    "JSON Lines, NaN as text": ("t.jsonl", '{"context": ["hi"], "response": "yo", "scores": {"overall": " nan "}}\n',
+                                "t.jsonl, row 1, field 'scores.overall': is NaN"),
+    "DSTC10 annotation list": ("d.json", json.dumps([
+        {"dialogue_id": "d1", "model": "m", "context": "hi", "response": "yo", "annotations": {"overall": [3, 4]}},
+        {"dialogue_id": "d2", "model": "m", "context": "ho", "response": "ya",
+         "annotations": {"overall": [4, float("nan"), None]}}]),
+        "d.json, row 2, field 'annotations.overall': holds NaN (not a number) as item 1"),
+    "column JSON": ("c.json", json.dumps({"contexts": [["hi"], ["ho"]], "responses": ["yo", "ya"],
+                                         "scores": [{"Overall": "NaN"}, {"Overall": "4"}]}),
+                    "c.json, row 1, field 'scores.Overall': is NaN"),
+    "CSV": ("r.csv", "context,response,scores.overall\nhi,yo,3\nho,ya,nan\nhe,ye,\n",
+            "r.csv, row 3, field 'scores.overall': is NaN"),
+    "TSV, a chosen score column, MSVC's NaN": ("r.tsv", "context\tresponse\tq\nhi\tyo\t-1.#IND\n",
+                                               "r.tsv, row 2, field 'scores.q': is NaN"),
+}
+
+
+@pytest.mark.parametrize("case", list(NAN_ROWS))
+def test_a_nan_rating_is_refused_with_its_file_row_and_field(tmp_path, case):
+    """A NaN human rating was read as "not rated" and the row's rating silently dropped (issue 52): NaN is what
+    a failed computation leaves, so it is refused like any bad rating, whole file and streamed alike, with what
+    to write instead; null, a blank cell and "NA" still mean "not rated"."""
+    from core.data import open_examples
+    name, text, said = NAN_ROWS[case]
+    path = write(tmp_path, name, text)
+    mapping = CsvMapping(scores=["q"]) if name.endswith(".tsv") else None
+    for read in (lambda: load_file(path, csv_mapping=mapping), lambda: open_examples(path, csv_mapping=mapping)):
+        with pytest.raises(DataError) as e:
+            read()
+        assert len(e.value.problems) == 1 and said in str(e.value), str(e.value)
+        assert "where this row was not rated, leave the rating out (null, or a blank CSV cell)" in str(e.value)
+
+
+def test_null_blank_and_na_ratings_are_still_not_rated(tmp_path):
+    rows = write(tmp_path, "ok.csv", "context,response,scores.a,scores.b\nhi,yo,,NA\nho,ya,null,3\n")
+    assert [ex.scores for ex in load_file(rows)] == [{}, {"b": 3.0}]
+    js = write(tmp_path, "ok.jsonl", '{"context": ["hi"], "response": "yo", "scores": {"a": null, "b": "N/A"}}\n')
+    assert load_file(js)[0].scores == {}
+
+
+def test_an_infinite_rating_is_refused_in_every_format(tmp_path):
+    for name, text in (("i.jsonl", '{"context": ["hi"], "response": "yo", "scores": {"o": Infinity}}\n'),
+                       ("i.csv", "context,response,scores.o\nhi,yo,-inf\n"),
+                       ("i.json", json.dumps([{"context": "hi", "response": "yo", "annotations": {"o": [3, "inf"]}}]))):
+        with pytest.raises(DataError, match="must be a finite number"):
+            load_file(write(tmp_path, name, text))
+
+
+PROSE = ("I went to the market this morning, and it was busy.\n"
+         "The apples looked fresh.\n"
+         "We talked about the weather, the news, and the price of bread, which keeps rising.\n"
+         "Then I went home.\n")
+
+
+@pytest.mark.parametrize("name, text, reason", [
+    ("story.txt", PROSE, "the first line has 2, but only 0 of the next 3 rows do"),
+    ("notes.txt", "Hello there.\nThis is a story.\nIt has no commas at all.\n",
+     "its first line has no comma, tab or semicolon between column names"),
+    ("stdin", PROSE, "the first line has 2"),
+    ("story.json", PROSE, "the first line has 2")])
+def test_prose_that_is_not_a_table_is_refused_as_such(name, text, reason):
+    """A .txt of prose was read as CSV: its first sentence's fragments became the column names and one was
+    offered as the context column (issue 52). It is refused: not a table, not JSON, and what is read."""
+    with pytest.raises(DataError) as e:
+        detect_format(name, text.encode())
+    msg = str(e.value)
+    assert len(e.value.problems) == 1 and "is not a table and not JSON" in msg and reason in msg, msg
+    assert "JSON Lines" in msg and "CSV or TSV" in msg
+    with pytest.raises(DataError, match="is not a table and not JSON"):
+        load_file(name, data=text.encode())
+
+
+def test_tables_named_txt_are_still_tables():
+    """Whatever was read as a table by its content still is; a table with one broken row names that row."""
+    tables = {"comma.txt": "context,response\nhi,yo\nho,ya\n", "tab.txt": "context\tresponse\nhi\tyo\n",
+              "semicolon.txt": "context;response\nhi;yo\n",  # was read as broken JSON Lines
+              "quoted.txt": 'context,response\n"hi, you\nthere",yo\n"ho",ya\n', "stdin": "context,response\nhi,yo\n",
+              "blank-lines.txt": "context,response\n\nhi,yo\n\nho,ya\n"}
+    for name, text in tables.items():
+        assert detect_format(name, text.encode()) == "csv", name
+        assert all(ex.response in ("yo", "ya") for ex in load_file(name, data=text.encode())), name
+    with pytest.raises(DataError, match="row 3: has 3 cells but the header has 2"):
+        load_file("one-bad.txt", data=b"context,response\nhi,yo\nho,ya,extra\nhe,ye\n")
+    prose = PROSE.encode()
+    with pytest.raises(DataError, match="column for response not found"):  # a table by choice: the name or format
+        load_file("story.csv", data=prose)
+    with pytest.raises(DataError, match="column for response not found"):
+        load_file("story.txt", fmt="csv", data=prose)

@@ -65,6 +65,18 @@ def test_no_import_cycle_inside_core():
     assert len(modules) > 30
 
 
+def test_core_imports_neither_streamlit_nor_plotly():
+    """core is the engine: the dashboard's Streamlit glue, tables and charts live in the ``dashboard`` package."""
+    offenders = []
+    for p in CORE.rglob("*.py"):
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            offenders += [f"{p.relative_to(CORE.parent)}: {n}" for n in names
+                          if n.split(".")[0] in ("streamlit", "plotly")]
+    assert offenders == []
+
+
 def test_no_sys_path_edits_in_the_repository(repo_root):
     files = subprocess.run(["git", "ls-files", "*.py"], cwd=repo_root, capture_output=True, text=True).stdout.split()
     assert files, "not a git checkout"

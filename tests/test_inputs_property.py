@@ -4,7 +4,7 @@ naming the broken rows, or writes exactly one output row per input row, in order
 The files vary what a user's files vary: any Unicode text (quotes, separators, U+2028, U+0085, emoji), blank
 responses, missing references, UTF-8 with or without a byte-order mark or UTF-16, ``\\n``/``\\r\\n``/``\\r``
 line ends, blank lines, tab-separated CSV. Into some rows one fault is planted (a missing or mistyped field,
-an empty context, a non-numeric score (a NaN one is no rating), a duplicate id, a lone surrogate, a malformed line, a wrong
+an empty context, a non-numeric or NaN score, a duplicate id, a lone surrogate, a malformed line, a wrong
 number of cells); the run must then fail with exit 2 and name the row of every planted fault. Runs in-process
 through ``core.cli.main`` with the bleu metric (no model): 4 formats x 45 examples in seconds.
 """
@@ -36,10 +36,10 @@ TEXT = st.lists(st.one_of(st.characters(exclude_categories=("Cs",)), TRICKY), mi
 LINE_BREAKS = "\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 TURN = TEXT.filter(lambda t: t.strip() and not any(c in t for c in "\r\n"))  # one line of a context
 FAULTS = ("response missing", "response a number", "context empty", "context a number", "reference a number",
-          "score not numeric", "id a boolean", "duplicate id", "lone surrogate", "not an object",
+          "score not numeric", "score NaN", "id a boolean", "duplicate id", "lone surrogate", "not an object",
           "malformed line", "cells")
 JSON_FAULTS = FAULTS[:-1]
-CSV_FAULTS = ("context empty", "score not numeric", "duplicate id", "cells")  # a NaN score is no rating
+CSV_FAULTS = ("context empty", "score not numeric", "score NaN", "duplicate id", "cells")
 
 
 @st.composite
@@ -70,6 +70,8 @@ def plant(record: dict, fault: str, first_id: str) -> dict | str:
         r["references"] = 7
     elif fault == "score not numeric":
         r["scores"] = {"overall": "good"}
+    elif fault == "score NaN":  # json.dumps writes the literal NaN; refused, never read as "not rated" (issue 52)
+        r["scores"] = {"overall": float("nan")}
     elif fault == "id a boolean":
         r["id"] = True
     elif fault == "duplicate id":
@@ -215,6 +217,8 @@ def csv_file(data, encoding: str, end: str, ext: str) -> tuple[bytes, list[dict]
             cells[2] = ""
         elif fault == "score not numeric":
             cells[5] = "good"
+        elif fault == "score NaN":
+            cells[5] = "nan"
         elif fault == "duplicate id":
             cells[0], cells[1] = records[0]["id"], records[0]["system"]
         elif fault == "cells":

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from core.data import DataError, Example, compare_systems, load_jsonl
-from core.dashboard import learning_curve_figure
 from core.judges.pairs import (context_key, is_test_context, is_val_context, load_votes, preference_pairs, save_votes,
                                split_pairs, votes_from_examples)
 from core.judges.pairwise import (HEAD_HIDDEN, N_FROZEN, TIE_MARGIN, JudgeNetwork, PairwiseJudge, combine_orders,
@@ -24,6 +23,7 @@ from core.training.judge_lm import fit_mix, set_weights, train_scorer
 from core.training.judge_pairs import (DAILYDIALOG_SETS, TRAIN_SETS, synthetic_pairs, train_test_pairs,
                                        validation_pairs)
 from core.verdict import human_preference, human_tie_margin, side_accuracy, summarize_judge
+from dashboard.judging import learning_curve_figure
 
 
 @pytest.fixture(scope="module")

@@ -151,7 +151,7 @@ def test_the_dashboards_system_level_correlation_is_meta_evals(shared):
     """One file, one answer: the Correlation page's system-level row equals `dialeval meta-eval`'s (it kept
     the reference copies, a whole system of them on usr-topical, and resampled rows instead of contexts:
     r 0.886 over 6 systems on the page, 0.600 over 5 in meta-eval)."""
-    from core.dashboard import correlation_rows, system_correlations
+    from dashboard.correlations import correlation_rows, system_correlations
     from core.data import align
     from core.engine import comparison_scores, score_examples
     exs = load_jsonl(shared("eval/usr-topical.jsonl"))

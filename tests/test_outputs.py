@@ -159,7 +159,7 @@ def test_judge_lists_unmatched_rows_with_a_count_in_every_format(fmt, tmp_path, 
     model is not the point here)."""
     import core.cli.judge as judge_cli
 
-    def fixed(comp, **kw):
+    def fixed(comp, *args, **kw):
         n = len(comp.pairs)
         p = np.linspace(0.2, 0.8, n)
         return JudgeOutput(p, p, p, ["B" if x < 0.45 else "A" if x > 0.55 else "tie" for x in p], 0.0, 0.05, "test")
@@ -262,7 +262,7 @@ def test_after_an_interrupt_nothing_is_renamed_into_place_even_if_the_interrupt_
 def test_written_floats_carry_no_rounding_noise(tmp_path):
     """A BLEU of exactly 100 computed through exp(log(...)) is 100.00000000000004 in float64; every JSON and CSV
     output writes it as 100.0 (12 significant digits), and NaN stays null / an empty cell."""
-    from core.dashboard import export_csv
+    from dashboard.exports import export_csv
     from core.report import clean_json, render
     noisy = 100.00000000000004
     assert json.loads(json.dumps(clean_json({"bleu": noisy, "x": [0.1 + 0.2, float("nan")]}))) == {
@@ -295,7 +295,7 @@ def test_judge_rows_carry_the_whole_context(fmt, tmp_path, capsys, monkeypatch):
     import io
 
     import core.cli.judge as judge_cli
-    monkeypatch.setattr(judge_cli, "judge_comparison", lambda comp, **kw: JudgeOutput(
+    monkeypatch.setattr(judge_cli, "judge_comparison", lambda comp, *args, **kw: JudgeOutput(
         np.full(len(comp.pairs), 0.7), np.full(len(comp.pairs), 0.7), np.full(len(comp.pairs), 0.7),
         ["A"] * len(comp.pairs), 0.0, 0.05, "test"))
     turns = ["hi there", "hello, how are you?", "fine, and you?"]

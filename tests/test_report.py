@@ -736,7 +736,7 @@ def test_names_that_differ_only_in_spaces_are_pointed_out():
 def test_a_metric_that_scored_no_pair_is_said_not_scored_not_no_difference():
     """BLEU on a file without references has n = 0: its row said "no significant difference" with a win-rate
     interval [0, 1] and sign p 1.000, as if it had compared the systems (found reading the docs, 2026-11-26)."""
-    from core.dashboard import headline_frame
+    from dashboard.tables import headline_frame
     from core.report import verdict_cells
     exs = [Example(e.id, e.system, e.context, e.response, [], {"overall": 4.0 if e.system == "good" else 2.0})
            for e in _planted() if e.system in ("good", "mid")]
@@ -748,7 +748,7 @@ def test_a_metric_that_scored_no_pair_is_said_not_scored_not_no_difference():
     assert cells["human:overall"]["verdict"] == "A (good) better"
     shown = headline_frame(v).set_index("metric")
     assert shown.loc["bleu", "better"] == "not scored"
-    from core.dashboard import drivers_frame
+    from dashboard.tables import drivers_frame
     assert "bleu" not in set(drivers_frame(v)["metric"])  # an empty row ("-", "", "0 of 0") said nothing
     assert shown.loc["human: overall", "p"] == cells["human:overall"]["p_randomization"] == "0.005"  # as the CLI
 

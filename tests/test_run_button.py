@@ -1,12 +1,12 @@
 """The buttons that start a long run (the judge, a re-fit, scoring every system) are disabled while it runs, so a
-second click cannot stop the run and start it over, and are enabled again however the run ends (views/state.py:
+second click cannot stop the run and start it over, and are enabled again however the run ends (dashboard/state.py:
 run_button, running). The judge itself is replaced by a stand-in: these tests take seconds."""
 import sys
 
 import pytest
 
-from core import dashboard
 from core.data import Example
+from dashboard import judging, loading
 
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
 
@@ -17,22 +17,22 @@ def _tiny(n: int = 3, rated: bool = False):
     rows = [Example(id=str(i), system=s, context=[f"run button test {i}"], response=f"{s} says {i}",
                     references=[f"x says {i}"], scores={"Overall": 5.0 if (s == "x") == (i % 2 == 0) else 1.0}
                     if rated else {}) for i in range(n) for s in ("x", "y")]
-    return dashboard.make_loaded("run-button test", rows, None, "x", "y", [f"run-button test {n} {rated}"])
+    return loading.make_loaded("run-button test", rows, None, "x", "y", [f"run-button test {n} {rated}"])
 
 
 @pytest.fixture
 def app(repo_root, monkeypatch):
     """``app(run_judge, **tiny)``: the dashboard with ``_tiny(**tiny)`` loaded and ``run_judge`` standing in for the
-    judge's run (``views.state.run_judge``; the judge counts as installed, its time estimate as 1 s)."""
+    judge's run (``dashboard.state.run_judge``; the judge counts as installed, its time estimate as 1 s)."""
     def make(run_judge, **tiny):
         at = AppTest.from_file(str(repo_root / "app.py"), default_timeout=60)
         at.session_state["metrics"] = ["bleu"]
         at.session_state["judge_auto"] = False  # the sidebar's "Judge every pair" off: the buttons run it
-        at.run()  # nothing loaded yet: imports views.state, which the stand-ins replace parts of
-        state = sys.modules["views.state"]
+        at.run()  # nothing loaded yet: imports dashboard.state, which the stand-ins replace parts of
+        state = sys.modules["dashboard.state"]
         monkeypatch.setattr(state, "run_judge", run_judge)
         monkeypatch.setattr(state, "judge_seconds", lambda n, comparison=None, examples=None: 1.0)
-        monkeypatch.setattr(dashboard, "judge_status", lambda: (True, "ok"))
+        monkeypatch.setattr(judging, "judge_status", lambda: (True, "ok"))
         at.session_state["loaded"] = _tiny(**tiny)
         return at
     return make

@@ -5,9 +5,8 @@ import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
-from core import dashboard
-from core.report import fmt_num
-from views import state
+from core.formatting import fmt_num
+from dashboard import correlations, loading, state
 
 st.session_state["_page"] = "correlation"
 st.title("Correlation with human scores")
@@ -19,7 +18,7 @@ EXAMPLE = ('{"id": "ctx-1", "system": "my-bot", "context": ["hi!", "how was your
 
 @st.cache_data(show_spinner=False)
 def cached_correlations(key: str, metrics: tuple[str, ...], _cs):
-    return dashboard.correlation_rows(_cs)
+    return correlations.correlation_rows(_cs)
 
 
 def choose_metric(data_key: str) -> None:
@@ -37,7 +36,7 @@ def load_rated_here() -> None:
         return
     from core.data import DataError
     try:
-        got = dashboard.load_uploads(up.name, [(up.name, up.getvalue())], None, [None], None, None)
+        got = loading.load_uploads(up.name, [(up.name, up.getvalue())], None, [None], None, None)
     except DataError as e:
         st.error(f"{len(e.problems)} problem(s) in the file; nothing new was loaded.")
         st.dataframe([{"row": "" if p.row is None else str(p.row), "field": p.field or "", "problem": p.message}
@@ -105,17 +104,17 @@ elif metrics:
         # a metric chosen on another file that scores nothing here gives way to it, one chosen here stays
         if st.session_state.get("corr_metric_file") != data.key:
             state.forget("corr_metric", no_refs)
-        state.kept("corr_metric", dashboard.default_scatter_metric(cs, dim), cs.metrics)
+        state.kept("corr_metric", correlations.default_scatter_metric(cs, dim), cs.metrics)
         m = c1.selectbox("Metric", cs.metrics, key="corr_metric", on_change=choose_metric, args=(data.key,),
                          help="default: the first chosen metric that scores these rows")
         d = c2.selectbox("Human dimension", data.dimensions, key="corr_dim", on_change=state.keep, args=("corr_dim",),
                          help="default: the overall dimension (Overall, overall, coherence, ...)")
-        sdf = dashboard.scatter_frame(cs, m, d)
+        sdf = correlations.scatter_frame(cs, m, d)
         sdf["system"] = sdf["system"].map(state.plotly_plain)
         sdf["id"] = sdf["id"].map(state.plotly_plain)
         fig2 = px.scatter(sdf, x=m, y=d, color="system", hover_data=["id"], opacity=0.7,
                           title=f"{m} vs human {d}")
-        line = dashboard.fit_line(sdf[m], sdf[d])
+        line = correlations.fit_line(sdf[m], sdf[d])
         if line is not None:
             xs = [float(sdf[m].min()), float(sdf[m].max())]
             fig2.add_trace(go.Scatter(x=xs, y=[line[0] * x + line[1] for x in xs], mode="lines",
@@ -133,7 +132,7 @@ elif metrics:
                    "every pair as the headline counts them"
                    + (f": the {state.counted(copies, 'row')} whose reply copies its reference are in these means (a "
                       "referenced metric scores them perfectly whatever people said)" if copies else "") + ".")
-        st.dataframe(dashboard.system_level_rows(cs), hide_index=True, width="stretch")
+        st.dataframe(correlations.system_level_rows(cs), hide_index=True, width="stretch")
         n_sys = len({e.system for e in data.examples})
         if n_sys >= 3:
             st.caption(f"The file holds {n_sys} systems: a system-level correlation over all of them needs every "
@@ -148,7 +147,7 @@ elif metrics:
                     table_all = ScoreTable(list(data.examples), results)
                     bar.empty()
                     st.session_state["sys_corr_rows"] = (data.key,
-                                                         dashboard.system_correlations(table_all, cs.metrics))
+                                                         correlations.system_correlations(table_all, cs.metrics))
             got = st.session_state.get("sys_corr_rows")
             if got and got[0] == data.key:
                 st.dataframe(pd.DataFrame(got[1]).assign(p=lambda t: t["p"].map(lambda p: fmt_num(p, p=True))),

@@ -4,12 +4,12 @@ import re
 
 import streamlit as st
 
-from core import dashboard
 from core.data import alignment_words
 from core.engine import input_notes
 from core.report import as_sentence, few_contexts_note, left_out_note, verdict_notes
 from core.verdict import mismatch_warning
-from views import state
+from core.verdict import verdict_sentence
+from dashboard import judging, state, tables, words
 
 
 def length_words(diff: float) -> str:
@@ -22,7 +22,8 @@ def length_words(diff: float) -> str:
 def home() -> None:
     st.session_state["_page"] = "home"
     st.title("dialeval: which of two dialogue systems is better?")
-    st.caption("Metrics validated against human ratings: BLEU, υBLEU, RUBER, ADEM, MME-CRS, a learned A/B judge.")
+    st.caption("Metrics validated against human ratings: BLEU, υBLEU, RUBER, BERT-RUBER, ADEM, MME-CRS, and a learned "
+               "A/B judge (the judge).")
     data = state.require_data()
     if data is None:
         return
@@ -31,7 +32,7 @@ def home() -> None:
     cs = state.get_scores(data, metrics) if metrics else None
     cs = cs if cs is not None and cs.metrics else None
     judge = state.judge_summary(data)
-    ok, _ = dashboard.judge_status()
+    ok, _ = judging.judge_status()
     if judge is None and ok and state.judge_by_default():  # the verdict has the judge unless asked not to
         judge = state.judge_unasked(data, "home_run_judge")
     if cs is None and judge is None and not data.dimensions:  # people's ratings make a verdict on their own
@@ -43,7 +44,8 @@ def home() -> None:
     verdict = state.cached_verdict(data.key, tuple(cs.metrics) if cs else (), judge is not None, comp, cs, judge)
     st.session_state["verdict"] = verdict  # what this page shows: the tests read it
     with st.container(border=True, key="verdict"):
-        st.markdown(f"#### {state.plain(verdict.sentence)}")
+        # the command line's sentence said in words: display names, "between x and y" (core.verdict)
+        st.markdown(f"#### {state.plain(verdict_sentence(verdict, words.name))}")
     if verdict.n_pairs and verdict.identical_pairs == verdict.n_pairs:
         st.warning("A and B give the same reply in every pair: the same file, or the same system, is compared with "
                    "itself. Load two different systems on the Upload page.")
@@ -58,7 +60,7 @@ def home() -> None:
                 "human dimensions: "
                 f"{state.plain(', '.join(data.dimensions)) if data.dimensions else 'none'} · source: "
                 f"{state.plain(data.name)}")
-    c1, c2 = st.columns([1, 2])
+    c1, c2 = st.container(), st.container()  # stacked: side by side the labels were cut at 800 px
     if cs is not None:
         name = re.sub(r"[^\w.-]+", "_", f"dialeval_{comp.system_a}_vs_{comp.system_b}")[:80]  # letters of any script
         c1.download_button("Download the report (HTML)", state.report_maker(data, verdict, cs),
@@ -92,7 +94,9 @@ def home() -> None:
             st.text("\n".join(f"{d['metric']}: {left_out_note(d)}" for d in verdict.left_out))
     if verdict.metrics:
         st.subheader("Headline comparison")
-        st.dataframe(dashboard.headline_frame(verdict), hide_index=True, width="stretch")
+        head = tables.headline_frame(verdict)
+        head["metric"] = [m if m.startswith("human: ") else words.name(m) for m in head["metric"]]
+        st.dataframe(head, hide_index=True, width="stretch")
         st.caption(f"95% bootstrap intervals ({verdict.n_boot:,} resamples of the contexts, seed {verdict.seed}); "
                    "'better by' is the better system's mean minus the other's (A - B for every metric: the chart "
                    f"below); p from approximate randomization ({verdict.n_perm:,}); 'better' only when p < 0.05 and the "
@@ -108,7 +112,7 @@ def home() -> None:
         st.text(f"Judge: prefers A in {w.wins}, B in {w.losses}, tie in {w.ties} of {state.counted(j.n, 'pair')}; "
                 f"win rate of A "
                 f"{w.rate:.1%} (ties excluded) [{w.low:.1%}, {w.high:.1%}] -> {j.better(comp.system_a, comp.system_b)}"
-                + (f"\nLength-controlled win rate of A (at equal reply length): {dashboard.rate_interval(lc)}; "
+                + (f"\nLength-controlled win rate of A (at equal reply length): {tables.rate_interval(lc)}; "
                    f"{length_words(lc.mean_length_diff)}" if lc is not None and lc.n else ""))
     tuned = state.refit(data)
     if tuned is not None:
@@ -116,18 +120,19 @@ def home() -> None:
         st.text(f"Judge re-fit on {state.counted(tuned['n_votes'], 'vote')}: win rate of A {t.win.rate:.1%} "
                 f"[{t.win.low:.1%}, {t.win.high:.1%}] over all {state.counted(t.n, 'pair')} "
                 f"(A/tie/B {t.win.wins}/{t.win.ties}/{t.win.losses})")
-    rows = verdict.rows("metric")
+    rows = [r for r in verdict.rows("metric") if r.n > 0]  # a metric that could not score gets no empty axes
     if rows:
         state.chart(state.interval_figure(rows, "A - B per metric with 95% interval", shared_axis=False),
                     "home_intervals")
         st.caption(f"Right of the dashed line: {state.plain(comp.system_a)} (A) higher; each metric on its own scale.")
-    drivers = dashboard.drivers_frame(verdict)
+    drivers = tables.drivers_frame(verdict)
     if len(drivers):
         st.subheader("What drives each difference")
         st.caption("Per metric, the pairs whose A - B pushes the mean furthest in its direction, and the comparison "
                    "redone without the most pushing 5 % of the pairs (at least one; only pairs that push that way): "
                    "a verdict that does not survive rests on a few pairs. "
                    "Open a pair on the Scores page.")
+        drivers["metric"] = drivers["metric"].map(words.name)
         st.dataframe(drivers, hide_index=True, width="stretch")
     if cs is not None:
         with st.expander("Signatures (metric, variant, checkpoint, pool, version)"):

@@ -5,19 +5,18 @@ import pandas as pd
 import plotly.express as px
 import streamlit as st
 
-from core import dashboard
 from core.data import Comparison
-from core.judges.pairs import votes_for_pairs, votes_matched
+from core.judges.pairs import MIN_VOTE_CONTEXTS, MIN_VOTES, votes_for_pairs, votes_matched
 from core.report import as_sentence
 from core.verdict import summarize_judge
-from views import state
+from dashboard import exports, judging, loading, state, tables, vote_store
 
 st.session_state["_page"] = "judge"
 st.title("A/B judge")
 st.caption("A learned pairwise judge (Wu & Chien): given the context and two replies, the probability that people "
            "prefer reply A. Both orders (A|B and B|A) are scored and averaged against position bias.")
 
-ok, message = dashboard.judge_status()
+ok, message = judging.judge_status()
 if not ok:
     st.warning(message)
 
@@ -43,19 +42,20 @@ if data is not None and ok:
         dims = data.dimensions
         dim = None
         if dims:
-            state.kept("judge_dim", dims[dashboard.default_vote_dimension(dims)], dims)
+            state.kept("judge_dim", dims[judging.default_vote_dimension(dims)], dims)
             dim = st.selectbox("Human dimension for agreement", dims, key="judge_dim", on_change=state.keep,
                                args=("judge_dim",))
         summ = summarize_judge(comp, res, dim)
         tuned = state.refit(data)
         c1, c2, c3 = st.columns(3)
-        c1.metric("Judge win rate of A (" + state.plain(comp.system_a) + ")", f"{summ.win.rate:.1%}",
-                  help="wins of A / (wins of A + wins of B), ties excluded; Wilson 95% interval below")
-        c1.text(f"95% interval [{summ.win.low:.1%}, {summ.win.high:.1%}]; ties counted half: "
-                f"{summ.win.ties_split:.1%}")
+        # a short label (a long one was cut at 800 px, hiding which system is A); the system named below it
+        c1.metric("Win rate of A", f"{summ.win.rate:.1%}",
+                  help="the judge: wins of A / (wins of A + wins of B), ties excluded; Wilson 95% interval below")
+        c1.text(f"A = {comp.system_a}; between {summ.win.low:.1%} and {summ.win.high:.1%} (95%); ties counted "
+                f"half: {summ.win.ties_split:.1%}")
         lc = summ.length_controlled
         if lc is not None and lc.n:
-            c1.text(f"at equal reply length: {dashboard.rate_interval(lc)}")
+            c1.text(f"at equal reply length: {tables.rate_interval(lc)}")
         c2.metric("A / tie / B", f"{summ.win.wins} / {summ.win.ties} / {summ.win.losses}")
         if tuned is not None:
             c2.metric(f"Re-fit on your {state.counted(tuned['n_votes'], 'vote')}: win rate of A",
@@ -64,7 +64,7 @@ if data is not None and ok:
             c2.text(f"95% interval [{tuned['summary'].win.low:.1%}, {tuned['summary'].win.high:.1%}]")
         c3.metric("Order disagreement", f"{summ.order_disagreement:.1%}",
                   help="share of pairs where scoring A|B and B|A gave different preferences")
-        jdf = dashboard.judge_frame(comp, res.p_a, res.verdict)
+        jdf = tables.judge_frame(comp, res.p_a, res.verdict)
         if dims:
             st.subheader("Agreement with human scores")
             h = summ.human
@@ -84,56 +84,185 @@ if data is not None and ok:
         else:
             st.info("This comparison has no human scores, so agreement with people cannot be measured.")
         st.subheader("Per-example preference")
-        st.dataframe(jdf, hide_index=True, width="stretch", height=380,
-                     column_config={"P(A preferred)": st.column_config.ProgressColumn(min_value=0.0, max_value=1.0,
-                                                                                     format="%.2f")})
+        # folded: the judge's P(A) on every pair would bias a vote below (votes are blind, as Chatbot Arena's)
+        with st.expander("The judge's P(A) on every pair (vote below first to stay blind)"):
+            st.dataframe(jdf, hide_index=True, width="stretch", height=380,
+                         column_config={"P(A preferred)": st.column_config.ProgressColumn(min_value=0.0, max_value=1.0,
+                                                                                         format="%.2f")})
         state.chart(px.histogram(jdf, x="P(A preferred)", nbins=20, range_x=[0, 1], title="P(A preferred) over pairs"),
                     "judge_hist")
 
 # ------------------------------------------------------------------------------------------------
-# your votes, in place
+# another judge: any OpenAI-compatible LLM (core.judges.llm), asked in both orders
 
-if data is not None:
+
+def llm_judge_section(data) -> None:
+    """Pick the judge: an LLM endpoint and model (a key typed here lives in this session's memory only: a
+    password field whose value no address, file or log receives), asked in both orders through the engine; its
+    summary beside the learned judge's."""
+    import os
+
+    from core.engine import judge_comparison
+    from core.judges.llm import LLMJudge, LLMSettings, criteria_from
     comp = data.comparison
     st.divider()
-    st.subheader("Your votes")
-    st.caption(f"Which reply is better? Vote A, tie or B on any row; every vote is saved as you go (and kept for this "
-               f"comparison after a refresh). Once there are **{dashboard.MIN_VOTES} votes for A or B on "
-               f"{dashboard.MIN_VOTE_CONTEXTS} or more different contexts** (ties do not count), the judge can be "
-               "re-fitted on them below.")
+    st.subheader("An LLM as the judge")
+    st.caption("Any OpenAI-compatible endpoint (a hosted API, or vLLM, llama.cpp, Ollama, `transformers serve` on "
+               "your machine) judges the same pairs as the learned judge: both orders asked, orders that disagree "
+               "make a tie, every answer kept in the score cache (asking again sends nothing). The learned judge "
+               "stays the one the home page's verdict uses.")
+    with st.form("llm_judge_form"):
+        url = st.text_input("Endpoint base URL", value=os.environ.get("OPENAI_BASE_URL", ""),
+                            placeholder="http://127.0.0.1:8000/v1")
+        model = st.text_input("Model", value=os.environ.get("DIALEVAL_LLM_MODEL", ""))
+        key = st.text_input("API key (kept in this browser session's memory only; empty: $OPENAI_API_KEY on the "
+                            "server)", type="password", key="llm_api_key")
+        criteria = st.text_area("Criteria (empty: the default rubric: which reply a person would rather receive "
+                                "next; appropriate, on topic, consistent, fluent)", height=80)
+        concurrency = st.number_input("Requests at once", min_value=1, max_value=64, value=4, step=1)
+        asked = st.form_submit_button(f"Ask the LLM judge over {state.counted(data.n, 'pair')} "
+                                      f"({2 * data.n} requests at most, fewer when cached)")
+    store = st.session_state.setdefault("llm_judge_results", {})
+    if asked:
+        try:
+            judge = LLMJudge(LLMSettings(url=url.strip(), model=model.strip(), criteria=criteria_from(criteria or None),
+                                         concurrency=int(concurrency)), api_key=key or None)
+            judge.check_ready()
+            bar, progress = state.progress_bar("asking the LLM judge (stay on this page while it runs)")
+            try:
+                out = judge_comparison(comp, judge, progress=progress)
+            finally:
+                bar.empty()
+            store[data.key] = {"summary": summarize_judge(comp, out), "usage": judge.usage_line(),
+                               "signature": judge.signature()}
+        except ValueError as e:  # a missing URL or model, an endpoint that refused: one line, never the key
+            st.error(f"The LLM judge could not run: {state.plain(str(e))}")
+    got = store.get(data.key)
+    if got is None:
+        return
+    summ = got["summary"]
+    c1, c2, c3 = st.columns(3)
+    c1.metric(f"LLM judge: win rate of A ({state.plain(comp.system_a)})", f"{summ.win.rate:.1%}"
+              if summ.win.wins + summ.win.losses else "-")
+    c1.text(f"95% interval [{summ.win.low:.1%}, {summ.win.high:.1%}]")
+    c2.metric("A / tie / B", f"{summ.win.wins} / {summ.win.ties} / {summ.win.losses}")
+    c3.metric("Position flips", f"{summ.order_disagreement:.1%}",
+              help="share of pairs where asking A first and B first named different winners (a tie then)")
+    c3.text(f"first-shown reply preferred: {summ.first_shown:.1%}")
+    unparsed = summ.notes.get("unparsed") or []
+    if unparsed:
+        st.warning(f"{len(unparsed)} pair(s) got answers naming neither reply after a second ask (never guessed): "
+                   f"pairs {', '.join(str(i + 1) for i in unparsed[:20])}")
+    if summ.human is not None and summ.human.n:
+        st.text(f"agreement with people: {summ.human.agreement:.1%} of {state.counted(summ.human.n, 'pair')} with a "
+                f"clear human preference [{summ.human.low:.1%}, {summ.human.high:.1%}]")
+    st.caption(f"{state.plain(got['usage'])}. {state.plain(got['signature'])}")
+
+
+if data is not None:
+    llm_judge_section(data)
+
+# ------------------------------------------------------------------------------------------------
+# your votes, in place
+
+VOTE_LABELS = {"A": "A is better", "tie": "Tie", "B": "B is better"}
+VOTE_KEYS = {"A": "A", "tie": "T", "B": "B"}  # keyboard shortcuts (st.button's shortcut; C and R are reserved)
+
+
+def _next_unvoted(n: int, given: dict, after: int) -> int:
+    """The first pair after ``after`` (wrapping round) without a vote; ``after`` + 1 when every pair has one."""
+    for k in range(1, n + 1):
+        i = (after + k) % n
+        if i not in given:
+            return i
+    return (after + 1) % n
+
+
+def _cast(data, i: int, vote: str | None) -> None:
+    """A click on a vote button (or its key): save the vote on pair ``i`` (None clears it) and move on."""
+    given = dict(state.votes(data))
+    if vote is None:
+        given.pop(i, None)
+    else:
+        given[i] = vote
+    state.set_votes(data, given)
+    st.session_state["vote_last_" + data.key] = i
+    if vote is not None:
+        st.session_state["vote_at_" + data.key] = _next_unvoted(data.n, given, i)
+
+
+def _go(data, step: int) -> None:
+    st.session_state["vote_at_" + data.key] = (st.session_state["vote_at_" + data.key] + step) % data.n
+
+
+@st.fragment
+def vote_panel(data) -> None:
+    """One pair at a time, blind: the whole context and both replies (long ones folded), then A / tie / B as one
+    click (or key) each. The judge's P(A) for a pair is shown only once you have voted on it. A vote reruns this
+    panel only (st.fragment), not the page; the page is drawn again when the count crosses what a re-fit needs."""
+    comp, n = data.comparison, data.n
     given = state.votes(data)
+    at_key = "vote_at_" + data.key
+    if at_key not in st.session_state or not 0 <= st.session_state[at_key] < n:
+        st.session_state[at_key] = _next_unvoted(n, given, -1)
+    i = st.session_state[at_key]
+    a, b = comp.pairs[i]
+    mine = vote_store.pair_votes(comp, given)
+    enough, where = judging.vote_count(mine)
+    st.markdown(f"**Pair {i + 1} of {n}** · {state.counted(len(given), 'pair')} voted"
+                + (f" · your vote here: **{VOTE_LABELS[given[i]]}**" if i in given else ""))
+    with st.container(border=True):
+        st.caption("Context (oldest first)")
+        for k, turn in enumerate(a.context):
+            state.folded_text(f"[{k + 1 - len(a.context)}] {turn}", f"vote_fold_ctx_{k}")
+        r1, r2 = st.columns(2)
+        state.show_text("Reply A", a.response, key="vote_fold_a", where=r1)
+        state.show_text("Reply B", b.response, key="vote_fold_b", where=r2)
+    cols = st.columns([2, 1, 2, 1, 1, 1])
+    for col, vote in zip(cols, ("A", "tie", "B")):
+        col.button(f"{VOTE_LABELS[vote]} ({VOTE_KEYS[vote]})", key=f"vote_{vote}", width="stretch",
+                   type="primary" if given.get(i) == vote else "secondary", shortcut=VOTE_KEYS[vote],
+                   on_click=_cast, args=(data, i, vote))
+    cols[3].button("Previous (P)", key="vote_prev", width="stretch", shortcut="P", on_click=_go, args=(data, -1))
+    cols[4].button("Next (N)", key="vote_next", width="stretch", shortcut="N", on_click=_go, args=(data, 1))
+    cols[5].button("Clear", key="vote_clear", width="stretch", disabled=i not in given, on_click=_cast,
+                   args=(data, i, None))
     res = state.judge_output(data)
-    label = {"A": "👍 A", "tie": "tie", "B": "👍 B"}
-    vote_of = {v: k for k, v in label.items()}
-    # a pair without a vote reads "–", and choosing "–" clears a vote (the browser's table draws a missing value,
-    # and an empty string too, as a grey "None")
-    no_vote = "–"
-    vdf = pd.DataFrame({"pair": range(data.n), "your vote": [label.get(given.get(i), no_vote) for i in range(data.n)],
-                        "context": [" ⏎ ".join(a.context) for a, _ in comp.pairs],
-                        "response A": [a.response for a, _ in comp.pairs],
-                        "response B": [b.response for _, b in comp.pairs], "id": [a.id for a, _ in comp.pairs]})
-    if res is not None:
-        vdf.insert(5, "judge P(A)", [float(p) for p in res.p_a])
-    edited = st.data_editor(vdf, hide_index=True, width="stretch", height=360, key=f"votes_editor_{data.key}",
-                            disabled=[c for c in vdf.columns if c != "your vote"],
-                            column_config={"your vote": st.column_config.SelectboxColumn(
-                                "your vote", options=[no_vote, *label.values()], width="medium",
-                                help="which reply is better: A, B or tie (double-click to choose; – = no vote)"),
-                                "context": st.column_config.TextColumn(width="medium"),
-                                "response A": st.column_config.TextColumn(width="medium"),
-                                "response B": st.column_config.TextColumn(width="medium")})
-    now = {int(p): vote_of[v] for p, v in zip(edited["pair"], edited["your vote"]) if v in vote_of}
-    if now != given:
-        state.set_votes(data, now)
-        given = now
-    mine = dashboard.pair_votes(comp, given)
-    enough, where = dashboard.enough_votes(mine)
-    v1, v2 = st.columns([2, 1])
-    v1.text(f"{state.counted(len(mine), 'vote')} (A {sum(v.vote == 'A' for v in mine)}, "
-            f"tie {sum(v.vote == 'tie' for v in mine)}, "
-            f"B {sum(v.vote == 'B' for v in mine)}): {where}")
-    v2.download_button("Download your votes (JSONL)", dashboard.votes_jsonl(mine), file_name="dialeval_votes.jsonl",
+    last = st.session_state.get("vote_last_" + data.key)
+    if last is not None and last in given:
+        said = f"Pair {last + 1}: you said {VOTE_LABELS[given[last]].lower()}"
+        if res is not None:
+            p = float(res.p_a[last])
+            said += (f"; the judge gives A a {p:.0%} chance of being preferred "
+                     f"({'A' if res.verdict[last] == 'A' else 'B' if res.verdict[last] == 'B' else 'a tie'}).")
+        st.caption(said)
+    st.text(f"{state.counted(len(mine), 'vote')} (A {sum(v.vote == 'A' for v in mine)}, "
+            f"tie {sum(v.vote == 'tie' for v in mine)}, B {sum(v.vote == 'B' for v in mine)}). {where}.")
+    if mine:
+        with st.expander("Your votes so far, with the judge's P(A) on each"):
+            voted = sorted(given)
+            rows = {"pair": [k + 1 for k in voted], "your vote": [VOTE_LABELS[given[k]] for k in voted],
+                    "id": [comp.pairs[k][0].id for k in voted]}
+            if res is not None:
+                rows["judge P(A)"] = [round(float(res.p_a[k]), 3) for k in voted]
+            st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    st.download_button("Download your votes (JSONL)", vote_store.votes_jsonl(mine), file_name="dialeval_votes.jsonl",
                        mime="application/jsonl", key="votes_download_mine", on_click="ignore", disabled=not mine)
+    was = st.session_state.get("vote_enough_" + data.key)
+    st.session_state["vote_enough_" + data.key] = enough
+    if was is not None and was != enough:  # the re-fit section below reads the count: draw the page again
+        st.rerun(scope="app")
+
+
+if data is not None:
+    st.divider()
+    st.subheader("Your votes")
+    st.caption(f"Which reply is better? One pair at a time, blind: the judge's opinion on a pair shows only after you "
+               f"vote on it. Keys: A, T (tie), B, N (next), P (previous). Every vote is saved as you go (and kept "
+               f"for this comparison after a refresh). Once there are **{MIN_VOTES} votes for A or B on "
+               f"{MIN_VOTE_CONTEXTS} or more different contexts** (ties do not count), the judge can be re-fitted on "
+               "them below.")
+    vote_panel(data)
 
 # ------------------------------------------------------------------------------------------------
 # re-fit the judge on votes (Wu & Chien's use case): from the shipped judge, learning curve, predictions
@@ -145,15 +274,15 @@ if data is not None and ok:
                "shipped judge as strongly as a cross-validation on the votes says; the encoders stay as shipped). "
                "It then judges every loaded pair (the win rate above updates), predicts the pairs without a vote, "
                "and a learning curve shows agreement with held-out votes against the number of training votes "
-               f"(cross-validation by context). Enough votes: {dashboard.MIN_VOTES} for A or B on "
-               f"{dashboard.MIN_VOTE_CONTEXTS}+ contexts.")
+               f"(cross-validation by context). Enough votes: {MIN_VOTES} for A or B on "
+               f"{MIN_VOTE_CONTEXTS}+ contexts.")
     sources = ["Your votes on this page", "Upload a votes file"] + (
         ["Use this upload's human scores as votes"] if data.dimensions else [])
     source = st.radio("Votes", sources, horizontal=True, key="votes_source")
     votes, votes_key = None, None
     if source == sources[0]:
-        votes = dashboard.pair_votes(comp, state.votes(data))
-        votes_key = dashboard.content_key("mine", dashboard.votes_jsonl(votes))
+        votes = vote_store.pair_votes(comp, state.votes(data))
+        votes_key = loading.content_key("mine", vote_store.votes_jsonl(votes))
     elif source == sources[1]:
         up = st.file_uploader("Votes (JSONL, one per line: context, response_a, response_b, vote = A / B / tie)",
                               type=["jsonl", "json"], key="votes_file")
@@ -165,17 +294,17 @@ if data is not None and ok:
             raw = up.getvalue()
             try:
                 votes = load_votes(up.name, data=raw)
-                votes_key = dashboard.content_key(raw)
+                votes_key = loading.content_key(raw)
             except DataError as e:
                 st.error(f"The votes file could not be read: {e}")
     else:
-        state.kept("votes_dim", data.dimensions[dashboard.default_vote_dimension(data.dimensions)], data.dimensions)
+        state.kept("votes_dim", data.dimensions[judging.default_vote_dimension(data.dimensions)], data.dimensions)
         vdim = st.selectbox("Human dimension to derive votes from", data.dimensions, key="votes_dim",
                             on_change=state.keep, args=("votes_dim",))
-        votes = dashboard.votes_from_comparison(comp, vdim)
-        votes_key = dashboard.content_key("scores", vdim)
+        votes = judging.votes_from_comparison(comp, vdim)
+        votes_key = loading.content_key("scores", vdim)
         st.caption(f"A vote is cast where the two replies' scores differ by at least a quarter of the scale "
-                   f"({dashboard.vote_margin(comp, vdim):g} on {state.plain(vdim)}); the other pairs have no vote.")
+                   f"({judging.vote_margin(comp, vdim):g} on {state.plain(vdim)}); the other pairs have no vote.")
     if votes is not None:
         on_pairs = votes_for_pairs(comp, votes)
         for line in votes_matched(comp, votes):
@@ -187,14 +316,14 @@ if data is not None and ok:
                 f"{state.counted(data.n, 'loaded pair')}; {data.n - n_on} of those "
                 f"ha{'s' if data.n - n_on == 1 else 've'} no vote "
                 "and get the re-fitted judge's prediction.")
-        folds = dashboard.MIN_VOTE_CONTEXTS
-        enough, where = dashboard.enough_votes(votes)
+        folds = MIN_VOTE_CONTEXTS
+        enough, where = judging.vote_count(votes)
         if not enough:
             st.info(f"Not enough votes yet: {where}.")
         elif state.run_button(f"Re-fit the judge on {state.counted(len(votes), 'vote')} and draw the learning curve",
                               "tune_votes", busy=judge_clicked, type="primary"):
             # then drawn again: the win rate at the top shows the re-fitted judge
-            with state.running("tune_votes", "Re-fitting on the votes failed"):
+            with state.running("tune_votes", "Re-fitting on the votes failed"), state.first_run("refit"):
                 from core.judges import votes as V
                 from core.judges.pairwise import load_judge
                 state.use_chosen_device()
@@ -202,7 +331,7 @@ if data is not None and ok:
                 judge = load_judge()
                 feats = V.vote_features(votes, judge, vprogress)
                 decided = [v for v in votes if v.vote in ("A", "B")]
-                curve = V.learning_curve(votes, dashboard.curve_sizes(len(decided), folds), folds, judge,
+                curve = V.learning_curve(votes, judging.curve_sizes(len(decided), folds), folds, judge,
                                          features=feats, progress=vprogress)
                 tuned = V.fine_tune_on_votes(votes, judge, features=feats)
                 # encoded once: the tuned judge shares the shipped judge's encoder layers and reader
@@ -225,12 +354,12 @@ if data is not None and ok:
                       f"{s_all.win.rate:.1%}")
             r1.text(f"95% interval [{s_all.win.low:.1%}, {s_all.win.high:.1%}]")
             r2.metric("Shipped judge on the same pairs", f"{s_shipped.win.rate:.1%}")
-            majority = dashboard.majority_share(votes)
+            majority = judging.majority_share(votes)
             if majority >= 0.9:
                 st.warning(f"{majority:.0%} of the A/B votes name the same side: agreement with them mostly measures "
                            "how often the judge names that side (a judge that always does would score "
                            f"{majority:.0%}); votes for both sides tell more.")
-            state.chart(dashboard.learning_curve_figure(curve, majority=majority), "votes_curve")
+            state.chart(judging.learning_curve_figure(curve, majority=majority), "votes_curve")
             shown = curve.assign(ridge=[f"{v:.2g}" if v == v else "—" for v in curve["ridge"]])  # NaN at 0 votes
             st.dataframe(shown.rename(columns={"n_train": "training votes",
                                                "n_test": "held-out A/B votes (all folds)",
@@ -246,11 +375,11 @@ if data is not None and ok:
                 st.text(f"On the {state.counted(len(rest), 'pair')} without a vote: re-fitted judge "
                         f"{win_rate_text(summ_r)}, shipped "
                         f"judge {win_rate_text(summ_before_r)} (win rate of A)")
-                pred = dashboard.rest_frame(comp, rest, before_r.p_a, after_r.p_a, after_r.verdict)
+                pred = tables.rest_frame(comp, rest, before_r.p_a, after_r.p_a, after_r.verdict)
                 st.dataframe(pred, hide_index=True, width="stretch", height=320,
                              column_config={"P(A preferred)": st.column_config.ProgressColumn(
                                  min_value=0.0, max_value=1.0, format="%.2f")})
-                st.download_button("Download these predictions (CSV)", dashboard.export_csv(pred, comp),
+                st.download_button("Download these predictions (CSV)", exports.export_csv(pred, comp),
                                    "judge_votes_predictions.csv", "text/csv", key="votes_download")
             else:
                 st.info("Every loaded pair has a vote, so there is nothing left to predict.")

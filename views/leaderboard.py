@@ -7,13 +7,12 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core import dashboard
 from core.data import DataError, alignment_words
 from core.leaderboard import (build_leaderboard, human_dimensions, judge_grid, judged_in_cache, leaderboard_rows,
                               mismatch_note, pairs_family_note, pairwise_cells, pairwise_columns, ranking_label,
                               render_leaderboard, shared_contexts)
 from core.report import as_sentence, to_json
-from views import state
+from dashboard import judging, loading, state
 
 st.session_state["_page"] = "leaderboard"
 st.title("Leaderboard")
@@ -37,10 +36,24 @@ up = st.file_uploader("A file with three or more systems (JSONL, DSTC10 JSON, co
                       "field names); or load one on the Upload page (which maps other CSV columns)",
                       type=["jsonl", "json", "csv", "tsv", "gz"], key="lb_file")
 source, examples, key = None, None, None
-if up is not None:
+board = (up.name, up.getvalue()) if up is not None else None
+if board is None and state.kept_board():  # a refresh, or a link: the file uploaded here before, kept on the server
+    board = loading.reopen_board(state.kept_board())
+    if board is None:
+        st.warning("The file this page's address names is no longer kept on this server; upload it again.")
+        state.forget_board()
+    else:
+        r1, r2 = st.columns([3, 1], vertical_alignment="center")
+        r1.caption(f"Reopened from this page's address: {state.plain(board[0])} (uploaded here before).")
+        if r2.button("Close this file", key="lb_close"):
+            state.forget_board()
+            st.rerun()
+if board is not None:
     try:
-        examples = dashboard.parse_upload(up.name, up.getvalue())
-        source, key = up.name, dashboard.content_key(up.getvalue())
+        examples = loading.parse_upload(*board)
+        source, key = board[0], loading.content_key(board[1])
+        if up is not None and state.kept_board() != loading.content_key(b"board", board[1]):
+            state.keep_board(*board)  # the address names it before anything is scored
     except DataError as e:
         st.error(f"{len(e.problems)} problem(s) in the file:")
         st.dataframe([{"row": "" if p.row is None else str(p.row), "field": p.field or "", "problem": p.message}
@@ -78,7 +91,7 @@ else:
     if mismatched:
         st.warning(state.plain(as_sentence(mismatch_note(mismatched, grid.n_contexts)) + " First: "
                                + "; ".join(mismatched[:3])))
-    if up is not None:
+    if board is not None:
         st.caption("This page ranks the file uploaded here; the comparison loaded in the sidebar (the other "
                    "pages') stays as it was.")
     table = None
@@ -92,7 +105,7 @@ else:
     judged = _judged_store().get(jkey)
     if judged is None and judged_in_cache(grid):  # judged before (or the demo's precomputed pairs): read, not run
         judged = _judged_store()[jkey] = judge_grid(grid)
-    ok, message = dashboard.judge_status()
+    ok, message = judging.judge_status()
     n_pairs = len(list(itertools.combinations(chosen, 2))) * grid.n_contexts
     seconds = state.judge_seconds(n_pairs, examples=grid.examples()) if judged is None and ok else 0.0
     if judged is None and ok and state.run_button(f"Run the judge on every pair of systems ({n_pairs} judged pairs, "
@@ -100,7 +113,8 @@ else:
         with state.running("lb_judge", "The judge could not run"):  # then drawn again with the judge's ratings
             state.use_chosen_device()
             bar, progress = state.progress_bar("loading the judge", estimate=seconds)
-            _judged_store()[jkey] = judge_grid(grid, progress=progress)
+            with state.first_run("judge"):  # models load one session at a time
+                _judged_store()[jkey] = judge_grid(grid, progress=progress)
     if table is None and judged is None and not human_dimensions(grid):
         st.info("Choose metrics in the sidebar or run the judge (the file has no human ratings to rank by).")
         st.stop()

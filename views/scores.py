@@ -8,10 +8,9 @@ import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
-from core import dashboard
 from core.html_report import highlight_html
 from core.slices import SLICE_KINDS, metadata_columns, slice_comparison
-from views import state
+from dashboard import exports, state, tables, words
 
 # the text columns' widths in pixels: narrow enough that a laptop (1400 px, sidebar open) sees the first metric's
 # columns beside them (the full text is in the drill-down below and on hover)
@@ -65,7 +64,7 @@ if data is not None and metrics:
                              on_change=state.keep, args=("flt_text",))
         state.kept("flt_metric", cs.metrics[0], cs.metrics)
         fmetric = c2.selectbox("Winner by metric", cs.metrics, key="flt_metric", on_change=state.keep,
-                               args=("flt_metric",))
+                               args=("flt_metric",), format_func=words.name)
         state.kept("flt_winner", "all", ["all", "A", "B", "tie"])
         winner = c3.radio("Winner", ["all", "A", "B", "tie"], horizontal=True, key="flt_winner", on_change=state.keep,
                           args=("flt_winner",), help="which reply the metric prefers on the pair (lower is better "
@@ -77,8 +76,8 @@ if data is not None and metrics:
                                args=("sort_by",))
         state.kept("sort_desc", True)
         desc = c5.toggle("Descending", key="sort_desc", on_change=state.keep, args=("sort_desc",))
-        view = dashboard.filter_frame(df, text, winner, fmetric).sort_values(sort_by, ascending=not desc,
-                                                                               na_position="last", kind="stable")
+        view = tables.filter_frame(df, text, winner, fmetric).sort_values(sort_by, ascending=not desc,
+                                                                            na_position="last", kind="stable")
         st.session_state["_view_pairs"] = [int(p) for p in view["pair"]]
         if view.empty:
             st.info(f"No pair matches the filter (of {len(df)} pairs). Clear the text or choose 'all'.")
@@ -87,8 +86,9 @@ if data is not None and metrics:
                        f"({'descending' if desc else 'ascending'}). Click a row to open it below; click a column "
                        "header to sort by it (the ⋮ column menu's sort reorders only the view; exports follow the "
                        "order stated here). Differences are A - B.")
-            num_cfg = {c: st.column_config.NumberColumn(format="%.3f") for c in df.columns
-                       if c.endswith((" A", " B", " A-B")) and c not in ("response A", "response B")}
+            num_cfg = {c: st.column_config.NumberColumn(  # display names over the ids the exports keep
+                           words.name(c.rsplit(" ", 1)[0]) + " " + c.rsplit(" ", 1)[1], format="%.3f")
+                       for c in df.columns if c.endswith((" A", " B", " A-B")) and c not in ("response A", "response B")}
             text_cfg = {c: st.column_config.TextColumn(width=TEXT_WIDTH[c]) for c in TEXT_WIDTH if c in df.columns}
             st.dataframe(view, hide_index=True, width="stretch", height=420, column_config={**num_cfg, **text_cfg},
                          key="scores_table", on_select=on_table_select,
@@ -96,10 +96,10 @@ if data is not None and metrics:
             shown = "all" if len(view) == len(df) else "the"
             d1, d2 = st.columns(2)
             d1.download_button(f"Export {shown} {state.counted(len(view), 'shown pair')} (CSV)",
-                               dashboard.export_csv(view, cs.comparison),
+                               exports.export_csv(view, cs.comparison),
                                file_name="dialeval_scores.csv", mime="text/csv", key="dl_csv", on_click="ignore")
             d2.download_button(f"Export {shown} {state.counted(len(view), 'shown pair')} with details (JSONL)",
-                               dashboard.export_jsonl(cs, view["pair"].tolist()), file_name="dialeval_scores.jsonl",
+                               exports.export_jsonl(cs, view["pair"].tolist()), file_name="dialeval_scores.jsonl",
                                mime="application/jsonl", key="dl_jsonl", on_click="ignore")
 
             # -- drill-down -------------------------------------------------------------------------
@@ -116,24 +116,30 @@ if data is not None and metrics:
             with left:
                 st.caption("Context (oldest first)")
                 for k, turn in enumerate(a.context):
-                    st.text(f"[{k + 1 - len(a.context)}] {turn}")
+                    state.folded_text(f"[{k + 1 - len(a.context)}] {turn}", f"fold_turn_{k}")
                 for side, name, ex in (("A", comp.system_a, a), ("B", comp.system_b, b)):
-                    st.html(f'<div style="margin:.4em 0"><div style="color:#666;font-size:.85em">Response {side} '
-                            f'({html.escape(name)})</div><div style="white-space:pre-wrap;overflow-wrap:anywhere">'
-                            f'{highlight_html(ex.response, refs, inline_style=True) or "(empty)"}</div></div>')
+                    reply, box = ex.response, st.container()
+                    if len(reply) > state.FOLD_CHARS:  # folded: a 500,000-character reply is not drawn whole
+                        if st.toggle(f"Show all of response {side} ({len(reply):,} characters)", key=f"fold_{side}"):
+                            box = box.container(height=320)
+                        else:
+                            reply = reply[:state.FOLD_CHARS].rstrip() + " …"
+                    box.html(f'<div style="margin:.4em 0"><div style="color:#666;font-size:.85em">Response {side} '
+                             f'({html.escape(name)})</div><div style="white-space:pre-wrap;overflow-wrap:anywhere">'
+                             f'{highlight_html(reply, refs, inline_style=True) or "(empty)"}</div></div>')
                 for k, ref in enumerate(refs):
-                    state.show_text(f"Reference {k + 1}", ref)
+                    state.show_text(f"Reference {k + 1}", ref, key=f"fold_ref_{k}")
                 if refs:
                     st.html('<div style="color:#666;font-size:.8em">Marked: words of the reply that also occur in a '
                             'reference (<mark style="background:#ffd54f">in a shared bigram</mark>, '
                             '<mark style="background:#fff3b0">word only</mark>).</div>')
             with right:
                 st.caption("Metric values")
-                st.dataframe(dashboard.example_metric_values(cs, i), hide_index=True, width="stretch",
+                st.dataframe(tables.example_metric_values(cs, i), hide_index=True, width="stretch",
                              column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("A", "B", "A-B")})
                 if "ubleu" in cs.metrics:
                     det = cs.table.details("ubleu", i) or cs.table.details("ubleu", cs.n + i)
-                    urefs = dashboard.ubleu_reference_rows(det)
+                    urefs = tables.ubleu_reference_rows(det)
                     st.caption(f"υBLEU extended references (retriever {det.get('retriever', '?') if det else '?'}, "
                                f"pool {det.get('pool', '?') if det else '?'}): weight > 0 green, < 0 red")
                     if urefs:
@@ -156,64 +162,76 @@ if data is not None and metrics:
                 if mme_name:
                     for side, idx in (("A", i), ("B", cs.n + i)):
                         det = cs.table.details(mme_name, idx)
-                        rows = dashboard.mme_drilldown_rows(det)
+                        rows = tables.mme_drilldown_rows(det)
                         if rows:
                             st.caption(f"{mme_name} sub-metrics for {side} (dimension "
                                        f"{det.get('dimension', '?') if det else '?'}): normalized score x CRS weight")
                             st.dataframe(rows, hide_index=True, width="stretch")
 
-        # -- slices -----------------------------------------------------------------------------
-        st.subheader("Slices")
-        st.caption("The same comparison within parts of the pairs: each slice's A - B with its own 95% interval "
-                   "(contexts resampled, as for the whole); a small slice has a wide interval.")
-        meta = metadata_columns(comp)
-        kinds = [k for k in SLICE_KINDS if k != "metadata" or meta]
-        s1, s2, s3 = st.columns(3)
-        state.kept("slice_by", kinds[0], kinds)
-        by = s1.selectbox("Slice by", kinds, key="slice_by", on_change=state.keep, args=("slice_by",))
-        state.kept("slice_metric", cs.metrics[0], cs.metrics)
-        smetric = s2.selectbox("Metric", cs.metrics, key="slice_metric", on_change=state.keep, args=("slice_metric",))
-        column = None
-        if by == "metadata":
-            state.kept("slice_column", meta[0], meta)
-            column = s3.selectbox("Metadata column", meta, key="slice_column", on_change=state.keep,
-                                  args=("slice_column",))
-        srows = cached_slices(data.key, tuple(cs.metrics), smetric, by, column, cs)
-        st.dataframe(dashboard.slice_frame(srows, comp.system_a, comp.system_b), hide_index=True, width="stretch",
-                     column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("mean A", "mean B")})
-        state.chart(state.interval_figure(srows, f"{smetric}: A - B per slice ({by})", shared_axis=True),
-                    "slice_chart")
-        st.caption(f"Right of the dashed line: {state.plain(comp.system_a)} higher.")
+        scored = [m for m in cs.metrics if np.isfinite(cs.a(m)).any() or np.isfinite(cs.b(m)).any()]
+        for m in cs.metrics:
+            if m not in scored:
+                st.caption(f"{words.name(m)} could not score: {tables.unscored_reason(m, comp)} (no chart for it).")
+        if scored:
+            # -- slices -----------------------------------------------------------------------------
+            st.subheader("Slices")
+            st.caption("The same comparison within parts of the pairs: each slice's A - B with its own 95% interval "
+                       "(contexts resampled, as for the whole); a small slice has a wide interval.")
+            meta = metadata_columns(comp)
+            kinds = [k for k in SLICE_KINDS if k != "metadata" or meta]
+            s1, s2, s3 = st.columns(3)
+            state.kept("slice_by", kinds[0], kinds)
+            by = s1.selectbox("Slice by", kinds, key="slice_by", on_change=state.keep, args=("slice_by",))
+            state.kept("slice_metric", scored[0], scored)
+            smetric = s2.selectbox("Metric", scored, key="slice_metric", on_change=state.keep, args=("slice_metric",),
+                                   format_func=words.name)
+            column = None
+            if by == "metadata":
+                state.kept("slice_column", meta[0], meta)
+                column = s3.selectbox("Metadata column", meta, key="slice_column", on_change=state.keep,
+                                      args=("slice_column",))
+            srows = cached_slices(data.key, tuple(cs.metrics), smetric, by, column, cs)
+            st.dataframe(tables.slice_frame(srows, comp.system_a, comp.system_b), hide_index=True, width="stretch",
+                         column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("mean A", "mean B")})
+            state.chart(state.interval_figure(srows, f"{words.name(smetric)}: A - B per slice ({by})", shared_axis=True),
+                        "slice_chart")
+            st.caption(f"Right of the dashed line: {state.plain(comp.system_a)} higher.")
 
-        # -- charts -----------------------------------------------------------------------------
-        st.subheader("Distributions")
-        state.kept("chart_metric", cs.metrics[0], cs.metrics)
-        cm = st.selectbox("Metric", cs.metrics, key="chart_metric", on_change=state.keep, args=("chart_metric",))
-        long = dashboard.long_scores(cs)
-        long["system"] = long["system"].map(state.plotly_plain)
-        sub = long[long["metric"] == cm]
-        g1, g2 = st.columns(2)
-        fig = px.histogram(sub, x="value", color="system", barmode="overlay", opacity=0.6, nbins=30,
-                           marginal="box", title=f"{cm} per system")
-        state.chart(fig, "hist_metric", g1)
-        diff = cs.a(cm) - cs.b(cm)
-        diff = diff[np.isfinite(diff)]
-        fig2 = go.Figure(go.Histogram(x=diff, nbinsx=30, name="A - B"))
-        fig2.add_vline(x=0, line_dash="dash", line_color="grey")
-        fig2.update_layout(title=f"per-example {cm}: A - B (right of 0: {state.plotly_plain(comp.system_a)} higher)",
-                           xaxis_title="A - B", yaxis_title="pairs")
-        state.chart(fig2, "hist_diff", g2)
-        if len(cs.metrics) > 1:
-            per_row = 3
-            rows_of_boxes = -(-len(cs.metrics) // per_row)
-            fig3 = px.box(long, x="system", y="value", color="system", facet_col="metric", facet_col_wrap=per_row,
-                          title="every metric per system", facet_col_spacing=0.09,
-                          facet_row_spacing=min(0.12, 0.5 / rows_of_boxes))
-            fig3.update_yaxes(matches=None, showticklabels=True)
-            # the legend (below the boxes) names the systems: no system names under each small box, so a phone's
-            # width holds three boxes with their own axes
-            fig3.update_xaxes(showticklabels=False, title=None)
-            fig3.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
-            fig3.update_layout(margin=dict(t=80, b=10), height=110 + 200 * rows_of_boxes,
-                               legend=dict(orientation="h", y=0, yanchor="top", x=0, xanchor="left", title=None))
-            state.chart(fig3, "box_all")
+            # -- charts -----------------------------------------------------------------------------
+            st.subheader("Distributions")
+            state.kept("chart_metric", scored[0], scored)
+            cm = st.selectbox("Metric", scored, key="chart_metric", on_change=state.keep, args=("chart_metric",),
+                              format_func=words.name)
+            long = tables.long_scores(cs)
+            long = long[long["metric"].isin(scored)]  # a metric that could not score gets no empty axes
+            long["system"] = long["system"].map(state.plotly_plain)
+            long["metric"] = long["metric"].map(words.name)
+            sub = long[long["metric"] == words.name(cm)]
+            g1, g2 = st.columns(2)
+            fig = px.histogram(sub, x="value", color="system", barmode="overlay", opacity=0.6, nbins=30,
+                               marginal="box", title=f"{words.name(cm)} per system")
+            # the legend above the plot, never over the box plot (it covered it at 800 px)
+            fig.update_layout(legend=dict(orientation="h", y=1.0, yanchor="bottom", x=1, xanchor="right", title=None),
+                              margin=dict(t=90))
+            state.chart(fig, "hist_metric", g1)
+            diff = cs.a(cm) - cs.b(cm)
+            diff = diff[np.isfinite(diff)]
+            fig2 = go.Figure(go.Histogram(x=diff, nbinsx=30, name="A - B"))
+            fig2.add_vline(x=0, line_dash="dash", line_color="grey")
+            fig2.update_layout(title=f"per-example {words.name(cm)}: A - B (right of 0: {state.plotly_plain(comp.system_a)} higher)",
+                               xaxis_title="A - B", yaxis_title="pairs")
+            state.chart(fig2, "hist_diff", g2)
+            if len(scored) > 1:
+                per_row = 3
+                rows_of_boxes = -(-len(scored) // per_row)
+                fig3 = px.box(long, x="system", y="value", color="system", facet_col="metric", facet_col_wrap=per_row,
+                              title="every metric per system", facet_col_spacing=0.09,
+                              facet_row_spacing=min(0.12, 0.5 / rows_of_boxes))
+                fig3.update_yaxes(matches=None, showticklabels=True)
+                # the legend (below the boxes) names the systems: no system names under each small box, so a phone's
+                # width holds three boxes with their own axes
+                fig3.update_xaxes(showticklabels=False, title=None)
+                fig3.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
+                fig3.update_layout(margin=dict(t=80, b=10), height=110 + 200 * rows_of_boxes,
+                                   legend=dict(orientation="h", y=0, yanchor="top", x=0, xanchor="left", title=None))
+                state.chart(fig3, "box_all")

@@ -3,13 +3,12 @@ from pathlib import Path
 
 import streamlit as st
 
-from core import dashboard
 from core.data import FORMATS, CsvMapping, DataError, alignment_words, systems_in
-from views import state
+from dashboard import csv_columns, loading, state
 
 st.session_state["_page"] = "upload"
 st.title("Upload two systems")
-st.markdown(f"Files up to **{dashboard.MAX_UPLOAD_MB} MB** each. Formats: our JSONL (one object a line: `context`, "
+st.markdown(f"Files up to **{loading.MAX_UPLOAD_MB} MB** each. Formats: our JSONL (one object a line: `context`, "
             "`response`, optional `id`, `system`, `references`, `scores`; any other plain field is kept as metadata "
             "to slice by), DSTC10 Track 5 JSON, column-dictionary JSON, CSV (map the columns below).")
 
@@ -45,14 +44,14 @@ def read_slot(label: str, slot: str) -> tuple[str, bytes] | None:
 
 def csv_mapping_widgets(name: str, data: bytes, slot: str) -> tuple[bool, CsvMapping | None]:
     """(is CSV, mapping): the mapping is None until the response and context columns are chosen."""
-    is_csv = dashboard.is_delimited(name, data, fmt)
+    is_csv = csv_columns.is_delimited(name, data, fmt)
     if not is_csv:
         return False, None
-    rows = dashboard.csv_rows(data, name=name)
+    rows = csv_columns.csv_rows(data, name=name)
     header = rows[0] if rows else []
     if not any(h.strip() for h in header):  # empty: nothing to map; the loader says what is wrong
         return False, None
-    guess = dashboard.guess_csv_mapping(header, rows)
+    guess = csv_columns.guess_csv_mapping(header, rows)
     st.caption("CSV column mapping for " + state.plain(name) + " (guessed from the column names and contents; "
                "change any choice)")
     cols = st.columns(5)
@@ -72,19 +71,19 @@ def csv_mapping_widgets(name: str, data: bytes, slot: str) -> tuple[bool, CsvMap
     refs = pick(cols[4], "reference", "references")
     used = {response, context, cid, system, refs}
     free = [h for h in header if h not in used]
-    numeric = set(dashboard.numeric_columns(rows))
+    numeric = set(csv_columns.numeric_columns(rows))
     # the key follows the other choices, so a column chosen above never stays selected as a score
     scores = st.multiselect("human score columns (numbers only)", [h for h in free if h in numeric],
                             default=[c for c in guess["scores"] if c in free],
                             key=f"csv_{slot}_scores_{abs(hash(tuple(sorted(map(str, used))))) % 10**8}")
     k = header.index(context) if context in header else None
-    sep_guess = dashboard.guess_separator([r[k] for r in rows[1:] if k is not None and k < len(r)])
-    names = list(dashboard.SEPARATORS)
-    guessed_name = next((n for n, v in dashboard.SEPARATORS.items() if v == sep_guess), names[0])
+    sep_guess = csv_columns.guess_separator([r[k] for r in rows[1:] if k is not None and k < len(r)])
+    names = list(csv_columns.SEPARATORS)
+    guessed_name = next((n for n, v in csv_columns.SEPARATORS.items() if v == sep_guess), names[0])
     sep_name = st.selectbox("context turn separator", names + ["other"], index=(names + ["other"]).index(guessed_name),
                             key=f"csv_{slot}_sep_{context}", help="how the turns of one context are separated in its "
                             "cell; guessed from the cells (the preview below shows the turns it gives)")
-    sep = dashboard.SEPARATORS.get(sep_name)
+    sep = csv_columns.SEPARATORS.get(sep_name)
     if sep is None:
         sep = st.text_input("separator", value="|||", key=f"csv_{slot}_sep_other") or "\n"
     if response is None or context is None:
@@ -127,26 +126,26 @@ parsed = {}
 if len(inputs) == len(slots) and not waiting:
     try:
         for slot, (name, data, mapping) in inputs.items():
-            parsed[slot] = dashboard.parse_upload(name, data, fmt, mapping)
+            parsed[slot] = loading.parse_upload(name, data, fmt, mapping)
     except DataError as e:
         parsed = {}
         show_problems(e)
     for slot, (name, data, mapping) in inputs.items():
         if mapping is not None and slot in parsed:
             st.caption(f"How {state.plain(name)} reads (first rows): check that the contexts split into turns")
-            st.dataframe(dashboard.csv_preview(parsed[slot]), hide_index=True, width="stretch")
+            st.dataframe(csv_columns.csv_preview(parsed[slot]), hide_index=True, width="stretch")
 
 
 def use(name: str, slots_used: list[str], sa: str, sb: str) -> None:
     uploads = [(inputs[s][0], inputs[s][1]) for s in slots_used]
     try:
-        data = dashboard.load_uploads(name, uploads, fmt, [inputs[s][2] for s in slots_used], sa, sb,
-                                      [parsed[s] for s in slots_used])
+        data = loading.load_uploads(name, uploads, fmt, [inputs[s][2] for s in slots_used], sa, sb,
+                                    [parsed[s] for s in slots_used])
     except DataError as e:
         show_problems(e)
         return
     state.set_loaded(data, uploads)
-    st.success("Loaded.")
+    st.switch_page(state.PAGES["home"])  # on to the verdict; the address already names the comparison
 
 
 if parsed:

@@ -27,11 +27,14 @@ import sys
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 from core.outputs import note_interrupt, was_interrupted
 from core.registry import Registry, Subcommand
 from core.version import __version__
+
+if TYPE_CHECKING:
+    from core.scoring import Judge
 
 COMMANDS: Registry[Subcommand] = Registry("command", "core.cli")
 # listed in this order in --help
@@ -200,13 +203,63 @@ class _OneValue(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-def add_judge_arguments(p: argparse.ArgumentParser, what: str = "over every pair") -> None:
-    """``--no-judge``: the A/B judge runs by default wherever a verdict is given (``--judge`` says so explicitly)."""
+def add_judge_arguments(p: argparse.ArgumentParser, what: str = "over every pair", optional: bool = True) -> None:
+    """``--judge [NAME]`` / ``--no-judge``: the A/B judge runs by default wherever a verdict is given; ``--judge``
+    alone is the learned judge, ``--judge NAME`` another registered one (``--judge llm``), whose own flags
+    (``--llm-url``...) are added here too. ``optional=False`` (``dialeval judge``): no ``--no-judge``."""
+    from core.scoring import JUDGES
+    names = ", ".join(name for name, _ in JUDGES.items())
     group = p.add_mutually_exclusive_group()
-    group.add_argument("--judge", dest="judge", action="store_true", default=True,
-                       help=f"run the learned A/B judge {what} (the default)")
-    group.add_argument("--no-judge", dest="judge", action="store_false",
-                       help="leave the judge out: the verdict then rests on the metrics (and people's ratings)")
+    group.add_argument("--judge", dest="judge", nargs="?", const="pairwise", default="pairwise", metavar="NAME",
+                       type=judge_name,
+                       help=f"run an A/B judge {what}: alone the learned judge (the default), or a judge's name "
+                            f"({names})")
+    if optional:
+        group.add_argument("--no-judge", dest="judge", action="store_const", const=None,
+                           help="leave the judge out: the verdict then rests on the metrics (and people's ratings)")
+    settings = p.add_argument_group("judge settings")
+    for _, cls in JUDGES.items():
+        cls.add_arguments(settings)
+
+
+def judge_name(text: str) -> str:
+    """An argparse type: a registered judge's name (an unknown one is a usage error listing the known)."""
+    from core.registry import UnknownName
+    from core.scoring import judge_class
+    try:
+        judge_class(text)
+    except UnknownName as e:
+        hint = ("; --judge takes an optional judge name, so a file right after it is read as one: put the input files "
+                "first, or write --judge=pairwise" if ("." in text or "/" in text or os.path.exists(text)) else "")
+        raise argparse.ArgumentTypeError(f"{e}{hint}") from None
+    return text
+
+
+def judge_from(a: argparse.Namespace) -> "str | Judge | None":
+    """The judge the parsed command line asks for: ``None`` (``--no-judge``), the learned judge's name, or a
+    judge built from its own flags (``--judge llm --llm-url ...``)."""
+    from core.scoring import JUDGES, judge_class
+    stray = [flag for name, cls in JUDGES.items() if name != a.judge for flag in cls.flags_given(a)]
+    if stray:
+        raise ValueError(f"{', '.join(stray)} set{'s' * (len(stray) == 1)} another judge than the one that runs "
+                         f"({'none: --no-judge' if a.judge is None else a.judge}); add --judge NAME for that judge, "
+                         "or drop the flag")
+    if a.judge is None:
+        return None
+    if a.judge == "pairwise":  # by name: its checkpoint (``--checkpoint``) goes to the engine beside it
+        return "pairwise"
+    if getattr(a, "checkpoint", None) is not None:
+        raise ValueError(f"--checkpoint names a learned judge's checkpoint; the {a.judge} judge has none")
+    return judge_class(a.judge).from_arguments(a)
+
+
+def judge_usage_note(judge: "str | Judge | None") -> None:
+    """On stderr: what the judge's last run cost, when it says (the llm judge: requests, tokens, dollars)."""
+    from core.scoring import Judge
+    if isinstance(judge, Judge):
+        line = judge.usage_line()
+        if line:
+            print(line, file=sys.stderr)
 
 
 def add_option_arguments(p: argparse.ArgumentParser) -> None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from core.cli import (add_input_arguments, add_judge_arguments, add_option_arguments, check_paths, csv_mapping_from, emit, interval_level,
-                      metric_names_or_none, note, options_from, register_command, whole_number)
+from core.cli import (add_input_arguments, add_judge_arguments, add_option_arguments, check_paths, csv_mapping_from,
+                      emit, interval_level, judge_from, judge_usage_note, metric_names_or_none, note, options_from,
+                      register_command, whole_number)
 from core.data import Comparison, load_comparison
 from core.engine import (DEFAULT_METRICS, ComparisonScores, blank_text_notes, check_judge_models, judge_comparison,
                          score_comparison)
@@ -14,6 +15,23 @@ from core.report import render_verdict
 from core.settings import SEED
 from core.stats import MAX_RESAMPLES, MIN_BOOT
 from core.verdict import LEVEL, N_BOOT, N_PERM, Verdict, build_verdict, check_something_to_compare, summarize_judge
+
+
+def add_statistics_arguments(p: argparse.ArgumentParser) -> None:
+    """The statistics settings of a verdict or a leaderboard: resamples, randomizations, level and seed."""
+    p.add_argument("--n-boot", type=whole_number(MIN_BOOT, MAX_RESAMPLES), default=N_BOOT,
+                   help=f"bootstrap resamples, at least {MIN_BOOT} (default {N_BOOT})")
+    p.add_argument("--n-perm", type=whole_number(1, MAX_RESAMPLES), default=N_PERM,
+                   help=f"randomizations (default {N_PERM})")
+    p.add_argument("--level", type=interval_level, default=LEVEL, help=f"interval level (default {LEVEL})")
+    p.add_argument("--seed", type=whole_number(0), default=SEED)
+
+
+def add_output_arguments(p: argparse.ArgumentParser, formats: tuple[str, ...], what: str) -> None:
+    """``--format`` (one of ``formats``, text by default) and ``--out`` (``what`` is written there, whole or
+    not at all, instead of stdout)."""
+    p.add_argument("--format", default="text", choices=formats)
+    p.add_argument("--out", help=f"write {what} here instead of stdout (written whole or not at all)")
 
 
 def add_verdict_arguments(p: argparse.ArgumentParser) -> None:
@@ -25,12 +43,7 @@ def add_verdict_arguments(p: argparse.ArgumentParser) -> None:
     add_judge_arguments(p)
     p.add_argument("--no-human", action="store_true", help="do not compare the human scores present in the input")
     add_option_arguments(p)
-    p.add_argument("--n-boot", type=whole_number(MIN_BOOT, MAX_RESAMPLES), default=N_BOOT,
-                   help=f"bootstrap resamples, at least {MIN_BOOT} (default {N_BOOT})")
-    p.add_argument("--n-perm", type=whole_number(1, MAX_RESAMPLES), default=N_PERM,
-                   help=f"randomizations (default {N_PERM})")
-    p.add_argument("--level", type=interval_level, default=LEVEL, help=f"interval level (default {LEVEL})")
-    p.add_argument("--seed", type=whole_number(0), default=SEED)
+    add_statistics_arguments(p)
     p.add_argument("--quiet", action="store_true", help="no progress on stderr (the model libraries' included)")
 
 
@@ -41,24 +54,27 @@ def verdict_from(a: argparse.Namespace, out: str | None) -> tuple[Comparison, Co
     check_paths(a, [a.input, a.input_b], out)
     comp = load_comparison(a.input, a.input_b, a.system_a, a.system_b, a.input_format, mapping)
     comp.require_pairs()
-    check_something_to_compare(comp, a.metrics, a.judge, not a.no_human, "--metrics none", "the judge (drop --no-judge)",
-                               "--no-human")
-    note(blank_text_notes(comp.examples(), a.metrics, judged=a.judge))
-    if a.judge:  # a missing model package is said before the metrics run, not after
-        check_judge_models(comp)
+    judge = judge_from(a)
+    check_something_to_compare(comp, a.metrics, judge is not None, not a.no_human, "--metrics none",
+                               "the judge (drop --no-judge)", "--no-human")
+    note(blank_text_notes(comp.examples(), a.metrics, judged=judge or False))
+    if judge is not None:  # a missing model package or an endpoint that does not answer is said before the metrics run
+        check_judge_models(comp, judge)
     progress = progress_bar(a.quiet)
     cs = score_comparison(comp, a.metrics, options_from(a), progress=progress)
-    judge = (summarize_judge(comp, judge_comparison(comp, progress=progress), level=a.level, n_boot=a.n_boot,
-                             seed=a.seed) if a.judge else None)
-    verdict = build_verdict(comp, cs, judge, human=not a.no_human, n_boot=a.n_boot, n_perm=a.n_perm,
+    summary = None
+    if judge is not None:
+        summary = summarize_judge(comp, judge_comparison(comp, judge, progress=progress), level=a.level,
+                                  n_boot=a.n_boot, seed=a.seed)
+        judge_usage_note(judge)
+    verdict = build_verdict(comp, cs, summary, human=not a.no_human, n_boot=a.n_boot, n_perm=a.n_perm,
                             level=a.level, seed=a.seed)
     return comp, cs, verdict
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
     add_verdict_arguments(p)
-    p.add_argument("--format", default="text", choices=("text", "markdown", "csv", "json"))
-    p.add_argument("--out", help="write the table here instead of stdout (written whole or not at all)")
+    add_output_arguments(p, ("text", "markdown", "csv", "json"), "the table")
 
 
 @register_command("compare", "paired comparison of two systems per metric (intervals by context, p-values, verdict)",

@@ -7,7 +7,7 @@ import math
 import os
 
 from core.cli import emit, number_above, register_command
-from core.cli.compare import add_verdict_arguments, verdict_from
+from core.cli.compare import add_output_arguments, add_verdict_arguments, verdict_from
 from core.gate import REQUIREMENTS, gate, junit_xml, passed, render_checks
 from core.outputs import write_text
 from core.report import render_verdict, to_json
@@ -35,8 +35,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--margin", type=number_above(0, inclusive=True), default=None,
                    help="non-inferiority margin in the criterion's units (default: 0.05 of win rate for the "
                         "judge; a fifth of the baseline's standard deviation for a metric)")
-    p.add_argument("--format", default="text", choices=("text", "markdown", "json"))
-    p.add_argument("--out", help="write the report here instead of stdout")
+    add_output_arguments(p, ("text", "markdown", "json"), "the report")
     p.add_argument("--junit", help="also write a JUnit XML file: one test case per criterion")
 
 

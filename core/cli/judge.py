@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.cli import (add_cache_argument, add_input_arguments, check_paths, csv_mapping_from, interval_level, note,
-                      register_command, write_stdout)
+from core.cli import (add_cache_argument, add_input_arguments, add_judge_arguments, check_paths, csv_mapping_from,
+                      interval_level, judge_from, judge_usage_note, note, register_command, write_stdout)
 from core.data import dimensions, load_comparison
-from core.engine import blank_text_notes, judge_comparison
+from core.engine import blank_text_notes, check_judge_models, judge_comparison
 from core.judges.pairs import load_votes, votes_for_pairs, votes_matched
 from core.models.device import use_device
 from core.progress import progress_bar
@@ -18,7 +18,9 @@ from core.verdict import LEVEL, build_verdict, summarize_judge
 
 def _arguments(p: argparse.ArgumentParser) -> None:
     add_input_arguments(p)
-    p.add_argument("--checkpoint", default=None, help="judge checkpoint name (default: the shipped judge)")
+    add_judge_arguments(p, optional=False)
+    p.add_argument("--checkpoint", default=None, help="the learned judge's checkpoint name (default: the shipped "
+                                                      "judge)")
     p.add_argument("--dimension", help="human score dimension for agreement (default: the overall-like one)")
     p.add_argument("--votes", help="votes JSONL (context, response_a, response_b, vote) to measure agreement with "
                                    "instead of human scores; matched to the pairs by context and replies")
@@ -33,7 +35,8 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     add_cache_argument(p)
 
 
-@register_command("judge", "learned A/B judge: which of two replies a person would prefer, for every pair", _arguments)
+@register_command("judge", "A/B judge (learned, or --judge llm): which of two replies a person would prefer, every pair",
+                  _arguments)
 def judge(a: argparse.Namespace) -> int:
     mapping = csv_mapping_from(a)
     out_path = a.out if a.out != "-" else None
@@ -50,8 +53,11 @@ def judge(a: argparse.Namespace) -> int:
         note(votes_matched(comp, voted) + ([f"--dimension {a.dimension} is not used: with --votes the judge's "
                                             "agreement is with the votes"] if a.dimension else []))
     use_device(a.device)  # before anything loads: an unavailable device is exit 2 with its one line
-    note(blank_text_notes(comp.examples(), judged=True))
-    out = judge_comparison(comp, checkpoint=a.checkpoint, progress=progress_bar(a.quiet))
+    judge = judge_from(a)
+    note(blank_text_notes(comp.examples(), judged=judge))
+    check_judge_models(comp, judge, a.checkpoint)
+    out = judge_comparison(comp, judge, a.checkpoint, progress=progress_bar(a.quiet))
+    judge_usage_note(judge)
     verdict = build_verdict(comp, None, summarize_judge(comp, out, a.dimension, votes, a.level), level=a.level)
     rows = judge_rows(verdict, comp)
     if out_path:

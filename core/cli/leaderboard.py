@@ -7,14 +7,13 @@ import argparse
 import sys
 
 from core.cli import (add_csv_arguments, add_judge_arguments, add_option_arguments, check_paths, csv_mapping_from,
-                      emit, interval_level, metric_names_or_none, note, options_from, register_command, whole_number)
+                      emit, judge_from, judge_usage_note, metric_names_or_none, note, options_from,
+                      register_command)
+from core.cli.compare import add_output_arguments, add_statistics_arguments
 from core.data import load_file, rows_of_files, systems_in
 from core.engine import DEFAULT_METRICS, blank_text_notes
 from core.leaderboard import leaderboard, render_leaderboard
 from core.progress import progress_bar
-from core.settings import SEED
-from core.stats import MAX_RESAMPLES, MIN_BOOT
-from core.verdict import LEVEL, N_BOOT, N_PERM
 
 
 def system_names(text: str) -> list[str]:
@@ -38,15 +37,9 @@ def _arguments(p: argparse.ArgumentParser) -> None:
                    help="what orders the systems: 'auto' (default: people's overall ratings when the input rates "
                         "every system on every shared context, else the judge unless --no-judge, else the first metric), "
                         "'judge', a metric, or human:DIM for a rated dimension")
-    p.add_argument("--format", default="text", choices=("text", "markdown", "csv", "json"))
     add_option_arguments(p)
-    p.add_argument("--n-boot", type=whole_number(MIN_BOOT, MAX_RESAMPLES), default=N_BOOT,
-                   help=f"bootstrap resamples, at least {MIN_BOOT} (default {N_BOOT})")
-    p.add_argument("--n-perm", type=whole_number(1, MAX_RESAMPLES), default=N_PERM,
-                   help=f"randomizations (default {N_PERM})")
-    p.add_argument("--level", type=interval_level, default=LEVEL, help=f"interval level (default {LEVEL})")
-    p.add_argument("--seed", type=whole_number(0), default=SEED)
-    p.add_argument("--out", help="write the output here instead of stdout (written whole or not at all)")
+    add_statistics_arguments(p)
+    add_output_arguments(p, ("text", "markdown", "csv", "json"), "the output")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr (the model libraries' included)")
 
 
@@ -74,11 +67,13 @@ def leaderboard_command(a: argparse.Namespace) -> int:
         print(f"note: two systems: `dialeval compare --system-a {ranked[0]!r} --system-b {ranked[1]!r}` gives their "
               "full verdict (per-metric tests, what drives the difference, slices); the leaderboard ranks them too",
               file=sys.stderr)
-    if not a.metrics and not a.judge and not any(e.scores for e in examples):
+    if not a.metrics and a.judge is None and not any(e.scores for e in examples):
         raise ValueError("--metrics none leaves nothing to rank: the input has no human ratings; drop --no-judge")
     note(blank_text_notes([e for e in examples if systems is None or e.system in systems], a.metrics,
-                          judged=a.judge))  # about the systems ranked only
-    lb = leaderboard(examples, a.metrics, a.judge, systems, options_from(a), progress_bar(a.quiet),
+                          judged=a.judge or False))  # about the systems ranked only
+    judge = judge_from(a)
+    lb = leaderboard(examples, a.metrics, judge, systems, options_from(a), progress_bar(a.quiet),
                      n_boot=a.n_boot, n_perm=a.n_perm, level=a.level, seed=a.seed, rank_by=a.rank_by)
+    judge_usage_note(judge)
     emit(render_leaderboard(lb, a.format), out)
     return 0

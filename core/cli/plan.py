@@ -6,6 +6,7 @@ import argparse
 
 from core.cli import emit, number_above, register_command
 from core.cli.compare import add_verdict_arguments, verdict_from
+from core.formatting import fmt_percent, level_label
 from core.gate import POWER, contexts_needed, criterion, default_criterion
 from core.report import to_json
 from core.verdict import context_groups
@@ -35,7 +36,7 @@ def plan_command(a: argparse.Namespace) -> int:
                       "pilot_contexts": c.n_contexts, "contexts_needed": n,
                       "detectable_with_pilot": c.detectable}), None)
         return 0
-    emit(f"To detect a difference of {c.amount(a.effect, signed=False)} in {what} with {100 * a.power:.0f} % power "
-         f"at the {100 * verdict.level:.0f} % level, compare about {n} contexts (from this pilot's "
+    emit(f"To detect a difference of {c.amount(a.effect, signed=False)} in {what} with {fmt_percent(a.power)} power "
+         f"at the {level_label(verdict.level)} level, compare about {n} contexts (from this pilot's "
          f"{c.n_contexts} contexts: paired, clustered by context; with them, {c.unseen() or 'no interval'}).", None)
     return 0

@@ -167,12 +167,7 @@ def fine_tune_on_votes(votes: Sequence[Pair], base: str | PairwiseJudge = CHECKP
     ``from_scratch=True`` drops the offset (the votes alone, on the shipped judge's units). Fewer than
     ``MIN_VOTES`` A/B votes, or votes on fewer than ``MIN_VOTE_CONTEXTS`` contexts (``core.judges.pairs``), are
     a ``ValueError``: one vote re-fitted a judge that said "A" to every pair."""
-    enough, where = enough_votes(votes)
-    if not enough:
-        raise ValueError(f"too few votes to re-fit the judge on: {where}")
-    judge = load_judge(base) if isinstance(base, str) else base
-    if features is None:
-        features = vote_features(votes, judge, progress)
+    judge, features = _judge_and_features(votes, base, progress, features)
     if len(features) != len(votes):
         raise ValueError(f"{len(votes)} votes but features of {len(features)}")
     labels = np.array([v.label for v in votes], dtype=np.float64)
@@ -185,6 +180,17 @@ def fine_tune_on_votes(votes: Sequence[Pair], base: str | PairwiseJudge = CHECKP
                                                  + "reader hidden units]") if judge.reader
                                        else "logistic regression on [z, MiniLM head hidden units]"}
     return judge.with_refit_output_layers(delta, from_scratch, judge.checkpoint + "+votes", manifest)
+
+
+def _judge_and_features(votes: Sequence[Pair], base: "str | PairwiseJudge", progress: Progress | None,
+                        features: VoteFeatures | None) -> "tuple[PairwiseJudge, VoteFeatures]":
+    """The judge to re-fit (``base``: a checkpoint or a loaded judge) and the votes' features (``features``, or
+    computed with it); too few votes (``enough_votes``) are a ``ValueError``."""
+    enough, where = enough_votes(votes)
+    if not enough:
+        raise ValueError(f"too few votes to re-fit the judge on: {where}")
+    judge = load_judge(base) if isinstance(base, str) else base
+    return judge, features if features is not None else vote_features(votes, judge, progress)
 
 
 def context_folds(votes: Sequence[Pair], folds: int, seed: int = SEED) -> np.ndarray:
@@ -209,12 +215,7 @@ def learning_curve(votes: Sequence[Pair], sizes: Sequence[int] = (100, 300, 500,
     (median chosen strength)."""
     import pandas as pd
 
-    enough, where = enough_votes(votes)
-    if not enough:
-        raise ValueError(f"too few votes to re-fit the judge on: {where}")
-    judge = load_judge(base) if isinstance(base, str) else base
-    if features is None:
-        features = vote_features(votes, judge, progress)
+    judge, features = _judge_and_features(votes, base, progress, features)
     fold = context_folds(votes, folds, seed)
     labels = np.array([v.label for v in votes], dtype=np.float64)
     gold = [v.vote for v in votes]

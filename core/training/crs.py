@@ -40,22 +40,31 @@ def human_by_dimension(examples: Sequence[Example]) -> dict[str, np.ndarray]:
     return {d: np.array([e.scores.get(d, np.nan) for e in examples], dtype=np.float64) for d in dims}
 
 
-def fit_crs(sets: dict[str, list[Example]], progress: Progress | None = None,
-            sub_scores: dict[str, dict[str, np.ndarray]] | None = None, command: str = "", notes: dict | None = None) -> dict:
-    """Score every set with the sub-metrics (unless ``sub_scores`` is given), compute S_ijk and the
-    weights; returns the crs_weights.json content."""
-    table = {}
-    for ds, exs in sets.items():
-        subs = sub_scores[ds] if sub_scores is not None else sub_metric_scores(exs, progress)
-        table[ds] = {"subs": subs, "human": human_by_dimension(exs)}
+def crs_weights_file(table: dict[str, dict[str, dict[str, np.ndarray]]], sizes: dict[str, int],
+                     checkpoints: dict[str, str] | None = None, command: str = "", notes: dict | None = None) -> dict:
+    """The crs_weights.json content from ``table`` ({set: {"subs": {sub-metric: scores}, "human": {dimension:
+    ratings}}}): S_ijk (``crs.correlations``) and the weights (``crs.fit_weights``), with what they were fitted
+    on (``sizes``: rows per set; ``checkpoints``: the sub-metrics' checkpoint hashes, by default the shipped
+    ones). The one place CRS weights are fitted: ``dialeval train crs`` and ``scripts/train_mme.py fit``."""
     corr = crs_mod.correlations(table, SUBMETRICS)
     weights = crs_mod.fit_weights(corr, SUBMETRICS)
     return {"power": crs_mod.POWER, "submetrics": list(SUBMETRICS), "fallback": crs_mod.FALLBACK,
             "dimension_map": {k: list(v) for k, v in crs_mod.DIMENSION_MAP.items()},
-            "checkpoints": {CKPT[s]: checkpoint_hash(s) for s in SUBMETRICS},
+            "checkpoints": checkpoints if checkpoints is not None else {CKPT[s]: checkpoint_hash(s) for s in SUBMETRICS},
             "command": command, "notes": notes or {},
-            "sets": {ds: len(exs) for ds, exs in sets.items()},
+            "sets": dict(sizes),
             "weights": weights, "correlations": corr}
+
+
+def fit_crs(sets: dict[str, list[Example]], progress: Progress | None = None,
+            sub_scores: dict[str, dict[str, np.ndarray]] | None = None, command: str = "", notes: dict | None = None) -> dict:
+    """Score every set with the sub-metrics (unless ``sub_scores`` is given) and fit the weights
+    (:func:`crs_weights_file`); returns the crs_weights.json content."""
+    table = {}
+    for ds, exs in sets.items():
+        subs = sub_scores[ds] if sub_scores is not None else sub_metric_scores(exs, progress)
+        table[ds] = {"subs": subs, "human": human_by_dimension(exs)}
+    return crs_weights_file(table, {ds: len(exs) for ds, exs in sets.items()}, command=command, notes=notes)
 
 
 def load_sets(files: Sequence[str], max_rows: int | None = None, seed: int = SEED) -> dict[str, list[Example]]:

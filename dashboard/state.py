@@ -2,11 +2,11 @@
 results cached per loaded comparison, the judge's run, the sidebar, and the helpers that keep user text inert.
 
 Pages import this and draw; every number comes from ``core`` (the engine scores, ``core.verdict`` builds the
-verdict, ``core.dashboard`` makes the tables). Metric instances load once per process (``core.scoring``);
+verdict, the other modules of ``dashboard`` make the tables). Metric instances load once per process (``core.scoring``);
 each metric's result over one loaded comparison is kept in a process-wide store keyed by the content, so
 switching pages, re-sorting, adding a metric or refreshing the browser never re-scores what was already scored.
 
-**What survives a refresh.** A loaded comparison is kept on disk (``core.dashboard.keep_upload``: the uploaded
+**What survives a refresh.** A loaded comparison is kept on disk (``dashboard.loading.keep_upload``: the uploaded
 files by SHA-256 and how they were read, under the comparison's content key in the cache folder) and the
 page's address carries that key (``?c=KEY``) with the chosen metrics (``m=``) and every choice a page keeps
 (:func:`kept`). A refresh, or the same address opened later on this server, reopens the same comparison with the
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,8 +24,6 @@ from typing import Any, Callable, Container, Iterator, Sequence
 
 import streamlit as st
 
-from core import dashboard
-from core.dashboard import Loaded
 from core.data import Comparison
 from core.cache import default_cache
 from core.engine import (ComparisonScores, cached_judge_comparison, comparison_scores, judge_comparison, pairs_to_judge,
@@ -34,6 +33,8 @@ from core.outputs import OutputError
 from core.scoring import JudgeOutput, Options, get_metric
 from core.settings import SettingError, minilm_precision
 from core.verdict import JudgeSummary, Verdict, build_verdict, summarize_judge
+from dashboard import loading, tables, time_estimates, vote_store, words
+from dashboard.loading import Loaded
 
 APP_DIR = Path(__file__).resolve().parent.parent
 DEMO_PATH = APP_DIR / "demo" / "demo.jsonl"
@@ -55,14 +56,49 @@ def set_loaded(data: Loaded, uploads: Sequence[tuple[str, bytes]] = ()) -> None:
     address. Choices tied to the previous comparison (the drill-down pair, filters) are reset."""
     st.session_state["loaded"] = data
     try:
-        dashboard.keep_upload(data, uploads)
-    except (OSError, OutputError) as e:  # a read-only cache folder: everything works but a refresh cannot reopen it
-        st.warning(f"The comparison could not be kept for reopening after a refresh: {plain(str(e))}")
+        loading.keep_upload(data, uploads, live_keys())
+    except (OSError, OutputError, ValueError) as e:  # a read-only cache folder: all works but a refresh cannot reopen it
+        # said on the page shown next (the Upload page moves on to the verdict)
+        st.session_state["_keep_failed"] = ("The comparison could not be kept for reopening after a refresh: "
+                                            f"{plain(str(e))}")
     for k in ("drill", "flt_text", "flt_winner"):
         st.session_state.get("_kept", {}).pop(k, None)
         url_choices().pop(k, None)
         st.session_state.pop(k, None)
     st.query_params["c"] = data.key
+
+
+@st.cache_resource(show_spinner=False)
+def _live_store() -> dict:
+    return {}
+
+
+def _session_id() -> str | None:
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx is not None else None
+
+
+def mark_live(*keys: str | None) -> None:
+    """Note that this browser session shows the kept uploads ``keys`` (its comparison, its leaderboard file), so
+    :func:`live_keys` spares them while it is open."""
+    sid = _session_id()
+    if sid is not None:
+        _live_store()[sid] = {k for k in keys if k}
+
+
+def live_keys() -> set[str]:
+    """The kept uploads a session still open on this server shows (``loading.prune_uploads`` never removes them).
+    A session Streamlit no longer holds (its tab closed) is forgotten here."""
+    store = _live_store()
+    try:
+        from streamlit.runtime import Runtime
+        runtime = Runtime.instance()
+        for sid in [s for s in store if not runtime.is_active_session(s)]:
+            store.pop(sid, None)
+    except Exception:  # no runtime (a test's script runner): every session noted counts as live
+        pass
+    return {k for keys in list(store.values()) for k in keys}
 
 
 def load_demo() -> None:
@@ -76,8 +112,8 @@ def load_rated_demo() -> None:
 @st.cache_resource(show_spinner=False)
 def _builtin(kind: str) -> Loaded:
     if kind == "demo":
-        return dashboard.load_demo(DEMO_PATH)
-    return dashboard.load_demo(RATED_DEMO_PATH, dashboard.RATED_DEMO_NAME, "rated-demo")
+        return loading.load_demo(DEMO_PATH)
+    return loading.load_demo(RATED_DEMO_PATH, loading.RATED_DEMO_NAME, "rated-demo")
 
 
 def ensure_loaded() -> None:
@@ -89,7 +125,7 @@ def ensure_loaded() -> None:
         return
     key = st.query_params.get("c")
     if key and not st.session_state.get("_reopen_failed") == key:
-        data = dashboard.reopen(key, DEMO_PATH.parent)
+        data = loading.reopen(key, DEMO_PATH.parent)
         if data is not None:
             st.session_state["loaded"] = data
             return
@@ -112,6 +148,35 @@ def require_data() -> Loaded | None:
             st.rerun()
         st.page_link(PAGES["upload"], label="Go to Upload")
     return data
+
+
+def kept_board() -> str | None:
+    """The key of the file the Leaderboard page ranks when it was uploaded there (``lb=`` in the address)."""
+    value = st.session_state.get("_kept", {}).get("lb")
+    if value is None:
+        value = url_choices().get("lb")
+    return value or None
+
+
+def keep_board(name: str, raw: bytes) -> str | None:
+    """Keep a file uploaded on the Leaderboard page and put its key in the address (``lb=``), so a refresh
+    reopens it; None (with a warning) where it cannot be kept."""
+    try:
+        key = loading.keep_board(name, raw, live_keys())
+    except (OSError, OutputError, ValueError) as e:
+        st.warning(f"The file could not be kept for reopening after a refresh: {plain(str(e))}")
+        return None
+    st.session_state.setdefault("_kept", {})["lb"] = key
+    url_choices().pop("lb", None)
+    mark_live(loaded().key if loaded() is not None else None, key)
+    if st.query_params.get("lb") != key:
+        st.query_params["lb"] = key
+    return key
+
+
+def forget_board() -> None:
+    st.session_state.setdefault("_kept", {})["lb"] = ""
+    url_choices().pop("lb", None)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -177,6 +242,8 @@ def sync_address() -> None:
         want["c"] = data.key
     if "metrics" in st.session_state:
         want["m"] = ",".join(st.session_state["metrics"])
+    elif "m" in st.query_params:  # not read yet (the sidebar reads it): kept as the address has it
+        want["m"] = st.query_params["m"]
     want.update(url_choices())
     for k, v in st.session_state.get("_kept", {}).items():
         if v is None or v == "" or (isinstance(v, (list, tuple))):
@@ -212,7 +279,7 @@ def selected_metrics() -> list[str]:
         chosen = url if url is not None else env
         # an address with an empty m= is a choice of no metric (kept after a refresh), not "the defaults"
         st.session_state["metrics"] = (address_metrics(chosen, avail) if chosen is not None
-                                       else dashboard.default_metrics(avail))
+                                       else loading.default_metrics(avail))
     return [m for m in st.session_state["metrics"] if m in avail]
 
 
@@ -240,11 +307,16 @@ def sidebar() -> Any:
     with st.sidebar:
         avail = available_metrics()
         st.session_state["metrics_widget"] = selected_metrics()
-        st.multiselect("Metrics", list(avail), key="metrics_widget", on_change=_sync_metrics,
-                       help="Every registered metric of core.metrics; each is computed once per upload and cached.")
+        st.multiselect("Metrics", list(avail), key="metrics_widget", on_change=_sync_metrics, format_func=words.name,
+                       help="How each system's replies are scored; each metric is computed once per upload and kept. "
+                            "Which to trust: see About the metrics below.")
         with st.expander("About the metrics"):
+            st.caption("When signals disagree, trust the verdict's deciding signal (MME-CRS today); the others are "
+                       "shown as diagnostics. The counts come from rated sets with several systems.")
+            formulas = st.toggle("Show how each is computed", key="about_formulas")
             for k, v in avail.items():
-                st.text(f"{k}: {v}")
+                st.markdown(f"**{plain(words.name(k))}**")
+                st.text(words.help_text(k, v) + (f"\n{k}: {v}" if formulas else ""))
         st.toggle("Judge every pair", key="judge_auto", value=judge_by_default(),
                   help="Run the learned A/B judge over every pair once the metrics are scored, so the verdict "
                        "and the report have it (as `dialeval compare`, whose --no-judge leaves it out). Off: the "
@@ -290,6 +362,11 @@ def route(navigation) -> None:
     the sidebar (metrics; the "Loaded" box filled after the page ran, so it never lags one page behind), and
     the address written from the final state."""
     ensure_loaded()
+    data = loaded()
+    mark_live(data.key if data is not None else None, kept_board())
+    sync_address()  # before the page runs: a refresh while it scores reopens the comparison
+    if st.session_state.get("_keep_failed"):
+        st.warning(st.session_state.pop("_keep_failed"))
     st.html(TABLE_CSS)
     box = sidebar()
     navigation.run()
@@ -335,14 +412,14 @@ class StepClock:
 def progress_bar(first: str = "starting", estimate: float = 0.0):
     """A Streamlit progress bar and its ``progress(done, total, desc)`` callback, which shows the counts, the time
     left of the current step (:class:`StepClock`) and, given the run's ``estimate`` in seconds, the time so far
-    against it (``dashboard.time_so_far``). Call ``.empty()`` on the bar when done."""
+    against it (``time_estimates.time_so_far``). Call ``.empty()`` on the bar when done."""
     bar = st.progress(0.0, text=first)
     clock, started = StepClock(), time.monotonic()
 
     def progress(done: int, total: int, desc: str) -> None:
         frac = min(1.0, done / total) if total else 1.0
         bar.progress(frac, text=f"{desc} {done}/{total}{clock.left(done, total, desc)}"
-                                f"{dashboard.time_so_far(time.monotonic() - started, estimate)}")
+                                f"{time_estimates.time_so_far(time.monotonic() - started, estimate)}")
     return bar, progress
 
 
@@ -387,8 +464,8 @@ def running(key: str, failed: str) -> Iterator[None]:
 
 
 @st.cache_resource(show_spinner=False)
-def _score_time() -> dashboard.ScoreTime:
-    return dashboard.ScoreTime()
+def _score_time() -> time_estimates.ScoreTime:
+    return time_estimates.ScoreTime()
 
 
 def _rows_to_score(metric: str, opts: Options, examples) -> int:
@@ -402,20 +479,22 @@ def _rows_to_score(metric: str, opts: Options, examples) -> int:
 
 def scoring_estimate(metrics: Sequence[str], opts: Options, examples) -> tuple[dict[str, int], float, Any]:
     """Before ``metrics`` score ``examples``: each metric's rows to compute (:func:`_rows_to_score`), the seconds it
-    should take (``dashboard.ScoreTime``) and a caption saying so (``.empty()`` it when done; none under 3 s)."""
+    should take (``time_estimates.ScoreTime``) and a caption saying so (``.empty()`` it when done; none under
+    3 s)."""
     pace = _score_time()
     new = {m: _rows_to_score(m, opts, examples) for m in metrics}
     total = sum(pace.estimate(m, n) for m, n in new.items() if n)
     if total < 3:
         return new, total, st.empty()
-    caption = st.caption(f"Scoring {counted(len(examples), 'row')} with {', '.join(metrics)}: about {total:.0f} s "
+    caption = st.caption(f"Scoring {counted(len(examples), 'row')} with {plain(words.names(metrics))}: about {total:.0f} s "
                          "on an idle 2-core laptop CPU (models load once per session; rows scored before are "
                          "read back)")
     return new, total, caption
 
 
 def timed_scoring(metric: str, new_rows: int, score):
-    """``score()``'s result; its time teaches ``dashboard.ScoreTime`` the pace of ``new_rows`` computed rows."""
+    """``score()``'s result; its time teaches ``time_estimates.ScoreTime`` the pace of ``new_rows`` computed
+    rows."""
     started = time.perf_counter()
     result = score()
     if new_rows:
@@ -438,25 +517,26 @@ def get_scores(data: Loaded, metrics: Sequence[str]) -> ComparisonScores:
         started = time.monotonic()
         bar, _ = progress_bar("scoring ...")
         for j, m in enumerate(todo):
-            bar.progress(j / len(todo), text=f"{m} ({j + 1}/{len(todo)}): loading"
-                                             f"{dashboard.time_so_far(time.monotonic() - started, estimate)}")
+            bar.progress(j / len(todo), text=f"{words.name(m)} ({j + 1}/{len(todo)}): loading"
+                                             f"{time_estimates.time_so_far(time.monotonic() - started, estimate)}")
             clock = StepClock()
 
             def progress(done: int, total: int, desc: str, m=m, j=j, clock=clock) -> None:
                 frac = (j + (done / total if total else 1.0)) / len(todo)
-                bar.progress(min(1.0, frac), text=f"{m} ({j + 1}/{len(todo)}): {desc} {done}/{total}"
+                bar.progress(min(1.0, frac), text=f"{words.name(m)} ({j + 1}/{len(todo)}): {desc} {done}/{total}"
                                                   f"{clock.left(done, total, desc)}"
-                                                  f"{dashboard.time_so_far(time.monotonic() - started, estimate)}")
+                                                  f"{time_estimates.time_so_far(time.monotonic() - started, estimate)}")
             try:
-                store[(key, m)] = timed_scoring(m, new[m], lambda: score_examples(examples, [m], opts,
-                                                                                   progress=progress).results[m])
+                with first_run(m):
+                    store[(key, m)] = timed_scoring(m, new[m], lambda: score_examples(examples, [m], opts,
+                                                                                       progress=progress).results[m])
             except Exception as e:  # a broken or untrained metric must not take the dashboard down
                 errors[(key, m)] = f"{type(e).__name__}: {e}"
         bar.empty()
         about.empty()
     for m in metrics:
         if (key, m) in errors:
-            st.warning(f"{m} could not be computed: {plain(errors[(key, m)])}")
+            st.warning(f"{words.name(m)} could not be computed: {plain(errors[(key, m)])}")
     results = {m: store[(key, m)] for m in metrics if (key, m) in store}
     return comparison_scores(comp, results)
 
@@ -470,8 +550,9 @@ def metric_results(key, metrics: Sequence[str], examples, progress=None) -> dict
     todo = [m for m in metrics if (key, m) not in store]
     new, _, about = scoring_estimate(todo, opts, examples) if todo else ({}, 0.0, st.empty())
     for m in todo:
-        store[(key, m)] = timed_scoring(m, new[m], lambda: score_examples(examples, [m], opts,
-                                                                           progress=progress).results[m])
+        with first_run(m):
+            store[(key, m)] = timed_scoring(m, new[m], lambda: score_examples(examples, [m], opts,
+                                                                               progress=progress).results[m])
     about.empty()
     return {m: store[(key, m)] for m in metrics}
 
@@ -486,7 +567,7 @@ def cached_verdict(key: str, metrics: tuple[str, ...], judged: bool, _comp: Comp
 
 @st.cache_data(show_spinner=False)
 def cached_frame(key: str, metrics: tuple[str, ...], _cs: ComparisonScores):
-    return dashboard.per_example_frame(_cs)
+    return tables.per_example_frame(_cs)
 
 
 def report_maker(data: Loaded, verdict: Verdict, cs: ComparisonScores) -> Callable[[], bytes]:
@@ -512,6 +593,28 @@ def report_maker(data: Loaded, verdict: Verdict, cs: ComparisonScores) -> Callab
 @st.cache_resource(show_spinner=False)
 def _judge_store() -> dict:
     return {}
+
+
+@st.cache_resource(show_spinner=False)
+def _first_runs() -> tuple[threading.Lock, set]:
+    return threading.Lock(), set()
+
+
+@contextmanager
+def first_run(kind: str) -> Iterator[None]:
+    """Run the enclosed engine call alone in this process until a run of ``kind`` (a metric id, "judge", "refit")
+    has finished once on the chosen device. A first run loads its models, and loading them is not thread-safe: two
+    sessions that ran the judge for the first time at once failed with "Cannot copy out of meta tensor" or "cannot
+    import name 'AutoModel' from 'transformers'" (tests/test_dashboard_load.py). Later runs only use the loaded
+    models and go side by side."""
+    lock, done = _first_runs()
+    key = per_device(kind)
+    if key in done:
+        yield
+        return
+    with lock:
+        yield
+        done.add(key)
 
 
 def use_chosen_device() -> str:
@@ -549,8 +652,8 @@ def _judge_looked_up() -> set:
 
 
 @st.cache_resource(show_spinner=False)
-def _judge_time() -> dashboard.JudgeTime:
-    return dashboard.JudgeTime()
+def _judge_time() -> time_estimates.JudgeTime:
+    return time_estimates.JudgeTime()
 
 
 def _mme_unread_pairs(examples: Sequence[Any]) -> int:
@@ -581,8 +684,8 @@ def _unread_reading_pairs(examples: Sequence[Any]) -> int | None:
 
 
 def judge_seconds(n_pairs: int, comparison: Any = None, examples: Sequence[Any] | None = None) -> float:
-    """About how long the judge takes for ``n_pairs`` (``dashboard.JudgeTime``), loading its models first when
-    this process has not loaded them yet, reading with SmolLM2 and scoring MME-CRS (which its mix reads) the
+    """About how long the judge takes for ``n_pairs`` (``time_estimates.JudgeTime``), loading its models first
+    when this process has not loaded them yet, reading with SmolLM2 and scoring MME-CRS (which its mix reads) the
     replies this process has not read: those of ``comparison``, or of ``examples`` (a leaderboard's rows), else
     all of them."""
     from core.judges.smollm_reader import lm_features
@@ -608,8 +711,9 @@ def run_judge(data: Loaded) -> JudgeOutput | None:
         mme_new = min(new, _mme_unread_pairs(comp.examples()))
         unread = _unread_reading_pairs(comp.examples())
         read_new = new if unread is None else min(new, unread)
-        loaded, started = lm_features.cache_info().currsize > 0, time.perf_counter()
-        _judge_store()[per_device(data.key)] = judge_comparison(comp, progress=progress)
+        with first_run("judge"):
+            loaded, started = lm_features.cache_info().currsize > 0, time.perf_counter()
+            _judge_store()[per_device(data.key)] = judge_comparison(comp, progress=progress)
         if loaded:  # a run that also loaded the models would overstate the pace; pairs read back cost nothing
             _judge_time().record(new, time.perf_counter() - started, mme_pairs=mme_new, read_pairs=read_new)
     finally:
@@ -661,7 +765,7 @@ def votes(data: Loaded) -> dict[int, str]:
     store = st.session_state.setdefault("_votes", {})
     if data.key not in store:
         try:
-            store[data.key] = dashboard.load_pair_votes(data.key, data.comparison)
+            store[data.key] = vote_store.load_pair_votes(data.key, data.comparison)
         except Exception:  # an unreadable votes file is not fatal: start again from none
             store[data.key] = {}
     return store[data.key]
@@ -670,7 +774,7 @@ def votes(data: Loaded) -> dict[int, str]:
 def set_votes(data: Loaded, new: dict[int, str]) -> None:
     st.session_state.setdefault("_votes", {})[data.key] = dict(new)
     try:
-        dashboard.save_pair_votes(data.key, data.comparison, new)
+        vote_store.save_pair_votes(data.key, data.comparison, new)
     except (OSError, OutputError) as e:  # kept for this session only; the download still has them
         st.warning(f"Your votes could not be saved for a later session: {plain(str(e))}")
 
@@ -718,9 +822,31 @@ def counted(n: int, noun: str) -> str:
     return f"{n:,} {noun}{'s' * (n != 1)}"
 
 
-def show_text(label: str, text: str) -> None:
-    st.caption(plain(label))
-    st.text(text if text else "(empty)")
+FOLD_CHARS = 1200
+"""A text longer than this is shown folded (its first characters, then "Show all" on demand): a 500,000-character
+reply printed whole made the page grow past 12,000 px."""
+
+
+def show_text(label: str, text: str, key: str | None = None, where: Any = None) -> None:
+    """``text`` under the caption ``label``, folded past :data:`FOLD_CHARS` (:func:`folded_text`)."""
+    where = st if where is None else where
+    where.caption(plain(label))
+    folded_text(text, key or f"fold_{label}", where)
+
+
+def folded_text(text: str, key: str, where: Any = None) -> None:
+    """``text`` as text, wrapped; past :data:`FOLD_CHARS` its start and a "Show all" toggle (``key``) that draws
+    the whole text in a box of fixed height that scrolls, so the page never grows with it."""
+    where = st if where is None else where
+    text = text if text else "(empty)"
+    if len(text) <= FOLD_CHARS:
+        where.text(text)
+        return
+    whole = where.toggle(f"Show all {len(text):,} characters", key=key)
+    if whole:
+        where.container(height=320).text(text)
+    else:
+        where.text(text[:FOLD_CHARS].rstrip() + " …")
 
 
 def interval_figure(rows, title: str, shared_axis: bool):
@@ -734,8 +860,9 @@ def interval_figure(rows, title: str, shared_axis: bool):
     fig = make_subplots(rows=1 if shared_axis else n, cols=1, vertical_spacing=0.35 / n if n > 1 else 0.1)
     for k, r in enumerate(rows, start=1):
         where = dict(row=1 if shared_axis else k, col=1)
-        fig.add_trace(go.Scatter(x=[r.diff], y=[plotly_plain(r.metric)], mode="markers", showlegend=False,
-                                 marker=dict(size=10, color=colour[r.winner]), name=plotly_plain(r.metric),
+        shown = plotly_plain(words.name(r.metric))
+        fig.add_trace(go.Scatter(x=[r.diff], y=[shown], mode="markers", showlegend=False,
+                                 marker=dict(size=10, color=colour[r.winner]), name=shown,
                                  error_x=dict(type="data", symmetric=False, array=[r.high - r.diff],
                                               arrayminus=[r.diff - r.low], color=colour[r.winner])), **where)
         if not shared_axis:

@@ -1,0 +1,259 @@
+"""The checks every row of every format passes on its way to an :class:`Example`: text that must be valid Unicode,
+lists of turns and references, ratings (a number, a list of annotators' numbers; "not rated" and NaN told apart),
+ids claimed once per system (:class:`RowChecker`), a record's fields (:func:`example_from_record`) and the plain
+fields kept as metadata (:func:`row_metadata`)."""
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+from core.data.decoding import bad_unicode_at, split_turns, without_gz
+from core.data.schema import DataError, Example, Problem
+
+
+class RowChecker:
+    """Collects problems while converting raw records to ``Example``s."""
+
+    def __init__(self, file: str):
+        self.file = file
+        self.problems: list[Problem] = []
+        self.aliases: dict[str, str] = {}  # schema field -> the name the file uses for it (DSTC10, columns)
+        self.ids: dict[tuple[str, str], int] = {}  # (system, id) -> first row, over every row, broken ones too
+
+    def claim_id(self, system: str, rid: str, row: int) -> None:
+        """Duplicate ids within one system are ambiguous for alignment: the second one is a problem."""
+        first = self.ids.setdefault((system, rid), row)
+        if first != row:
+            self.add(row, "id", f"duplicate id {rid!r} for system {system!r} (first at row {first})")
+
+    def add(self, row: int | None, fld: str | None, message: str) -> None:
+        if fld and self.aliases:
+            head = re.split(r"[.\[]", fld, maxsplit=1)[0]
+            if head in self.aliases:
+                fld = self.aliases[head] + fld[len(head):]
+        self.problems.append(Problem(self.file, row, fld, message))
+
+    def unicode(self, value: str, row: int, fld: str) -> bool:
+        at = bad_unicode_at(value)
+        if at is not None:
+            self.add(row, fld, f"holds a lone surrogate ({value[at]!a} at character {at}), which is not valid "
+                               "Unicode text")
+            return False
+        return True
+
+    def text(self, value: Any, row: int, fld: str, required: bool = True) -> str | None:
+        if value is None:
+            if required:
+                self.add(row, fld, "is missing")
+            return None
+        if not isinstance(value, str):
+            self.add(row, fld, f"must be a string, got {type(value).__name__} {short_repr(value)}")
+            return None
+        return value if self.unicode(value, row, fld) else None
+
+    def text_list(self, value: Any, row: int, fld: str, sep: str | None = None) -> list[str] | None:
+        if value is None:
+            return []
+        if isinstance(value, str):
+            if not self.unicode(value, row, fld):
+                return None
+            if sep is not None:
+                return split_turns(value, sep)
+            return [value]
+        if isinstance(value, list):
+            bad = [i for i, v in enumerate(value) if not isinstance(v, str)]
+            if bad:
+                self.add(row, fld, f"item {bad[0]} must be a string, got {type(value[bad[0]]).__name__}")
+                return None
+            if not all(self.unicode(v, row, f"{fld}[{i}]") for i, v in enumerate(value)):
+                return None
+            return list(value)
+        self.add(row, fld, f"must be a string or a list of strings, got {type(value).__name__}")
+        return None
+
+    def scores(self, value: Any, row: int, fld: str = "scores") -> dict[str, float] | None:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            self.add(row, fld, f"must be an object of dimension -> number, got {type(value).__name__}")
+            return None
+        out: dict[str, float] = {}
+        ok = True
+        for dim, v in value.items():
+            dim = str(dim)
+            if not self.unicode(dim, row, fld):
+                ok = False
+                continue
+            if is_no_rating(v):
+                continue  # as an empty CSV cell: this row has no rating on this dimension
+            num = self.number(v, row, f"{fld}.{dim}")
+            if num is None:
+                ok = False
+            else:
+                out[dim] = num
+        return out if ok else None
+
+    def number(self, v: Any, row: int, fld: str) -> float | None:
+        if is_nan_rating(v):
+            self.add(row, fld, f"is NaN (not a number): {short_repr(v)}; {NAN_ADVICE}")
+            return None
+        if isinstance(v, bool) or v is None:
+            self.add(row, fld, f"must be a number, got {short_repr(v)}")
+            return None
+        try:
+            if isinstance(v, (int, float)):
+                num = float(v)
+            elif isinstance(v, str):
+                try:
+                    num = float(v.strip())
+                except ValueError:
+                    self.add(row, fld, f"is not numeric: {short_repr(v)}")
+                    return None
+            elif isinstance(v, list):  # raw ratings: mean of the annotators (one who did not rate left out)
+                nan_at = [i for i, x in enumerate(v) if is_nan_rating(x)]
+                if nan_at:
+                    self.add(row, fld, f"holds NaN (not a number) as item {nan_at[0]} of its ratings {short_repr(v)}; "
+                                       + NAN_ADVICE)
+                    return None
+                vals = [self.number(x, row, fld) for x in v if not is_no_rating(x)]
+                if any(x is None for x in vals):
+                    return None
+                if not vals:
+                    self.add(row, fld, "is an empty list of ratings")
+                    return None
+                num = sum(vals) / len(vals)  # type: ignore[arg-type]
+            else:
+                self.add(row, fld, f"must be a number, got {type(v).__name__}")
+                return None
+        except OverflowError:
+            self.add(row, fld, f"is too large for a number: {short_repr(v)}")
+            return None
+        if not math.isfinite(num):
+            self.add(row, fld, f"must be a finite number, got {short_repr(v)}")
+            return None
+        return num
+
+
+NO_RATING_TEXTS = frozenset({"", "#N/A", "#N/A N/A", "#NA", "<NA>", "N/A", "NA", "NULL", "None", "n/a", "null"})
+"""Rating texts that mean "not rated": pandas' ``read_csv`` default NA values (a blank cell among them) but its
+NaN spellings (:data:`NAN_TEXTS`), which are refused."""
+
+NAN_TEXTS = frozenset({"nan", "-nan", "+nan", "1.#ind", "-1.#ind", "1.#qnan", "-1.#qnan"})
+"""Rating texts (compared case-blind) that spell NaN: Python's and C's ``nan`` and MSVC's ``1.#IND``/``1.#QNAN``."""
+
+NAN_ADVICE = ("a rating must be a finite number; where this row was not rated, leave the rating out (null, or a "
+              "blank CSV cell)")
+"""What a NaN rating's problem tells the user to do instead (docs/inputs.md says why NaN is refused)."""
+
+
+def is_nan_rating(v: Any) -> bool:
+    """A rating that is NaN: the float, or a text that spells it (:data:`NAN_TEXTS`). NaN is what a failed
+    computation leaves (a mean of nothing, 0/0, a cell that did not parse), so it cannot be told from a lost
+    rating: it is refused with its file, row and field, never read as "not rated" (null, a blank cell or a
+    missing key say that)."""
+    return (isinstance(v, float) and math.isnan(v)) or (isinstance(v, str) and v.strip().casefold() in NAN_TEXTS)
+
+
+def is_no_rating(v: Any) -> bool:
+    """A rating that says "not rated": null (pandas' ``to_json`` writes a missing value so), a text pandas reads
+    as NA (blank, "NA", "N/A", "null", ..., :data:`NO_RATING_TEXTS`) or a list of annotators' ratings none of
+    whom rated (empty, or nulls only); in a list with ratings, the nulls are left out of the mean. NaN is not
+    "not rated" (:func:`is_nan_rating`)."""
+    return (v is None
+            or (isinstance(v, str) and v.strip() in NO_RATING_TEXTS)
+            or (isinstance(v, list) and all(not isinstance(x, list) and is_no_rating(x) for x in v)))
+
+
+def short_repr(v: Any, n: int = 40) -> str:
+    """``v`` as a problem quotes it: its repr cut to ``n`` characters (a huge integer by its number of digits)."""
+    s = repr(v) if not isinstance(v, int) or isinstance(v, bool) or abs(v) < 10 ** 30 else f"<{len(str(abs(v)))}-digit int>"
+    return s if len(s) <= n else s[: n - 3] + "..."
+
+
+def finish_rows(checker: RowChecker, examples: list[Example]) -> list[Example]:
+    """The examples of a whole file, or a :class:`DataError` with every problem the checks found (or none read)."""
+    if checker.problems:
+        raise DataError(checker.problems)
+    if not examples:
+        raise DataError([Problem(checker.file, None, None, "contains no examples")])
+    return examples
+
+
+def default_system(path: str) -> str:
+    """The system name of rows that give none: the file's name without its extensions (``.gz`` looked through)."""
+    return Path(without_gz(path)).stem if path else "system"
+
+
+def example_from_record(chk: RowChecker, rec: Any, row: int, path: str, fallback_system: str,
+                        context_sep: str | None = None) -> Example | None:
+    """The :class:`Example` of one record (a JSON object, or a CSV row or column item mapped to the JSON Lines
+    fields), or ``None`` with every problem of its fields added to ``chk``; ``fallback_system`` names a record that
+    names no system."""
+    if not isinstance(rec, dict):
+        chk.add(row, None, f"must be a JSON object, got {type(rec).__name__}")
+        return None
+    n_before = len(chk.problems)
+    response = chk.text(rec.get("response"), row, "response")
+    ctx_raw = rec.get("context")
+    if ctx_raw is None:
+        chk.add(row, "context", "is missing")
+        context = None
+    else:
+        context = chk.text_list(ctx_raw, row, "context", sep=context_sep if context_sep is not None else "\n")
+        if context is not None and not any(t.strip() for t in context):
+            chk.add(row, "context", "is empty: give at least the input utterance (the last turn)")
+    refs = chk.text_list(rec.get("references", rec.get("reference")), row, "references")
+    scores = chk.scores(rec.get("scores"), row)
+    rid = rec.get("id")
+    id_ok = rid is not None
+    if rid is not None and (isinstance(rid, bool) or not isinstance(rid, (str, int))):
+        chk.add(row, "id", f"must be a string or integer, got {type(rid).__name__} {short_repr(rid)}")
+        id_ok = False
+    elif isinstance(rid, str):
+        id_ok = chk.unicode(rid, row, "id")
+    system = rec.get("system", fallback_system)
+    if system is None or not isinstance(system, str):
+        chk.add(row, "system", f"must be a string, got {type(system).__name__}")
+    elif chk.unicode(system, row, "system") and id_ok:
+        chk.claim_id(system, str(rid), row)
+    dataset = chk.text(rec.get("dataset"), row, "dataset", required=False)
+    if len(chk.problems) > n_before:
+        return None
+    return Example(id=str(rid) if rid is not None else f"row{row}", system=system, context=context or [],
+                   response=response or "", references=refs or [], scores=scores or {},
+                   dataset=dataset or "", source=path, row=row, has_id=rid is not None,
+                   meta=row_metadata(rec))
+
+
+RECORD_FIELDS = ("id", "system", "context", "response", "references", "reference", "scores", "dataset", "ratings")
+
+
+def row_metadata(rec: dict[str, Any]) -> dict[str, str]:
+    """The plain (string, number, boolean) fields of an input row beyond the schema's, as text: metadata a
+    comparison can be sliced by (a topic, a user group, a bot version). A name or value that is not valid
+    text (a lone surrogate) is left out rather than carried into an output it would break."""
+    def text(x: Any) -> str | None:
+        x = str(x)
+        try:
+            x.encode("utf-8")
+        except UnicodeEncodeError:
+            return None
+        return x
+    out = {}
+    for k, v in rec.items():
+        if k in RECORD_FIELDS or not isinstance(v, (str, int, float, bool)):
+            continue
+        key, value = text(k), text(v)
+        if key is not None and value is not None:
+            out[key] = value
+    return out
+
+
+class RereadChecker(RowChecker):
+    """The row checks for rows read again after the whole file passed them: ids are not claimed again (the
+    check did; a dictionary of every id would grow with the file)."""
+
+    def claim_id(self, system: str, rid: str, row: int) -> None:
+        return None

@@ -1,0 +1,88 @@
+"""The schema every input format is read into: a rated response (:class:`Example`), a problem found in an input
+(:class:`Problem`, with its file, row and field) and the error that lists them all (:class:`DataError`), and what a
+list of examples holds (:func:`systems_in`, :func:`dimensions`)."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+FORMATS = ("jsonl", "dstc10", "columns", "csv")
+
+
+@dataclass
+class Example:
+    """One response to rate: ``context`` is oldest-first, its last item is the input utterance."""
+
+    id: str
+    system: str
+    context: list[str]
+    response: str
+    references: list[str] = field(default_factory=list)
+    scores: dict[str, float] = field(default_factory=dict)
+    dataset: str = ""
+    source: str = ""  # file the example came from
+    row: int = 0  # 1-based row in that file
+    has_id: bool = True  # False when the id was generated because the input had none
+    meta: dict[str, str] = field(default_factory=dict)  # the row's other plain fields (slices group by them)
+
+    @property
+    def utterance(self) -> str:
+        return self.context[-1] if self.context else ""
+
+    @property
+    def reference(self) -> str:
+        return self.references[0] if self.references else ""
+
+    @property
+    def location(self) -> str:
+        """Where the row came from, as a user finds it: ``file.jsonl row 3`` (``item 3`` without a file)."""
+        return f"{os.path.basename(self.source)} row {self.row}" if self.source else f"item {self.row or self.id}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.meta, "id": self.id, "system": self.system, "dataset": self.dataset, "context": self.context,
+                "response": self.response, "references": self.references, "scores": self.scores}
+
+
+@dataclass
+class Problem:
+    file: str
+    row: int | None
+    field: str | None
+    message: str
+
+    def __str__(self) -> str:
+        where = os.path.basename(self.file) if self.file else "<input>"
+        if self.row is not None:
+            where += f", row {self.row}"
+        if self.field:
+            where += f", field '{self.field}'"
+        return f"{where}: {self.message}"
+
+
+class DataError(ValueError):
+    """Raised with every problem found in one input; ``problems`` holds them, ``str()`` lists them."""
+
+    def __init__(self, problems: Sequence[Problem]):
+        self.problems = list(problems)
+        shown = "\n".join(f"  - {p}" for p in self.problems[:50])
+        more = f"\n  ... and {len(self.problems) - 50} more" if len(self.problems) > 50 else ""
+        super().__init__(f"{len(self.problems)} problem(s) in the input:\n{shown}{more}")
+
+    def __reduce__(self):
+        """Pickled with its problems (a Ray worker's error reaches the driver as the same message)."""
+        return (type(self), (self.problems,))
+
+
+def systems_in(examples: Iterable[Example]) -> list[str]:
+    """Systems in order of first appearance, with counts available via Counter if needed."""
+    return list(dict.fromkeys(ex.system for ex in examples))
+
+
+def dimensions(examples: Iterable[Example]) -> list[str]:
+    """Human-score dimensions present, in order of first appearance."""
+    out: dict[str, None] = {}
+    for ex in examples:
+        for k in ex.scores:
+            out.setdefault(k, None)
+    return list(out)

@@ -1,0 +1,85 @@
+"""How every surface writes a number for people: a table's number, an interval, a percentage, the interval's level
+and the significance threshold. The command line's tables, the text, markdown, CSV and HTML reports, the
+leaderboard, the verdict's sentence and the gate all write through these, so one number reads the same wherever
+it is shown. A missing number (None, NaN) is ``-``; a missing interval (too few contexts to resample) is ``[-]``.
+Machine-readable outputs (JSON, CSV cells of numbers) keep the numbers themselves (``core.report.clean_json``)."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+MISSING = "-"
+
+
+def _finite(x: Any) -> bool:
+    try:
+        return x is not None and math.isfinite(float(x))
+    except (TypeError, ValueError):
+        return False
+
+
+def fmt_num(x: Any, digits: int = 3, signed: bool = False, p: bool = False) -> str:
+    """A number for a table: '-' for None/NaN; p-values below 0.001 as '<0.001'."""
+    if x is None:
+        return MISSING
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return str(x)
+    if math.isnan(v):
+        return MISSING
+    if p:
+        return "<0.001" if v < 0.001 else f"{v:.3f}"
+    return f"{v:+.{digits}f}" if signed else f"{v:.{digits}f}"
+
+
+def fmt_bounds(low: Any, high: Any, digits: int = 3, signed: bool = False) -> str:
+    """``[low, high]`` as :func:`fmt_num` writes each end; ``[-]`` without an interval (too few contexts to
+    resample)."""
+    if not (_finite(low) and _finite(high)):
+        return f"[{MISSING}]"
+    return f"[{fmt_num(low, digits, signed)}, {fmt_num(high, digits, signed)}]"
+
+
+def fmt_interval(x: Any, low: Any, high: Any, digits: int = 3, signed: bool = False) -> str:
+    """``x [low, high]`` (``+0.102 [+0.051, +0.154]`` with ``signed``); ``x [-]`` without an interval; ``-``
+    without ``x``."""
+    if not _finite(x):
+        return MISSING
+    return f"{fmt_num(x, digits, signed)} {fmt_bounds(low, high, digits, signed)}"
+
+
+def fmt_amount(x: Any, signed: bool = True) -> str:
+    """A difference in a metric's own units with as many decimals as its size needs (3 significant digits, at
+    most 3 decimals): ``+12.3``, ``+1.23``, ``+0.123``; '-' without a number."""
+    if not _finite(x):
+        return MISSING
+    v = float(x)
+    digits = 1 if abs(v) >= 10 else 2 if abs(v) >= 1 else 3
+    return f"{v:+.{digits}f}" if signed else f"{v:.{digits}f}"
+
+
+def fmt_percent(x: float, of: float = 1) -> str:
+    """A rate as a whole percentage: 0.384 -> ``38 %``; ``x`` of ``of`` (23 of 40 -> ``58 %``, computed as
+    100 * 23 / 40, which is exact where 100 * (23 / 40) is not)."""
+    return f"{100 * x / of:.0f} %"
+
+
+def fmt_percent_bounds(low: float, high: float) -> str:
+    """A rate's interval as whole percentages: ``[29–47 %]``."""
+    return f"[{100 * low:.0f}–{100 * high:.0f} %]"
+
+
+def fmt_points(x: float, signed: bool = False) -> str:
+    """A difference of rates in percentage points: 0.05 -> ``5 points`` (``+5 points`` with ``signed``)."""
+    return f"{100 * x:+.0f} points" if signed else f"{100 * x:.0f} points"
+
+
+def level_label(level: float) -> str:
+    """An interval level as people write it: 0.95 -> ``95%``, 0.8 -> ``80%``, 0.975 -> ``97.5%``."""
+    return f"{level * 100:.10g}%"
+
+
+def alpha_label(level: float) -> str:
+    """The significance threshold that goes with an interval level: 0.95 -> ``0.05`` (3 significant digits)."""
+    return f"{1 - level:.3g}"

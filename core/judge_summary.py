@@ -1,0 +1,112 @@
+"""The judge over every pair of a comparison, summarized for the verdict: A's wins, ties and losses, the win rate
+(ties excluded) with its Wilson interval and sign test, the rate at equal reply length, and agreement with people
+(their ratings in the input, or votes). ``core.verdict`` carries it as ``Verdict.judge``."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from core import stats
+from core.data import Comparison
+from core.human_preferences import context_groups, human_preferences, preference_dimension, side_accuracy
+from core.scoring import JudgeOutput
+from core.settings import SEED
+from core.stats import LEVEL, N_BOOT
+
+
+@dataclass
+class HumanAgreement:
+    """How often the judge sides with people on the pairs where people clearly preferred one reply."""
+
+    source: str  # "scores" (derived from ratings on ``dimension``) or "votes"
+    dimension: str | None
+    margin: float | None  # the human tie margin used (None for votes)
+    n: int  # pairs with a human A/B preference
+    agreement: float  # side accuracy of P(A) (0.5 counts half)
+    low: float
+    high: float
+    n_decided: int  # of those, pairs the judge did not call a tie
+    agreement_decided: float
+    human: list[str | None] = field(default_factory=list)  # per pair: "A" | "B" | "tie" | None
+
+
+@dataclass
+class JudgeSummary:
+    """The judge over every pair: wins / ties / losses of A, the win rate (ties excluded) with its Wilson
+    interval and sign test, and agreement with people where the input says what people preferred."""
+
+    n: int
+    win: stats.WinStats  # A's wins, ties and losses by the judge's calls, win rate and its interval
+    winner: str | None
+    order_disagreement: float
+    tie_margin: float
+    signature: str
+    p_a: list[float]
+    verdicts: list[str]
+    human: HumanAgreement | None = None
+    length_controlled: stats.LengthControlled | None = None  # A's win rate at equal reply length
+    n_contexts: int = 0  # distinct contexts among the pairs (the unit the judge's test resamples)
+    first_shown: float = math.nan  # share of single-order calls preferring the reply shown first (0.5: no bias)
+    notes: dict[str, Any] = field(default_factory=dict)  # what the judge adds (llm: model, unparsed pairs)
+
+    def better(self, system_a: str, system_b: str) -> str:
+        return {"A": system_a, "B": system_b}.get(self.winner or "", "no significant preference")
+
+
+def summarize_judge(comp: Comparison, out: JudgeOutput, dimension: str | None = None,
+                    votes: Sequence[str | None] | None = None, level: float = LEVEL, n_boot: int = N_BOOT,
+                    seed: int = SEED) -> JudgeSummary:
+    """The judge's :class:`JudgeSummary` for the pairs of ``comp``. People's preferences come from ``votes``
+    (one 'A' / 'B' / 'tie' / None per pair) or else from the ratings on ``dimension`` (default: the overall
+    one, :func:`preference_dimension`) when both systems carry it. ``level``: the intervals' level and the
+    winner's threshold (p < 1 - level); ``n_boot`` and ``seed``: the length-controlled rate's resamples."""
+    verdicts = list(out.verdict)
+    win = stats.clustered_win_stats([{"A": 1, "B": -1}.get(v, 0) for v in verdicts], context_groups(comp.a), level,
+                                    n_boot, seed)
+    winner = None
+    if win.sign_p < 1 - level and win.wins != win.losses:
+        winner = "A" if win.wins > win.losses else "B"
+    human = None
+    if votes is not None:
+        human = _agreement("votes", None, None, out, list(votes), level)
+    else:
+        dim = dimension or preference_dimension(comp.examples())
+        if dim is not None and any(dim in x.scores for x in comp.a) and any(dim in y.scores for y in comp.b):
+            prefs, margin = human_preferences(comp, dim)
+            human = _agreement("scores", dim, margin, out, prefs, level)
+    return JudgeSummary(len(verdicts), win, winner, out.order_disagreement, out.tie_margin, out.signature,
+                        [float(p) for p in out.p_a], verdicts, human,
+                        judge_length_controlled(comp, verdicts, level, n_boot, seed),
+                        len(set(context_groups(comp.a))), out.first_shown, dict(out.notes))
+
+
+def reply_length(text: str) -> int:
+    """A reply's length in words (whitespace-separated tokens): the length every slice and control uses."""
+    return len(text.split())
+
+
+def judge_length_controlled(comp: Comparison, verdicts: Sequence[str], level: float = LEVEL,
+                            n_boot: int = N_BOOT, seed: int = SEED) -> stats.LengthControlled:
+    """The judge's win rate of A at equal reply length: its A / B calls (ties left out) regressed on the
+    length difference A - B in words (``core.stats.length_controlled_win_rate``), contexts resampled."""
+    keep = [i for i, v in enumerate(verdicts) if v in ("A", "B")]
+    groups = context_groups(comp.a)
+    return stats.length_controlled_win_rate(
+        [1.0 if verdicts[i] == "A" else 0.0 for i in keep],
+        [reply_length(comp.pairs[i][0].response) - reply_length(comp.pairs[i][1].response) for i in keep],
+        [groups[i] for i in keep], n_boot=n_boot, seed=seed, level=level)
+
+
+def _agreement(source: str, dimension: str | None, margin: float | None, out: JudgeOutput,
+               human: list[str | None], level: float) -> HumanAgreement | None:
+    idx = [i for i, h in enumerate(human) if h in ("A", "B")]
+    if not idx:
+        return HumanAgreement(source, dimension, margin, 0, math.nan, math.nan, math.nan, 0, math.nan, human)
+    acc = side_accuracy([out.p_a[i] for i in idx], [human[i] for i in idx])
+    lo, hi = stats.wilson_interval(acc * len(idx), len(idx), level)
+    dec = [i for i in idx if out.verdict[i] != "tie"]
+    acc_dec = float(np.mean([out.verdict[i] == human[i] for i in dec])) if dec else math.nan
+    return HumanAgreement(source, dimension, margin, len(idx), acc, lo, hi, len(dec), acc_dec, human)

@@ -1,0 +1,58 @@
+"""Votes given in place on the loaded pairs (A / tie / B), kept on disk per comparison as the votes-file format
+``dialeval train judge --votes`` reads."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Sequence
+
+from core.data import Comparison
+from core.judges.pairs import Pair
+from core.settings import cache_dir
+
+
+def votes_path(key: str) -> Path:
+    """Where the votes given in place on one loaded comparison are kept: ``<cache>/votes/<key>.jsonl``."""
+    d = cache_dir() / "votes"
+    d.mkdir(parents=True, exist_ok=True)
+    return d / f"{key}.jsonl"
+
+
+def pair_votes(comp: Comparison, votes: dict[int, str]) -> list[Pair]:
+    """Votes given on pairs of ``comp`` (pair index -> 'A' / 'tie' / 'B') as :class:`Pair` votes, in pair order
+    (the votes-file format ``core.judges.pairs.load_votes`` reads: context, both replies, vote)."""
+    out = []
+    for i in sorted(votes):
+        v = votes[i]
+        if v not in ("A", "B", "tie"):
+            continue
+        a, b = comp.pairs[i]
+        out.append(Pair(list(a.context), a.response, b.response, {"A": 1.0, "B": 0.0, "tie": 0.5}[v], a.dataset,
+                        a.id))
+    return out
+
+
+def votes_jsonl(votes: Sequence[Pair]) -> bytes:
+    """Votes as the JSONL file ``load_votes`` and ``dialeval train judge --votes`` read."""
+    return "".join(json.dumps({"id": p.id, "context": p.context, "response_a": p.response_a,
+                               "response_b": p.response_b, "vote": p.vote}, ensure_ascii=False) + "\n"
+                   for p in votes).encode("utf-8")
+
+
+def save_pair_votes(key: str, comp: Comparison, votes: dict[int, str]) -> Path:
+    """Write the votes given on ``comp``'s pairs to :func:`votes_path` (replaced whole, atomically)."""
+    from core.outputs import atomic_path
+    path = votes_path(key)
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(votes_jsonl(pair_votes(comp, votes)))
+    return path
+
+
+def load_pair_votes(key: str, comp: Comparison) -> dict[int, str]:
+    """The votes kept for ``comp`` (:func:`save_pair_votes`) as pair index -> vote; {} when none."""
+    from core.judges.pairs import load_votes, votes_for_pairs
+    path = votes_path(key)
+    if not path.exists() or not path.read_bytes().strip():
+        return {}
+    got = votes_for_pairs(comp, load_votes(path))
+    return {i: v for i, v in enumerate(got) if v is not None}

@@ -1,0 +1,93 @@
+"""Words a person reads on the dashboard: each metric's display name (υBLEU, BERT-RUBER, MME-CRS, "the judge"), its
+help in one plain sentence (what it rewards, when to trust it, with the trust measured at the system level:
+``checkpoints/verdict-policy.json``'s records, benchmarks/SYSTEM_LEVEL.md) and intervals said as "between x and y".
+Ids (``bert_ruber``) stay what the command line, the address and the files use; only what is drawn changes."""
+from __future__ import annotations
+
+import math
+
+DISPLAY = {
+    "bleu": "BLEU", "ubleu": "υBLEU", "ubleu_paper": "υBLEU (as in the paper)", "ruber": "RUBER",
+    "ruber_ref": "RUBER (referenced part)", "ruber_unref": "RUBER (unreferenced part)", "ruber_ubleu": "RUBER+υBLEU",
+    "bert_ruber": "BERT-RUBER", "bert_ruber_ref": "BERT-RUBER (referenced part)",
+    "bert_ruber_unref": "BERT-RUBER (unreferenced part)", "adem": "ADEM", "mme": "MME-CRS", "mme_avg": "MME-Avg",
+    "mme_em": "MME engagement", "mme_fm": "MME fluency", "mme_rm": "MME relevance", "mme_tcm": "MME topic coherence",
+    "mme_sm_nce": "MME specificity (log-prob)", "mme_sm_nll": "MME specificity (surprisal)",
+    "mme_sm_ppl": "MME specificity (perplexity)", "mme_pm_evidence": "MME context fit (evidence)",
+    "mme_pm_share": "MME context fit (share)", "judge": "the judge",
+}
+
+PLAIN = {
+    "bleu": "Rewards replies that repeat the reference's words and word pairs; trust it only when there is one right "
+            "answer, since a good reply in other words scores low.",
+    "ubleu": "BLEU against the reference plus 50 similar replies found for the context, so a good reply in other "
+             "words can still score; trust it more than BLEU on chit-chat, less than the learned metrics.",
+    "ubleu_paper": "υBLEU as its paper built it (15 retrieved references rated by a small network); for reproducing "
+                   "the paper, not for a verdict.",
+    "ruber": "Rewards replies close in meaning to the reference and fitting the context (two learned scores "
+             "averaged); a diagnostic.",
+    "ruber_ref": "Closeness in meaning to the reference alone (word vectors); part of RUBER.",
+    "ruber_unref": "How well the reply fits the context, learned from real conversations; part of RUBER.",
+    "ruber_ubleu": "RUBER with υBLEU in place of its reference part (the υBLEU paper's best method); a diagnostic.",
+    "bert_ruber": "Rewards replies that fit the context and mean what the reference means (contextual sentence "
+                  "vectors); a diagnostic, often right at the system level.",
+    "bert_ruber_ref": "Closeness in meaning to the reference (contextual vectors); part of BERT-RUBER.",
+    "bert_ruber_unref": "How well the reply fits the context, learned from real conversations; part of BERT-RUBER.",
+    "adem": "A score trained to predict people's 1-5 ratings from the context, reference and reply; trust it on "
+            "data like what it was trained on.",
+    "mme": "Several learned checks (fluent, relevant, specific, engaging, on topic) weighted by how well each "
+           "follows people's ratings; the one metric the shipped verdict lets decide.",
+    "mme_avg": "The plain average of MME's sub-metrics; a diagnostic.",
+    "mme_em": "Predicts how engaging people find the reply; one of MME-CRS's parts.",
+    "mme_fm": "Whether the reply reads as fluent, natural text; one of MME-CRS's parts.",
+    "mme_rm": "Whether the reply is relevant to the context; one of MME-CRS's parts.",
+    "mme_tcm": "Whether the reply keeps to the context's topic; one of MME-CRS's parts.",
+    "mme_sm_nce": "How specific (not generic) the reply is, by a small language model; one of MME-CRS's parts.",
+    "mme_sm_nll": "How specific (surprising) the reply is, by a small language model; one of MME-CRS's parts.",
+    "mme_sm_ppl": "How specific the reply is, by a small language model's perplexity; one of MME-CRS's parts.",
+    "mme_pm_evidence": "How much the context makes the reply's new words likelier; one of MME-CRS's parts.",
+    "mme_pm_share": "The share of the reply's words the context makes likelier; one of MME-CRS's parts.",
+}
+
+
+def name(metric: str) -> str:
+    """A metric's display name ('bert_ruber' -> 'BERT-RUBER'); 'human:overall' -> 'people's overall rating'; an
+    unknown id as it is."""
+    if metric.startswith("human:"):
+        return f"people's {metric[len('human:'):]} rating"
+    return DISPLAY.get(metric, metric)
+
+
+def names(metrics) -> str:
+    """'BLEU, υBLEU and MME-CRS'."""
+    shown = [name(m) for m in metrics]
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1] if shown else ""
+
+
+def trust(metric: str) -> str:
+    """'On rated data it named people's preferred system in 49 of 97 system pairs, the other one in 3.' from the
+    shipped verdict policy's records; '' when the metric was not measured at the system level."""
+    try:
+        from core.verdict_policy import shipped_policy
+        rec = shipped_policy().record(metric)
+    except Exception:  # no policy file: the help still says what the metric rewards
+        return ""
+    if rec is None or not rec.pairs:
+        return ""
+    other = f", the other one in {rec.wrong}" if rec.wrong else ", never the other one"
+    return (f"Measured on rated data: it named the system people prefer in {rec.right} of {rec.pairs} pairs of "
+            f"systems{other}.")
+
+
+def help_text(metric: str, description: str = "") -> str:
+    """One plain sentence on what ``metric`` rewards and when to trust it, then its measured system-level record."""
+    first = PLAIN.get(metric) or (description.split(":")[0] + "." if description else name(metric) + ".")
+    rest = trust(metric)
+    return first + (" " + rest if rest else "")
+
+
+def between(low: float, high: float, fmt: str = "{:.3g}") -> str:
+    """'between 0.12 and 0.48' (a dash where a bound is unknown)."""
+    def one(x):
+        return fmt.format(x) if x is not None and isinstance(x, (int, float)) and math.isfinite(x) else "-"
+    return f"between {one(low)} and {one(high)}"

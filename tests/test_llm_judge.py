@@ -1,0 +1,416 @@
+"""The ``llm`` judge (core.judges.llm) over real HTTP: a real ``transformers serve`` with the shipped SmolLM2
+weights (slow tier), and, for the faults a real server cannot be made to show on demand, a tiny HTTP server of the
+tests' own (429 then success, a hang past the timeout, malformed answers, a refused key, nothing listening). Every
+fault ends in the result or one clean line with exit 2, never a traceback or a partial output file; the API key
+(a canary) appears nowhere in what the judge writes or prints."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from core.cli import main
+from core.judges.llm import (LLMJudge, LLMSettings, combine, first_probability, first_shown_rate, judge_messages,
+                             parse_answer, scrubbed, shown_url)
+
+CANARY = "sk-canary-7c1f9e2d4b6a8f0e1d3c5b7a"
+CONTEXTS = [["do you like cats?"], ["where do you live?", "in a small town near the sea."], ["any plans tonight?"]]
+GOOD = ["yes, i have two of them and they sleep on my bed.", "that sounds lovely, do you swim a lot?",
+        "i'm going to a concert with friends."]
+BAD = ["the train is blue.", "ok.", "i don't know."]
+
+
+def write_pair_files(folder: Path) -> tuple[Path, Path]:
+    a, b = folder / "a.jsonl", folder / "b.jsonl"
+    a.write_text("".join(json.dumps({"id": f"p{i}", "context": c, "response": r}) + "\n"
+                         for i, (c, r) in enumerate(zip(CONTEXTS, GOOD))))
+    b.write_text("".join(json.dumps({"id": f"p{i}", "context": c, "response": r}) + "\n"
+                         for i, (c, r) in enumerate(zip(CONTEXTS, BAD))))
+    return a, b
+
+
+# ------------------------------------------------------------------------------------------------
+# what is asked and how answers are read
+
+
+def test_messages_show_the_conversation_both_replies_and_the_criteria():
+    msgs = judge_messages(["hi", "how are you?"], "fine, you?", "no.", "Be kind.")
+    text = msgs[-1]["content"]
+    assert "Person 2: hi\nPerson 1: how are you?" in text
+    assert text.index("Reply 1: fine, you?") < text.index("Reply 2: no.") < text.index("Be kind.")
+    assert text.rstrip().endswith("Reply 1 or Reply 2?")
+    long = judge_messages(["x"], "a" * 10_000, "b", "c")[-1]["content"]
+    assert "[cut]" in long and len(long) < 7_000
+
+
+@pytest.mark.parametrize("text, expected", [("1", "1"), (" 2.", "2"), ("Reply 1", "1"), ("reply 2: it is", "2"),
+                                            ("Candidate reply 2", "2"), ("**1**", "1"), ("12", None),
+                                            ("Which reply is better", None), ("", None), (None, None)])
+def test_answers_are_read_only_when_they_name_one_reply(text, expected):
+    assert parse_answer(text) == expected
+
+
+def test_log_probabilities_give_a_graded_p():
+    tok = lambda t, lp: SimpleNamespace(token=t, logprob=lp)  # noqa: E731
+    lp = SimpleNamespace(content=[SimpleNamespace(token="1", logprob=np.log(0.7),
+                                                  top_logprobs=[tok("1", np.log(0.7)), tok("2", np.log(0.2)),
+                                                                tok("The", np.log(0.1))])])
+    assert first_probability(lp) == pytest.approx(0.7 / 0.9)
+    assert first_probability(None) is None
+    assert first_probability(SimpleNamespace(content=[SimpleNamespace(token="Hi", logprob=-0.1, top_logprobs=[])])) \
+        is None
+
+
+def test_orders_combine_as_the_learned_judge_does_and_unparsed_orders_are_not_guessed():
+    p_a, p_ab, p_ba, unparsed = combine([1.0, 1.0, None, None, 0.8], [0.0, 1.0, 0.0, None, 0.4])
+    assert list(p_a) == pytest.approx([1.0, 0.5, 1.0, 0.5, 0.7])
+    assert unparsed == [2, 3]
+    assert list(p_ab) == pytest.approx([1.0, 1.0, 1.0, 0.5, 0.8])
+    assert first_shown_rate([1.0, 1.0, None], [0.0, 1.0, 0.0]) == pytest.approx(3 / 5)
+
+
+def test_settings_come_from_flags_or_the_environment_and_say_what_is_missing(monkeypatch):
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("DIALEVAL_LLM_MODEL", raising=False)
+    with pytest.raises(ValueError, match="--llm-url"):
+        LLMSettings.from_env(model="m")
+    with pytest.raises(ValueError, match="--llm-model"):
+        LLMSettings.from_env(url="http://x/v1")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://env:1/v1")
+    monkeypatch.setenv("DIALEVAL_LLM_MODEL", "env-model")
+    s = LLMSettings.from_env(model="flag-model")
+    assert (s.url, s.model) == ("http://env:1/v1", "flag-model")
+    with pytest.raises(ValueError, match="concurrency"):
+        LLMSettings(url="u", model="m", concurrency=0)
+
+
+def test_the_key_never_reaches_the_signature_or_a_printed_url(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", CANARY)
+    judge = LLMJudge(LLMSettings(url="http://user:pw@host:9/v1?token=abc", model="m"))
+    for text in (judge.signature(), judge.namespace(), judge.settings.shown_url, judge.usage_line()):
+        assert CANARY not in text and "pw" not in text and "abc" not in text
+    assert shown_url("http://user:pw@host:9/v1?token=abc") == "http://host:9/v1"
+    assert CANARY not in scrubbed(f"Incorrect API key provided: {CANARY}")
+    custom = LLMJudge(LLMSettings(url="u", model="m", criteria="Prefer the funnier reply."))
+    assert custom.signature() != judge.signature() and "custom" in custom.signature()
+
+
+# ------------------------------------------------------------------------------------------------
+# a small server of the tests' own, for the faults
+
+
+class FakeEndpoint:
+    """An OpenAI-compatible chat-completions endpoint on 127.0.0.1 whose behaviour a test sets: ``mode`` one of
+    'ok' (prefers the reply holding a word of GOOD's), 'logprobs', 'rate-limit-once', 'hang', 'malformed',
+    'refuse-key', 'require-key' (answers only the key 'typed-key'). Counts the completion requests it answered."""
+
+    def __init__(self, mode: str = "ok"):
+        self.mode = mode
+        self.requests = 0
+        self.seen_429 = False
+        self.lock = threading.Lock()
+        endpoint = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # quiet
+                pass
+
+            def _send(self, code: int, body: dict, headers: dict | None = None):
+                data = json.dumps(body).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self):
+                self._send(200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+                if endpoint.mode == "refuse-key" or (endpoint.mode == "require-key" and
+                                                     self.headers.get("Authorization") != "Bearer typed-key"):
+                    return self._send(401, {"error": {"message": f"Incorrect API key provided: "
+                                                                 f"{self.headers.get('Authorization', '')}",
+                                                      "type": "invalid_request_error"}})
+                if endpoint.mode == "rate-limit-once":
+                    with endpoint.lock:
+                        first = not endpoint.seen_429
+                        endpoint.seen_429 = True
+                    if first:
+                        return self._send(429, {"error": {"message": "slow down"}}, {"Retry-After": "0"})
+                if endpoint.mode == "hang":
+                    time.sleep(3)
+                with endpoint.lock:
+                    endpoint.requests += 1
+                prompt = body["messages"][0]["content"]
+                first = prompt.split("Reply 1: ", 1)[1].split("\n", 1)[0]
+                better_first = any(first == g for g in GOOD)
+                content = ("banana" if endpoint.mode == "malformed" else ("Reply 1" if better_first else "Reply 2"))
+                choice = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}
+                if endpoint.mode == "logprobs":
+                    p1 = 0.9 if better_first else 0.2
+                    choice["message"]["content"] = "1" if better_first else "2"
+                    choice["logprobs"] = {"content": [{"token": choice["message"]["content"], "logprob": -0.1,
+                                                       "bytes": None, "top_logprobs": [
+                                                           {"token": "1", "logprob": float(np.log(p1)), "bytes": None},
+                                                           {"token": "2", "logprob": float(np.log(1 - p1)),
+                                                            "bytes": None}]}]}
+                self._send(200, {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
+                                 "choices": [choice],
+                                 "usage": {"prompt_tokens": 50, "completion_tokens": 2, "total_tokens": 52}})
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def endpoint():
+    servers = []
+
+    def start(mode="ok"):
+        servers.append(FakeEndpoint(mode))
+        return servers[-1]
+    yield start
+    for s in servers:
+        s.close()
+
+
+@pytest.fixture
+def llm_env(tmp_path, monkeypatch):
+    """The canary key set, a score cache of this test's own (on), no endpoint in the environment."""
+    monkeypatch.setenv("OPENAI_API_KEY", CANARY)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("DIALEVAL_LLM_MODEL", raising=False)
+    monkeypatch.delenv("DIALEVAL_NO_CACHE", raising=False)
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
+    return tmp_path
+
+
+def run_judge(capsys, folder: Path, url: str, *extra: str) -> tuple[int, str, str]:
+    a, b = write_pair_files(folder)
+    code = main(["judge", str(a), str(b), "--judge", "llm", "--llm-url", url, "--llm-model", "fake", "--quiet",
+                 *extra])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_no_canary(folder: Path, *texts: str) -> None:
+    for text in texts:
+        assert CANARY not in text
+    for path in folder.rglob("*"):
+        if path.is_file():
+            assert CANARY.encode() not in path.read_bytes(), path
+
+
+def test_both_orders_are_asked_and_a_rerun_sends_no_request(llm_env, endpoint, capsys):
+    server = endpoint("ok")
+    out_file = llm_env / "pairs.jsonl"
+    code, out, err = run_judge(capsys, llm_env, server.url, "--out", str(out_file))
+    assert code == 0, err
+    assert server.requests == 2 * len(CONTEXTS)  # two requests a pair
+    rows = [json.loads(line) for line in out_file.read_text().splitlines()]
+    assert [r["verdict"] for r in rows] == ["A"] * 3 and all(r["p_a"] == 1.0 for r in rows)
+    assert "6 requests (0 answers from the cache)" in err
+    code, out2, err2 = run_judge(capsys, llm_env, server.url, "--out", str(out_file))
+    assert code == 0 and server.requests == 6  # nothing sent again
+    assert "0 requests (6 answers from the cache)" in err2
+    assert_no_canary(llm_env, out, err, out2, err2)
+
+
+def test_log_probabilities_are_used_where_the_server_gives_them(llm_env, endpoint, capsys):
+    server = endpoint("logprobs")
+    code, out, err = run_judge(capsys, llm_env, server.url, "--format", "json")
+    assert code == 0, err
+    j = json.loads(out)["judge"]
+    assert j["p_a"] == pytest.approx([(0.9 + 0.8) / 2] * 3)
+    assert j["notes"]["p_from"] == ["logprobs"] and j["first_shown"] == pytest.approx(0.5)
+
+
+def test_a_429_is_retried_after_its_retry_after(llm_env, endpoint, capsys):
+    server = endpoint("rate-limit-once")
+    code, out, err = run_judge(capsys, llm_env, server.url, "--llm-concurrency", "1")
+    assert code == 0, err
+    assert server.seen_429 and server.requests == 6
+
+
+def test_a_hang_past_the_timeout_is_one_clean_line_and_no_partial_output(llm_env, endpoint, capsys):
+    server = endpoint("hang")
+    out_file = llm_env / "pairs.jsonl"
+    code, out, err = run_judge(capsys, llm_env, server.url, "--llm-timeout", "0.5", "--llm-retries", "0",
+                               "--out", str(out_file))
+    assert code == 2
+    assert "did not answer within 0.5 s" in err and "Traceback" not in err
+    assert not out_file.exists()
+
+
+def test_unparsable_answers_are_asked_once_more_then_listed_never_guessed(llm_env, endpoint, capsys):
+    server = endpoint("malformed")
+    code, out, err = run_judge(capsys, llm_env, server.url, "--format", "json")
+    assert code == 0, err
+    assert server.requests == 12  # each of the 6 orders asked twice
+    j = json.loads(out)["judge"]
+    assert j["notes"]["unparsed"] == [0, 1, 2] and j["verdicts"] == ["tie"] * 3
+    assert j["notes"]["p_from"] == ["unparsed"]
+
+
+def test_a_refused_key_is_exit_2_without_the_key(llm_env, endpoint, capsys):
+    server = endpoint("refuse-key")
+    code, out, err = run_judge(capsys, llm_env, server.url)
+    assert code == 2
+    assert "refused the API key" in err and "OPENAI_API_KEY" in err and "Traceback" not in err
+    assert_no_canary(llm_env, out, err)
+
+
+def test_nothing_listening_is_exit_2_before_anything_is_scored(llm_env, capsys):
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    code, out, err = run_judge(capsys, llm_env, f"http://127.0.0.1:{port}/v1", "--llm-retries", "0")
+    assert code == 2
+    assert "cannot reach the LLM endpoint" in err and "Traceback" not in err
+
+
+def test_no_endpoint_named_is_a_clear_error(llm_env, capsys):
+    a, b = write_pair_files(llm_env)
+    code = main(["compare", str(a), str(b), "--metrics", "none", "--judge", "llm"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--llm-url" in err and "OPENAI_BASE_URL" in err
+
+
+def test_an_unknown_judge_name_is_a_usage_error(llm_env, capsys):
+    a, b = write_pair_files(llm_env)
+    assert main(["compare", str(a), str(b), "--judge", "oracle"]) == 2
+    assert "unknown judge 'oracle'" in capsys.readouterr().err
+
+
+def test_the_api_takes_the_judge_by_name_or_as_an_object(llm_env, endpoint, monkeypatch):
+    import core
+    server = endpoint("ok")
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+    monkeypatch.setenv("DIALEVAL_LLM_MODEL", "fake")
+    by_name = core.compare_replies(CONTEXTS, GOOD, BAD, metrics=[], judge="llm", n_boot=200, n_perm=200)
+    judge = LLMJudge(LLMSettings(url=server.url, model="fake", concurrency=2))
+    by_object = core.compare_replies(CONTEXTS, GOOD, BAD, metrics=[], judge=judge, n_boot=200, n_perm=200)
+    assert by_name.to_dict() == by_object.to_dict()
+    assert by_name.judge.verdicts == ["A", "A", "A"] and by_name.judge.order_disagreement == 0.0
+    assert judge.last_usage.cached == 6 and judge.last_usage.requests == 0  # the first call's answers, read back
+
+
+# ------------------------------------------------------------------------------------------------
+# a real server: transformers serve with the shipped SmolLM2 weights
+
+
+@pytest.fixture(scope="module")
+def smollm_server(tmp_path_factory):
+    """``transformers serve`` on 127.0.0.1 (a free port) with the shipped SmolLM2-135M-Instruct from a local folder
+    (``core.judges.local_server``), offline; started once for the module."""
+    from core.judges.local_server import smollm_model_folder, transformers_serve
+    folder = smollm_model_folder()
+    with transformers_serve(folder, log=tmp_path_factory.mktemp("serve") / "serve.log") as url:
+        yield SimpleNamespace(url=url, model=str(folder))
+
+
+@pytest.mark.slow
+def test_a_real_server_judges_both_orders_and_a_rerun_sends_nothing(llm_env, smollm_server):
+    a, b = write_pair_files(llm_env)
+    out_file = llm_env / "pairs.jsonl"
+    cmd = [str(Path(sys.executable).with_name("dialeval")), "judge", str(a), str(b), "--judge", "llm",
+           "--llm-url", smollm_server.url, "--llm-model", smollm_server.model, "--out", str(out_file)]
+    env = {k: v for k, v in os.environ.items() if k != "DIALEVAL_NO_CACHE"}
+    first = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    assert first.returncode == 0, first.stderr
+    rows = [json.loads(line) for line in out_file.read_text().splitlines()]
+    assert len(rows) == 3 and all(0.0 <= r["p_a"] <= 1.0 and r["verdict"] in ("A", "B", "tie") for r in rows)
+    usage = [line for line in first.stderr.splitlines() if line.startswith("llm judge (")][-1]
+    sent = int(usage.split("): ")[1].split(" requests")[0])
+    assert 6 <= sent <= 12  # two orders a pair, each asked at most twice
+    again = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    assert again.returncode == 0 and "): 0 requests (6 answers from the cache)" in again.stderr
+    assert out_file.read_text() == "".join(json.dumps(r) + "\n" for r in rows) or \
+        [json.loads(x) for x in out_file.read_text().splitlines()] == rows
+    assert_no_canary(llm_env, first.stdout, first.stderr, again.stdout, again.stderr)
+
+
+@pytest.mark.slow
+def test_compare_with_the_llm_judge_gives_the_same_verdict_object(llm_env, smollm_server, capsys):
+    a, b = write_pair_files(llm_env)
+    code = main(["compare", str(a), str(b), "--metrics", "none", "--judge", "llm", "--llm-url", smollm_server.url,
+                 "--llm-model", smollm_server.model, "--format", "json", "--quiet"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    llm = json.loads(out)
+    code = main(["compare", str(a), str(b), "--metrics", "none", "--format", "json", "--quiet"])
+    learned = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert set(llm) == set(learned) and set(llm["judge"]) == set(learned["judge"])
+    assert 0.0 <= llm["judge"]["order_disagreement"] <= 1.0 and "llm" in llm["judge"]["signature"]
+    assert_no_canary(llm_env, out, err)
+
+
+def test_llm_flags_without_the_llm_judge_are_refused(llm_env, capsys):
+    a, b = write_pair_files(llm_env)
+    assert main(["compare", str(a), str(b), "--metrics", "none", "--llm-url", "http://127.0.0.1:9/v1"]) == 2
+    err = capsys.readouterr().err
+    assert "--llm-url" in err and "--judge" in err
+
+
+def test_a_key_held_by_the_judge_object_is_used_and_never_shown(llm_env, endpoint):
+    import core
+    server = endpoint("require-key")
+    judge = LLMJudge(LLMSettings(url=server.url, model="fake"), api_key="typed-key")  # as the dashboard does
+    verdict = core.compare_replies(CONTEXTS, GOOD, BAD, metrics=[], judge=judge, n_boot=200, n_perm=200)
+    assert verdict.judge.verdicts == ["A", "A", "A"]
+    assert "typed-key" not in repr(judge) and "typed-key" not in json.dumps(verdict.to_dict())
+    assert_no_canary(llm_env)
+    for path in llm_env.rglob("*"):
+        if path.is_file():
+            assert b"typed-key" not in path.read_bytes()
+
+
+def test_the_dashboard_s_judge_page_asks_an_llm_with_a_key_held_in_memory(llm_env, endpoint, repo_root, monkeypatch):
+    """The A/B judge page picks the LLM judge: endpoint, model and a typed key (the server answers only that key);
+    the summary shows the position flips; the key is in no element of the page and in no file."""
+    from streamlit.testing.v1 import AppTest
+    monkeypatch.delenv("OPENAI_API_KEY")  # the key is the one typed on the page
+    server = endpoint("require-key")
+    at = AppTest.from_file(str(repo_root / "app.py"), default_timeout=120)
+    at.session_state["metrics"] = ["bleu"]
+    at.run()
+    at.button(key="demo_from_home").click().run()
+    at.switch_page("views/judge.py").run()
+    assert not at.exception, at.exception
+    at.text_input[0].set_value(server.url)
+    at.text_input[1].set_value("fake")
+    at.text_input(key="llm_api_key").set_value("typed-key")
+    submit = [b for b in at.button if "Ask the LLM judge" in str(b.label)]
+    submit[0].click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert server.requests == 2 * 60  # both orders of the demo's 60 pairs
+    flips = [m for m in at.metric if m.label == "Position flips"]
+    assert flips and flips[0].value == "100.0%"  # this endpoint always names the second reply
+    shown = " ".join(str(getattr(e, "value", "")) for kind in ("text", "caption", "metric", "markdown")
+                     for e in at.get(kind))
+    assert "typed-key" not in shown and "fake" in shown
+    for path in llm_env.rglob("*"):
+        if path.is_file():
+            assert b"typed-key" not in path.read_bytes()
