@@ -596,8 +596,8 @@ def _judge_store() -> dict:
 
 
 @st.cache_resource(show_spinner=False)
-def _first_runs() -> tuple[threading.Lock, set]:
-    return threading.Lock(), set()
+def _first_runs() -> tuple[threading.RLock, set]:
+    return threading.RLock(), set()  # re-entrant: a first run inside another (in one session) does not wait on itself
 
 
 @contextmanager
