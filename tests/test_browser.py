@@ -284,7 +284,7 @@ def take_screenshots(page, url: str, upload: Path | None, pick: tuple[str, str])
     shoot(page, "leaderboard")
 
 
-def _require_browser():
+def require_browser():
     missing = None
     if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
         missing = f"chromium not found at {CHROMIUM} (apt-get install -y chromium)"
@@ -303,7 +303,7 @@ def _require_browser():
 def server(tmp_path_factory):
     """One dashboard for the module's tests, as `make run` starts it (the demo loads on a new session), with
     uploads kept under a fresh cache folder."""
-    _require_browser()
+    require_browser()
     cache = tmp_path_factory.mktemp("cache")
     with streamlit_server("bleu", DIALEVAL_DEMO="1", DIALEVAL_CACHE=str(cache)) as (url, proc, _):
         yield url
@@ -447,7 +447,7 @@ def test_a_link_to_a_page_opened_first_after_a_start_gets_the_router(tmp_path):
     ``pages/`` folder beside the entry file as a multipage app of its own: with the pages in ``pages/``, a link to
     /scores opened first after a start showed a navigation of file names ("app", "correlation", ...), no sidebar
     and nothing loaded, until someone opened the home page. The pages live in views/ (app.py)."""
-    _require_browser()
+    require_browser()
     with streamlit_server("bleu", DIALEVAL_DEMO="1", DIALEVAL_APP_JUDGE="0", DIALEVAL_CACHE=str(tmp_path)) as (
             url, _, _), browser_page() as page:
         page.goto(url + "/scores")

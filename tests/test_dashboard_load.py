@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_browser import CHROME_ARGS, CHROMIUM, TIMEOUT_MS, TITLES, _require_browser, streamlit_server
+from test_browser import CHROME_ARGS, CHROMIUM, TIMEOUT_MS, TITLES, require_browser, streamlit_server
 
 pytestmark = pytest.mark.slow  # a streamlit server, chromium and the judge: about a minute for 3 sessions
 
@@ -264,7 +264,7 @@ def check(run: dict, n: int) -> None:
 
 
 def test_three_sessions_at_once_keep_to_their_own_data_and_votes():
-    _require_browser()
+    require_browser()
     run = run_sessions(3)
     print(f"seconds to verdict: {[round(s.get('seconds_to_verdict') or -1, 1) for s in run['sessions']]}; server RSS "
           f"{run['rss_before_mb']} MB before, {run['rss_after_mb']} MB after, peak {run['peak_mb']} MB")
