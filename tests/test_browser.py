@@ -179,11 +179,12 @@ def time_first_visit(page, url: str) -> dict:
             "verdict_text": page.locator(".st-key-verdict").first.inner_text().strip()}
 
 
-def server_peak_mb(pid: int) -> float | None:
-    """A process's peak resident memory (VmHWM, MB; Linux only, else None)."""
+def process_memory_mb(pid: int, field: str = "VmHWM") -> float | None:
+    """A process's memory from /proc (MB; Linux only, else None): ``VmHWM`` its peak resident memory, ``VmRSS``
+    its resident memory now."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM"):
+            if line.startswith(field):
                 return int(line.split()[1]) / 1024
     except OSError:
         pass
@@ -516,7 +517,7 @@ if __name__ == "__main__":
         # conversions such as SmolLM2's float32 copy live there), so scores are cold only under DIALEVAL_NO_CACHE=1
         with streamlit_server(args.metrics, DIALEVAL_DEMO="0") as (url, proc, ready), browser_page() as page:
             times = run_flow(page, url)
-            peak = server_peak_mb(proc.pid)
+            peak = process_memory_mb(proc.pid)
         print(json.dumps({"server_ready": ready, **times, "server_peak_mb": peak}))
 
 

@@ -33,7 +33,8 @@ import time
 from pathlib import Path
 
 import pytest
-from test_browser import CHROME_ARGS, CHROMIUM, TIMEOUT_MS, TITLES, require_browser, streamlit_server
+from test_browser import (CHROME_ARGS, CHROMIUM, TIMEOUT_MS, TITLES, process_memory_mb, require_browser,
+                          streamlit_server)
 
 pytestmark = pytest.mark.slow  # a streamlit server, chromium and the judge: about a minute for 3 sessions
 
@@ -89,24 +90,7 @@ def rss_mb(pid: int) -> float | None:
         pass
     except Exception:
         return None
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return None
-
-
-def peak_mb(pid: int) -> float | None:
-    """A process's peak resident memory (VmHWM, MB; Linux only, else None)."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return None
+    return process_memory_mb(pid, "VmRSS")
 
 
 async def wait_idle(page) -> None:
@@ -232,7 +216,7 @@ def run_sessions(n: int) -> dict:
             t0 = time.perf_counter()
             sessions = asyncio.run(drive(url, n, files, out))
             took = time.perf_counter() - t0
-            after, peak = rss_mb(proc.pid), peak_mb(proc.pid)
+            after, peak = rss_mb(proc.pid), process_memory_mb(proc.pid)
         for s in sessions:
             got = kept_votes(cache, s.get("key"))
             cast = s.get("votes_cast") or []
