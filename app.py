@@ -23,6 +23,40 @@ from dashboard import state
 PAGE_ICON = ("data:image/svg+xml,<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 100 100'>"
              "<text y='.9em' font-size='90'>%E2%9A%96%EF%B8%8F</text></svg>")
 st.set_page_config(page_title="dialeval", page_icon=PAGE_ICON, layout="wide")
+
+# Streamlit's "auto" sidebar collapses only at 768 px and below: at 800 px it kept 300 px of the window. Below
+# NARROW_PX the sidebar starts collapsed: FOLD_SIDEBAR clicks Streamlit's own collapse button once the sidebar is
+# drawn, and again when a resize or a redraw opens it, unless the user has opened or closed it themselves (Streamlit
+# keeps that choice in the browser's localStorage; the script forgets the choice its own click stores, so a wider
+# window opens the sidebar again). The "»" button at the top left opens it. The element sits at the top of the
+# sidebar, not of the page: until its code has loaded Streamlit draws a placeholder in its place, which pushed the
+# page's title down for a second. FOLD_CSS then hides the layout wrapper around .st-key-fold_sidebar, so it takes
+# no room, not even the gap between elements. (No bare strings in this file: Streamlit's "magic" would draw them.)
+NARROW_PX = 1000
+FOLD_CSS = '<style>[data-testid="stLayoutWrapper"]:has(> .st-key-fold_sidebar) { display: none; }</style>'
+FOLD_SIDEBAR = """<script>
+(() => {
+  if (window.__dialevalFoldSidebar) return;  // once per page load; the router's every run redraws this element
+  window.__dialevalFoldSidebar = true;
+  const NARROW = %d, KEY = 'stSidebarCollapsed-';
+  const chosen = () => Object.keys(localStorage).filter(k => k.startsWith(KEY));
+  const fold = () => {
+    if (window.innerWidth >= NARROW) return;
+    const side = document.querySelector('[data-testid="stSidebar"]');
+    const button = document.querySelector('[data-testid="stSidebarCollapseButton"] button');
+    if (!side || side.dataset.collapsed !== 'false' || !button || chosen().length) return;
+    button.click();
+    chosen().forEach(k => localStorage.removeItem(k));  // the click stores a choice the user did not make
+  };
+  new MutationObserver(fold).observe(document.body, {subtree: true, childList: true, attributes: true,
+                                                     attributeFilter: ['data-collapsed']});
+  window.addEventListener('resize', fold);
+  fold();
+})();
+</script>""" % NARROW_PX
+with st.sidebar.container(key="fold_sidebar"):
+    st.markdown(FOLD_CSS, unsafe_allow_html=True)  # markdown draws at once; st.html first loads its code
+    st.html(FOLD_SIDEBAR, unsafe_allow_javascript=True)
 state.route(st.navigation([
     st.Page(state.PAGES["home"], title="Home", icon=":material/home:", default=True),
     st.Page(state.PAGES["upload"], title="Upload", icon=":material/upload:"),

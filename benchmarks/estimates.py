@@ -1,4 +1,4 @@
-"""The paces behind the dashboard's time estimates (``dashboard.time_estimates.ScoreTime`` and ``JudgeTime``),
+"""The paces behind the dashboard's time estimates (``core.time_estimates.ScoreTime`` and ``JudgeTime``),
 measured on this machine and printed beside the table the dashboard uses for its kind of CPU. Prints markdown tables.
 
     .venv/bin/python benchmarks/estimates.py [--pairs 60]
@@ -57,7 +57,7 @@ def main() -> int:
     from core.models.device import device_key
     from core.models.memo import forget_all
     from core.models.smollm_reading import chat_reading
-    from dashboard.time_estimates import JudgeTime, ScoreTime
+    from core.time_estimates import JudgeTime, ScoreTime
     suffixed = suffixed_from_comparison_speed()
     demo = load_comparison(str(ROOT / "demo" / "demo.jsonl"))
     n, block = a.pairs, a.pairs // len(demo.a) + 1

@@ -13,11 +13,15 @@ training of CRS weights) scores through :func:`score_examples` and judges throug
   reference scores null on the metrics that need one; :attr:`ScoreTable.flags` says why per row and
   :func:`blank_text_notes` gives the counts the CLI prints on stderr. The judge still compares a blank reply
   (saying nothing is a reply a person can prefer or not).
+- **How long.** Every run teaches this process's paces (``core.time_estimates``), and :func:`estimate_work` says
+  what a comparison still has to compute (rows the score cache lacks, pairs not judged) and about how long it
+  should take; every surface asks it rather than reading a model's memory.
 """
 from __future__ import annotations
 
 import math
 import re
+from time import perf_counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Sequence
 
@@ -29,6 +33,7 @@ from core.models.device import active_device, device_key, use_device
 from core.models.encoders import MissingModelError, check_models
 from core.progress import Progress
 from core.registry import UnknownName
+from core import time_estimates
 from core.scoring import (JUDGES, METRICS, CompositeMetric, Judge, JudgeOutput, Metric, MetricResult, Options,
                           available_metrics, get_metric, judge_class, judge_instance, metric_class)
 from core.version import __version__
@@ -385,11 +390,20 @@ def run_metric(metric: Metric, examples: Sequence[Example], progress: Progress |
             parts = [run_metric(p, examples, progress, memo, cache) for p in metric.parts()]
             memo[key] = metric.combine(examples, parts)
         elif cache is None:
-            memo[key] = metric(examples, progress)
+            memo[key] = _timed_score(metric, examples, progress)
         else:
             memo[key] = _cached_rows(metric, examples, cache,
-                                     lambda idx: metric([examples[i] for i in idx], progress))
+                                     lambda idx: _timed_score(metric, [examples[i] for i in idx], progress))
     return memo[key]
+
+
+def _timed_score(metric: Metric, examples: Sequence[Example], progress: Progress | None) -> MetricResult:
+    """``metric`` over ``examples`` (rows to compute); the run teaches this process the metric's pace
+    (``core.time_estimates.record_scoring``)."""
+    started = perf_counter()
+    result = metric(examples, progress)
+    time_estimates.record_scoring(metric.name, len(examples), perf_counter() - started)
+    return result
 
 
 def fully_cached(metric: Metric, examples: Sequence[Example], cache: ScoreCache | None) -> bool:
@@ -503,16 +517,16 @@ def judge_pairs(contexts: Sequence[Sequence[str]], replies_a: Sequence[str], rep
         return judge_instance(judge, checkpoint).predict(contexts, replies_a, replies_b, progress, cache=store)
     # a judge handed over as an object (a re-fit, say) may not be the one its class's identity describes: not cached
     ident = cls.cache_identity(checkpoint) if store is not None and not isinstance(judge, Judge) else None
-    if ident is None:
-        return judge_instance(judge, checkpoint).predict(contexts, replies_a, replies_b, progress)
     ctxs = [[c] if isinstance(c, str) else list(c) for c in contexts]
+    if ident is None:
+        return _timed_predict(cls, judge_instance(judge, checkpoint), ctxs, list(replies_a), list(replies_b), progress)
     ns = judge_namespace(cls.name, ident, __version__, device_key(active_device()))
     keys = [pair_key(c, a, b) for c, a, b in zip(ctxs, replies_a, replies_b)]
     found = store.get_many(ns, keys)
     missing = [i for i, k in enumerate(keys) if k not in found]
     if missing:
-        sub = judge_instance(judge, checkpoint).predict([ctxs[i] for i in missing], [replies_a[i] for i in missing],
-                                                        [replies_b[i] for i in missing], progress)
+        sub = _timed_predict(cls, judge_instance(judge, checkpoint), [ctxs[i] for i in missing],
+                             [replies_a[i] for i in missing], [replies_b[i] for i in missing], progress)
         new = {keys[i]: {"p_a": float(sub.p_a[j]), "p_ab": float(sub.p_ab[j]), "p_ba": float(sub.p_ba_flipped[j]),
                          "tie": sub.tie_margin, "sig": sub.signature} for j, i in enumerate(missing)}
         store.put_many(ns, new)
@@ -525,6 +539,19 @@ def judge_pairs(contexts: Sequence[Sequence[str]], replies_a: Sequence[str], rep
                                           [r["p_ba"] for r in rows], first["tie"], first["sig"])
 
 
+def _timed_predict(cls: type[Judge], judge: Judge, contexts: list, replies_a: list, replies_b: list,
+                   progress: Progress | None) -> JudgeOutput:
+    """``judge.predict`` over the pairs; a run of the shipped judge teaches this process its pace
+    (``core.time_estimates.record_judging``)."""
+    if cls.name != time_estimates.JUDGE_TIMED:
+        return judge.predict(contexts, replies_a, replies_b, progress)
+    work = time_estimates.judge_work(len(contexts), contexts * 2, replies_a + replies_b)
+    started = perf_counter()
+    out = judge.predict(contexts, replies_a, replies_b, progress)
+    time_estimates.record_judging(work, perf_counter() - started)
+    return out
+
+
 def judged_from_cache(contexts: Sequence[Sequence[str]], replies_a: Sequence[str], replies_b: Sequence[str],
                       judge: "str | Judge" = "pairwise", checkpoint: str | None = None) -> bool:
     """Whether the score cache (or a shipped precomputed layer) holds the judge's output on every pair, so
@@ -533,10 +560,11 @@ def judged_from_cache(contexts: Sequence[Sequence[str]], replies_a: Sequence[str
 
 
 def pairs_to_judge(contexts: Sequence[Sequence[str]], replies_a: Sequence[str], replies_b: Sequence[str],
-                   judge: "str | Judge" = "pairwise", checkpoint: str | None = None) -> int:
-    """How many distinct pairs :func:`judge_pairs` would judge: those the score cache (or a shipped precomputed
-    layer) cannot give back."""
-    store = resolve_cache(None)
+                   judge: "str | Judge" = "pairwise", checkpoint: str | None = None,
+                   cache: ScoreCache | bool | None = None) -> int:
+    """How many distinct pairs :func:`judge_pairs` would judge: those the score cache (``cache`` as in
+    :func:`score_examples`, or a shipped precomputed layer) cannot give back."""
+    store = resolve_cache(cache)
     cls = _judge_class(judge)
     if cls.caches_own_answers:
         return judge_instance(judge, checkpoint).pairs_to_ask(contexts, replies_a, replies_b, store)
@@ -585,3 +613,45 @@ def judge_comparison(comp: Comparison, judge: "str | Judge" = "pairwise", checkp
     """The judge over every aligned pair of ``comp`` (A = ``comp.system_a``)."""
     return judge_pairs([a.context for a in comp.a], [a.response for a in comp.a], [b.response for b in comp.b],
                        judge, checkpoint, progress, cache)
+
+
+def estimate_work(examples: Sequence[Example] = (), metrics: Sequence[str] = (), options: Options | None = None,
+                  pairs: Sequence[tuple[Sequence[str], str, str]] = (), judge: "str | None" = None,
+                  rows_read: Sequence[Example] | None = None, n_pairs: int | None = None,
+                  cache: ScoreCache | bool | None = None) -> time_estimates.WorkEstimate:
+    """What scoring ``examples`` with ``metrics`` and judging ``pairs`` ((context, A, B) triples) with ``judge``
+    still has to compute, and about how long it should take on this machine (``core.time_estimates``): per metric
+    the distinct rows the score cache (``cache`` as in :func:`score_examples`) cannot give back, the pairs the
+    judge has not judged, each timed at the pace this process has measured (the idle pace of this kind of CPU
+    before it has measured one), loading included where its models are not loaded yet. ``rows_read``: the rows
+    whose replies the shipped judge reads (default: both replies of ``pairs``; a leaderboard passes its rows);
+    ``n_pairs``: the number of pairs to judge where the triples are not at hand (every one counted as new).
+    A metric that cannot even be built counts every row (it fails with its error when it runs)."""
+    store = resolve_cache(cache)
+    scored = as_scored(examples)
+    out = time_estimates.WorkEstimate(judge=judge)
+    for name in metrics:
+        try:
+            out.rows[name] = uncached_rows(get_metric(name, options), scored, store)
+        except Exception:  # noqa: BLE001 (any failure to build is the run's to report)
+            out.rows[name] = len({row_key(ex.context, ex.response, ex.references) for ex in scored})
+        out.metric_seconds[name] = time_estimates.score_time().estimate(name, out.rows[name])
+    if judge is not None and (pairs or n_pairs):
+        out.judge_pairs = n_pairs if n_pairs is not None else pairs_to_judge(
+            [c for c, _, _ in pairs], [a for _, a, _ in pairs], [b for _, _, b in pairs], judge, cache=cache)
+        if judge != time_estimates.JUDGE_TIMED:
+            out.judge_seconds = None
+        else:
+            rows = ([(ex.context, ex.response) for ex in rows_read] if rows_read is not None else
+                    [(c, a) for c, a, _ in pairs] + [(c, b) for c, _, b in pairs] if pairs else None)
+            work = (time_estimates.judge_work(out.judge_pairs) if rows is None else
+                    time_estimates.judge_work(out.judge_pairs, [c for c, _ in rows], [r for _, r in rows]))
+            out.judge_seconds = work.seconds(time_estimates.judge_time())
+    return out
+
+
+def estimate_comparison(comp: Comparison, metrics: Sequence[str] = (), options: Options | None = None,
+                        judge: "str | None" = None) -> time_estimates.WorkEstimate:
+    """:func:`estimate_work` for scoring both systems of ``comp`` and judging its pairs."""
+    return estimate_work(comp.examples(), metrics, options, [(a.context, a.response, b.response) for a, b in comp.pairs],
+                         judge)

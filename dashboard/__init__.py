@@ -9,7 +9,7 @@
 - ``judging``: the A/B judge page's helpers (votes from human scores, the re-fit's learning curve).
 - ``vote_store``: votes given in place, kept per comparison.
 - ``exports``: CSV and JSONL downloads.
-- ``time_estimates``: how long scoring and judging should take.
 
-Numbers come from ``core`` (the engine scores, ``core.verdict`` decides); nothing here changes them.
+Numbers come from ``core`` (the engine scores, ``core.verdict`` decides, ``core.engine.estimate_work`` says how long
+the rest should take); nothing here changes them.
 """

@@ -25,17 +25,18 @@ from typing import Any, Callable, Container, Iterator, Sequence
 import streamlit as st
 
 from core.data import Comparison
-from core.cache import default_cache
-from core.engine import (ComparisonScores, cached_judge_comparison, comparison_scores, judge_comparison, pairs_to_judge,
-                         renamed_metric, score_examples, uncached_rows)
+from core import time_estimates
+from core.engine import (ComparisonScores, cached_judge_comparison, comparison_scores, estimate_comparison,
+                         estimate_work, judge_comparison, renamed_metric, score_examples)
 from core.models.device import native_bfloat16, offered_devices, use_device
 from core.outputs import OutputError
-from core.scoring import JudgeOutput, Options, get_metric
+from core.scoring import JudgeOutput, Options
 from core.settings import SettingError, minilm_precision
 from core.verdict import JudgeSummary, Verdict, build_verdict, summarize_judge
-from dashboard import loading, tables, time_estimates, vote_store, words
+from dashboard import loading, tables, vote_store, words
 from dashboard.loading import Loaded
 
+JUDGE_NAME = time_estimates.JUDGE_TIMED  # the judge the dashboard runs: the shipped one
 APP_DIR = Path(__file__).resolve().parent.parent
 DEMO_PATH = APP_DIR / "demo" / "demo.jsonl"
 RATED_DEMO_PATH = APP_DIR / "demo" / "rated_sample.jsonl"
@@ -463,43 +464,16 @@ def running(key: str, failed: str) -> Iterator[None]:
     st.rerun()
 
 
-@st.cache_resource(show_spinner=False)
-def _score_time() -> time_estimates.ScoreTime:
-    return time_estimates.ScoreTime()
-
-
-def _rows_to_score(metric: str, opts: Options, examples) -> int:
-    """How many rows ``metric`` will compute: those the score cache (or the demo's precomputed scores) lacks. A
-    metric that cannot even be built counts them all (its error is shown when it runs)."""
-    try:
-        return uncached_rows(get_metric(metric, opts), examples, default_cache())
-    except Exception:
-        return len(examples)
-
-
-def scoring_estimate(metrics: Sequence[str], opts: Options, examples) -> tuple[dict[str, int], float, Any]:
-    """Before ``metrics`` score ``examples``: each metric's rows to compute (:func:`_rows_to_score`), the seconds it
-    should take (``time_estimates.ScoreTime``) and a caption saying so (``.empty()`` it when done; none under
-    3 s)."""
-    pace = _score_time()
-    new = {m: _rows_to_score(m, opts, examples) for m in metrics}
-    total = sum(pace.estimate(m, n) for m, n in new.items() if n)
+def scoring_estimate(metrics: Sequence[str], opts: Options, examples) -> tuple[float, Any]:
+    """Before ``metrics`` score ``examples``: the seconds it should take (``core.engine.estimate_work``: the rows
+    the score cache lacks, at the pace this process has measured) and a caption saying so (``.empty()`` it when
+    done; none under 3 s)."""
+    total = estimate_work(examples, metrics, opts).scoring_seconds
     if total < 3:
-        return new, total, st.empty()
+        return total, st.empty()
     caption = st.caption(f"Scoring {counted(len(examples), 'row')} with {plain(words.names(metrics))}: about {total:.0f} s "
-                         "on an idle 2-core laptop CPU (models load once per session; rows scored before are "
-                         "read back)")
-    return new, total, caption
-
-
-def timed_scoring(metric: str, new_rows: int, score):
-    """``score()``'s result; its time teaches ``time_estimates.ScoreTime`` the pace of ``new_rows`` computed
-    rows."""
-    started = time.perf_counter()
-    result = score()
-    if new_rows:
-        _score_time().record(metric, new_rows, time.perf_counter() - started)
-    return result
+                         "on this machine (models load once per session; rows scored before are read back)")
+    return total, caption
 
 
 def get_scores(data: Loaded, metrics: Sequence[str]) -> ComparisonScores:
@@ -513,7 +487,7 @@ def get_scores(data: Loaded, metrics: Sequence[str]) -> ComparisonScores:
     opts = options()
     todo = [m for m in metrics if (key, m) not in store and (key, m) not in errors]
     if todo:
-        new, estimate, about = scoring_estimate(todo, opts, examples)
+        estimate, about = scoring_estimate(todo, opts, examples)
         started = time.monotonic()
         bar, _ = progress_bar("scoring ...")
         for j, m in enumerate(todo):
@@ -528,8 +502,7 @@ def get_scores(data: Loaded, metrics: Sequence[str]) -> ComparisonScores:
                                                   f"{time_estimates.time_so_far(time.monotonic() - started, estimate)}")
             try:
                 with first_run(m):
-                    store[(key, m)] = timed_scoring(m, new[m], lambda: score_examples(examples, [m], opts,
-                                                                                       progress=progress).results[m])
+                    store[(key, m)] = score_examples(examples, [m], opts, progress=progress).results[m]
             except Exception as e:  # a broken or untrained metric must not take the dashboard down
                 errors[(key, m)] = f"{type(e).__name__}: {e}"
         bar.empty()
@@ -548,11 +521,10 @@ def metric_results(key, metrics: Sequence[str], examples, progress=None) -> dict
     opts = options()
     key = per_device(key)
     todo = [m for m in metrics if (key, m) not in store]
-    new, _, about = scoring_estimate(todo, opts, examples) if todo else ({}, 0.0, st.empty())
+    _, about = scoring_estimate(todo, opts, examples) if todo else (0.0, st.empty())
     for m in todo:
         with first_run(m):
-            store[(key, m)] = timed_scoring(m, new[m], lambda: score_examples(examples, [m], opts,
-                                                                               progress=progress).results[m])
+            store[(key, m)] = score_examples(examples, [m], opts, progress=progress).results[m]
     about.empty()
     return {m: store[(key, m)] for m in metrics}
 
@@ -651,50 +623,13 @@ def _judge_looked_up() -> set:
     return set()
 
 
-@st.cache_resource(show_spinner=False)
-def _judge_time() -> time_estimates.JudgeTime:
-    return time_estimates.JudgeTime()
-
-
-def _mme_unread_pairs(examples: Sequence[Any]) -> int:
-    """How many pairs' worth of the rows ``examples`` MME has not read in this process for the sub-metrics
-    the shipped judge's mix weighs (its ``lm.mix.mme_weights``; none without them): half the unread replies,
-    rounded up (``JudgeTime`` counts MME's work in pairs of two replies)."""
-    from core.judges.pairwise import CHECKPOINT
-    from core.metrics.mme import scorer
-    from core.models import checkpoints
-    try:
-        weights = checkpoints.load_manifest(CHECKPOINT).get("lm", {}).get("mix", {}).get("mme_weights") or {}
-    except checkpoints.CheckpointError:  # no judge: the page says so; nothing to estimate
-        return 0
-    subs = [k for k, w in weights.items() if w > 0]
-    if not subs:
-        return 0
-    return (scorer().unread([e.context for e in examples], [e.response for e in examples], subs=subs) + 1) // 2
-
-
-def _unread_reading_pairs(examples: Sequence[Any]) -> int | None:
-    """How many pairs' worth of the rows ``examples`` the SmolLM2 reading (``core.models.smollm_reading``, shared by
-    the judge's reader and MME) has not read in this process: half the unread replies, rounded up; None when this
-    process has not loaded the reading yet (everything is unread; MME's scoring loads it, as the judge does)."""
-    from core.models.smollm_reading import chat_reading
-    if chat_reading.cache_info().currsize == 0:
-        return None
-    return (chat_reading().unread([e.context for e in examples], [e.response for e in examples]) + 1) // 2
-
-
 def judge_seconds(n_pairs: int, comparison: Any = None, examples: Sequence[Any] | None = None) -> float:
-    """About how long the judge takes for ``n_pairs`` (``time_estimates.JudgeTime``), loading its models first
-    when this process has not loaded them yet, reading with SmolLM2 and scoring MME-CRS (which its mix reads) the
-    replies this process has not read: those of ``comparison``, or of ``examples`` (a leaderboard's rows), else
-    all of them."""
-    from core.judges.smollm_reader import lm_features
-    examples = comparison.examples() if comparison is not None else examples
-    mme_pairs = n_pairs if examples is None else min(n_pairs, _mme_unread_pairs(examples))
-    unread = None if examples is None else _unread_reading_pairs(examples)
-    read_pairs = n_pairs if unread is None else min(n_pairs, unread)
-    return _judge_time().estimate(n_pairs, loaded=lm_features.cache_info().currsize > 0, mme_pairs=mme_pairs,
-                                  read_pairs=read_pairs, reading_loaded=unread is not None)
+    """About how long the shipped judge takes (``core.engine.estimate_work``): over the pairs of ``comparison``
+    the score cache lacks, or over ``n_pairs`` new pairs whose replies are the rows ``examples`` (a leaderboard's)
+    or unread."""
+    if comparison is not None:
+        return estimate_comparison(comparison, judge=JUDGE_NAME).judge_seconds or 0.0
+    return estimate_work(judge=JUDGE_NAME, n_pairs=n_pairs, rows_read=examples).judge_seconds or 0.0
 
 
 def run_judge(data: Loaded) -> JudgeOutput | None:
@@ -705,17 +640,8 @@ def run_judge(data: Loaded) -> JudgeOutput | None:
     bar, progress = progress_bar("loading the judge (stay on this page while it runs: leaving it stops the run)",
                                  estimate=judge_seconds(data.n, data.comparison))  # as the button said
     try:
-        from core.judges.smollm_reader import lm_features
-        comp = data.comparison
-        new = pairs_to_judge([a.context for a in comp.a], [a.response for a in comp.a], [b.response for b in comp.b])
-        mme_new = min(new, _mme_unread_pairs(comp.examples()))
-        unread = _unread_reading_pairs(comp.examples())
-        read_new = new if unread is None else min(new, unread)
         with first_run("judge"):
-            loaded, started = lm_features.cache_info().currsize > 0, time.perf_counter()
-            _judge_store()[per_device(data.key)] = judge_comparison(comp, progress=progress)
-        if loaded:  # a run that also loaded the models would overstate the pace; pairs read back cost nothing
-            _judge_time().record(new, time.perf_counter() - started, mme_pairs=mme_new, read_pairs=read_new)
+            _judge_store()[per_device(data.key)] = judge_comparison(data.comparison, progress=progress)
     finally:
         bar.empty()
     return judge_output(data)

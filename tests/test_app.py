@@ -13,7 +13,7 @@ import pytest
 from core.data import Comparison, DataError, Example, load_jsonl
 from core.scoring import JudgeOutput
 from core.verdict import build_verdict, human_preferences, side_accuracy, summarize_judge
-from dashboard import correlations, csv_columns, exports, judging, loading, tables, time_estimates, vote_store
+from dashboard import correlations, csv_columns, exports, judging, loading, tables, vote_store
 
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
 
@@ -740,6 +740,8 @@ def test_the_demo_can_show_correlations_with_the_shipped_rated_sample(new_app, r
     loaded = at.session_state["loaded"]
     assert loaded.name == loading.RATED_DEMO_NAME and loaded.n == 40 and loaded.dimensions == ["engagement"]
     assert set(at.dataframe[0].value["dimension"]) == {"engagement"}
+    # a person reads display names, on every table of the page (the sidebar's metrics here: BLEU)
+    assert all(set(df.value["metric"]) == {"BLEU"} for df in at.dataframe if "metric" in df.value)
     at.switch_page("views/home.py").run()
     assert at.session_state["verdict"].sentence.startswith("human reply is better than generated: people rate it "
                                                            "higher on engagement")
@@ -804,7 +806,7 @@ def test_the_rated_sample_scatter_opens_on_a_metric_with_scores(new_app):
     assert not at.exception, at.exception
     assert at.session_state["loaded"].name == loading.RATED_DEMO_NAME
     assert at.selectbox(key="corr_metric").value == "ruber_unref"
-    scatter = next(c for c in at.get("plotly_chart") if "ruber_unref vs human engagement" in c.proto.spec)
+    scatter = next(c for c in at.get("plotly_chart") if "RUBER (unreferenced part) vs human engagement" in c.proto.spec)
     import base64
 
     def values(x):  # plotly writes number arrays as base64 typed arrays
@@ -814,7 +816,7 @@ def test_the_rated_sample_scatter_opens_on_a_metric_with_scores(new_app):
     assert sum(map(len, xs)) == 80 and all(np.isfinite(x).all() for x in xs)  # 2 x 40 rows, scored and rated
     at.selectbox(key="corr_metric").set_value("bleu").run()  # still offered; the page says it has no scores
     assert at.selectbox(key="corr_metric").value == "bleu"
-    assert any("bleu: no score on these rows" in c.value for c in at.caption)
+    assert any("BLEU: no score on these rows" in c.value for c in at.caption)
 
 
 def test_a_scatter_metric_chosen_on_another_file_gives_way_where_it_scores_nothing(new_app, own_cache):
@@ -980,76 +982,6 @@ def test_the_learning_curve_draws_what_one_sided_votes_give_for_free():
     assert math.isnan(judging.majority_share([Pair(["q"], "x", "y", 0.5)]))
 
 
-def test_the_judge_time_estimate_follows_the_pace_of_the_last_run():
-    """On a busy machine the fixed idle pace said a run of 60 pairs takes 14 s when it took a minute: after
-    one run the estimate uses the pace just measured (runs of fewer than 20 pairs mostly measure the start)."""
-    from dashboard.time_estimates import JudgeTime
-    t = JudgeTime()
-    idle = t.estimate(100, loaded=True)
-    assert idle == pytest.approx(t.start_seconds + 100 * (t.seconds_per_pair + t.read_seconds_per_pair))
-    assert t.estimate(100, loaded=False) == idle + t.load_seconds
-    t.record(10, 60.0)  # too few pairs to tell the pace
-    assert t.estimate(100, loaded=True) == idle
-    t.record(60, t.start_seconds + 60.0)  # 1 s a pair once the start is taken off
-    assert t.estimate(100, loaded=True) == pytest.approx(t.start_seconds + 100.0)
-
-
-def test_the_judge_time_estimate_keeps_mmes_share_apart_from_the_pace():
-    """The recorded pace used to be a flat time per pair whether or not MME had to read the run's replies: after a
-    run on fresh replies (MME-CRS read for every pair) a re-run on pairs MME had read was overestimated 2.1 times,
-    and the other way round underestimated. The last run now gives a slowdown against the idle pace of its work."""
-    from dashboard.time_estimates import JudgeTime
-    t = JudgeTime()
-    fresh, read = t.estimate(100, loaded=True, mme_pairs=100), t.estimate(100, loaded=True)
-    assert fresh - t.start_seconds == pytest.approx(
-        100 * (t.seconds_per_pair + t.read_seconds_per_pair + t.mme_seconds_per_pair))
-    t.record(100, t.start_seconds + 2 * (fresh - t.start_seconds), mme_pairs=100)  # twice the idle time, fresh
-    assert t.estimate(100, loaded=True) - t.start_seconds == pytest.approx(2 * (read - t.start_seconds))
-    assert t.estimate(100, loaded=True, mme_pairs=100) - t.start_seconds == pytest.approx(2 * (fresh - t.start_seconds))
-    t.record(100, read)  # pairs MME had read, at the idle pace: the slowdown is gone
-    assert t.estimate(50, loaded=True, mme_pairs=50) == pytest.approx(t.start_seconds + (fresh - t.start_seconds) / 2)
-    t.record(100, 3.0)  # done within the start (a GPU): the pace is not taken to be infinite
-    assert t.estimate(1000, loaded=True) == pytest.approx(
-        t.start_seconds + t.MIN_SLOWDOWN * 1000 * (t.seconds_per_pair + t.read_seconds_per_pair))
-
-
-def test_the_judge_time_estimate_leaves_out_the_reading_of_replies_already_read():
-    """The judge's SmolLM2 reader and MME's context PMI share one reading of each reply: pairs whose replies this
-    process has read (MME just scored them) cost the MiniLM cross-encoder alone, and a run recorded on them sets
-    the slowdown against that smaller work."""
-    from dashboard.time_estimates import JudgeTime
-    t = JudgeTime()
-    read = t.estimate(100, loaded=True, read_pairs=0)
-    assert read == pytest.approx(t.QUICK_START_SECONDS + 100 * t.seconds_per_pair)
-    assert read < t.estimate(100, loaded=True, read_pairs=50) < t.estimate(100, loaded=True)
-    t.record(100, t.QUICK_START_SECONDS + 3 * 100 * t.seconds_per_pair, read_pairs=0)  # three times the idle pace
-    assert t.estimate(100, loaded=True) - t.start_seconds == pytest.approx(
-        3 * 100 * (t.seconds_per_pair + t.read_seconds_per_pair))
-
-
-def test_the_judge_time_estimate_of_a_run_with_nothing_to_read_counts_no_loading_of_smollm2_or_start():
-    """A bug hunt ran the judge on 3 pairs MME had just scored: the page said about 13 s (8 s loading SmolLM2 and
-    5 s of start) and it took 3. SmolLM2 and MME already held every reply, so only the judge's own models load, and
-    such a run has almost no start (measured 0.35 s and ~0.1 s on 2 AVX2 cores)."""
-    from dashboard.time_estimates import JudgeTime
-    for float32 in (True, False):
-        t = JudgeTime(float32=float32)
-        quick = t.estimate(3, loaded=False, read_pairs=0)
-        assert quick == pytest.approx(t.OWN_LOAD_SECONDS + t.QUICK_START_SECONDS + 3 * t.seconds_per_pair)
-        assert quick < 1.5
-        assert t.estimate(3, loaded=False, read_pairs=0, mme_pairs=1) == pytest.approx(
-            t.load_seconds + t.start_seconds + 3 * t.seconds_per_pair + t.mme_seconds_per_pair)
-        assert t.estimate(3, loaded=False) == pytest.approx(
-            t.load_seconds + t.start_seconds + 3 * (t.seconds_per_pair + t.read_seconds_per_pair))
-        # SmolLM2's reading (and MME's models with it) loaded by scoring another comparison: the judge's own load
-        assert t.estimate(3, loaded=False, reading_loaded=True) == pytest.approx(
-            t.OWN_LOAD_SECONDS + t.start_seconds + 3 * (t.seconds_per_pair + t.read_seconds_per_pair))
-    f32 = JudgeTime(float32=True)  # 2 AVX2 cores: 3 fresh pairs took 23.8 s in a new process, 7.2 s loaded
-    assert abs(f32.estimate(3, loaded=False, mme_pairs=3) - 23.8) < 2
-    assert abs(f32.estimate(3, loaded=True, mme_pairs=3) - 7.2) < 1
-    assert abs(f32.estimate(60, loaded=True, read_pairs=0) - 4.3) < 1  # the demo after its comparison: 4.26 s
-
-
 def test_the_leaderboards_judge_estimate_counts_only_the_replies_mme_has_not_read(new_app, monkeypatch):
     """The leaderboard's estimate used to count MME's reading of every pair even when MME had read them all (after
     scoring with mme, or a second run): now it counts the grid's rows MME has not read, as the judge's page does."""
@@ -1102,54 +1034,14 @@ def test_the_judge_estimate_counts_no_smollm2_reading_for_replies_mme_has_just_r
     read = state.judge_seconds(4, examples=rows)
     monkeypatch.setattr(reading, "chat_reading", Reading(False))
     unread = state.judge_seconds(4, examples=rows)
-    t = state._judge_time()
+    from core.time_estimates import judge_time
+    t = judge_time()
     from core.judges.smollm_reader import lm_features
     loaded = lm_features.cache_info().currsize > 0
     assert read == pytest.approx(t.estimate(4, loaded, read_pairs=0))  # nothing to read: no SmolLM2 pass, no start
     assert unread - read == pytest.approx(4 * t.read_seconds_per_pair * (1.0 if t.slowdown is None else t.slowdown)
                                           + (0 if loaded else t.load_seconds - t.OWN_LOAD_SECONDS)
                                           + t.start_seconds - t.QUICK_START_SECONDS)
-
-
-def test_a_long_runs_bar_shows_its_time_so_far_against_the_estimate():
-    """A bug hunt: the scoring caption said "about 12 s" before the run and stayed as it was while the bar counted
-    each step's own time left; the bar now also shows the run's time so far against its estimate."""
-    from dashboard.time_estimates import time_so_far
-    assert time_so_far(12.2, 40.0) == " · 12 s of about 40 s"
-    assert time_so_far(52.0, 40.0) == " · 52 s (about 40 s was estimated)"
-    assert time_so_far(1.0, 2.0) == ""  # a run estimated under 3 s shows no estimate (as the caption)
-
-
-def test_scoring_says_about_how_long_it_will_take():
-    """A 20-row upload showed only a progress bar for 31 s, with no time until the very end: the page now says
-    about how long before it starts (loading counted once per process), then follows the measured pace."""
-    from dashboard.time_estimates import ScoreTime
-    t = ScoreTime(float32=False)  # SmolLM2 in bfloat16 (an AVX-512 BF16 CPU)
-    first = t.estimate("mme", 1000)
-    assert first == t.LOAD_SECONDS["mme"] + 1000 * t.SECONDS_PER_ROW["mme"] and 80 < first < 120  # README: 89 s
-    t.record("mme", 20, 31.0)  # loaded now; 20 rows say little about the pace
-    assert t.estimate("mme", 1000) == 1000 * t.SECONDS_PER_ROW["mme"]
-    t.record("mme", 100, 20.0)  # a busy machine: 0.2 s a row
-    assert t.estimate("mme", 1000) == pytest.approx(200.0)
-    assert t.estimate("some_plugin_metric", 10) == t.OTHER_LOAD + 10 * t.OTHER_PER_ROW
-
-
-def test_the_time_estimates_follow_the_kind_of_cpu(monkeypatch):
-    """The paces were measured where SmolLM2 runs in bfloat16 (AVX-512 BF16); on an AVX2 laptop, where it runs in
-    float32, 60 fresh pairs for the judge said about 20 s and took 82 s, and MME ran 7 times slower than said. The
-    estimates now take the pace measured for the machine's kind (benchmarks/estimates.py)."""
-    bf16, f32 = time_estimates.ScoreTime(float32=False), time_estimates.ScoreTime(float32=True)
-    assert f32.estimate("mme", 1000) - f32.LOAD_SECONDS["mme"] == pytest.approx(620.0)
-    assert bf16.estimate("mme", 1000) - bf16.LOAD_SECONDS["mme"] == pytest.approx(85.0)
-    assert set(f32.per_row) == set(bf16.per_row)
-    fresh = time_estimates.JudgeTime(float32=True).estimate(60, loaded=True, mme_pairs=60)
-    assert 70 < fresh < 95  # measured: 82.0 s
-    assert time_estimates.JudgeTime(float32=False).estimate(60, loaded=True, mme_pairs=60) < 25
-    for float32 in (True, False):  # the default follows SmolLM2's number format on this machine
-        monkeypatch.setattr(time_estimates, "smollm_in_float32", lambda f=float32: f)
-        assert time_estimates.ScoreTime().per_row is (f32.per_row if float32 else bf16.per_row)
-        assert (time_estimates.JudgeTime().seconds_per_pair
-                == time_estimates.JudgeTime(float32=float32).seconds_per_pair)
 
 
 def test_the_correlation_page_offers_its_rated_sample_before_anything_is_loaded(new_app):

@@ -101,11 +101,13 @@ def browser_page(height: int = 1000):
 
 
 def wait_idle(page) -> None:
-    """Wait until Streamlit finished the current run (no 'running' status widget)."""
+    """Wait until Streamlit finished the current run (no 'running' status widget) and has drawn every element (no
+    placeholder left while an element's code loads)."""
     page.wait_for_timeout(500)
     page.wait_for_function(
         "() => !document.querySelector('[data-testid^=\"stStatusWidgetRunning\"]')"
-        " && !document.querySelector('[data-stale=\"true\"]')", timeout=TIMEOUT_MS)
+        " && !document.querySelector('[data-stale=\"true\"]')"
+        " && !document.querySelector('[data-testid=\"stMain\"] [data-testid=\"stSkeleton\"]')", timeout=TIMEOUT_MS)
     page.wait_for_timeout(300)
 
 
@@ -191,10 +193,52 @@ def process_memory_mb(pid: int, field: str = "VmHWM") -> float | None:
     return None
 
 
-def shoot(page, name: str, whole: bool = False) -> None:
-    """``whole``: make the window as tall as Streamlit's scrolling main column first (Playwright's full_page
-    only sees the window, since Streamlit scrolls inside ``stMain``), so the whole page is in the PNG."""
+def sidebar_state(page) -> dict:
+    """The sidebar as drawn: its width and right edge (px), whether Streamlit has it collapsed, and where the main
+    column starts."""
+    return page.evaluate("""() => { const s = document.querySelector('[data-testid="stSidebar"]').getBoundingClientRect();
+        return {width: Math.round(s.width), right: Math.round(s.right),
+                collapsed: document.querySelector('[data-testid="stSidebar"]').dataset.collapsed === 'true',
+                main_left: Math.round(document.querySelector('[data-testid="stMain"]').getBoundingClientRect().left)}; }""")
+
+
+def wait_sidebar(page, collapsed: bool) -> dict:
+    """Wait until the sidebar is collapsed (or open) and its 300 ms slide is over; returns :func:`sidebar_state`."""
+    page.wait_for_function("""(c) => { const s = document.querySelector('[data-testid="stSidebar"]');
+        if (!s || (s.dataset.collapsed === 'true') !== c) return false;
+        const r = s.getBoundingClientRect(); return c ? r.right <= 0 : r.left >= 0 && r.width >= 200; }""",
+                           arg=collapsed)
+    page.wait_for_timeout(400)
+    return sidebar_state(page)
+
+
+NARROW = 800
+"""The narrow window of the screenshots (``<name>_800.png``): below app.NARROW_PX, so the sidebar is collapsed."""
+
+
+def shoot(page, name: str, whole: bool = False, narrow: bool = True) -> None:
+    """``<name>.png`` at the window's width (1400 px), then with ``narrow`` ``<name>_800.png`` of the same page in
+    an 800 px window (the sidebar folds on the resize, and opens again on the way back). ``whole``: make the window
+    as tall as Streamlit's scrolling main column first (Playwright's full_page only sees the window, since Streamlit
+    scrolls inside ``stMain``), so the whole page is in the PNG."""
     assert page.locator('[data-testid="stException"]').count() == 0, f"{name}: the page raised"
+    size = page.viewport_size
+    _shot(page, SHOTS / f"{name}.png", whole)
+    if narrow:
+        page.set_viewport_size({"width": NARROW, "height": size["height"]})
+        wait_sidebar(page, collapsed=True)
+        wait_idle(page)
+        _shot(page, SHOTS / f"{name}_{NARROW}.png", whole)
+        page.set_viewport_size(size)
+        wait_sidebar(page, collapsed=False)
+        wait_idle(page)
+
+
+def _shot(page, path: Path, whole: bool) -> None:
+    """One PNG of the page at the window's width (``whole``: the whole main column, as :func:`shoot` says), the
+    mouse moved off the page first (a table under it shows its tool bar over the line above)."""
+    page.mouse.move(0, 0)
+    page.wait_for_timeout(400)  # the tool bar fades out
     size = page.viewport_size
     if whole:
         h = page.evaluate("() => { const m = document.querySelector('[data-testid=\"stMain\"]');"
@@ -202,7 +246,7 @@ def shoot(page, name: str, whole: bool = False) -> None:
         page.set_viewport_size({"width": size["width"], "height": min(int(h) + 40, 15000)})
         page.wait_for_timeout(1500)
         wait_idle(page)
-    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    page.screenshot(path=str(path), full_page=True)
     if whole:
         page.set_viewport_size(size)
         page.wait_for_timeout(500)
@@ -212,7 +256,9 @@ def take_screenshots(page, url: str, upload: Path | None, pick: tuple[str, str])
     """docs/screenshots/*.png: the demo's home with the judge run (and at 600 px), a pair opened on the
     Scores page, the report, the Upload and A/B judge pages, correlations on the shipped human-rated sample,
     and with ``upload`` (../shared usr-topical, uploaded through the browser, never copied) correlations,
-    the judge re-fitted on votes and the leaderboard of its systems."""
+    the judge re-fitted on votes and the leaderboard of its systems; each page at 1400 px and at 800 px
+    (``<name>_800.png``, :func:`shoot`), and the home page at 800 px with the sidebar opened
+    (``home_800_sidebar.png``)."""
     page.goto(url)
     page.locator(".st-key-verdict").first.wait_for()
     wait_idle(page)
@@ -232,6 +278,12 @@ def take_screenshots(page, url: str, upload: Path | None, pick: tuple[str, str])
     narrow.locator(".st-key-verdict").first.wait_for()
     wait_idle(narrow)
     narrow.screenshot(path=str(SHOTS / "home_600.png"), full_page=False)
+    narrow.set_viewport_size({"width": NARROW, "height": 1000})  # the sidebar folded, then opened by its button
+    wait_sidebar(narrow, collapsed=True)
+    narrow.get_by_test_id("stExpandSidebarButton").click()
+    wait_sidebar(narrow, collapsed=False)
+    wait_idle(narrow)
+    narrow.screenshot(path=str(SHOTS / f"home_{NARROW}_sidebar.png"), full_page=False)
     narrow.goto(report.as_uri())
     narrow.set_viewport_size({"width": 1200, "height": 1400})
     narrow.screenshot(path=str(SHOTS / "report.png"), full_page=False)
@@ -301,12 +353,17 @@ def require_browser():
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
+def server_cache(tmp_path_factory) -> Path:
+    """The module server's cache folder (uploads, votes given in place: ``<cache>/votes/<key>.jsonl``)."""
+    return tmp_path_factory.mktemp("cache")
+
+
+@pytest.fixture(scope="module")
+def server(server_cache):
     """One dashboard for the module's tests, as `make run` starts it (the demo loads on a new session), with
-    uploads kept under a fresh cache folder."""
+    uploads kept under a fresh cache folder (:func:`server_cache`)."""
     require_browser()
-    cache = tmp_path_factory.mktemp("cache")
-    with streamlit_server("bleu", DIALEVAL_DEMO="1", DIALEVAL_CACHE=str(cache)) as (url, proc, _):
+    with streamlit_server("bleu", DIALEVAL_DEMO="1", DIALEVAL_CACHE=str(server_cache)) as (url, proc, _):
         yield url
 
 
@@ -548,3 +605,124 @@ def test_compare_lands_on_the_verdict_and_a_refresh_while_it_scores_keeps_the_up
         side = page.locator('[data-testid="stSidebar"]').inner_text()
         assert "refresh-me.jsonl" in side and "C-BM25" not in side, side
         assert "alpha" in page.locator(".st-key-verdict").first.inner_text()
+
+
+def test_the_sidebar_folds_below_1000_px_opens_on_demand_and_stays_open_at_1400(server):
+    """Issue 52: at 800 px the sidebar kept 300 px of the window (Streamlit's "auto" collapses it only at 768 px and
+    below). Below app.NARROW_PX it starts collapsed, the main column gets the whole width, and the "»" button opens
+    it with everything it holds (the navigation, the loaded comparison, the metrics); a resize past the width opens
+    it again, and at 1400 px it is open from the start."""
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROME_ARGS)
+        try:
+            got = {}
+            for width in (800, 1400):
+                page = browser.new_context(viewport={"width": width, "height": 900}).new_page()
+                page.set_default_timeout(TIMEOUT_MS)
+                page.goto(server)
+                page.locator(".st-key-verdict").first.wait_for()
+                wait_idle(page)
+                got[width] = wait_sidebar(page, collapsed=width < 1000)
+                # the script's element takes no room and shows nothing: the page opens on its title
+                assert page.locator('[data-testid="stLayoutWrapper"]:has(> .st-key-fold_sidebar)').is_hidden()
+                assert page.locator('[data-testid="stMain"]').inner_text().lstrip().startswith("dialeval: which")
+                if width == 800:
+                    assert got[800]["width"] == 0 and got[800]["main_left"] == 0, got
+                    page.get_by_test_id("stExpandSidebarButton").click()  # the "»" at the top left
+                    opened = wait_sidebar(page, collapsed=False)
+                    assert opened["width"] == 300, opened
+                    side = page.locator('[data-testid="stSidebar"]')
+                    assert nav_labels(page) == NAV and "Loaded" in side.inner_text() and side.get_by_text(
+                        "Metrics").first.is_visible()
+                    open_page(page, "Scores")  # the user opened it: it stays open from page to page
+                    assert wait_sidebar(page, collapsed=False)["width"] == 300
+                    page.get_by_test_id("stSidebarCollapseButton").locator("button").click()
+                    wait_sidebar(page, collapsed=True)
+                    page.set_viewport_size({"width": 1400, "height": 900})  # the user's choice is kept when wider
+                    page.wait_for_timeout(800)
+                    assert sidebar_state(page)["collapsed"], "a sidebar the user closed was opened by a resize"
+                else:
+                    assert got[1400]["width"] == 300 and got[1400]["main_left"] == 300, got
+                    page.set_viewport_size({"width": 800, "height": 900})  # narrower: it folds, wider: it opens
+                    assert wait_sidebar(page, collapsed=True)["main_left"] == 0
+                    page.set_viewport_size({"width": 1400, "height": 900})
+                    assert wait_sidebar(page, collapsed=False)["width"] == 300
+                page.context.close()
+        finally:
+            browser.close()
+
+
+def vote_panel_line(page, pattern: str = r"Pair \d+ of \d+"):
+    """The voting panel's first line ("Pair 4 of 60 · 3 pairs voted ..."), once it reads ``pattern``."""
+    return page.locator('[data-testid="stMarkdownContainer"] p', has_text=re.compile("^" + pattern)).first
+
+
+def test_five_pairs_voted_by_keyboard_land_in_the_votes_file(server, server_cache):
+    """Issue 52: the judge page's one-pair voting, driven by its keyboard shortcuts alone (A, T, B for the vote, N
+    and P to move): five pairs voted, one skipped and voted on the way back; the votes file (``<cache>/votes/``)
+    holds exactly those five votes, each on its pair's context and replies."""
+    from core.judges.pairs import load_votes
+    from dashboard.loading import load_demo
+    comp = load_demo(ROOT / "demo" / "demo.jsonl").comparison
+    votes_dir = server_cache / "votes"
+    before = {f: f.read_bytes() for f in votes_dir.glob("*.jsonl")} if votes_dir.exists() else {}
+    # key, then the panel's pair (1-based) and count of voted pairs once the key has been handled
+    keys = [("a", 2, 1), ("t", 3, 2), ("b", 4, 3), ("n", 5, 3), ("a", 6, 4), ("p", 5, 4), ("p", 4, 4), ("b", 6, 5)]
+    with browser_page() as page:
+        page.goto(server)
+        page.locator(".st-key-verdict").first.wait_for()
+        wait_idle(page)
+        open_page(page, "A/B judge")
+        n = len(comp.pairs)
+        assert vote_panel_line(page).inner_text().startswith(f"Pair 1 of {n} · 0 pairs voted")
+        for key, at, n_voted in keys:
+            page.locator("body").press(key)  # focus on the page, not in a field
+            vote_panel_line(page, rf"Pair {at} of {n} · {n_voted} pairs? voted").wait_for(timeout=60_000)
+            wait_idle(page)
+        assert page.locator('[data-testid="stException"]').count() == 0
+        assert page.get_by_text("5 votes (A 2, tie 1, B 2)").count() == 1
+    changed = [f for f in votes_dir.glob("*.jsonl") if before.get(f) != f.read_bytes()]
+    assert len(changed) == 1, changed
+    got = load_votes(changed[0])
+    want = {0: "A", 1: "tie", 2: "B", 3: "B", 4: "A"}  # pair 4 skipped by N, voted B after P, P
+    assert len(got) == 5
+    for v, (i, vote) in zip(got, sorted(want.items())):
+        a, b = comp.pairs[i]
+        assert (v.context, v.response_a, v.response_b, v.vote) == (list(a.context), a.response, b.response, vote)
+
+
+# Text Streamlit cut with an ellipsis (a button's, a metric's, a select's label: each is drawn with
+# ``text-overflow: ellipsis``), in the page and the sidebar; a table's cells are drawn on a canvas and scroll instead.
+CUT_LABELS = """() => [...document.querySelectorAll('[data-testid="stMain"] *, [data-testid="stSidebar"] *')].filter(e =>
+    getComputedStyle(e).textOverflow === 'ellipsis' && e.scrollWidth > e.clientWidth + 1 && e.innerText.trim()
+    && e.getBoundingClientRect().width > 0).map(e => e.innerText.trim())"""
+
+
+PAGE_PATHS = {"Upload": "upload", "Scores": "scores", "A/B judge": "judge", "Correlation": "correlation",
+              "Leaderboard": "leaderboard"}  # each page's address (the router's url paths)
+
+
+@pytest.mark.parametrize("width", [800, 1000])
+def test_no_label_is_cut_on_any_page_at_800_or_1000_px(server, width):
+    """Issue 52: at 800 px labels were cut ("Download the rep…", "Judge win rate of …"); the voting panel's six
+    buttons on one row cut "Previous (P)" even at 1400 px. Every page of the demo at 800 px (the sidebar folded) and
+    at 1000 px (the sidebar open: the narrowest page beside it) has no label cut with an ellipsis."""
+    with browser_page() as page:
+        page.set_viewport_size({"width": width, "height": 1000})
+        page.goto(server)
+        page.locator(".st-key-verdict").first.wait_for()
+        wait_idle(page)
+        wait_sidebar(page, collapsed=width < 1000)
+        query = urlsplit(page.url).query
+        cut = {}
+        for label in NAV:
+            if label != "Home":
+                page.goto(f"{server}/{PAGE_PATHS[label]}?{query}")
+            page.locator("h1", has_text=TITLES[label]).first.wait_for()
+            wait_idle(page)
+            got = page.evaluate(CUT_LABELS)
+            if got:
+                cut[label] = got
+        assert cut == {}, cut
+

@@ -50,6 +50,7 @@ def gate_cmd(tmp_path):
 FAST = ["--metrics", "bleu", "--no-judge", "--n-boot", "500", "--n-perm", "500", "--quiet"]
 
 
+@pytest.mark.slow  # three gate runs in child processes; the quick tier keeps the markdown/JUnit run
 def test_a_worse_candidate_fails_and_the_baseline_against_itself_passes_not_worse_but_not_better(gate_cmd, tmp_path):
     base = _write(tmp_path / "base.jsonl", _rows(40, "v1", 0.75))
     worse = _write(tmp_path / "worse.jsonl", _rows(40, "v2", 0.25))

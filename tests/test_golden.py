@@ -55,6 +55,16 @@ def close_across_cpus(got: np.ndarray, want: np.ndarray) -> bool:
             and d.mean() <= ACROSS_CPUS["mean_abs_of_range"] * scale)
 
 
+def test_every_registered_metric_has_a_golden_record_of_its_signature(golden):
+    """The quick tier's share of the golden test: a metric registered without its record, or whose signature
+    changed without a new one, fails ``make check`` (scoring the rows is the slow test below)."""
+    from core.scoring import get_metric
+    for m in available_metrics():
+        assert m in golden["metrics"], f"no golden record of {m}: run scripts/make_golden.py"
+        assert versionless(get_metric(m).signature()) == golden["metrics"][m]["signature"], (
+            f"{m}'s signature has no golden record: run scripts/make_golden.py")
+
+
 @pytest.mark.slow  # every metric on 60 rows
 def test_every_metric_reproduces_its_golden_scores(golden, demo):
     by_key = {(e.id, e.system): e for e in demo}

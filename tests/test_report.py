@@ -288,6 +288,7 @@ def dialeval(tmp_path):
     return run
 
 
+@pytest.mark.slow  # two leaderboard runs in child processes; the quick tier keeps the in-process ones
 def test_the_leaderboard_recovers_a_planted_order_and_does_not_separate_identical_systems(dialeval, tmp_path):
     path = tmp_path / "four.jsonl"
     path.write_text("\n".join(json.dumps(e.to_dict()) for e in _planted()) + "\n")

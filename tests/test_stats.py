@@ -206,7 +206,7 @@ def test_ties_are_ties_not_wins():
 
 # the dashboard package's modules beside its Streamlit glue (dashboard.state)
 DASHBOARD_HELPERS = ("dashboard.loading, dashboard.csv_columns, dashboard.tables, dashboard.correlations, "
-                     "dashboard.judging, dashboard.vote_store, dashboard.exports, dashboard.time_estimates")
+                     "dashboard.judging, dashboard.vote_store, dashboard.exports, core.time_estimates")
 
 
 def test_the_verdicts_path_does_not_import_scipy_stats():

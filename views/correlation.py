@@ -6,7 +6,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.formatting import fmt_num
-from dashboard import correlations, loading, state
+from dashboard import correlations, loading, state, words
 
 st.session_state["_page"] = "correlation"
 st.title("Correlation with human scores")
@@ -19,6 +19,11 @@ EXAMPLE = ('{"id": "ctx-1", "system": "my-bot", "context": ["hi!", "how was your
 @st.cache_data(show_spinner=False)
 def cached_correlations(key: str, metrics: tuple[str, ...], _cs):
     return correlations.correlation_rows(_cs)
+
+
+def named(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its metric ids shown by their display names (``dashboard.words``)."""
+    return frame.assign(metric=frame["metric"].map(words.name)) if "metric" in frame else frame
 
 
 def choose_metric(data_key: str) -> None:
@@ -78,9 +83,9 @@ elif metrics:
                    "contexts (core.stats.correlate, 1,000 resamples, seed 13).")
         no_refs = [m for m in cs.metrics if not any(r["metric"] == m and r["n"] for r in rows)]
         if no_refs:
-            st.caption(f"{', '.join(no_refs)}: no score on these rows (the metric needs references and the file has "
-                       "none); choose a metric without references (e.g. bert_ruber, mme) in the sidebar.")
-        table = pd.DataFrame(rows)
+            st.caption(f"{words.names(no_refs)}: no score on these rows (the metric needs references and the file "
+                       "has none); choose a metric without references (e.g. BERT-RUBER, MME-CRS) in the sidebar.")
+        table = pd.DataFrame(rows).pipe(named)
         # the correlations stay numbers, so that a click on a column header sorts them as numbers (as text,
         # "-0.080" came before "-0.300"); Streamlit shows a missing one as a blank "None", said below the table
         st.dataframe(table.assign(**{c: table[c].map(lambda p: fmt_num(p, p=True)) for c in table.columns
@@ -106,14 +111,14 @@ elif metrics:
             state.forget("corr_metric", no_refs)
         state.kept("corr_metric", correlations.default_scatter_metric(cs, dim), cs.metrics)
         m = c1.selectbox("Metric", cs.metrics, key="corr_metric", on_change=choose_metric, args=(data.key,),
-                         help="default: the first chosen metric that scores these rows")
+                         format_func=words.name, help="default: the first chosen metric that scores these rows")
         d = c2.selectbox("Human dimension", data.dimensions, key="corr_dim", on_change=state.keep, args=("corr_dim",),
                          help="default: the overall dimension (Overall, overall, coherence, ...)")
         sdf = correlations.scatter_frame(cs, m, d)
         sdf["system"] = sdf["system"].map(state.plotly_plain)
         sdf["id"] = sdf["id"].map(state.plotly_plain)
         fig2 = px.scatter(sdf, x=m, y=d, color="system", hover_data=["id"], opacity=0.7,
-                          title=f"{m} vs human {d}")
+                          labels={m: words.name(m)}, title=f"{words.name(m)} vs human {d}")
         line = correlations.fit_line(sdf[m], sdf[d])
         if line is not None:
             xs = [float(sdf[m].min()), float(sdf[m].max())]
@@ -132,7 +137,7 @@ elif metrics:
                    "every pair as the headline counts them"
                    + (f": the {state.counted(copies, 'row')} whose reply copies its reference are in these means (a "
                       "referenced metric scores them perfectly whatever people said)" if copies else "") + ".")
-        st.dataframe(correlations.system_level_rows(cs), hide_index=True, width="stretch")
+        st.dataframe(named(pd.DataFrame(correlations.system_level_rows(cs))), hide_index=True, width="stretch")
         n_sys = len({e.system for e in data.examples})
         if n_sys >= 3:
             st.caption(f"The file holds {n_sys} systems: a system-level correlation over all of them needs every "
@@ -150,7 +155,7 @@ elif metrics:
                                                          correlations.system_correlations(table_all, cs.metrics))
             got = st.session_state.get("sys_corr_rows")
             if got and got[0] == data.key:
-                st.dataframe(pd.DataFrame(got[1]).assign(p=lambda t: t["p"].map(lambda p: fmt_num(p, p=True))),
+                st.dataframe(named(pd.DataFrame(got[1])).assign(p=lambda t: t["p"].map(lambda p: fmt_num(p, p=True))),
                              hide_index=True, width="stretch",
                              column_config={c: st.column_config.NumberColumn(format="%.3f")
                                             for c in ("r", "low", "high")})

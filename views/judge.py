@@ -218,15 +218,16 @@ def vote_panel(data) -> None:
         r1, r2 = st.columns(2)
         state.show_text("Reply A", a.response, key="vote_fold_a", where=r1)
         state.show_text("Reply B", b.response, key="vote_fold_b", where=r2)
-    cols = st.columns([2, 1, 2, 1, 1, 1])
-    for col, vote in zip(cols, ("A", "tie", "B")):
+    # the three votes wide, on one row; moving and clearing on the row below, each button as wide as its label
+    # (six buttons on one row cut "Previous (P)" even at 1400 px)
+    for col, vote in zip(st.columns([2, 1, 2]), ("A", "tie", "B")):
         col.button(f"{VOTE_LABELS[vote]} ({VOTE_KEYS[vote]})", key=f"vote_{vote}", width="stretch",
                    type="primary" if given.get(i) == vote else "secondary", shortcut=VOTE_KEYS[vote],
                    on_click=_cast, args=(data, i, vote))
-    cols[3].button("Previous (P)", key="vote_prev", width="stretch", shortcut="P", on_click=_go, args=(data, -1))
-    cols[4].button("Next (N)", key="vote_next", width="stretch", shortcut="N", on_click=_go, args=(data, 1))
-    cols[5].button("Clear", key="vote_clear", width="stretch", disabled=i not in given, on_click=_cast,
-                   args=(data, i, None))
+    with st.container(horizontal=True):
+        st.button("Previous (P)", key="vote_prev", shortcut="P", on_click=_go, args=(data, -1))
+        st.button("Next (N)", key="vote_next", shortcut="N", on_click=_go, args=(data, 1))
+        st.button("Clear", key="vote_clear", disabled=i not in given, on_click=_cast, args=(data, i, None))
     res = state.judge_output(data)
     last = st.session_state.get("vote_last_" + data.key)
     if last is not None and last in given:

@@ -94,13 +94,14 @@ if data is not None and metrics:
                          key="scores_table", on_select=on_table_select,
                          selection_mode=["single-row", "single-column", "single-cell"])
             shown = "all" if len(view) == len(df) else "the"
-            d1, d2 = st.columns(2)
-            d1.download_button(f"Export {shown} {state.counted(len(view), 'shown pair')} (CSV)",
-                               exports.export_csv(view, cs.comparison),
-                               file_name="dialeval_scores.csv", mime="text/csv", key="dl_csv", on_click="ignore")
-            d2.download_button(f"Export {shown} {state.counted(len(view), 'shown pair')} with details (JSONL)",
-                               exports.export_jsonl(cs, view["pair"].tolist()), file_name="dialeval_scores.jsonl",
-                               mime="application/jsonl", key="dl_jsonl", on_click="ignore")
+            exports_row = st.container(horizontal=True)  # each button as wide as its label, never cut
+            exports_row.download_button(f"Export {shown} {state.counted(len(view), 'shown pair')} (CSV)",
+                                        exports.export_csv(view, cs.comparison), file_name="dialeval_scores.csv",
+                                        mime="text/csv", key="dl_csv", on_click="ignore")
+            exports_row.download_button(f"Export {shown} {state.counted(len(view), 'shown pair')} with details "
+                                        "(JSONL)", exports.export_jsonl(cs, view["pair"].tolist()),
+                                        file_name="dialeval_scores.jsonl", mime="application/jsonl", key="dl_jsonl",
+                                        on_click="ignore")
 
             # -- drill-down -------------------------------------------------------------------------
             st.subheader("One pair")
