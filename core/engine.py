@@ -637,8 +637,11 @@ def estimate_work(examples: Sequence[Example] = (), metrics: Sequence[str] = (),
             out.rows[name] = len({row_key(ex.context, ex.response, ex.references) for ex in scored})
         out.metric_seconds[name] = time_estimates.score_time().estimate(name, out.rows[name])
     if judge is not None and (pairs or n_pairs):
-        out.judge_pairs = n_pairs if n_pairs is not None else pairs_to_judge(
-            [c for c, _, _ in pairs], [a for _, a, _ in pairs], [b for _, _, b in pairs], judge, cache=cache)
+        try:
+            out.judge_pairs = n_pairs if n_pairs is not None else pairs_to_judge(
+                [c for c, _, _ in pairs], [a for _, a, _ in pairs], [b for _, _, b in pairs], judge, cache=cache)
+        except Exception:  # noqa: BLE001 (a judge that cannot be built says why when it runs): every pair is new
+            out.judge_pairs = len({pair_key([c] if isinstance(c, str) else list(c), a, b) for c, a, b in pairs})
         if judge != time_estimates.JUDGE_TIMED:
             out.judge_seconds = None
         else:

@@ -171,3 +171,8 @@ def test_a_long_runs_clock_shows_its_time_so_far_against_the_estimate():
     assert time_so_far(12.2, 40.0) == " · 12 s of about 40 s"
     assert time_so_far(52.0, 40.0) == " · 52 s (about 40 s was estimated)"
     assert time_so_far(1.0, 2.0) == ""  # a run estimated under 3 s shows no estimate
+
+
+def test_a_judge_that_cannot_be_built_counts_every_pair_as_new():
+    est = estimate_work(pairs=[(["hi"], "a", "b"), (["hi"], "a", "b"), (["yo"], "c", "d")], judge="no-such-judge")
+    assert est.judge_pairs == 2 and est.judge_seconds is None
