@@ -154,7 +154,8 @@ __all__ = ["POWER", "REQUIREMENTS", "detectable_difference", "contexts_needed", 
 
 def default_criterion(v: Verdict) -> str:
     """What the one-line verdict trusts: people's rating when it decided, else the judge when the verdict policy
-    lets it decide, else the first deciding metric that scored, else the judge, else the first metric."""
+    gives it a say (it decides or is part of the combined test), else the first deciding metric that scored (or
+    a metric of the combined test the policy allows alone), else the judge, else the first metric."""
     d = verdict_decision(v)
     if d.basis == "people":
         human = next((r.metric for r in v.rows("human") if r.winner), None)
@@ -164,7 +165,9 @@ def default_criterion(v: Verdict) -> str:
     if not names:
         raise ValueError("nothing to gate on: no metric scored a pair and the judge was not run")
     policy = shipped_policy().policy
-    trusted = [n for n in names if policy.decides(n)]
+    # a signal of the combined test counts when it may also decide alone (the judge; a metric allowed alone)
+    trusted = [n for n in names if policy.decides(n) or (n == JUDGE and policy.trusts(n))
+               or (n,) in policy.combine_allowed]
     return (trusted or names)[0]
 
 

@@ -283,7 +283,7 @@ def render_html(verdict: Verdict, comp: Comparison, cs: "ComparisonScores | None
                   + (f"<li>and {more} more</li>" if more > 0 else "") + "</ul>"]
     if v.metrics:
         rows = []
-        for r in v.metrics:
+        for r in v.table_rows():
             w = r.winner
             margin = could_miss(r) or "-"
             if w == "A":

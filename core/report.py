@@ -9,6 +9,7 @@ import math
 import re
 import unicodedata
 from collections import Counter
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
@@ -138,7 +139,7 @@ def verdict_columns(level: float = 0.95) -> list[tuple[str, str]]:
 def verdict_cells(v: "Verdict") -> list[dict[str, str]]:
     """The verdict's metric and human rows as formatted table cells (:func:`verdict_columns`)."""
     cells = []
-    for r in v.metrics:
+    for r in v.table_rows():
         cells.append({"metric": r.metric, "n": str(r.n), "mean_a": fmt_num(r.mean_a), "mean_b": fmt_num(r.mean_b),
                       "diff": fmt_num(r.diff, signed=True),
                       "interval": fmt_bounds(r.low, r.high, signed=True),
@@ -253,6 +254,9 @@ def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,
         rows += [{"kind": "note", "note": note} for note in verdict_notes(v).values()]
         for r, d in zip(v.metrics, v.to_dict()["metrics"]):
             rows.append({"kind": r.kind, **{k: d[k] for k in d if k != "kind"}})
+        if v.combined is not None:
+            rows.append({**asdict(v.combined), "metric": "+".join(v.combined_signals),
+                         "verdict": v.combined.verdict(v.system_a, v.system_b)})
         if v.judge is not None:
             j = v.judge
             w = j.win
@@ -306,7 +310,7 @@ def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,
     parts = [inert(p) for p in parts]
     if with_sentence:
         parts.insert(0, f"**{inert(v.sentence)}**" if fmt == "markdown" else v.sentence)
-    if v.metrics:
+    if v.metrics or v.combined is not None:
         parts.append(render(verdict_cells(v), verdict_columns(v.level), fmt))  # render() makes its cells inert
     text_parts = ["\n".join(judge_lines(v))] if v.judge is not None else []
     if v.drivers:

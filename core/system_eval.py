@@ -43,9 +43,10 @@ from core.scoring import Metric, Options, get_metric
 from core.verdict import (LEVEL, N_BOOT, N_PERM, compare_ratings, compare_values, context_groups,
                           preference_dimension, summarize_judge)
 from core.settings import SEED
-from core.verdict_policy import JUDGE, SignalRecord, VerdictPolicy, decide
+from core.verdict_policy import JUDGE, SignalRecord, VerdictPolicy, combined_values, decide
 
 VERDICT = "verdict"  # the one-line verdict's name among the signals
+COMBINED = "combined:"  # the combined tests' names among the signals start so (:func:`combined_name`)
 # the sets the shipped judge trained on (their training-split contexts; docs/judge.md): its system-level record
 # on them is not a held-out one
 JUDGE_TRAINING_SETS = ("usr-topical", "usr-persona", "convai2-grade", "empathetic-grade", "persona-zhao", "dstc7",
@@ -87,14 +88,28 @@ class SystemPair:
         return "A" if self.people_diff > 0 else "B"
 
     def metric_calls(self) -> list[tuple[str, str | None, float, str | None]]:
-        return [(s, c.winner, c.p, c.order) for s, c in self.calls.items() if s not in (JUDGE, VERDICT)]
+        return [(s, c.winner, c.p, c.order) for s, c in self.calls.items()
+                if s not in (JUDGE, VERDICT) and not s.startswith(COMBINED)]
 
     def verdict_under(self, policy: VerdictPolicy, level: float = LEVEL) -> SignalCall:
         """The one-line verdict's call on this pair under ``policy`` (people's ratings hidden)."""
         judge = self.calls.get(JUDGE)
+        combined = self.calls.get(combined_name(policy.combine)) if policy.combine else None
         d = decide(policy, None, judge.winner if judge else None, self.metric_calls(), level,
-                   judge.order if judge else None)
+                   judge.order if judge else None, (combined.winner, policy.combine) if combined else None)
         return SignalCall(d.side, d.side)
+
+
+def combined_name(signals: Sequence[str]) -> str:
+    """'combined:bleu+judge+mme': the name of the combined test of ``signals`` (in sorted order) among a
+    pair's calls."""
+    return COMBINED + "+".join(sorted(signals))
+
+
+def combinations_of(signals: Sequence[str], smallest: int = 2) -> list[tuple[str, ...]]:
+    """Every subset of ``signals`` with at least ``smallest`` members, each in sorted order."""
+    names = sorted(signals)
+    return [c for k in range(smallest, len(names) + 1) for c in itertools.combinations(names, k)]
 
 
 def system_pairs(examples: Sequence[Example], min_contexts: int = MIN_SHARED_CONTEXTS,
@@ -122,9 +137,12 @@ def evaluate_dataset(name: str, examples: Sequence[Example], metrics: Sequence[s
                      held_out: bool = True, options: Options | None = None, n_boot: int = N_BOOT,
                      n_perm: int = N_PERM, level: float = LEVEL, seed: int = SEED,
                      min_contexts: int = MIN_SHARED_CONTEXTS, keep_reference_copies: bool = False,
-                     progress: Callable | None = None, log: Callable[[str], None] | None = None) -> list[SystemPair]:
+                     progress: Callable | None = None, log: Callable[[str], None] | None = None,
+                     combine: bool = False) -> list[SystemPair]:
     """Every system pair of one data set (:func:`system_pairs`) with each metric's, the judge's and people's
-    calls. Each row is scored once (score cache consulted), then sliced per pair."""
+    calls, and with ``combine`` the combined test's call (``core.verdict_policy.combined_values``) for every
+    set of two or more of those signals (:func:`combined_name`). Each row is scored once (score cache
+    consulted), then sliced per pair."""
     comps, skipped = system_pairs(examples, min_contexts, keep_reference_copies)
     if log and skipped:
         log(f"{name}: {skipped} system pair(s) share fewer than {min_contexts} contexts: skipped")
@@ -156,16 +174,25 @@ def evaluate_dataset(name: str, examples: Sequence[Example], metrics: Sequence[s
         pair = SystemPair(name, comp.system_a, comp.system_b, n, len(set(groups)), dim or "",
                           people.diff if people else math.nan, people.low if people else math.nan,
                           people.high if people else math.nan, people.winner if people else None)
+        differences = {}  # per signal, its per-pair difference oriented to favour A when positive
         for m, res in (table.results.items() if table else ()):
             values = np.asarray(res.scores, dtype=np.float64)[idx]
             r = compare_values(m, "metric", values[:n], values[n:], groups, higher_is_better=better[m],
                                n_boot=n_boot, n_perm=n_perm, level=level, seed=seed)
             pair.calls[m] = SignalCall(_order(r.diff, r.higher_is_better) if r.n else None, r.winner,
                                        r.p_randomization)
+            if r.n:
+                differences[m] = (values[:n] - values[n:]) * (1 if better[m] else -1)
         if summary is not None:
             w = summary.win
             pair.calls[JUDGE] = SignalCall(_order(w.rate - 0.5) if w.wins + w.losses else None, summary.winner,
                                            w.sign_p)
+            differences[JUDGE] = np.asarray(summary.p_a, dtype=np.float64) - 0.5
+        for combo in (combinations_of(list(differences)) if combine else ()):
+            r = compare_values("combined", "combined", combined_values({s: differences[s] for s in combo}),
+                               np.zeros(n), groups, n_boot=n_boot, n_perm=n_perm, level=level, seed=seed)
+            pair.calls[combined_name(combo)] = SignalCall(_order(r.diff) if r.n else None, r.winner,
+                                                          r.p_randomization)
         out.append(pair)
     if log:
         log(f"{name}: {len(out)} system pairs, people separate {sum(p.people is not None for p in out)}")
@@ -192,7 +219,8 @@ def with_verdict(pairs: Iterable[SystemPair], policy: VerdictPolicy, level: floa
 
 
 def signals_of(pairs: Sequence[SystemPair]) -> list[str]:
-    return list(dict.fromkeys(s for p in pairs for s in p.calls))
+    """The signals called on ``pairs`` (the combined tests left out: one per set of signals)."""
+    return list(dict.fromkeys(s for p in pairs for s in p.calls if not s.startswith(COMBINED)))
 
 
 def record(pairs: Sequence[SystemPair], signal: str) -> SignalRecord:
@@ -243,11 +271,13 @@ def summarize(pairs: Sequence[SystemPair], by_dataset: bool = True) -> list[dict
 # choosing the verdict policy
 
 
-def candidate_policies(metrics: Sequence[str], lean: bool = True, judge: bool = True) -> list[VerdictPolicy]:
+def candidate_policies(metrics: Sequence[str], lean: bool = True, judge: bool = True,
+                       combine: Sequence[tuple[str, ...]] = ()) -> list[VerdictPolicy]:
     """Every policy over ``metrics``: each subset may decide, the judge first, in agreement, or off, metrics
     alone or never alone (the empty subset once per judge role); with ``lean``, each of those without a lean and
-    with the lean of every set of two or more signals (the judge, when ``judge``, and ``metrics``). Simpler
-    policies come first."""
+    with the lean of every set of two or more signals (the judge, when ``judge``, and ``metrics``). Then, for
+    each set of signals in ``combine``, its combined test first, followed by nothing or by each of those
+    policies without a lean. Simpler policies come first."""
     signals = [JUDGE, *metrics] if judge else list(metrics)
     leans = [()] + ([tuple(c) for k in range(2, len(signals) + 1) for c in itertools.combinations(signals, k)]
                     if lean else [])
@@ -262,6 +292,10 @@ def candidate_policies(metrics: Sequence[str], lean: bool = True, judge: bool = 
                         if role == "agree" and not subset:
                             continue
                         out.append(VerdictPolicy(tuple(subset), role, alone, leaning_on))
+    plain = [p for p in out if not p.lean]
+    for combo in combine:
+        out += [VerdictPolicy((), "off", False, (), tuple(sorted(combo)))]
+        out += [replace(p, combine=tuple(sorted(combo))) for p in plain]
     return out
 
 

@@ -27,14 +27,18 @@ Rules, fixed here and nowhere else:
   difference in words, reported at equal length (``core.stats.length_controlled_win_rate``, AlpacaEval's GLM).
 - **What drives a difference** (:class:`Drivers`): per metric, the pairs whose A - B pushes the mean furthest
   in its direction, and whether the metric's winner stays the same with the top 5 % of them left out.
+- **The combined evidence** (``Verdict.combined``): when the verdict policy combines signals, their per-pair
+  differences, each divided by its standard deviation over the pairs, summed
+  (``core.verdict_policy.combined_values``), tested as a metric is (against 0): its winner is named on the
+  same rule.
 - **The one-line verdict** (:func:`verdict_sentence`): the direction in words with both systems named in full,
-  from people's ratings when the input has them, else the judge, else the metrics when they agree.
+  from people's ratings when the input has them, else the signals the verdict policy trusts.
 """
 from __future__ import annotations
 
 import math
 from contextvars import ContextVar
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
@@ -51,7 +55,8 @@ from core.human_preferences import (MARGIN_SHARE, METRIC_TIE_TOL, PREFERENCE_DIM
 from core.judge_summary import (HumanAgreement, JudgeSummary, judge_length_controlled,  # noqa: F401 (re-exported)
                                 reply_length, summarize_judge)
 from core.stats import LEVEL, N_BOOT, N_PERM
-from core.verdict_policy import JUDGE, Decision, VerdictPolicy, decide, deciding_winners, shipped_policy
+from core.verdict_policy import (JUDGE, Decision, VerdictPolicy, combined_values, decide, deciding_winners,
+                                 shipped_policy)
 
 if TYPE_CHECKING:
     from core.engine import ComparisonScores
@@ -168,9 +173,18 @@ class Verdict:
     reference_copies: dict[str, int] = field(default_factory=dict)  # per side: pairs whose reply copies its reference
     alignment_note: str = ""  # why by context although ids are shared (``core.data.alignment_rule``)
     one_sided_ratings: dict[str, str] = field(default_factory=dict)  # dimension -> "A"/"B" (only side rated), ""
+    combined: MetricComparison | None = None  # the combined test of ``combined_signals`` (module docstring)
+    combined_signals: list[str] = field(default_factory=list)
 
     def rows(self, kind: str | None = None) -> list[MetricComparison]:
         return [r for r in self.metrics if kind is None or r.kind == kind]
+
+    def table_rows(self) -> list[MetricComparison]:
+        """The rows a verdict table shows: every metric and human row, then the combined test's row (named
+        'combined: bleu+judge+mme') when there is one."""
+        if self.combined is None:
+            return list(self.metrics)
+        return [*self.metrics, replace(self.combined, metric="combined: " + "+".join(self.combined_signals))]
 
     @property
     def sentence(self) -> str:
@@ -180,7 +194,8 @@ class Verdict:
     def to_dict(self) -> dict[str, Any]:
         """The verdict as plain data; each metric row adds its verdict in words and, for metrics, ``p_holm``
         (Holm over the metrics compared), ``holm_winner`` (its winner if it survives that correction),
-        ``decides`` (whether the verdict policy lets it name the winner, ``core.verdict_policy``) and
+        ``decides`` (whether the verdict policy gives it a say: it decides or is part of the combined test,
+        ``core.verdict_policy``) and
         ``deciding_winner`` (its winner if it decides and survives Holm over the deciding metrics: what the
         one-line verdict reads), so a program tells which rows' winners it may quote. ``decision``: the side
         the one-line verdict names and on what basis."""
@@ -194,11 +209,11 @@ class Verdict:
             if m.kind == "metric":
                 r["p_holm"] = adjusted.get(m.metric, math.nan)
                 r["holm_winner"] = m.winner if m.metric in passed else None
-                r["decides"] = policy.decides(m.metric)
+                r["decides"] = policy.trusts(m.metric)
                 r["deciding_winner"] = deciding.get(m.metric)
         decision = verdict_decision(self, policy)
         d["decision"] = {"side": decision.side, "basis": decision.basis, "named": list(decision.named),
-                         "against": list(decision.against), "judge_decides": policy.decides(JUDGE)}
+                         "against": list(decision.against), "judge_decides": policy.trusts(JUDGE)}
         d["sentence"] = self.sentence
         return d
 
@@ -310,13 +325,48 @@ def check_something_to_compare(comp: Comparison, metrics: Sequence[str], judge: 
                      f"{judge_name}")
 
 
+def signal_differences(cs: "ComparisonScores | None", judge: JudgeSummary | None,
+                       signals: Sequence[str]) -> dict[str, np.ndarray]:
+    """{signal: its per-pair difference oriented so that a positive value favours A} for each of ``signals``
+    computed here: a metric's A - B (negated when lower is better) where it scored at least one pair, the
+    judge's P(A) - 0.5 where it judged every pair."""
+    out = {}
+    for s in signals:
+        if s == JUDGE:
+            n = len(cs.comparison.pairs) if cs is not None else None
+            if judge is not None and judge.p_a and (n is None or len(judge.p_a) == n):  # every pair judged
+                out[s] = np.asarray(judge.p_a, dtype=np.float64) - 0.5
+        elif cs is not None and s in cs.metrics:
+            d = np.asarray(cs.a(s), dtype=np.float64) - np.asarray(cs.b(s), dtype=np.float64)
+            if np.isfinite(d).any():
+                out[s] = d if metric_class(s).higher_is_better else -d
+    return out
+
+
+def compare_combined(comp: Comparison, differences: dict[str, np.ndarray], n_boot: int = N_BOOT,
+                     n_perm: int = N_PERM, level: float = LEVEL, seed: int = SEED) -> MetricComparison:
+    """The combined evidence of ``differences`` (:func:`signal_differences`) as one row of the verdict
+    (``combined_values``, tested against 0 as a metric is; its unit: standard deviations of the signals' differences)."""
+    values = combined_values(differences)
+    return compare_values("combined", "combined", values, np.zeros(len(values)), context_groups(comp.a),
+                          signature="sum of standardized differences: " + "+".join(differences), n_boot=n_boot,
+                          n_perm=n_perm, level=level, seed=seed)
+
+
 def build_verdict(comp: Comparison, cs: "ComparisonScores | None" = None, judge: JudgeSummary | None = None,
                   human: bool = True, n_boot: int = N_BOOT, n_perm: int = N_PERM, level: float = LEVEL,
-                  seed: int = SEED) -> Verdict:
-    """The :class:`Verdict` for ``comp`` from its metric scores ``cs`` and the judge's summary. ``n_boot`` below
+                  seed: int = SEED, combine: Sequence[str] | None = None) -> Verdict:
+    """The :class:`Verdict` for ``comp`` from its metric scores ``cs`` and the judge's summary; ``combine``: the
+    signals of its combined test (default: the shipped verdict policy's, as many as were computed:
+    ``VerdictPolicy.combination``). ``n_boot`` below
     ``stats.MIN_BOOT``, ``n_perm`` below 1, a ``level`` outside (0, 1) or a negative ``seed`` raise
     ``ValueError`` (``stats.check_settings``)."""
     stats.check_settings(n_boot, n_perm, level, seed)
+    policy = shipped_policy().policy
+    differences = signal_differences(cs, judge, policy.combine if combine is None else combine)
+    if combine is None:  # some of the policy's signals not computed: the largest allowed set of the others
+        differences = {s: differences[s] for s in policy.combination(list(differences))}
+    combined = compare_combined(comp, differences, n_boot, n_perm, level, seed) if differences else None
     rows = compare_scores(cs, False, n_boot, n_perm, level, seed) if cs is not None else []
     if human:  # people's ratings count whether or not any metric was scored (or every metric failed)
         rows += compare_ratings(comp, n_boot, n_perm, level, seed)
@@ -335,7 +385,8 @@ def build_verdict(comp: Comparison, cs: "ComparisonScores | None" = None, judge:
                    n_boot, n_perm, level, seed, rows, judge, identical_pairs=identical, drivers=drivers,
                    n_unmatched=len(unmatched), left_out=left_out_pairs(comp, cs, rows),
                    context_mismatches=comp.context_mismatches(), reference_copies=copies,
-                   alignment_note=comp.alignment_note, one_sided_ratings=one_sided_ratings(comp) if human else {})
+                   alignment_note=comp.alignment_note, one_sided_ratings=one_sided_ratings(comp) if human else {},
+                   combined=combined, combined_signals=list(differences))
 
 
 def mismatch_warning(v: Verdict) -> str:
@@ -514,8 +565,9 @@ def verdict_decision(v: Verdict, policy: VerdictPolicy | None = None) -> Decisio
                for r in v.rows("metric") if r.n > 0]
     j = v.judge
     judge_order = _leans(j.win.rate - 0.5) if j is not None and j.win.wins + j.win.losses else None
+    combined = (v.combined.winner, tuple(v.combined_signals)) if v.combined is not None else None
     return decide(policy, human.winner if human is not None else None, j.winner if j else None,
-                  metrics, v.level, judge_order)
+                  metrics, v.level, judge_order, combined)
 
 
 def _leans(diff: float, higher_is_better: bool = True) -> str | None:
@@ -543,11 +595,18 @@ def _fragile(v: Verdict, r: MetricComparison) -> str:
 
 
 def _metric_clauses(v: Verdict, rows: Sequence[MetricComparison], side: str | None, basis: str | None,
-                    diagnostic: bool, passed: set[str] = frozenset(), others: bool = False) -> list[str]:
-    """What ``rows`` (the deciding metrics, or the diagnostics) say, in favour of ``side`` first. ``passed``: the
-    deciding metrics whose winner survives Holm's correction over the deciding metrics (only these decide);
-    ``others``: whether diagnostics are shown beside them (the deciding ones are then called so).
-    Diagnostics carry their measured system-level record, so a reader sees why they do not decide."""
+                    diagnostic: bool, passed: set[str] = frozenset(), others: bool = False,
+                    members: bool = False, with_records: bool = True) -> list[str]:
+    """What ``rows`` (the deciding metrics, the diagnostics, or with ``members`` the metrics of the combined test
+    that do not decide alone) say, in favour of ``side`` first. ``passed``: the deciding metrics whose winner
+    survives Holm's correction over the deciding metrics (only these decide); ``others``: whether diagnostics
+    are shown beside them (the deciding ones are then called so). Diagnostics carry their measured
+    system-level record, so a reader sees why they do not decide; the combined test's metrics are said on
+    their own, as parts of it."""
+    if members:
+        clauses = _metric_clauses(v, rows, side, basis, True, with_records=False)
+        lead = "as diagnostics, which do not decide: "
+        return ["within the combined test, " + clauses[0][len(lead):], *clauses[1:]] if clauses else []
     sys_name = {"A": v.system_a, "B": v.system_b}
     clauses = []
     if side is not None and not diagnostic and basis != "metrics" and rows and not any(r.winner == side for r in rows):
@@ -569,7 +628,7 @@ def _metric_clauses(v: Verdict, rows: Sequence[MetricComparison], side: str | No
             lead = "but " if side is not None and s != side and not diagnostic else ""
             chance = "" if diagnostic or best.metric in passed else (
                 f", not significant once the {len(rows)} deciding metrics are corrected together (Holm)")
-            records = _records(fav) if diagnostic else ""
+            records = _records(fav) if diagnostic and with_records else ""
             clauses.append(f"{lead}{_names(fav)} favour{'s' * (len(fav) == 1)} {sys_name[s]} "
                            f"({_label(best.metric)} {_margin(best, s)}{chance}{_fragile(v, best)}){records}")
         clauses += _copy_clause(v, s, fav)
@@ -598,6 +657,24 @@ def _unseen(rows: Sequence[MetricComparison]) -> str:
     listed = parts[0] if not many else ", ".join(parts[:-1]) + " and " + parts[-1]
     return (f" (with these {n} contexts {'differences' if many else 'a difference'} smaller than {listed} could "
             "go unseen)")
+
+
+def _combined_clause(v: Verdict, side: str | None, basis: str | None) -> str:
+    """What the combined test says ('the combined evidence of mme, the judge and bleu favours it (+0.41 [+0.18,
+    +0.63] standard deviations per pair)'), with its measured record when it decided."""
+    c = v.combined
+    who = ["the judge" if s == JUDGE else _label(s) for s in v.combined_signals]
+    listed = who[0] if len(who) == 1 else ", ".join(who[:-1]) + " and " + who[-1]
+    left = ["the judge" if s == JUDGE else _label(s) for s in shipped_policy().policy.combine
+            if s not in v.combined_signals]
+    if left:
+        listed += f" (without {' and '.join(left)}: not computed here)"
+    if c.winner is None:
+        return f"the combined evidence of {listed} finds no significant difference"
+    name = "it" if c.winner == side else {"A": v.system_a, "B": v.system_b}[c.winner]
+    trust = _record_words("combined", "on rated data it") if basis == "combined" else ""
+    return (f"{'but ' if side not in (None, c.winner) else ''}the combined evidence of {listed} favours {name} "
+            f"({_margin(c, c.winner)} standard deviations per pair){trust}")
 
 
 def verdict_sentence(v: Verdict, label: Callable[[str], str] | None = None) -> str:
@@ -636,6 +713,8 @@ def verdict_sentence(v: Verdict, label: Callable[[str], str] | None = None) -> s
                            f"({_margin(human, w)} on the {human.n} pairs)")
         else:
             clauses.append(f"people's {dim} ratings show no significant difference")
+    if v.combined is not None and v.combined.n:
+        clauses.append(_combined_clause(v, side, basis))
     if basis == "lean":
         who = ["the judge" if n == JUDGE else _label(n) for n in decision.named]
         listed = who[0] if len(who) == 1 else ", ".join(who[:-1]) + " and " + who[-1]
@@ -647,7 +726,7 @@ def verdict_sentence(v: Verdict, label: Callable[[str], str] | None = None) -> s
         rate, lo, hi = (w.rate, w.low, w.high) if s == "A" else (1 - w.rate, 1 - w.high, 1 - w.low)
         decided = w.wins + w.losses
         trust = _record_words(JUDGE, "on rated data it") if basis in ("judge", "conflict") else ""
-        role = "" if policy.decides(JUDGE) else " (diagnostic, not deciding)"
+        role = "" if policy.trusts(JUDGE) else " (diagnostic, not deciding)"
         if j.winner:
             lc = j.length_controlled
             at_len = ""
@@ -666,10 +745,12 @@ def verdict_sentence(v: Verdict, label: Callable[[str], str] | None = None) -> s
     unscored = [r for r in mrows if r.n == 0]
     mrows = [r for r in mrows if r.n > 0]
     deciding = [r for r in mrows if policy.decides(r.metric)]
-    diagnostics = [r for r in mrows if not policy.decides(r.metric)]
+    members = [r for r in mrows if not policy.decides(r.metric) and policy.trusts(r.metric)]
+    diagnostics = [r for r in mrows if not policy.trusts(r.metric)]
     passed = set(deciding_winners(policy, [(r.metric, r.winner, r.p_randomization) for r in deciding], v.level))
     named_side, named_basis = (None, None) if basis == "lean" else (side, basis)  # a lean: no metric decided
     clauses += _metric_clauses(v, deciding, named_side, named_basis, False, passed, others=bool(diagnostics))
+    clauses += _metric_clauses(v, members, named_side, named_basis, True, members=True)
     clauses += _metric_clauses(v, diagnostics, named_side, named_basis, diagnostic=True)
     if unscored:
         clauses.append(f"{_names(unscored)} could not score these pairs{_unscored_reason(v, unscored)}")
@@ -681,7 +762,9 @@ def verdict_sentence(v: Verdict, label: Callable[[str], str] | None = None) -> s
             head += " on the metrics"  # people's ratings or the judge are there and name no winner
     elif basis == "conflict":
         head = f"Mixed evidence on {v.system_a} vs {v.system_b}"
-    elif any(r.winner for r in diagnostics) or (j is not None and j.winner and not policy.decides(JUDGE)):
+    elif v.combined is not None and any(r.winner for r in members + diagnostics):
+        head = f"The combined evidence does not separate {v.system_a} and {v.system_b}"
+    elif any(r.winner for r in diagnostics) or (j is not None and j.winner and not policy.trusts(JUDGE)):
         head = f"No trusted signal separates {v.system_a} and {v.system_b}"
     else:
         head = f"No significant difference between {v.system_a} and {v.system_b}"

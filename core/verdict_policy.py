@@ -19,7 +19,14 @@ A policy (:class:`VerdictPolicy`) names
 - ``lean``: signals (the judge and metrics) whose **unanimous direction** names a winner when nothing above did
   and no trusted signal names the other system: every one of them was computed and its mean difference (the
   judge: its win rate) points the same way, though none is significant alone. The verdict then says the system
-  is "probably better" and why; its measured record is the verdict's own.
+  is "probably better" and why; its measured record is the verdict's own;
+- ``combine``: signals whose **combined evidence** is tested before every rule above (:func:`combined_values`:
+  per pair, each signal's difference A - B divided by its standard deviation over the pairs, summed), as the
+  verdict tests a metric. When that test names a winner it is the verdict's; when it names none, the rules above
+  apply. When some of its signals were not computed (the judge not run, BLEU without references), the test
+  combines the largest set of the computed ones that ``combine_allowed`` lists (the sets measured to prefer a
+  real reply to a generic one: ``scripts/choose_verdict_policy.py``), the first listed among equals; with none
+  there is no combined test.
 
 People's ratings in the input come before any of this (:func:`decide`): when they name a winner it is the
 verdict's.
@@ -34,6 +41,8 @@ import json
 import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping, Sequence
+
+import numpy as np
 
 from core import stats
 from core.settings import checkpoint_file
@@ -51,6 +60,8 @@ class VerdictPolicy:
     judge: str = "first"
     metrics_alone: bool = True
     lean: tuple[str, ...] = ()
+    combine: tuple[str, ...] = ()
+    combine_allowed: tuple[tuple[str, ...], ...] = ()
 
     def __post_init__(self) -> None:
         if self.judge not in JUDGE_ROLES:
@@ -61,13 +72,32 @@ class VerdictPolicy:
         metrics = "+".join(self.deciding_metrics) or "no metric"
         alone = "alone" if self.metrics_alone else "never alone"
         lean = f"; else the lean of {'+'.join(self.lean)}" if self.lean else ""
-        return f"judge {self.judge}; deciding metrics {metrics} ({alone}){lean}"
+        rules = f"judge {self.judge}; deciding metrics {metrics} ({alone}){lean}"
+        if not self.combine:
+            return rules
+        nothing = self.judge == "off" and not self.deciding_metrics and not self.lean
+        return f"the combined test of {'+'.join(self.combine)}" + (" alone" if nothing else f", then {rules}")
+
+    def combination(self, computed: Sequence[str]) -> tuple[str, ...]:
+        """The signals the combined test sums when ``computed`` are the signals at hand: all of ``combine`` when
+        every one was computed, else the largest set of the computed ones ``combine_allowed`` lists (the first
+        listed among equals), else none (module docstring)."""
+        have = tuple(s for s in self.combine if s in computed)
+        if have == self.combine:
+            return have
+        fits = [tuple(c) for c in self.combine_allowed if set(c) <= set(have)]
+        return max(fits, key=len) if fits else ()
 
     def decides(self, signal: str) -> bool:
         """Whether ``signal`` (a metric's name or ``"judge"``) may name the verdict's winner."""
         if signal == JUDGE:
             return self.judge != "off"
         return signal in self.deciding_metrics
+
+    def trusts(self, signal: str) -> bool:
+        """Whether ``signal`` has a say in the verdict: it decides (:meth:`decides`) or is part of the combined
+        test. The others are diagnostics: shown, never deciding."""
+        return self.decides(signal) or signal in self.combine
 
 
 @dataclass(frozen=True)
@@ -110,7 +140,8 @@ class ShippedPolicy:
     def from_dict(cls, d: Mapping[str, Any]) -> "ShippedPolicy":
         p = d["policy"]
         policy = VerdictPolicy(tuple(p["deciding_metrics"]), p["judge"], bool(p["metrics_alone"]),
-                               tuple(p.get("lean", ())))
+                               tuple(p.get("lean", ())), tuple(p.get("combine", ())),
+                               tuple(tuple(c) for c in p.get("combine_allowed", ())))
         records = {k: SignalRecord(**r) for k, r in d.get("records", {}).items()}
         return cls(policy, records, d.get("source", ""))
 
@@ -130,8 +161,8 @@ def shipped_policy() -> ShippedPolicy:
 
 @dataclass(frozen=True)
 class Decision:
-    """Which side the verdict names (``side`` "A" / "B" / None) and on what ``basis``: "people", "judge",
-    "metrics", "lean" (the policy's lean signals all point to ``side``, none significantly), "conflict" (trusted
+    """Which side the verdict names (``side`` "A" / "B" / None) and on what ``basis``: "people", "combined" (the
+    combined test of the policy's ``combine`` signals named it), "judge", "metrics", "lean" (the policy's lean signals all point to ``side``, none significantly), "conflict" (trusted
     signals name different systems: the verdict abstains), or None (no trusted signal names a winner).
     ``named``: the signals that named (or leaned to) ``side``; ``against``: those that named the other system."""
 
@@ -162,13 +193,18 @@ def leaning(policy: VerdictPolicy, orders: Mapping[str, str | None]) -> str | No
 
 
 def decide(policy: VerdictPolicy, people: str | None, judge: str | None,
-           metrics: Sequence[tuple], level: float = 0.95, judge_order: str | None = None) -> Decision:
-    """The verdict's side under ``policy``: people's winner when their ratings name one; else the judge and the
-    deciding metrics as the policy's rules say, else the lean signals (module docstring). ``judge``: the judge's
-    winner ("A" / "B" / None) and ``judge_order`` the side its win rate favours; ``metrics``: (name, winner,
-    randomization p[, the side its mean difference favours]) for every metric compared."""
+           metrics: Sequence[tuple], level: float = 0.95, judge_order: str | None = None,
+           combined: tuple[str | None, Sequence[str]] | None = None) -> Decision:
+    """The verdict's side under ``policy``: people's winner when their ratings name one; else the combined test's
+    winner; else the judge and the deciding metrics as the policy's rules say, else the lean signals (module
+    docstring). ``judge``: the judge's winner ("A" / "B" / None) and ``judge_order`` the side its win rate
+    favours; ``metrics``: (name, winner, randomization p[, the side its mean difference favours]) for every
+    metric compared; ``combined``: (the combined test's winner, the signals it summed), None when it was not
+    run."""
     if people in ("A", "B"):
         return Decision(people, "people")
+    if policy.combine and combined is not None and combined[0] in ("A", "B"):
+        return Decision(combined[0], "combined", tuple(combined[1]))
     named = deciding_winners(policy, [m[:3] for m in metrics], level)
     judge = judge if policy.judge != "off" else None
     if judge in ("A", "B"):
@@ -190,3 +226,24 @@ def decide(policy: VerdictPolicy, people: str | None, judge: str | None,
     if side is not None and not any(w != side for w in named.values()):
         return Decision(side, "lean", tuple(policy.lean))
     return Decision(None, None)
+
+
+def combined_values(differences: Mapping[str, Sequence[float]]) -> np.ndarray:
+    """The combined evidence per pair: ``sum_s d_s[i] / sd(d_s)``, where ``d_s[i]`` is signal s's difference A - B
+    on pair i, oriented so that a positive value favours A (a metric's A - B, negated when lower is better; the
+    judge's P(A) - 0.5), and ``sd(d_s)`` its population standard deviation over the pairs with a value. Every
+    signal then weighs the same, in its own units of spread; nothing is fitted. A signal whose differences are
+    all equal has no spread: it is divided by their size instead (each pair then adds +1 or -1, or 0 when the
+    two systems never differ). A pair that lacks a value of any signal is NaN (the test drops it and counts it)."""
+    total = None
+    for d in differences.values():
+        x = np.asarray(d, dtype=np.float64)
+        finite = x[np.isfinite(x)]
+        sd = float(finite.std()) if finite.size else 0.0
+        if sd <= 1e-12 * max(1.0, float(np.abs(finite).max(initial=0.0))):
+            sd = float(np.abs(finite).max(initial=0.0))  # no spread: a constant difference counts as 1 a pair
+        part = np.where(np.isfinite(x), x / sd, np.nan) if sd > 0 else np.where(np.isfinite(x), 0.0, np.nan)
+        total = part if total is None else total + part
+    if total is None:
+        raise ValueError("no signal to combine")
+    return total

@@ -95,7 +95,7 @@ def headline_frame(verdict: Verdict) -> pd.DataFrame:
     enough to read without scrolling sideways on a laptop with the sidebar open (A - B with its interval for
     every metric is the chart below it; the means' intervals are in the report and the command line's table)."""
     out = []
-    for r in verdict.metrics:
+    for r in verdict.table_rows():
         name = f"human: {r.metric[len('human:'):]}" if r.kind == "human" else r.metric
         margin = could_miss(r) or "-"
         if r.winner == "A":

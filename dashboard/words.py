@@ -55,6 +55,8 @@ def name(metric: str) -> str:
     unknown id as it is."""
     if metric.startswith("human:"):
         return f"people's {metric[len('human:'):]} rating"
+    if metric.startswith("combined: "):  # the verdict's combined test ('combined: bleu+judge+mme')
+        return "combined: " + "+".join(DISPLAY.get(s, s) for s in metric[len("combined: "):].split("+"))
     return DISPLAY.get(metric, metric)
 
 

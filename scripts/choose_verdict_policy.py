@@ -21,16 +21,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from core.engine import DEFAULT_METRICS
 from core.meta_eval import group_datasets
 from core.progress import progress_bar
 from core.settings import cache_dir, shared_data_dir
-from core.system_eval import (SignalCall, SystemPair, best_policy, candidate_policies, format_system_rows,
-                              leave_one_set_out, policy_score, record, summarize, system_level, with_verdict)
-from core.verdict_policy import JUDGE, POLICY_FILE, ShippedPolicy, SignalRecord, VerdictPolicy
+from core.system_eval import (SignalCall, SystemPair, best_policy, candidate_policies, combinations_of,
+                              combined_name, format_system_rows, leave_one_set_out, policy_score, record, summarize,
+                              system_level, with_verdict)
+from core.verdict_policy import JUDGE, POLICY_FILE, ShippedPolicy, SignalRecord, VerdictPolicy, combined_values
 
 ROOT = Path(__file__).resolve().parent.parent
 SETS = ("usr-topical", "usr-persona", "dailydialog-zhao", "dailydialog-gupta", "convai2-grade", "dailydialog-grade",
@@ -53,7 +54,9 @@ def load_calls(path: Path) -> list[SystemPair]:
 def generic_check(folder: Path) -> dict[str, float]:
     """Per signal, the share of rule-made pairs where it prefers a real reply to a generic one: every
     DailyDialog-Gupta context (four human references), its first reference against a generic reply (drawn with
-    seed 13), the other three references as references (the metrics), P(A) > 0.5 (the judge)."""
+    seed 13), the other three references as references (the metrics), P(A) > 0.5 (the judge). Per set of two or
+    more signals (``core.system_eval.combined_name``), the share where their combined value
+    (``core.verdict_policy.combined_values`` over these pairs) is above 0."""
     import numpy as np
 
     from core.data import Example, load_jsonl
@@ -71,9 +74,12 @@ def generic_check(folder: Path) -> dict[str, float]:
                                references=e.references[1:]))
     table = score_examples(real + generic, list(DEFAULT_METRICS))
     n = len(real)
-    out = {m: float(np.mean(table.column(m)[:n] > table.column(m)[n:])) for m in DEFAULT_METRICS}
+    differences = {m: table.column(m)[:n] - table.column(m)[n:] for m in DEFAULT_METRICS}  # all higher is better
     judged = judge_pairs([e.context for e in real], [e.response for e in real], [e.response for e in generic])
-    out[JUDGE] = float(np.mean(np.asarray(judged.p_a) > 0.5))
+    differences[JUDGE] = np.asarray(judged.p_a, dtype=np.float64) - 0.5
+    out = {s: float(np.mean(d > 0)) for s, d in differences.items()}
+    for combo in combinations_of(list(differences)):
+        out[combined_name(combo)] = float(np.mean(combined_values({s: differences[s] for s in combo}) > 0))
     return out
 
 
@@ -102,13 +108,21 @@ def main(argv: list[str] | None = None) -> int:
     else:
         data = group_datasets([folder / f"{s}.jsonl" for s in args.sets.split(",") if s.strip()])
         pairs = system_level(data, list(DEFAULT_METRICS), True, progress=progress_bar(False),
-                             log=lambda s: print(s, file=sys.stderr))
+                             log=lambda s: print(s, file=sys.stderr), combine=True)
         calls_file.parent.mkdir(parents=True, exist_ok=True)
         calls_file.write_text(json.dumps([asdict(q) for q in pairs]))
     sane = [m for m in DEFAULT_METRICS if generic[m] >= GENERIC_BAR]
-    candidates = candidate_policies(sane, judge=generic[JUDGE] >= GENERIC_BAR)
+    combos = [c for c in combinations_of([JUDGE, *DEFAULT_METRICS]) if generic.get(combined_name(c), 0) >= GENERIC_BAR]
+    candidates = candidate_policies(sane, judge=generic[JUDGE] >= GENERIC_BAR, combine=combos)
     lodo = leave_one_set_out(pairs, candidates, WRONG_COST)
     chosen = best_policy(pairs, candidates, WRONG_COST)
+    if chosen.combine:  # what the combined test sums when some of its signals are not computed
+        allowed = [c for c in combos if set(c) < set(chosen.combine)]
+        # a metric alone: the combined test of one metric is its own test (the test ignores the scale)
+        allowed += [(s,) for s in chosen.combine if s != JUDGE and generic[s] >= GENERIC_BAR]
+        allowed.sort(key=lambda c: -(record(pairs, combined_name(c) if len(c) > 1 else c[0]).right
+                                     - WRONG_COST * record(pairs, combined_name(c) if len(c) > 1 else c[0]).wrong))
+        chosen = replace(chosen, combine_allowed=tuple(allowed))
     before_lodo = [(d, *policy_score([q for q in pairs if q.dataset == d], BEFORE)) for d in
                    dict.fromkeys(q.dataset for q in pairs)]
     sep = sum(r["separated"] for r in lodo)
@@ -119,6 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     records = {s: record(pairs, s) for s in [*DEFAULT_METRICS, JUDGE]}
     # the verdict's own record is the held-out one: each set judged by the policy chosen without it
     records["verdict"] = SignalRecord("verdict", sep, right, wrong, right, len(lodo))
+    if chosen.combine:  # the chosen combined test's own record, every set (chosen on them: not a held-out one)
+        records["combined"] = SignalRecord(**{**asdict(record(pairs, combined_name(chosen.combine))),
+                                              "signal": "combined"})
     shipped_rows = summarize(with_verdict(pairs, chosen))
     lines = [
         "# The verdict at the system level: does it name the system people prefer?",
@@ -137,7 +154,11 @@ def main(argv: list[str] | None = None) -> int:
         "",
         f"Each set held out in turn, the policy is chosen on the others (score: right - {WRONG_COST:g} x wrong, "
         f"{len(candidates)} candidate policies over the signals that pass the generic-reply bar below: "
-        f"{', '.join(([JUDGE] if generic[JUDGE] >= GENERIC_BAR else []) + sane)}), then applied to the held-out set.",
+        f"{', '.join(([JUDGE] if generic[JUDGE] >= GENERIC_BAR else []) + sane)}, and the combined tests of "
+        f"{len(combos)} sets of signals that pass it together), then applied to the held-out set. A combined test "
+        "(`core.verdict_policy.combined_values`) sums its signals' per-pair differences A - B, each divided by its "
+        "standard deviation over the pair's contexts (the judge's P(A) - 0.5), and tests the sum as the verdict "
+        "tests a metric; a policy with one tests it first and follows its other rules when it names no winner.",
         "",
         "| held-out set | policy chosen on the others | people separate | names people's winner | names the "
         "other | names none |",
@@ -147,6 +168,9 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(f"| {r['held_out']} | {r['policy']} | {r['separated']} | {share(r['right'], r['separated'])} | "
                      f"{share(r['wrong'], r['separated'])} | {r['none']} |")
     no_lean = candidate_policies(sane, lean=False, judge=generic[JUDGE] >= GENERIC_BAR)
+    alone = leave_one_set_out(pairs, candidate_policies(sane, judge=generic[JUDGE] >= GENERIC_BAR), WRONG_COST)
+    a_right, a_wrong = sum(r["right"] for r in alone), sum(r["wrong"] for r in alone)
+    combined_rows = [record(pairs, combined_name(c)) for c in combos]
     unconstrained = leave_one_set_out(pairs, candidate_policies(list(DEFAULT_METRICS), lean=False), WRONG_COST)
     c_right, c_wrong = sum(r["right"] for r in unconstrained), sum(r["wrong"] for r in unconstrained)
     plain = leave_one_set_out(pairs, no_lean, WRONG_COST)
@@ -156,8 +180,20 @@ def main(argv: list[str] | None = None) -> int:
         f"| DailyDialog sets (the judge never saw them) | | {u_sep} | {share(u_right, u_sep)} | "
         f"{share(u_wrong, u_sep)} | {u_sep - u_right - u_wrong} |",
         "",
-        f"Without the lean rule ({len(no_lean)} candidates, each set held out the same way): names people's "
+        f"Without combined tests (the {len(candidates) - len(combos) * (len(no_lean) + 1)} candidates of the "
+        f"signals' own tests, each set held out the same way): names people's winner in {share(a_right, sep)}, "
+        f"the other system in {share(a_wrong, sep)}.",
+        "",
+        f"Without combined tests or the lean rule ({len(no_lean)} candidates): names people's "
         f"winner in {share(p_right, sep)}, the other system in {share(p_wrong, sep)}.",
+        "",
+        "Each combined test allowed (it passes the generic-reply bar), alone on every set: the pairs people "
+        "separate where it names their winner, the other system, or neither.",
+        "",
+        "| combined test | names people's winner | names the other | names none |",
+        "|---|---|---|---|",
+        *[f"| {r.signal[len('combined:'):]} | {share(r.right, r.pairs)} | {r.wrong} | {r.pairs - r.right - r.wrong} |"
+          for r in combined_rows],
         "",
         f"Without the generic-reply bar (every default metric may decide; no lean): names people's winner in "
         f"{share(c_right, sep)}, the other system in {share(c_wrong, sep)}; but υBLEU prefers a generic reply "
@@ -166,7 +202,9 @@ def main(argv: list[str] | None = None) -> int:
         "Rule-made check (every DailyDialog-Gupta context: a human reference against a generic reply, the other "
         "three references as references): the share of pairs where each signal prefers the real reply. A signal "
         f"below {GENERIC_BAR:.2f} (the judge's own bar on obvious pairs) may not decide, veto or lean: "
-        + ", ".join(f"{k} {v:.2f}" for k, v in generic.items()) + ".",
+        + ", ".join(f"{k} {v:.2f}" for k, v in generic.items() if not k.startswith("combined:")) + ". A set of "
+        "signals is combined only when their combined value prefers the real reply in as many: "
+        + ", ".join(f"{k[len('combined:'):]} {v:.2f}" for k, v in generic.items() if k.startswith("combined:")) + ".",
         "",
         f"Before this policy (the judge first, then any default metric after Holm over all of them; "
         f"`{BEFORE.name}`), on the same pairs: names people's winner in {share(b_right, sep)}, the other system "

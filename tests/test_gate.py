@@ -143,7 +143,7 @@ def test_a_candidate_with_generic_replies_fails_the_default_gate(gate_cmd, tmp_p
     assert r.returncode == 1, r.stdout + r.stderr
     from core.verdict_policy import shipped_policy
     first = r.stdout.splitlines()[0]
-    if shipped_policy().policy.decides("judge"):
+    if shipped_policy().policy.trusts("judge"):
         assert first.startswith("FAIL: candidate is worse on the judge: wins "), first
     else:  # the deciding metric of the shipped policy
         assert first.startswith(f"FAIL: candidate is worse on {shipped_policy().policy.deciding_metrics[0]}: -"), first

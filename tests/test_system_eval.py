@@ -261,3 +261,118 @@ def test_no_significant_difference_says_what_could_go_unseen(trusted):
     assert s.startswith("No significant difference between v1 and v2: mme finds no difference (with these 30 "
                         "contexts a difference smaller than 0.0"), s
     assert s.endswith(" in mme could go unseen)."), s
+
+
+# ------------------------------------------------------------------------------------------------
+# the combined test
+
+
+def test_combined_values_weigh_each_signal_by_its_own_spread():
+    from core.verdict_policy import combined_values
+    x = np.array([1.0, 2.0, 3.0, 6.0])
+    y = np.array([100.0, -50.0, 20.0, 10.0])
+    want = x / x.std() + y / y.std()
+    assert combined_values({"x": x, "y": y}) == pytest.approx(want)
+    assert combined_values({"x": x * 1000, "y": y}) == pytest.approx(want)  # units do not matter
+    # a signal without spread adds 1 per pair in its direction (nothing when it never differs); a missing value
+    # makes that pair's sum missing
+    assert combined_values({"x": x, "flat": np.full(4, -0.3)}) == pytest.approx(x / x.std() - 1)
+    assert combined_values({"x": x, "same": np.zeros(4)}) == pytest.approx(x / x.std())
+    got = combined_values({"x": x, "y": np.array([1.0, np.nan, 2.0, 3.0])})
+    assert np.isnan(got[1]) and np.isfinite(got[[0, 2, 3]]).all()
+    with pytest.raises(ValueError, match="no signal"):
+        combined_values({})
+
+
+def test_the_combined_test_decides_first_and_the_other_rules_follow_when_it_names_none():
+    combined_then_mme = VerdictPolicy(("mme",), "off", True, (), ("judge", "mme"))
+    assert decide(combined_then_mme, None, None, [("mme", "A", 0.001)], combined=("B", ("judge", "mme"))) == \
+        Decision("B", "combined", ("judge", "mme"))
+    assert decide(combined_then_mme, None, None, [("mme", "A", 0.001)], combined=(None, ("mme",))) == \
+        Decision("A", "metrics", ("mme",))
+    assert decide(combined_then_mme, None, None, [("mme", "A", 0.001)]).side == "A"  # not run: the rules alone
+    assert decide(combined_then_mme, "A", None, [], combined=("B", ("mme",))) == Decision("A", "people")
+    assert decide(TRUSTED, None, None, [], combined=("B", ("mme",))).side is None  # a policy without one ignores it
+    assert combined_then_mme.trusts("judge") and not combined_then_mme.decides("judge")
+    assert combined_then_mme.name.startswith("the combined test of judge+mme, then judge off")
+    shipped = ShippedPolicy(combined_then_mme, {})
+    assert ShippedPolicy.from_dict(json.loads(json.dumps(shipped.to_dict()))) == shipped
+
+
+def test_candidate_policies_with_combined_tests_and_their_calls():
+    plain = se.candidate_policies(["mme"], lean=False)
+    cands = se.candidate_policies(["mme"], lean=False, combine=[("mme", "judge")])
+    assert len(cands) == 2 * len(plain) + 1  # nothing after the combined test, or each plain policy
+    assert {c.combine for c in cands[len(plain):]} == {("judge", "mme")}
+    assert se.combinations_of(["mme", "judge", "bleu"]) == [("bleu", "judge"), ("bleu", "mme"), ("judge", "mme"),
+                                                            ("bleu", "judge", "mme")]
+    p = _pair("s", "A", judge=("A", None, 0.2), mme=("B", None, 0.3))
+    p.calls[se.combined_name(("mme", "judge"))] = se.SignalCall("A", "A", 0.01)
+    assert "combined:judge+mme" in p.calls and se.signals_of([p]) == ["judge", "mme"]
+    assert p.verdict_under(VerdictPolicy((), "off", False, (), ("judge", "mme"))).winner == "A"
+    assert p.verdict_under(VerdictPolicy((), "off", False, (), ("bleu", "mme"))).winner is None  # not called
+
+
+def test_a_data_set_gives_the_combined_test_of_every_set_of_signals():
+    class _Noisy(_Quality):
+        name = "noisy-test"
+
+        def compute(self, examples, progress=None):
+            rng = np.random.default_rng(5)
+            return MetricResult(self.name, np.array([float(e.id[-1]) + rng.normal(0, 3) for e in examples]),
+                                self.signature())
+
+    pairs = se.evaluate_dataset("made-up", _rated_set(), [_Quality(), _Noisy()], judge=False, n_boot=200,
+                                n_perm=200, combine=True)
+    assert all(set(p.calls) == {"quality-test", "noisy-test", "combined:noisy-test+quality-test"} for p in pairs)
+    assert [p.calls["combined:noisy-test+quality-test"].winner for p in pairs] == ["B", "B", "A"]
+
+
+def test_the_verdict_names_the_combined_tests_winner_and_its_record(monkeypatch):
+    import core.verdict
+    from core.verdict import compare_combined, signal_differences
+    policy = VerdictPolicy((), "off", False, (), ("bleu", "judge"))
+    known = ShippedPolicy(policy, {"combined": SignalRecord("combined", 90, 50, 1, 70, 6)})
+    monkeypatch.setattr(core.verdict, "shipped_policy", lambda: known)
+    rng = np.random.default_rng(4)
+    bleu_a, bleu_b = rng.normal(10, 5, 30), rng.normal(12, 5, 30)
+
+    class _Scores:  # what build_verdict reads of ComparisonScores
+        comparison = type("Comparison", (), {"pairs": range(30)})
+        metrics = ["bleu"]
+        a = staticmethod(lambda m: bleu_a)
+        b = staticmethod(lambda m: bleu_b)
+
+    class _Judged:
+        p_a = list(np.clip(0.4 + rng.normal(0, 0.1, 30), 0, 1))
+
+    v = _verdict({"bleu": (bleu_a, bleu_b)})
+    diffs = signal_differences(_Scores, _Judged, policy.combine)
+    assert set(diffs) == {"bleu", "judge"} and diffs["judge"] == pytest.approx(np.asarray(_Judged.p_a) - 0.5)
+    assert set(signal_differences(_Scores, None, policy.combine)) == {"bleu"}  # the judge not run: left out
+
+    class _HalfJudged:
+        p_a = _Judged.p_a[:15]
+
+    assert set(signal_differences(_Scores, _HalfJudged, policy.combine)) == {"bleu"}  # not every pair judged
+    a = [Example(id=str(i), context=[f"c{i}"], response=f"a{i}", system="v1") for i in range(30)]
+    comp = align(a, [Example(id=str(i), context=[f"c{i}"], response=f"b{i}", system="v2") for i in range(30)])
+    v.combined, v.combined_signals = compare_combined(comp, diffs, n_boot=200, n_perm=200), list(diffs)
+    assert v.combined.winner == "B" and verdict_decision(v) == Decision("B", "combined", ("bleu", "judge"))
+    s = verdict_sentence(v)
+    assert s.startswith("v2 is better than v1: the combined evidence of bleu and the judge favours it (+"), s
+    assert "standard deviations per pair) (on rated data it named people's preferred system in 50 of 90" in s
+    assert "as diagnostics" not in s  # bleu has a say through the combined test
+
+
+def test_with_a_signal_not_computed_the_combined_test_uses_the_largest_allowed_set_of_the_others():
+    policy = VerdictPolicy((), "off", False, (), ("judge", "mme", "ubleu"),
+                           (("judge", "mme"), ("judge", "ubleu"), ("mme",)))
+    assert policy.combination(["judge", "mme", "ubleu"]) == ("judge", "mme", "ubleu")
+    assert policy.combination(["mme", "ubleu"]) == ("mme",)  # mme+ubleu is not allowed: it prefers generic replies
+    assert policy.combination(["judge", "ubleu", "mme"]) == ("judge", "mme", "ubleu")
+    assert policy.combination(["judge", "ubleu"]) == ("judge", "ubleu")
+    assert policy.combination(["ubleu"]) == ()
+    assert policy.name == "the combined test of judge+mme+ubleu alone"
+    shipped = ShippedPolicy(policy, {})
+    assert ShippedPolicy.from_dict(json.loads(json.dumps(shipped.to_dict()))) == shipped
