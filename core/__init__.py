@@ -389,11 +389,12 @@ def meta_evaluate(*inputs: str, metrics: str | Sequence[str] | None = None, dims
     from core.engine import DEFAULT_METRICS, parse_metrics
     from core.meta_eval import group_datasets, meta_evaluate as evaluate
     if level == "system":
-        from core.system_eval import summarize, system_level, with_verdict
+        from core.system_eval import policy_combinations, summarize, system_level, with_verdict
         from core.verdict_policy import shipped_policy
         pairs = system_level(group_datasets(_paths(inputs, "meta_evaluate")),
                              parse_metrics(DEFAULT_METRICS if metrics is None else metrics), judge,
-                             options=_options(options), **settings)
+                             options=_options(options), combine=policy_combinations(shipped_policy().policy),
+                             **settings)
         return summarize(with_verdict(pairs, shipped_policy().policy))
     if level != "turn":
         raise ValueError(f"level={level!r}: 'turn' (correlations per row) or 'system' (system pairs)")

@@ -47,6 +47,7 @@ from core.verdict_policy import JUDGE, SignalRecord, VerdictPolicy, combined_val
 
 VERDICT = "verdict"  # the one-line verdict's name among the signals
 COMBINED = "combined:"  # the combined tests' names among the signals start so (:func:`combined_name`)
+COMBINED_LEAN_P = (0.1, 0.2, 0.3)  # the p below which a candidate policy's combined test may lean (0: never)
 # the sets the shipped judge trained on (their training-split contexts; docs/judge.md): its system-level record
 # on them is not a held-out one
 JUDGE_TRAINING_SETS = ("usr-topical", "usr-persona", "convai2-grade", "empathetic-grade", "persona-zhao", "dstc7",
@@ -94,10 +95,18 @@ class SystemPair:
     def verdict_under(self, policy: VerdictPolicy, level: float = LEVEL) -> SignalCall:
         """The one-line verdict's call on this pair under ``policy`` (people's ratings hidden)."""
         judge = self.calls.get(JUDGE)
-        combined = self.calls.get(combined_name(policy.combine)) if policy.combine else None
+        # the policy's combined test of the signals called here (a single metric's combined test is its own test)
+        names = policy.combination([s for s in self.calls if s != VERDICT and not s.startswith(COMBINED)])
+        combined = self.calls.get(combined_name(names) if len(names) > 1 else names[0]) if names else None
         d = decide(policy, None, judge.winner if judge else None, self.metric_calls(), level,
-                   judge.order if judge else None, (combined.winner, policy.combine) if combined else None)
+                   judge.order if judge else None,
+                   (combined.winner, names, combined.order, combined.p) if combined else None)
         return SignalCall(d.side, d.side)
+
+
+def policy_combinations(policy: VerdictPolicy) -> list[tuple[str, ...]]:
+    """The sets of signals whose combined test ``policy`` may read: its ``combine`` and ``combine_allowed``."""
+    return [tuple(policy.combine), *policy.combine_allowed] if policy.combine else []
 
 
 def combined_name(signals: Sequence[str]) -> str:
@@ -138,11 +147,12 @@ def evaluate_dataset(name: str, examples: Sequence[Example], metrics: Sequence[s
                      n_perm: int = N_PERM, level: float = LEVEL, seed: int = SEED,
                      min_contexts: int = MIN_SHARED_CONTEXTS, keep_reference_copies: bool = False,
                      progress: Callable | None = None, log: Callable[[str], None] | None = None,
-                     combine: bool = False) -> list[SystemPair]:
+                     combine: bool | Sequence[Sequence[str]] = False) -> list[SystemPair]:
     """Every system pair of one data set (:func:`system_pairs`) with each metric's, the judge's and people's
-    calls, and with ``combine`` the combined test's call (``core.verdict_policy.combined_values``) for every
-    set of two or more of those signals (:func:`combined_name`). Each row is scored once (score cache
-    consulted), then sliced per pair."""
+    calls, and the combined test's call (``core.verdict_policy.combined_values``, named by
+    :func:`combined_name`) for every set of two or more of those signals (``combine`` True) or for each set
+    ``combine`` lists whose signals were all called (:func:`policy_combinations` gives the shipped policy's).
+    Each row is scored once (score cache consulted), then sliced per pair."""
     comps, skipped = system_pairs(examples, min_contexts, keep_reference_copies)
     if log and skipped:
         log(f"{name}: {skipped} system pair(s) share fewer than {min_contexts} contexts: skipped")
@@ -188,7 +198,9 @@ def evaluate_dataset(name: str, examples: Sequence[Example], metrics: Sequence[s
             pair.calls[JUDGE] = SignalCall(_order(w.rate - 0.5) if w.wins + w.losses else None, summary.winner,
                                            w.sign_p)
             differences[JUDGE] = np.asarray(summary.p_a, dtype=np.float64) - 0.5
-        for combo in (combinations_of(list(differences)) if combine else ()):
+        combos = (combinations_of(list(differences)) if combine is True else
+                  [tuple(sorted(c)) for c in combine or () if len(c) > 1 and set(c) <= set(differences)])
+        for combo in dict.fromkeys(combos):
             r = compare_values("combined", "combined", combined_values({s: differences[s] for s in combo}),
                                np.zeros(n), groups, n_boot=n_boot, n_perm=n_perm, level=level, seed=seed)
             pair.calls[combined_name(combo)] = SignalCall(_order(r.diff) if r.n else None, r.winner,
@@ -276,8 +288,9 @@ def candidate_policies(metrics: Sequence[str], lean: bool = True, judge: bool = 
     """Every policy over ``metrics``: each subset may decide, the judge first, in agreement, or off, metrics
     alone or never alone (the empty subset once per judge role); with ``lean``, each of those without a lean and
     with the lean of every set of two or more signals (the judge, when ``judge``, and ``metrics``). Then, for
-    each set of signals in ``combine``, its combined test first, followed by nothing or by each of those
-    policies without a lean. Simpler policies come first."""
+    each set of signals in ``combine``, its combined test first (vetoed by those of its signals that are among
+    the judge and ``metrics``), followed by nothing or by each of those policies without a lean, and last its
+    direction at p below nothing or each of :data:`COMBINED_LEAN_P`. Simpler policies come first."""
     signals = [JUDGE, *metrics] if judge else list(metrics)
     leans = [()] + ([tuple(c) for k in range(2, len(signals) + 1) for c in itertools.combinations(signals, k)]
                     if lean else [])
@@ -294,8 +307,11 @@ def candidate_policies(metrics: Sequence[str], lean: bool = True, judge: bool = 
                         out.append(VerdictPolicy(tuple(subset), role, alone, leaning_on))
     plain = [p for p in out if not p.lean]
     for combo in combine:
-        out += [VerdictPolicy((), "off", False, (), tuple(sorted(combo)))]
-        out += [replace(p, combine=tuple(sorted(combo))) for p in plain]
+        # the combined test's signals that may decide alone veto it when their own test names the other system
+        test = {"combine": tuple(sorted(combo)), "combine_vetoes": tuple(s for s in sorted(combo) if s in signals)}
+        for lean_p in (0.0, *COMBINED_LEAN_P):
+            out += [VerdictPolicy((), "off", False, (), **test, combine_lean=lean_p)]
+            out += [replace(p, **test, combine_lean=lean_p) for p in plain]
     return out
 
 

@@ -46,7 +46,7 @@ import numpy as np
 from core import stats
 from core.data import ID_MISMATCH_ADVICE, Comparison, dimensions
 from core.engine import is_reference_copy, reads_references
-from core.formatting import fmt_amount, fmt_percent, fmt_percent_bounds, fmt_points
+from core.formatting import fmt_amount, fmt_num, fmt_percent, fmt_percent_bounds, fmt_points
 from core.scoring import metric_class
 from core.settings import SEED
 from core.human_preferences import (MARGIN_SHARE, METRIC_TIE_TOL, PREFERENCE_DIMENSIONS, SCALES,  # noqa: F401
@@ -363,8 +363,8 @@ def build_verdict(comp: Comparison, cs: "ComparisonScores | None" = None, judge:
     ``ValueError`` (``stats.check_settings``)."""
     stats.check_settings(n_boot, n_perm, level, seed)
     policy = shipped_policy().policy
-    differences = signal_differences(cs, judge, policy.combine if combine is None else combine)
-    if combine is None:  # some of the policy's signals not computed: the largest allowed set of the others
+    differences = signal_differences(cs, judge, policy.combinable() if combine is None else combine)
+    if combine is None:  # the policy's signals, or when some were not computed an allowed set of the others
         differences = {s: differences[s] for s in policy.combination(list(differences))}
     combined = compare_combined(comp, differences, n_boot, n_perm, level, seed) if differences else None
     rows = compare_scores(cs, False, n_boot, n_perm, level, seed) if cs is not None else []
@@ -565,7 +565,9 @@ def verdict_decision(v: Verdict, policy: VerdictPolicy | None = None) -> Decisio
                for r in v.rows("metric") if r.n > 0]
     j = v.judge
     judge_order = _leans(j.win.rate - 0.5) if j is not None and j.win.wins + j.win.losses else None
-    combined = (v.combined.winner, tuple(v.combined_signals)) if v.combined is not None else None
+    c = v.combined
+    combined = ((c.winner, tuple(v.combined_signals), _leans(c.diff) if c.n else None, c.p_randomization)
+                if c is not None else None)
     return decide(policy, human.winner if human is not None else None, j.winner if j else None,
                   metrics, v.level, judge_order, combined)
 
@@ -665,10 +667,18 @@ def _combined_clause(v: Verdict, side: str | None, basis: str | None) -> str:
     c = v.combined
     who = ["the judge" if s == JUDGE else _label(s) for s in v.combined_signals]
     listed = who[0] if len(who) == 1 else ", ".join(who[:-1]) + " and " + who[-1]
-    left = ["the judge" if s == JUDGE else _label(s) for s in shipped_policy().policy.combine
-            if s not in v.combined_signals]
+    computed = {r.metric for r in v.rows("metric") if r.n} | ({JUDGE} if v.judge is not None else set()) | set(
+        v.combined_signals)
+    left = ["the judge" if s == JUDGE else _label(s) for s in shipped_policy().policy.combine if s not in computed]
     if left:
-        listed += f" (without {' and '.join(left)}: not computed here)"
+        listed += (f" ({' and '.join(left)} not {'run' if left == ['the judge'] else 'computed'} here: the set "
+                   "allowed without")
+        listed += " it)" if len(left) == 1 else " them)"
+    if basis == "combined lean":
+        return (f"the combined evidence of {listed} leans its way ({_margin(c, side)} standard deviations per pair, "
+                f"p = {fmt_num(c.p_randomization, p=True)}: not significant, but below the "
+                f"{shipped_policy().policy.combine_lean:g} at which the verdict says 'probably')"
+                + _record_words("verdict", "on rated data the verdict"))
     if c.winner is None:
         return f"the combined evidence of {listed} finds no significant difference"
     name = "it" if c.winner == side else {"A": v.system_a, "B": v.system_b}[c.winner]
@@ -726,7 +736,7 @@ def verdict_sentence(v: Verdict, label: Callable[[str], str] | None = None) -> s
         rate, lo, hi = (w.rate, w.low, w.high) if s == "A" else (1 - w.rate, 1 - w.high, 1 - w.low)
         decided = w.wins + w.losses
         trust = _record_words(JUDGE, "on rated data it") if basis in ("judge", "conflict") else ""
-        role = "" if policy.trusts(JUDGE) else " (diagnostic, not deciding)"
+        role = "" if policy.decides(JUDGE) or JUDGE in v.combined_signals else " (diagnostic, not deciding)"
         if j.winner:
             lc = j.length_controlled
             at_len = ""
@@ -744,17 +754,18 @@ def verdict_sentence(v: Verdict, label: Callable[[str], str] | None = None) -> s
     mrows = v.rows("metric")
     unscored = [r for r in mrows if r.n == 0]
     mrows = [r for r in mrows if r.n > 0]
+    in_test = set(v.combined_signals) if v.combined is not None else set(policy.combine)
     deciding = [r for r in mrows if policy.decides(r.metric)]
-    members = [r for r in mrows if not policy.decides(r.metric) and policy.trusts(r.metric)]
-    diagnostics = [r for r in mrows if not policy.trusts(r.metric)]
+    members = [r for r in mrows if not policy.decides(r.metric) and r.metric in in_test]
+    diagnostics = [r for r in mrows if not policy.decides(r.metric) and r.metric not in in_test]
     passed = set(deciding_winners(policy, [(r.metric, r.winner, r.p_randomization) for r in deciding], v.level))
-    named_side, named_basis = (None, None) if basis == "lean" else (side, basis)  # a lean: no metric decided
+    named_side, named_basis = (None, None) if basis in ("lean", "combined lean") else (side, basis)  # no metric decided
     clauses += _metric_clauses(v, deciding, named_side, named_basis, False, passed, others=bool(diagnostics))
     clauses += _metric_clauses(v, members, named_side, named_basis, True, members=True)
     clauses += _metric_clauses(v, diagnostics, named_side, named_basis, diagnostic=True)
     if unscored:
         clauses.append(f"{_names(unscored)} could not score these pairs{_unscored_reason(v, unscored)}")
-    if basis == "lean":
+    if basis in ("lean", "combined lean"):
         head = f"{sys_name[side]} is probably better than {sys_name[other[side]]}"
     elif side is not None:
         head = f"{sys_name[side]} is better than {sys_name[other[side]]}"
@@ -764,7 +775,8 @@ def verdict_sentence(v: Verdict, label: Callable[[str], str] | None = None) -> s
         head = f"Mixed evidence on {v.system_a} vs {v.system_b}"
     elif v.combined is not None and any(r.winner for r in members + diagnostics):
         head = f"The combined evidence does not separate {v.system_a} and {v.system_b}"
-    elif any(r.winner for r in diagnostics) or (j is not None and j.winner and not policy.trusts(JUDGE)):
+    elif any(r.winner for r in diagnostics) or (j is not None and j.winner and not policy.decides(JUDGE)
+                                                 and JUDGE not in v.combined_signals):
         head = f"No trusted signal separates {v.system_a} and {v.system_b}"
     else:
         head = f"No significant difference between {v.system_a} and {v.system_b}"

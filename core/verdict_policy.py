@@ -24,9 +24,12 @@ A policy (:class:`VerdictPolicy`) names
   per pair, each signal's difference A - B divided by its standard deviation over the pairs, summed), as the
   verdict tests a metric. When that test names a winner it is the verdict's; when it names none, the rules above
   apply. When some of its signals were not computed (the judge not run, BLEU without references), the test
-  combines the largest set of the computed ones that ``combine_allowed`` lists (the sets measured to prefer a
-  real reply to a generic one: ``scripts/choose_verdict_policy.py``), the first listed among equals; with none
-  there is no combined test.
+  combines the first set of computed signals that ``combine_allowed`` lists (the sets measured to prefer a real
+  reply to a generic one, best record first: ``scripts/choose_verdict_policy.py``); with none there is no
+  combined test. ``combine_vetoes``: signals of the combined test whose own test, naming the other
+  system, makes the verdict abstain ("Mixed evidence"): trusted signals conflict. ``combine_lean``: when
+  nothing above named a winner, the combined test's direction names a "probably better" system if its
+  randomization p is below this (0: never), no veto signal naming the other system.
 
 People's ratings in the input come before any of this (:func:`decide`): when they name a winner it is the
 verdict's.
@@ -62,6 +65,8 @@ class VerdictPolicy:
     lean: tuple[str, ...] = ()
     combine: tuple[str, ...] = ()
     combine_allowed: tuple[tuple[str, ...], ...] = ()
+    combine_vetoes: tuple[str, ...] = ()
+    combine_lean: float = 0.0
 
     def __post_init__(self) -> None:
         if self.judge not in JUDGE_ROLES:
@@ -76,17 +81,22 @@ class VerdictPolicy:
         if not self.combine:
             return rules
         nothing = self.judge == "off" and not self.deciding_metrics and not self.lean
-        return f"the combined test of {'+'.join(self.combine)}" + (" alone" if nothing else f", then {rules}")
+        veto = f" (vetoed by {'+'.join(self.combine_vetoes)})" if self.combine_vetoes else ""
+        lean = f"; else its direction at p < {self.combine_lean:g}" if self.combine_lean else ""
+        return (f"the combined test of {'+'.join(self.combine)}{veto}" + (" alone" if nothing else f", then {rules}")
+                + lean)
 
     def combination(self, computed: Sequence[str]) -> tuple[str, ...]:
         """The signals the combined test sums when ``computed`` are the signals at hand: all of ``combine`` when
-        every one was computed, else the largest set of the computed ones ``combine_allowed`` lists (the first
-        listed among equals), else none (module docstring)."""
-        have = tuple(s for s in self.combine if s in computed)
-        if have == self.combine:
-            return have
-        fits = [tuple(c) for c in self.combine_allowed if set(c) <= set(have)]
-        return max(fits, key=len) if fits else ()
+        every one was computed, else the first set ``combine_allowed`` lists whose signals were all computed,
+        else none (module docstring)."""
+        if all(s in computed for s in self.combine):
+            return tuple(self.combine)
+        return next((tuple(c) for c in self.combine_allowed if set(c) <= set(computed)), ())
+
+    def combinable(self) -> tuple[str, ...]:
+        """Every signal the combined test may sum: those of ``combine`` and of ``combine_allowed``."""
+        return tuple(dict.fromkeys([*self.combine, *(s for c in self.combine_allowed for s in c)]))
 
     def decides(self, signal: str) -> bool:
         """Whether ``signal`` (a metric's name or ``"judge"``) may name the verdict's winner."""
@@ -141,7 +151,8 @@ class ShippedPolicy:
         p = d["policy"]
         policy = VerdictPolicy(tuple(p["deciding_metrics"]), p["judge"], bool(p["metrics_alone"]),
                                tuple(p.get("lean", ())), tuple(p.get("combine", ())),
-                               tuple(tuple(c) for c in p.get("combine_allowed", ())))
+                               tuple(tuple(c) for c in p.get("combine_allowed", ())),
+                               tuple(p.get("combine_vetoes", ())), float(p.get("combine_lean", 0.0)))
         records = {k: SignalRecord(**r) for k, r in d.get("records", {}).items()}
         return cls(policy, records, d.get("source", ""))
 
@@ -162,7 +173,9 @@ def shipped_policy() -> ShippedPolicy:
 @dataclass(frozen=True)
 class Decision:
     """Which side the verdict names (``side`` "A" / "B" / None) and on what ``basis``: "people", "combined" (the
-    combined test of the policy's ``combine`` signals named it), "judge", "metrics", "lean" (the policy's lean signals all point to ``side``, none significantly), "conflict" (trusted
+    combined test of the policy's ``combine`` signals named it), "judge", "metrics", "lean" (the policy's lean
+    signals all point to ``side``, none significantly), "combined lean" (the combined test's direction, below
+    the policy's ``combine_lean`` p but not significant), "conflict" (trusted
     signals name different systems: the verdict abstains), or None (no trusted signal names a winner).
     ``named``: the signals that named (or leaned to) ``side``; ``against``: those that named the other system."""
 
@@ -194,17 +207,40 @@ def leaning(policy: VerdictPolicy, orders: Mapping[str, str | None]) -> str | No
 
 def decide(policy: VerdictPolicy, people: str | None, judge: str | None,
            metrics: Sequence[tuple], level: float = 0.95, judge_order: str | None = None,
-           combined: tuple[str | None, Sequence[str]] | None = None) -> Decision:
+           combined: tuple | None = None) -> Decision:
     """The verdict's side under ``policy``: people's winner when their ratings name one; else the combined test's
-    winner; else the judge and the deciding metrics as the policy's rules say, else the lean signals (module
+    winner, unless one of the policy's ``combine_vetoes`` among its signals names the other system by its own
+    test (then it abstains); else the judge and the deciding metrics as the policy's rules say, else the lean signals (module
     docstring). ``judge``: the judge's winner ("A" / "B" / None) and ``judge_order`` the side its win rate
     favours; ``metrics``: (name, winner, randomization p[, the side its mean difference favours]) for every
-    metric compared; ``combined``: (the combined test's winner, the signals it summed), None when it was not
-    run."""
+    metric compared; ``combined``: (the combined test's winner, the signals it summed[, the side its mean
+    favours, its randomization p]), None when it was not run. The combined test's direction names a "probably
+    better" system last (``combine_lean``)."""
     if people in ("A", "B"):
         return Decision(people, "people")
+    own = {m[0]: m[1] for m in metrics}
+    own[JUDGE] = judge
+
+    def vetoed(side: str) -> tuple[str, ...]:
+        return tuple(s for s in policy.combine_vetoes if s in combined[1] and own.get(s) in ("A", "B")
+                     and own[s] != side)
+
     if policy.combine and combined is not None and combined[0] in ("A", "B"):
+        against = vetoed(combined[0])
+        if against:
+            return Decision(None, "conflict", tuple(combined[1]), against)
         return Decision(combined[0], "combined", tuple(combined[1]))
+    decision = _decide_by_rules(policy, judge, metrics, level, judge_order)
+    if (decision.side is None and decision.basis is None and policy.combine and policy.combine_lean > 0
+            and combined is not None and len(combined) > 3 and combined[2] in ("A", "B")
+            and combined[3] is not None and combined[3] < policy.combine_lean and not vetoed(combined[2])):
+        return Decision(combined[2], "combined lean", tuple(combined[1]))
+    return decision
+
+
+def _decide_by_rules(policy: VerdictPolicy, judge: str | None, metrics: Sequence[tuple], level: float,
+                     judge_order: str | None) -> Decision:
+    """:func:`decide`'s rules after people and the combined test: the judge, the deciding metrics, the lean."""
     named = deciding_winners(policy, [m[:3] for m in metrics], level)
     judge = judge if policy.judge != "off" else None
     if judge in ("A", "B"):

@@ -312,8 +312,8 @@ def sidebar() -> Any:
                        help="How each system's replies are scored; each metric is computed once per upload and kept. "
                             "Which to trust: see About the metrics below.")
         with st.expander("About the metrics"):
-            st.caption("When signals disagree, trust the verdict's deciding signal (MME-CRS today); the others are "
-                       "shown as diagnostics. The counts come from rated sets with several systems.")
+            st.caption(f"When signals disagree, trust what the verdict trusts ({words.verdict_basis()}); the "
+                       "others are shown as diagnostics. The counts come from rated sets with several systems.")
             formulas = st.toggle("Show how each is computed", key="about_formulas")
             for k, v in avail.items():
                 st.markdown(f"**{plain(words.name(k))}**")

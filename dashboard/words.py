@@ -30,13 +30,13 @@ PLAIN = {
     "ruber_unref": "How well the reply fits the context, learned from real conversations; part of RUBER.",
     "ruber_ubleu": "RUBER with υBLEU in place of its reference part (the υBLEU paper's best method); a diagnostic.",
     "bert_ruber": "Rewards replies that fit the context and mean what the reference means (contextual sentence "
-                  "vectors); a diagnostic, often right at the system level.",
+                  "vectors); often right at the system level.",
     "bert_ruber_ref": "Closeness in meaning to the reference (contextual vectors); part of BERT-RUBER.",
     "bert_ruber_unref": "How well the reply fits the context, learned from real conversations; part of BERT-RUBER.",
     "adem": "A score trained to predict people's 1-5 ratings from the context, reference and reply; trust it on "
             "data like what it was trained on.",
     "mme": "Several learned checks (fluent, relevant, specific, engaging, on topic) weighted by how well each "
-           "follows people's ratings; the one metric the shipped verdict lets decide.",
+           "follows people's ratings.",
     "mme_avg": "The plain average of MME's sub-metrics; a diagnostic.",
     "mme_em": "Predicts how engaging people find the reply; one of MME-CRS's parts.",
     "mme_fm": "Whether the reply reads as fluent, natural text; one of MME-CRS's parts.",
@@ -81,10 +81,36 @@ def trust(metric: str) -> str:
             f"systems{other}.")
 
 
+def role(metric: str) -> str:
+    """What the shipped verdict policy does with ``metric``, in one sentence ('' for a metric it never measured)."""
+    try:
+        from core.verdict_policy import shipped_policy
+        shipped = shipped_policy()
+    except Exception:
+        return ""
+    if shipped.policy.decides(metric):
+        return "The verdict lets it decide."
+    if metric in shipped.policy.combine:
+        return "The verdict reads it within its combined test."
+    if metric in shipped.policy.combinable():
+        return "The verdict reads it only when a signal of its combined test is missing (the judge not run)."
+    return "A diagnostic: shown, never deciding the verdict." if shipped.record(metric) is not None else ""
+
+
+def verdict_basis() -> str:
+    """'the combined test of BERT-RUBER, the judge and υBLEU' or 'MME-CRS': what the shipped verdict trusts."""
+    from core.verdict_policy import shipped_policy
+    policy = shipped_policy().policy
+    if policy.combine:
+        return "the combined test of " + names(policy.combine)
+    return names([*(["judge"] if policy.judge != "off" else []), *policy.deciding_metrics]) or "no signal"
+
+
 def help_text(metric: str, description: str = "") -> str:
-    """One plain sentence on what ``metric`` rewards and when to trust it, then its measured system-level record."""
+    """One plain sentence on what ``metric`` rewards and when to trust it, then its measured system-level record
+    and its role in the verdict."""
     first = PLAIN.get(metric) or (description.split(":")[0] + "." if description else name(metric) + ".")
-    rest = trust(metric)
+    rest = " ".join(x for x in (trust(metric), role(metric)) if x)
     return first + (" " + rest if rest else "")
 
 

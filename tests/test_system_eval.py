@@ -293,6 +293,19 @@ def test_the_combined_test_decides_first_and_the_other_rules_follow_when_it_name
     assert decide(combined_then_mme, None, None, [("mme", "A", 0.001)]).side == "A"  # not run: the rules alone
     assert decide(combined_then_mme, "A", None, [], combined=("B", ("mme",))) == Decision("A", "people")
     assert decide(TRUSTED, None, None, [], combined=("B", ("mme",))).side is None  # a policy without one ignores it
+    vetoed = VerdictPolicy((), "off", False, (), ("judge", "mme", "ubleu"), (), ("judge", "mme"))
+    both = ("judge", "mme", "ubleu")
+    assert decide(vetoed, None, "A", [("mme", None, 0.3), ("ubleu", "B", 0.01)], combined=("B", both)) == \
+        Decision(None, "conflict", both, ("judge",))  # the judge's own test names the other system: abstain
+    assert decide(vetoed, None, None, [("mme", None, 0.3), ("ubleu", "A", 0.01)], combined=("B", both)) == \
+        Decision("B", "combined", both)  # ubleu alone may not veto
+    assert vetoed.name == "the combined test of judge+mme+ubleu (vetoed by judge+mme) alone"
+    leaning = VerdictPolicy((), "off", False, (), both, (), ("judge",), 0.3)
+    assert decide(leaning, None, None, [], combined=(None, both, "A", 0.2)) == Decision("A", "combined lean", both)
+    assert decide(leaning, None, None, [], combined=(None, both, "A", 0.4)) == Decision(None, None)
+    assert decide(leaning, None, "B", [], combined=(None, both, "A", 0.2)).side is None  # vetoed
+    assert decide(vetoed, None, None, [], combined=(None, both, "A", 0.01)).side is None  # no lean in the policy
+    assert leaning.name.endswith("alone; else its direction at p < 0.3")
     assert combined_then_mme.trusts("judge") and not combined_then_mme.decides("judge")
     assert combined_then_mme.name.startswith("the combined test of judge+mme, then judge off")
     shipped = ShippedPolicy(combined_then_mme, {})
@@ -302,8 +315,12 @@ def test_the_combined_test_decides_first_and_the_other_rules_follow_when_it_name
 def test_candidate_policies_with_combined_tests_and_their_calls():
     plain = se.candidate_policies(["mme"], lean=False)
     cands = se.candidate_policies(["mme"], lean=False, combine=[("mme", "judge")])
-    assert len(cands) == 2 * len(plain) + 1  # nothing after the combined test, or each plain policy
+    # nothing after the combined test, or each plain policy; each without a lean or leaning at each p
+    assert len(cands) == len(plain) + (len(plain) + 1) * (1 + len(se.COMBINED_LEAN_P))
     assert {c.combine for c in cands[len(plain):]} == {("judge", "mme")}
+    assert {c.combine_vetoes for c in cands[len(plain):]} == {("judge", "mme")}
+    assert {c.combine_vetoes for c in se.candidate_policies(["mme"], False, combine=[("mme", "ubleu")])} == {(), ("mme",)}
+    assert {c.combine_lean for c in cands} == {0.0, *se.COMBINED_LEAN_P}
     assert se.combinations_of(["mme", "judge", "bleu"]) == [("bleu", "judge"), ("bleu", "mme"), ("judge", "mme"),
                                                             ("bleu", "judge", "mme")]
     p = _pair("s", "A", judge=("A", None, 0.2), mme=("B", None, 0.3))
@@ -326,6 +343,9 @@ def test_a_data_set_gives_the_combined_test_of_every_set_of_signals():
                                 n_perm=200, combine=True)
     assert all(set(p.calls) == {"quality-test", "noisy-test", "combined:noisy-test+quality-test"} for p in pairs)
     assert [p.calls["combined:noisy-test+quality-test"].winner for p in pairs] == ["B", "B", "A"]
+    listed = se.evaluate_dataset("made-up", _rated_set(), [_Quality(), _Noisy()], judge=False, n_boot=200,
+                                 n_perm=200, combine=[("quality-test", "noisy-test"), ("judge", "quality-test")])
+    assert set(listed[0].calls) == set(pairs[0].calls)  # only sets whose signals were all called
 
 
 def test_the_verdict_names_the_combined_tests_winner_and_its_record(monkeypatch):
@@ -374,5 +394,25 @@ def test_with_a_signal_not_computed_the_combined_test_uses_the_largest_allowed_s
     assert policy.combination(["judge", "ubleu"]) == ("judge", "ubleu")
     assert policy.combination(["ubleu"]) == ()
     assert policy.name == "the combined test of judge+mme+ubleu alone"
+    # on a system pair the judge did not read, the verdict reads MME-CRS's own test
+    p = _pair("s", "A", mme=("A", "A", 0.01), ubleu=("B", None, 0.3))
+    assert p.verdict_under(policy) == se.SignalCall("A", "A")
+    assert se.policy_combinations(policy) == [("judge", "mme", "ubleu"), ("judge", "mme"), ("judge", "ubleu"), ("mme",)]
     shipped = ShippedPolicy(policy, {})
     assert ShippedPolicy.from_dict(json.loads(json.dumps(shipped.to_dict()))) == shipped
+
+
+def test_the_dashboard_says_each_metrics_role_in_the_verdict(monkeypatch):
+    import core.verdict_policy
+    from dashboard import words
+    policy = VerdictPolicy((), "off", False, (), ("bert_ruber", "judge", "ubleu"), (("bleu", "mme"),), ("judge",))
+    known = ShippedPolicy(policy, {m: SignalRecord(m, 97, 40, 1, 80) for m in ("bleu", "mme", "bert_ruber")})
+    monkeypatch.setattr(core.verdict_policy, "shipped_policy", lambda: known)
+    assert words.role("bert_ruber") == "The verdict reads it within its combined test."
+    assert words.role("mme").startswith("The verdict reads it only when a signal of its combined test is missing")
+    assert words.role("adem") == ""  # never measured at the system level
+    assert words.verdict_basis() == "the combined test of BERT-RUBER, the judge and υBLEU"
+    monkeypatch.setattr(core.verdict_policy, "shipped_policy", lambda: ShippedPolicy(VerdictPolicy(("mme",), "off"),
+                                                                                     known.records))
+    assert words.role("mme") == "The verdict lets it decide." and words.verdict_basis() == "MME-CRS"
+    assert words.role("bleu") == "A diagnostic: shown, never deciding the verdict."

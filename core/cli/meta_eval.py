@@ -14,7 +14,8 @@ from core.outputs import write_text
 from core.progress import progress_bar
 from core.scoring import Options
 from core.settings import SEED
-from core.system_eval import MIN_SHARED_CONTEXTS, format_system_rows, summarize, system_level, with_verdict
+from core.system_eval import (MIN_SHARED_CONTEXTS, format_system_rows, policy_combinations, summarize, system_level,
+                              with_verdict)
 from core.verdict_policy import shipped_policy
 from core.stats import MAX_RESAMPLES, MIN_BOOT
 
@@ -130,7 +131,8 @@ def _system_level(args: argparse.Namespace, data, metrics, log, out_path: str | 
     pairs = system_level(data, metrics, judge, held_out=not args.no_held_out,  # the verdict's resamples
                          level=args.level, seed=args.seed, keep_reference_copies=args.keep_reference_copies,
                          options=Options(pool=args.pool, retriever=args.retriever, device=args.device),
-                         progress=progress_bar(args.quiet), log=log)
+                         progress=progress_bar(args.quiet), log=log,
+                         combine=policy_combinations(shipped_policy().policy))
     if not pairs:
         raise ValueError("no data set holds two or more systems that answered at least "
                          f"{MIN_SHARED_CONTEXTS} shared contexts: system-level meta-evaluation compares systems on "
