@@ -194,8 +194,8 @@ class Verdict:
     def to_dict(self) -> dict[str, Any]:
         """The verdict as plain data; each metric row adds its verdict in words and, for metrics, ``p_holm``
         (Holm over the metrics compared), ``holm_winner`` (its winner if it survives that correction),
-        ``decides`` (whether the verdict policy gives it a say: it decides or is part of the combined test,
-        ``core.verdict_policy``) and
+        ``decides`` (whether the verdict policy gives it a say here: it decides or is part of the combined test
+        that was run, ``core.verdict_policy``) and
         ``deciding_winner`` (its winner if it decides and survives Holm over the deciding metrics: what the
         one-line verdict reads), so a program tells which rows' winners it may quote. ``decision``: the side
         the one-line verdict names and on what basis."""
@@ -209,11 +209,12 @@ class Verdict:
             if m.kind == "metric":
                 r["p_holm"] = adjusted.get(m.metric, math.nan)
                 r["holm_winner"] = m.winner if m.metric in passed else None
-                r["decides"] = policy.trusts(m.metric)
+                r["decides"] = policy.decides(m.metric) or m.metric in self.combined_signals
                 r["deciding_winner"] = deciding.get(m.metric)
         decision = verdict_decision(self, policy)
         d["decision"] = {"side": decision.side, "basis": decision.basis, "named": list(decision.named),
-                         "against": list(decision.against), "judge_decides": policy.trusts(JUDGE)}
+                         "against": list(decision.against),
+                         "judge_decides": policy.decides(JUDGE) or JUDGE in self.combined_signals}
         d["sentence"] = self.sentence
         return d
 
@@ -662,8 +663,8 @@ def _unseen(rows: Sequence[MetricComparison]) -> str:
 
 
 def _combined_clause(v: Verdict, side: str | None, basis: str | None) -> str:
-    """What the combined test says ('the combined evidence of mme, the judge and bleu favours it (+0.41 [+0.18,
-    +0.63] standard deviations per pair)'), with its measured record when it decided."""
+    """What the combined test says ('the combined evidence of mme, the judge and bleu favours it (+d [low, high]
+    standard deviations per pair)'), with its measured record when it decided."""
     c = v.combined
     who = ["the judge" if s == JUDGE else _label(s) for s in v.combined_signals]
     listed = who[0] if len(who) == 1 else ", ".join(who[:-1]) + " and " + who[-1]
@@ -773,7 +774,7 @@ def verdict_sentence(v: Verdict, label: Callable[[str], str] | None = None) -> s
             head += " on the metrics"  # people's ratings or the judge are there and name no winner
     elif basis == "conflict":
         head = f"Mixed evidence on {v.system_a} vs {v.system_b}"
-    elif v.combined is not None and any(r.winner for r in members + diagnostics):
+    elif v.combined is not None and (any(r.winner for r in members + diagnostics) or (j is not None and j.winner)):
         head = f"The combined evidence does not separate {v.system_a} and {v.system_b}"
     elif any(r.winner for r in diagnostics) or (j is not None and j.winner and not policy.decides(JUDGE)
                                                  and JUDGE not in v.combined_signals):

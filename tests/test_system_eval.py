@@ -416,3 +416,28 @@ def test_the_dashboard_says_each_metrics_role_in_the_verdict(monkeypatch):
                                                                                      known.records))
     assert words.role("mme") == "The verdict lets it decide." and words.verdict_basis() == "MME-CRS"
     assert words.role("bleu") == "A diagnostic: shown, never deciding the verdict."
+
+
+def test_a_judge_that_names_the_other_system_vetoes_the_combined_test_in_the_sentence(monkeypatch):
+    import core.verdict
+    from core.judge_summary import summarize_judge
+    from core.scoring import JudgeOutput
+    from core.verdict import compare_combined
+    policy = VerdictPolicy((), "off", False, (), ("bleu", "judge"), (), ("judge",), 0.3)
+    monkeypatch.setattr(core.verdict, "shipped_policy", lambda: ShippedPolicy(policy, {}))
+    a = [Example(id=str(i), context=[f"c{i}"], response=f"a{i}", system="v1") for i in range(30)]
+    comp = align(a, [Example(id=str(i), context=[f"c{i}"], response=f"b{i}", system="v2") for i in range(30)])
+    p_a = [0.9] * 24 + [0.1] * 6  # the judge prefers v1 on 24 of 30 contexts: significant
+    judged = summarize_judge(comp, JudgeOutput.from_probabilities(p_a, p_a, p_a, 0.05, "toy-judge"))
+    assert judged.winner == "A"
+    v = _verdict({"bleu": (np.zeros(30), np.full(30, 50.0))})
+    v.judge = judged
+    # a combined test that names v2 (made up here: bleu's v2 lead outweighs the judge)
+    diffs = {"bleu": np.full(30, -50.0) + np.arange(30) * 0.1, "judge": np.asarray(p_a) - 0.5}
+    v.combined, v.combined_signals = compare_combined(comp, {"bleu": diffs["bleu"] * 10, "judge": diffs["judge"]},
+                                                      n_boot=200, n_perm=200), ["bleu", "judge"]
+    assert v.combined.winner == "B"
+    assert verdict_decision(v) == Decision(None, "conflict", ("bleu", "judge"), ("judge",))
+    s = verdict_sentence(v)
+    assert s.startswith("Mixed evidence on v1 vs v2: the combined evidence of bleu and the judge favours v2"), s
+    assert "the judge prefers v1 in 80 % of the 30 pairs it decided" in s
