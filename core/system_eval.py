@@ -43,10 +43,9 @@ from core.scoring import Metric, Options, get_metric
 from core.verdict import (LEVEL, N_BOOT, N_PERM, compare_ratings, compare_values, context_groups,
                           preference_dimension, summarize_judge)
 from core.settings import SEED
-from core.verdict_policy import JUDGE, SignalRecord, VerdictPolicy, combined_values, decide
+from core.verdict_policy import COMBINED, JUDGE, SignalRecord, VerdictPolicy, combined_name, combined_values, decide
 
 VERDICT = "verdict"  # the one-line verdict's name among the signals
-COMBINED = "combined:"  # the combined tests' names among the signals start so (:func:`combined_name`)
 COMBINED_LEAN_P = (0.1, 0.2, 0.3)  # the p below which a candidate policy's combined test may lean (0: never)
 # the sets the shipped judge trained on (their training-split contexts; docs/judge.md): its system-level record
 # on them is not a held-out one
@@ -81,6 +80,7 @@ class SystemPair:
     people_high: float
     people: str | None  # people's winner by the paired test ("A" / "B"), None when they do not separate them
     calls: dict[str, SignalCall] = field(default_factory=dict)
+    computed: list[str] = field(default_factory=list)  # the signals with values here (empty: every one called)
 
     @property
     def people_order(self) -> str | None:
@@ -95,9 +95,10 @@ class SystemPair:
     def verdict_under(self, policy: VerdictPolicy, level: float = LEVEL) -> SignalCall:
         """The one-line verdict's call on this pair under ``policy`` (people's ratings hidden)."""
         judge = self.calls.get(JUDGE)
-        # the policy's combined test of the signals called here (a single metric's combined test is its own test)
-        names = policy.combination([s for s in self.calls if s != VERDICT and not s.startswith(COMBINED)])
-        combined = self.calls.get(combined_name(names) if len(names) > 1 else names[0]) if names else None
+        # the policy's combined test of the signals computed here, as the product chooses it
+        names = policy.combination(self.computed or [s for s in self.calls
+                                                     if s != VERDICT and not s.startswith(COMBINED)])
+        combined = self.calls.get(combined_name(names)) if names else None
         d = decide(policy, None, judge.winner if judge else None, self.metric_calls(), level,
                    judge.order if judge else None,
                    (combined.winner, names, combined.order, combined.p) if combined else None)
@@ -109,13 +110,7 @@ def policy_combinations(policy: VerdictPolicy) -> list[tuple[str, ...]]:
     return [tuple(policy.combine), *policy.combine_allowed] if policy.combine else []
 
 
-def combined_name(signals: Sequence[str]) -> str:
-    """'combined:bleu+judge+mme': the name of the combined test of ``signals`` (in sorted order) among a
-    pair's calls."""
-    return COMBINED + "+".join(sorted(signals))
-
-
-def combinations_of(signals: Sequence[str], smallest: int = 2) -> list[tuple[str, ...]]:
+def combinations_of(signals: Sequence[str], smallest: int = 1) -> list[tuple[str, ...]]:
     """Every subset of ``signals`` with at least ``smallest`` members, each in sorted order."""
     names = sorted(signals)
     return [c for k in range(smallest, len(names) + 1) for c in itertools.combinations(names, k)]
@@ -150,8 +145,8 @@ def evaluate_dataset(name: str, examples: Sequence[Example], metrics: Sequence[s
                      combine: bool | Sequence[Sequence[str]] = False) -> list[SystemPair]:
     """Every system pair of one data set (:func:`system_pairs`) with each metric's, the judge's and people's
     calls, and the combined test's call (``core.verdict_policy.combined_values``, named by
-    :func:`combined_name`) for every set of two or more of those signals (``combine`` True) or for each set
-    ``combine`` lists whose signals were all called (:func:`policy_combinations` gives the shipped policy's).
+    :func:`combined_name`) for every set of those signals (``combine`` True) or for each set ``combine`` lists
+    whose signals were all computed (:func:`policy_combinations` gives the shipped policy's).
     Each row is scored once (score cache consulted), then sliced per pair."""
     comps, skipped = system_pairs(examples, min_contexts, keep_reference_copies)
     if log and skipped:
@@ -198,8 +193,9 @@ def evaluate_dataset(name: str, examples: Sequence[Example], metrics: Sequence[s
             pair.calls[JUDGE] = SignalCall(_order(w.rate - 0.5) if w.wins + w.losses else None, summary.winner,
                                            w.sign_p)
             differences[JUDGE] = np.asarray(summary.p_a, dtype=np.float64) - 0.5
+        pair.computed = list(differences)
         combos = (combinations_of(list(differences)) if combine is True else
-                  [tuple(sorted(c)) for c in combine or () if len(c) > 1 and set(c) <= set(differences)])
+                  [tuple(sorted(c)) for c in combine or () if set(c) <= set(differences)])
         for combo in dict.fromkeys(combos):
             r = compare_values("combined", "combined", combined_values({s: differences[s] for s in combo}),
                                np.zeros(n), groups, n_boot=n_boot, n_perm=n_perm, level=level, seed=seed)

@@ -55,8 +55,8 @@ from core.human_preferences import (MARGIN_SHARE, METRIC_TIE_TOL, PREFERENCE_DIM
 from core.judge_summary import (HumanAgreement, JudgeSummary, judge_length_controlled,  # noqa: F401 (re-exported)
                                 reply_length, summarize_judge)
 from core.stats import LEVEL, N_BOOT, N_PERM
-from core.verdict_policy import (JUDGE, Decision, VerdictPolicy, combined_values, decide, deciding_winners,
-                                 shipped_policy)
+from core.verdict_policy import (JUDGE, Decision, VerdictPolicy, combined_name, combined_values, decide,
+                                 deciding_winners, shipped_policy)
 
 if TYPE_CHECKING:
     from core.engine import ComparisonScores
@@ -662,28 +662,42 @@ def _unseen(rows: Sequence[MetricComparison]) -> str:
             "go unseen)")
 
 
+def _listed(signals: Sequence[str]) -> str:
+    """'bert_ruber, the judge and ubleu' (the metrics through the sentence's labels)."""
+    who = ["the judge" if s == JUDGE else _label(s) for s in signals]
+    return who[0] if len(who) == 1 else ", ".join(who[:-1]) + " and " + who[-1]
+
+
+def _not_computed(v: Verdict, signals: Sequence[str]) -> str:
+    """Why some of ``signals`` are not in the combined test here: 'the judge not run on every pair', 'bleu not
+    computed'."""
+    scored = {r.metric for r in v.rows("metric") if r.n}
+    judged = v.judge is not None and len(v.judge.p_a) == v.n_pairs
+    why = [("" if judged else "the judge not run" if v.judge is None else "the judge not run on every pair")
+           if s == JUDGE else
+           ("" if s in scored else f"{_label(s)} not computed") for s in signals]
+    return "; ".join(w for w in why if w) or "not all computed"
+
+
 def _combined_clause(v: Verdict, side: str | None, basis: str | None) -> str:
     """What the combined test says ('the combined evidence of mme, the judge and bleu favours it (+d [low, high]
     standard deviations per pair)'), with its measured record when it decided."""
     c = v.combined
-    who = ["the judge" if s == JUDGE else _label(s) for s in v.combined_signals]
-    listed = who[0] if len(who) == 1 else ", ".join(who[:-1]) + " and " + who[-1]
-    computed = {r.metric for r in v.rows("metric") if r.n} | ({JUDGE} if v.judge is not None else set()) | set(
-        v.combined_signals)
-    left = ["the judge" if s == JUDGE else _label(s) for s in shipped_policy().policy.combine if s not in computed]
-    if left:
-        listed += (f" ({' and '.join(left)} not {'run' if left == ['the judge'] else 'computed'} here: the set "
-                   "allowed without")
-        listed += " it)" if len(left) == 1 else " them)"
-    if basis == "combined lean":
+    policy = shipped_policy().policy
+    listed = _listed(v.combined_signals)
+    shipped = tuple(v.combined_signals) == tuple(policy.combine)
+    if not shipped and policy.combine:
+        listed += f" (in place of {_listed(policy.combine)}: {_not_computed(v, policy.combine)})"
+    if basis == "combined lean":  # its record: the verdict's, measured for the shipped set only
         return (f"the combined evidence of {listed} leans its way ({_margin(c, side)} standard deviations per pair, "
                 f"p = {fmt_num(c.p_randomization, p=True)}: not significant, but below the "
-                f"{shipped_policy().policy.combine_lean:g} at which the verdict says 'probably')"
-                + _record_words("verdict", "on rated data the verdict"))
+                f"{policy.combine_lean:g} at which the verdict says 'probably')"
+                + (_record_words("verdict", "on rated data the verdict") if shipped else ""))
     if c.winner is None:
         return f"the combined evidence of {listed} finds no significant difference"
     name = "it" if c.winner == side else {"A": v.system_a, "B": v.system_b}[c.winner]
-    trust = _record_words("combined", "on rated data it") if basis == "combined" else ""
+    record = "combined" if shipped else combined_name(v.combined_signals)
+    trust = _record_words(record, "on rated data it") if basis == "combined" else ""
     return (f"{'but ' if side not in (None, c.winner) else ''}the combined evidence of {listed} favours {name} "
             f"({_margin(c, c.winner)} standard deviations per pair){trust}")
 
@@ -726,6 +740,9 @@ def verdict_sentence(v: Verdict, label: Callable[[str], str] | None = None) -> s
             clauses.append(f"people's {dim} ratings show no significant difference")
     if v.combined is not None and v.combined.n:
         clauses.append(_combined_clause(v, side, basis))
+    elif policy.combine and (v.rows("metric") or j is not None):
+        clauses.append(f"the verdict's combined test of {_listed(policy.combine)} could not run "
+                       f"({_not_computed(v, policy.combine)}; no allowed set of what was computed)")
     if basis == "lean":
         who = ["the judge" if n == JUDGE else _label(n) for n in decision.named]
         listed = who[0] if len(who) == 1 else ", ".join(who[:-1]) + " and " + who[-1]
@@ -755,7 +772,7 @@ def verdict_sentence(v: Verdict, label: Callable[[str], str] | None = None) -> s
     mrows = v.rows("metric")
     unscored = [r for r in mrows if r.n == 0]
     mrows = [r for r in mrows if r.n > 0]
-    in_test = set(v.combined_signals) if v.combined is not None else set(policy.combine)
+    in_test = set(v.combined_signals) if v.combined is not None else set()
     deciding = [r for r in mrows if policy.decides(r.metric)]
     members = [r for r in mrows if not policy.decides(r.metric) and r.metric in in_test]
     diagnostics = [r for r in mrows if not policy.decides(r.metric) and r.metric not in in_test]

@@ -27,7 +27,8 @@ A policy (:class:`VerdictPolicy`) names
   combines the first set of computed signals that ``combine_allowed`` lists (the sets measured to prefer a real
   reply to a generic one, best record first: ``scripts/choose_verdict_policy.py``); with none there is no
   combined test. ``combine_vetoes``: signals of the combined test whose own test, naming the other
-  system, makes the verdict abstain ("Mixed evidence"): trusted signals conflict. ``combine_lean``: when
+  system, makes the verdict abstain ("Mixed evidence"): trusted signals conflict (a set of ``combine_allowed``
+  is vetoed by those and by its metrics allowed alone: :meth:`VerdictPolicy.vetoes_for`). ``combine_lean``: when
   nothing above named a winner, the combined test's direction names a "probably better" system if its
   randomization p is below this (0: never), no veto signal naming the other system.
 
@@ -53,6 +54,13 @@ from core.settings import checkpoint_file
 POLICY_FILE = "verdict-policy.json"
 JUDGE_ROLES = ("first", "agree", "off")
 JUDGE = "judge"  # the judge's name among the signals of a record
+COMBINED = "combined:"  # the combined tests' names among the signals of a record start so (:func:`combined_name`)
+
+
+def combined_name(signals: Sequence[str]) -> str:
+    """'combined:bleu+judge+mme': the name of the combined test of ``signals`` (in sorted order) among the
+    signals of a record or of a system pair's calls."""
+    return COMBINED + "+".join(sorted(signals))
 
 
 @dataclass(frozen=True)
@@ -93,6 +101,11 @@ class VerdictPolicy:
         if all(s in computed for s in self.combine):
             return tuple(self.combine)
         return next((tuple(c) for c in self.combine_allowed if set(c) <= set(computed)), ())
+
+    def vetoes_for(self, signals: Sequence[str]) -> tuple[str, ...]:
+        """The signals of a combined test of ``signals`` that veto it: ``combine_vetoes``, and the metrics
+        ``combine_allowed`` lists alone (they pass the generic-reply bar alone, as the vetoes do)."""
+        return tuple(s for s in signals if s in self.combine_vetoes or (s,) in self.combine_allowed)
 
     def combinable(self) -> tuple[str, ...]:
         """Every signal the combined test may sum: those of ``combine`` and of ``combine_allowed``."""
@@ -222,8 +235,7 @@ def decide(policy: VerdictPolicy, people: str | None, judge: str | None,
     own[JUDGE] = judge
 
     def vetoed(side: str) -> tuple[str, ...]:
-        return tuple(s for s in policy.combine_vetoes if s in combined[1] and own.get(s) in ("A", "B")
-                     and own[s] != side)
+        return tuple(s for s in policy.vetoes_for(combined[1]) if own.get(s) in ("A", "B") and own[s] != side)
 
     if policy.combine and combined is not None and combined[0] in ("A", "B"):
         against = vetoed(combined[0])

@@ -78,7 +78,7 @@ def generic_check(folder: Path) -> dict[str, float]:
     judged = judge_pairs([e.context for e in real], [e.response for e in real], [e.response for e in generic])
     differences[JUDGE] = np.asarray(judged.p_a, dtype=np.float64) - 0.5
     out = {s: float(np.mean(d > 0)) for s, d in differences.items()}
-    for combo in combinations_of(list(differences)):
+    for combo in combinations_of(list(differences), 2):
         out[combined_name(combo)] = float(np.mean(combined_values({s: differences[s] for s in combo}) > 0))
     return out
 
@@ -112,16 +112,17 @@ def main(argv: list[str] | None = None) -> int:
         calls_file.parent.mkdir(parents=True, exist_ok=True)
         calls_file.write_text(json.dumps([asdict(q) for q in pairs]))
     sane = [m for m in DEFAULT_METRICS if generic[m] >= GENERIC_BAR]
-    combos = [c for c in combinations_of([JUDGE, *DEFAULT_METRICS]) if generic.get(combined_name(c), 0) >= GENERIC_BAR]
+    combos = [c for c in combinations_of([JUDGE, *DEFAULT_METRICS], 2)
+              if generic.get(combined_name(c), 0) >= GENERIC_BAR]
     candidates = candidate_policies(sane, judge=generic[JUDGE] >= GENERIC_BAR, combine=combos)
     lodo = leave_one_set_out(pairs, candidates, WRONG_COST)
     chosen = best_policy(pairs, candidates, WRONG_COST)
     if chosen.combine:  # what the combined test sums when some of its signals are not computed: best record first
-        # a metric alone too: the combined test of one metric is its own test (the test ignores the scale)
+        # a metric that passes the bar alone too (its combined test: its standardized differences, tested)
         allowed = [c for c in combos if c != chosen.combine] + [(m,) for m in sane]
 
         def utility(c: tuple[str, ...]) -> float:
-            r = record(pairs, combined_name(c) if len(c) > 1 else c[0])
+            r = record(pairs, combined_name(c))
             return r.right - WRONG_COST * r.wrong
         chosen = replace(chosen, combine_allowed=tuple(sorted(allowed, key=lambda c: (-utility(c), len(c)))))
     before_lodo = [(d, *policy_score([q for q in pairs if q.dataset == d], BEFORE)) for d in
@@ -137,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     if chosen.combine:  # the chosen combined test's own record, every set (chosen on them: not a held-out one)
         records["combined"] = SignalRecord(**{**asdict(record(pairs, combined_name(chosen.combine))),
                                               "signal": "combined"})
+        records.update({combined_name(c): record(pairs, combined_name(c)) for c in chosen.combine_allowed})
     shipped_rows = summarize(with_verdict(pairs, chosen))
     lines = [
         "# The verdict at the system level: does it name the system people prefer?",

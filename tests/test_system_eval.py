@@ -321,7 +321,7 @@ def test_candidate_policies_with_combined_tests_and_their_calls():
     assert {c.combine_vetoes for c in cands[len(plain):]} == {("judge", "mme")}
     assert {c.combine_vetoes for c in se.candidate_policies(["mme"], False, combine=[("mme", "ubleu")])} == {(), ("mme",)}
     assert {c.combine_lean for c in cands} == {0.0, *se.COMBINED_LEAN_P}
-    assert se.combinations_of(["mme", "judge", "bleu"]) == [("bleu", "judge"), ("bleu", "mme"), ("judge", "mme"),
+    assert se.combinations_of(["mme", "judge", "bleu"], 2) == [("bleu", "judge"), ("bleu", "mme"), ("judge", "mme"),
                                                             ("bleu", "judge", "mme")]
     p = _pair("s", "A", judge=("A", None, 0.2), mme=("B", None, 0.3))
     p.calls[se.combined_name(("mme", "judge"))] = se.SignalCall("A", "A", 0.01)
@@ -341,11 +341,13 @@ def test_a_data_set_gives_the_combined_test_of_every_set_of_signals():
 
     pairs = se.evaluate_dataset("made-up", _rated_set(), [_Quality(), _Noisy()], judge=False, n_boot=200,
                                 n_perm=200, combine=True)
-    assert all(set(p.calls) == {"quality-test", "noisy-test", "combined:noisy-test+quality-test"} for p in pairs)
+    assert all(set(p.calls) == {"quality-test", "noisy-test", "combined:noisy-test", "combined:quality-test",
+                                "combined:noisy-test+quality-test"} for p in pairs)
+    assert all(p.computed == ["quality-test", "noisy-test"] for p in pairs)
     assert [p.calls["combined:noisy-test+quality-test"].winner for p in pairs] == ["B", "B", "A"]
     listed = se.evaluate_dataset("made-up", _rated_set(), [_Quality(), _Noisy()], judge=False, n_boot=200,
                                  n_perm=200, combine=[("quality-test", "noisy-test"), ("judge", "quality-test")])
-    assert set(listed[0].calls) == set(pairs[0].calls)  # only sets whose signals were all called
+    assert set(listed[0].calls) == set(pairs[0].calls) - {"combined:noisy-test", "combined:quality-test"}
 
 
 def test_the_verdict_names_the_combined_tests_winner_and_its_record(monkeypatch):
@@ -385,7 +387,7 @@ def test_the_verdict_names_the_combined_tests_winner_and_its_record(monkeypatch)
     assert "as diagnostics" not in s  # bleu has a say through the combined test
 
 
-def test_with_a_signal_not_computed_the_combined_test_uses_the_largest_allowed_set_of_the_others():
+def test_with_a_signal_not_computed_the_combined_test_uses_the_first_allowed_set_of_the_others():
     policy = VerdictPolicy((), "off", False, (), ("judge", "mme", "ubleu"),
                            (("judge", "mme"), ("judge", "ubleu"), ("mme",)))
     assert policy.combination(["judge", "mme", "ubleu"]) == ("judge", "mme", "ubleu")
@@ -394,8 +396,9 @@ def test_with_a_signal_not_computed_the_combined_test_uses_the_largest_allowed_s
     assert policy.combination(["judge", "ubleu"]) == ("judge", "ubleu")
     assert policy.combination(["ubleu"]) == ()
     assert policy.name == "the combined test of judge+mme+ubleu alone"
-    # on a system pair the judge did not read, the verdict reads MME-CRS's own test
+    # on a system pair the judge did not read, the verdict reads MME-CRS's combined test (its standardized values)
     p = _pair("s", "A", mme=("A", "A", 0.01), ubleu=("B", None, 0.3))
+    p.calls["combined:mme"] = se.SignalCall("A", "A", 0.01)
     assert p.verdict_under(policy) == se.SignalCall("A", "A")
     assert se.policy_combinations(policy) == [("judge", "mme", "ubleu"), ("judge", "mme"), ("judge", "ubleu"), ("mme",)]
     shipped = ShippedPolicy(policy, {})
@@ -441,3 +444,42 @@ def test_a_judge_that_names_the_other_system_vetoes_the_combined_test_in_the_sen
     s = verdict_sentence(v)
     assert s.startswith("Mixed evidence on v1 vs v2: the combined evidence of bleu and the judge favours v2"), s
     assert "the judge prefers v1 in 80 % of the 30 pairs it decided" in s
+
+
+def test_a_signal_not_computed_on_a_system_pair_makes_the_measure_read_the_set_the_product_reads():
+    policy = VerdictPolicy((), "off", False, (), ("bert_ruber", "judge", "ubleu"), (("bleu", "mme"), ("mme",)),
+                           ("judge",))
+    p = _pair("s", "A", bleu=("A", None, 0.3), mme=("A", "A", 0.01), ubleu=("B", None, 0.4),
+              bert_ruber=(None, None, math.nan))
+    p.calls["combined:bleu+mme"] = se.SignalCall("A", "A", 0.004)
+    p.calls["combined:mme"] = se.SignalCall("A", None, 0.06)
+    p.computed = ["bleu", "mme", "ubleu"]  # no judge; bert_ruber scored nothing
+    assert p.verdict_under(policy) == se.SignalCall("A", "A")  # bleu+mme, as core.verdict's build_verdict picks
+    assert policy.combination(p.computed) == ("bleu", "mme") and policy.vetoes_for(("bleu", "mme")) == ("mme",)
+    p.calls["mme"] = se.SignalCall("B", "B", 0.01)  # mme's own test names the other system: it vetoes the set
+    assert p.verdict_under(policy).winner is None
+
+
+def test_the_sentence_names_the_set_used_in_place_of_the_policys_and_says_when_none_could_run(monkeypatch):
+    import core.verdict
+    from core.verdict import compare_combined
+    policy = VerdictPolicy((), "off", False, (), ("bleu", "judge"), (("bleu",),), ("judge",))
+    records = {"combined": SignalRecord("combined", 90, 60, 1, 70), "combined:bleu": SignalRecord("x", 90, 30, 2, 60)}
+    monkeypatch.setattr(core.verdict, "shipped_policy", lambda: ShippedPolicy(policy, records))
+    rng = np.random.default_rng(6)
+    bleu_a, bleu_b = rng.normal(10, 3, 30), rng.normal(14, 3, 30)
+    v = _verdict({"bleu": (bleu_a, bleu_b)})
+    a = [Example(id=str(i), context=[f"c{i}"], response=f"a{i}", system="v1") for i in range(30)]
+    comp = align(a, [Example(id=str(i), context=[f"c{i}"], response=f"b{i}", system="v2") for i in range(30)])
+    v.combined, v.combined_signals = compare_combined(comp, {"bleu": bleu_a - bleu_b}, n_boot=200, n_perm=200), ["bleu"]
+    s = verdict_sentence(v)
+    assert s.startswith("v2 is better than v1: the combined evidence of bleu (in place of bleu and the judge: the "
+                        "judge not run) favours it"), s
+    assert "named people's preferred system in 30 of 90" in s  # the record of the set used, not the policy's
+    monkeypatch.setattr(core.verdict, "shipped_policy", lambda: ShippedPolicy(
+        VerdictPolicy((), "off", False, (), ("judge", "mme")), records))
+    v = _verdict({"ubleu": (bleu_a, bleu_b)})
+    s = verdict_sentence(v)
+    assert s.startswith("No trusted signal separates v1 and v2: the verdict's combined test of the judge and mme "
+                        "could not run (the judge not run; mme not computed;"), s
+    assert "as diagnostics, which do not decide: ubleu favours v2" in s
