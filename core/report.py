@@ -18,7 +18,7 @@ from core.data import alignment_words
 from core.formatting import alpha_label, fmt_bounds, fmt_interval, fmt_num, level_label
 from core.outputs import atomic_open
 from core.stats import MIN_RESAMPLED, can_be_significant
-from core.verdict import LEFT_OUT_LISTED, holm_adjusted, holm_winners, mismatch_warning
+from core.verdict import LEFT_OUT_LISTED, deciding_holm, mismatch_warning
 
 if TYPE_CHECKING:
     from core.data import Comparison
@@ -362,14 +362,15 @@ def verdict_notes(v: "Verdict") -> dict[str, str]:
 
 
 def holm_note(v: "Verdict") -> str:
-    """Which metrics name a winner alone but not once the metrics are corrected together (Holm), as the one-line
-    verdict reads them; empty when there are none."""
-    passed = holm_winners(v)
-    alone = [r.metric for r in v.rows("metric") if r.winner and r.metric not in passed]
+    """Which deciding metrics name a winner alone but not once the deciding metrics are corrected together
+    (Holm), as the one-line verdict reads them; empty when there are none (or the verdict policy lets no metric
+    decide on its own test)."""
+    deciding, passed = deciding_holm(v)
+    alone = [r.metric for r in deciding if r.winner and r.metric not in passed]
     if not alone:
         return ""
-    return (f"each metric's row tests it alone, the one-line verdict the {len(holm_adjusted(v))} metrics that scored "
-            f"pairs together (Holm), which {', '.join(alone)} do{'es' * (len(alone) == 1)} not pass")
+    return (f"each metric's row tests it alone, the one-line verdict its {len(deciding)} deciding metrics that "
+            f"scored pairs together (Holm), which {', '.join(alone)} do{'es' * (len(alone) == 1)} not pass")
 
 
 def few_contexts_note(v: "Verdict") -> str:

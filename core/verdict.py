@@ -544,6 +544,15 @@ def holm_winners(v: Verdict) -> set[str]:
     return {r.metric for r in v.rows("metric") if r.winner and adjusted.get(r.metric, 1.0) < 1 - v.level}
 
 
+def deciding_holm(v: Verdict) -> tuple[list[MetricComparison], set[str]]:
+    """The metric rows the shipped verdict policy lets decide (that scored pairs), and those whose winner survives
+    Holm's correction over them: what the one-line verdict reads of the metrics' own tests."""
+    policy = shipped_policy().policy
+    deciding = [r for r in v.rows("metric") if r.n > 0 and policy.decides(r.metric)]
+    return deciding, set(deciding_winners(policy, [(r.metric, r.winner, r.p_randomization) for r in deciding],
+                                          v.level))
+
+
 def _copy_clause(v: Verdict, side: str, favouring: Sequence[MetricComparison]) -> list[str]:
     """The caveat for metrics that favour ``side`` and read references when ``side`` replies with its own
     reference more often than the other system (``engine.is_reference_copy``): they score such replies as a

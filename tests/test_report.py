@@ -558,7 +558,8 @@ def test_the_headline_needs_a_metric_winner_that_survives_holm_over_the_metrics(
     rows = json.loads(render_verdict(many, "json"))["metrics"]
     assert (rows[0]["winner"], rows[0]["holm_winner"]) == ("A", None) and rows[0]["p_holm"] == pytest.approx(0.3)
     assert json.loads(render_verdict(alone, "json"))["metrics"][0]["holm_winner"] == "A"
-    note = "each metric's row tests it alone, the one-line verdict the 10 metrics that scored pairs together (Holm)"
+    note = ("each metric's row tests it alone, the one-line verdict its 10 deciding metrics that scored pairs "
+            "together (Holm)")
     assert note in render_verdict(many, "csv") and note in render_verdict(many, "text")
 
 
