@@ -75,6 +75,12 @@ def fmt_points(x: float, signed: bool = False) -> str:
     return f"{100 * x:+.0f} points" if signed else f"{100 * x:.0f} points"
 
 
+def fmt_list(words: Any) -> str:
+    """Words as a sentence lists them: ``a``, ``a and b``, ``a, b and c``; ``""`` for none."""
+    words = list(words)
+    return ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else "".join(words)
+
+
 def level_label(level: float) -> str:
     """An interval level as people write it: 0.95 -> ``95%``, 0.8 -> ``80%``, 0.975 -> ``97.5%``."""
     return f"{level * 100:.10g}%"

@@ -46,7 +46,7 @@ import numpy as np
 from core import stats
 from core.data import ID_MISMATCH_ADVICE, Comparison, dimensions
 from core.engine import is_reference_copy, reads_references
-from core.formatting import fmt_amount, fmt_num, fmt_percent, fmt_percent_bounds, fmt_points
+from core.formatting import fmt_amount, fmt_list, fmt_num, fmt_percent, fmt_percent_bounds, fmt_points
 from core.scoring import metric_class
 from core.settings import SEED
 from core.human_preferences import (MARGIN_SHARE, METRIC_TIE_TOL, PREFERENCE_DIMENSIONS, SCALES,  # noqa: F401
@@ -509,8 +509,7 @@ def _span(lo: float, hi: float) -> str:
 
 
 def _names(rows: Sequence[MetricComparison]) -> str:
-    names = [_label(r.metric) for r in rows]
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return fmt_list(_label(r.metric) for r in rows)
 
 
 def _margin(r: MetricComparison, side: str) -> str:
@@ -537,9 +536,10 @@ def holm_adjusted(v: Verdict) -> dict[str, float]:
 
 
 def holm_winners(v: Verdict) -> set[str]:
-    """The metrics whose winner survives Holm's correction over the metrics compared (randomization p-values,
-    :func:`holm_adjusted`): only these name the one-line verdict's direction, since one of 22 metrics at
-    p < 0.05 is what chance gives. Each metric's own row keeps its own test."""
+    """The metrics whose winner survives Holm's correction over every metric compared (randomization p-values,
+    :func:`holm_adjusted`): the JSON's ``holm_winner`` column, since one of 22 metrics at p < 0.05 is what chance
+    gives. The one-line verdict reads :func:`deciding_holm` (the policy's deciding metrics only); each metric's
+    own row keeps its own test."""
     adjusted = holm_adjusted(v)
     return {r.metric for r in v.rows("metric") if r.winner and adjusted.get(r.metric, 1.0) < 1 - v.level}
 
@@ -666,15 +666,14 @@ def _unseen(rows: Sequence[MetricComparison]) -> str:
     n = max(r.n_contexts for r in known)
     parts = [f"{fmt_amount(r.detectable, signed=False)} in {_label(r.metric)}" for r in known]
     many = len(parts) > 1
-    listed = parts[0] if not many else ", ".join(parts[:-1]) + " and " + parts[-1]
+    listed = fmt_list(parts)
     return (f" (with these {n} contexts {'differences' if many else 'a difference'} smaller than {listed} could "
             "go unseen)")
 
 
 def _listed(signals: Sequence[str]) -> str:
     """'bert_ruber, the judge and ubleu' (the metrics through the sentence's labels)."""
-    who = ["the judge" if s == JUDGE else _label(s) for s in signals]
-    return who[0] if len(who) == 1 else ", ".join(who[:-1]) + " and " + who[-1]
+    return fmt_list("the judge" if s == JUDGE else _label(s) for s in signals)
 
 
 def _not_computed(v: Verdict, signals: Sequence[str]) -> str:
@@ -753,9 +752,7 @@ def verdict_sentence(v: Verdict, label: Callable[[str], str] | None = None) -> s
         clauses.append(f"the verdict's combined test of {_listed(policy.combine)} could not run "
                        f"({_not_computed(v, policy.combine)}; no allowed set of what was computed)")
     if basis == "lean":
-        who = ["the judge" if n == JUDGE else _label(n) for n in decision.named]
-        listed = who[0] if len(who) == 1 else ", ".join(who[:-1]) + " and " + who[-1]
-        clauses.append(f"{listed} all lean its way, none significantly"
+        clauses.append(f"{_listed(decision.named)} all lean its way, none significantly"
                        + _record_words("verdict", "on rated data such a verdict"))
     if j is not None:
         s = j.winner or side or "A"  # the side the judge's numbers are stated for

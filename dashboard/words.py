@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import math
 
+from core.formatting import fmt_list
+
 DISPLAY = {
     "bleu": "BLEU", "ubleu": "υBLEU", "ubleu_paper": "υBLEU (as in the paper)", "ruber": "RUBER",
     "ruber_ref": "RUBER (referenced part)", "ruber_unref": "RUBER (unreferenced part)", "ruber_ubleu": "RUBER+υBLEU",
@@ -62,8 +64,7 @@ def name(metric: str) -> str:
 
 def names(metrics) -> str:
     """'BLEU, υBLEU and MME-CRS'."""
-    shown = [name(m) for m in metrics]
-    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1] if shown else ""
+    return fmt_list(name(m) for m in metrics)
 
 
 def trust(metric: str) -> str:

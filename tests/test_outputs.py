@@ -362,3 +362,10 @@ def test_a_new_file_gets_the_permissions_open_gives_whatever_the_writer_used(tmp
     mask = os.umask(0)
     os.umask(mask)
     assert (target.stat().st_mode & 0o777) == 0o666 & ~mask
+
+
+def test_lists_read_as_a_sentence_lists_them():
+    from core.formatting import fmt_list
+    from dashboard.words import names
+    assert [fmt_list(w) for w in ([], ["a"], ["a", "b"], ["a", "b", "c"])] == ["", "a", "a and b", "a, b and c"]
+    assert names(["bleu", "judge", "mme"]) == "BLEU, the judge and MME-CRS"
