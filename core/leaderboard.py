@@ -464,6 +464,12 @@ def leaderboard_rows(lb: Leaderboard) -> tuple[list[dict[str, Any]], list[tuple[
         r: dict[str, Any] = {"rank": "-" if e.rank is None else str(e.rank), "system": e.system}
         if e.judge is not None:
             r["judge"] = _ci(e.judge["rating"], e.judge["rating_low"], e.judge["rating_high"], 0)
+            swept = {"won": e.judge["losses"] == 0, "lost": e.judge["wins"] == 0}
+            if e.judge["wins"] + e.judge["losses"] and any(swept.values()) and not e.judge["ties"]:
+                # every replicate of the bootstrap sees the same sweep: its interval has no width, and the rating
+                # itself is held finite only by the fit's ridge (core.stats.bradley_terry)
+                r["judge"] = (f"{e.judge['rating']:.0f} ({'won' if swept['won'] else 'lost'} every judged pair: "
+                              "no interval)")
             r["wtl"] = f"{e.judge['wins']:.0f}/{e.judge['ties']:.0f}/{e.judge['losses']:.0f}"
         for m in shown:
             v = e.metrics[m]

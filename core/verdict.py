@@ -347,11 +347,14 @@ def signal_differences(cs: "ComparisonScores | None", judge: JudgeSummary | None
 def compare_combined(comp: Comparison, differences: dict[str, np.ndarray], n_boot: int = N_BOOT,
                      n_perm: int = N_PERM, level: float = LEVEL, seed: int = SEED) -> MetricComparison:
     """The combined evidence of ``differences`` (:func:`signal_differences`) as one row of the verdict
-    (``combined_values``, tested against 0 as a metric is; its unit: standard deviations of the signals' differences)."""
+    (``combined_values``, tested against 0 as a metric is; its unit: standard deviations of the signals' differences).
+    The row has a difference A - B and no mean per system (NaN): a combined value exists only for a pair."""
     values = combined_values(differences)
-    return compare_values("combined", "combined", values, np.zeros(len(values)), context_groups(comp.a),
-                          signature="sum of standardized differences: " + "+".join(differences), n_boot=n_boot,
-                          n_perm=n_perm, level=level, seed=seed)
+    row = compare_values("combined", "combined", values, np.zeros(len(values)), context_groups(comp.a),
+                         signature="sum of standardized differences: " + "+".join(differences), n_boot=n_boot,
+                         n_perm=n_perm, level=level, seed=seed)
+    return replace(row, **{f: math.nan for f in ("mean_a", "mean_a_low", "mean_a_high", "mean_b", "mean_b_low",
+                                                  "mean_b_high")})
 
 
 def build_verdict(comp: Comparison, cs: "ComparisonScores | None" = None, judge: JudgeSummary | None = None,
@@ -649,7 +652,7 @@ def _metric_clauses(v: Verdict, rows: Sequence[MetricComparison], side: str | No
         if len(none) == len(rows) and not diagnostic and len(rows) > 1:
             clauses.append("no metric finds a significant difference")
         else:
-            clauses.append(f"{_names(none)} find{'s' * (len(none) == 1)} no difference")
+            clauses.append(f"{_names(none)} find{'s' * (len(none) == 1)} no significant difference")
         if not diagnostic and side is None:
             clauses[-1] += _unseen(none)
     if diagnostic and clauses:
@@ -688,8 +691,8 @@ def _not_computed(v: Verdict, signals: Sequence[str]) -> str:
 
 
 def _combined_clause(v: Verdict, side: str | None, basis: str | None) -> str:
-    """What the combined test says ('the combined evidence of mme, the judge and bleu favours it (+d [low, high]
-    standard deviations per pair)'), with its measured record when it decided."""
+    """What the combined test says ('the combined evidence of mme, the judge and bleu favours it in 25 of the 30
+    pairs (p = 0.004)'), with its measured record when it decided."""
     c = v.combined
     policy = shipped_policy().policy
     listed = _listed(v.combined_signals)
@@ -697,17 +700,24 @@ def _combined_clause(v: Verdict, side: str | None, basis: str | None) -> str:
     if not shipped and policy.combine:
         listed += f" (in place of {_listed(policy.combine)}: {_not_computed(v, policy.combine)})"
     if basis == "combined lean":  # its record: the verdict's, measured for the shipped set only
-        return (f"the combined evidence of {listed} leans its way ({_margin(c, side)} standard deviations per pair, "
-                f"p = {fmt_num(c.p_randomization, p=True)}: not significant, but below the "
-                f"{policy.combine_lean:g} at which the verdict says 'probably')"
+        return (f"the combined evidence of {listed} leans its way, {_pairs_for(c, side)} (p = "
+                f"{fmt_num(c.p_randomization, p=True)}: not significant, but below the {policy.combine_lean:g} at "
+                "which the verdict says 'probably')"
                 + (_record_words("verdict", "on rated data the verdict") if shipped else ""))
     if c.winner is None:
         return f"the combined evidence of {listed} finds no significant difference"
     name = "it" if c.winner == side else {"A": v.system_a, "B": v.system_b}[c.winner]
     record = "combined" if shipped else combined_name(v.combined_signals)
-    trust = _record_words(record, "on rated data it") if basis == "combined" else ""
+    trust = _record_words(record, "on rated data this combined test") if basis == "combined" else ""
     return (f"{'but ' if side not in (None, c.winner) else ''}the combined evidence of {listed} favours {name} "
-            f"({_margin(c, c.winner)} standard deviations per pair){trust}")
+            f"{_pairs_for(c, c.winner)} (p = {fmt_num(c.p_randomization, p=True)}){trust}")
+
+
+def _pairs_for(c: MetricComparison, side: str) -> str:
+    """'in 33 of the 60 pairs': where the combined value favours ``side``. The sentence says the combined test in
+    pairs, not in its unit (standard deviations of each signal's differences, summed: a signal whose differences
+    barely vary, such as a judge sure of every pair, makes it large); the row in the tables has it."""
+    return f"in {c.wins if side == 'A' else c.losses} of the {c.n} pairs"
 
 
 def verdict_sentence(v: Verdict, label: Callable[[str], str] | None = None) -> str:

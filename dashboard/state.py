@@ -33,7 +33,7 @@ from core.outputs import OutputError
 from core.scoring import JudgeOutput, Options
 from core.settings import SettingError, minilm_precision
 from core.verdict import JudgeSummary, Verdict, build_verdict, summarize_judge
-from dashboard import loading, tables, vote_store, words
+from dashboard import judging, loading, tables, vote_store, words
 from dashboard.loading import Loaded
 
 JUDGE_NAME = time_estimates.JUDGE_TIMED  # the judge the dashboard runs: the shipped one
@@ -318,10 +318,11 @@ def sidebar() -> Any:
             for k, v in avail.items():
                 st.markdown(f"**{plain(words.name(k))}**")
                 st.text(words.help_text(k, v) + (f"\n{k}: {v}" if formulas else ""))
-        st.toggle("Judge every pair", key="judge_auto", value=judge_by_default(),
-                  help="Run the learned A/B judge over every pair once the metrics are scored, so the verdict "
-                       "and the report have it (as `dialeval compare`, whose --no-judge leaves it out). Off: the "
-                       "judge runs when you press its button.")
+        kept("judge_auto", judge_by_default())  # kept across pages and in the address, as the metrics are
+        st.toggle("Judge every pair", key="judge_auto", on_change=keep, args=("judge_auto",),
+                  help="On: the learned A/B judge reads every pair once the metrics are scored, and the verdict "
+                       "and the report use it (as `dialeval compare`). Off: they leave it out (as `dialeval "
+                       "compare --no-judge`) until you press its button on the home or A/B judge page.")
         offered = offered_devices()
         if st.session_state.get("device", "cpu") not in offered:
             st.session_state["device"] = "cpu"
@@ -645,6 +646,27 @@ def run_judge(data: Loaded) -> JudgeOutput | None:
     finally:
         bar.empty()
     return judge_output(data)
+
+
+def ask_judge(data: Loaded) -> None:
+    """The judge's button was pressed for ``data``: the verdict reads the judge from now on in this session, even
+    with "Judge every pair" off (:func:`verdict_judge`); it runs unless its output is already at hand."""
+    st.session_state.setdefault("judge_asked", set()).add(per_device(data.key))
+    if judge_output(data) is None:
+        run_judge(data)
+
+
+def verdict_judge(data: Loaded, key: str) -> JudgeSummary | None:
+    """The judge's summary the verdict reads: with "Judge every pair" on, the judge's output, run without a press
+    where there is none (:func:`judge_unasked`, its error shown above the button ``key``); off, nothing until
+    the judge's button was pressed for this comparison (:func:`ask_judge`), even where the score cache holds its
+    output, so "off" gives the verdict of ``dialeval compare --no-judge``."""
+    if not judge_by_default() and per_device(data.key) not in st.session_state.get("judge_asked", set()):
+        return None
+    found = judge_summary(data)
+    if found is None and judging.judge_status()[0] and judge_by_default():
+        found = judge_unasked(data, key)
+    return found
 
 
 def judge_unasked(data: Loaded, key: str) -> JudgeSummary | None:

@@ -276,7 +276,7 @@ def test_demo_loads_scores_table_and_charts(new_app):
     narrowed = at.dataframe[0].value
     assert 0 < len(narrowed) < 60 and (narrowed["bleu A-B"] > 0).all()
     texts = [t.value for t in at.text]
-    first = at.session_state["loaded"].comparison.pairs[int(narrowed.iloc[0]["pair"])][0]
+    first = at.session_state["loaded"].comparison.pairs[int(narrowed.iloc[0]["pair"]) - 1][0]  # shown from 1
     assert any(first.context[-1] in t for t in texts)
     # the other pages render with the demo loaded
     at.switch_page("views/judge.py").run()
@@ -367,10 +367,10 @@ def test_mme_drilldown_shows_sub_metrics_and_weights(new_app, repo_root):
     at.run(timeout=600)  # the home page scores: in CI's empty cache folder SmolLM2 is first converted (57 s in all)
     at.switch_page("views/scores.py").run(timeout=600)
     assert not at.exception, at.exception
-    subs = [d.value for d in at.dataframe if "sub_metric" in getattr(d.value, "columns", [])]
+    subs = [d.value for d in at.dataframe if "sub-metric" in getattr(d.value, "columns", [])]
     assert len(subs) == 2  # system A and system B
     rows = subs[0]
-    assert {"mme_fm", "mme_rm", "mme_tcm", "mme_em"} <= set(rows["sub_metric"])
+    assert {"MME fluency", "MME relevance", "MME topic coherence", "MME engagement"} <= set(rows["sub-metric"])
     assert rows["weight"].between(0, 1).all() and abs(rows["weight"].sum() - 1) < 1e-3
 
 
@@ -503,7 +503,7 @@ def test_judge_page_trains_on_votes_draws_a_learning_curve_and_predicts_the_rest
     assert curve["training votes"].iloc[0] == 0 and len(curve) >= 3
     assert curve["agreement"].between(0, 1).all()
     pred = next(d.value for d in at.dataframe if "P(A) shipped" in d.value.columns)
-    assert list(pred["pair"]) == rest
+    assert list(pred["pair"]) == [i + 1 for i in rest]  # counted from 1, as the votes
     assert pred["P(A preferred)"].between(0, 1).all() and set(pred["judge"]) <= {"A", "B", "tie"}
     assert at.get("plotly_chart")
     # after the judge has run over all pairs, its predictions are reused for the shipped column: same numbers
@@ -711,8 +711,9 @@ def test_the_correlation_page_defaults_to_the_overall_dimension_and_keeps_choice
 
 
 def test_a_correlation_nothing_could_compute_reads_as_a_dash(new_app, own_cache):
-    """BLEU on rated rows without references: no correlation exists; the table keeps numbers (sortable) and says
-    what its None means, and the scatter's line says "-" as the other tables do (it said "nan")."""
+    """BLEU on rated rows without references: no correlation exists; the table keeps numbers (sortable), shows
+    "-" for them (not Streamlit's "None") and says what it means, and the scatter's line says "-" as the other
+    tables do (it said "nan")."""
     from dataclasses import replace
     exs = [replace(e, references=[]) for e in _toy_examples()]
     at = new_app()
@@ -724,9 +725,18 @@ def test_a_correlation_nothing_could_compute_reads_as_a_dash(new_app, own_cache)
     assert not at.exception, at.exception
     table = at.dataframe[0].value
     assert math.isnan(table["spearman"].iloc[0]) and table["pearson"].dtype.kind == "f"  # numbers sort as numbers
-    assert any(c.value.startswith("None: no correlation to compute") for c in at.caption)
+    shown = _display_values(at.dataframe[0])
+    assert list(shown.loc[0, ["spearman", "spearman low", "pearson", "pearson p"]]) == ["-"] * 4
+    assert not {"None", "nan", "NaN"} & set(shown.astype(str).to_numpy().ravel())
+    assert any(c.value.startswith('"-" in the table: no correlation to compute') for c in at.caption)
     line = next(t.value for t in at.text if t.value.startswith("Spearman"))
     assert line.startswith("Spearman - [-, -]   Pearson - [-, -]") and "nan" not in line
+
+
+def _display_values(df) -> pd.DataFrame:
+    """What a person reads in an AppTest dataframe drawn from a pandas Styler (its display values)."""
+    import pyarrow as pa
+    return pa.ipc.open_stream(df.proto.arrow_data.styler.display_values).read_pandas()
 
 
 def test_the_demo_can_show_correlations_with_the_shipped_rated_sample(new_app, repo_root, own_cache):
@@ -740,6 +750,10 @@ def test_the_demo_can_show_correlations_with_the_shipped_rated_sample(new_app, r
     loaded = at.session_state["loaded"]
     assert loaded.name == loading.RATED_DEMO_NAME and loaded.n == 40 and loaded.dimensions == ["engagement"]
     assert set(at.dataframe[0].value["dimension"]) == {"engagement"}
+    # BLEU needs references, which the sample lacks: "-", never "None" or "nan", in the table and the heatmap
+    assert set(_display_values(at.dataframe[0])[["spearman", "pearson"]].to_numpy().ravel()) == {"-"}
+    heat = next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if "metric x human dimension" in c.proto.spec)
+    assert heat["data"][0]["text"] == [["-"]]
     # a person reads display names, on every table of the page (the sidebar's metrics here: BLEU)
     assert all(set(df.value["metric"]) == {"BLEU"} for df in at.dataframe if "metric" in df.value)
     at.switch_page("views/home.py").run()
@@ -895,6 +909,7 @@ def test_home_gives_the_judges_verdict_when_no_metric_is_chosen(new_app, own_cac
     monkeypatch.setattr(core.engine, "device_key", lambda device: kinds[0])
     st.cache_resource.clear()  # no earlier test's "looked up, not found" for the demo's judge
     at = new_app(metrics=())
+    at.session_state["judge_auto"] = True  # "Judge every pair" on (tests default it off): the verdict reads it
     _loaded_demo(at)
     verdict = at.session_state["verdict"]
     assert verdict.judge is not None and not verdict.metrics
@@ -1233,8 +1248,8 @@ def test_the_home_page_speaks_in_display_names_and_says_intervals_in_words(new_a
     at.run()
     assert not at.exception, at.exception
     said = at.markdown[0].value.replace("\\", "")
-    assert "BLEU finds no difference" in said  # the display name ...
-    assert "bleu finds no difference" in at.session_state["verdict"].sentence  # ... the command line keeps the id
+    assert "BLEU finds no significant difference" in said  # the display name ...
+    assert "bleu finds no significant difference" in at.session_state["verdict"].sentence  # ... the command line keeps the id
     assert list(at.dataframe[0].value["metric"]) == ["BLEU", "human: Overall"]
     about = " ".join(t.value for t in at.sidebar.text)
     assert "repeat the reference's words" in about and "(c^T M" not in about  # plain words, formulas folded
@@ -1274,3 +1289,80 @@ def test_the_verdict_in_words_says_between_where_the_command_line_says_brackets(
     cli, said = v.sentence, verdict_sentence(v, words.name)
     assert "bleu +" in cli and " [+" in cli and "between" not in cli  # the command line's sentence, unchanged
     assert "BLEU +" in said and ", between +" in said and "[" not in said, said
+
+
+# ------------------------------------------------------------------------------------------------
+# a user test in a browser: the page's own words, display names, counts
+
+
+def test_asking_the_llm_judge_with_empty_fields_says_what_to_enter_and_sends_nothing(new_app, own_cache, monkeypatch):
+    from core.judges import llm
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("DIALEVAL_LLM_MODEL", raising=False)
+    monkeypatch.setattr(llm.LLMJudge, "check_ready", lambda self: pytest.fail("a request was sent"))
+    at = new_app()
+    at.session_state["loaded"] = loading.make_loaded("toy", _toy_examples(), None, "sysA", "sysB", [b"toy-llm"])
+    at.run()
+    at.switch_page("views/judge.py").run()
+    assert at.text_input[0].proto.placeholder == "e.g. http://127.0.0.1:8000/v1"
+    next(b for b in at.button if b.proto.label.startswith("Ask the LLM judge")).click().run()
+    assert not at.exception, at.exception
+    said = [e.value for e in at.error]
+    assert said == ["Enter the endpoint URL (for example http://127.0.0.1:8000/v1) and the model name first."], said
+
+
+def test_the_upload_page_names_pasted_text_and_counts_problems_in_words(new_app):
+    at = new_app()
+    at.run()
+    at.switch_page("views/upload.py").run()
+    assert "once one is loaded, its columns are mapped below" in at.markdown[0].value
+    at.radio(key="upload_mode").set_value("Two files (system A, system B)").run()
+    assert [t.label for t in at.text_area] == ["... or paste the content of system A's file",
+                                               "... or paste the content of system B's file"]
+    at.selectbox(key="upload_format").set_value("jsonl").run()
+    at.text_area(key="paste_a").set_value('{"id": "1", "system": "x", "context": ["hi"]}').run()
+    at.text_area(key="paste_b").set_value('{"id": "1", "system": "y", "context": ["hi"], "response": "yo"}').run()
+    assert not at.exception, at.exception
+    assert at.error[0].value.startswith("1 problem in the upload;")
+    problems = at.dataframe[0].value
+    assert list(problems["file"]) == ["the pasted text (system A)"]
+    assert not any("pasted-" in str(v) for v in problems.to_numpy().ravel())
+
+
+def test_the_scores_and_leaderboard_pages_show_display_names_and_count_pairs_from_one(new_app, own_cache):
+    """Ids (bleu) stay keys, address values and download columns; what a person reads is the display name, and a
+    table's pair number counts from 1 as the judge page's "Pair 1 of 6"."""
+    at = new_app(metrics=("bleu",))
+    at.session_state["loaded"] = loading.make_loaded("toy", _toy_examples(), None, "sysA", "sysB", [b"toy-names"])
+    at.run()
+    at.switch_page("views/scores.py").run()
+    assert not at.exception, at.exception
+    table = at.dataframe[0].value
+    assert sorted(table["pair"]) == [1, 2, 3, 4, 5, 6] and "bleu A-B" in table.columns  # the key, shown as below
+    assert at.selectbox(key="sort_by").value == "bleu A-B"
+    assert at.selectbox(key="sort_by").format_func("bleu A-B") == "BLEU A-B"
+    assert at.selectbox(key="sort_by").format_func("human Overall A") == "human Overall A"
+    assert any("sorted by BLEU A-B (descending)" in c.value for c in at.caption)
+    values = next(d.value for d in at.dataframe if list(d.value.columns) == ["metric", "A", "B", "A-B"])
+    assert list(values["metric"]) == ["BLEU"]
+    exs = _toy_examples() + [Example(e.id, "sysC", e.context, "i like it", e.references, {})
+                             for e in _toy_examples() if e.system == "sysA"]
+    at.session_state["loaded"] = loading.make_loaded("three", exs, None, "sysA", "sysB", [b"three-names"])
+    at.switch_page("views/leaderboard.py").run()
+    assert not at.exception, at.exception
+    ranking = at.dataframe[0].value
+    assert any(c.startswith("BLEU mean [") for c in ranking.columns), list(ranking.columns)
+    assert not any(c.startswith("bleu ") for c in ranking.columns)
+    assert any("Ranked by mean BLEU" in c.value for c in at.caption)
+    assert set(at.dataframe[1].value["metric"]) == {"BLEU", "people: Overall"}
+
+
+def test_the_slice_chart_lists_slices_in_the_table_s_order(new_app, own_cache):
+    at = new_app(metrics=("bleu",))
+    _loaded_demo(at)
+    at.switch_page("views/scores.py").run()
+    assert not at.exception, at.exception
+    table = next(d.value for d in at.dataframe if "slice" in d.value.columns)
+    spec = json.loads(next(c.proto.spec for c in at.get("plotly_chart") if "A - B per slice" in c.proto.spec))
+    assert [tr["y"][0] for tr in spec["data"]] == list(table["slice"]) and len(table) > 1
+    assert spec["layout"]["yaxis"]["autorange"] == "reversed"  # plotly draws the first category lowest

@@ -369,3 +369,20 @@ def test_lists_read_as_a_sentence_lists_them():
     from dashboard.words import names
     assert [fmt_list(w) for w in ([], ["a"], ["a", "b"], ["a", "b", "c"])] == ["", "a", "a and b", "a, b and c"]
     assert names(["bleu", "judge", "mme"]) == "BLEU, the judge and MME-CRS"
+
+
+def test_a_system_that_won_every_judged_pair_gets_no_zero_width_rating_interval():
+    """Ten pairs one system won every time gave "1507 [1507, 1507]": every bootstrap replicate sees the same
+    sweep, and only the Bradley-Terry fit's ridge keeps the rating finite."""
+    from core.leaderboard import Leaderboard, SystemEntry, leaderboard_rows
+
+    def entry(name, rank, rating, wins, losses):
+        return SystemEntry(name, rank, {}, {"rating": rating, "rating_low": rating, "rating_high": rating,
+                                            "wins": wins, "ties": 0, "losses": losses})
+    lb = Leaderboard([entry("engaged", 1, 1507.0, 10, 0), entry("generic", 2, 493.0, 0, 10)], [], 10, "id", [],
+                     "judge", [], {}, "judge:x", 200, 200, 0.95, 13)
+    rows, _ = leaderboard_rows(lb)
+    assert [r["judge"] for r in rows] == ["1507 (won every judged pair: no interval)",
+                                          "493 (lost every judged pair: no interval)"]
+    lb.systems[0].judge.update(losses=1, rating_low=1400.0)  # one loss: the bootstrap interval stands
+    assert leaderboard_rows(lb)[0][0]["judge"].startswith("1507 [1400")

@@ -1,12 +1,13 @@
 """The buttons that start a long run (the judge, a re-fit, scoring every system) are disabled while it runs, so a
 second click cannot stop the run and start it over, and are enabled again however the run ends (dashboard/state.py:
 run_button, running). The judge itself is replaced by a stand-in: these tests take seconds."""
+import json
 import sys
 
 import pytest
 
 from core.data import Example
-from dashboard import judging, loading
+from dashboard import judging, loading, words
 
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
 
@@ -146,3 +147,37 @@ def test_while_the_judge_or_the_re_fit_runs_the_other_ones_button_is_disabled(ap
     assert len(calls) == 2 and at.button(key="run_judge").disabled and at.button(key="tune_votes").disabled
     at.run()
     assert len(calls) == 2 and not at.button(key="run_judge").disabled and not at.button(key="tune_votes").disabled
+
+
+def test_judge_every_pair_off_leaves_a_cached_judge_out_until_its_button_is_pressed(repo_root, monkeypatch, tmp_path):
+    """The demo's judge is precomputed, so with "Judge every pair" off the verdict still read it: the toggle did
+    nothing a user could see. Off gives the verdict without the judge (as ``dialeval compare --no-judge``); the
+    home page's button adds the judge's reading, running nothing, and the toggle is kept in the address."""
+    import streamlit as st
+    import core.engine
+    from core.cache import read_precomputed
+    from core.settings import checkpoint_dir
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("DIALEVAL_NO_CACHE", raising=False)
+    kinds = read_precomputed(checkpoint_dir() / "precomputed-demo.json.gz")["about"]["computed_on"]
+    monkeypatch.setattr(core.engine, "device_key", lambda device: kinds[0])
+    st.cache_resource.clear()
+    at = AppTest.from_file(str(repo_root / "app.py"), default_timeout=120)
+    at.session_state["metrics"] = ["bleu"]
+    at.session_state["judge_auto"] = False
+    at.run()
+    state = sys.modules["dashboard.state"]
+    monkeypatch.setattr(state, "run_judge", lambda data: pytest.fail("the judge ran though its output was at hand"))
+    at.button(key="demo_from_home").click().run()
+    assert not at.exception, at.exception
+    assert at.session_state["verdict"].judge is None
+    assert at.query_params.get("judge_auto") in (["0"], "0")
+    button = at.button(key="home_run_judge")
+    assert "already computed" in button.proto.label
+    button.click().run()
+    assert not at.exception, at.exception
+    verdict = at.session_state["verdict"]
+    assert verdict.judge is not None and verdict.combined is not None
+    # the chart's first row is the combined test the verdict reads, by its signals' display names
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert spec["data"][0]["y"] == ["combined: " + "+".join(words.name(s) for s in verdict.combined_signals)]

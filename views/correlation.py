@@ -26,6 +26,12 @@ def named(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(metric=frame["metric"].map(words.name)) if "metric" in frame else frame
 
 
+def dashed(frame: pd.DataFrame, numbers: list[str]):
+    """``frame`` for ``st.dataframe``: the ``numbers`` columns shown with 3 decimals and a missing value as "-"
+    (as ``core.formatting.fmt_num`` writes it), kept as numbers so that a click on a header sorts them as such."""
+    return frame.style.format("{:.3f}", na_rep="-", subset=numbers)
+
+
 def choose_metric(data_key: str) -> None:
     """Keep the scatter's metric and the file it was chosen on."""
     state.keep("corr_metric")
@@ -43,7 +49,7 @@ def load_rated_here() -> None:
     try:
         got = loading.load_uploads(up.name, [(up.name, up.getvalue())], None, [None], None, None)
     except DataError as e:
-        st.error(f"{len(e.problems)} problem(s) in the file; nothing new was loaded.")
+        st.error(f"{state.counted(len(e.problems), 'problem')} in the file; nothing new was loaded.")
         st.dataframe([{"row": "" if p.row is None else str(p.row), "field": p.field or "", "problem": p.message}
                       for p in e.problems], hide_index=True, width="stretch")
         return
@@ -87,18 +93,19 @@ elif metrics:
                        "has none); choose a metric without references (e.g. BERT-RUBER, MME-CRS) in the sidebar.")
         table = pd.DataFrame(rows).pipe(named)
         # the correlations stay numbers, so that a click on a column header sorts them as numbers (as text,
-        # "-0.080" came before "-0.300"); Streamlit shows a missing one as a blank "None", said below the table
-        st.dataframe(table.assign(**{c: table[c].map(lambda p: fmt_num(p, p=True)) for c in table.columns
-                                     if c.endswith(" p")}), hide_index=True, width="stretch",
-                     column_config={c: st.column_config.NumberColumn(format="%.3f") for c in table.columns
-                                    if c not in ("metric", "dimension", "n", "reference copies left out")
-                                    and not c.endswith(" p")})
+        # "-0.080" came before "-0.300"); shown with 3 decimals and a missing one as "-" (Streamlit's own "None")
+        st.dataframe(dashed(table.assign(**{c: table[c].map(lambda p: fmt_num(p, p=True)) for c in table.columns
+                                            if c.endswith(" p")}),
+                            [c for c in table.columns if c not in ("metric", "dimension", "n",
+                                                                   "reference copies left out")
+                             and not c.endswith(" p")]), hide_index=True, width="stretch")
         if table["spearman"].isna().any() or table["pearson"].isna().any():
-            st.caption("None: no correlation to compute (the metric scored no row here, or its scores or the "
-                       "ratings do not vary).")
+            st.caption("\"-\" in the table: no correlation to compute (the metric scored no row here, or its scores "
+                       "or the ratings do not vary).")
         heat = table.pivot(index="metric", columns="dimension", values="spearman")
-        fig = px.imshow(heat, color_continuous_scale="RdBu", zmin=-1, zmax=1, text_auto=".2f", aspect="auto",
+        fig = px.imshow(heat, color_continuous_scale="RdBu", zmin=-1, zmax=1, aspect="auto",
                         title="Spearman correlation: metric x human dimension")
+        fig.update_traces(text=heat.map(lambda r: fmt_num(r, digits=2)).to_numpy(), texttemplate="%{text}")
         state.chart(fig, "corr_heat")
 
         st.subheader("Scatter")
@@ -155,10 +162,8 @@ elif metrics:
                                                          correlations.system_correlations(table_all, cs.metrics))
             got = st.session_state.get("sys_corr_rows")
             if got and got[0] == data.key:
-                st.dataframe(named(pd.DataFrame(got[1])).assign(p=lambda t: t["p"].map(lambda p: fmt_num(p, p=True))),
-                             hide_index=True, width="stretch",
-                             column_config={c: st.column_config.NumberColumn(format="%.3f")
-                                            for c in ("r", "low", "high")})
+                st.dataframe(dashed(named(pd.DataFrame(got[1])).assign(p=lambda t: t["p"].map(
+                    lambda p: fmt_num(p, p=True))), ["r", "low", "high"]), hide_index=True, width="stretch")
         else:
             st.caption("A system-level correlation needs at least three systems; upload a file with more systems "
                        "to see one.")

@@ -1,6 +1,7 @@
 """Home: which system is better, in one line, and why (the verdict, the report, the headline table, what drives
 each difference)."""
 import re
+from dataclasses import replace
 
 import streamlit as st
 
@@ -22,8 +23,8 @@ def length_words(diff: float) -> str:
 def home() -> None:
     st.session_state["_page"] = "home"
     st.title("dialeval: which of two dialogue systems is better?")
-    st.caption("Metrics validated against human ratings: BLEU, υBLEU, RUBER, BERT-RUBER, ADEM, MME-CRS, and a learned "
-               "A/B judge (the judge).")
+    st.caption("Metrics measured against human ratings: BLEU, υBLEU, RUBER, BERT-RUBER, ADEM, MME-CRS, and a learned "
+               "A/B judge (the judge); how often each named the system people prefer is under About the metrics.")
     data = state.require_data()
     if data is None:
         return
@@ -31,10 +32,8 @@ def home() -> None:
     metrics = state.selected_metrics()
     cs = state.get_scores(data, metrics) if metrics else None
     cs = cs if cs is not None and cs.metrics else None
-    judge = state.judge_summary(data)
     ok, _ = judging.judge_status()
-    if judge is None and ok and state.judge_by_default():  # the verdict has the judge unless asked not to
-        judge = state.judge_unasked(data, "home_run_judge")
+    judge = state.verdict_judge(data, "home_run_judge")  # the sidebar's "Judge every pair" says whether
     if cs is None and judge is None and not data.dimensions:  # people's ratings make a verdict on their own
         st.info("Choose at least one metric in the sidebar (or run the judge on the A/B judge page).")
         return
@@ -68,11 +67,13 @@ def home() -> None:
             help="One self-contained file (opens offline): the verdict, tables with intervals, charts, every "
                  "pair side by side, signatures and the input files' SHA-256. The same as `dialeval report`.")
     if judge is None and ok:
-        seconds = state.judge_seconds(data.n, data.comparison)
-        if state.run_button(f"Run the A/B judge over the {state.counted(data.n, 'pair')} (about {seconds:.0f} s)",
-                            "home_run_judge", where=c2):
+        label = (f"Add the A/B judge's reading of the {state.counted(data.n, 'pair')} (already computed)"
+                 if state.judge_output(data) is not None else
+                 f"Run the A/B judge over the {state.counted(data.n, 'pair')} "
+                 f"(about {state.judge_seconds(data.n, data.comparison):.0f} s)")
+        if state.run_button(label, "home_run_judge", where=c2):
             with state.running("home_run_judge", "The judge could not run"):
-                state.run_judge(data)
+                state.ask_judge(data)
     st.caption("This page's address reopens this comparison with these choices: refresh, bookmark or share it "
                "(on this server).")
     shown = verdict_notes(verdict)
@@ -121,10 +122,15 @@ def home() -> None:
                 f"[{t.win.low:.1%}, {t.win.high:.1%}] over all {state.counted(t.n, 'pair')} "
                 f"(A/tie/B {t.win.wins}/{t.win.ties}/{t.win.losses})")
     rows = [r for r in verdict.rows("metric") if r.n > 0]  # a metric that could not score gets no empty axes
+    if verdict.combined is not None and verdict.combined.n:  # first: what the verdict reads
+        rows.insert(0, replace(verdict.combined, metric="combined: " + "+".join(verdict.combined_signals)))
     if rows:
         state.chart(state.interval_figure(rows, "A - B per metric with 95% interval", shared_axis=False),
                     "home_intervals")
-        st.caption(f"Right of the dashed line: {state.plain(comp.system_a)} (A) higher; each metric on its own scale.")
+        st.caption(f"Right of the dashed line: {state.plain(comp.system_a)} (A) higher; each metric on its own "
+                   f"scale (the combined test's: standard deviations of its signals' differences, summed). Blue: "
+                   f"the row's own test names A; orange: B; grey: neither. The verdict reads "
+                   f"{state.plain(words.verdict_basis())}; each other row is one signal alone.")
     drivers = tables.drivers_frame(verdict)
     if len(drivers):
         st.subheader("What drives each difference")

@@ -86,7 +86,8 @@ if data is not None and ok:
         st.subheader("Per-example preference")
         # folded: the judge's P(A) on every pair would bias a vote below (votes are blind, as Chatbot Arena's)
         with st.expander("The judge's P(A) on every pair (vote below first to stay blind)"):
-            st.dataframe(jdf, hide_index=True, width="stretch", height=380,
+            # pairs counted from 1, as the votes below ("Pair 1 of 60"); "pair" stays the 0-based index elsewhere
+            st.dataframe(jdf.assign(pair=jdf["pair"] + 1), hide_index=True, width="stretch", height=380,
                          column_config={"P(A preferred)": st.column_config.ProgressColumn(min_value=0.0, max_value=1.0,
                                                                                          format="%.2f")})
         state.chart(px.histogram(jdf, x="P(A preferred)", nbins=20, range_x=[0, 1], title="P(A preferred) over pairs"),
@@ -113,7 +114,7 @@ def llm_judge_section(data) -> None:
                "stays the one the home page's verdict uses.")
     with st.form("llm_judge_form"):
         url = st.text_input("Endpoint base URL", value=os.environ.get("OPENAI_BASE_URL", ""),
-                            placeholder="http://127.0.0.1:8000/v1")
+                            placeholder="e.g. http://127.0.0.1:8000/v1")
         model = st.text_input("Model", value=os.environ.get("DIALEVAL_LLM_MODEL", ""))
         key = st.text_input("API key (kept in this browser session's memory only; empty: $OPENAI_API_KEY on the "
                             "server)", type="password", key="llm_api_key")
@@ -123,7 +124,9 @@ def llm_judge_section(data) -> None:
         asked = st.form_submit_button(f"Ask the LLM judge over {state.counted(data.n, 'pair')} "
                                       f"({2 * data.n} requests at most, fewer when cached)")
     store = st.session_state.setdefault("llm_judge_results", {})
-    if asked:
+    if asked and not (url.strip() and model.strip()):  # nothing sent: the engine's message names CLI flags
+        st.error("Enter the endpoint URL (for example http://127.0.0.1:8000/v1) and the model name first.")
+    elif asked:
         try:
             judge = LLMJudge(LLMSettings(url=url.strip(), model=model.strip(), criteria=criteria_from(criteria or None),
                                          concurrency=int(concurrency)), api_key=key or None)
@@ -151,8 +154,8 @@ def llm_judge_section(data) -> None:
     c3.text(f"first-shown reply preferred: {summ.first_shown:.1%}")
     unparsed = summ.notes.get("unparsed") or []
     if unparsed:
-        st.warning(f"{len(unparsed)} pair(s) got answers naming neither reply after a second ask (never guessed): "
-                   f"pairs {', '.join(str(i + 1) for i in unparsed[:20])}")
+        st.warning(f"{state.counted(len(unparsed), 'pair')} got answers naming neither reply after a second ask "
+                   f"(never guessed): pairs {', '.join(str(i + 1) for i in unparsed[:20])}")
     if summ.human is not None and summ.human.n:
         st.text(f"agreement with people: {summ.human.agreement:.1%} of {state.counted(summ.human.n, 'pair')} with a "
                 f"clear human preference [{summ.human.low:.1%}, {summ.human.high:.1%}]")
@@ -377,7 +380,7 @@ if data is not None and ok:
                         f"{win_rate_text(summ_r)}, shipped "
                         f"judge {win_rate_text(summ_before_r)} (win rate of A)")
                 pred = tables.rest_frame(comp, rest, before_r.p_a, after_r.p_a, after_r.verdict)
-                st.dataframe(pred, hide_index=True, width="stretch", height=320,
+                st.dataframe(pred.assign(pair=pred["pair"] + 1), hide_index=True, width="stretch", height=320,
                              column_config={"P(A preferred)": st.column_config.ProgressColumn(
                                  min_value=0.0, max_value=1.0, format="%.2f")})
                 st.download_button("Download these predictions (CSV)", exports.export_csv(pred, comp),
@@ -391,4 +394,4 @@ if data is not None and ok:
 
 if judge_run_slot is not None:
     with judge_run_slot, state.running("run_judge", "The judge could not run"):  # then drawn again without the button
-        state.run_judge(data)
+        state.ask_judge(data)  # the verdict reads it from now on, "Judge every pair" off too

@@ -12,7 +12,7 @@ from core.leaderboard import (build_leaderboard, human_dimensions, judge_grid, j
                               mismatch_note, pairs_family_note, pairwise_cells, pairwise_columns, ranking_label,
                               render_leaderboard, shared_contexts)
 from core.report import as_sentence, to_json
-from dashboard import judging, loading, state
+from dashboard import judging, loading, state, words
 
 st.session_state["_page"] = "leaderboard"
 st.title("Leaderboard")
@@ -20,6 +20,18 @@ st.caption("Two or more systems (made for three or more) that answered the same 
            "mean with a 95% interval "
            "(contexts resampled), every pair of systems compared with Holm-adjusted p-values, and with the judge "
            "Bradley-Terry ratings (Elo scale) with bootstrap intervals. The same as `dialeval leaderboard`.")
+
+
+def by_words(ranked_by: str) -> str:
+    """:func:`core.leaderboard.ranking_label` with a metric's display name ('mean BERT-RUBER', not 'mean
+    bert_ruber'); the command line keeps the id."""
+    label = ranking_label(ranked_by)
+    return f"mean {words.name(ranked_by)}" if label == f"mean {ranked_by}" else label
+
+
+def criterion(metric: str) -> str:
+    """An every-pair row's metric as a person reads it ('BLEU', 'the judge', 'people: Overall')."""
+    return f"people: {metric[len('human:'):]}" if metric.startswith("human:") else words.name(metric)
 
 
 @st.cache_resource(show_spinner=False)
@@ -55,7 +67,7 @@ if board is not None:
         if up is not None and state.kept_board() != loading.content_key(b"board", board[1]):
             state.keep_board(*board)  # the address names it before anything is scored
     except DataError as e:
-        st.error(f"{len(e.problems)} problem(s) in the file:")
+        st.error(f"{state.counted(len(e.problems), 'problem')} in the file:")
         st.dataframe([{"row": "" if p.row is None else str(p.row), "field": p.field or "", "problem": p.message}
                       for p in e.problems], hide_index=True, width="stretch")
 elif state.loaded() is not None:
@@ -63,9 +75,9 @@ elif state.loaded() is not None:
     source, examples, key = data.name, data.examples, data.key
 all_systems = list(dict.fromkeys(e.system for e in examples)) if examples else []
 if examples is not None and len(all_systems) < 2:
-    st.info(f"{state.plain(source)} holds {len(all_systems)} system(s); a leaderboard needs two or more (it is "
-            "made for three or more) that answered the same contexts. Upload such a file above (for example a "
-            "multi-system rated set).")
+    st.info(f"{state.plain(source)} holds {state.counted(len(all_systems), 'system')}; a leaderboard needs two or "
+            "more (it is made for three or more) that answered the same contexts. Upload such a file above (for "
+            "example a multi-system rated set).")
 elif examples is None:
     st.info("Upload a file with three or more systems above, or load one on the Upload page.")
 else:
@@ -122,12 +134,14 @@ else:
     st.session_state["leaderboard"] = lb  # the tests read it
     rows, cols = leaderboard_rows(lb)
     st.subheader("Ranking")
-    st.caption(f"Ranked by {state.plain(ranking_label(lb.ranked_by))}; rank = 1 + the number of systems "
+    st.caption(f"Ranked by {state.plain(by_words(lb.ranked_by))}; rank = 1 + the number of systems "
                "significantly better (Holm-adjusted p < 0.05), so systems that cannot be told apart share a rank."
                + (f" Note: {state.plain(lb.rank_note)}." if lb.rank_note else ""))
     if lb.reference_note:
         st.warning(state.plain(as_sentence(lb.reference_note)))
-    st.dataframe(pd.DataFrame(rows).rename(columns=dict(cols)), hide_index=True, width="stretch")
+    # a metric's display name heads its column ("BLEU mean [95% CI]"); the downloads keep the ids
+    headers = {k: words.name(k) + h[len(k):] if k in lb.metrics and h.startswith(k + " ") else h for k, h in cols}
+    st.dataframe(pd.DataFrame(rows).rename(columns=headers), hide_index=True, width="stretch")
     for e in lb.systems:
         if e.unranked:
             st.warning(f"{e.system} is not ranked (rank -): {e.unranked}.")
@@ -142,9 +156,9 @@ else:
         x = [e.metrics[m]["mean"] for e in lb.systems]
         lo = [e.metrics[m]["mean"] - e.metrics[m]["low"] for e in lb.systems]
         hi = [e.metrics[m]["high"] - e.metrics[m]["mean"] for e in lb.systems]
-        title = f"{ranking_label(m)} with 95% interval"
+        title = f"{by_words(m)} with 95% interval"
     fig.add_trace(go.Scatter(x=x, y=[state.plotly_plain(e.system) for e in lb.systems], mode="markers",
-                             name=state.plotly_plain(m),
+                             name=state.plotly_plain(criterion(m)),
                              error_x=dict(type="data", symmetric=False, array=hi, arrayminus=lo)))
     fig.update_layout(title=state.plotly_plain(title))
     fig.update_yaxes(autorange="reversed")
@@ -154,8 +168,10 @@ else:
     criteria = list(dict.fromkeys(r.metric for r in lb.pairwise))
     many = len(criteria) > 3 and lb.ranked_by in criteria  # open on the ranking criterion's pairs
     pick = st.selectbox("Show the pairs on", ["every criterion", *criteria], key=f"lb_pairs_on_{key}",
-                        index=1 + criteria.index(lb.ranked_by) if many else 0)
-    cells = [c for c in pairwise_cells(lb) if pick == "every criterion" or c["metric"] == pick]
+                        index=1 + criteria.index(lb.ranked_by) if many else 0,
+                        format_func=lambda c: c if c == "every criterion" else criterion(c))
+    cells = [{**c, "metric": criterion(c["metric"])} for c in pairwise_cells(lb)
+             if pick == "every criterion" or c["metric"] == pick]
     st.dataframe(pd.DataFrame(cells).rename(columns=dict(pairwise_columns(lb.level))), hide_index=True,
                  width="stretch")
     st.caption(state.plain(pairs_family_note("the Home page's one-line verdict") + "."))

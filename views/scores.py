@@ -24,6 +24,15 @@ if data is not None and not metrics:
     st.info("Choose at least one metric in the sidebar.")
 
 
+def column_label(column: str) -> str:
+    """A per-example table column as a person reads it: a metric's display name over its id ('BLEU A-B' for
+    'bleu A-B'); the table, the address and the exports keep the ids."""
+    head, _, side = column.rpartition(" ")
+    if side in ("A", "B", "A-B") and head and column not in ("response A", "response B"):
+        return f"{words.name(head)} {side}"
+    return column
+
+
 def on_table_select() -> None:
     """A click in the table: a row opens that pair below; a column header sorts by that column (clicking the
     sorted column again flips the order), so the header and the 'Sort by' control never disagree."""
@@ -73,7 +82,7 @@ if data is not None and metrics:
         sort_cols = list(df.columns)
         state.kept("sort_by", f"{fmetric} A-B", sort_cols)
         sort_by = c4.selectbox("Sort by (or click a column header)", sort_cols, key="sort_by", on_change=state.keep,
-                               args=("sort_by",))
+                               args=("sort_by",), format_func=column_label)
         state.kept("sort_desc", True)
         desc = c5.toggle("Descending", key="sort_desc", on_change=state.keep, args=("sort_desc",))
         view = tables.filter_frame(df, text, winner, fmetric).sort_values(sort_by, ascending=not desc,
@@ -82,16 +91,16 @@ if data is not None and metrics:
         if view.empty:
             st.info(f"No pair matches the filter (of {len(df)} pairs). Clear the text or choose 'all'.")
         else:
-            st.caption(f"{len(view)} of {state.counted(len(df), 'pair')}, sorted by {sort_by} "
+            st.caption(f"{len(view)} of {state.counted(len(df), 'pair')}, sorted by {column_label(sort_by)} "
                        f"({'descending' if desc else 'ascending'}). Click a row to open it below; click a column "
                        "header to sort by it (the ⋮ column menu's sort reorders only the view; exports follow the "
                        "order stated here). Differences are A - B.")
-            num_cfg = {c: st.column_config.NumberColumn(  # display names over the ids the exports keep
-                           words.name(c.rsplit(" ", 1)[0]) + " " + c.rsplit(" ", 1)[1], format="%.3f")
+            num_cfg = {c: st.column_config.NumberColumn(column_label(c), format="%.3f")  # the exports keep ids
                        for c in df.columns if c.endswith((" A", " B", " A-B")) and c not in ("response A", "response B")}
             text_cfg = {c: st.column_config.TextColumn(width=TEXT_WIDTH[c]) for c in TEXT_WIDTH if c in df.columns}
-            st.dataframe(view, hide_index=True, width="stretch", height=420, column_config={**num_cfg, **text_cfg},
-                         key="scores_table", on_select=on_table_select,
+            # pairs counted from 1 as the judge page's "Pair 1 of 60"; "pair" stays the 0-based index elsewhere
+            st.dataframe(view.assign(pair=view["pair"] + 1), hide_index=True, width="stretch", height=420,
+                         column_config={**num_cfg, **text_cfg}, key="scores_table", on_select=on_table_select,
                          selection_mode=["single-row", "single-column", "single-cell"])
             shown = "all" if len(view) == len(df) else "the"
             exports_row = st.container(horizontal=True)  # each button as wide as its label, never cut
@@ -136,7 +145,8 @@ if data is not None and metrics:
                             '<mark style="background:#fff3b0">word only</mark>).</div>')
             with right:
                 st.caption("Metric values")
-                st.dataframe(tables.example_metric_values(cs, i), hide_index=True, width="stretch",
+                st.dataframe(tables.example_metric_values(cs, i).pipe(lambda t: t.assign(metric=t["metric"].map(
+                                 words.name))), hide_index=True, width="stretch",
                              column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("A", "B", "A-B")})
                 if "ubleu" in cs.metrics:
                     det = cs.table.details("ubleu", i) or cs.table.details("ubleu", cs.n + i)
@@ -165,9 +175,10 @@ if data is not None and metrics:
                         det = cs.table.details(mme_name, idx)
                         rows = tables.mme_drilldown_rows(det)
                         if rows:
-                            st.caption(f"{mme_name} sub-metrics for {side} (dimension "
+                            st.caption(f"{words.name(mme_name)} sub-metrics for {side} (dimension "
                                        f"{det.get('dimension', '?') if det else '?'}): normalized score x CRS weight")
-                            st.dataframe(rows, hide_index=True, width="stretch")
+                            st.dataframe([{"sub-metric": words.name(r.pop("sub_metric")), **r} for r in rows],
+                                         hide_index=True, width="stretch")
 
         scored = [m for m in cs.metrics if np.isfinite(cs.a(m)).any() or np.isfinite(cs.b(m)).any()]
         for m in cs.metrics:
@@ -194,8 +205,9 @@ if data is not None and metrics:
             srows = cached_slices(data.key, tuple(cs.metrics), smetric, by, column, cs)
             st.dataframe(tables.slice_frame(srows, comp.system_a, comp.system_b), hide_index=True, width="stretch",
                          column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("mean A", "mean B")})
-            state.chart(state.interval_figure(srows, f"{words.name(smetric)}: A - B per slice ({by})", shared_axis=True),
-                        "slice_chart")
+            sfig = state.interval_figure(srows, f"{words.name(smetric)}: A - B per slice ({by})", shared_axis=True)
+            sfig.update_yaxes(autorange="reversed")  # the first slice on top, as in the table (plotly draws it lowest)
+            state.chart(sfig, "slice_chart")
             st.caption(f"Right of the dashed line: {state.plain(comp.system_a)} higher.")
 
             # -- charts -----------------------------------------------------------------------------

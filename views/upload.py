@@ -10,7 +10,8 @@ st.session_state["_page"] = "upload"
 st.title("Upload two systems")
 st.markdown(f"Files up to **{loading.MAX_UPLOAD_MB} MB** each. Formats: our JSONL (one object a line: `context`, "
             "`response`, optional `id`, `system`, `references`, `scores`; any other plain field is kept as metadata "
-            "to slice by), DSTC10 Track 5 JSON, column-dictionary JSON, CSV (map the columns below).")
+            "to slice by), DSTC10 Track 5 JSON, column-dictionary JSON, CSV or TSV (once one is loaded, its columns "
+            "are mapped below: which is the response, the context, ...).")
 
 c1, c2 = st.columns(2)
 if c1.button("Load the built-in demo", type="primary", key="demo_upload"):
@@ -30,10 +31,22 @@ fmt_choice = st.selectbox("Format", ["detect"] + list(FORMATS), key="upload_form
 fmt = None if fmt_choice == "detect" else fmt_choice
 
 
-def read_slot(label: str, slot: str) -> tuple[str, bytes] | None:
+# pasted text goes by a file name (its extension says how to read it); a person reads these words instead
+PASTED = {"one": "the pasted text", "a": "the pasted text (system A)", "b": "the pasted text (system B)"}
+
+
+def shown(text: str) -> str:
+    """``text`` with the file names pasted text goes by (``pasted-a.txt``) said as :data:`PASTED` says them."""
+    for slot, said in PASTED.items():
+        for ext in (".txt", ".csv"):
+            text = text.replace(f"pasted-{slot}{ext}", said)
+    return text
+
+
+def read_slot(label: str, pasted_label: str, slot: str) -> tuple[str, bytes] | None:
     """An uploaded file, or pasted text, for one input slot."""
     up = st.file_uploader(label, type=["jsonl", "json", "csv", "tsv", "txt", "gz"], key=f"file_{slot}")
-    pasted = st.text_area(f"... or paste the content of {label.lower()}", key=f"paste_{slot}", height=100)
+    pasted = st.text_area(f"... or paste the content of {pasted_label}", key=f"paste_{slot}", height=100)
     if up is not None:
         return up.name, up.getvalue()
     if pasted.strip():
@@ -52,7 +65,7 @@ def csv_mapping_widgets(name: str, data: bytes, slot: str) -> tuple[bool, CsvMap
     if not any(h.strip() for h in header):  # empty: nothing to map; the loader says what is wrong
         return False, None
     guess = csv_columns.guess_csv_mapping(header, rows)
-    st.caption("CSV column mapping for " + state.plain(name) + " (guessed from the column names and contents; "
+    st.caption("CSV column mapping for " + state.plain(shown(name)) + " (guessed from the column names and contents; "
                "change any choice)")
     cols = st.columns(5)
     none = "(none)"
@@ -101,9 +114,10 @@ def csv_mapping_widgets(name: str, data: bytes, slot: str) -> tuple[bool, CsvMap
 
 def show_problems(err: DataError) -> None:
     """Every problem with file, row and field; the previously loaded data stays loaded."""
-    rows = [{"file": Path(p.file).name if p.file else "", "row": "" if p.row is None else str(p.row),
-             "field": p.field or "", "problem": p.message} for p in err.problems]
-    st.error(f"{len(rows)} problem(s) in the upload; nothing new was loaded. Fix them and upload again.")
+    rows = [{"file": shown(Path(p.file).name) if p.file else "", "row": "" if p.row is None else str(p.row),
+             "field": p.field or "", "problem": shown(p.message)} for p in err.problems]
+    st.error(f"{state.counted(len(rows), 'problem')} in the upload; nothing new was loaded. Fix them and upload "
+             "again.")
     st.dataframe(rows, hide_index=True, width="stretch")
     if state.loaded() is not None:
         prev = state.loaded()
@@ -112,11 +126,12 @@ def show_problems(err: DataError) -> None:
             f"{prev.name}." if pair in prev.name else f"{prev.name} ({pair})."))
 
 
-slots = [("File", "one")] if mode.startswith("One") else [("System A file", "a"), ("System B file", "b")]
+slots = ([("File", "the file", "one")] if mode.startswith("One")
+         else [("System A's file", "system A's file", "a"), ("System B's file", "system B's file", "b")])
 inputs = {}
 waiting = False
-for label, slot in slots:
-    got = read_slot(label, slot)
+for label, pasted_label, slot in slots:
+    got = read_slot(label, pasted_label, slot)
     if got:
         is_csv, mapping = csv_mapping_widgets(got[0], got[1], slot)
         waiting |= is_csv and mapping is None
@@ -132,7 +147,7 @@ if len(inputs) == len(slots) and not waiting:
         show_problems(e)
     for slot, (name, data, mapping) in inputs.items():
         if mapping is not None and slot in parsed:
-            st.caption(f"How {state.plain(name)} reads (first rows): check that the contexts split into turns")
+            st.caption(f"How {state.plain(shown(name))} reads (first rows): check that the contexts split into turns")
             st.dataframe(csv_columns.csv_preview(parsed[slot]), hide_index=True, width="stretch")
 
 
@@ -167,7 +182,7 @@ if parsed:
             if sa == sb:
                 st.warning("System A and system B are the same system: choose two different ones.")
             elif st.button("Compare these two systems", type="primary", key="use_one"):
-                use(inputs["one"][0], ["one"], sa, sb)
+                use(shown(inputs["one"][0]), ["one"], sa, sb)
     else:
         ea, eb = parsed["a"], parsed["b"]
         c1, c2 = st.columns(2)
@@ -177,7 +192,7 @@ if parsed:
             st.warning("The two files are identical and the same system is chosen in both: comparing a system with "
                        "itself finds no difference.")
         if st.button("Compare these two systems", type="primary", key="use_two"):
-            use(f"{inputs['a'][0]} + {inputs['b'][0]}", ["a", "b"], sa, sb)
+            use(shown(f"{inputs['a'][0]} + {inputs['b'][0]}"), ["a", "b"], sa, sb)
 
 data = state.loaded()
 if data is not None:
@@ -189,6 +204,6 @@ if data is not None:
             f"human dimensions: {', '.join(data.dimensions) or 'none'}")
     if data.comparison.unmatched_a or data.comparison.unmatched_b:
         st.warning("Rows without a partner (not scored):")
-        st.text("\n".join(data.comparison.describe_unmatched()[:100]))
+        st.text(shown("\n".join(data.comparison.describe_unmatched()[:100])))
     st.page_link(state.PAGES["home"], label="See the verdict")
     st.page_link(state.PAGES["scores"], label="See the scores")
