@@ -448,6 +448,17 @@ def _ci(mean: float, lo: float, hi: float, digits: int = 3, n: int | None = None
     return fmt_interval(mean, lo, hi, digits) + on
 
 
+def swept(entry: SystemEntry) -> str | None:
+    """'won' when the judge preferred ``entry`` in every pair it judged against the others (no tie), 'lost' when
+    in none; else None. A swept system's Bradley-Terry rating is held finite only by the fit's ridge
+    (``core.stats.bradley_terry``) and every bootstrap replicate sees the sweep, so its interval is not one: zero
+    wide with two systems, one-sided and set by the ridge with more. Tables and charts show it without one."""
+    j = entry.judge
+    if not j or not j["wins"] + j["losses"] or j["ties"]:
+        return None
+    return "won" if not j["losses"] else "lost" if not j["wins"] else None
+
+
 def leaderboard_rows(lb: Leaderboard) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
     """The ranking as formatted cells and their (key, header) columns."""
     ci = f"{level_label(lb.level)} CI"
@@ -463,13 +474,9 @@ def leaderboard_rows(lb: Leaderboard) -> tuple[list[dict[str, Any]], list[tuple[
     for e in lb.systems:
         r: dict[str, Any] = {"rank": "-" if e.rank is None else str(e.rank), "system": e.system}
         if e.judge is not None:
-            r["judge"] = _ci(e.judge["rating"], e.judge["rating_low"], e.judge["rating_high"], 0)
-            swept = {"won": e.judge["losses"] == 0, "lost": e.judge["wins"] == 0}
-            if e.judge["wins"] + e.judge["losses"] and any(swept.values()) and not e.judge["ties"]:
-                # every replicate of the bootstrap sees the same sweep: its interval has no width, and the rating
-                # itself is held finite only by the fit's ridge (core.stats.bradley_terry)
-                r["judge"] = (f"{e.judge['rating']:.0f} ({'won' if swept['won'] else 'lost'} every judged pair: "
-                              "no interval)")
+            sweep = swept(e)
+            r["judge"] = (f"{e.judge['rating']:.0f} ({sweep} every judged pair: no interval)" if sweep else
+                          _ci(e.judge["rating"], e.judge["rating_low"], e.judge["rating_high"], 0))
             r["wtl"] = f"{e.judge['wins']:.0f}/{e.judge['ties']:.0f}/{e.judge['losses']:.0f}"
         for m in shown:
             v = e.metrics[m]

@@ -714,10 +714,12 @@ def _combined_clause(v: Verdict, side: str | None, basis: str | None) -> str:
 
 
 def _pairs_for(c: MetricComparison, side: str) -> str:
-    """'in 33 of the 60 pairs': where the combined value favours ``side``. The sentence says the combined test in
-    pairs, not in its unit (standard deviations of each signal's differences, summed: a signal whose differences
-    barely vary, such as a judge sure of every pair, makes it large); the row in the tables has it."""
-    return f"in {c.wins if side == 'A' else c.losses} of the {c.n} pairs"
+    """'in 33 of the 60 pairs, the other way in 27': where the combined value favours ``side`` and where the other
+    system (a side is named by the mean, which a few large pairs can move against most). The sentence says the
+    combined test in pairs, not in its unit (standard deviations of each signal's differences, summed: a signal
+    whose differences barely vary, such as a judge sure of every pair, makes it large); the tables' row has it."""
+    mine, other = (c.wins, c.losses) if side == "A" else (c.losses, c.wins)
+    return f"in {mine} of the {c.n} pairs" + (f", the other way in {other}" if other else "")
 
 
 def verdict_sentence(v: Verdict, label: Callable[[str], str] | None = None) -> str:

@@ -319,10 +319,13 @@ def sidebar() -> Any:
                 st.markdown(f"**{plain(words.name(k))}**")
                 st.text(words.help_text(k, v) + (f"\n{k}: {v}" if formulas else ""))
         kept("judge_auto", judge_by_default())  # kept across pages and in the address, as the metrics are
+        if st.session_state.pop(_JUDGE_ON, False):  # a judge button was pressed (ask_judge): on from now
+            st.session_state["judge_auto"] = True
+            keep("judge_auto")
         st.toggle("Judge every pair", key="judge_auto", on_change=keep, args=("judge_auto",),
                   help="On: the learned A/B judge reads every pair once the metrics are scored, and the verdict "
                        "and the report use it (as `dialeval compare`). Off: they leave it out (as `dialeval "
-                       "compare --no-judge`) until you press its button on the home or A/B judge page.")
+                       "compare --no-judge`); a judge button on the Home or A/B judge page turns it on.")
         offered = offered_devices()
         if st.session_state.get("device", "cpu") not in offered:
             st.session_state["device"] = "cpu"
@@ -344,6 +347,9 @@ def sidebar() -> Any:
                            "2 to 3 times as fast on a CPU with bfloat16 kernels; their scores move a little "
                            "(benchmarks/PRECISION.md) and are cached apart from float32's.")
     return box
+
+
+_JUDGE_ON = "_judge_on"  # set by ask_judge: the sidebar turns "Judge every pair" on when it is next drawn
 
 
 def judge_by_default() -> bool:
@@ -649,23 +655,25 @@ def run_judge(data: Loaded) -> JudgeOutput | None:
 
 
 def ask_judge(data: Loaded) -> None:
-    """The judge's button was pressed for ``data``: the verdict reads the judge from now on in this session, even
-    with "Judge every pair" off (:func:`verdict_judge`); it runs unless its output is already at hand."""
-    st.session_state.setdefault("judge_asked", set()).add(per_device(data.key))
+    """A judge button was pressed for ``data``: run the judge unless its output is at hand, then turn "Judge every
+    pair" on (at the next drawing of the sidebar: a widget's value cannot change once it is drawn), so the verdict
+    reads it, the address keeps that, and a refresh or a shared link gives the same verdict. A run that fails or
+    is stopped leaves the toggle as it was."""
     if judge_output(data) is None:
         run_judge(data)
+    if judge_output(data) is not None:
+        st.session_state[_JUDGE_ON] = True
 
 
-def verdict_judge(data: Loaded, key: str) -> JudgeSummary | None:
+def verdict_judge(data: Loaded, button_key: str) -> JudgeSummary | None:
     """The judge's summary the verdict reads: with "Judge every pair" on, the judge's output, run without a press
-    where there is none (:func:`judge_unasked`, its error shown above the button ``key``); off, nothing until
-    the judge's button was pressed for this comparison (:func:`ask_judge`), even where the score cache holds its
-    output, so "off" gives the verdict of ``dialeval compare --no-judge``."""
-    if not judge_by_default() and per_device(data.key) not in st.session_state.get("judge_asked", set()):
+    where there is none (:func:`judge_unasked`, its error shown above the button ``button_key``); off, none, even
+    where the score cache holds its output, so "off" gives the verdict of ``dialeval compare --no-judge``."""
+    if not judge_by_default():
         return None
     found = judge_summary(data)
-    if found is None and judging.judge_status()[0] and judge_by_default():
-        found = judge_unasked(data, key)
+    if found is None and judging.judge_status()[0]:
+        found = judge_unasked(data, button_key)
     return found
 
 
@@ -673,12 +681,12 @@ def judge_unasked(data: Loaded, key: str) -> JudgeSummary | None:
     """Run the judge over ``data`` without a button press (:func:`judge_by_default`), once: a run that failed is
     not tried again on this comparison (its error is shown above the button ``key``, which runs it by hand)."""
     tried = st.session_state.setdefault("judge_unasked_failed", set())
-    if data.key in tried:
+    if per_device(data.key) in tried:
         return None
     try:
         run_judge(data)
     except Exception as e:  # a missing checkpoint, a model that will not load: shown, not fatal
-        tried.add(data.key)
+        tried.add(per_device(data.key))
         st.session_state[_FAILED + key] = f"The judge could not run: {type(e).__name__}: {plain(str(e))}"
         return None
     return judge_summary(data)

@@ -373,7 +373,8 @@ def test_lists_read_as_a_sentence_lists_them():
 
 def test_a_system_that_won_every_judged_pair_gets_no_zero_width_rating_interval():
     """Ten pairs one system won every time gave "1507 [1507, 1507]": every bootstrap replicate sees the same
-    sweep, and only the Bradley-Terry fit's ridge keeps the rating finite."""
+    sweep (with more systems the interval is one-sided and set by the ridge), and only the Bradley-Terry fit's
+    ridge keeps the rating finite."""
     from core.leaderboard import Leaderboard, SystemEntry, leaderboard_rows
 
     def entry(name, rank, rating, wins, losses):

@@ -152,7 +152,8 @@ def test_while_the_judge_or_the_re_fit_runs_the_other_ones_button_is_disabled(ap
 def test_judge_every_pair_off_leaves_a_cached_judge_out_until_its_button_is_pressed(repo_root, monkeypatch, tmp_path):
     """The demo's judge is precomputed, so with "Judge every pair" off the verdict still read it: the toggle did
     nothing a user could see. Off gives the verdict without the judge (as ``dialeval compare --no-judge``); the
-    home page's button adds the judge's reading, running nothing, and the toggle is kept in the address."""
+    home page's button adds the judge's reading, running nothing, by turning the toggle on, which the address
+    keeps (a refresh gives the same verdict)."""
     import streamlit as st
     import core.engine
     from core.cache import read_precomputed
@@ -178,6 +179,7 @@ def test_judge_every_pair_off_leaves_a_cached_judge_out_until_its_button_is_pres
     assert not at.exception, at.exception
     verdict = at.session_state["verdict"]
     assert verdict.judge is not None and verdict.combined is not None
+    assert at.session_state["judge_auto"] is True and at.query_params.get("judge_auto") in (["1"], "1")
     # the chart's first row is the combined test the verdict reads, by its signals' display names
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert spec["data"][0]["y"] == ["combined: " + "+".join(words.name(s) for s in verdict.combined_signals)]

@@ -208,11 +208,14 @@ def test_meta_eval_level_system_on_the_command_line(tmp_path, capsys):
 # the sentence
 
 
-def _verdict(metric_values, judge_winner=None):
+def _comparison():
+    """v1 against v2 on 30 contexts, one pair each."""
     a = [Example(id=str(i), context=[f"c{i}"], response=f"a{i}", system="v1") for i in range(30)]
-    b = [Example(id=str(i), context=[f"c{i}"], response=f"b{i}", system="v2") for i in range(30)]
-    comp = align(a, b)
-    v = build_verdict(comp, None, None, n_boot=200, n_perm=200)
+    return align(a, [Example(id=str(i), context=[f"c{i}"], response=f"b{i}", system="v2") for i in range(30)])
+
+
+def _verdict(metric_values, judge_winner=None):
+    v = build_verdict(_comparison(), None, None, n_boot=200, n_perm=200)
     groups = [(f"c{i}",) for i in range(30)]
     for name, (xa, xb) in metric_values.items():
         v.metrics.append(compare_values(name, "metric", xa, xb, groups, n_boot=200, n_perm=200))
@@ -377,17 +380,41 @@ def test_the_verdict_names_the_combined_tests_winner_and_its_record(monkeypatch)
         p_a = _Judged.p_a[:15]
 
     assert set(signal_differences(_Scores, _HalfJudged, policy.combine)) == {"bleu"}  # not every pair judged
-    a = [Example(id=str(i), context=[f"c{i}"], response=f"a{i}", system="v1") for i in range(30)]
-    comp = align(a, [Example(id=str(i), context=[f"c{i}"], response=f"b{i}", system="v2") for i in range(30)])
-    v.combined, v.combined_signals = compare_combined(comp, diffs, n_boot=200, n_perm=200), list(diffs)
+    v.combined, v.combined_signals = compare_combined(_comparison(), diffs, n_boot=200, n_perm=200), list(diffs)
     assert v.combined.winner == "B" and verdict_decision(v) == Decision("B", "combined", ("bleu", "judge"))
     s = verdict_sentence(v)
     c = v.combined
+    from core.verdict_policy import combined_values
+    values = combined_values(diffs)  # A - B: below 0 favours v2
+    towards, away = int((values < 0).sum()), int((values > 0).sum())
+    assert 15 < towards < 30 and away > 0
     assert s.startswith("v2 is better than v1: the combined evidence of bleu and the judge favours it in "
-                        f"{c.losses} of the 30 pairs (p = "), s
+                        f"{towards} of the 30 pairs, the other way in {away} (p = "), s
     assert ") (on rated data this combined test named people's preferred system in 50 of 90" in s
     assert c.diff < 0 and math.isnan(c.mean_a) and math.isnan(c.mean_b)  # a difference, no mean per system
     assert "as diagnostics" not in s  # bleu has a say through the combined test
+
+
+def test_a_combined_lean_is_said_in_pairs_both_ways_with_its_p(monkeypatch):
+    """The lean names the side the combined mean favours; the sentence says how many pairs favour each side, so a
+    lean carried by a few large pairs cannot read as most pairs' verdict."""
+    import core.verdict
+    from core.verdict import compare_combined
+    from core.verdict_policy import combined_values
+    policy = VerdictPolicy((), "off", False, (), ("bleu", "mme"), combine_lean=0.3)
+    monkeypatch.setattr(core.verdict, "shipped_policy", lambda: ShippedPolicy(policy, {}))
+    rng = np.random.default_rng(1)
+    diffs = {"bleu": rng.normal(0.3, 1.0, 30), "mme": rng.normal(0.1, 1.0, 30)}  # A - B, a weak lean to v1
+    v = _verdict({"bleu": (diffs["bleu"], np.zeros(30)), "mme": (diffs["mme"], np.zeros(30))})
+    v.combined, v.combined_signals = compare_combined(_comparison(), diffs, n_boot=200, n_perm=200), list(diffs)
+    c = v.combined
+    assert c.winner is None and 0.05 < c.p_randomization < 0.3
+    values = combined_values(diffs)
+    s = verdict_sentence(v)
+    assert s.startswith(f"v1 is probably better than v2: the combined evidence of bleu and mme leans its way, in "
+                        f"{int((values > 0).sum())} of the 30 pairs, the other way in {int((values < 0).sum())} "
+                        f"(p = {c.p_randomization:.3f}: not significant, but below the 0.3 at which the verdict says "
+                        "'probably')"), s
 
 
 def test_with_a_signal_not_computed_the_combined_test_uses_the_first_allowed_set_of_the_others():
@@ -431,8 +458,7 @@ def test_a_judge_that_names_the_other_system_vetoes_the_combined_test_in_the_sen
     from core.verdict import compare_combined
     policy = VerdictPolicy((), "off", False, (), ("bleu", "judge"), (), ("judge",), 0.3)
     monkeypatch.setattr(core.verdict, "shipped_policy", lambda: ShippedPolicy(policy, {}))
-    a = [Example(id=str(i), context=[f"c{i}"], response=f"a{i}", system="v1") for i in range(30)]
-    comp = align(a, [Example(id=str(i), context=[f"c{i}"], response=f"b{i}", system="v2") for i in range(30)])
+    comp = _comparison()
     p_a = [0.9] * 24 + [0.1] * 6  # the judge prefers v1 on 24 of 30 contexts: significant
     judged = summarize_judge(comp, JudgeOutput.from_probabilities(p_a, p_a, p_a, 0.05, "toy-judge"))
     assert judged.winner == "A"
@@ -472,8 +498,7 @@ def test_the_sentence_names_the_set_used_in_place_of_the_policys_and_says_when_n
     rng = np.random.default_rng(6)
     bleu_a, bleu_b = rng.normal(10, 3, 30), rng.normal(14, 3, 30)
     v = _verdict({"bleu": (bleu_a, bleu_b)})
-    a = [Example(id=str(i), context=[f"c{i}"], response=f"a{i}", system="v1") for i in range(30)]
-    comp = align(a, [Example(id=str(i), context=[f"c{i}"], response=f"b{i}", system="v2") for i in range(30)])
+    comp = _comparison()
     v.combined, v.combined_signals = compare_combined(comp, {"bleu": bleu_a - bleu_b}, n_boot=200, n_perm=200), ["bleu"]
     s = verdict_sentence(v)
     assert s.startswith("v2 is better than v1: the combined evidence of bleu (in place of bleu and the judge: the "

@@ -26,10 +26,12 @@ def named(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(metric=frame["metric"].map(words.name)) if "metric" in frame else frame
 
 
-def dashed(frame: pd.DataFrame, numbers: list[str]):
-    """``frame`` for ``st.dataframe``: the ``numbers`` columns shown with 3 decimals and a missing value as "-"
-    (as ``core.formatting.fmt_num`` writes it), kept as numbers so that a click on a header sorts them as such."""
-    return frame.style.format("{:.3f}", na_rep="-", subset=numbers)
+def decimals(numbers: list[str]) -> dict:
+    """``st.dataframe``'s column settings that show the ``numbers`` columns with 3 decimals, kept as numbers so that
+    a click on a header sorts them as such (as text, "-0.080" came before "-0.300"). Streamlit draws a missing
+    number as "None", whatever a pandas Styler says (its display values apply to values only): the tables leave out
+    what cannot have one and say what a remaining "None" means."""
+    return {c: st.column_config.NumberColumn(format="%.3f") for c in numbers}
 
 
 def choose_metric(data_key: str) -> None:
@@ -91,22 +93,21 @@ elif metrics:
         if no_refs:
             st.caption(f"{words.names(no_refs)}: no score on these rows (the metric needs references and the file "
                        "has none); choose a metric without references (e.g. BERT-RUBER, MME-CRS) in the sidebar.")
-        table = pd.DataFrame(rows).pipe(named)
-        # the correlations stay numbers, so that a click on a column header sorts them as numbers (as text,
-        # "-0.080" came before "-0.300"); shown with 3 decimals and a missing one as "-" (Streamlit's own "None")
-        st.dataframe(dashed(table.assign(**{c: table[c].map(lambda p: fmt_num(p, p=True)) for c in table.columns
-                                            if c.endswith(" p")}),
-                            [c for c in table.columns if c not in ("metric", "dimension", "n",
-                                                                   "reference copies left out")
-                             and not c.endswith(" p")]), hide_index=True, width="stretch")
-        if table["spearman"].isna().any() or table["pearson"].isna().any():
-            st.caption("\"-\" in the table: no correlation to compute (the metric scored no row here, or its scores "
-                       "or the ratings do not vary).")
-        heat = table.pivot(index="metric", columns="dimension", values="spearman")
-        fig = px.imshow(heat, color_continuous_scale="RdBu", zmin=-1, zmax=1, aspect="auto",
-                        title="Spearman correlation: metric x human dimension")
-        fig.update_traces(text=heat.map(lambda r: fmt_num(r, digits=2)).to_numpy(), texttemplate="%{text}")
-        state.chart(fig, "corr_heat")
+        scored = [r for r in rows if r["n"]]  # a metric that scored no row is said above, not drawn empty
+        if scored:
+            table = pd.DataFrame(scored).pipe(named)
+            st.dataframe(table.assign(**{c: table[c].map(lambda p: fmt_num(p, p=True)) for c in table.columns
+                                         if c.endswith(" p")}), hide_index=True, width="stretch",
+                         column_config=decimals([c for c in table.columns
+                                                 if c not in ("metric", "dimension", "n", "reference copies left out")
+                                                 and not c.endswith(" p")]))
+            if table["spearman"].isna().any() or table["pearson"].isna().any():
+                st.caption("None: no correlation to compute (the metric's scores or the ratings do not vary).")
+            heat = table.pivot(index="metric", columns="dimension", values="spearman")
+            fig = px.imshow(heat, color_continuous_scale="RdBu", zmin=-1, zmax=1, aspect="auto",
+                            title="Spearman correlation: metric x human dimension")
+            fig.update_traces(text=heat.map(lambda r: fmt_num(r, digits=2)).to_numpy(), texttemplate="%{text}")
+            state.chart(fig, "corr_heat")
 
         st.subheader("Scatter")
         from core.verdict import preference_dimension
@@ -162,8 +163,8 @@ elif metrics:
                                                          correlations.system_correlations(table_all, cs.metrics))
             got = st.session_state.get("sys_corr_rows")
             if got and got[0] == data.key:
-                st.dataframe(dashed(named(pd.DataFrame(got[1])).assign(p=lambda t: t["p"].map(
-                    lambda p: fmt_num(p, p=True))), ["r", "low", "high"]), hide_index=True, width="stretch")
+                st.dataframe(named(pd.DataFrame(got[1])).assign(p=lambda t: t["p"].map(lambda p: fmt_num(p, p=True))),
+                             hide_index=True, width="stretch", column_config=decimals(["r", "low", "high"]))
         else:
             st.caption("A system-level correlation needs at least three systems; upload a file with more systems "
                        "to see one.")

@@ -35,7 +35,10 @@ def home() -> None:
     ok, _ = judging.judge_status()
     judge = state.verdict_judge(data, "home_run_judge")  # the sidebar's "Judge every pair" says whether
     if cs is None and judge is None and not data.dimensions:  # people's ratings make a verdict on their own
-        st.info("Choose at least one metric in the sidebar (or run the judge on the A/B judge page).")
+        st.info("Choose at least one metric in the sidebar (or run the judge on the A/B judge page)."
+                if state.judge_by_default() or state.judge_output(data) is None else
+                "Choose at least one metric in the sidebar, or turn on \"Judge every pair\" there: the judge's "
+                "reading of these pairs is already computed.")
         return
     if cs is None and judge is None:
         st.caption("No metric chosen: the verdict comes from the people's ratings in the input (choose metrics in "
@@ -127,10 +130,12 @@ def home() -> None:
     if rows:
         state.chart(state.interval_figure(rows, "A - B per metric with 95% interval", shared_axis=False),
                     "home_intervals")
-        st.caption(f"Right of the dashed line: {state.plain(comp.system_a)} (A) higher; each metric on its own "
-                   f"scale (the combined test's: standard deviations of its signals' differences, summed). Blue: "
-                   f"the row's own test names A; orange: B; grey: neither. The verdict reads "
-                   f"{state.plain(words.verdict_basis())}; each other row is one signal alone.")
+        combined = (f" The first row is the combined test the verdict reads, of "
+                    f"{words.names(verdict.combined_signals)} (its scale: standard deviations of their differences, "
+                    "summed); each other row is one signal alone." if verdict.combined is not None
+                    and verdict.combined.n else "")
+        st.caption(f"Right of the dashed line: {state.plain(comp.system_a)} (A) higher; each row on its own scale. "
+                   f"Blue: the row's own test names A; orange: B; grey: neither.{state.plain(combined)}")
     drivers = tables.drivers_frame(verdict)
     if len(drivers):
         st.subheader("What drives each difference")

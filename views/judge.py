@@ -38,6 +38,9 @@ if data is not None and ok:
                             busy=refit_clicked, type="primary"):
             judge_run_slot = st.container()
     res = state.judge_output(data)
+    if res is not None and not state.judge_by_default():
+        st.info("The Home page's verdict and report leave the judge out while \"Judge every pair\" is off in the "
+                "sidebar (as `dialeval compare --no-judge`); turn it on to use this reading there.")
     if res is not None:
         dims = data.dimensions
         dim = None
@@ -394,4 +397,4 @@ if data is not None and ok:
 
 if judge_run_slot is not None:
     with judge_run_slot, state.running("run_judge", "The judge could not run"):  # then drawn again without the button
-        state.ask_judge(data)  # the verdict reads it from now on, "Judge every pair" off too
+        state.ask_judge(data)  # and "Judge every pair" on: the verdict reads it

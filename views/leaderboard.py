@@ -10,7 +10,7 @@ import streamlit as st
 from core.data import DataError, alignment_words
 from core.leaderboard import (build_leaderboard, human_dimensions, judge_grid, judged_in_cache, leaderboard_rows,
                               mismatch_note, pairs_family_note, pairwise_cells, pairwise_columns, ranking_label,
-                              render_leaderboard, shared_contexts)
+                              render_leaderboard, shared_contexts, swept)
 from core.report import as_sentence, to_json
 from dashboard import judging, loading, state, words
 
@@ -149,8 +149,9 @@ else:
     m = lb.ranked_by
     if m == "judge":
         x = [e.judge["rating"] for e in lb.systems]
-        lo = [e.judge["rating"] - e.judge["rating_low"] for e in lb.systems]
-        hi = [e.judge["rating_high"] - e.judge["rating"] for e in lb.systems]
+        # a system that won or lost every judged pair has no interval (core.leaderboard.swept): no bar
+        lo = [0.0 if swept(e) else e.judge["rating"] - e.judge["rating_low"] for e in lb.systems]
+        hi = [0.0 if swept(e) else e.judge["rating_high"] - e.judge["rating"] for e in lb.systems]
         title = "Bradley-Terry rating (Elo scale) with 95% interval"
     else:
         x = [e.metrics[m]["mean"] for e in lb.systems]

@@ -94,7 +94,8 @@ if data is not None and metrics:
             st.caption(f"{len(view)} of {state.counted(len(df), 'pair')}, sorted by {column_label(sort_by)} "
                        f"({'descending' if desc else 'ascending'}). Click a row to open it below; click a column "
                        "header to sort by it (the ⋮ column menu's sort reorders only the view; exports follow the "
-                       "order stated here). Differences are A - B.")
+                       "order stated here). Differences are A - B. Pairs count from 1 here; the exports' `pair`, as the "
+                       "command line's, counts from 0 (`id` is the same everywhere).")
             num_cfg = {c: st.column_config.NumberColumn(column_label(c), format="%.3f")  # the exports keep ids
                        for c in df.columns if c.endswith((" A", " B", " A-B")) and c not in ("response A", "response B")}
             text_cfg = {c: st.column_config.TextColumn(width=TEXT_WIDTH[c]) for c in TEXT_WIDTH if c in df.columns}
