@@ -333,15 +333,18 @@ def best_policy(pairs: Sequence[SystemPair], candidates: Sequence[VerdictPolicy]
 def leave_one_set_out(pairs: Sequence[SystemPair], candidates: Sequence[VerdictPolicy], wrong_cost: float,
                       level: float = LEVEL) -> list[dict[str, Any]]:
     """For each data set: the policy chosen on the other sets (:func:`best_policy`) and its verdict's right /
-    wrong / none on the held-out set's separated pairs."""
+    wrong / none on the held-out set's separated pairs; ``by_pair``: (shared contexts, "right" / "wrong" /
+    "none") for each of them."""
     rows = []
     for ds in dict.fromkeys(p.dataset for p in pairs):
         train = [p for p in pairs if p.dataset != ds]
         test = [p for p in pairs if p.dataset == ds]
         pol = best_policy(train, candidates, wrong_cost, level)
         right, wrong, n = policy_score(test, pol, level)
+        by_pair = [(p.n_contexts, "right" if c == p.people else "none" if c is None else "wrong")
+                   for p in test if p.people is not None for c in [p.verdict_under(pol, level).winner]]
         rows.append({"held_out": ds, "policy": pol.name, "separated": n, "right": right, "wrong": wrong,
-                     "none": n - right - wrong})
+                     "none": n - right - wrong, "by_pair": by_pair})
     return rows
 
 

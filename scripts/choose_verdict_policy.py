@@ -87,6 +87,16 @@ def share(k: int, n: int) -> str:
     return f"{k} of {n} ({100 * k / n:.0f} %)" if n else "-"
 
 
+CONTEXT_BINS = ((5, 19), (20, 39), (40, None))  # shared contexts a system pair has: the held-out table's rows
+
+
+def by_contexts(lodo: list[dict]) -> list[tuple[str, list[str]]]:
+    """The held-out verdicts ("right" / "wrong" / "none") in :data:`CONTEXT_BINS`, each with its label."""
+    calls = [(n, got) for r in lodo for n, got in r["by_pair"]]
+    return [(f"{lo} to {hi}" if hi else f"{lo} or more",
+             [got for n, got in calls if lo <= n and (hi is None or n <= hi)]) for lo, hi in CONTEXT_BINS]
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--data", default=None, help="folder of the rated sets (default: shared/data/eval)")
@@ -187,6 +197,14 @@ def main(argv: list[str] | None = None) -> int:
         f"| **all** | | **{sep}** | **{share(right, sep)}** | **{share(wrong, sep)}** | {sep - right - wrong} |",
         f"| DailyDialog sets (the judge never saw them) | | {u_sep} | {share(u_right, u_sep)} | "
         f"{share(u_wrong, u_sep)} | {u_sep - u_right - u_wrong} |",
+        "",
+        "The same held-out verdicts by how many contexts the two systems share (most DailyDialog-Zhao pairs "
+        "share 5 to 40: too few for any test to separate many of them):",
+        "",
+        "| shared contexts | people separate | names people's winner | names the other | names none |",
+        "|---|---|---|---|---|",
+        *[f"| {label} | {len(got)} | {share(got.count('right'), len(got))} | {share(got.count('wrong'), len(got))} "
+          f"| {got.count('none')} |" for label, got in by_contexts(lodo)],
         "",
         f"Without the combined test's lean (its significant calls only, "
         f"{sum(not c.combine_lean for c in candidates)} candidates): names people's winner in "

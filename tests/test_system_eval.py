@@ -137,6 +137,8 @@ def test_the_verdict_under_a_policy_and_leave_one_set_out():
     rows = se.leave_one_set_out(pairs, cands, wrong_cost=4)
     assert [r["held_out"] for r in rows] == ["s1", "s2"]
     assert all(r["right"] + r["wrong"] + r["none"] == r["separated"] for r in rows)
+    assert all(sorted(k for _, k in r["by_pair"]) == sorted(["right"] * r["right"] + ["wrong"] * r["wrong"]
+                                                            + ["none"] * r["none"]) for r in rows)
     summary = se.summarize(with_v)
     assert {r["dataset"] for r in summary} == {"s1", "s2", "all"}
     text = se.format_system_rows(summary, "markdown")
