@@ -6,7 +6,7 @@ Machine-readable outputs (JSON, CSV cells of numbers) keep the numbers themselve
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Iterable
 
 MISSING = "-"
 
@@ -75,7 +75,7 @@ def fmt_points(x: float, signed: bool = False) -> str:
     return f"{100 * x:+.0f} points" if signed else f"{100 * x:.0f} points"
 
 
-def fmt_list(words: Any) -> str:
+def fmt_list(words: Iterable[str]) -> str:
     """Words as a sentence lists them: ``a``, ``a and b``, ``a, b and c``; ``""`` for none."""
     words = list(words)
     return ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else "".join(words)

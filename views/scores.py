@@ -24,11 +24,17 @@ if data is not None and not metrics:
     st.info("Choose at least one metric in the sidebar.")
 
 
+def score_column(column: str) -> bool:
+    """Whether a per-example table column holds a metric's scores ('bleu A', 'bleu B', 'bleu A-B')."""
+    head, _, side = column.rpartition(" ")
+    return side in ("A", "B", "A-B") and bool(head) and column not in ("response A", "response B")
+
+
 def column_label(column: str) -> str:
     """A per-example table column as a person reads it: a metric's display name over its id ('BLEU A-B' for
     'bleu A-B'); the table, the address and the exports keep the ids."""
-    head, _, side = column.rpartition(" ")
-    if side in ("A", "B", "A-B") and head and column not in ("response A", "response B"):
+    if score_column(column):
+        head, _, side = column.rpartition(" ")
         return f"{words.name(head)} {side}"
     return column
 
@@ -97,7 +103,7 @@ if data is not None and metrics:
                        "order stated here). Differences are A - B. Pairs count from 1 here; the exports' `pair`, as the "
                        "command line's, counts from 0 (`id` is the same everywhere).")
             num_cfg = {c: st.column_config.NumberColumn(column_label(c), format="%.3f")  # the exports keep ids
-                       for c in df.columns if c.endswith((" A", " B", " A-B")) and c not in ("response A", "response B")}
+                       for c in df.columns if score_column(c)}
             text_cfg = {c: st.column_config.TextColumn(width=TEXT_WIDTH[c]) for c in TEXT_WIDTH if c in df.columns}
             # pairs counted from 1 as the judge page's "Pair 1 of 60"; "pair" stays the 0-based index elsewhere
             st.dataframe(view.assign(pair=view["pair"] + 1), hide_index=True, width="stretch", height=420,
@@ -178,7 +184,8 @@ if data is not None and metrics:
                         if rows:
                             st.caption(f"{words.name(mme_name)} sub-metrics for {side} (dimension "
                                        f"{det.get('dimension', '?') if det else '?'}): normalized score x CRS weight")
-                            st.dataframe([{"sub-metric": words.name(r.pop("sub_metric")), **r} for r in rows],
+                            st.dataframe([{"sub-metric": words.name(r["sub_metric"]),
+                                           **{k: v for k, v in r.items() if k != "sub_metric"}} for r in rows],
                                          hide_index=True, width="stretch")
 
         scored = [m for m in cs.metrics if np.isfinite(cs.a(m)).any() or np.isfinite(cs.b(m)).any()]
