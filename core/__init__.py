@@ -398,5 +398,11 @@ def meta_evaluate(*inputs: str, metrics: str | Sequence[str] | None = None, dims
         return summarize(with_verdict(pairs, shipped_policy().policy))
     if level != "turn":
         raise ValueError(f"level={level!r}: 'turn' (correlations per row) or 'system' (system pairs)")
-    return evaluate(_paths(inputs, "meta_evaluate"), parse_metrics(DEFAULT_METRICS if metrics is None else metrics),
+    rows = evaluate(_paths(inputs, "meta_evaluate"), parse_metrics(DEFAULT_METRICS if metrics is None else metrics),
                     dims, options=_options(options), **settings)
+    if not rows:  # as the command line says it, not an empty list
+        from core.meta_eval import NO_HUMAN_SCORES
+        raise ValueError(f"nothing to correlate: {NO_HUMAN_SCORES}"
+                         + (f"; or none of the dimensions {list(dims)} is in the data" if dims else "")
+                         + "; or every rated row repeats its reference (keep_reference_copies=True keeps them)")
+    return rows

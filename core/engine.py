@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from core.cache import ScoreCache, judge_namespace, pair_key, resolve_cache, row_key
-from core.data import Comparison, Example
+from core.data import Comparison, Example, field_suggestion
 from core.models.device import active_device, device_key, use_device
 from core.models.encoders import MissingModelError, check_models
 from core.progress import Progress
@@ -148,9 +148,11 @@ class BlankTextCount:
              "unspaced script")
     # (and "longer than N" per reading limit)
     MISSING_TEXTS = frozenset({"nan", "NaN", "<NA>"})  # what pandas writes for a missing value (``astype(str)``)
-    # four or more letters running without a space in a script written so (Han, kana, Thai, Lao, Khmer, Burmese);
-    # Korean is written with spaces, and a Japanese word inside an English sentence tokenizes fine
-    UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff]{4,}")
+    # four or more letters running without a space in a script written so (Han, kana, Thai, Lao, Khmer, Burmese),
+    # its full-width punctuation inside the run ("我很好，谢谢你！" is one token to 13a); Korean is written with
+    # spaces, and a Japanese word inside an English sentence tokenizes fine
+    UNSPACED_LETTER = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"
+    UNSPACED = re.compile(f"(?:[{UNSPACED_LETTER}][\u3000-\u303f\uff00-\uffef]*){{4,}}")
 
     def __init__(self) -> None:
         self.rows = 0
@@ -159,6 +161,7 @@ class BlankTextCount:
         self.counts = dict.fromkeys(kinds, 0)
         self.shown: dict[str, list[str]] = {kind: [] for kind in kinds}
         self.copies: dict[str, list[int]] = {}  # per system: [its rows that copy their reference, its rows]
+        self.misnamed: dict[tuple[str, str], list[Any]] = {}  # (key, the field it likely means) -> [rows, first rows]
 
     def add(self, ex: Example) -> None:
         """Count one row: a blank response, no usable reference, a blank reference beside usable ones, a
@@ -170,6 +173,13 @@ class BlankTextCount:
         per = self.copies.setdefault(ex.system, [0, 0])
         per[0] += copy
         per[1] += 1
+        for key in (*ex.meta, *ex.unread):
+            meant = field_suggestion(key)
+            if meant is not None:
+                seen = self.misnamed.setdefault((key, meant), [0, []])
+                seen[0] += 1
+                if len(seen[1]) < self.SHOWN:
+                    seen[1].append(ex.location)
         words = len(ex.response.split())
         for kind, found in (("blank response", is_blank(ex.response)), ("no reference", not usable),
                             ("blank reference", bool(usable) and len(usable) != len(ex.references)),
@@ -220,6 +230,11 @@ class BlankTextCount:
                 f"Japanese, Thai, Lao, Khmer, Burmese; {self.where('unspaced script')}): {', '.join(overlap)} "
                 f"split{'s' * (len(overlap) == 1)} words at spaces and punctuation (sacrebleu's 13a), so a sentence "
                 "there is one word and matches only whole; every model here (MiniLM, SmolLM2) was trained on English")
+        if self.misnamed:
+            notes["misnamed field"] = "; ".join(
+                f"{k} of {n} rows have a field {key!r} that dialeval does not read (did you mean {meant!r}?; "
+                f"{', '.join(first)}{f' and {k - len(first)} more' if k > len(first) else ''}): it is not read as "
+                "that field" for (key, meant), (k, first) in self.misnamed.items())
         if self.counts["blank reference"]:
             notes["blank reference"] = (f"{self.counts['blank reference']} of {n} rows have a blank reference beside "
                                         f"others ({self.where('blank reference')}): the blank one is ignored")
@@ -626,7 +641,8 @@ def estimate_work(examples: Sequence[Example] = (), metrics: Sequence[str] = (),
     before it has measured one), loading included where its models are not loaded yet. ``rows_read``: the rows
     whose replies the shipped judge reads (default: both replies of ``pairs``; a leaderboard passes its rows);
     ``n_pairs``: the number of pairs to judge where the triples are not at hand (every one counted as new).
-    A metric that cannot even be built counts every row (it fails with its error when it runs)."""
+    With ``mme`` among ``metrics`` the judge, which runs after them, has nothing left to read (MME-CRS reads every
+    reply it reads). A metric that cannot even be built counts every row (it fails with its error when it runs)."""
     store = resolve_cache(cache)
     scored = as_scored(examples)
     out = time_estimates.WorkEstimate(judge=judge)
@@ -649,6 +665,8 @@ def estimate_work(examples: Sequence[Example] = (), metrics: Sequence[str] = (),
                     [(c, a) for c, a, _ in pairs] + [(c, b) for c, _, b in pairs] if pairs else None)
             work = (time_estimates.judge_work(out.judge_pairs) if rows is None else
                     time_estimates.judge_work(out.judge_pairs, [c for c, _ in rows], [r for _, r in rows]))
+            if "mme" in metrics:  # scored first, MME-CRS reads every reply the judge reads: nothing left to read
+                work = replace(work, mme_pairs=0, read_pairs=0)
             out.judge_seconds = work.seconds(time_estimates.judge_time())
     return out
 

@@ -33,6 +33,12 @@ def fmt_num(x: Any, digits: int = 3, signed: bool = False, p: bool = False) -> s
     return f"{v:+.{digits}f}" if signed else f"{v:.{digits}f}"
 
 
+def fmt_p(x: Any) -> str:
+    """A p-value in a sentence: 'p = 0.004', 'p < 0.001', 'p = -' without one."""
+    text = fmt_num(x, p=True)
+    return f"p < {text[1:]}" if text.startswith("<") else f"p = {text}"
+
+
 def fmt_bounds(low: Any, high: Any, digits: int = 3, signed: bool = False) -> str:
     """``[low, high]`` as :func:`fmt_num` writes each end; ``[-]`` without an interval (too few contexts to
     resample)."""

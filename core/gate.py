@@ -64,7 +64,8 @@ def contexts_needed(low: float, high: float, n_contexts: int, effect: float, lev
         raise ValueError("the pilot has no interval (fewer than 2 contexts, or no pair scored): nothing to plan from")
     sd = (high - low) / (2 * _z(level)) * math.sqrt(n_contexts)
     if sd <= 0:
-        raise ValueError("the pilot's paired differences do not vary: any difference is seen with 2 contexts")
+        raise ValueError("the pilot's paired differences do not vary (every pair differs by the same amount, often "
+                         "0), so there is no spread to plan from: run the pilot on more, or more varied, contexts")
     return max(2, math.ceil(((_z(level) + NormalDist().inv_cdf(power)) * sd / effect) ** 2))
 
 
@@ -114,8 +115,7 @@ def _metric_criterion(r: MetricComparison, baseline_sd: float, level: float) -> 
     sign = -1.0 if r.higher_is_better else 1.0  # diff is A - B; the candidate is B
     lo, hi = sorted((sign * r.low, sign * r.high))
     better = {"A": "baseline", "B": "candidate"}.get(r.winner or "")
-    return Criterion(r.metric, r.n, r.n_contexts, sign * r.diff, lo, hi, better, detectable_difference(
-        r.low, r.high, level), level, baseline_sd)
+    return Criterion(r.metric, r.n, r.n_contexts, sign * r.diff, lo, hi, better, r.detectable, level, baseline_sd)
 
 
 def criteria_names(v: Verdict) -> list[str]:

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from core.data import Comparison, alignment_words, dimensions
-from core.engine import input_notes
 from core.formatting import alpha_label, fmt_interval, fmt_num, level_label
 from core.report import as_sentence, could_miss, left_out_note, verdict_notes
 from core.scoring import metric_class
@@ -269,7 +268,7 @@ def render_html(verdict: Verdict, comp: Comparison, cs: "ComparisonScores | None
              f"randomizations, seed {v.seed}, {level_label(v.level)}); a winner only when p &lt; {alpha_label(v.level)} and the "
              f"interval of A - B excludes 0. dialeval {_e(__version__)}, made "
              f"{datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}.</p>"]
-    notes = input_notes(comp.examples(), cs.metrics if cs is not None else [], judged=v.judge is not None)
+    notes = dict(v.input_notes)
     for anchor, note in {**verdict_notes(v), "reference-copies": notes.pop("reference copy", "")}.items():
         if note:
             parts.append(f'<p class="facts" id="{anchor}"><b>{_e(as_sentence(note))}</b></p>')

@@ -36,7 +36,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Sequence
 
 import numpy as np
@@ -68,6 +68,7 @@ class SystemGrid:
     aligned_by: str
     dropped: list[str] = field(default_factory=list)
     alignment_note: str = ""  # why by context although ids are shared (``core.data.alignment_rule``)
+    shared_references: dict[str, int] = field(default_factory=dict)  # per system: rows given another's references
 
     @property
     def n_contexts(self) -> int:
@@ -145,7 +146,17 @@ def shared_contexts(examples: Sequence[Example], systems: Sequence[str] | None =
                if key not in shared]
     if not keys:
         raise DataError([Problem(src, None, None, f"no context was answered by all of {names}")])
-    return SystemGrid(names, {s: [per[s][k] for k in keys] for s in names}, rule, dropped, note)
+    rows = {s: [per[s][k] for k in keys] for s in names}
+    shared: Counter = Counter()
+    for i in range(len(keys)):  # references belong to the context (core.data.share_references): one set for all
+        with_refs = next((rows[s][i] for s in names if any(r.strip() for r in rows[s][i].references)), None)
+        for s in names:
+            e = rows[s][i]
+            if (with_refs is not None and not any(r.strip() for r in e.references)
+                    and context_groups([e]) == context_groups([with_refs])):
+                rows[s][i] = replace(e, references=list(with_refs.references))
+                shared[s] += 1
+    return SystemGrid(names, rows, rule, dropped, note, dict(shared))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -204,6 +215,7 @@ class Leaderboard:
     n_groups: int = 0  # distinct contexts among the ``n_contexts`` shared answers
     reference_note: str | None = None  # replies that copy their reference, which referenced metrics favour
     alignment_note: str = ""  # why by context although ids are shared (``core.data.alignment_rule``)
+    shared_references_note: str | None = None  # systems whose rows took another system's references
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -406,7 +418,9 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
     return Leaderboard(entries, pairwise, n, grid.aligned_by, grid.dropped, ranked_by, list(metrics),
                        table.signatures() if table is not None else {}, judge_signature, n_boot, n_perm, level, seed,
                        human, rank_note, grid.context_mismatches(), grid.n_groups,
-                       input_notes(grid.examples(), metrics).get("reference copy"), grid.alignment_note)
+                       input_notes(grid.examples(), metrics).get("reference copy"), grid.alignment_note,
+                       "; ".join(f"{n} of {s}'s rows have no reference: they are scored with another system's "
+                                 "references for the same context" for s, n in grid.shared_references.items()) or None)
 
 
 def leaderboard(examples: Sequence[Example], metrics: Sequence[str] | str | None = None,
@@ -524,7 +538,8 @@ def render_leaderboard(lb: Leaderboard, fmt: str = "text") -> str:
     apart by ``kind``) or json (the systems best first, each with its scores and intervals; the pairs)."""
     from core.report import render, to_json
     notes = [n for n in (lb.alignment_note and "aligned by " + alignment_words(lb.aligned_by, lb.alignment_note),
-                         lb.rank_note, lb.reference_note, PAIRS_FAMILY_NOTE) if n]  # what text says in its header
+                         lb.rank_note, lb.reference_note, lb.shared_references_note, PAIRS_FAMILY_NOTE)
+             if n]  # what text says in its header
     if fmt == "json":
         return to_json({**lb.to_dict(), "notes": notes})
     rows, cols = leaderboard_rows(lb)

@@ -91,6 +91,11 @@ def _resolve_metric(spec: str | Metric, dataset: str, options: Options | None, h
     return metric, AS_SHIPPED
 
 
+NO_HUMAN_SCORES = ("no human scores in the input: meta-eval needs rows with a 'scores' object (dimension -> "
+                   "rating); in a CSV file, name the score columns with --score-columns or call them "
+                   "scores.DIMENSION")
+
+
 def meta_evaluate(data, metrics: Sequence[Any], dims: Sequence[str] | None = None,
                   methods: Sequence[str] = stats.METHODS, n_boot: int = 1000, seed: int = 13,
                   level: float = 0.95, options: Options | None = None,

@@ -148,8 +148,19 @@ def verdict_cells(v: "Verdict") -> list[dict[str, str]]:
                       "win": fmt_interval(r.win_rate, r.win_low, r.win_high)
                       if r.wins + r.losses else "-",  # no decided pair: no rate, no interval, no test
                       "sign_p": fmt_num(r.sign_p, p=True) if r.wins + r.losses else "-",
-                      "verdict": r.verdict(v.system_a, v.system_b) + (f" ({could_miss(r)})" if could_miss(r) else "")})
+                      "verdict": r.verdict(v.system_a, v.system_b) + "".join(
+                          f" ({why})" for why in (could_miss(r), which_p_decides(r, v.level)) if why)})
     return cells
+
+
+def which_p_decides(r, level: float) -> str:
+    """'randomization p 0.071 >= 0.05: a winner needs both' for a row with no winner whose interval excludes 0
+    (its bootstrap p may be below the threshold too): the table otherwise reads as contradicting itself."""
+    excludes = math.isfinite(r.low) and math.isfinite(r.high) and (r.low > 0 or r.high < 0)
+    if r.winner is not None or not r.n or not excludes or not math.isfinite(r.p_randomization):
+        return ""
+    return (f"the interval excludes 0, but randomization p {fmt_num(r.p_randomization, p=True)} >= "
+            f"{alpha_label(level)}: a winner needs both")
 
 
 def could_miss(r) -> str:
@@ -285,6 +296,7 @@ def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,
         if v.context_mismatches:
             rows.append({"kind": "context_mismatch_total", "n": len(v.context_mismatches), "note": mismatch_warning(v)})
         rows += [{"kind": "context_mismatch", "note": m} for m in v.context_mismatches]
+        rows += [{"kind": "input_note", "note": note} for note in v.input_notes.values()]
         rows += [{"kind": "pair", **r} for r in pairs]
         keys: list[str] = []
         for r in rows:
@@ -318,6 +330,8 @@ def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,
     if v.left_out:
         text_parts.append("pairs left out of a row's n (no value for A or B):\n"
                           + "\n".join(f"{bullet}{d['metric']}: {left_out_note(d)}" for d in v.left_out))
+    if v.input_notes:
+        text_parts.append("notes on the input:\n" + "\n".join(bullet + n for n in v.input_notes.values()))
     if v.unmatched:
         text_parts.append(f"{len(v.unmatched)} unmatched row(s), not compared:\n"
                           + "\n".join(bullet + u for u in v.unmatched))
@@ -355,10 +369,20 @@ def one_sided_ratings_note(v: "Verdict") -> str:
 def verdict_notes(v: "Verdict") -> dict[str, str]:
     """The verdict's notes every surface shows (text and markdown headers, the csv's ``note`` rows, the HTML
     report, the home page), keyed by an anchor: metrics that do not pass Holm, few contexts, names alike,
-    ratings on one side only."""
+    ratings on one side only, references taken from the other side."""
     notes = {"holm": holm_note(v), "few-contexts": few_contexts_note(v), "names": names_note(v),
-             "one-sided-ratings": one_sided_ratings_note(v)}
+             "one-sided-ratings": one_sided_ratings_note(v), "shared-references": shared_references_note(v)}
     return {k: n for k, n in notes.items() if n}
+
+
+def shared_references_note(v: "Verdict") -> str:
+    """Which side's rows had no references and were scored with the other side's for the same context
+    (``core.data.share_references``); empty when none were."""
+    name = {"A": v.system_a, "B": v.system_b}
+    other = {"A": "B", "B": "A"}
+    return "; ".join(f"{n} of {name[side]}'s rows have no reference: they are scored with {name[other[side]]}'s "
+                     "references for the same context (references belong to the context, so both replies are "
+                     "scored against the same ones)" for side, n in v.shared_references.items() if n)
 
 
 def holm_note(v: "Verdict") -> str:
@@ -396,7 +420,9 @@ def few_contexts_note(v: "Verdict") -> str:
 def left_out_note(d: dict[str, Any]) -> str:
     """One verdict row's pairs without a value (``Verdict.left_out``) in words."""
     more = d["n_left_out"] - len(d["pairs"])
-    return (f"{d['n_left_out']} of {d['n_pairs']} pairs left out ({'; '.join(d['pairs'])}"
+    reasons = d.get("reasons") or {}
+    reason = f"all: {next(iter(reasons))}, e.g. " if len(reasons) == 1 else ""
+    return (f"{d['n_left_out']} of {d['n_pairs']} pairs left out ({reason}{'; '.join(d['pairs'])}"
             + (f"; and {more} more" if more > 0 else "") + ")")
 
 

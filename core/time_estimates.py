@@ -236,9 +236,33 @@ class WorkEstimate:
     def scoring_seconds(self) -> float:
         return sum(self.metric_seconds.values())
 
+    def sentence(self) -> str:
+        """'about 3 min for this run: 120 rows to score with ubleu and mme, 60 pairs to judge' (what a command says
+        before it starts); '' when nothing is left to compute."""
+        todo = {m: n for m, n in self.rows.items() if n}
+        work = []
+        for n in sorted(set(todo.values()), reverse=True):
+            names = [m for m, k in todo.items() if k == n]
+            work.append(f"{n} row{'s' * (n != 1)} to score with {', '.join(names)}")
+        if self.judge_pairs:
+            work.append(f"{self.judge_pairs} pair{'s' * (self.judge_pairs != 1)} to judge"
+                        + (" (no pace is known for this judge: not counted)" if self.judge_seconds is None else ""))
+        if not work:
+            return ""
+        return f"about {about(self.seconds)} for this run: {'; '.join(work)}"
+
     def to_dict(self) -> dict[str, Any]:
         return {"rows": dict(self.rows), "metric_seconds": dict(self.metric_seconds), "judge": self.judge,
                 "judge_pairs": self.judge_pairs, "judge_seconds": self.judge_seconds, "seconds": self.seconds}
+
+
+def about(seconds: float) -> str:
+    """'40 s', '3 min', '1.5 h': a duration as an estimate reads."""
+    if seconds < 90:
+        return f"{max(seconds, 1):.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def time_so_far(elapsed: float, estimate: float) -> str:

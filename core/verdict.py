@@ -37,6 +37,7 @@ Rules, fixed here and nowhere else:
 from __future__ import annotations
 
 import math
+from collections import Counter
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Sequence
@@ -45,9 +46,9 @@ import numpy as np
 
 from core import stats
 from core.data import ID_MISMATCH_ADVICE, Comparison, dimensions
-from core.engine import is_reference_copy, reads_references
-from core.formatting import fmt_amount, fmt_list, fmt_num, fmt_percent, fmt_percent_bounds, fmt_points
-from core.scoring import metric_class
+from core.engine import input_notes, is_reference_copy, reads_references
+from core.formatting import fmt_amount, fmt_list, fmt_p, fmt_percent, fmt_percent_bounds, fmt_points
+from core.scoring import JUDGES, metric_class
 from core.settings import SEED
 from core.human_preferences import (MARGIN_SHARE, METRIC_TIE_TOL, PREFERENCE_DIMENSIONS, SCALES,  # noqa: F401
                                     context_groups, human_preference, human_preferences, human_tie_margin, pair_winner,
@@ -56,7 +57,7 @@ from core.judge_summary import (HumanAgreement, JudgeSummary, judge_length_contr
                                 reply_length, summarize_judge)
 from core.stats import LEVEL, N_BOOT, N_PERM
 from core.verdict_policy import (JUDGE, Decision, VerdictPolicy, combined_name, combined_values, decide,
-                                 deciding_winners, shipped_policy)
+                                 deciding_winners, is_measured_judge, judge_name, shipped_policy)
 
 if TYPE_CHECKING:
     from core.engine import ComparisonScores
@@ -173,6 +174,8 @@ class Verdict:
     reference_copies: dict[str, int] = field(default_factory=dict)  # per side: pairs whose reply copies its reference
     alignment_note: str = ""  # why by context although ids are shared (``core.data.alignment_rule``)
     one_sided_ratings: dict[str, str] = field(default_factory=dict)  # dimension -> "A"/"B" (only side rated), ""
+    shared_references: dict[str, int] = field(default_factory=dict)  # per side: rows scored with the other's references
+    input_notes: dict[str, str] = field(default_factory=dict)  # kind -> what the input's rows do to the scores
     combined: MetricComparison | None = None  # the combined test of ``combined_signals`` (module docstring)
     combined_signals: list[str] = field(default_factory=list)
 
@@ -214,7 +217,9 @@ class Verdict:
         decision = verdict_decision(self, policy)
         d["decision"] = {"side": decision.side, "basis": decision.basis, "named": list(decision.named),
                          "against": list(decision.against),
-                         "judge_decides": policy.decides(JUDGE) or JUDGE in self.combined_signals}
+                         "judge_decides": (policy.decides(JUDGE) and self.judge is not None
+                                           and is_measured_judge(self.judge.signature))
+                                          or JUDGE in self.combined_signals}
         d["sentence"] = self.sentence
         return d
 
@@ -258,7 +263,10 @@ def compare_values(name: str, kind: str, a: Sequence[float], b: Sequence[float],
     return MetricComparison(name, kind, pr.n, pr.n_dropped, len(set(kept_groups)), ma, la, ua, mb, lb, ub,
                             pr.diff, pr.low, pr.high, pr.p_randomization, pr.p_bootstrap, pr.wins, pr.ties,
                             pr.losses, pr.win_rate, pr.win_low, pr.win_high, pr.win_rate_ties_split, pr.sign_p,
-                            higher_is_better, winner, signature, stats.detectable_difference(pr.low, pr.high, level))
+                            higher_is_better, winner, signature,
+                            # where no p could fall below 1 - level, no difference is detectable: no statement
+                            stats.detectable_difference(pr.low, pr.high, level)
+                            if stats.can_be_significant(len(set(kept_groups)), 1 - level) else math.nan)
 
 
 def compare_scores(cs: "ComparisonScores", human: bool = True, n_boot: int = N_BOOT, n_perm: int = N_PERM,
@@ -330,12 +338,14 @@ def signal_differences(cs: "ComparisonScores | None", judge: JudgeSummary | None
                        signals: Sequence[str]) -> dict[str, np.ndarray]:
     """{signal: its per-pair difference oriented so that a positive value favours A} for each of ``signals``
     computed here: a metric's A - B (negated when lower is better) where it scored at least one pair, the
-    judge's P(A) - 0.5 where it judged every pair."""
+    judge's P(A) - 0.5 where it judged every pair and is the judge the records were measured with
+    (``core.verdict_policy.is_measured_judge``; another judge is a diagnostic)."""
     out = {}
     for s in signals:
         if s == JUDGE:
             n = len(cs.comparison.pairs) if cs is not None else None
-            if judge is not None and judge.p_a and (n is None or len(judge.p_a) == n):  # every pair judged
+            if (judge is not None and judge.p_a and (n is None or len(judge.p_a) == n)  # every pair judged
+                    and is_measured_judge(judge.signature)):
                 out[s] = np.asarray(judge.p_a, dtype=np.float64) - 0.5
         elif cs is not None and s in cs.metrics:
             d = np.asarray(cs.a(s), dtype=np.float64) - np.asarray(cs.b(s), dtype=np.float64)
@@ -390,7 +400,19 @@ def build_verdict(comp: Comparison, cs: "ComparisonScores | None" = None, judge:
                    n_unmatched=len(unmatched), left_out=left_out_pairs(comp, cs, rows),
                    context_mismatches=comp.context_mismatches(), reference_copies=copies,
                    alignment_note=comp.alignment_note, one_sided_ratings=one_sided_ratings(comp) if human else {},
+                   shared_references={k: n for k, n in comp.shared_references.items() if n},
+                   input_notes=input_notes(comp.examples(), cs.metrics if cs is not None else [],
+                                           judged=_judge_registered(judge)),
                    combined=combined, combined_signals=list(differences))
+
+
+def _judge_registered(judge: JudgeSummary | None) -> "bool | str":
+    """Which judge ran, as the input's notes take it (what it reads of a reply): its registry name ('llm'), True
+    for the learned judge (any checkpoint), False for none."""
+    if judge is None:
+        return False
+    name = judge_name(judge.signature)
+    return name if name in JUDGES and not is_measured_judge(judge.signature) else True
 
 
 def mismatch_warning(v: Verdict) -> str:
@@ -402,6 +424,7 @@ def mismatch_warning(v: Verdict) -> str:
 
 
 LEFT_OUT_LISTED = 20  # pairs named per verdict row; the count is always complete
+ONE_REASON_LISTED = 3  # pairs named when every missing value has the same reason (said once)
 
 
 def _unscored_reason(v: "Verdict", unscored: Sequence["MetricComparison"]) -> str:
@@ -409,17 +432,18 @@ def _unscored_reason(v: "Verdict", unscored: Sequence["MetricComparison"]) -> st
     replies, no references, both; empty when unknown."""
     from core.engine import BLANK_RESPONSE, NO_REFERENCE
     names = {r.metric for r in unscored}
-    notes = [p for d in v.left_out if d["metric"] in names for p in d["pairs"]]
+    reasons = {why for d in v.left_out if d["metric"] in names for why in d["reasons"]}
     found = [label for reason, label in ((BLANK_RESPONSE, "blank replies"), (NO_REFERENCE, "no references"))
-             if any(reason in p for p in notes)]
+             if reason in reasons]
     return f" ({' and '.join(found)})" if found else ""
 
 
 def left_out_pairs(comp: Comparison, cs: "ComparisonScores | None", rows: Sequence[MetricComparison]
                    ) -> list[dict[str, Any]]:
-    """For every verdict row that left pairs out of its ``n`` (no score for A or B), the count and the first
-    pairs with where each side came from and why it has no value: a blank response, no reference, no human
-    rating. Nothing leaves ``n`` without a word."""
+    """For every verdict row that left pairs out of its ``n`` (no score for A or B), the count, the first
+    pairs with where each side came from and why it has no value (a blank response, no reference, no human
+    rating; the reason is left out of each pair when every missing value has the same one) and ``reasons``, how
+    many missing values each reason explains. Nothing leaves ``n`` without a word."""
     n = len(comp.pairs)
     out = []
     for r in rows:
@@ -433,14 +457,20 @@ def left_out_pairs(comp: Comparison, cs: "ComparisonScores | None", rows: Sequen
             a = np.array([ex.scores.get(dim, math.nan) for ex in comp.a])
             b = np.array([ex.scores.get(dim, math.nan) for ex in comp.b])
             reasons = (lambda i: "no human rating", lambda i: "no human rating")
-        pairs = []
+        pairs, why_counts = [], Counter()
         for i in range(n):
-            sides = [f"{side} {ex.location}: {why(i)}" for side, ex, value, why in
+            sides = [(f"{side} {ex.location}", why(i)) for side, ex, value, why in
                      (("A", comp.a[i], a[i], reasons[0]), ("B", comp.b[i], b[i], reasons[1]))
                      if not np.isfinite(value)]
             if sides:
-                pairs.append("; ".join(sides))
-        out.append({"metric": r.metric, "n_left_out": len(pairs), "n_pairs": n, "pairs": pairs[:LEFT_OUT_LISTED]})
+                pairs.append(sides)
+                why_counts.update(w for _, w in sides)
+        # one reason for every missing value ("no reference" on a file without any) is said once, not per row
+        one_reason = next(iter(why_counts)) if len(why_counts) == 1 else None
+        listed = ["; ".join(where if one_reason else f"{where}: {w}" for where, w in sides)
+                  for sides in pairs[:ONE_REASON_LISTED if one_reason else LEFT_OUT_LISTED]]
+        out.append({"metric": r.metric, "n_left_out": len(pairs), "n_pairs": n, "pairs": listed,
+                    "reasons": dict(why_counts)})
     return out
 
 
@@ -576,7 +606,7 @@ def verdict_decision(v: Verdict, policy: VerdictPolicy | None = None) -> Decisio
     human = preferred_human_row(v)
     metrics = [(r.metric, r.winner, r.p_randomization, _leans(r.diff, r.higher_is_better))
                for r in v.rows("metric") if r.n > 0]
-    j = v.judge
+    j = v.judge if v.judge is not None and is_measured_judge(v.judge.signature) else None  # else a diagnostic
     judge_order = _leans(j.win.rate - 0.5) if j is not None and j.win.wins + j.win.losses else None
     c = v.combined
     combined = ((c.winner, tuple(v.combined_signals), _leans(c.diff) if c.n else None, c.p_randomization)
@@ -684,10 +714,19 @@ def _not_computed(v: Verdict, signals: Sequence[str]) -> str:
     computed'."""
     scored = {r.metric for r in v.rows("metric") if r.n}
     judged = v.judge is not None and len(v.judge.p_a) == v.n_pairs
-    why = [("" if judged else "the judge not run" if v.judge is None else "the judge not run on every pair")
+    why = [(_unmeasured(v) or "" if judged else "the judge not run" if v.judge is None
+            else "the judge not run on every pair")
            if s == JUDGE else
            ("" if s in scored else f"{_label(s)} not computed") for s in signals]
     return "; ".join(w for w in why if w) or "not all computed"
+
+
+def _unmeasured(v: Verdict) -> str:
+    """'the llm judge has no measured record (the records are the learned judge's)' when the judge that ran is
+    not the one the records were measured with; '' otherwise."""
+    if v.judge is None or is_measured_judge(v.judge.signature):
+        return ""
+    return f"the {judge_name(v.judge.signature)} judge has no measured record (the records are the learned judge's)"
 
 
 def _combined_clause(v: Verdict, side: str | None, basis: str | None) -> str:
@@ -700,8 +739,8 @@ def _combined_clause(v: Verdict, side: str | None, basis: str | None) -> str:
     if not shipped and policy.combine:
         listed += f" (in place of {_listed(policy.combine)}: {_not_computed(v, policy.combine)})"
     if basis == "combined lean":  # its record: the verdict's, measured for the shipped set only
-        return (f"the combined evidence of {listed} leans its way, {_pairs_for(c, side)} (p = "
-                f"{fmt_num(c.p_randomization, p=True)}: not significant, but below the {policy.combine_lean:g} at "
+        return (f"the combined evidence of {listed} leans its way, {_pairs_for(c, side)} ("
+                f"{fmt_p(c.p_randomization)}: not significant, but below the {policy.combine_lean:g} at "
                 "which the verdict says 'probably')"
                 + (_record_words("verdict", "on rated data the verdict") if shipped else ""))
     if c.winner is None:
@@ -710,7 +749,7 @@ def _combined_clause(v: Verdict, side: str | None, basis: str | None) -> str:
     record = "combined" if shipped else combined_name(v.combined_signals)
     trust = _record_words(record, "on rated data this combined test") if basis == "combined" else ""
     return (f"{'but ' if side not in (None, c.winner) else ''}the combined evidence of {listed} favours {name} "
-            f"{_pairs_for(c, c.winner)} (p = {fmt_num(c.p_randomization, p=True)}){trust}")
+            f"{_pairs_for(c, c.winner)} ({fmt_p(c.p_randomization)}){trust}")
 
 
 def _pairs_for(c: MetricComparison, side: str) -> str:
@@ -720,6 +759,33 @@ def _pairs_for(c: MetricComparison, side: str) -> str:
     whose differences barely vary, such as a judge sure of every pair, makes it large); the tables' row has it."""
     mine, other = (c.wins, c.losses) if side == "A" else (c.losses, c.wins)
     return f"in {mine} of the {c.n} pairs" + (f", the other way in {other}" if other else "")
+
+
+def judge_sentence(v: Verdict) -> str:
+    """What ``dialeval judge`` opens with: the judge's own finding ('The judge prefers v2 to v1 in 80 % of the 30
+    pairs it decided [62-91 %] (sign test p = 0.001).'), and its place in the one-line verdict, which ``compare``
+    gives from the judge and the metrics together."""
+    j = v.judge
+    if j is None:
+        return ""
+    name = {"A": v.system_a, "B": v.system_b}
+    w = j.win
+    decided = w.wins + w.losses
+    if j.winner:
+        s, other = j.winner, "B" if j.winner == "A" else "A"
+        rate, lo, hi = (w.rate, w.low, w.high) if s == "A" else (1 - w.rate, 1 - w.high, 1 - w.low)
+        lc = j.length_controlled
+        at_len = (f", {fmt_percent(lc.rate if s == 'A' else 1 - lc.rate)} at equal length"
+                  if lc is not None and math.isfinite(lc.rate) else "")
+        found = (f"The judge prefers {name[s]} to {name[other]} in {fmt_percent(rate)} of the {decided} pairs it "
+                 f"decided{_span(lo, hi)} (sign test {fmt_p(w.sign_p)}{at_len}).")
+    else:
+        found = (f"The judge finds no significant preference between {v.system_a} and {v.system_b} ({v.system_a} "
+                 f"wins {fmt_percent(w.rate)} of the {decided} pairs it decided{_span(w.low, w.high)}).")
+    if not is_measured_judge(j.signature):
+        return found + f" {_unmeasured(v)[:1].upper()}{_unmeasured(v)[1:]}."
+    return found + (" The one-line verdict (`dialeval compare`) weighs it with the metrics in one combined test"
+                    if JUDGE in shipped_policy().policy.combinable() else "") + "."
 
 
 def verdict_sentence(v: Verdict, label: Callable[[str], str] | None = None) -> str:
@@ -772,7 +838,9 @@ def verdict_sentence(v: Verdict, label: Callable[[str], str] | None = None) -> s
         rate, lo, hi = (w.rate, w.low, w.high) if s == "A" else (1 - w.rate, 1 - w.high, 1 - w.low)
         decided = w.wins + w.losses
         trust = _record_words(JUDGE, "on rated data it") if basis in ("judge", "conflict") else ""
-        role = "" if policy.decides(JUDGE) or JUDGE in v.combined_signals else " (diagnostic, not deciding)"
+        role = ("" if policy.decides(JUDGE) and is_measured_judge(j.signature) or JUDGE in v.combined_signals
+                else f" ({judge_name(j.signature)}: diagnostic, no measured record)" if not is_measured_judge(j.signature)
+                else " (diagnostic, not deciding)")
         if j.winner:
             lc = j.length_controlled
             at_len = ""

@@ -54,6 +54,19 @@ from core.settings import checkpoint_file
 POLICY_FILE = "verdict-policy.json"
 JUDGE_ROLES = ("first", "agree", "off")
 JUDGE = "judge"  # the judge's name among the signals of a record
+MEASURED_JUDGE = "judge:judge|"  # how the judge whose records these are signs (the learned judge, shipped checkpoint)
+
+
+def is_measured_judge(signature: str) -> bool:
+    """Whether a judge's signature is that of the judge the records were measured with (the learned judge's shipped
+    checkpoint). Any other judge (``--judge llm``, a registered one, a checkpoint re-fit on votes) has no record:
+    it is a diagnostic, never in the combined test, until the policy is chosen again with it."""
+    return signature.startswith(MEASURED_JUDGE)
+
+
+def judge_name(signature: str) -> str:
+    """'llm', 'judge-mine': a judge's name as its signature starts ('judge:llm|model:...')."""
+    return signature.split("|", 1)[0].removeprefix("judge:")
 COMBINED = "combined:"  # the combined tests' names among the signals of a record start so (:func:`combined_name`)
 
 

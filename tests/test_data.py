@@ -116,6 +116,13 @@ def test_alignment_by_id_and_context_lists_unmatched(tmp_path):
     b2 = write(tmp_path, "b2.jsonl", '{"context": ["Y"], "response": "s"}\n')
     comp2 = load_comparison(str(a2), str(b2))
     assert comp2.aligned_by == "context" and len(comp2.pairs) == 1 and comp2.unmatched_a[0].row == 1
+    # paired by context, an unmatched row is named by its row and why, not by an id it may not have
+    assert comp2.describe_unmatched() == ["system A (a2): a2.jsonl row 1: its context is not answered by the other "
+                                          "system"]
+    b3 = write(tmp_path, "b3.jsonl", '{"context": ["y"], "response": "s"}\n{"context": ["y"], "response": "t"}\n')
+    comp3 = load_comparison(str(a2), str(b3))
+    assert any("b3.jsonl row 2: its context is answered more often here than by the other system" in line
+               for line in comp3.describe_unmatched()), comp3.describe_unmatched()
 
 
 def test_multi_system_file(shared):

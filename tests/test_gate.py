@@ -61,7 +61,10 @@ def test_a_worse_candidate_fails_and_the_baseline_against_itself_passes_not_wors
     assert first.startswith("FAIL: candidate is worse on bleu: -"), first
     r = gate_cmd("gate", str(base), str(same), *FAST)
     assert r.returncode == 0 and r.stdout.startswith("PASS: no significant difference on bleu"), r.stdout
-    assert "could go unseen" in r.stdout.splitlines()[0]  # the power statement beside "no difference"
+    assert "could go unseen" not in r.stdout.splitlines()[0]  # identical replies: no spread, no power statement
+    alike = _write(tmp_path / "alike.jsonl", _rows(40, "v1-alike", 0.75, filler=5000))  # as good, other words
+    r = gate_cmd("gate", str(base), str(alike), *FAST)
+    assert r.returncode == 0 and "could go unseen" in r.stdout.splitlines()[0], r.stdout  # beside "no difference"
     r = gate_cmd("gate", str(base), str(same), *FAST, "--require", "better")
     assert r.returncode == 1 and r.stdout.startswith("FAIL: candidate is not significantly better on bleu"), r.stdout
     # a better candidate passes "better"; the gate's exit codes: 2 for bad flags or input
@@ -150,3 +153,33 @@ def test_a_candidate_with_generic_replies_fails_the_default_gate(gate_cmd, tmp_p
     judged = gate_cmd("gate", str(tmp_path / "base.jsonl"), str(tmp_path / "cand.jsonl"), "--by", "judge", "--quiet")
     assert judged.returncode == 1 and judged.stdout.startswith("FAIL: candidate is worse on the judge: wins "), \
         judged.stdout
+
+
+def test_too_few_randomizations_and_a_margin_that_does_nothing_are_said_before_anything_runs(tmp_path, capsys):
+    """`--n-perm 10` made every test non-significant (smallest p 1/11), so a gate passed a candidate 28 BLEU worse;
+    `--margin` without `--require non-inferior` was ignored without a word."""
+    from core.cli import main
+    base = _write(tmp_path / "base.jsonl", _rows(12, "v1", 0.75))
+    worse = _write(tmp_path / "worse.jsonl", _rows(12, "v2", 0.25))
+    assert main(["gate", str(base), str(worse), "--metrics", "bleu", "--no-judge", "--n-perm", "10", "--quiet"]) == 2
+    assert "--n-perm 10: with 10 randomizations the smallest p is 1/11" in capsys.readouterr().err
+    assert main(["compare", str(base), str(worse), "--metrics", "bleu", "--no-judge", "--n-perm", "50", "--level",
+                 "0.99", "--quiet"]) == 2
+    assert "at least 100" in capsys.readouterr().err
+    assert main(["gate", str(base), str(worse), *FAST, "--margin", "3"]) == 1  # worse: fails
+    assert "--margin 3 has no effect: it is the non-inferiority margin" in capsys.readouterr().err
+
+
+def test_differences_that_do_not_vary_state_no_detectable_difference(tmp_path, capsys):
+    """A file against a copy of itself read "(< 0.000 could go unseen)", and plan promised any difference with 2
+    contexts."""
+    from core.cli import main
+    base = _write(tmp_path / "base.jsonl", _rows(12, "v1", 0.75))
+    same = _write(tmp_path / "same.jsonl", [dict(r, system="v1-again") for r in _rows(12, "v1", 0.75)])
+    assert main(["compare", str(base), str(same), *FAST]) == 0
+    out = capsys.readouterr().out
+    assert "no significant difference" in out and "could go unseen" not in out, out
+    assert main(["plan", str(base), str(same), *FAST, "--by", "bleu", "--effect", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "do not vary" in err and "2 contexts" not in err, err
+    assert math.isnan(detectable_difference(1.0, 1.0)) and detectable_difference(0.0, 1.0) > 0

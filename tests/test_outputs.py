@@ -109,7 +109,7 @@ def test_an_output_in_a_missing_folder_fails_before_loading(tmp_path, capsys):
 
 
 def _two_files(tmp_path):
-    a = write_jsonl(tmp_path / "a.jsonl", [rec(1), rec(2), rec(3, response="  "), rec(4), rec(5)])
+    a = write_jsonl(tmp_path / "a.jsonl", [rec(1), rec(2, references=[]), rec(3, response="  "), rec(4), rec(5)])
     b = write_jsonl(tmp_path / "b.jsonl", [rec(1, "b", "sure"), rec(2, "b", "no", references=[""]),
                                            rec(3, "b", "maybe"), rec(4, "b", "ok"), rec(9, "b", "extra")])
     return a, b
@@ -138,6 +138,19 @@ def test_compare_lists_unmatched_rows_and_left_out_pairs_in_every_format(fmt, tm
     else:
         assert "2 unmatched row(s), not compared" in out and "2 of 4 pairs left out" in out
     assert "warning: 1 of 8 rows have a blank response" in err  # and the counts on stderr
+
+
+def test_pairs_left_out_for_one_reason_say_it_once(tmp_path, capsys):
+    """A file without references listed "A row 1: no reference; B row 2: no reference; ..." for 20 pairs per
+    reference metric; one reason is said once, with a few pairs as examples and the full count."""
+    a = write_jsonl(tmp_path / "a.jsonl", [rec(i, references=[]) for i in range(1, 9)])
+    b = write_jsonl(tmp_path / "b.jsonl", [rec(i, "b", f"maybe {i}", references=[]) for i in range(1, 9)])
+    assert main(["compare", "--no-judge", str(a), str(b), "--metrics", "bleu", "--n-boot", "100", "--n-perm", "50",
+                 "--quiet"]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if "pairs left out (" in x)
+    assert "8 of 8 pairs left out (all: no reference, e.g. A a.jsonl row 1; B b.jsonl row 1; " in line, line
+    assert line.count("no reference") == 1 and line.endswith("and 5 more)"), line
 
 
 def test_the_html_report_lists_unmatched_rows_and_left_out_pairs(tmp_path, capsys):
@@ -273,10 +286,14 @@ def test_written_floats_carry_no_rounding_noise(tmp_path):
 
 def test_too_few_resamples_are_refused_by_the_api(tmp_path):
     from core.stats import MIN_BOOT, check_settings
-    check_settings(MIN_BOOT, 1)
+    check_settings(MIN_BOOT, 20)
+    check_settings(MIN_BOOT, 10, 0.9)
     for bad, setting in (((1,), "n_boot=1"), ((0,), "n_boot=0"), ((-5,), "n_boot=-5"), ((2000.0,), "n_boot=2000.0"),
                          ((MIN_BOOT, 0), "n_perm=0"), ((MIN_BOOT, 1, 95), "level=95"),
-                         ((MIN_BOOT, 1, 1.0), "level=1.0"), ((MIN_BOOT, 1, 0.9, -1), "seed=-1"),
+                         ((MIN_BOOT, 1, 1.0), "level=1.0"), ((MIN_BOOT, 20, 0.9, -1), "seed=-1"),
+                         # too few randomizations for any p below 1 - level: every test would be non-significant
+                         ((MIN_BOOT, 19), "n_perm=19: .* smallest p is 1/20 .* at least 20"),
+                         ((MIN_BOOT, 50, 0.99), "n_perm=50: .* at least 100"),
                          ((10 ** 8,), "n_boot=100000000: at most 1,000,000"), ((MIN_BOOT, 10 ** 7), "n_perm=10000000")):
         with pytest.raises(ValueError, match=setting):
             check_settings(*bad)
@@ -371,6 +388,12 @@ def test_lists_read_as_a_sentence_lists_them():
     assert names(["bleu", "judge", "mme"]) == "BLEU, the judge and MME-CRS"
 
 
+def test_a_p_value_in_a_sentence_reads_as_words():
+    """'(p = <0.001)' was the verdict's sentence for a strong combined test."""
+    from core.formatting import fmt_p
+    assert [fmt_p(x) for x in (0.0004, 0.0123, float("nan"))] == ["p < 0.001", "p = 0.012", "p = -"]
+
+
 def test_a_system_that_won_every_judged_pair_gets_no_zero_width_rating_interval():
     """Ten pairs one system won every time gave "1507 [1507, 1507]": every bootstrap replicate sees the same
     sweep (with more systems the interval is one-sided and set by the ridge), and only the Bradley-Terry fit's
@@ -387,3 +410,68 @@ def test_a_system_that_won_every_judged_pair_gets_no_zero_width_rating_interval(
                                           "493 (lost every judged pair: no interval)"]
     lb.systems[0].judge.update(losses=1, rating_low=1400.0)  # one loss: the bootstrap interval stands
     assert leaderboard_rows(lb)[0][0]["judge"].startswith("1507 [1400")
+
+
+def test_references_of_one_side_serve_both_and_the_verdict_says_so(tmp_path, capsys):
+    """A file without references beside one with them: BLEU was null on that side and the hybrid metrics scored
+    their reference-free half there, so identical replies differed 'significantly'. References belong to the
+    context: the side without them is scored with the other side's, and every surface says so."""
+    a = write_jsonl(tmp_path / "a.jsonl", [rec(i) for i in range(1, 9)])
+    b = write_jsonl(tmp_path / "b.jsonl", [rec(i, "b", references=[]) for i in range(1, 9)])  # the same replies
+    assert main(["compare", "--no-judge", str(a), str(b), "--metrics", "bleu", "--format", "json", "--n-boot", "100",
+                 "--n-perm", "50", "--quiet"]) == 0
+    v = json.loads(capsys.readouterr().out)
+    bleu = next(m for m in v["metrics"] if m["metric"] == "bleu")
+    assert (bleu["n"], bleu["diff"], bleu["winner"]) == (8, 0.0, None) and v["shared_references"] == {"B": 8}
+    assert main(["compare", "--no-judge", str(a), str(b), "--metrics", "bleu", "--n-boot", "100", "--n-perm", "50",
+                 "--quiet"]) == 0
+    assert "8 of b's rows have no reference: they are scored with a's references for the same context" in (
+        capsys.readouterr().out)
+
+
+def test_a_misnamed_field_is_said_and_input_notes_reach_every_output(tmp_path, capsys):
+    """'refs' and 'rating' were dropped without a word; the notes on the input went to stderr only."""
+    rows = [dict(rec(i), refs=[f"a fine day {i}"], rating=4) for i in range(1, 7)]
+    a = write_jsonl(tmp_path / "a.jsonl", rows)
+    b = write_jsonl(tmp_path / "b.jsonl", [dict(rec(i, "b", f"maybe {i}"), sytem="b") for i in range(1, 7)])
+    assert main(["compare", "--no-judge", str(a), str(b), "--metrics", "bleu", "--format", "json", "--n-boot", "100",
+                 "--n-perm", "50", "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    notes = json.loads(out)["input_notes"]["misnamed field"]
+    for said in ("6 of 12 rows have a field 'refs' that dialeval does not read (did you mean 'references'?",
+                 "field 'rating' that dialeval does not read (did you mean 'scores'?",
+                 "field 'sytem' that dialeval does not read (did you mean 'system'?"):
+        assert said in notes and said in err
+    assert main(["compare", "--no-judge", str(a), str(b), "--metrics", "bleu", "--format", "csv", "--n-boot", "100",
+                 "--n-perm", "50", "--quiet"]) == 0
+    assert "input_note" in capsys.readouterr().out
+    from core.data import field_suggestion
+    assert [field_suggestion(k) for k in ("topic", "refs", "Response", "response")] == [None, "references",
+                                                                                        "response", None]
+
+
+def test_the_leaderboard_scores_every_system_against_the_same_references(tmp_path, capsys):
+    """The leaderboard pairs rows as compare does: a system without references takes the others' for the same
+    context, and says so."""
+    a = write_jsonl(tmp_path / "a.jsonl", [rec(i) for i in range(1, 9)])
+    b = write_jsonl(tmp_path / "b.jsonl", [rec(i, "b", references=[]) for i in range(1, 9)])
+    c = write_jsonl(tmp_path / "c.jsonl", [rec(i, "c", f"no {i}") for i in range(1, 9)])
+    assert main(["leaderboard", str(a), str(b), str(c), "--metrics", "bleu", "--no-judge", "--format", "json",
+                 "--n-boot", "100", "--n-perm", "50", "--quiet"]) == 0
+    board = json.loads(capsys.readouterr().out)
+    means = {e["system"]: e["metrics"]["bleu"]["mean"] for e in board["systems"]}
+    assert means["a"] == means["b"] > means["c"], means
+    assert "8 of b's rows have no reference: they are scored with another system's references" in " ".join(
+        board["notes"])
+
+
+def test_a_row_whose_interval_excludes_zero_without_a_winner_sayswhich_p_decides():
+    """"no significant difference" beside an interval above 0 and a bootstrap p of 0.04 read as a contradiction."""
+    from types import SimpleNamespace
+
+    from core.report import which_p_decides
+    row = SimpleNamespace(winner=None, n=30, low=0.01, high=0.2, p_randomization=0.071)
+    assert which_p_decides(row, 0.95) == ("the interval excludes 0, but randomization p 0.071 >= 0.05: a winner "
+                                           "needs both")
+    assert which_p_decides(SimpleNamespace(winner=None, n=30, low=-0.1, high=0.2, p_randomization=0.4), 0.95) == ""
+    assert which_p_decides(SimpleNamespace(winner="A", n=30, low=0.01, high=0.2, p_randomization=0.01), 0.95) == ""

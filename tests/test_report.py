@@ -56,7 +56,7 @@ def _comparison(examples, a: str, b: str) -> Comparison:
 def _judged(p_a) -> JudgeOutput:
     p = np.asarray(p_a, dtype=float)
     verdict = ["tie" if abs(x - 0.5) < 0.05 else ("A" if x > 0.5 else "B") for x in p]
-    return JudgeOutput(p, p, p, verdict, 0.0, 0.05, "judge:test")
+    return JudgeOutput(p, p, p, verdict, 0.0, 0.05, "judge:judge|test")  # as the learned judge signs
 
 
 # ------------------------------------------------------------------------------------------------ the sentence
@@ -848,3 +848,28 @@ def test_the_judge_s_csv_row_carries_every_number_text_gives():
     assert float(row["agreement"]) == pytest.approx(v.judge.human.agreement)
     assert float(row["order_disagreement"]) == pytest.approx(v.judge.order_disagreement)
     assert row["length_controlled_rate"] != "" or row["length_controlled_note"] != ""
+
+
+def test_a_judge_without_a_measured_record_is_a_diagnostic_and_the_judge_command_leads_with_its_finding(monkeypatch):
+    """A judge registered later (or --judge llm) took the learned judge's seat in the combined test and its
+    record; `dialeval judge` opened with "No trusted signal separates ..." while the judge preferred one side in
+    every pair."""
+    import core.verdict
+    import core.verdict_policy
+    from core.verdict import judge_sentence
+    monkeypatch.setattr(core.verdict, "shipped_policy", core.verdict_policy.shipped_policy)  # the shipped one here
+    exs = _planted()
+    comp = _comparison(exs, "mid", "good")
+    cs = score_comparison(comp, ["bleu", "bert_ruber"])
+    p = np.asarray([0.9] * 25 + [0.2] * 5)
+    verdict = ["tie" if abs(x - 0.5) < 0.05 else ("A" if x > 0.5 else "B") for x in p]
+    other = summarize_judge(comp, JudgeOutput(p, p, p, verdict, 0.0, 0.05, "judge:llm|model:m|prompt:v1"))
+    v = build_verdict(comp, cs, other, n_boot=200, n_perm=200)
+    assert "judge" not in v.combined_signals and not v.to_dict()["decision"]["judge_decides"]
+    assert "the judge (llm: diagnostic, no measured record) prefers" in v.sentence, v.sentence
+    learned = summarize_judge(comp, _judged(p))
+    v2 = build_verdict(comp, cs, learned, n_boot=200, n_perm=200)
+    assert "judge" in v2.combined_signals, v2.sentence
+    assert judge_sentence(v2).startswith("The judge prefers mid to good in 83 % of the 30 pairs it decided [")
+    assert "The one-line verdict (`dialeval compare`) weighs it with the metrics" in judge_sentence(v2)
+    assert judge_sentence(v).endswith("The llm judge has no measured record (the records are the learned judge's).")

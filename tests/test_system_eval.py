@@ -372,6 +372,7 @@ def test_the_verdict_names_the_combined_tests_winner_and_its_record(monkeypatch)
 
     class _Judged:
         p_a = list(np.clip(0.4 + rng.normal(0, 0.1, 30), 0, 1))
+        signature = "judge:judge|test"  # as the learned judge signs: the judge the records were measured with
 
     v = _verdict({"bleu": (bleu_a, bleu_b)})
     diffs = signal_differences(_Scores, _Judged, policy.combine)
@@ -380,8 +381,14 @@ def test_the_verdict_names_the_combined_tests_winner_and_its_record(monkeypatch)
 
     class _HalfJudged:
         p_a = _Judged.p_a[:15]
+        signature = _Judged.signature
+
+    class _OtherJudge:  # another judge (an LLM, a re-fit checkpoint) has no record: a diagnostic, not in the test
+        p_a = _Judged.p_a
+        signature = "judge:llm|model:m"
 
     assert set(signal_differences(_Scores, _HalfJudged, policy.combine)) == {"bleu"}  # not every pair judged
+    assert set(signal_differences(_Scores, _OtherJudge, policy.combine)) == {"bleu"}
     v.combined, v.combined_signals = compare_combined(_comparison(), diffs, n_boot=200, n_perm=200), list(diffs)
     assert v.combined.winner == "B" and verdict_decision(v) == Decision("B", "combined", ("bleu", "judge"))
     s = verdict_sentence(v)
@@ -462,7 +469,7 @@ def test_a_judge_that_names_the_other_system_vetoes_the_combined_test_in_the_sen
     monkeypatch.setattr(core.verdict, "shipped_policy", lambda: ShippedPolicy(policy, {}))
     comp = _comparison()
     p_a = [0.9] * 24 + [0.1] * 6  # the judge prefers v1 on 24 of 30 contexts: significant
-    judged = summarize_judge(comp, JudgeOutput.from_probabilities(p_a, p_a, p_a, 0.05, "toy-judge"))
+    judged = summarize_judge(comp, JudgeOutput.from_probabilities(p_a, p_a, p_a, 0.05, "judge:judge|toy"))
     assert judged.winner == "A"
     v = _verdict({"bleu": (np.zeros(30), np.full(30, 50.0))})
     v.judge = judged

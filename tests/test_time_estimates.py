@@ -176,3 +176,18 @@ def test_a_long_runs_clock_shows_its_time_so_far_against_the_estimate():
 def test_a_judge_that_cannot_be_built_counts_every_pair_as_new():
     est = estimate_work(pairs=[(["hi"], "a", "b"), (["hi"], "a", "b"), (["yo"], "c", "d")], judge="no-such-judge")
     assert est.judge_pairs == 2 and est.judge_seconds is None
+
+
+def test_a_command_says_how_long_its_run_should_take_before_it_starts(capsys):
+    """The CLI printed one optimistic bar after another and no estimate for the run (the dashboard had one)."""
+    from core.cli import note_estimate
+    from core.time_estimates import WorkEstimate, about
+    e = WorkEstimate(rows={"bleu": 60, "mme": 60, "ubleu": 0}, metric_seconds={"bleu": 0.1, "mme": 52.0},
+                     judge="pairwise", judge_pairs=30, judge_seconds=3.0)
+    assert e.sentence() == "about 55 s for this run: 60 rows to score with bleu, mme; 30 pairs to judge"
+    note_estimate(e)
+    assert capsys.readouterr().err == e.sentence() + "\n"
+    note_estimate(WorkEstimate(rows={"bleu": 60}, metric_seconds={"bleu": 0.1}))  # a short run: no word
+    assert capsys.readouterr().err == ""
+    assert WorkEstimate(rows={"bleu": 0}).sentence() == ""  # nothing left to compute (all cached)
+    assert [about(s) for s in (0.2, 40, 200, 3 * 3600)] == ["1 s", "40 s", "3 min", "3.0 h"]

@@ -139,6 +139,8 @@ else:
                + (f" Note: {state.plain(lb.rank_note)}." if lb.rank_note else ""))
     if lb.reference_note:
         st.warning(state.plain(as_sentence(lb.reference_note)))
+    if lb.shared_references_note:
+        st.info(state.plain(as_sentence(lb.shared_references_note)))
     # a metric's display name heads its column ("BLEU mean [95% CI]"); the downloads keep the ids
     headers = {k: words.name(k) + h[len(k):] if k in lb.metrics and h.startswith(k + " ") else h for k, h in cols}
     st.dataframe(pd.DataFrame(rows).rename(columns=headers), hide_index=True, width="stretch")

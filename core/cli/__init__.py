@@ -35,6 +35,7 @@ from core.version import __version__
 
 if TYPE_CHECKING:
     from core.scoring import Judge
+    from core.time_estimates import WorkEstimate
 
 COMMANDS: Registry[Subcommand] = Registry("command", "core.cli")
 # listed in this order in --help
@@ -251,6 +252,16 @@ def judge_from(a: argparse.Namespace) -> "str | Judge | None":
     if getattr(a, "checkpoint", None) is not None:
         raise ValueError(f"--checkpoint names a learned judge's checkpoint; the {a.judge} judge has none")
     return judge_class(a.judge).from_arguments(a)
+
+
+ESTIMATE_SAID_FROM = 10.0  # seconds: a shorter run starts without a word about its length
+
+
+def note_estimate(estimate: "WorkEstimate") -> None:
+    """On stderr, before a long run starts: about how long it should take and what it computes
+    (``core.engine.estimate_work``, the estimate the dashboard shows)."""
+    if estimate.seconds >= ESTIMATE_SAID_FROM and estimate.sentence():
+        print(estimate.sentence(), file=sys.stderr)
 
 
 def judge_usage_note(judge: "str | Judge | None") -> None:
@@ -501,6 +512,17 @@ def _cache_hint(filename: object) -> str:
             "writable folder")
 
 
+def check_statistics_arguments(args: argparse.Namespace) -> None:
+    """``--n-perm`` against ``--level`` (too few randomizations for any p below ``1 - level``), before anything is
+    read or scored: each flag alone is checked while the command line is parsed."""
+    if getattr(args, "n_perm", None) is not None:
+        from core.stats import check_settings
+        try:
+            check_settings(getattr(args, "n_boot", None) or 1000, args.n_perm, getattr(args, "level", None))
+        except ValueError as e:
+            raise ValueError(str(e).replace("n_perm=", "--n-perm ").replace("n_perm", "--n-perm")) from None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from core.cache import CacheError, overflow_notes
     from core.data import DataError
@@ -533,6 +555,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if getattr(args, "no_cache", False):  # nothing read from or written to the score cache
                 os.environ["DIALEVAL_NO_CACHE"] = "1"
             threads()  # DIALEVAL_THREADS is checked before any work, whichever metrics run
+            check_statistics_arguments(args)
             minilm_precision()  # and so is DIALEVAL_PRECISION
             with stdin_as_file(args):
                 code = int(args.run(args) or 0)

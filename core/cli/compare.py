@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 
 from core.cli import (add_input_arguments, add_judge_arguments, add_option_arguments, check_paths, csv_mapping_from,
-                      emit, interval_level, judge_from, judge_usage_note, metric_names_or_none, note, options_from,
-                      register_command, whole_number)
+                      emit, interval_level, judge_from, judge_usage_note, metric_names_or_none, note, note_estimate,
+                      options_from, register_command, whole_number)
 from core.data import Comparison, load_comparison
-from core.engine import (DEFAULT_METRICS, ComparisonScores, blank_text_notes, check_judge_models, judge_comparison,
-                         score_comparison)
+from core.engine import (DEFAULT_METRICS, ComparisonScores, blank_text_notes, check_judge_models,
+                         estimate_comparison, judge_comparison, score_comparison)
 from core.progress import progress_bar
 from core.report import render_verdict
 from core.settings import SEED
@@ -22,7 +22,8 @@ def add_statistics_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--n-boot", type=whole_number(MIN_BOOT, MAX_RESAMPLES), default=N_BOOT,
                    help=f"bootstrap resamples, at least {MIN_BOOT} (default {N_BOOT})")
     p.add_argument("--n-perm", type=whole_number(1, MAX_RESAMPLES), default=N_PERM,
-                   help=f"randomizations (default {N_PERM})")
+                   help=f"randomizations (default {N_PERM}; at least 1/(1 - level): 20 at 0.95, so that a "
+                        "p below 1 - level is possible)")
     p.add_argument("--level", type=interval_level, default=LEVEL, help=f"interval level (default {LEVEL})")
     p.add_argument("--seed", type=whole_number(0), default=SEED)
 
@@ -60,6 +61,9 @@ def verdict_from(a: argparse.Namespace, out: str | None) -> tuple[Comparison, Co
     note(blank_text_notes(comp.examples(), a.metrics, judged=judge or False))
     if judge is not None:  # a missing model package or an endpoint that does not answer is said before the metrics run
         check_judge_models(comp, judge)
+    if not a.quiet:  # never a wait without saying how long (the time estimates of core.time_estimates)
+        note_estimate(estimate_comparison(comp, a.metrics, options_from(a),
+                                          judge if isinstance(judge, str) else getattr(judge, "name", None)))
     progress = progress_bar(a.quiet)
     cs = score_comparison(comp, a.metrics, options_from(a), progress=progress)
     summary = None

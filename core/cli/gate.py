@@ -6,7 +6,7 @@ import argparse
 import math
 import os
 
-from core.cli import emit, number_above, register_command
+from core.cli import emit, note, number_above, register_command
 from core.cli.compare import add_output_arguments, add_verdict_arguments, verdict_from
 from core.gate import REQUIREMENTS, gate, junit_xml, passed, render_checks
 from core.outputs import write_text
@@ -43,6 +43,9 @@ def _arguments(p: argparse.ArgumentParser) -> None:
                   _arguments)
 def gate_command(a: argparse.Namespace) -> int:
     out = a.out if a.out != "-" else None
+    if a.margin is not None and a.require != "non-inferior":
+        note([f"--margin {a.margin:g} has no effect: it is the non-inferiority margin, read only with --require "
+              f"non-inferior (this gate requires {a.require})"])
     comp, cs, verdict = verdict_from(a, out)
     baseline = {m: list(cs.a(m)) for m in cs.metrics}
     for r in verdict.rows("human"):

@@ -6,14 +6,15 @@ import argparse
 import sys
 
 from core.cli import (add_cache_argument, add_input_arguments, add_judge_arguments, check_paths, csv_mapping_from,
-                      interval_level, judge_from, judge_usage_note, note, register_command, write_stdout)
+                      interval_level, judge_from, judge_usage_note, note, note_estimate, register_command,
+                      write_stdout)
 from core.data import dimensions, load_comparison
-from core.engine import blank_text_notes, check_judge_models, judge_comparison
+from core.engine import blank_text_notes, check_judge_models, estimate_comparison, judge_comparison
 from core.judges.pairs import load_votes, votes_for_pairs, votes_matched
 from core.models.device import use_device
 from core.progress import progress_bar
 from core.report import PAIR_COLUMNS, judge_rows, markdown_text, render, render_verdict, to_json, write_jsonl
-from core.verdict import LEVEL, build_verdict, summarize_judge
+from core.verdict import LEVEL, build_verdict, judge_sentence, summarize_judge
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
@@ -56,6 +57,8 @@ def judge(a: argparse.Namespace) -> int:
     judge = judge_from(a)
     note(blank_text_notes(comp.examples(), judged=judge))
     check_judge_models(comp, judge, a.checkpoint)
+    if not a.quiet:
+        note_estimate(estimate_comparison(comp, (), None, judge if isinstance(judge, str) else getattr(judge, "name", None)))
     out = judge_comparison(comp, judge, a.checkpoint, progress=progress_bar(a.quiet))
     judge_usage_note(judge)
     verdict = build_verdict(comp, None, summarize_judge(comp, out, a.dimension, votes, a.level), level=a.level)
@@ -65,11 +68,13 @@ def judge(a: argparse.Namespace) -> int:
         print(f"wrote {len(rows)} rows to {out_path}", file=sys.stderr)
     lines: list[str] = []  # written whole (core.cli.write_stdout: a closed pipe is exit 141)
     if a.format == "json":
-        lines.append(to_json({**verdict.to_dict(), "pairs": [] if out_path else rows}))
+        lines.append(to_json({**verdict.to_dict(), "judge_sentence": judge_sentence(verdict),
+                              "pairs": [] if out_path else rows}))
     elif a.format == "csv":
         lines.append(render_verdict(verdict, "csv", pairs=[] if out_path else rows))
     else:
-        lines.append(f"**{markdown_text(verdict.sentence)}**\n" if a.format == "markdown" else verdict.sentence + "\n")
+        lead = judge_sentence(verdict)  # the judge's own finding; the one-line verdict is compare's (all signals)
+        lines.append(f"**{markdown_text(lead)}**\n" if a.format == "markdown" else lead + "\n")
         if not out_path and a.format == "markdown":
             lines.append(render(rows, PAIR_COLUMNS, "markdown") + "\n")
         elif not out_path:

@@ -9,7 +9,7 @@ from core.cli import (add_csv_arguments, check_paths, csv_mapping_from, interval
                       register_command, whole_number, write_stdout)
 from core.data import dimensions
 from core.engine import DEFAULT_METRICS, blank_text_notes, is_reference_copy
-from core.meta_eval import format_rows, group_datasets, meta_evaluate, scored_rows
+from core.meta_eval import NO_HUMAN_SCORES, format_rows, group_datasets, meta_evaluate, scored_rows
 from core.outputs import write_text
 from core.progress import progress_bar
 from core.scoring import Options
@@ -18,11 +18,6 @@ from core.system_eval import (MIN_SHARED_CONTEXTS, format_system_rows, policy_co
                               with_verdict)
 from core.verdict_policy import shipped_policy
 from core.stats import MAX_RESAMPLES, MIN_BOOT
-
-
-NO_HUMAN_SCORES = ("no human scores in the input: meta-eval needs rows with a 'scores' object (dimension -> "
-                   "rating); in a CSV file, name the score columns with --score-columns or call them "
-                   "scores.DIMENSION")
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:

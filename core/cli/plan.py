@@ -29,6 +29,9 @@ def plan_command(a: argparse.Namespace) -> int:
     comp, _, verdict = verdict_from(a, None)
     by = a.by or default_criterion(verdict)
     c = criterion(verdict, by, n_contexts=len(set(context_groups(comp.a))))
+    if c.is_judge and a.effect >= 0.5:
+        raise ValueError(f"--effect {a.effect:g}: the judge's win rate moves at most 0.5 from an even 0.5 (a fraction: "
+                         "0.05 = 5 points)")
     n = contexts_needed(c.low, c.high, c.n_contexts, a.effect, verdict.level, a.power)
     what = "the judge's win rate" if c.is_judge else by
     if a.format == "json":

@@ -20,12 +20,17 @@ from core.progress import progress_bar
 from core.scoring import fixed_pass_threads
 
 
+INPUT_FORMATS = ["jsonl", "dstc10", "columns", "csv"]
+
+
 def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("input", help="JSONL, DSTC10 JSON, column JSON or CSV/TSV")
     p.add_argument("--metrics", type=metric_names, default=list(DEFAULT_METRICS),
                    help=f"comma-separated names (see `dialeval metrics`), or 'all' (default {','.join(DEFAULT_METRICS)})")
-    p.add_argument("--input-format", "--format", dest="format", choices=["jsonl", "dstc10", "columns", "csv"],
-                   default=None, help="input format (default: detect; --format is the older name of this flag)")
+    p.add_argument("--input-format", dest="format", choices=INPUT_FORMATS, default=None,
+                   help="input format (default: detect); score always writes JSON lines")
+    p.add_argument("--format", dest="older_format", choices=INPUT_FORMATS, default=None,
+                   help="the older name of --input-format (elsewhere --format is the output's format)")
     add_csv_arguments(p)
     add_option_arguments(p)
     p.add_argument("--out", default="-", help="output JSONL (default: stdout); written whole or not at all")
@@ -50,6 +55,12 @@ def _arguments(p: argparse.ArgumentParser) -> None:
 @register_command("score", "score every row of a file with chosen metrics -> JSONL (one line per row, in order)",
                   _arguments)
 def score(a: argparse.Namespace) -> int:
+    if a.older_format is not None:
+        if a.format not in (None, a.older_format):
+            raise ValueError(f"--format {a.older_format} and --input-format {a.format} name two input formats")
+        a.format = a.older_format
+        note([f"--format {a.older_format} reads the input as {a.older_format} (in score, --format is the older name "
+              "of --input-format; score always writes JSON lines, and elsewhere --format is the output's format)"])
     mapping = csv_mapping_from(a)
     check_paths(a, [a.input], a.out)
     backend = backend_class(a.backend)(workers=a.workers, address=a.address,

@@ -39,8 +39,8 @@ from __future__ import annotations
 from core.data.schema import FORMATS, DataError, Example, Problem, dimensions, systems_in
 from core.data.decoding import (LINE_BREAK, bad_unicode_at, byte_lines, decode_text, parse_json, read_bytes, read_text,
                                 split_lines, split_turns, without_gz)
-from core.data.row_checks import (NAN_ADVICE, NAN_TEXTS, NO_RATING_TEXTS, RECORD_FIELDS, is_nan_rating, is_no_rating,
-                                  row_metadata)
+from core.data.row_checks import (NAN_ADVICE, NAN_TEXTS, NO_RATING_TEXTS, RECORD_FIELDS, field_suggestion,
+                                  is_nan_rating, is_no_rating, row_metadata)
 from core.data.in_place import RowsInPlace
 from core.data.jsonl import JSONL_SUFFIXES, JsonlRows, iter_json_lines, load_jsonl
 from core.data.dstc10 import load_dstc10
@@ -49,14 +49,15 @@ from core.data.delimited import CSV_SUFFIXES, SCORE_PREFIX, STANDARD, CsvMapping
 from core.data.reading import TABLE_FORMATS, detect_format, format_of_text, load_file, open_examples
 from core.data.alignment import (ID_MISMATCH_ADVICE, Comparison, align, alignment_rule, alignment_words,
                                  chosen_systems, compare_systems, file_labels, load_comparison, one_system, pair_files,
-                                 rows_of_files)
+                                 rows_of_files, share_references)
 
 __all__ = ["COLUMN_KEYS", "CSV_SUFFIXES", "Comparison", "CsvMapping", "CsvRows", "DataError", "Example", "FORMATS",
            "ID_MISMATCH_ADVICE", "JSONL_SUFFIXES", "JsonlRows", "LINE_BREAK", "NAN_ADVICE", "NAN_TEXTS",
            "NO_RATING_TEXTS", "Problem", "RECORD_FIELDS", "RowsInPlace", "SCORE_PREFIX", "STANDARD", "TABLE_FORMATS",
            "align", "alignment_rule", "alignment_words", "bad_unicode_at", "byte_lines", "chosen_systems",
-           "compare_systems", "csv_delimiter", "decode_text", "detect_format", "dimensions", "file_labels",
+           "compare_systems", "csv_delimiter", "decode_text", "field_suggestion", "detect_format", "dimensions", "file_labels",
            "format_of_text", "is_nan_rating", "is_no_rating", "iter_json_lines", "load_columns", "load_comparison",
            "load_csv", "load_dstc10", "load_file", "load_jsonl", "one_system", "open_examples", "pair_files",
+           "share_references",
            "parse_json", "read_bytes", "read_text", "row_metadata", "rows_of_files", "split_lines", "split_turns",
            "systems_in", "without_gz"]

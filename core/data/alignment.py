@@ -27,6 +27,7 @@ class Comparison:
     unmatched_b: list[Example] = field(default_factory=list)
     aligned_by: str = "id"
     alignment_note: str = ""  # why the rows were paired by context although ids are shared (``alignment_rule``)
+    shared_references: dict[str, int] = field(default_factory=dict)  # per side: rows given the other's references
 
     @property
     def a(self) -> list[Example]:
@@ -56,11 +57,22 @@ class Comparison:
                 "have different contexts" for a, b in self.pairs if _context_key(a) != _context_key(b)]
 
     def describe_unmatched(self) -> list[str]:
+        """Each row without a partner, where it is and why: by id, its id is not the other system's; by context,
+        the other system never answered its context, or answered it fewer times (answers pair in order)."""
         out = []
+        contexts = {"A": {_context_key(ex) for ex in self.a + self.unmatched_a},
+                    "B": {_context_key(ex) for ex in self.b + self.unmatched_b}}
         for side, name, rows in (("A", self.system_a, self.unmatched_a), ("B", self.system_b, self.unmatched_b)):
+            other = contexts["B" if side == "A" else "A"]
             for ex in rows:
-                out.append(f"system {side} ({name}): {os.path.basename(ex.source)} row {ex.row}, id {ex.id!r} "
-                           f"has no partner in the other system")
+                where = f"system {side} ({name}): {os.path.basename(ex.source)} row {ex.row}"
+                if self.aligned_by == "id":
+                    out.append(f"{where}, id {ex.id!r} has no partner in the other system")
+                elif _context_key(ex) in other:
+                    out.append(f"{where}: its context is answered more often here than by the other system (a "
+                               "context's answers pair in order of appearance)")
+                else:
+                    out.append(f"{where}: its context is not answered by the other system")
         return out
 
 
@@ -136,7 +148,32 @@ def align(a: Sequence[Example], b: Sequence[Example], system_a: str | None = Non
             un_a.append(ex)
     un_b = [ex for lst in buckets.values() for ex in lst]
     un_b.sort(key=lambda e: e.row)
-    return Comparison(sa, sb, pairs, un_a, un_b, aligned_by=rule, alignment_note=note)
+    pairs, shared = share_references(pairs)
+    return Comparison(sa, sb, pairs, un_a, un_b, aligned_by=rule, alignment_note=note, shared_references=shared)
+
+
+def _has_reference(ex: Example) -> bool:
+    return any(r.strip() for r in ex.references)
+
+
+def share_references(pairs: Sequence[tuple[Example, Example]]
+                     ) -> tuple[list[tuple[Example, Example]], dict[str, int]]:
+    """References belong to the context, not to a system: where one row of a pair has references and the other
+    none, and their contexts agree, the other row is given the same references, so both replies are scored against
+    the same ones (a file without references beside one with them left BLEU and υBLEU null on one side and scored
+    BERT-RUBER's and ADEM's reference-free half there, their referenced average on the other). Returns the pairs
+    and, per side, how many of its rows took the other side's references."""
+    out, shared = [], {"A": 0, "B": 0}
+    for a, b in pairs:
+        if _context_key(a) == _context_key(b) and _has_reference(a) != _has_reference(b):
+            if _has_reference(a):
+                b = replace(b, references=list(a.references))
+                shared["B"] += 1
+            else:
+                a = replace(a, references=list(b.references))
+                shared["A"] += 1
+        out.append((a, b))
+    return out, shared
 
 
 def compare_systems(examples: Sequence[Example], system_a: str, system_b: str) -> Comparison:

@@ -224,10 +224,30 @@ def example_from_record(chk: RowChecker, rec: Any, row: int, path: str, fallback
     return Example(id=str(rid) if rid is not None else f"row{row}", system=system, context=context or [],
                    response=response or "", references=refs or [], scores=scores or {},
                    dataset=dataset or "", source=path, row=row, has_id=rid is not None,
-                   meta=row_metadata(rec))
+                   meta=row_metadata(rec), unread=tuple(k for k, v in rec.items() if k not in RECORD_FIELDS
+                                                        and isinstance(k, str) and not isinstance(v, (str, int, float, bool))))
 
 
 RECORD_FIELDS = ("id", "system", "context", "response", "references", "reference", "scores", "dataset", "ratings")
+# names other tools give the fields dialeval reads: an input row's key by one of these is metadata, said so
+FIELD_ALIASES = {"refs": "references", "ref": "references", "gold": "references", "rating": "scores",
+                 "score": "scores", "human": "scores", "human_scores": "scores", "reply": "response",
+                 "hypothesis": "response", "prediction": "response", "output": "response", "model": "system",
+                 "history": "context", "dialogue": "context", "prompt": "context"}
+
+
+def field_suggestion(key: str) -> str | None:
+    """The field a row's key most likely means when it is not one dialeval reads ('refs' -> 'references', 'sytem'
+    -> 'system'), else None: such a key is kept as metadata to slice by, which a misspelt field should not be
+    without a word."""
+    import difflib
+    k = key.strip().lower()
+    if k in RECORD_FIELDS:
+        return None if k == key else k  # 'Response' is not 'response'
+    if k in FIELD_ALIASES:
+        return FIELD_ALIASES[k]
+    close = difflib.get_close_matches(k, RECORD_FIELDS, n=1, cutoff=0.8)
+    return close[0] if close else None
 
 
 def row_metadata(rec: dict[str, Any]) -> dict[str, str]:

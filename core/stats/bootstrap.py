@@ -17,11 +17,18 @@ MIN_BOOT = 100  # fewest bootstrap resamples a reported interval may rest on (ch
 MAX_RESAMPLES = 1_000_000  # most resamples or permutations one setting may ask for (check_settings)
 
 
+def min_permutations(level: float) -> int:
+    """The fewest randomizations whose smallest p, 1 / (n + 1), is below ``1 - level`` (20 at 0.95, 100 at 0.99):
+    fewer make every paired test non-significant, and a gate would pass whatever it compares."""
+    return max(1, math.floor(1 / (1 - level) + 1e-6)) if 0 < level < 1 else 1
+
+
 def check_settings(n_boot: int, n_perm: int | None = None, level: float | None = None,
                    seed: int | None = None) -> None:
     """Refuse settings that give no usable interval or p-value, with a ``ValueError`` naming the setting:
     ``n_boot`` below :data:`MIN_BOOT` (a 95 % percentile interval from 1-99 replicates is a couple of order
-    statistics, and can exclude the mean itself), ``n_perm`` below 1, a ``level`` not strictly between 0 and 1
+    statistics, and can exclude the mean itself), ``n_perm`` below :func:`min_permutations` (no p could fall below
+    ``1 - level``), a ``level`` not strictly between 0 and 1
     (0.95, not 95), a negative ``seed``, and more than :data:`MAX_RESAMPLES` resamples or permutations (10^8 held
     gigabytes for minutes; beyond 10^5 the Monte Carlo error is far below what the data allow). The command line
     refuses the same values before anything is scored."""
@@ -36,6 +43,11 @@ def check_settings(n_boot: int, n_perm: int | None = None, level: float | None =
                              "the Monte Carlo error negligible)")
     if level is not None and not (isinstance(level, (int, float)) and math.isfinite(level) and 0 < level < 1):
         raise ValueError(f"level={level!r}: an interval level lies strictly between 0 and 1 (0.95 for 95 %)")
+    alpha = 1 - (LEVEL if level is None else level)
+    if n_perm is not None and n_perm < min_permutations(1 - alpha):
+        raise ValueError(f"n_perm={n_perm!r}: with {n_perm} randomizations the smallest p is 1/{n_perm + 1} = "
+                         f"{1 / (n_perm + 1):.3g}, so nothing could be significant at p < {alpha:.3g}; ask for at "
+                         f"least {min_permutations(1 - alpha)} (the default is 2,000)")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
         raise ValueError(f"seed={seed!r}: a seed is a whole number >= 0")
 

@@ -30,8 +30,9 @@ def detectable_difference(low: float, high: float, level: float = 0.95, power: f
     """The smallest difference a comparison whose ``level`` interval is [low, high] detects with ``power``
     (two-sided, normal approximation): (z_{1-a/2} + z_{power}) x SE with SE = (high - low) / (2 z_{1-a/2}), the
     standard error read off the interval itself (a bootstrap over contexts: clustering is in it). NaN without an
-    interval."""
-    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+    interval, and for one of no width (differences that do not vary: no standard error to read, so no statement;
+    "< 0.000 could go unseen" was said beside identical files)."""
+    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)) or high <= low:
         return math.nan
     z = NormalDist().inv_cdf(1 - (1 - level) / 2)
     return (z + NormalDist().inv_cdf(power)) * (high - low) / (2 * z)
