@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from core.cache import ScoreCache, judge_namespace, pair_key, resolve_cache, row_key
-from core.data import Comparison, Example, field_suggestion
+from core.data import Comparison, Example
 from core.models.device import active_device, device_key, use_device
 from core.models.encoders import MissingModelError, check_models
 from core.progress import Progress
@@ -152,7 +152,7 @@ class BlankTextCount:
     # its full-width punctuation inside the run ("我很好，谢谢你！" is one token to 13a); Korean is written with
     # spaces, and a Japanese word inside an English sentence tokenizes fine
     UNSPACED_LETTER = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"
-    UNSPACED = re.compile(f"(?:[{UNSPACED_LETTER}][\u3000-\u303f\uff00-\uffef]*){{4,}}")
+    UNSPACED = re.compile(f"(?:[{UNSPACED_LETTER}][\u3001-\u303f\uff00-\uffef]*){{4,}}")
 
     def __init__(self) -> None:
         self.rows = 0
@@ -173,13 +173,11 @@ class BlankTextCount:
         per = self.copies.setdefault(ex.system, [0, 0])
         per[0] += copy
         per[1] += 1
-        for key in (*ex.meta, *ex.unread):
-            meant = field_suggestion(key)
-            if meant is not None:
-                seen = self.misnamed.setdefault((key, meant), [0, []])
-                seen[0] += 1
-                if len(seen[1]) < self.SHOWN:
-                    seen[1].append(ex.location)
+        for key, meant in ex.misnamed:
+            seen = self.misnamed.setdefault((key, meant), [0, []])
+            seen[0] += 1
+            if len(seen[1]) < self.SHOWN:
+                seen[1].append(ex.location)
         words = len(ex.response.split())
         for kind, found in (("blank response", is_blank(ex.response)), ("no reference", not usable),
                             ("blank reference", bool(usable) and len(usable) != len(ex.references)),
@@ -641,8 +639,8 @@ def estimate_work(examples: Sequence[Example] = (), metrics: Sequence[str] = (),
     before it has measured one), loading included where its models are not loaded yet. ``rows_read``: the rows
     whose replies the shipped judge reads (default: both replies of ``pairs``; a leaderboard passes its rows);
     ``n_pairs``: the number of pairs to judge where the triples are not at hand (every one counted as new).
-    With ``mme`` among ``metrics`` the judge, which runs after them, has nothing left to read (MME-CRS reads every
-    reply it reads). A metric that cannot even be built counts every row (it fails with its error when it runs)."""
+    With ``mme`` among ``metrics`` computing every row the judge reads (:func:`after_mme_reads_all`), the judge,
+    which runs after the metrics, has nothing left to read. A metric that cannot even be built counts every row (it fails with its error when it runs)."""
     store = resolve_cache(cache)
     scored = as_scored(examples)
     out = time_estimates.WorkEstimate(judge=judge)
@@ -665,10 +663,19 @@ def estimate_work(examples: Sequence[Example] = (), metrics: Sequence[str] = (),
                     [(c, a) for c, a, _ in pairs] + [(c, b) for c, _, b in pairs] if pairs else None)
             work = (time_estimates.judge_work(out.judge_pairs) if rows is None else
                     time_estimates.judge_work(out.judge_pairs, [c for c, _ in rows], [r for _, r in rows]))
-            if "mme" in metrics:  # scored first, MME-CRS reads every reply the judge reads: nothing left to read
+            if rows is not None and after_mme_reads_all(out.rows.get("mme", 0), rows):
                 work = replace(work, mme_pairs=0, read_pairs=0)
             out.judge_seconds = work.seconds(time_estimates.judge_time())
     return out
+
+
+def after_mme_reads_all(mme_rows: int, rows: Sequence[tuple[Sequence[str], str]]) -> bool:
+    """Whether MME-CRS, scoring ``mme_rows`` rows first, reads every (context, reply) of ``rows`` that the judge
+    then reads, so the judge reads nothing: MME computes all of them (none comes from the score cache) and the
+    shared reading remembers them all (``core.models.smollm_reading.MEMO_ITEMS``)."""
+    from core.models.smollm_reading import MEMO_ITEMS
+    distinct = len({("\n".join([c] if isinstance(c, str) else c), r) for c, r in rows})
+    return 0 < distinct <= mme_rows and distinct <= MEMO_ITEMS
 
 
 def estimate_comparison(comp: Comparison, metrics: Sequence[str] = (), options: Options | None = None,

@@ -43,7 +43,7 @@ import numpy as np
 from core.formatting import fmt_amount, fmt_percent, fmt_percent_bounds, fmt_points
 from core.stats import POWER, detectable_difference
 from core.verdict import MetricComparison, Verdict, verdict_decision
-from core.verdict_policy import JUDGE, shipped_policy
+from core.verdict_policy import JUDGE, is_measured_judge, shipped_policy
 
 REQUIREMENTS = ("not-worse", "non-inferior", "better")
 JUDGE_MARGIN = 0.05  # 5 points of win rate
@@ -136,8 +136,8 @@ def criterion(v: Verdict, by: str, baseline_values: Sequence[float] | None = Non
         n_ctx = n_contexts or j.n_contexts or max([r.n_contexts for r in v.metrics] or [v.n_pairs])
         better = {"A": "baseline", "B": "candidate"}.get(j.winner or "")
         lo, hi = 0.5 - w.high, 0.5 - w.low
-        return Criterion(JUDGE, w.wins + w.losses, n_ctx, 0.5 - w.rate, lo, hi, better,
-                         detectable_difference(lo, hi, v.level), v.level)
+        return Criterion(JUDGE, w.wins + w.losses, n_ctx, 0.5 - w.rate, lo, hi, better, j.detectable(v.level),
+                         v.level)
     rows = {r.metric: r for r in v.metrics}
     if by not in rows:
         raise ValueError(f"--by {by}: not compared here; choose one of {', '.join(criteria_names(v)) or 'none'}")
@@ -165,10 +165,12 @@ def default_criterion(v: Verdict) -> str:
     if not names:
         raise ValueError("nothing to gate on: no metric scored a pair and the judge was not run")
     policy = shipped_policy().policy
-    # a signal of the combined test counts when it may also decide alone (the judge; a metric allowed alone)
-    trusted = [n for n in names if policy.decides(n) or (n == JUDGE and policy.trusts(n))
-               or (n,) in policy.combine_allowed]
-    return (trusted or names)[0]
+    # a signal of the combined test counts when it may also decide alone (the judge; a metric allowed alone); a
+    # judge without a measured record (--judge llm, a re-fit checkpoint) is a diagnostic: the last resort
+    measured = v.judge is not None and is_measured_judge(v.judge.signature)
+    trusted = [n for n in names if (n != JUDGE or measured) and (
+        policy.decides(n) or (n == JUDGE and policy.trusts(n)) or (n,) in policy.combine_allowed)]
+    return (trusted or sorted(names, key=lambda n: n == JUDGE and not measured))[0]
 
 
 def default_margin(c: Criterion) -> float:

@@ -24,7 +24,7 @@ import numpy as np
 
 from core.data import Comparison, alignment_words, dimensions
 from core.formatting import alpha_label, fmt_interval, fmt_num, level_label
-from core.report import as_sentence, could_miss, left_out_note, verdict_notes
+from core.report import as_sentence, left_out_note, no_winner_notes, verdict_notes
 from core.scoring import metric_class
 from core.verdict import Verdict, mismatch_warning, pair_winner
 from core.version import __version__
@@ -284,7 +284,7 @@ def render_html(verdict: Verdict, comp: Comparison, cs: "ComparisonScores | None
         rows = []
         for r in v.table_rows():
             w = r.winner
-            margin = could_miss(r) or "-"
+            margin = "; ".join(no_winner_notes(r, v.level)) or "-"
             if w == "A":
                 margin = f"{A}: {fmt_interval(r.diff, r.low, r.high, signed=True)}"
             elif w == "B":

@@ -55,6 +55,15 @@ class JudgeSummary:
     def better(self, system_a: str, system_b: str) -> str:
         return {"A": system_a, "B": system_b}.get(self.winner or "", "no significant preference")
 
+    def detectable(self, level: float = LEVEL) -> float:
+        """How far from 0.5 a win rate could be and go unseen at 80 % power (``stats.detectable_difference`` on
+        the win rate's interval); NaN where the judge decided too few pairs for any p below ``1 - level`` (no
+        winner was possible, so nothing is stated)."""
+        decided = self.win.wins + self.win.losses
+        if not stats.can_be_significant(decided, 1 - level):
+            return math.nan
+        return stats.detectable_difference(self.win.low, self.win.high, level)
+
 
 def summarize_judge(comp: Comparison, out: JudgeOutput, dimension: str | None = None,
                     votes: Sequence[str | None] | None = None, level: float = LEVEL, n_boot: int = N_BOOT,

@@ -44,7 +44,7 @@ import numpy as np
 from core import stats
 from core.cache import ScoreCache
 from core.data import (ID_MISMATCH_ADVICE, DataError, Example, Problem, alignment_rule, alignment_words, dimensions,
-                       systems_in)
+                       references_for, systems_in)
 from core.engine import (ScoreTable, check_judge_models, input_notes, judge_pairs, judged_from_cache, parse_metrics,
                          score_examples)
 from core.formatting import alpha_label, fmt_interval, fmt_num, level_label
@@ -148,13 +148,12 @@ def shared_contexts(examples: Sequence[Example], systems: Sequence[str] | None =
         raise DataError([Problem(src, None, None, f"no context was answered by all of {names}")])
     rows = {s: [per[s][k] for k in keys] for s in names}
     shared: Counter = Counter()
-    for i in range(len(keys)):  # references belong to the context (core.data.share_references): one set for all
-        with_refs = next((rows[s][i] for s in names if any(r.strip() for r in rows[s][i].references)), None)
-        for s in names:
-            e = rows[s][i]
-            if (with_refs is not None and not any(r.strip() for r in e.references)
-                    and context_groups([e]) == context_groups([with_refs])):
-                rows[s][i] = replace(e, references=list(with_refs.references))
+    for i in range(len(keys)):  # references belong to the context, one set for every system (core.data.share_references)
+        answers = [rows[s][i] for s in names]
+        for s, e in zip(names, answers):
+            refs = None if any(r.strip() for r in e.references) else references_for(e, answers)
+            if refs is not None:
+                rows[s][i] = replace(e, references=refs)
                 shared[s] += 1
     return SystemGrid(names, rows, rule, dropped, note, dict(shared))
 
@@ -578,6 +577,8 @@ def render_leaderboard(lb: Leaderboard, fmt: str = "text") -> str:
     parts = [head]
     if lb.reference_note:
         parts.append(f"warning: {lb.reference_note}")
+    if lb.shared_references_note:
+        parts.append(f"note: {lb.shared_references_note}")
     if lb.context_mismatches:
         bullet = "- " if fmt == "markdown" else "  "
         listed = "\n".join(bullet + m for m in lb.context_mismatches[:20])

@@ -149,8 +149,15 @@ def verdict_cells(v: "Verdict") -> list[dict[str, str]]:
                       if r.wins + r.losses else "-",  # no decided pair: no rate, no interval, no test
                       "sign_p": fmt_num(r.sign_p, p=True) if r.wins + r.losses else "-",
                       "verdict": r.verdict(v.system_a, v.system_b) + "".join(
-                          f" ({why})" for why in (could_miss(r), which_p_decides(r, v.level)) if why)})
+                          f" ({why})" for why in no_winner_notes(r, v.level))})
     return cells
+
+
+def no_winner_notes(r, level: float) -> list[str]:
+    """What a row without a winner adds in every table (text, the report, the dashboard): the difference that
+    could go unseen (:func:`could_miss`) and, when its interval excludes 0, which p decides
+    (:func:`which_p_decides`)."""
+    return [why for why in (could_miss(r), which_p_decides(r, level)) if why]
 
 
 def which_p_decides(r, level: float) -> str:
@@ -174,9 +181,8 @@ def could_miss(r) -> str:
 
 def _judge_could_miss(v: "Verdict") -> str:
     """' (a win rate within 0.13 of 0.5 could go unseen)' when the judge names no winner (80 % power)."""
-    from core.stats import detectable_difference
     j = v.judge
-    d = detectable_difference(j.win.low, j.win.high, v.level) if j.winner is None else math.nan
+    d = j.detectable(v.level) if j.winner is None else math.nan
     return f" (a win rate within {fmt_num(d)} of 0.5 could go unseen)" if math.isfinite(d) else ""
 
 
@@ -251,15 +257,17 @@ PAIR_COLUMNS = [("id_a", "id A"), ("id_b", "id B"), ("p_a", "P(A)"), ("verdict",
 
 
 def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,
-                   pairs: Sequence[dict[str, Any]] = ()) -> str:
+                   pairs: Sequence[dict[str, Any]] = (), lead: str = "") -> str:
     """``dialeval compare``'s output: text / markdown (the one-line verdict first, then the table, the judge, what
     drives each difference, the pairs left out of a row's n, unmatched rows), csv (one table: a row for the
     one-line verdict, per metric, the judge, each row's left-out pairs, the unmatched rows and, from ``judge``,
-    one row per judged pair (:func:`judge_rows`), told apart by ``kind``) or json (the whole verdict)."""
+    one row per judged pair (:func:`judge_rows`) and first a row of kind ``judge_sentence`` holding ``lead``, told
+    apart by ``kind``) or json (the whole verdict)."""
     if fmt == "json":
         return to_json(v.to_dict())
     if fmt == "csv":
-        rows: list[dict[str, Any]] = [{"kind": "verdict", "verdict": v.sentence}]
+        rows: list[dict[str, Any]] = ([{"kind": "judge_sentence", "verdict": lead}] if lead else []) + [
+            {"kind": "verdict", "verdict": v.sentence}]
         if v.alignment_note:  # (text says it in its header)
             rows.append({"kind": "note", "note": "aligned by " + alignment_words(v.aligned_by, v.alignment_note)})
         rows += [{"kind": "note", "note": note} for note in verdict_notes(v).values()]
@@ -296,7 +304,7 @@ def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,
         if v.context_mismatches:
             rows.append({"kind": "context_mismatch_total", "n": len(v.context_mismatches), "note": mismatch_warning(v)})
         rows += [{"kind": "context_mismatch", "note": m} for m in v.context_mismatches]
-        rows += [{"kind": "input_note", "note": note} for note in v.input_notes.values()]
+        rows += [{"kind": "input_note", "about": about, "note": note} for about, note in v.input_notes.items()]
         rows += [{"kind": "pair", **r} for r in pairs]
         keys: list[str] = []
         for r in rows:

@@ -372,8 +372,8 @@ def build_verdict(comp: Comparison, cs: "ComparisonScores | None" = None, judge:
                   seed: int = SEED, combine: Sequence[str] | None = None) -> Verdict:
     """The :class:`Verdict` for ``comp`` from its metric scores ``cs`` and the judge's summary; ``combine``: the
     signals of its combined test (default: the shipped verdict policy's, as many as were computed:
-    ``VerdictPolicy.combination``). ``n_boot`` below
-    ``stats.MIN_BOOT``, ``n_perm`` below 1, a ``level`` outside (0, 1) or a negative ``seed`` raise
+    ``VerdictPolicy.combination``). ``n_boot`` below ``stats.MIN_BOOT``, ``n_perm`` too few for any p below
+    1 - ``level`` (``stats.min_permutations``), a ``level`` outside (0, 1) or a negative ``seed`` raise
     ``ValueError`` (``stats.check_settings``)."""
     stats.check_settings(n_boot, n_perm, level, seed)
     policy = shipped_policy().policy
@@ -771,7 +771,10 @@ def judge_sentence(v: Verdict) -> str:
     name = {"A": v.system_a, "B": v.system_b}
     w = j.win
     decided = w.wins + w.losses
-    if j.winner:
+    if not decided:
+        found = (f"The judge finds no preference between {v.system_a} and {v.system_b}: it calls all {w.ties} pairs "
+                 f"ties (P(A) within {j.tie_margin:g} of 0.5).")
+    elif j.winner:
         s, other = j.winner, "B" if j.winner == "A" else "A"
         rate, lo, hi = (w.rate, w.low, w.high) if s == "A" else (1 - w.rate, 1 - w.high, 1 - w.low)
         lc = j.length_controlled
@@ -784,8 +787,9 @@ def judge_sentence(v: Verdict) -> str:
                  f"wins {fmt_percent(w.rate)} of the {decided} pairs it decided{_span(w.low, w.high)}).")
     if not is_measured_judge(j.signature):
         return found + f" {_unmeasured(v)[:1].upper()}{_unmeasured(v)[1:]}."
-    return found + (" The one-line verdict (`dialeval compare`) weighs it with the metrics in one combined test"
-                    if JUDGE in shipped_policy().policy.combinable() else "") + "."
+    if JUDGE in shipped_policy().policy.combinable():
+        return found + " The one-line verdict (`dialeval compare`) weighs it with the metrics in one combined test."
+    return found
 
 
 def verdict_sentence(v: Verdict, label: Callable[[str], str] | None = None) -> str:
@@ -850,7 +854,7 @@ def verdict_sentence(v: Verdict, label: Callable[[str], str] | None = None) -> s
                            f"{'it' if s == side else sys_name[s]} in {fmt_percent(rate)} of the {decided} pairs it decided"
                            f"{_span(lo, hi)}{at_len}{trust}")
         else:
-            unseen = stats.detectable_difference(lo, hi, v.level)
+            unseen = j.detectable(v.level)
             after = (f"; with these {j.n_contexts} contexts a difference smaller than {fmt_points(unseen)} "
                      "could go unseen" if math.isfinite(unseen) and j.n_contexts else "")
             clauses.append(f"the judge{role} finds no significant preference ({sys_name[s]} wins {fmt_percent(rate)} of "

@@ -11,7 +11,7 @@ import numpy as np
 from core.data import Comparison, dimensions
 from core.engine import ComparisonScores
 from core.formatting import fmt_interval, fmt_num
-from core.report import could_miss
+from core.report import no_winner_notes
 from core.scoring import metric_class
 from core.verdict import Verdict, pair_winner
 
@@ -97,7 +97,7 @@ def headline_frame(verdict: Verdict) -> pd.DataFrame:
     out = []
     for r in verdict.table_rows():
         name = f"human: {r.metric[len('human:'):]}" if r.kind == "human" else r.metric
-        margin = could_miss(r) or "-"
+        margin = "; ".join(no_winner_notes(r, verdict.level)) or "-"
         if r.winner == "A":
             margin = fmt_interval(r.diff, r.low, r.high, signed=True)
         elif r.winner == "B":

@@ -430,10 +430,14 @@ def test_references_of_one_side_serve_both_and_the_verdict_says_so(tmp_path, cap
 
 
 def test_a_misnamed_field_is_said_and_input_notes_reach_every_output(tmp_path, capsys):
-    """'refs' and 'rating' were dropped without a word; the notes on the input went to stderr only."""
-    rows = [dict(rec(i), refs=[f"a fine day {i}"], rating=4) for i in range(1, 7)]
+    """'refs' and 'rating' were dropped without a word; the notes on the input went to stderr only. A key like a
+    field the row already has ('context_id' beside 'context') is metadata, not a misnamed field."""
+    def without(r, *keys):
+        return {k: v for k, v in r.items() if k not in keys}
+    rows = [dict(without(rec(i), "references"), refs=[f"a fine day {i}"], rating=4, context_id=i) for i in range(1, 7)]
     a = write_jsonl(tmp_path / "a.jsonl", rows)
-    b = write_jsonl(tmp_path / "b.jsonl", [dict(rec(i, "b", f"maybe {i}"), sytem="b") for i in range(1, 7)])
+    b = write_jsonl(tmp_path / "b.jsonl", [dict(without(rec(i, "b", f"maybe {i}"), "system"), sytem="b")
+                                           for i in range(1, 7)])
     assert main(["compare", "--no-judge", str(a), str(b), "--metrics", "bleu", "--format", "json", "--n-boot", "100",
                  "--n-perm", "50", "--quiet"]) == 0
     out, err = capsys.readouterr()
@@ -444,7 +448,8 @@ def test_a_misnamed_field_is_said_and_input_notes_reach_every_output(tmp_path, c
         assert said in notes and said in err
     assert main(["compare", "--no-judge", str(a), str(b), "--metrics", "bleu", "--format", "csv", "--n-boot", "100",
                  "--n-perm", "50", "--quiet"]) == 0
-    assert "input_note" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "input_note" in out and "context_id" not in out
     from core.data import field_suggestion
     assert [field_suggestion(k) for k in ("topic", "refs", "Response", "response")] == [None, "references",
                                                                                         "response", None]
@@ -475,3 +480,36 @@ def test_a_row_whose_interval_excludes_zero_without_a_winner_sayswhich_p_decides
                                            "needs both")
     assert which_p_decides(SimpleNamespace(winner=None, n=30, low=-0.1, high=0.2, p_randomization=0.4), 0.95) == ""
     assert which_p_decides(SimpleNamespace(winner="A", n=30, low=0.01, high=0.2, p_randomization=0.01), 0.95) == ""
+
+
+def test_a_reply_is_never_given_itself_as_a_reference_and_blank_references_are_not_shared():
+    """A file of human replies without references beside a model's whose references are those replies: sharing
+    them made every human reply its own reference (a perfect BLEU by construction)."""
+    from core.data import Example, align
+    ctx = [["how was the day?"], ["any plans?"]]
+    model = [Example(str(i), "model", c, f"fine {i}", ["it was lovely", "", f"human {i}"]) for i, c in enumerate(ctx)]
+    human = [Example(str(i), "human", c, f"human {i}", []) for i, c in enumerate(ctx)]
+    comp = align(model, human)
+    assert [b.references for _, b in comp.pairs] == [["it was lovely"], ["it was lovely"]]
+    assert comp.shared_references == {"A": 0, "B": 2}
+    only_self = [Example(str(i), "model", c, f"fine {i}", [f"human {i}"]) for i, c in enumerate(ctx)]
+    comp2 = align(only_self, human)
+    assert [b.references for _, b in comp2.pairs] == [[], []] and comp2.shared_references == {"A": 0, "B": 0}
+
+
+def test_the_leaderboard_text_says_which_rows_took_references(tmp_path, capsys):
+    a = write_jsonl(tmp_path / "a.jsonl", [rec(i) for i in range(1, 9)])
+    b = write_jsonl(tmp_path / "b.jsonl", [rec(i, "b", references=[]) for i in range(1, 9)])
+    c = write_jsonl(tmp_path / "c.jsonl", [rec(i, "c", f"no {i}") for i in range(1, 9)])
+    assert main(["leaderboard", str(a), str(b), str(c), "--metrics", "bleu", "--no-judge", "--n-boot", "100",
+                 "--n-perm", "50", "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert "note: 8 of b's rows have no reference: they are scored with another system's references" in out
+    assert "no reference" not in err  # the rows ranked have references once shared
+
+
+def test_the_api_refuses_an_unrated_file_as_the_command_line_does(tmp_path):
+    import core
+    a = write_jsonl(tmp_path / "a.jsonl", [rec(i) for i in range(1, 5)])
+    with pytest.raises(ValueError, match="no human scores in the input"):
+        core.meta_evaluate(str(a), metrics="bleu")

@@ -873,3 +873,29 @@ def test_a_judge_without_a_measured_record_is_a_diagnostic_and_the_judge_command
     assert judge_sentence(v2).startswith("The judge prefers mid to good in 83 % of the 30 pairs it decided [")
     assert "The one-line verdict (`dialeval compare`) weighs it with the metrics" in judge_sentence(v2)
     assert judge_sentence(v).endswith("The llm judge has no measured record (the records are the learned judge's).")
+
+
+def test_a_judge_s_edge_cases_read_right_and_the_gate_does_not_default_to_an_unmeasured_judge(monkeypatch):
+    """A judge that called every pair a tie read "nan % of the 0 pairs"; too few decided pairs for any winner
+    still stated a win rate that "could go unseen"; `gate --judge llm` gated on the llm judge by default."""
+    import core.verdict
+    import core.verdict_policy
+    from core.gate import default_criterion
+    from core.verdict import judge_sentence
+    monkeypatch.setattr(core.verdict, "shipped_policy", core.verdict_policy.shipped_policy)
+    exs = _planted()
+    comp = _comparison(exs, "mid", "good")
+    ties = summarize_judge(comp, _judged([0.5] * 30))
+    v = build_verdict(comp, None, ties, n_boot=200, n_perm=200)
+    assert judge_sentence(v).startswith("The judge finds no preference between mid and good: it calls all 30 pairs "
+                                        "ties"), judge_sentence(v)
+    assert "nan" not in judge_sentence(v) and ".." not in judge_sentence(v)
+    three = summarize_judge(comp, _judged([0.9, 0.1, 0.9] + [0.5] * 27))  # 3 decided: no p below 0.05 possible
+    assert math.isnan(three.detectable()) and "could go unseen" not in build_verdict(comp, None, three).sentence
+    cs = score_comparison(comp, ["bleu", "bert_ruber"])
+    p = np.asarray([0.9] * 25 + [0.2] * 5)
+    calls = ["A" if x > 0.5 else "B" for x in p]
+    llm = summarize_judge(comp, JudgeOutput(p, p, p, calls, 0.0, 0.05, "judge:llm|model:m"))
+    assert default_criterion(build_verdict(comp, cs, llm, n_boot=200, n_perm=200)) != "judge"
+    assert default_criterion(build_verdict(comp, cs, summarize_judge(comp, _judged(p)), n_boot=200,
+                                           n_perm=200)) == "judge"

@@ -191,3 +191,10 @@ def test_a_command_says_how_long_its_run_should_take_before_it_starts(capsys):
     assert capsys.readouterr().err == ""
     assert WorkEstimate(rows={"bleu": 0}).sentence() == ""  # nothing left to compute (all cached)
     assert [about(s) for s in (0.2, 40, 200, 3 * 3600)] == ["1 s", "40 s", "3 min", "3.0 h"]
+
+
+def test_the_judge_reads_nothing_after_mme_only_when_mme_reads_every_row_it_reads():
+    from core.engine import after_mme_reads_all
+    rows = [(["hi"], "a"), (["hi"], "b"), ("hi", "a")]  # a context as turns or as one string: the same row
+    assert after_mme_reads_all(2, rows) and not after_mme_reads_all(1, rows)  # some rows come from the cache
+    assert not after_mme_reads_all(0, [])

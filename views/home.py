@@ -6,7 +6,6 @@ from dataclasses import replace
 import streamlit as st
 
 from core.data import alignment_words
-from core.engine import input_notes
 from core.report import as_sentence, few_contexts_note, left_out_note, verdict_notes
 from core.verdict import mismatch_warning
 from core.verdict import verdict_sentence
@@ -83,7 +82,9 @@ def home() -> None:
     for key in ("names", "one-sided-ratings"):  # (the few-contexts note goes under the headline table)
         if key in shown:
             st.warning(state.plain(as_sentence(shown[key])))
-    notes = input_notes(comp.examples(), list(cs.metrics) if cs else [], judged=judge is not None)  # as on stderr
+    if "shared-references" in shown:
+        st.info(state.plain(as_sentence(shown["shared-references"])))
+    notes = dict(verdict.input_notes)  # as on stderr and in every output of compare
     if "reference copy" in notes:  # it changes what the referenced metrics' verdict means
         st.warning(state.plain(as_sentence(notes.pop("reference copy"))))
     if notes:

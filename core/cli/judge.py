@@ -71,7 +71,7 @@ def judge(a: argparse.Namespace) -> int:
         lines.append(to_json({**verdict.to_dict(), "judge_sentence": judge_sentence(verdict),
                               "pairs": [] if out_path else rows}))
     elif a.format == "csv":
-        lines.append(render_verdict(verdict, "csv", pairs=[] if out_path else rows))
+        lines.append(render_verdict(verdict, "csv", pairs=[] if out_path else rows, lead=judge_sentence(verdict)))
     else:
         lead = judge_sentence(verdict)  # the judge's own finding; the one-line verdict is compare's (all signals)
         lines.append(f"**{markdown_text(lead)}**\n" if a.format == "markdown" else lead + "\n")

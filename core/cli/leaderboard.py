@@ -7,12 +7,12 @@ import argparse
 import sys
 
 from core.cli import (add_csv_arguments, add_judge_arguments, add_option_arguments, check_paths, csv_mapping_from,
-                      emit, judge_from, judge_usage_note, metric_names_or_none, note, options_from,
+                      emit, judge_from, judge_usage_note, metric_names_or_none, note, note_estimate, options_from,
                       register_command)
 from core.cli.compare import add_output_arguments, add_statistics_arguments
 from core.data import load_file, rows_of_files, systems_in
-from core.engine import DEFAULT_METRICS, blank_text_notes
-from core.leaderboard import leaderboard, render_leaderboard
+from core.engine import DEFAULT_METRICS, blank_text_notes, estimate_work
+from core.leaderboard import leaderboard, render_leaderboard, shared_contexts
 from core.progress import progress_bar
 
 
@@ -69,9 +69,14 @@ def leaderboard_command(a: argparse.Namespace) -> int:
               file=sys.stderr)
     if not a.metrics and a.judge is None and not any(e.scores for e in examples):
         raise ValueError("--metrics none leaves nothing to rank: the input has no human ratings; drop --no-judge")
-    note(blank_text_notes([e for e in examples if systems is None or e.system in systems], a.metrics,
-                          judged=a.judge or False))  # about the systems ranked only
+    grid = shared_contexts(examples, systems)  # the rows ranked, references shared as the leaderboard shares them
+    note(blank_text_notes(grid.examples(), a.metrics, judged=a.judge or False))
     judge = judge_from(a)
+    if not a.quiet:  # how long, before it starts: every system's rows scored, every pair of systems judged
+        note_estimate(estimate_work(grid.examples(), a.metrics, options_from(a),
+                                    [(c, x, y) for _, _, cs, xs, ys in grid.system_pairs() for c, x, y in zip(cs, xs, ys)],
+                                    judge if isinstance(judge, str) else getattr(judge, "name", None),
+                                    rows_read=grid.examples()))
     lb = leaderboard(examples, a.metrics, judge, systems, options_from(a), progress_bar(a.quiet),
                      n_boot=a.n_boot, n_perm=a.n_perm, level=a.level, seed=a.seed, rank_by=a.rank_by)
     judge_usage_note(judge)

@@ -10,6 +10,7 @@ from core.formatting import fmt_percent, level_label
 from core.gate import POWER, contexts_needed, criterion, default_criterion
 from core.report import to_json
 from core.verdict import context_groups
+from core.verdict_policy import JUDGE
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
@@ -23,15 +24,22 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", default="text", choices=("text", "json"))
 
 
+def _check_judge_effect(effect: float) -> None:
+    if effect > 0.5:
+        raise ValueError(f"--effect {effect:g}: the judge's win rate moves at most 0.5 from an even 0.5 (a fraction: "
+                         "0.05 = 5 points)")
+
+
 @register_command("plan", "how many contexts a comparison needs to detect a difference (from a pilot comparison)",
                   _arguments)
 def plan_command(a: argparse.Namespace) -> int:
+    if a.by == JUDGE:  # said before anything runs; a default criterion is known only after the pilot's verdict
+        _check_judge_effect(a.effect)
     comp, _, verdict = verdict_from(a, None)
     by = a.by or default_criterion(verdict)
     c = criterion(verdict, by, n_contexts=len(set(context_groups(comp.a))))
-    if c.is_judge and a.effect >= 0.5:
-        raise ValueError(f"--effect {a.effect:g}: the judge's win rate moves at most 0.5 from an even 0.5 (a fraction: "
-                         "0.05 = 5 points)")
+    if c.is_judge:
+        _check_judge_effect(a.effect)
     n = contexts_needed(c.low, c.high, c.n_contexts, a.effect, verdict.level, a.power)
     what = "the judge's win rate" if c.is_judge else by
     if a.format == "json":

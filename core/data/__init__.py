@@ -49,7 +49,7 @@ from core.data.delimited import CSV_SUFFIXES, SCORE_PREFIX, STANDARD, CsvMapping
 from core.data.reading import TABLE_FORMATS, detect_format, format_of_text, load_file, open_examples
 from core.data.alignment import (ID_MISMATCH_ADVICE, Comparison, align, alignment_rule, alignment_words,
                                  chosen_systems, compare_systems, file_labels, load_comparison, one_system, pair_files,
-                                 rows_of_files, share_references)
+                                 references_for, rows_of_files, share_references)
 
 __all__ = ["COLUMN_KEYS", "CSV_SUFFIXES", "Comparison", "CsvMapping", "CsvRows", "DataError", "Example", "FORMATS",
            "ID_MISMATCH_ADVICE", "JSONL_SUFFIXES", "JsonlRows", "LINE_BREAK", "NAN_ADVICE", "NAN_TEXTS",
@@ -58,6 +58,6 @@ __all__ = ["COLUMN_KEYS", "CSV_SUFFIXES", "Comparison", "CsvMapping", "CsvRows",
            "compare_systems", "csv_delimiter", "decode_text", "field_suggestion", "detect_format", "dimensions", "file_labels",
            "format_of_text", "is_nan_rating", "is_no_rating", "iter_json_lines", "load_columns", "load_comparison",
            "load_csv", "load_dstc10", "load_file", "load_jsonl", "one_system", "open_examples", "pair_files",
-           "share_references",
+           "references_for", "share_references",
            "parse_json", "read_bytes", "read_text", "row_metadata", "rows_of_files", "split_lines", "split_turns",
            "systems_in", "without_gz"]

@@ -156,22 +156,38 @@ def _has_reference(ex: Example) -> bool:
     return any(r.strip() for r in ex.references)
 
 
+def _same_text(a: str, b: str) -> bool:
+    return " ".join(a.split()).casefold() == " ".join(b.split()).casefold()
+
+
+def references_for(row: Example, rows: Sequence[Example]) -> list[str] | None:
+    """The references ``row`` (which has none) takes from ``rows`` answering the same context: the first row's
+    that has references, its blank ones and any that repeat ``row``'s own reply left out (a reply is not scored
+    against itself: a file of human replies beside a model's whose references are those replies); None when
+    there are none to take."""
+    for other in rows:
+        if other is not row and _has_reference(other) and _context_key(other) == _context_key(row):
+            refs = [r for r in other.references if r.strip() and not _same_text(r, row.response)]
+            return refs or None
+    return None
+
+
 def share_references(pairs: Sequence[tuple[Example, Example]]
                      ) -> tuple[list[tuple[Example, Example]], dict[str, int]]:
     """References belong to the context, not to a system: where one row of a pair has references and the other
-    none, and their contexts agree, the other row is given the same references, so both replies are scored against
-    the same ones (a file without references beside one with them left BLEU and υBLEU null on one side and scored
-    BERT-RUBER's and ADEM's reference-free half there, their referenced average on the other). Returns the pairs
-    and, per side, how many of its rows took the other side's references."""
+    none, and their contexts agree, the other row is given the same references (:func:`references_for`), so both
+    replies are scored against the same ones (a file without references beside one with them left BLEU and υBLEU
+    null on one side and scored BERT-RUBER's and ADEM's reference-free half there, their referenced average on the
+    other). Returns the pairs and, per side, how many of its rows took the other side's references."""
     out, shared = [], {"A": 0, "B": 0}
     for a, b in pairs:
-        if _context_key(a) == _context_key(b) and _has_reference(a) != _has_reference(b):
-            if _has_reference(a):
-                b = replace(b, references=list(a.references))
-                shared["B"] += 1
-            else:
-                a = replace(a, references=list(b.references))
-                shared["A"] += 1
+        if _has_reference(a) != _has_reference(b):
+            side, row = ("B", b) if _has_reference(a) else ("A", a)
+            refs = references_for(row, [a, b])
+            if refs is not None:
+                row = replace(row, references=refs)
+                a, b = (a, row) if side == "B" else (row, b)
+                shared[side] += 1
         out.append((a, b))
     return out, shared
 

@@ -4,6 +4,7 @@ ids claimed once per system (:class:`RowChecker`), a record's fields (:func:`exa
 fields kept as metadata (:func:`row_metadata`)."""
 from __future__ import annotations
 
+import functools
 import math
 import re
 from pathlib import Path
@@ -224,8 +225,7 @@ def example_from_record(chk: RowChecker, rec: Any, row: int, path: str, fallback
     return Example(id=str(rid) if rid is not None else f"row{row}", system=system, context=context or [],
                    response=response or "", references=refs or [], scores=scores or {},
                    dataset=dataset or "", source=path, row=row, has_id=rid is not None,
-                   meta=row_metadata(rec), unread=tuple(k for k, v in rec.items() if k not in RECORD_FIELDS
-                                                        and isinstance(k, str) and not isinstance(v, (str, int, float, bool))))
+                   meta=row_metadata(rec), misnamed=misnamed_fields(rec))
 
 
 RECORD_FIELDS = ("id", "system", "context", "response", "references", "reference", "scores", "dataset", "ratings")
@@ -236,6 +236,22 @@ FIELD_ALIASES = {"refs": "references", "ref": "references", "gold": "references"
                  "history": "context", "dialogue": "context", "prompt": "context"}
 
 
+SAME_FIELD = {"references": ("references", "reference"), "scores": ("scores", "ratings")}  # either name is the field
+
+
+def misnamed_fields(rec: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """(key, the field it likely means) for each key of an input row that dialeval does not read and whose name
+    looks like a field the row lacks ('refs' without 'references'; 'context_id' beside 'context' is metadata)."""
+    found = []
+    for k in rec:
+        if isinstance(k, str) and k not in RECORD_FIELDS:
+            meant = field_suggestion(k)
+            if meant is not None and not any(f in rec for f in SAME_FIELD.get(meant, (meant,))):
+                found.append((k, meant))
+    return tuple(found)
+
+
+@functools.lru_cache(maxsize=4096)  # a file repeats its keys on every row
 def field_suggestion(key: str) -> str | None:
     """The field a row's key most likely means when it is not one dialeval reads ('refs' -> 'references', 'sytem'
     -> 'system'), else None: such a key is kept as metadata to slice by, which a misspelt field should not be

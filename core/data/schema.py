@@ -25,7 +25,7 @@ class Example:
     row: int = 0  # 1-based row in that file
     has_id: bool = True  # False when the id was generated because the input had none
     meta: dict[str, str] = field(default_factory=dict)  # the row's other plain fields (slices group by them)
-    unread: tuple[str, ...] = ()  # the row's other fields that are not plain (a list, an object): not read at all
+    misnamed: tuple[tuple[str, str], ...] = ()  # (key, the field it likely means): fields misnamed, not read
 
     @property
     def utterance(self) -> str:
