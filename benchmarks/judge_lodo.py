@@ -24,6 +24,12 @@ for w on a grid, and w chosen for each group on the other groups (nested): the n
 alone on the same pairs.
 
     .venv/bin/python benchmarks/judge_lodo.py --synthetic 6000 --common-sense 1600 --mme 500
+
+``--probe`` (with ``--mme``) also measures a fourth term on the same pairs: SmolLM2-135M-Instruct asked whether each
+reply makes sense (:func:`sense_probe`, log P("Yes") - log P("No") at its answer's first token), per-pair logit
+``d + w * (q(A) - q(B)) + v * (s(A) - s(B))``, (w, v) chosen for each group on the other groups (nested).
+
+    .venv/bin/python benchmarks/judge_lodo.py --synthetic 6000 --common-sense 1600 --mme 500 --probe
 """
 from __future__ import annotations
 
@@ -62,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--mme", type=int, default=0,
                     help="pairs per group on which the reader + MME-CRS difference is measured (0: not measured)")
+    ap.add_argument("--probe", action="store_true",
+                    help="with --mme: also measure the yes/no sense probe as a fourth term (sense_probe)")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     balances = [float(b) for b in args.balance.split(",")]
@@ -85,13 +93,15 @@ def main(argv: list[str] | None = None) -> int:
             cs = [p for p in common_sense_pairs(n, SEED) if p.dataset not in without]
             sense_feats[n] = (*pair_features(cs, progress_bar(prefix="common sense ")),
                               np.array([p.label for p in cs], dtype=np.float32))
-    rows, with_mme = [], []
+    rows, with_mme, with_probe, probe_diff = [], [], [], {}
     for group, names in GROUPS.items():
         out = np.isin(ds, names)
         sample, q = None, None
         if args.mme:
             sample = np.sort(np.random.default_rng(13).permutation(np.where(out)[0])[:args.mme])
             q = mme_difference([train[i] for i in sample], names)
+            if args.probe:
+                probe_diff[group] = sense_difference([train[i] for i in sample])
         for b, n, m in [(b, n, m) for b in balances for n in synthetic for m in sense]:
             t0 = time.time()
             accs = []
@@ -110,6 +120,12 @@ def main(argv: list[str] | None = None) -> int:
                     with_mme.append({"left out": group, "balance": b, "synthetic": n, "common sense": m, "seed": seed,
                                      **{w: float(np.mean((ds_ + w * q > 0) == (y[sample] > 0.5))) for w in MME_GRID},
                                      "mme alone": float(np.mean((q > 0) == (y[sample] > 0.5)))})
+                    if args.probe:
+                        s_ = probe_diff[group]
+                        with_probe.append({"left out": group, "synthetic": n, "common sense": m, "seed": seed,
+                                           **{(w, v): float(np.mean((ds_ + w * q + v * s_ > 0) == (y[sample] > 0.5)))
+                                              for w in MME_GRID for v in PROBE_GRID},
+                                           "probe alone": float(np.mean((s_ > 0) == (y[sample] > 0.5)))})
             rows.append({"left out": group, "pairs": int(out.sum()), "balance": b, "synthetic": n, "common sense": m,
                          **{f"seed {s}": a for s, a in zip(seeds, accs)}, "mean": float(np.mean(accs)),
                          "seconds": round(time.time() - t0)})
@@ -121,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
         float_format=lambda v: f"{v:.3f}"))
     if with_mme:
         print_with_mme(pd.DataFrame(with_mme), args.mme)
+    if with_probe:
+        print_with_probe(pd.DataFrame(with_probe), args.mme)
     return 0
 
 
@@ -157,6 +175,77 @@ def print_with_mme(df, n: int) -> None:
             print(f"  {group}: w = {w:g} (chosen on the other groups) -> {per.loc[group, w]:.3f}")
         print(f"mean: reader alone {per[0.0].mean():.3f}, MME-CRS alone {per['mme alone'].mean():.3f}, "
               f"reader + MME-CRS (nested w) {np.mean(nested):.3f}")
+
+
+PROBE_GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0)  # v of d + w * (q(A) - q(B)) + v * (s(A) - s(B))
+PROBE_QUESTION = "Does the reply make sense and fit what was said before? Answer Yes or No."
+
+
+def probe_prompt(context, reply: str) -> str:
+    """The probe's one user message: the last three turns as "A:" / "B:" lines (the last one A's, each cut to its
+    first 60 words), B's reply (its first 40 words), then :data:`PROBE_QUESTION`."""
+    from core.models.smollm_reading import context_turns
+    turns = context_turns(context)[-3:]
+    lines = [f"{'A' if (len(turns) - 1 - j) % 2 == 0 else 'B'}: {' '.join(t.split()[:60])}" for j, t in enumerate(turns)]
+    return ("Conversation:\n" + "\n".join(lines) + f"\n\nReply from B: {' '.join(reply.split()[:40])}\n\n"
+            + PROBE_QUESTION)
+
+
+def sense_probe(contexts, replies, batch: int = 16) -> np.ndarray:
+    """s = log P("Yes") - log P("No") for SmolLM2-135M-Instruct's first answer token after :func:`probe_prompt` in
+    its chat format (the shared reading's model and dtype, ``core.models.smollm_reading.chat_reading``)."""
+    import torch
+    from core.models.encoders import smollm_threads
+    from core.models.smollm_reading import chat_reading
+    cr = chat_reading()
+    yes, no = cr.encode("Yes"), cr.encode("No")
+    seqs = [cr.im_start + cr.user + cr.encode(probe_prompt(c, r)) + cr.im_end_nl + cr.im_start + cr.assistant
+            for c, r in zip(contexts, replies)]
+    order = np.argsort([len(q) for q in seqs], kind="stable")
+    out = np.zeros(len(seqs), dtype=np.float32)
+    bar = progress_bar(prefix="probe ")
+    with smollm_threads(), torch.inference_mode():
+        for k in range(0, len(order), batch):
+            idx = order[k:k + batch]
+            length = max(len(seqs[i]) for i in idx)
+            ids = torch.full((len(idx), length), cr.pad, dtype=torch.long)
+            mask = torch.zeros((len(idx), length), dtype=torch.long)
+            for j, i in enumerate(idx):
+                ids[j, :len(seqs[i])] = torch.tensor(seqs[i])
+                mask[j, :len(seqs[i])] = 1
+            h = cr.model.model(input_ids=ids, attention_mask=mask).last_hidden_state
+            last = h[torch.arange(len(idx)), torch.tensor([len(seqs[i]) - 1 for i in idx])]
+            lp = torch.log_softmax(cr.model.lm_head(last).float(), -1)
+            out[idx] = (lp[:, yes[0]] - lp[:, no[0]]).numpy()
+            bar(k + len(idx), len(seqs), "probe")
+    return out
+
+
+def sense_difference(pairs) -> np.ndarray:
+    """s(A) - s(B) per pair (:func:`sense_probe`)."""
+    s = sense_probe([list(p.context) for p in pairs] * 2, [p.response_a for p in pairs] + [p.response_b for p in pairs])
+    return s[:len(pairs)] - s[len(pairs):]
+
+
+def print_with_probe(df, n: int) -> None:
+    """Agreement of d + w * (q(A) - q(B)) + v * (s(A) - s(B)) on the sample per group (mean over seeds), (w, v)
+    chosen per group on the other groups' mean (nested); beside it the same with v = 0."""
+    keys = ["synthetic", "common sense"]
+    for cfg, g in df.groupby(keys):
+        grid = [c for c in g.columns if isinstance(c, tuple)]
+        per = g.groupby("left out")[[*grid, "probe alone"]].mean()
+        print(f"\nreader + MME-CRS + sense probe, {n} pairs per group, {dict(zip(keys, cfg))}:")
+        print(per["probe alone"].to_string(float_format=lambda v: f"{v:.3f}"))
+        nested, nested0 = [], []
+        for group in per.index:
+            others = per.drop(index=group)[grid].mean()
+            wv = others.idxmax()
+            w0 = others[[c for c in grid if c[1] == 0.0]].idxmax()
+            nested.append(per.loc[group, wv])
+            nested0.append(per.loc[group, w0])
+            print(f"  {group}: (w, v) = {wv} -> {per.loc[group, wv]:.3f}; v = 0, w = {w0[0]:g} -> {per.loc[group, w0]:.3f}")
+        print(f"mean: probe alone {per['probe alone'].mean():.3f}, reader + MME-CRS (nested w) {np.mean(nested0):.3f}, "
+              f"+ sense probe (nested w, v) {np.mean(nested):.3f}")
 
 
 if __name__ == "__main__":

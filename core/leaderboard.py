@@ -432,7 +432,14 @@ def leaderboard(examples: Sequence[Example], metrics: Sequence[str] | str | None
     the learned judge, a judge's name or a :class:`~core.scoring.Judge` (``core.scoring.judge_choice``). ``metrics`` ``[]``:
     the judge and people's ratings alone. ``cache`` as in ``core.engine.score_examples``. ``settings``:
     :func:`build_leaderboard`'s ``n_boot``, ``n_perm``, ``level``, ``seed`` and ``rank_by``."""
-    grid = shared_contexts(examples, systems)
+    return leaderboard_of_grid(shared_contexts(examples, systems), metrics, judge, options, progress, cache, **settings)
+
+
+def leaderboard_of_grid(grid: SystemGrid, metrics: Sequence[str] | str | None = None,
+                        judge: "bool | str | Judge | None" = False, options: Options | None = None,
+                        progress: Progress | None = None, cache: "ScoreCache | bool | None" = None,
+                        **settings: Any) -> Leaderboard:
+    """:func:`leaderboard` of the rows :func:`shared_contexts` chose (for a caller that built the grid already)."""
     judge = judge_choice(judge)
     names = parse_metrics(metrics) if metrics is None or len(metrics) else []
     ranking_criterion(grid, names, judge is not None, settings.get("rank_by", "auto"))  # fails before scoring

@@ -428,8 +428,7 @@ def few_contexts_note(v: "Verdict") -> str:
 def left_out_note(d: dict[str, Any]) -> str:
     """One verdict row's pairs without a value (``Verdict.left_out``) in words."""
     more = d["n_left_out"] - len(d["pairs"])
-    reasons = d.get("reasons") or {}
-    reason = f"all: {next(iter(reasons))}, e.g. " if len(reasons) == 1 else ""
+    reason = f"all: {d['reason']}, e.g. " if d.get("reason") else ""
     return (f"{d['n_left_out']} of {d['n_pairs']} pairs left out ({reason}{'; '.join(d['pairs'])}"
             + (f"; and {more} more" if more > 0 else "") + ")")
 

@@ -442,8 +442,8 @@ def left_out_pairs(comp: Comparison, cs: "ComparisonScores | None", rows: Sequen
                    ) -> list[dict[str, Any]]:
     """For every verdict row that left pairs out of its ``n`` (no score for A or B), the count, the first
     pairs with where each side came from and why it has no value (a blank response, no reference, no human
-    rating; the reason is left out of each pair when every missing value has the same one) and ``reasons``, how
-    many missing values each reason explains. Nothing leaves ``n`` without a word."""
+    rating), ``reason``: the one reason of every missing value when they share one (then left out of each listed
+    pair), else None, and ``reasons``, how many missing values each reason explains. Nothing leaves ``n`` without a word."""
     n = len(comp.pairs)
     out = []
     for r in rows:
@@ -470,7 +470,7 @@ def left_out_pairs(comp: Comparison, cs: "ComparisonScores | None", rows: Sequen
         listed = ["; ".join(where if one_reason else f"{where}: {w}" for where, w in sides)
                   for sides in pairs[:ONE_REASON_LISTED if one_reason else LEFT_OUT_LISTED]]
         out.append({"metric": r.metric, "n_left_out": len(pairs), "n_pairs": n, "pairs": listed,
-                    "reasons": dict(why_counts)})
+                    "reason": one_reason, "reasons": dict(why_counts)})
     return out
 
 

@@ -376,3 +376,31 @@ def test_meta_eval_reweights_mme_per_dimension(shared):
                          held_out=False)
     by_dim = {r["dimension"]: r["spearman"] for r in rows}
     assert len(set(round(v, 6) for v in by_dim.values())) > 1
+
+
+def test_the_bar_moves_by_each_familys_cost_and_ends_once_at_its_total(monkeypatch):
+    """MMEScorer.score counts each family's rows on one bar but places them by the family's share of FAMILY_COST:
+    where SmolLM2's PM starts, the bar shows the cheaper families' share of the cost, not their share of rows."""
+    scorer = mme.MMEScorer()
+    calls = []
+
+    def raw_scores(family, ctx, resp, progress=None, done0=0, total=None):
+        for done in range(1, len(resp) + 1):
+            if progress:
+                progress(done, len(resp), family)
+        return {s: np.zeros(len(resp)) for s in mme.FAMILIES[family]}
+
+    monkeypatch.setattr(scorer, "raw_scores", raw_scores)
+    monkeypatch.setattr(scorer, "normalize", lambda sub, raw: raw)
+    rows = [Example(f"r{i}", "s", ["hi", f"question {i}?"], f"answer {i}") for i in range(40)]
+    scorer.score(rows, progress=lambda done, total, desc: calls.append((done, total, desc)))
+    order = list(dict.fromkeys(mme.FAMILY_OF[s] for s in mme.SUBMETRICS))
+    total = 40 * len(order)
+    assert {t for _, t, _ in calls} == {total}
+    done = [d for d, _, _ in calls]
+    assert done == sorted(done) and done[-1] == total
+    assert {desc.split()[-1] for d, _, desc in calls if d == total} == {order[-1]}  # reached by the last family only
+    at = order.index("pm")
+    cost_before = sum(mme.FAMILY_COST[f] for f in order[:at]) / sum(mme.FAMILY_COST[f] for f in order)
+    before_pm = max(d for d, _, desc in calls if desc.split()[-1] in order[:at])
+    assert before_pm == int(total * cost_before) < total * at / len(order)  # by cost, not by rows

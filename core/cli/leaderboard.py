@@ -12,7 +12,7 @@ from core.cli import (add_csv_arguments, add_judge_arguments, add_option_argumen
 from core.cli.compare import add_output_arguments, add_statistics_arguments
 from core.data import load_file, rows_of_files, systems_in
 from core.engine import DEFAULT_METRICS, blank_text_notes, estimate_work
-from core.leaderboard import leaderboard, render_leaderboard, shared_contexts
+from core.leaderboard import leaderboard_of_grid, render_leaderboard, shared_contexts
 from core.progress import progress_bar
 
 
@@ -77,8 +77,8 @@ def leaderboard_command(a: argparse.Namespace) -> int:
                                     [(c, x, y) for _, _, cs, xs, ys in grid.system_pairs() for c, x, y in zip(cs, xs, ys)],
                                     judge if isinstance(judge, str) else getattr(judge, "name", None),
                                     rows_read=grid.examples()))
-    lb = leaderboard(examples, a.metrics, judge, systems, options_from(a), progress_bar(a.quiet),
-                     n_boot=a.n_boot, n_perm=a.n_perm, level=a.level, seed=a.seed, rank_by=a.rank_by)
+    lb = leaderboard_of_grid(grid, a.metrics, judge, options_from(a), progress_bar(a.quiet),
+                             n_boot=a.n_boot, n_perm=a.n_perm, level=a.level, seed=a.seed, rank_by=a.rank_by)
     judge_usage_note(judge)
     emit(render_leaderboard(lb, a.format), out)
     return 0

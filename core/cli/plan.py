@@ -38,7 +38,7 @@ def plan_command(a: argparse.Namespace) -> int:
     comp, _, verdict = verdict_from(a, None)
     by = a.by or default_criterion(verdict)
     c = criterion(verdict, by, n_contexts=len(set(context_groups(comp.a))))
-    if c.is_judge:
+    if c.is_judge and a.by != JUDGE:  # the judge became the criterion by default: checked now
         _check_judge_effect(a.effect)
     n = contexts_needed(c.low, c.high, c.n_contexts, a.effect, verdict.level, a.power)
     what = "the judge's win rate" if c.is_judge else by
