@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
                     if args.probe:
                         s_ = probe_diff[group]
                         with_probe.append({"left out": group, "synthetic": n, "common sense": m, "seed": seed,
-                                           **{(w, v): float(np.mean((ds_ + w * q + v * s_ > 0) == (y[sample] > 0.5)))
+                                           **{f"{w:g}|{v:g}": float(np.mean((ds_ + w * q + v * s_ > 0) == (y[sample] > 0.5)))
                                               for w in MME_GRID for v in PROBE_GRID},
                                            "probe alone": float(np.mean((s_ > 0) == (y[sample] > 0.5)))})
             rows.append({"left out": group, "pairs": int(out.sum()), "balance": b, "synthetic": n, "common sense": m,
@@ -177,7 +177,7 @@ def print_with_mme(df, n: int) -> None:
               f"reader + MME-CRS (nested w) {np.mean(nested):.3f}")
 
 
-PROBE_GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0)  # v of d + w * (q(A) - q(B)) + v * (s(A) - s(B))
+PROBE_GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0)  # v of d + w * (q(A) - q(B)) + v * (s(A) - s(B))
 PROBE_QUESTION = "Does the reply make sense and fit what was said before? Answer Yes or No."
 
 
@@ -232,7 +232,7 @@ def print_with_probe(df, n: int) -> None:
     chosen per group on the other groups' mean (nested); beside it the same with v = 0."""
     keys = ["synthetic", "common sense"]
     for cfg, g in df.groupby(keys):
-        grid = [c for c in g.columns if isinstance(c, tuple)]
+        grid = [c for c in g.columns if "|" in str(c)]  # "w|v"
         per = g.groupby("left out")[[*grid, "probe alone"]].mean()
         print(f"\nreader + MME-CRS + sense probe, {n} pairs per group, {dict(zip(keys, cfg))}:")
         print(per["probe alone"].to_string(float_format=lambda v: f"{v:.3f}"))
@@ -240,10 +240,11 @@ def print_with_probe(df, n: int) -> None:
         for group in per.index:
             others = per.drop(index=group)[grid].mean()
             wv = others.idxmax()
-            w0 = others[[c for c in grid if c[1] == 0.0]].idxmax()
+            w0 = others[[c for c in grid if c.endswith("|0")]].idxmax()
             nested.append(per.loc[group, wv])
             nested0.append(per.loc[group, w0])
-            print(f"  {group}: (w, v) = {wv} -> {per.loc[group, wv]:.3f}; v = 0, w = {w0[0]:g} -> {per.loc[group, w0]:.3f}")
+            print(f"  {group}: w|v = {wv} (chosen on the other groups) -> {per.loc[group, wv]:.3f}; "
+                  f"with v = 0: w = {w0.split('|')[0]} -> {per.loc[group, w0]:.3f}")
         print(f"mean: probe alone {per['probe alone'].mean():.3f}, reader + MME-CRS (nested w) {np.mean(nested0):.3f}, "
               f"+ sense probe (nested w, v) {np.mean(nested):.3f}")
 
