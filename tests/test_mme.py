@@ -378,7 +378,7 @@ def test_meta_eval_reweights_mme_per_dimension(shared):
     assert len(set(round(v, 6) for v in by_dim.values())) > 1
 
 
-def test_the_bar_moves_by_each_familys_cost_and_ends_once_at_its_total(monkeypatch):
+def test_the_bar_moves_by_each_familys_cost_and_reaches_its_total_at_the_end_only(monkeypatch):
     """MMEScorer.score counts each family's rows on one bar but places them by the family's share of FAMILY_COST:
     where SmolLM2's PM starts, the bar shows the cheaper families' share of the cost, not their share of rows."""
     scorer = mme.MMEScorer()
