@@ -71,6 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--probe", action="store_true",
                     help="with --mme: also measure the yes/no sense probe as a fourth term (sense_probe)")
     args = ap.parse_args(argv)
+    if args.probe and not args.mme:
+        ap.error("--probe is measured on the --mme sample: give --mme N")
     torch.set_num_threads(args.threads)
     balances = [float(b) for b in args.balance.split(",")]
     synthetic = [int(n) for n in args.synthetic.split(",")]
@@ -122,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
                                      "mme alone": float(np.mean((q > 0) == (y[sample] > 0.5)))})
                     if args.probe:
                         s_ = probe_diff[group]
-                        with_probe.append({"left out": group, "synthetic": n, "common sense": m, "seed": seed,
+                        with_probe.append({"left out": group, "balance": b, "synthetic": n, "common sense": m, "seed": seed,
                                            **{f"{w:g}|{v:g}": float(np.mean((ds_ + w * q + v * s_ > 0) == (y[sample] > 0.5)))
                                               for w in MME_GRID for v in PROBE_GRID},
                                            "probe alone": float(np.mean((s_ > 0) == (y[sample] > 0.5)))})
@@ -230,7 +232,7 @@ def sense_difference(pairs) -> np.ndarray:
 def print_with_probe(df, n: int) -> None:
     """Agreement of d + w * (q(A) - q(B)) + v * (s(A) - s(B)) on the sample per group (mean over seeds), (w, v)
     chosen per group on the other groups' mean (nested); beside it the same with v = 0."""
-    keys = ["synthetic", "common sense"]
+    keys = ["balance", "synthetic", "common sense"]
     for cfg, g in df.groupby(keys):
         grid = [c for c in g.columns if "|" in str(c)]  # "w|v"
         per = g.groupby("left out")[[*grid, "probe alone"]].mean()
