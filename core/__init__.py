@@ -288,6 +288,8 @@ def compare_replies(contexts: Sequence[Sequence[str] | str], replies_a: Sequence
     ctx, a, b = _Column(contexts, "contexts"), _Column(replies_a, "replies_a"), _Column(replies_b, "replies_b")
     refs = None if references is None else _Column(references, "references")
     _aligned(ctx, a, b, refs)
+    if not ctx.items:  # as the command line refuses an empty file
+        raise ValueError("contexts, replies_a and replies_b are empty: there is nothing to compare")
     names = _registry_names(metrics)
     comp = align(_examples(a, ctx, refs, system_a), _examples(b, ctx, refs, system_b), system_a, system_b)
     check_something_to_compare(comp, names, judge is not None, settings.get("human", True))
@@ -386,15 +388,26 @@ def meta_evaluate(*inputs: str, metrics: str | Sequence[str] | None = None, dims
     line, where ``--level`` takes either)."""
     if not isinstance(level, str):
         settings["level"], level = level, "turn"
+    if isinstance(dims, str):  # 'overall' or 'overall,fluency', as --dimension takes them: never its letters
+        dims = [d.strip() for d in dims.split(",") if d.strip()]
+    if isinstance(settings.get("methods"), str):
+        settings["methods"] = [m.strip() for m in settings["methods"].split(",") if m.strip()]
     from core.engine import DEFAULT_METRICS, parse_metrics
     from core.meta_eval import group_datasets, meta_evaluate as evaluate
     if level == "system":
+        from core.data import dimensions
         from core.system_eval import policy_combinations, summarize, system_level, with_verdict
         from core.verdict_policy import shipped_policy
-        pairs = system_level(group_datasets(_paths(inputs, "meta_evaluate")),
-                             parse_metrics(DEFAULT_METRICS if metrics is None else metrics), judge,
+        if dims is not None and len(dims) != 1:
+            raise ValueError(f"dims={dims!r}: level='system' reads people's side on one dimension")
+        data = group_datasets(_paths(inputs, "meta_evaluate"))
+        have = {d.casefold() for exs in data.values() for d in dimensions(exs)}
+        if dims and dims[0].casefold() not in have:
+            raise ValueError(f"dims={dims!r}: no file has that human dimension; they have "
+                             f"{sorted({d for exs in data.values() for d in dimensions(exs)})}")
+        pairs = system_level(data, parse_metrics(DEFAULT_METRICS if metrics is None else metrics), judge,
                              options=_options(options), combine=policy_combinations(shipped_policy().policy),
-                             **settings)
+                             dimension=dims[0] if dims else None, **settings)
         return summarize(with_verdict(pairs, shipped_policy().policy))
     if level != "turn":
         raise ValueError(f"level={level!r}: 'turn' (correlations per row) or 'system' (system pairs)")

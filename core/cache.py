@@ -431,10 +431,10 @@ def overflow_message(dropped: int, max_bytes: int, where: str = "") -> str | Non
     if not dropped:
         return None
     mb = max_bytes / 2 ** 20
-    return (f"note: the score cache{where} is capped at {mb:,.0f} MB and could not keep " if mb >= 10 else
-            f"note: the score cache{where} is capped at {mb:.3g} MB and could not keep "
-            f"everything this run scored: {dropped:,} of its entries were dropped again, so a re-run "
-            "scores those rows anew; raise DIALEVAL_CACHE_MAX_MB (see `dialeval cache info`)")
+    cap = f"{mb:,.0f}" if mb >= 10 else f"{mb:.3g}"
+    return (f"note: the score cache{where} is capped at {cap} MB and could not keep everything this run scored: "
+            f"{dropped:,} of its entries were dropped again, so a re-run scores those rows anew; raise "
+            "DIALEVAL_CACHE_MAX_MB (see `dialeval cache info`)")
 
 
 def resolve_cache(cache: "ScoreCache | bool | None") -> ScoreCache | None:

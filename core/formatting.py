@@ -62,6 +62,8 @@ def fmt_amount(x: Any, signed: bool = True) -> str:
         return MISSING
     v = float(x)
     digits = 1 if abs(v) >= 10 else 2 if abs(v) >= 1 else 3
+    if round(v, digits) == 0:
+        v = 0.0  # never '-0.000' (a tie, or a difference below the shown digits)
     return f"{v:+.{digits}f}" if signed else f"{v:.{digits}f}"
 
 

@@ -149,7 +149,7 @@ def criterion(v: Verdict, by: str, baseline_values: Sequence[float] | None = Non
 
 
 __all__ = ["POWER", "REQUIREMENTS", "detectable_difference", "contexts_needed", "criterion", "default_criterion",
-           "gate", "check", "passed", "render_checks", "junit_xml"]
+           "gate", "check", "blank_replies_check", "passed", "render_checks", "junit_xml"]
 
 
 def default_criterion(v: Verdict) -> str:
@@ -221,7 +221,8 @@ def check(c: Criterion, require: str = "not-worse", margin: float | None = None)
         if passed:
             head = "candidate is non-inferior"
         elif c.effect > -margin and c.better != "baseline":
-            head = f"not enough contexts to show it (the interval reaches {c.amount(c.low)})"
+            head = ("not enough contexts to show it " + (f"(the interval reaches {c.amount(c.low)})"
+                                                         if math.isfinite(c.low) else "(they give no interval)"))
         else:
             head = "candidate is worse by more than the margin" if c.high < -margin else "candidate may be worse"
     line = f"{'PASS' if passed else 'FAIL'}: {head} {on}: {ev}{why_margin}"
@@ -230,14 +231,58 @@ def check(c: Criterion, require: str = "not-worse", margin: float | None = None)
     return GateCheck(c, require, margin, passed, line)
 
 
+BLANK_REPLIES = "blank replies"  # the blank-replies check's name, as a criterion's
+BLANK_REQUIREMENT = "no more than the baseline's"  # its own requirement, whatever --require says
+
+
+def blank_replies_check(blank_baseline: int, blank_candidate: int, n_pairs: int,
+                        level: float = 0.95) -> GateCheck | None:
+    """The candidate's blank replies against the baseline's, over the ``n_pairs`` compared: FAIL when the
+    candidate's reply is blank in more pairs than the baseline's, under every requirement (a blank reply answers
+    nothing, and every metric leaves its pair out of the n it tests, so a candidate that stops answering would
+    otherwise be judged on the pairs it still answers); PASS when it has blank replies but no more than the
+    baseline's; None when it has none. One blank reply more than the baseline's is enough to fail: a CI job that
+    accepts some sets its candidate's blank replies aside itself. ``effect``: the share of pairs, the baseline's
+    blank replies minus the candidate's; its requirement is :data:`BLANK_REQUIREMENT`, not the criteria's."""
+    if not blank_candidate:
+        return None
+    effect = (blank_baseline - blank_candidate) / max(n_pairs, 1)
+    worse = blank_candidate > blank_baseline
+    c = Criterion(BLANK_REPLIES, n_pairs, n_pairs, effect, effect, effect, "baseline" if worse else None, math.nan,
+                  level)
+    said = (f"the candidate's reply is blank in {blank_candidate} of {n_pairs} pairs, the baseline's in "
+            f"{blank_baseline}")
+    reason = (f"FAIL: candidate answers less: {said} (a blank reply answers nothing; every metric leaves its pair "
+              "out)" if worse else f"PASS: no more blank replies than the baseline: {said}")
+    return GateCheck(c, BLANK_REQUIREMENT, math.nan, not worse, reason)
+
+
 def gate(v: Verdict, by: Sequence[str] | str | None = None, require: str = "not-worse",
          margin: float | None = None, baseline_values: dict[str, Sequence[float]] | None = None,
-         n_contexts: int | None = None) -> list[GateCheck]:
+         n_contexts: int | None = None, blank: tuple[int, int] | None = None) -> list[GateCheck]:
     """One :class:`GateCheck` per criterion of ``by`` (default: :func:`default_criterion`); ``baseline_values``:
-    {criterion: the baseline's per-row values} for the default margins."""
-    names = [by] if isinstance(by, str) else list(by or [default_criterion(v)])
-    return [check(criterion(v, name, (baseline_values or {}).get(name), n_contexts), require, margin)
-            for name in names]
+    {criterion: the baseline's per-row values} for the default margins. ``blank``: (the baseline's, the
+    candidate's) blank replies among the compared pairs: :func:`blank_replies_check` comes first. When it fails,
+    a criterion that has no pair left to read (every candidate reply blank) is left out rather than stopping the
+    gate: the FAIL stands."""
+    first = blank_replies_check(*blank, v.n_pairs, v.level) if blank else None
+    checks = [first] if first is not None else []
+    failed = first is not None and not first.passed
+    try:
+        names = [by] if isinstance(by, str) else list(by or [default_criterion(v)])
+    except ValueError:
+        if failed:
+            return checks
+        raise
+    for name in names:
+        try:
+            c = criterion(v, name, (baseline_values or {}).get(name), n_contexts)
+        except ValueError:
+            if failed and name != JUDGE and any(r.metric == name and r.n == 0 for r in v.metrics):
+                continue  # it scored no pair: every pair has a blank reply
+            raise
+        checks.append(check(c, require, margin))
+    return checks
 
 
 def passed(checks: Sequence[GateCheck]) -> bool:

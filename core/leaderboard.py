@@ -37,7 +37,7 @@ import itertools
 import math
 from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -479,8 +479,30 @@ def swept(entry: SystemEntry) -> str | None:
     return "won" if not j["losses"] else "lost" if not j["wins"] else None
 
 
+def unscored_metrics(lb: Leaderboard) -> list[str]:
+    """The metrics of ``lb`` that scored no row of any system (a referenced metric on rows without references):
+    the ranking table leaves their columns out and :func:`unscored_note` says so."""
+    return [m for m in lb.metrics if lb.systems and all(
+        e.metrics[m]["mean"] is None or not math.isfinite(e.metrics[m]["mean"]) for e in lb.systems)]
+
+
+def unscored_note(lb: Leaderboard, name: Callable[[str], str] = str) -> str:
+    """'bleu and ubleu scored no row (they need references): not in the ranking table' (each metric through
+    ``name``: the dashboard's display names); '' when every metric scored."""
+    from core.engine import needs_references
+    gone = unscored_metrics(lb)
+    if not gone:
+        return ""
+    names = [name(m) for m in gone]
+    listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+    why = ("" if not all(needs_references(m) for m in gone) else
+           " (it needs references)" if len(gone) == 1 else " (they need references)")
+    return f"{listed} scored no row{why}: not in the ranking table"
+
+
 def leaderboard_rows(lb: Leaderboard) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
-    """The ranking as formatted cells and their (key, header) columns."""
+    """The ranking as formatted cells and their (key, header) columns; a metric that scored no row
+    (:func:`unscored_metrics`) has no column."""
     ci = f"{level_label(lb.level)} CI"
     cols = [("rank", "rank"), ("system", "system")]
     if lb.systems and lb.systems[0].judge is not None:
@@ -488,7 +510,8 @@ def leaderboard_rows(lb: Leaderboard) -> tuple[list[dict[str, Any]], list[tuple[
         cols.append(("wtl", "judge wins/ties/losses"))
     # what the ranking is by first, then the metrics asked for, then people's other dimensions
     first = [lb.ranked_by] if lb.ranked_by in lb.human else []
-    shown = [*first, *lb.metrics, *(h for h in lb.human if h not in first)]
+    gone = unscored_metrics(lb)
+    shown = [*first, *(m for m in lb.metrics if m not in gone), *(h for h in lb.human if h not in first)]
     cols += [(m, f"people: {m[len('human:'):]} mean [{ci}]" if m in lb.human else f"{m} mean [{ci}]") for m in shown]
     rows = []
     for e in lb.systems:
@@ -586,6 +609,8 @@ def render_leaderboard(lb: Leaderboard, fmt: str = "text") -> str:
         parts.append(f"warning: {lb.reference_note}")
     if lb.shared_references_note:
         parts.append(f"note: {lb.shared_references_note}")
+    if unscored_note(lb):
+        parts.append(f"note: {unscored_note(lb)}")
     if lb.context_mismatches:
         bullet = "- " if fmt == "markdown" else "  "
         listed = "\n".join(bullet + m for m in lb.context_mismatches[:20])

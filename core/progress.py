@@ -51,26 +51,39 @@ def share_of(progress: Progress | None, start: float, end: float, size: int) -> 
 class ProgressBar:
     """A progress bar on stderr: description, ``done/total``, rate and time left, redrawn at most every
     0.2 s. One line per phase: a new total, or a count that goes back, starts a new line (the description may
-    change within a phase, e.g. to show a running loss)."""
+    change within a phase, e.g. to show a running loss). On a stream that is not a terminal (a CI log, a file:
+    ``tty`` False; by default whether the stream says it is one) the bar is not redrawn in place: each draw is a
+    line of its own, the phase's first, one at most every :attr:`LOG_EVERY` seconds, and its last."""
 
-    def __init__(self, stream: TextIO | None = None, prefix: str = ""):
+    LOG_EVERY = 10.0  # seconds between the lines of one phase where the bar cannot be redrawn in place
+
+    def __init__(self, stream: TextIO | None = None, prefix: str = "", tty: bool | None = None,
+                 clock: Callable[[], float] = time.monotonic):
         self.stream = stream or sys.stderr
         self.prefix = prefix
+        self.clock = clock  # seconds, for the rate and the redraws (a test gives its own)
+        if tty is None:
+            try:
+                tty = bool(self.stream.isatty())
+            except (AttributeError, ValueError):  # no such method, or a closed stream
+                tty = False
+        self.tty = tty
         self._total: int | None = None
         self._done = 0
         self._t0 = 0.0
-        self._last = 0.0
+        self._last: float | None = None  # when the phase's bar was last drawn (None: not yet)
         self._ended = True
 
     def __call__(self, done: int, total: int, desc: str) -> None:
         global _open_bar
-        now = time.monotonic()
+        now = self.clock()
         if self._ended or total != self._total or done < self._done:
             self._end_line()
-            self._total, self._t0, self._last, self._ended = total, now, 0.0, False
+            self._total, self._t0, self._last, self._ended = total, now, None, False
             _open_bar = self
         self._done = done
-        if done < total and now - self._last < 0.2:
+        every = 0.2 if self.tty else self.LOG_EVERY
+        if done < total and self._last is not None and now - self._last < every:
             return
         self._last = now
         width = 24
@@ -79,17 +92,18 @@ class ProgressBar:
         rate = done / elapsed if elapsed > 0 and done else 0.0
         left = (total - done) / rate if rate > 0 else None
         eta = "" if left is None or done >= total else f", {_duration(left)} left"
-        line = (f"\r{self.prefix}{desc[:48]:<48} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}"
+        line = (f"{self.prefix}{desc[:48]:<48} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}"
                 f" ({_duration(elapsed)}{eta})")
-        self.stream.write(line)
+        self.stream.write("\r" + line if self.tty else line + "\n")
         self.stream.flush()
         if done >= total:
             self._end_line()
 
     def _end_line(self) -> None:
         if not self._ended:
-            self.stream.write("\n")
-            self.stream.flush()
+            if self.tty:  # (elsewhere every line was ended as it was written)
+                self.stream.write("\n")
+                self.stream.flush()
             self._ended = True
 
 

@@ -18,7 +18,7 @@ from core.data import alignment_words
 from core.formatting import alpha_label, fmt_bounds, fmt_interval, fmt_num, level_label
 from core.outputs import atomic_open
 from core.stats import MIN_RESAMPLED, can_be_significant
-from core.verdict import LEFT_OUT_LISTED, deciding_holm, mismatch_warning
+from core.verdict import LEFT_OUT_LISTED, deciding_holm, mismatch_warning, verdict_parts
 
 if TYPE_CHECKING:
     from core.data import Comparison
@@ -329,7 +329,8 @@ def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,
                      + (f"\n{bullet}and {more} more" if more > 0 else ""))
     parts = [inert(p) for p in parts]
     if with_sentence:
-        parts.insert(0, f"**{inert(v.sentence)}**" if fmt == "markdown" else v.sentence)
+        head, rest = verdict_parts(v)  # in markdown the headline in bold, the evidence after it plain
+        parts.insert(0, f"**{inert(head)}**{inert(rest)}" if fmt == "markdown" else v.sentence)
     if v.metrics or v.combined is not None:
         parts.append(render(verdict_cells(v), verdict_columns(v.level), fmt))  # render() makes its cells inert
     text_parts = ["\n".join(judge_lines(v))] if v.judge is not None else []

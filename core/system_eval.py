@@ -37,7 +37,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from core.data import Example, compare_systems, systems_in
+from core.data import Example, compare_systems, dimensions, systems_in
 from core.engine import is_reference_copy, judge_comparison, score_examples
 from core.scoring import Metric, Options, get_metric
 from core.verdict import (LEVEL, N_BOOT, N_PERM, compare_ratings, compare_values, context_groups,
@@ -142,12 +142,22 @@ def evaluate_dataset(name: str, examples: Sequence[Example], metrics: Sequence[s
                      n_perm: int = N_PERM, level: float = LEVEL, seed: int = SEED,
                      min_contexts: int = MIN_SHARED_CONTEXTS, keep_reference_copies: bool = False,
                      progress: Callable | None = None, log: Callable[[str], None] | None = None,
-                     combine: bool | Sequence[Sequence[str]] = False) -> list[SystemPair]:
+                     combine: bool | Sequence[Sequence[str]] = False,
+                     dimension: str | None = None) -> list[SystemPair]:
     """Every system pair of one data set (:func:`system_pairs`) with each metric's, the judge's and people's
     calls, and the combined test's call (``core.verdict_policy.combined_values``, named by
     :func:`combined_name`) for every set of those signals (``combine`` True) or for each set ``combine`` lists
     whose signals were all computed (:func:`policy_combinations` gives the shipped policy's).
+    People's side is read on ``dimension`` (case ignored; a set without it is skipped, and said), by default on
+    the set's overall-like dimension (``core.human_preferences.preference_dimension``).
     Each row is scored once (score cache consulted), then sliced per pair."""
+    chosen = None
+    if dimension is not None:
+        chosen = next((d for d in dimensions(examples) if d.casefold() == dimension.casefold()), None)
+        if chosen is None:
+            if log:
+                log(f"{name}: no human dimension {dimension!r} (it has {dimensions(examples) or 'none'}): skipped")
+            return []
     comps, skipped = system_pairs(examples, min_contexts, keep_reference_copies)
     if log and skipped:
         log(f"{name}: {skipped} system pair(s) share fewer than {min_contexts} contexts: skipped")
@@ -165,7 +175,7 @@ def evaluate_dataset(name: str, examples: Sequence[Example], metrics: Sequence[s
         table.results[metric.name] = (replace(shipped, scores=again, signature=alt.signature()) if again is not None
                                       else score_examples(rows, [alt], options, progress).results[metric.name])
     position = {id(ex): i for i, ex in enumerate(rows)}
-    dim = preference_dimension(rows)
+    dim = chosen or preference_dimension(rows)
     better = {m.name: m.higher_is_better for m in built}
     out = []
     for comp in comps:

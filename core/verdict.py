@@ -721,6 +721,34 @@ def _not_computed(v: Verdict, signals: Sequence[str]) -> str:
     return "; ".join(w for w in why if w) or "not all computed"
 
 
+def _what_would_combine(v: Verdict, policy: VerdictPolicy) -> str:
+    """'; with the judge as well it would run', '; with mme as well it could combine bleu and mme': the set of
+    signals the combined test may sum (``policy.combine``, then ``combine_allowed``, best record first) that
+    needs the fewest signals more than were computed here (the measured judge counts when it ran on every
+    pair); '' when none is in reach."""
+    have = {r.metric for r in v.rows("metric") if r.n}
+    if v.judge is not None and len(v.judge.p_a) == v.n_pairs and is_measured_judge(v.judge.signature):
+        have.add(JUDGE)
+    sets = [tuple(policy.combine), *(tuple(c) for c in policy.combine_allowed)]
+    reach = [(len(set(c) - have), i, c) for i, c in enumerate(sets) if c]
+    if not reach:
+        return ""
+    _, i, best = min(reach)
+    missing = [s for s in best if s not in have]
+    if not missing:
+        return ""
+    # the judge that is missing, said as what it lacks: not run, another judge ran, or it ran on some pairs only
+    judge = ("the judge" if v.judge is None else "the learned judge" if not is_measured_judge(v.judge.signature)
+             else "the judge on every pair")
+    added = fmt_list(judge if s == JUDGE else _label(s) for s in missing)
+    also = " as well" if len(missing) < len(best) else ""
+    if i == 0:
+        return f"; with {added}{also} it would run"
+    if len(best) == 1:
+        return f"; {added} could decide alone"
+    return f"; with {added}{also} it could combine {_listed(best)}" if also else f"; with {added} it could combine them"
+
+
 def _unmeasured(v: Verdict) -> str:
     """'the llm judge has no measured record (the records are the learned judge's)' when the judge that ran is
     not the one the records were measured with; '' otherwise."""
@@ -793,7 +821,17 @@ def judge_sentence(v: Verdict) -> str:
 
 
 def verdict_sentence(v: Verdict, label: Callable[[str], str] | None = None) -> str:
-    """The verdict in one line a stakeholder reads in five seconds: which system is better, in words, both
+    """The one-line verdict: :func:`verdict_parts` joined (its headline, then the evidence)."""
+    return "".join(verdict_parts(v, label))
+
+
+def verdict_parts(v: Verdict, label: Callable[[str], str] | None = None) -> tuple[str, str]:
+    """The one-line verdict as (headline, the rest), whose concatenation is :func:`verdict_sentence`: the
+    headline says which system is better, or that none is ("X is probably better than Y"); the rest says on what
+    evidence, from its colon on (or, when nothing was measured, a parenthesis; '' when the headline is the whole
+    sentence). A page shows the headline large and the evidence as text below it.
+
+    The verdict in one line a stakeholder reads in five seconds: which system is better, in words, both
     named in full, on what evidence, and how far that evidence is trusted. The side comes from
     :func:`verdict_decision`: people's ratings in the input when they name a winner, else the judge and the
     metrics that the shipped verdict policy lets decide (``core.verdict_policy``: chosen by how often each
@@ -806,14 +844,14 @@ def verdict_sentence(v: Verdict, label: Callable[[str], str] | None = None) -> s
     if label is not None and _WORDS.get() is None:
         token = _WORDS.set(label)
         try:
-            return verdict_sentence(v)
+            return verdict_parts(v)
         finally:
             _WORDS.reset(token)
     sys_name = {"A": v.system_a, "B": v.system_b}
     other = {"A": "B", "B": "A"}
     if v.n_pairs and v.identical_pairs == v.n_pairs:
         return (f"{v.system_a} and {v.system_b} give the same reply in all {v.n_pairs} pairs, so there is nothing "
-                "to compare (is the same file loaded twice?).")
+                "to compare (is the same file loaded twice?).", "")
     policy = shipped_policy().policy
     decision = verdict_decision(v, policy)
     side, basis = decision.side, decision.basis
@@ -828,11 +866,13 @@ def verdict_sentence(v: Verdict, label: Callable[[str], str] | None = None) -> s
                            f"({_margin(human, w)} on the {human.n} pairs)")
         else:
             clauses.append(f"people's {dim} ratings show no significant difference")
-    if v.combined is not None and v.combined.n:
+    combined_ran = v.combined is not None and bool(v.combined.n)
+    could_not_combine = bool(policy.combine) and not combined_ran and bool(v.rows("metric") or j is not None)
+    if combined_ran:
         clauses.append(_combined_clause(v, side, basis))
-    elif policy.combine and (v.rows("metric") or j is not None):
+    elif could_not_combine:
         clauses.append(f"the verdict's combined test of {_listed(policy.combine)} could not run "
-                       f"({_not_computed(v, policy.combine)}; no allowed set of what was computed)")
+                       f"({_not_computed(v, policy.combine)}){_what_would_combine(v, policy)}")
     if basis == "lean":
         clauses.append(f"{_listed(decision.named)} all lean its way, none significantly"
                        + _record_words("verdict", "on rated data such a verdict"))
@@ -881,13 +921,15 @@ def verdict_sentence(v: Verdict, label: Callable[[str], str] | None = None) -> s
             head += " on the metrics"  # people's ratings or the judge are there and name no winner
     elif basis == "conflict":
         head = f"Mixed evidence on {v.system_a} vs {v.system_b}"
-    elif v.combined is not None and (any(r.winner for r in members + diagnostics) or (j is not None and j.winner)):
+    elif combined_ran and (any(r.winner for r in members + diagnostics) or (j is not None and j.winner)):
         head = f"The combined evidence does not separate {v.system_a} and {v.system_b}"
+    elif could_not_combine and human is None:
+        head = f"No verdict on {v.system_a} vs {v.system_b}"  # what it trusts was not computed: the clause says what
     elif any(r.winner for r in diagnostics) or (j is not None and j.winner and not policy.decides(JUDGE)
                                                  and JUDGE not in v.combined_signals):
         head = f"No trusted signal separates {v.system_a} and {v.system_b}"
     else:
         head = f"No significant difference between {v.system_a} and {v.system_b}"
     if not clauses:
-        return head + f" ({v.n_pairs} pairs; nothing was measured yet)."
-    return head + ": " + "; ".join(clauses) + "."
+        return head, f" ({v.n_pairs} pairs; nothing was measured yet)."
+    return head, ": " + "; ".join(clauses) + "."

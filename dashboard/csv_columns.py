@@ -61,6 +61,30 @@ ROLE_WORDS = {
 # names that may say "id" as a column's whole name ("Example" holding q0, q1, ...; "example_reply" is a reply):
 # tried only when no column is named for the id, and only on cells that look like ids (:func:`_id_like`)
 ID_NAMES = ("example", "item", "no", "row")
+NUMBER_WORDS = ("no", "num", "number", "nr", "n")  # with ID_NAMES and the id words: a row number's name ('example_no')
+
+
+def is_row_number_name(name: str) -> bool:
+    """Whether a column's name says it numbers rows: every word of it is an id word, one of ``ID_NAMES`` or a
+    word for 'number' ('No', 'row', 'example_no', 'item_number', 'Row #')."""
+    words = _name_words(name)
+    return bool(words) and all(w in ID_NAMES or w in NUMBER_WORDS or w in ROLE_WORDS["id"] for w in words)
+
+
+def counts_rows(rows: Sequence[Sequence[str]], column: str, system: str | None) -> bool:
+    """Whether ``column``'s cells (``rows[0]`` the header) count rows: whole numbers, within each system's rows
+    (``system``'s column; the whole file without one) every number once, consecutive from 0 or 1, over at
+    least 3 rows each. People's ratings never do (a 1-5 scale holds 5 values)."""
+    header = list(rows[0])
+    k, s = header.index(column), header.index(system) if system in header else None
+    groups: dict[str, list[float]] = {}
+    for r in rows[1:]:
+        cell = r[k].strip() if k < len(r) else ""
+        if not _is_number(cell) or float(cell) != int(float(cell)):
+            return False
+        groups.setdefault(r[s] if s is not None and s < len(r) else "", []).append(float(cell))
+    return bool(groups) and all(len(v) >= 3 and sorted(v) == [v_min + i for i in range(len(v))] and v_min in (0, 1)
+                                for v in groups.values() for v_min in [min(v)])
 
 
 def _name_words(name: str) -> list[str]:
@@ -118,11 +142,12 @@ def guess_csv_mapping(header: Sequence[str], rows: Sequence[Sequence[str]] | Non
         if pick:
             taken.add(pick)
     if guess["id"] is None and rows:  # a spreadsheet's 'Example' or 'No' column, where its cells look like ids
-        guess["id"] = next((h for h in header if h not in taken and h.strip().lower() in ID_NAMES
+        guess["id"] = next((h for h in header if h not in taken and is_row_number_name(h)
                             and _id_like(rows, h, guess["system"])), None)
-    # a row number is never a human score
+    # a row number is never a human score: by its name, or by its cells (1, 2, 3, ... within each system)
     guess["scores"] = [h for h in numeric
-                       if h not in taken and h != guess["id"] and h.strip().lower() not in ID_NAMES]
+                       if h not in taken and h != guess["id"] and not is_row_number_name(h)
+                       and not counts_rows(rows, h, guess["system"])]
     return guess
 
 
@@ -145,10 +170,15 @@ SEPARATORS = {"newline": "\n", "|||": "|||", "__eou__": "__eou__", "|": "|", "ta
 
 
 def guess_separator(cells: Sequence[str]) -> str:
-    """The context-turn separator the cells use: '|||', '__eou__', a newline, a tab or '|' when at least half
-    of the non-empty cells contain it (tried in that order), else a newline (a cell without one is one turn)."""
+    """The context-turn separator the cells use: '|||' or '__eou__' when any non-empty cell contains it (no
+    sentence holds them; a file whose contexts are mostly one turn has them in a few cells only), else a newline,
+    a tab or '|' when at least half of the cells contain it (tried in that order), else a newline (a cell
+    without one is one turn)."""
     cells = [c for c in cells if c and c.strip()]
-    for sep in ("|||", "__eou__", "\n", "\t", "|"):
+    for sep in ("|||", "__eou__"):
+        if any(sep in c for c in cells):
+            return sep
+    for sep in ("\n", "\t", "|"):
         if cells and sum(sep in c for c in cells) >= max(1, (len(cells) + 1) // 2):
             return sep
     return "\n"

@@ -158,6 +158,8 @@ def test_compare_replies_gives_the_verdict_compare_gives_for_the_same_rows(tmp_p
     assert memory["sentence"] == files["sentence"] and memory["metrics"] == files["metrics"]
     with pytest.raises(ValueError, match="must have the same length"):
         core.compare_replies(ctx, a, b[:-1], metrics="bleu", judge=False)
+    with pytest.raises(ValueError, match="are empty: there is nothing to compare"):  # was a verdict of 0 pairs
+        core.compare_replies([], [], [], [], metrics="bleu")
     with pytest.raises(TypeError, match="for replies held in memory use core.compare_replies"):
         core.compare(pd.DataFrame({"response": a}), judge=False)
 
@@ -243,6 +245,11 @@ def test_rank_and_meta_evaluate_give_the_command_lines_numbers(tmp_path, capsys)
     cli_rows = cli_rows["rows"] if isinstance(cli_rows, dict) else cli_rows
     got = {(r["dimension"], r["level"]): r["spearman"] for r in json.loads(to_json(rows))}
     assert got and got == {(r["dimension"], r["level"]): r["spearman"] for r in cli_rows}
+    # one name as a string, as --dimension takes it (it was read letter by letter: "none of ['o', 'v', ...]")
+    one = core.meta_evaluate(str(path), metrics="bleu", n_boot=200, dims="overall", methods="spearman")
+    assert {r["dimension"] for r in one} == {"overall"} and "spearman" in one[0] and "pearson" not in one[0]
+    with pytest.raises(ValueError, match="no file has that human dimension"):
+        core.meta_evaluate(str(path), metrics="bleu", level="system", dims="fluency", judge=False)
     with pytest.raises(TypeError, match="needs one or more files' paths"):
         core.rank()
 

@@ -197,6 +197,20 @@ def test_csv_guess_reads_names_and_contents_and_the_separator():
     rows7 = csv_columns.csv_rows(b"Example,context,response\nhello there,hi,yo\n")
     assert csv_columns.guess_csv_mapping(rows7[0], rows7)["id"] is None
     assert csv_columns.guess_csv_mapping(rows3[0])["id"] is None  # without the cells nothing is guessed from ID_NAMES
+    # a browser test's file: 'example_no' (1, 2, 3, ... per model) was offered and chosen as a human score, and the
+    # verdict read "people's example_no ratings"; '|||' in half the contexts or fewer was read as one turn
+    data8 = (b"example_no,history,reply,model,gold\n1,hi there|||how are you?,fine,alpha,good\n2,food?,pizza,alpha,"
+             b"pizza\n3,dogs?,yes,alpha,yes\n1,hi there|||how are you?,ok,beta,good\n2,food?,soup,beta,pizza\n"
+             b"3,dogs?,no,beta,yes\n")
+    rows8 = csv_columns.csv_rows(data8)
+    g8 = csv_columns.guess_csv_mapping(rows8[0], rows8)
+    assert (g8["id"], g8["system"], g8["scores"]) == ("example_no", "model", [])
+    assert csv_columns.guess_separator([r[1] for r in rows8[1:]]) == "|||"
+    rows9 = csv_columns.csv_rows(b"count,reply,context,model\n" + b"".join(
+        f"{i},r{i},c{i},{m}\n".encode() for m in ("a", "b") for i in range(1, 5)))
+    assert csv_columns.guess_csv_mapping(rows9[0], rows9)["scores"] == []  # counts rows whatever its name
+    rows10 = csv_columns.csv_rows(b"rating,reply,context\n3,a,x\n1,b,y\n2,c,z\n5,d,w\n")
+    assert csv_columns.guess_csv_mapping(rows10[0], rows10)["scores"] == ["rating"]  # ratings do not count rows
 
 
 def test_the_upload_page_splits_tsv_and_semicolon_files_as_the_loader_does():
@@ -563,9 +577,8 @@ def test_the_cli_json_and_the_dashboard_give_the_same_verdict(shared, new_app, t
     # the one-line verdict: the same sentence in the CLI's JSON, its text output and on the home page
     assert got["sentence"] == want["sentence"] and "the judge" in want["sentence"]
     assert at.session_state["verdict"].sentence == want["sentence"]  # the command line's sentence, the same verdict
-    from core.verdict import verdict_sentence
     from dashboard import words
-    assert at.markdown[0].value.replace("\\", "") == "#### " + verdict_sentence(at.session_state["verdict"], words.name)
+    assert_home_verdict(at, words.name)
     text = tmp_path / "verdict.txt"
     assert cli(["compare", str(tmp_path / f"{systems[0][:6]}.jsonl"), str(tmp_path / f"{systems[1][:6]}.jsonl"),
                 "--metrics", "bleu,ruber", "--judge", "--out", str(text), "--quiet"]) == 0
@@ -584,6 +597,17 @@ def own_cache(monkeypatch, tmp_path):
     return tmp_path / "cache"
 
 
+def assert_home_verdict(at, label) -> None:
+    """The home page's first markdown is the verdict in words (``verdict_sentence`` with ``label``): its headline,
+    up to the colon, as a heading; the evidence after it as text below."""
+    from core.verdict import verdict_parts, verdict_sentence
+    head, rest = verdict_parts(at.session_state["verdict"], label)
+    shown = at.markdown[0].value.replace("\\", "")
+    assert shown.startswith("#### " + head + rest[:1] + "\n") and "\n" not in head
+    assert " ".join(shown.removeprefix("#### ").split()) == " ".join(
+        verdict_sentence(at.session_state["verdict"], label).split())
+
+
 def _demo_sentence(repo_root) -> str:
     from core.engine import score_comparison
     exs = load_jsonl(repo_root / "demo" / "demo.jsonl")
@@ -599,7 +623,7 @@ def test_home_opens_with_the_one_line_verdict_and_offers_the_report(new_app, rep
     from core.verdict import verdict_sentence
     from dashboard import words
     said = verdict_sentence(at.session_state["verdict"], words.name)  # the same sentence, in words
-    assert at.markdown[0].value.replace("\\", "") == "#### " + said  # the first thing under the title
+    assert_home_verdict(at, words.name)  # the first thing under the title
     assert "BERT-RUBER" in said or "BLEU" in said or "the judge" in said
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels == ["Download the report (HTML)"]
@@ -864,6 +888,8 @@ def test_votes_given_in_place_are_kept_counted_and_downloadable(new_app, own_cac
     table = next(d.value for d in at.dataframe if "your vote" in d.value.columns)
     assert list(table["your vote"]) == ["A is better", "B is better", "Tie"]  # the voted pairs only, no emoji
     assert any(t.value.startswith("3 votes (A 1, tie 1, B 1). 2 of the 10 A/B votes needed") for t in at.text)
+    # six pairs can never give the ten votes a re-fit needs: said where the votes are given
+    assert any(i.value.startswith("These 6 pairs on 6 contexts cannot give the 10 A/B votes") for i in at.info)
     assert "Download your votes (JSONL)" in [b.proto.label for b in at.get("download_button")]
 
 
@@ -1202,12 +1228,16 @@ def test_votes_are_one_click_each_blind_saved_and_counted_without_overshoot(new_
         "B is better (B)")
     assert at.button(key="vote_A").proto.shortcut.upper() == "A"  # a key press votes
     assert not [c for c in at.caption if "chance of being preferred" in c.value]  # blind before a vote
+    assert [m for m in at.metric if m.label == "Win rate of A"]  # the judge's results, until "Vote blind" hides them
+    at.toggle(key="vote_blind").set_value(True).run()
+    assert not [m for m in at.metric if m.label == "Win rate of A"] and not at.get("plotly_chart")
+    assert any("results are hidden while" in i.value for i in at.info)
     assert "Pair 1 of 12" in at.markdown[-1].value or any("Pair 1 of 12" in m.value for m in at.markdown)
     assert any(t.value == "turn 0" or "what about topic 0?" in t.value for t in at.text)  # the whole context
     for k in range(11):  # eleven one-click votes, the panel moving on to the next pair each time
         at.button(key="vote_A" if k % 3 else "vote_B").click().run()
         assert not at.exception, at.exception
-    assert any("Pair 1: you said b is better; the judge gives A a 10% chance" in c.value for c in at.caption) or any(
+    assert any("Pair 1: you said B is better; the judge gives A a 10% chance" in c.value for c in at.caption) or any(
         "chance of being preferred" in c.value for c in at.caption)
     saved = vote_store.load_pair_votes(loaded.key, loaded.comparison)
     assert len(saved) == 11 and saved[0] == "B" and saved[1] == "A"  # every vote, once, in the votes file
@@ -1215,6 +1245,12 @@ def test_votes_are_one_click_each_blind_saved_and_counted_without_overshoot(new_
     assert counts and "Enough to re-fit: 11 A/B votes (10 needed)" in counts[0] and "of the 10" not in counts[0]
     table = next(d.value for d in at.dataframe if "your vote" in d.value.columns)
     assert len(table) == 11 and "judge P(A)" in table.columns  # P(A) only beside pairs with a vote
+    # the re-fit section below the panel (drawn when the page last ran in full) names no count that a vote in the
+    # panel would leave behind ("0 votes ... 0 of the 10" beside the panel's "2 votes" was seen in a browser)
+    assert any(t.value.startswith("Your votes are counted in the vote panel above") for t in at.text)
+    assert not [t for t in at.text if "get the re-fitted judge's prediction" in t.value and t.value[0].isdigit()]
+    assert "Re-fit the judge on your votes and draw the learning curve" in [b.proto.label for b in at.button]
+    assert not [i for i in at.info if "cannot give the" in i.value]  # twelve pairs can
 
 
 def test_the_vote_count_never_overshoots_what_is_needed():

@@ -283,6 +283,11 @@ def test_a_run_that_outgrows_the_cap_says_so(tmp_path):
     later = ScoreCache(tmp_path / "s.sqlite3", max_bytes=1 << 20)  # a new run that fits: no note
     later.put_many("ns", {"k-new": {"score": 1.0}})
     assert later.overflow_note() is None
+    from core.cache import overflow_message  # a cap of 10 MB or more was said without what it could not keep
+    for cap in (4000, 1024 * 2 ** 20):
+        said = overflow_message(5, cap)
+        assert said.endswith("(see `dialeval cache info`)") and "could not keep everything this run scored: 5 of" in said
+    assert "capped at 1,024 MB" in overflow_message(5, 1024 * 2 ** 20)
 
 
 def test_the_judges_cache_keeps_devices_and_cpu_kinds_apart(tmp_path, monkeypatch):

@@ -169,6 +169,8 @@ def test_an_unknown_mme_dimension_is_said(capsys):
     assert "--mme-dimension 'nonsense' is not a dimension MME-CRS has weights for" in capsys.readouterr().err
     options_from(argparse.Namespace(**args, dimension="Engaging"))
     assert capsys.readouterr().err == ""
+    options_from(argparse.Namespace(**args, dimension="fluencyy"))  # a typo a word stem reads as grammar: said
+    assert "--mme-dimension 'fluencyy' is read as 'grammar' (a word stem of it)" in capsys.readouterr().err
     options_from(argparse.Namespace(**{**args, "metrics": ["bleu"]}, dimension="grammar"))
     assert "--mme-dimension 'grammar' has no effect" in capsys.readouterr().err
     options_from(argparse.Namespace(**{**args, "metrics": ["bleu"], "pool": "p.jsonl"}, dimension=None))

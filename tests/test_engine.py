@@ -212,7 +212,7 @@ def test_the_cli_progress_bar_shows_counts_and_one_line_per_phase():
 
     from core.progress import ProgressBar, within
     out = io.StringIO()
-    bar = ProgressBar(out)
+    bar = ProgressBar(out, tty=True)
     for i in range(11):
         bar(i, 10, f"training, loss {1 / (i + 1):.2f}")  # the description may change within a phase
     phase2 = within(bar, 1, 2)  # the second half of a two-phase job
@@ -221,6 +221,27 @@ def test_the_cli_progress_bar_shows_counts_and_one_line_per_phase():
     text = out.getvalue()
     assert text.count("\n") == 2 and "10/10" in text and "10/10" in text.split("\n")[1]
     assert "loss 0.09" in text and text.rstrip().endswith("(0s)")
+
+
+def test_in_a_log_the_bar_writes_whole_lines_not_redraws():
+    """In a CI log (stderr not a terminal) the bar's redraws with a carriage return piled up on one line."""
+    import io
+
+    from core import progress
+    clock = iter(range(100, 1000, 3))  # each draw 3 s after the last
+    out = io.StringIO()
+    bar = progress.ProgressBar(out, clock=lambda: float(next(clock)))  # a StringIO is no terminal
+    assert not bar.tty
+    for i in range(21):
+        bar(i, 20, "scoring")
+    bar(0, 4, "judging")
+    bar(4, 4, "judging")
+    lines = out.getvalue().split("\n")
+    assert "\r" not in out.getvalue() and lines[-1] == ""
+    scoring = [ln for ln in lines if ln.startswith("scoring")]
+    assert scoring[0].split("]")[1].startswith(" 0/20") and scoring[-1].split("]")[1].startswith(" 20/20")
+    assert 4 <= len(scoring) <= 9  # the first, one about every 10 s (3 s a step), the last: not all 21
+    assert [ln.split("]")[1].split(" (")[0] for ln in lines if ln.startswith("judging")] == [" 0/4", " 4/4"]
 
 
 def test_the_device_menu_offers_a_gpu_only_where_there_is_one_without_importing_torch():
@@ -305,7 +326,7 @@ def test_a_bar_over_phases_in_one_unit_ends_once_at_the_end_of_the_last_phase():
 
     from core.progress import ProgressBar, share_of
     out = io.StringIO()
-    bar = ProgressBar(out)
+    bar = ProgressBar(out, tty=True)
     seen = []
     def both(done, total, desc):
         seen.append((done, total))

@@ -183,3 +183,67 @@ def test_differences_that_do_not_vary_state_no_detectable_difference(tmp_path, c
     err = capsys.readouterr().err
     assert "do not vary" in err and "2 contexts" not in err, err
     assert math.isnan(detectable_difference(1.0, 1.0)) and detectable_difference(0.0, 1.0) > 0
+
+
+def test_a_candidate_that_stops_answering_fails_and_all_blank_is_a_fail_not_an_error(tmp_path, capsys):
+    """A candidate blank on 8 of 12 contexts passed ("no significant difference on bleu ... over 4 contexts": every
+    metric leaves a blank reply's pair out); one blank everywhere stopped with exit 2 ("nothing to gate on")."""
+    from core.cli import main
+    base = _write(tmp_path / "base.jsonl", _rows(12, "v1", 0.75))
+    rows = _rows(12, "v2", 0.75)
+    blank = _write(tmp_path / "blank.jsonl", [dict(r, response="" if i < 8 else r["response"])
+                                              for i, r in enumerate(rows)])
+    assert main(["gate", str(base), str(blank), *FAST, "--format", "json"]) == 1
+    checks = json.loads(capsys.readouterr().out)["checks"]
+    assert [c["passed"] for c in checks] == [False, True]  # the blank replies fail; bleu alone would pass
+    assert "bleu: +0.000 [" in checks[1]["reason"]  # a tie, never '-0.000'
+    assert checks[0]["require"] == "no more than the baseline's" and checks[1]["require"] == "not-worse"
+    assert checks[0]["reason"].startswith("FAIL: candidate answers less: the candidate's reply is blank in 8 of 12 "
+                                          "pairs, the baseline's in 0")
+    none = _write(tmp_path / "none.jsonl", [dict(r, response=" ") for r in rows])
+    assert main(["gate", str(base), str(none), *FAST]) == 1
+    assert capsys.readouterr().out.startswith("FAIL: candidate answers less: the candidate's reply is blank in 12 of 12")
+    # blank replies no more than the baseline's: said, and the gate is read on its criterion
+    assert main(["gate", str(blank), str(blank), *FAST]) == 0
+    assert "PASS: no more blank replies than the baseline" in capsys.readouterr().out
+
+
+def test_junit_is_checked_as_out_is_before_anything_runs(tmp_path, capsys):
+    """`--junit` overwrote an input file with XML, and a folder that does not exist was found after the whole gate
+    had run."""
+    from core.cli import main
+    base = _write(tmp_path / "base.jsonl", _rows(12, "v1", 0.75))
+    cand = _write(tmp_path / "cand.jsonl", _rows(12, "v2", 0.5))
+    before = cand.read_bytes()
+    for junit, extra, said in ((str(cand), [], "is the input file"), (str(tmp_path), [], "is a folder"),
+                               (str(tmp_path / "no" / "j.xml"), [], "does not exist"),
+                               (str(tmp_path / "g.txt"), ["--out", str(tmp_path / "g.txt")], "is also --out")):
+        assert main(["gate", str(base), str(cand), *FAST, "--junit", junit, *extra]) == 2
+        captured = capsys.readouterr()
+        assert f"--junit {junit}" in captured.err and said in captured.err and not captured.out, captured
+    assert cand.read_bytes() == before and not (tmp_path / "g.txt").exists()
+
+
+def test_plan_by_a_metric_computes_that_metric_only(tmp_path, capsys, monkeypatch):
+    """`plan --by bleu` without --metrics scored every default metric and ran the judge (about 43 s where BLEU
+    alone takes 1)."""
+    from core.cli import main, plan
+    base = _write(tmp_path / "base.jsonl", _rows(12, "v1", 0.75))
+    cand = _write(tmp_path / "cand.jsonl", _rows(12, "v2", 0.5))
+    asked = {}
+    real = plan.verdict_from
+    monkeypatch.setattr(plan, "verdict_from", lambda a, *rest: asked.update(metrics=a.metrics, judge=a.judge) or
+                        real(a, *rest))
+    assert main(["plan", str(base), str(cand), "--by", "bleu", "--effect", "5", "--quiet", "--n-boot", "500",
+                 "--n-perm", "500"]) == 0
+    assert asked == {"metrics": ["bleu"], "judge": None}
+    assert "in bleu with 80 % power" in capsys.readouterr().out
+    assert main(["plan", str(base), str(cand), "--by", "bleu", "--metrics", "ubleu", "--effect", "5"]) == 2
+    assert "--by bleu: it is not among --metrics ubleu" in capsys.readouterr().err
+    assert main(["plan", str(base), str(cand), "--by", "BLEU", "--metrics", "bleu", "--no-judge", "--effect", "5",
+                 "--quiet", "--n-boot", "500", "--n-perm", "500"]) == 0  # named as --metrics names it
+    assert main(["plan", str(base), str(cand), "--by", "judge", "--no-judge", "--effect", "0.1"]) == 2
+    assert "--by judge with --no-judge: the judge is the criterion" in capsys.readouterr().err
+    assert main(["plan", str(base), str(cand), "--by", "human:overall", "--effect", "0.5"]) == 2
+    assert "--by human:overall (people's ratings alone) and no judge leave nothing to compare: these rows carry no " \
+           "human ratings" in capsys.readouterr().err

@@ -226,6 +226,12 @@ def test_training_on_votes_moves_held_out_agreement_above_chance(shipped, gupta_
                  "--out-dir", str(tmp_path)]) == 0
     again = load_judge("judge-votes", directory=str(tmp_path))
     assert again.mix == shipped.mix and again.manifest["fine_tuned_on_votes"]["n_votes"] == len(train)
+    # --out as a path outside the checkpoint folders: the hint names the path (it named 'mine', not found there)
+    capsys.readouterr()
+    assert main(["train", "judge", "--votes", str(vfile), "--sizes", "40", "--folds", "3", "--out",
+                 str(tmp_path / "mine")]) == 0
+    assert f"--checkpoint {tmp_path / 'mine'}`" in capsys.readouterr().out
+    assert load_judge(str(tmp_path / "mine")).manifest["fine_tuned_on_votes"]["n_votes"] == len(train)
     np.testing.assert_allclose(again.predict_encoded(_encoded(shipped, votes, te[:5])).p_a, expected[:5], atol=2e-3)
 
 

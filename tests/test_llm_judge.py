@@ -127,13 +127,16 @@ class FakeEndpoint:
 
             def _send(self, code: int, body: dict, headers: dict | None = None):
                 data = json.dumps(body).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.send_response(code)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    for k, v in (headers or {}).items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client stopped waiting ('hang' outlasts its timeout): nothing to answer
 
             def do_GET(self):
                 self._send(200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})

@@ -330,7 +330,7 @@ def test_report_out_dash_writes_the_page_to_stdout(tmp_path, capsys, monkeypatch
     a, b = _two_files(tmp_path)
     assert main(["report", "--no-judge", str(a), str(b), "--metrics", "bleu", "--out", "-", "--n-boot", "100", "--quiet"]) == 0
     out, err = capsys.readouterr()
-    assert out.startswith("<!DOCTYPE html>") and out.rstrip().endswith("</html>") and "between a and b" in err
+    assert out.startswith("<!DOCTYPE html>") and out.rstrip().endswith("</html>") and "No verdict on a vs b" in err
     assert not (tmp_path / "-").exists()
 
 
@@ -513,3 +513,18 @@ def test_the_api_refuses_an_unrated_file_as_the_command_line_does(tmp_path):
     a = write_jsonl(tmp_path / "a.jsonl", [rec(i) for i in range(1, 5)])
     with pytest.raises(ValueError, match="no human scores in the input"):
         core.meta_evaluate(str(a), metrics="bleu")
+
+
+def test_an_output_name_that_promises_another_format_is_said(tmp_path, capsys, monkeypatch):
+    """`report --out x.pdf` wrote HTML and `judge --out x.csv` wrote JSON Lines, without a word."""
+    monkeypatch.chdir(tmp_path)
+    a, b = _two_files(tmp_path)
+    assert main(["report", "--no-judge", str(a), str(b), "--metrics", "bleu", "--out", "r.pdf", "--n-boot", "100",
+                 "--quiet"]) == 0
+    assert "--out r.pdf: the report is an HTML page whatever the file's name" in capsys.readouterr().err
+    assert (tmp_path / "r.pdf").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    # said before anything loads (the --dimension here then stops the run before the judge is read)
+    assert main(["judge", str(a), str(b), "--out", "pairs.csv", "--dimension", "nowhere", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "--out pairs.csv: the per-pair rows are written as JSON Lines whatever the file's name" in err
+    assert "--dimension 'nowhere' is not in the data" in err

@@ -16,7 +16,7 @@ from core.data import Comparison, Example, align, load_jsonl
 from core.engine import score_comparison, score_examples
 from core.report import render_verdict
 from core.scoring import JudgeOutput
-from core.verdict import build_verdict, pair_winner, summarize_judge, verdict_sentence
+from core.verdict import build_verdict, pair_winner, summarize_judge, verdict_parts, verdict_sentence
 
 WORDS = "the a cat dog sat ran on mat big small red blue fast slow home park tea cup sun rain".split()
 
@@ -80,9 +80,10 @@ def test_the_one_line_verdict_states_direction_in_words_and_names_both_systems()
     s_r = build_verdict(comp_r, score_comparison(comp_r, ["bleu"]), n_boot=500, n_perm=500).sentence
     assert s_r.startswith("good is better than mid on the metrics: people's overall ratings show no significant "
                           "difference; its one metric says so (bleu +"), s_r
-    # the text output of `compare` starts with it; csv's first row is it; markdown bolds it
+    # the text output of `compare` starts with it; csv's first row is it; markdown bolds its headline
     assert render_verdict(v, "text").splitlines()[0] == s
-    assert render_verdict(v, "markdown").splitlines()[0] == f"**{s}**"
+    head, rest = verdict_parts(v)
+    assert render_verdict(v, "markdown").splitlines()[0] == f"**{head}**{rest}" and rest.startswith(": ")
     assert render_verdict(v, "csv").splitlines()[1].startswith("verdict,")
     # no difference between identical replies; a file compared with itself is called out
     same = _comparison(exs, "bad", "bad-copy")
@@ -307,7 +308,7 @@ def test_the_leaderboard_recovers_a_planted_order_and_does_not_separate_identica
     assert text.returncode == 0 and text.stdout.startswith("3 systems on 30 shared contexts")
     pair = dialeval("leaderboard", "--no-judge", str(path), "--metrics", "bleu", "--systems", "good,mid")
     assert pair.returncode == 0 and pair.stdout.startswith("2 systems on 30 shared contexts")
-    assert "note: two systems: `dialeval compare --system-a 'good' --system-b 'mid'`" in pair.stderr
+    assert f"note: two systems: `dialeval compare {path} --system-a good --system-b mid`" in pair.stderr  # runnable
     assert dialeval("leaderboard", "--no-judge", str(path), "--metrics", "none", "--quiet").returncode == 2
     twice = dialeval("leaderboard", "--no-judge", str(path), "--metrics", "bleu", "--quiet", "--systems", "good,good,mid")
     assert twice.returncode == 2 and "'good' more than once" in twice.stderr  # it ranked good against itself
@@ -471,7 +472,8 @@ def test_the_report_is_one_self_contained_file(dialeval, repo_root, tmp_path):
     page = out.read_text(encoding="utf-8")
     sentence = r.stdout.strip()
     import html
-    assert f'<p class="verdict" id="verdict">{html.escape(sentence)}</p>' in page
+    head, rest = re.search(r'<p class="verdict" id="verdict"><b>(.+?)</b>(.*?)</p>', page).groups()
+    assert html.unescape(head + rest) == sentence and rest.startswith(": ")  # the headline in bold, then the evidence
     assert page.count('<tr><td>') >= 60 and re.search(r'<span id="shown">60</span> of 60 pairs', page)
     import hashlib
     assert hashlib.sha256(demo.read_bytes()).hexdigest() in page and "metric:bleu|" in page
@@ -899,3 +901,20 @@ def test_a_judge_s_edge_cases_read_right_and_the_gate_does_not_default_to_an_unm
     assert default_criterion(build_verdict(comp, cs, llm, n_boot=200, n_perm=200)) != "judge"
     assert default_criterion(build_verdict(comp, cs, summarize_judge(comp, _judged(p)), n_boot=200,
                                            n_perm=200)) == "judge"
+
+
+def test_a_metric_that_scored_no_row_has_no_ranking_column_and_is_named(tmp_path, capsys):
+    """Two columns of '- (on 0 of 40)' (BLEU and υBLEU on a file without references) pushed the metrics that
+    scored off the dashboard's ranking table at 1400 px."""
+    from core.cli import main
+    path = tmp_path / "noref.jsonl"
+    path.write_text("".join(json.dumps({"id": str(i), "system": s, "context": [f"hi {i}"],
+                                        "response": f"hello {i} {s}" + " there" * (s == "good")}) + "\n"
+                            for s in ("good", "bad", "mid") for i in range(6)))
+    assert main(["leaderboard", "--no-judge", str(path), "--metrics", "bleu", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "note: bleu scored no row (it needs references): not in the ranking table" in out
+    ranking = out.split("\n\n")[2]
+    assert ranking.startswith("rank  system") and "bleu" not in ranking, ranking
+    assert main(["leaderboard", "--no-judge", str(path), "--metrics", "bleu", "--quiet", "--format", "json"]) == 0
+    assert "bleu" in json.loads(capsys.readouterr().out)["systems"][0]["metrics"]  # the data keeps it: null

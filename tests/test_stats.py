@@ -345,8 +345,8 @@ def test_compare_cli_two_files_lists_unmatched(tmp_path, capsys):
     import io
     rec = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     said = rec[0]["verdict"]
-    assert rec[0]["kind"] == "verdict" and said.startswith("No trusted signal separates sysA and sysB: the verdict's "
-                                                           "combined test of "), said
+    assert rec[0]["kind"] == "verdict" and said.startswith("No verdict on sysA vs sysB: the verdict's combined test "
+                                                           "of "), said
     assert "could not run" in said and "as diagnostics, which do not decide: bleu favours sysA" in said
     assert rec[1]["metric"] == "bleu" and int(rec[1]["n"]) == 30 and float(rec[1]["diff"]) > 0
 

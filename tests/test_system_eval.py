@@ -204,6 +204,24 @@ def test_meta_eval_level_system_on_the_command_line(tmp_path, capsys):
     assert "rated,bleu,3,3," in out and "rated,verdict,3,3," in out
     assert cli(["meta-eval", "--level", "system", "--level", "turn", str(path)]) == 2
     assert "at most one of turn/system" in capsys.readouterr().err
+    # --dimension was checked and then not read at system level: people's side is now read on it (here a
+    # dimension that reverses people's order), and the turn level's --max-rows is refused there
+    flipped = tmp_path / "flipped.jsonl"
+    words = {"good": "a fine answer", "mid": "a fine", "bad": "nothing"}  # BLEU orders good, mid, bad
+    flipped.write_text("".join(json.dumps({"id": r.id, "context": r.context, "response": f"{words[r.system]} "
+                                           f"{r.id.split('-')[1]}", "references": r.references, "system": r.system,
+                                           "scores": {**r.scores, "fluency": -r.scores["overall"]}}) + "\n"
+                               for r in _rated_set()))
+    rows = {}
+    for dim in ("overall", "fluency"):
+        assert cli(["meta-eval", "--level", "system", str(flipped), "--metrics", "bleu", "--no-judge", "--quiet",
+                    "--format", "json", "--dimension", dim]) == 0
+        got = json.loads(capsys.readouterr().out)
+        rows[dim] = next(r for r in (got["rows"] if isinstance(got, dict) else got)
+                         if r["dataset"] == "flipped" and r["signal"] == "bleu")
+    assert (rows["overall"]["order"], rows["fluency"]["order"]) == (1.0, 0.0), rows
+    assert cli(["meta-eval", "--level", "system", str(path), "--metrics", "bleu", "--no-judge", "--max-rows", "9"]) == 2
+    assert "--max-rows is for the turn level" in capsys.readouterr().err
 
 
 # ------------------------------------------------------------------------------------------------
@@ -517,6 +535,23 @@ def test_the_sentence_names_the_set_used_in_place_of_the_policys_and_says_when_n
         VerdictPolicy((), "off", False, (), ("judge", "mme")), records))
     v = _verdict({"ubleu": (bleu_a, bleu_b)})
     s = verdict_sentence(v)
-    assert s.startswith("No trusted signal separates v1 and v2: the verdict's combined test of the judge and mme "
-                        "could not run (the judge not run; mme not computed;"), s
+    assert s.startswith("No verdict on v1 vs v2: the verdict's combined test of the judge and mme could not run (the "
+                        "judge not run; mme not computed); with the judge and mme it would run;"), s
     assert "as diagnostics, which do not decide: ubleu favours v2" in s
+    # a set the policy allows in its place, in reach with one signal more: named (it was "no allowed set of what was
+    # computed", which told nobody what to add)
+    monkeypatch.setattr(core.verdict, "shipped_policy", lambda: ShippedPolicy(
+        VerdictPolicy((), "off", False, (), ("judge", "mme"), (("bleu", "mme"), ("mme",))), records))
+    s = verdict_sentence(_verdict({"bleu": (bleu_a, bleu_b), "ubleu": (bleu_a, bleu_b)}))
+    assert "could not run (the judge not run; mme not computed); with mme as well it could combine bleu and mme;" in s, s
+    # a judge ran but not the one the records were measured with: the hint asks for that one, not "the judge"
+    from core.scoring import JudgeOutput
+    from core.verdict import summarize_judge
+    monkeypatch.setattr(core.verdict, "shipped_policy", lambda: ShippedPolicy(
+        VerdictPolicy((), "off", False, (), ("judge", "ubleu")), records))
+    v = _verdict({"ubleu": (bleu_a, bleu_b)})
+    p_a = np.full(30, 0.7)
+    v.judge = summarize_judge(_comparison(), JudgeOutput.from_probabilities(p_a, p_a, p_a, 0.05, "judge:llm|m"))
+    s = verdict_sentence(v)
+    assert "could not run (the llm judge has no measured record (the records are the learned judge's)); with the " \
+           "learned judge as well it would run;" in s, s

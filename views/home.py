@@ -7,8 +7,7 @@ import streamlit as st
 
 from core.data import alignment_words
 from core.report import as_sentence, few_contexts_note, left_out_note, verdict_notes
-from core.verdict import mismatch_warning
-from core.verdict import verdict_sentence
+from core.verdict import mismatch_warning, verdict_parts
 from dashboard import judging, state, tables, words
 
 
@@ -45,8 +44,13 @@ def home() -> None:
     verdict = state.cached_verdict(data.key, tuple(cs.metrics) if cs else (), judge is not None, comp, cs, judge)
     st.session_state["verdict"] = verdict  # what this page shows: the tests read it
     with st.container(border=True, key="verdict"):
-        # the command line's sentence said in words: display names, "between x and y" (core.verdict)
-        st.markdown(f"#### {state.plain(verdict_sentence(verdict, words.name))}")
+        # the command line's sentence said in words: display names, "between x and y" (core.verdict); its headline
+        # large, the evidence from the colon on as text below it (as one heading it was a paragraph in bold)
+        head, rest = verdict_parts(verdict, words.name)
+        if not rest.startswith(":"):  # a short verdict (nothing measured, identical replies): one heading
+            head, rest = head + rest, ":"
+        st.markdown(f"#### {state.plain(head)}:\n{state.plain(rest[1:].lstrip())}" if rest[1:] else
+                    f"#### {state.plain(head)}")
     if verdict.n_pairs and verdict.identical_pairs == verdict.n_pairs:
         st.warning("A and B give the same reply in every pair: the same file, or the same system, is compared with "
                    "itself. Load two different systems on the Upload page.")

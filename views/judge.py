@@ -21,11 +21,22 @@ if not ok:
     st.warning(message)
 
 
+BLIND_NOTE = "The judges' results are hidden while \"Vote blind\" is on (at the top of the page); turn it off to see them."
+
+
 def win_rate_text(s) -> str:
     return f"{s.win.rate:.1%} [{s.win.low:.1%}, {s.win.high:.1%}]"
 
 
 data = state.require_data()
+blind = False  # "Vote blind": the judge's results on this page hidden while its user votes
+if data is not None and ok:
+    state.kept("vote_blind", False)
+    blind = st.toggle("Vote blind: hide the judges' results on this page while I vote", key="vote_blind",
+                      on_change=state.keep, args=("vote_blind",),
+                      help="The win rate, the counts and the P(A) of every pair tell which reply the judge prefers; "
+                           "with this on, the learned judge's, an LLM judge's and a re-fitted judge's results are "
+                           "hidden, and a pair's P(A) shows only after your vote on it (in the vote panel).")
 judge_run_slot = None  # where the judge's run shows its progress; the run itself starts once the page is drawn
 # the page's two long runs (the judge's, the re-fit's): while one goes on the other's button is disabled
 judge_clicked, refit_clicked = state.clicked("run_judge"), state.clicked("tune_votes")
@@ -41,7 +52,9 @@ if data is not None and ok:
     if res is not None and not state.judge_by_default():
         st.info("The Home page's verdict and report leave the judge out while \"Judge every pair\" is off in the "
                 "sidebar (as `dialeval compare --no-judge`); turn it on to use this reading there.")
-    if res is not None:
+    if res is not None and blind:
+        st.info(BLIND_NOTE)
+    elif res is not None:
         dims = data.dimensions
         dim = None
         if dims:
@@ -100,7 +113,7 @@ if data is not None and ok:
 # another judge: any OpenAI-compatible LLM (core.judges.llm), asked in both orders
 
 
-def llm_judge_section(data) -> None:
+def llm_judge_section(data, blind: bool = False) -> None:
     """Pick the judge: an LLM endpoint and model (a key typed here lives in this session's memory only: a
     password field whose value no address, file or log receives), asked in both orders through the engine; its
     summary beside the learned judge's."""
@@ -146,6 +159,9 @@ def llm_judge_section(data) -> None:
     got = store.get(data.key)
     if got is None:
         return
+    if blind:
+        st.info(BLIND_NOTE)
+        return
     summ = got["summary"]
     c1, c2, c3 = st.columns(3)
     c1.metric(f"LLM judge: win rate of A ({state.plain(comp.system_a)})", f"{summ.win.rate:.1%}"
@@ -166,7 +182,7 @@ def llm_judge_section(data) -> None:
 
 
 if data is not None:
-    llm_judge_section(data)
+    llm_judge_section(data, blind)
 
 # ------------------------------------------------------------------------------------------------
 # your votes, in place
@@ -237,7 +253,7 @@ def vote_panel(data) -> None:
     res = state.judge_output(data)
     last = st.session_state.get("vote_last_" + data.key)
     if last is not None and last in given:
-        said = f"Pair {last + 1}: you said {VOTE_LABELS[given[last]].lower()}"
+        said = f"Pair {last + 1}: you said {VOTE_LABELS[given[last]] if given[last] != 'tie' else 'tie'}"
         if res is not None:
             p = float(res.p_a[last])
             said += (f"; the judge gives A a {p:.0%} chance of being preferred "
@@ -264,11 +280,17 @@ def vote_panel(data) -> None:
 if data is not None:
     st.divider()
     st.subheader("Your votes")
-    st.caption(f"Which reply is better? One pair at a time, blind: the judge's opinion on a pair shows only after you "
-               f"vote on it. Keys: A, T (tie), B, N (next), P (previous). Every vote is saved as you go (and kept "
+    st.caption(f"Which reply is better? One pair at a time: the judge's opinion on a pair shows here only after you "
+               "vote on it (turn on \"Vote blind\" at the top to hide the judges' results on the page as well). "
+               "Keys: A, T (tie), B, N (next), P (previous). Every vote is saved as you go (and kept "
                f"for this comparison after a refresh). Once there are **{MIN_VOTES} votes for A or B on "
                f"{MIN_VOTE_CONTEXTS} or more different contexts** (ties do not count), the judge can be re-fitted on "
                "them below.")
+    n_contexts = len({tuple(a.context) for a, _ in data.comparison.pairs})
+    if data.n < MIN_VOTES or n_contexts < MIN_VOTE_CONTEXTS:  # voting here can never reach a re-fit: said now
+        st.info(f"These {state.counted(data.n, 'pair')} on {state.counted(n_contexts, 'context')} cannot give the "
+                f"{MIN_VOTES} A/B votes on {MIN_VOTE_CONTEXTS} contexts a re-fit needs: your votes here are kept and "
+                "downloadable; to re-fit, upload a votes file or use the upload's human scores below.")
     vote_panel(data)
 
 # ------------------------------------------------------------------------------------------------
@@ -312,22 +334,29 @@ if data is not None and ok:
         votes_key = loading.content_key("scores", vdim)
         st.caption(f"A vote is cast where the two replies' scores differ by at least a quarter of the scale "
                    f"({judging.vote_margin(comp, vdim):g} on {state.plain(vdim)}); the other pairs have no vote.")
+    mine_here = source == sources[0]  # counted live in the vote panel: a vote reruns only the panel, not this
     if votes is not None:
         on_pairs = votes_for_pairs(comp, votes)
         for line in votes_matched(comp, votes):
             st.warning(state.plain(as_sentence(line)))
         n_on = sum(v is not None for v in on_pairs)
-        st.text(f"{state.counted(len(votes), 'vote')} (A {sum(v.vote == 'A' for v in votes)}, "
-                f"B {sum(v.vote == 'B' for v in votes)}, "
-                f"tie {sum(v.vote == 'tie' for v in votes)}); {n_on} of them {'is' if n_on == 1 else 'are'} on the "
-                f"{state.counted(data.n, 'loaded pair')}; {data.n - n_on} of those "
-                f"ha{'s' if data.n - n_on == 1 else 've'} no vote "
-                "and get the re-fitted judge's prediction.")
+        if mine_here:
+            st.text("Your votes are counted in the vote panel above; the pairs without a vote get the re-fitted "
+                    "judge's prediction.")
+        else:
+            st.text(f"{state.counted(len(votes), 'vote')} (A {sum(v.vote == 'A' for v in votes)}, "
+                    f"B {sum(v.vote == 'B' for v in votes)}, "
+                    f"tie {sum(v.vote == 'tie' for v in votes)}); {n_on} of them {'is' if n_on == 1 else 'are'} on "
+                    f"the {state.counted(data.n, 'loaded pair')}; {data.n - n_on} of those "
+                    f"ha{'s' if data.n - n_on == 1 else 've'} no vote "
+                    "and get the re-fitted judge's prediction.")
         folds = MIN_VOTE_CONTEXTS
         enough, where = judging.vote_count(votes)
         if not enough:
-            st.info(f"Not enough votes yet: {where}.")
-        elif state.run_button(f"Re-fit the judge on {state.counted(len(votes), 'vote')} and draw the learning curve",
+            st.info("Not enough votes yet: the button appears here once there are enough (the count is in the vote "
+                    "panel above)." if mine_here else f"Not enough votes yet: {where}.")
+        elif state.run_button("Re-fit the judge on your votes and draw the learning curve" if mine_here else
+                              f"Re-fit the judge on {state.counted(len(votes), 'vote')} and draw the learning curve",
                               "tune_votes", busy=judge_clicked, type="primary"):
             # then drawn again: the win rate at the top shows the re-fitted judge
             with state.running("tune_votes", "Re-fitting on the votes failed"), state.first_run("refit"):
@@ -353,7 +382,9 @@ if data is not None and ok:
                                        "summary": summarize_judge(comp, after)})
                 bar.empty()
         done = state.refit(data)
-        if done is not None and done["votes_key"] == votes_key:
+        if done is not None and done["votes_key"] == votes_key and blind:
+            st.info(BLIND_NOTE)
+        elif done is not None and done["votes_key"] == votes_key:
             curve, rest, after, shipped = done["curve"], done["rest"], done["output"], done["shipped"]
             s_all, s_shipped = done["summary"], summarize_judge(comp, shipped)
             r1, r2 = st.columns(2)

@@ -10,7 +10,7 @@ import streamlit as st
 from core.data import DataError, alignment_words
 from core.leaderboard import (build_leaderboard, human_dimensions, judge_grid, judged_in_cache, leaderboard_rows,
                               mismatch_note, pairs_family_note, pairwise_cells, pairwise_columns, ranking_label,
-                              render_leaderboard, shared_contexts, swept)
+                              render_leaderboard, shared_contexts, swept, unscored_note)
 from core.report import as_sentence, to_json
 from dashboard import judging, loading, state, words
 
@@ -141,6 +141,8 @@ else:
         st.warning(state.plain(as_sentence(lb.reference_note)))
     if lb.shared_references_note:
         st.info(state.plain(as_sentence(lb.shared_references_note)))
+    if unscored_note(lb):  # the metrics named as the table's headers name them
+        st.caption(state.plain(as_sentence(unscored_note(lb, words.name))))
     # a metric's display name heads its column ("BLEU mean [95% CI]"); the downloads keep the ids
     headers = {k: words.name(k) + h[len(k):] if k in lb.metrics and h.startswith(k + " ") else h for k, h in cols}
     st.dataframe(pd.DataFrame(rows).rename(columns=headers), hide_index=True, width="stretch")

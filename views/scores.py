@@ -10,6 +10,7 @@ import streamlit as st
 
 from core.html_report import highlight_html
 from core.slices import SLICE_KINDS, metadata_columns, slice_comparison
+from core.stats import MIN_RESAMPLED
 from dashboard import exports, state, tables, words
 
 # the text columns' widths in pixels: narrow enough that a laptop (1400 px, sidebar open) sees the first metric's
@@ -196,7 +197,9 @@ if data is not None and metrics:
             # -- slices -----------------------------------------------------------------------------
             st.subheader("Slices")
             st.caption("The same comparison within parts of the pairs: each slice's A - B with its own 95% interval "
-                       "(contexts resampled, as for the whole); a small slice has a wide interval.")
+                       "(contexts resampled, as for the whole); a small slice has a wide interval, and one of fewer "
+                       f"than {MIN_RESAMPLED} contexts none ('[-]'). Reply length is the mean of the pair's two "
+                       "replies, in words.")
             meta = metadata_columns(comp)
             kinds = [k for k in SLICE_KINDS if k != "metadata" or meta]
             s1, s2, s3 = st.columns(3)

@@ -48,24 +48,27 @@ def add_verdict_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress on stderr (the model libraries' included)")
 
 
-def verdict_from(a: argparse.Namespace, out: str | None) -> tuple[Comparison, ComparisonScores, Verdict]:
+def verdict_from(a: argparse.Namespace, out: str | None,
+                 no_metrics: str = "--metrics none") -> tuple[Comparison, ComparisonScores, Verdict]:
     """Check every path first (the inputs, ``--pool``, the output ``out``), then load the comparison the
-    arguments name, score it, judge it when asked, and build the verdict."""
+    arguments name, score it, judge it when asked, and build the verdict. ``no_metrics``: how a message names
+    the choice of no metric (``plan --by human:DIM`` makes it)."""
     mapping = csv_mapping_from(a)
     check_paths(a, [a.input, a.input_b], out)
     comp = load_comparison(a.input, a.input_b, a.system_a, a.system_b, a.input_format, mapping)
     comp.require_pairs()
     judge = judge_from(a)
-    check_something_to_compare(comp, a.metrics, judge is not None, not a.no_human, "--metrics none",
+    check_something_to_compare(comp, a.metrics, judge is not None, not a.no_human, no_metrics,
                                "the judge (drop --no-judge)", "--no-human")
     note(blank_text_notes(comp.examples(), a.metrics, judged=judge or False))
     if judge is not None:  # a missing model package or an endpoint that does not answer is said before the metrics run
         check_judge_models(comp, judge)
+    options = options_from(a)  # once: what it says about the options is said once
     if not a.quiet:  # never a wait without saying how long (the time estimates of core.time_estimates)
-        note_estimate(estimate_comparison(comp, a.metrics, options_from(a),
+        note_estimate(estimate_comparison(comp, a.metrics, options,
                                           judge if isinstance(judge, str) else getattr(judge, "name", None)))
     progress = progress_bar(a.quiet)
-    cs = score_comparison(comp, a.metrics, options_from(a), progress=progress)
+    cs = score_comparison(comp, a.metrics, options, progress=progress)
     summary = None
     if judge is not None:
         summary = summarize_judge(comp, judge_comparison(comp, judge, progress=progress), level=a.level,

@@ -9,7 +9,8 @@ import os
 from core.cli import emit, note, number_above, register_command
 from core.cli.compare import add_output_arguments, add_verdict_arguments, verdict_from
 from core.gate import REQUIREMENTS, gate, junit_xml, passed, render_checks
-from core.outputs import write_text
+from core.engine import is_blank
+from core.outputs import OutputError, check_output, write_text
 from core.report import render_verdict, to_json
 from core.verdict import context_groups
 
@@ -46,12 +47,18 @@ def gate_command(a: argparse.Namespace) -> int:
     if a.margin is not None and a.require != "non-inferior":
         note([f"--margin {a.margin:g} has no effect: it is the non-inferiority margin, read only with --require "
               f"non-inferior (this gate requires {a.require})"])
+    if a.junit is not None:  # checked with --out, before anything is loaded or scored
+        check_output(a.junit, [a.input, a.input_b, getattr(a, "pool", None)], "--junit")
+        if out is not None and os.path.realpath(a.junit) == os.path.realpath(out):
+            raise OutputError(f"--junit {a.junit} is also --out: one file cannot hold both the report and the "
+                              "JUnit XML; choose another name for one of them")
     comp, cs, verdict = verdict_from(a, out)
     baseline = {m: list(cs.a(m)) for m in cs.metrics}
     for r in verdict.rows("human"):
         dim = r.metric.split(":", 1)[1]
         baseline[r.metric] = [ex.scores.get(dim, math.nan) for ex in comp.a]
-    checks = gate(verdict, a.by, a.require, a.margin, baseline, len(set(context_groups(comp.a))))
+    blank = (sum(is_blank(ex.response) for ex in comp.a), sum(is_blank(ex.response) for ex in comp.b))
+    checks = gate(verdict, a.by, a.require, a.margin, baseline, len(set(context_groups(comp.a))), blank)
     ok = passed(checks)
     if a.format == "json":
         text = to_json({"passed": ok, "checks": [c.to_dict() for c in checks], "verdict": verdict.to_dict()})

@@ -4,7 +4,9 @@ contexts: per-metric and per-rated-dimension means with intervals, Bradley-Terry
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
+from typing import Sequence
 
 from core.cli import (add_csv_arguments, add_judge_arguments, add_option_arguments, check_paths, csv_mapping_from,
                       emit, judge_from, judge_usage_note, metric_names_or_none, note, note_estimate, options_from,
@@ -43,6 +45,20 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress on stderr (the model libraries' included)")
 
 
+def compare_hint(a: argparse.Namespace, pair: Sequence[str], present: Sequence[str]) -> str:
+    """The ``dialeval compare`` command line for two of the ranked systems, quoted for a shell: one input file
+    and the two systems named; two files of one system each; else the command's name only. Where the input was
+    read with flags of its own (``--input-format``, the CSV columns), the hint says to add them."""
+    inputs = a.inputs
+    flags = " with the same input flags" if (getattr(a, "input_format", None) or csv_mapping_from(a)) else ""
+    if len(inputs) == 1:
+        return (f"`dialeval compare {shlex.quote(inputs[0])} --system-a {shlex.quote(pair[0])} "
+                f"--system-b {shlex.quote(pair[1])}`{flags}")
+    if len(inputs) == 2 and len(present) == 2:
+        return f"`dialeval compare {shlex.quote(inputs[0])} {shlex.quote(inputs[1])}`{flags}"
+    return "`dialeval compare` on them"
+
+
 @register_command("leaderboard", "rank two or more systems on shared contexts (metrics, judge ratings, Holm)",
                   _arguments)
 def leaderboard_command(a: argparse.Namespace) -> int:
@@ -62,22 +78,22 @@ def leaderboard_command(a: argparse.Namespace) -> int:
     twice = sorted({s for s in systems or [] if systems.count(s) > 1})
     if twice:
         raise ValueError(f"--systems names {', '.join(map(repr, twice))} more than once; name each system once")
-    ranked = systems or present
-    if len(ranked) == 2 and not a.quiet:
-        print(f"note: two systems: `dialeval compare --system-a {ranked[0]!r} --system-b {ranked[1]!r}` gives their "
-              "full verdict (per-metric tests, what drives the difference, slices); the leaderboard ranks them too",
-              file=sys.stderr)
     if not a.metrics and a.judge is None and not any(e.scores for e in examples):
         raise ValueError("--metrics none leaves nothing to rank: the input has no human ratings; drop --no-judge")
     grid = shared_contexts(examples, systems)  # the rows ranked, references shared as the leaderboard shares them
+    ranked = systems or present
+    if len(ranked) == 2 and not a.quiet:  # after the systems were found
+        print(f"note: two systems: {compare_hint(a, ranked, present)} gives their full verdict (per-metric "
+              "tests, what drives the difference, slices); the leaderboard ranks them too", file=sys.stderr)
     note(blank_text_notes(grid.examples(), a.metrics, judged=a.judge or False))
     judge = judge_from(a)
+    options = options_from(a)  # once: what it says about the options is said once
     if not a.quiet:  # how long, before it starts: every system's rows scored, every pair of systems judged
-        note_estimate(estimate_work(grid.examples(), a.metrics, options_from(a),
+        note_estimate(estimate_work(grid.examples(), a.metrics, options,
                                     [(c, x, y) for _, _, cs, xs, ys in grid.system_pairs() for c, x, y in zip(cs, xs, ys)],
                                     judge if isinstance(judge, str) else getattr(judge, "name", None),
                                     rows_read=grid.examples()))
-    lb = leaderboard_of_grid(grid, a.metrics, judge, options_from(a), progress_bar(a.quiet),
+    lb = leaderboard_of_grid(grid, a.metrics, judge, options, progress_bar(a.quiet),
                              n_boot=a.n_boot, n_perm=a.n_perm, level=a.level, seed=a.seed, rank_by=a.rank_by)
     judge_usage_note(judge)
     emit(render_leaderboard(lb, a.format), out)

@@ -17,7 +17,9 @@ from core.settings import SEED
 from core.system_eval import (MIN_SHARED_CONTEXTS, format_system_rows, policy_combinations, summarize, system_level,
                               with_verdict)
 from core.verdict_policy import shipped_policy
-from core.stats import MAX_RESAMPLES, MIN_BOOT
+from core.stats import MAX_RESAMPLES, MIN_BOOT, N_BOOT
+
+TURN_N_BOOT = 1000  # the turn level's bootstrap resamples unless --n-boot says
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
@@ -28,8 +30,9 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dimension", action="append", help="only these human dimensions (repeat or comma-separate)")
     p.add_argument("--format", default="text", choices=("text", "markdown", "csv", "json"))
     p.add_argument("--out", help="write the table here instead of stdout (written whole or not at all)")
-    p.add_argument("--n-boot", type=whole_number(MIN_BOOT, MAX_RESAMPLES), default=1000,
-                   help=f"bootstrap resamples, at least {MIN_BOOT} (default 1000)")
+    p.add_argument("--n-boot", type=whole_number(MIN_BOOT, MAX_RESAMPLES), default=None,
+                   help=f"bootstrap resamples, at least {MIN_BOOT} (default 1000; with --level system the verdict's, "
+                        f"{N_BOOT})")
     p.add_argument("--seed", type=whole_number(0), default=SEED)
     p.add_argument("--level", type=level_or_granularity, action="append", default=[],
                    help="'turn' (default): correlations with people's ratings per row and of system means; 'system': "
@@ -94,8 +97,8 @@ def meta_eval(args: argparse.Namespace) -> int:
             raise ValueError(f"dimension(s) {missing} not in the data; dimensions are {sorted(have)}")
     log = None if args.quiet else (lambda s: print(s, file=sys.stderr))
     if granularity == "system":
-        return _system_level(args, data, metrics, log, out_path)
-    rows = meta_evaluate(data, metrics, dims, n_boot=args.n_boot, seed=args.seed, level=args.level,
+        return _system_level(args, data, metrics, dims, log, out_path)
+    rows = meta_evaluate(data, metrics, dims, n_boot=args.n_boot or TURN_N_BOOT, seed=args.seed, level=args.level,
                          options=Options(pool=args.pool, retriever=args.retriever, device=args.device),
                          system_level=not args.no_system_level, held_out=not args.no_held_out,
                          max_rows=args.max_rows, keep_reference_copies=args.keep_reference_copies,
@@ -120,10 +123,27 @@ def _write(text: str, out_path: str | None) -> None:
         write_stdout(text + "\n")
 
 
-def _system_level(args: argparse.Namespace, data, metrics, log, out_path: str | None) -> int:
-    """``--level system``: per data set and signal, how often it names the system people prefer."""
+def _system_level(args: argparse.Namespace, data, metrics, dims: list[str] | None, log,
+                  out_path: str | None) -> int:
+    """``--level system``: per data set and signal, how often it names the system people prefer (people's side
+    on the one ``--dimension`` given, else each set's overall-like one)."""
+    for flag, given in (("--max-rows", args.max_rows is not None), ("--no-system-level", args.no_system_level)):
+        if given:
+            raise ValueError(f"{flag} is for the turn level (correlations per row); --level system compares every "
+                             "pair of systems on all the contexts they share")
+    if dims and len(dims) > 1:
+        raise ValueError(f"--dimension: --level system reads people's side on one dimension; got {dims}")
     judge = not args.no_judge
-    pairs = system_level(data, metrics, judge, held_out=not args.no_held_out,  # the verdict's resamples
+    policy = shipped_policy().policy
+    signals = [*metrics, *(["judge"] if judge else [])]
+    if policy.combine and not policy.combination(signals) and not any(policy.decides(s) for s in signals):
+        note([f"the one-line verdict cannot decide on {', '.join(signals) or 'nothing'}: its combined test sums "
+              f"{'+'.join(policy.combine)} (or one of the sets the policy allows in its place: "
+              f"{'; '.join('+'.join(c) for c in policy.combine_allowed[:3])}; ...), so its row counts every pair "
+              "as 'names none'; add the missing signals to measure it"])
+    pairs = system_level(data, metrics, judge, held_out=not args.no_held_out,
+                         n_boot=args.n_boot or N_BOOT,  # the verdict's resamples unless told
+                         dimension=dims[0] if dims else None,
                          level=args.level, seed=args.seed, keep_reference_copies=args.keep_reference_copies,
                          options=Options(pool=args.pool, retriever=args.retriever, device=args.device),
                          progress=progress_bar(args.quiet), log=log,

@@ -6,6 +6,7 @@ import argparse
 
 from core.cli import emit, number_above, register_command
 from core.cli.compare import add_verdict_arguments, verdict_from
+from core.engine import DEFAULT_METRICS, parse_metrics
 from core.formatting import fmt_percent, level_label
 from core.gate import POWER, contexts_needed, criterion, default_criterion
 from core.report import to_json
@@ -22,6 +23,26 @@ def _arguments(p: argparse.ArgumentParser) -> None:
                         "fraction, 0.05 = 5 points)")
     p.add_argument("--power", type=number_above(0, maximum=1), default=POWER, help=f"the chance to detect it (default {POWER})")
     p.add_argument("--format", default="text", choices=("text", "json"))
+    # not given: what --by needs (a metric alone, the judge alone, people's ratings), else compare's defaults
+    p.set_defaults(metrics=None, judge=BY_CRITERION)
+
+
+BY_CRITERION = object()  # the judge the criterion needs: the learned judge for --by judge (or none given), else none
+
+
+def _what_by_needs(a: argparse.Namespace) -> None:
+    """Fill ``--metrics`` and the judge, where the command line left them out, with what ``--by`` needs: the
+    metric it names alone, the judge alone, or neither for people's ratings; without ``--by``, what ``compare``
+    computes (the default metrics and the judge: the default criterion is known only from that verdict)."""
+    by = a.by
+    if by is not None and by != JUDGE and not by.startswith("human:"):
+        by = a.by = parse_metrics(by)[0]  # a metric's name as --metrics reads it ('BLEU' is bleu)
+    if by == JUDGE and a.judge is None:
+        raise ValueError("--by judge with --no-judge: the judge is the criterion; drop --no-judge")
+    if a.metrics is None:
+        a.metrics = list(DEFAULT_METRICS) if by is None else [] if by == JUDGE or by.startswith("human:") else [by]
+    if a.judge is BY_CRITERION:
+        a.judge = "pairwise" if by in (None, JUDGE) else None
 
 
 def _check_judge_effect(effect: float) -> None:
@@ -33,9 +54,15 @@ def _check_judge_effect(effect: float) -> None:
 @register_command("plan", "how many contexts a comparison needs to detect a difference (from a pilot comparison)",
                   _arguments)
 def plan_command(a: argparse.Namespace) -> int:
+    _what_by_needs(a)
+    if a.by is not None and a.by != JUDGE and not a.by.startswith("human:") and a.by not in a.metrics:
+        raise ValueError(f"--by {a.by}: it is not among --metrics {','.join(a.metrics) or 'none'}; add it, or leave "
+                         "--metrics out to compute only what --by needs")
     if a.by == JUDGE:  # said before anything runs; a default criterion is known only after the pilot's verdict
         _check_judge_effect(a.effect)
-    comp, _, verdict = verdict_from(a, None)
+    nothing_else = (f"--by {a.by} (people's ratings alone)" if a.by and a.by.startswith("human:") and not a.metrics
+                    else "--metrics none")
+    comp, _, verdict = verdict_from(a, None, nothing_else)
     by = a.by or default_criterion(verdict)
     c = criterion(verdict, by, n_contexts=len(set(context_groups(comp.a))))
     if c.is_judge and a.by != JUDGE:  # the judge became the criterion by default: checked now
@@ -49,5 +76,5 @@ def plan_command(a: argparse.Namespace) -> int:
         return 0
     emit(f"To detect a difference of {c.amount(a.effect, signed=False)} in {what} with {fmt_percent(a.power)} power "
          f"at the {level_label(verdict.level)} level, compare about {n} contexts (from this pilot's "
-         f"{c.n_contexts} contexts: paired, clustered by context; with them, {c.unseen() or 'no interval'}).", None)
+         f"{c.n_contexts} contexts: paired, clustered by context; {c.unseen() or 'they give no interval'}).", None)
     return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.cli import register_command, write_stdout
+from core.cli import note, register_command, write_stdout
 from core.cli.compare import add_verdict_arguments, verdict_from
 from core.html_report import input_file, render_html
 from core.outputs import write_text
@@ -21,6 +21,9 @@ def _arguments(p: argparse.ArgumentParser) -> None:
 @register_command("report", "one self-contained HTML report of the verdict (opens offline; to share)", _arguments)
 def report(a: argparse.Namespace) -> int:
     out = a.out if a.out != "-" else None
+    if out is not None and not out.lower().endswith((".html", ".htm")):  # said before anything runs
+        note([f"--out {out}: the report is an HTML page whatever the file's name (open it in a browser; to print "
+              "it to PDF, use the browser's print)"])
     comp, cs, verdict = verdict_from(a, out)
     inputs = [input_file(p) for p in (a.input, a.input_b) if p]
     page = render_html(verdict, comp, cs, inputs, command=a.command_line, title=a.title)

@@ -51,6 +51,11 @@ def _norm_name(name: str) -> str:
     return " ".join(re.sub(r"[_\-]+", " ", name.strip().lower()).split())
 
 
+def is_alias(name: str) -> bool:
+    """Whether ``name`` is one of :data:`DIMENSION_MAP`'s names or aliases (not only matched by a word stem)."""
+    return _norm_name(name) in _ALIAS
+
+
 def canonical_dimension(name: str) -> tuple[str, bool]:
     """(canonical name, matched): ``matched`` is False when the name was unknown and fell back."""
     n = _norm_name(name)

@@ -15,6 +15,7 @@ import argparse
 import math
 import sys
 import time
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -176,7 +177,9 @@ def train(args: argparse.Namespace) -> int:
                               "ridge logistic regression offset by the base judge",
                    "quality": {"learning_curve": curve.to_dict("records")}}
             path = tuned.save(name, man, directory=args.out_dir)
-            use = path.with_suffix("") if args.out_dir else path.stem
+            from core.settings import checkpoint_dirs
+            found = any(path.parent.resolve() == Path(d).resolve() for d in checkpoint_dirs())
+            use = path.stem if found and not args.out_dir else path.with_suffix("")  # by name where it is looked for
             print(f"wrote {path}; use it with `dialeval judge ... --checkpoint {use}` (or `core.judge(..., "
                   f"checkpoint={str(use)!r})`)")
         return 0
