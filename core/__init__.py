@@ -383,7 +383,10 @@ def meta_evaluate(*inputs: str, metrics: str | Sequence[str] | None = None, dims
     ``level="system"`` (``dialeval meta-eval --level system``): for every pair of systems of a file that answered
     shared contexts, how often each metric, the judge (``judge=False`` leaves it out) and the one-line verdict
     name the system people prefer: one row dict per data set and signal, and per signal over all files
-    (``core.system_eval.summarize``); ``settings`` as ``core.system_eval.evaluate_dataset`` takes them. Unlike
+    (``core.system_eval.summarize``); ``dims``: the one human dimension people's side is read on (default: each
+    set's overall-like one; a file without it is skipped); ``settings`` as ``core.system_eval.evaluate_dataset``
+    takes them (``dimension`` excepted: ``dims`` names it). A string for ``dims`` or ``methods`` is read as
+    the command line reads it ('overall' or 'overall,fluency'). Unlike
     the turn level it reads the score cache. A number for ``level`` is the intervals' level (as on the command
     line, where ``--level`` takes either)."""
     if not isinstance(level, str):

@@ -7,7 +7,8 @@ compared as a user would compare it, with people's ratings hidden: each metric's
 (``core.verdict.compare_values``: contexts resampled, randomization p < 0.05 and an interval that excludes 0),
 the judge's summary (its sign test on wins and losses, clustered by context) and the one-line verdict's side
 under a :class:`~core.verdict_policy.VerdictPolicy` (``decide``). People's side comes from their ratings on the
-set's preference dimension (``core.verdict.preference_dimension``) by the same paired test, with the human tie
+dimension asked for, else the set's preference dimension (``core.verdict.preference_dimension``), by the same
+paired test, with the human tie
 margin (a quarter of the scale): **people separate** the two systems when that test names a winner.
 
 Per signal, over the system pairs people separate (:func:`summarize`):

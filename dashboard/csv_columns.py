@@ -74,7 +74,8 @@ def is_row_number_name(name: str) -> bool:
 def counts_rows(rows: Sequence[Sequence[str]], column: str, system: str | None) -> bool:
     """Whether ``column``'s cells (``rows[0]`` the header) count rows: whole numbers, within each system's rows
     (``system``'s column; the whole file without one) every number once, consecutive from 0 or 1, over at
-    least 3 rows each. People's ratings never do (a 1-5 scale holds 5 values)."""
+    least 3 rows each. People's ratings rarely do (a 1-5 scale holds 5 values: only a system of 3 to 5 rows rated
+    exactly 1, 2, 3, ... would)."""
     header = list(rows[0])
     k, s = header.index(column), header.index(system) if system in header else None
     groups: dict[str, list[float]] = {}

@@ -690,6 +690,8 @@ def test_comparing_a_file_with_itself_is_called_out(new_app, own_cache):
     assert not at.exception, at.exception
     assert "give the same reply in all 6 pairs" in at.session_state["verdict"].sentence
     assert any("compared with itself" in w.value for w in at.warning)
+    # a verdict without evidence after a colon is one heading (it was "...pairs," above ", so there is ...")
+    assert at.markdown[0].value.replace("\\", "") == "#### " + at.session_state["verdict"].sentence
 
 
 def test_one_multi_system_file_in_both_slots_with_two_systems_is_not_called_identical(new_app, own_cache):

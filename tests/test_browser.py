@@ -666,8 +666,9 @@ def vote_panel_line(page, pattern: str = r"Pair \d+ of \d+"):
 
 def test_five_pairs_voted_by_keyboard_land_in_the_votes_file(server, server_cache):
     """Issue 52: the judge page's one-pair voting, driven by its keyboard shortcuts alone (A, T, B for the vote, N
-    and P to move): five pairs voted, one skipped and voted on the way back; the votes file (``<cache>/votes/``)
-    holds exactly those five votes, each on its pair's context and replies."""
+    and P to move): five pairs voted, one skipped and voted on the way back; then one vote by a click, after which
+    Space and Enter vote nothing more; one by its key right after "Vote blind" is turned on; the votes file
+    (``<cache>/votes/``) holds exactly those seven votes, each on its pair's context and replies."""
     from core.judges.pairs import load_votes
     from dashboard.loading import load_demo
     comp = load_demo(ROOT / "demo" / "demo.jsonl").comparison
@@ -688,11 +689,29 @@ def test_five_pairs_voted_by_keyboard_land_in_the_votes_file(server, server_cach
             wait_idle(page)
         assert page.locator('[data-testid="stException"]').count() == 0
         assert page.get_by_text("5 votes (A 2, tie 1, B 2)").count() == 1
+        # a click on a vote keeps the button focused: Space (to scroll) voted again on the next pair
+        page.locator(".st-key-vote_A button").click()
+        vote_panel_line(page, rf"Pair 7 of {n} · 6 pairs voted").wait_for(timeout=60_000)
+        wait_idle(page)
+        page.keyboard.press(" ")
+        page.keyboard.press("Enter")
+        page.wait_for_timeout(1500)
+        wait_idle(page)
+        assert vote_panel_line(page).inner_text().startswith(f"Pair 7 of {n} · 6 pairs voted")
+        # the keys work at once after "Vote blind" is turned on (its toggle kept the focus: B did nothing)
+        toggle = page.locator(".st-key-vote_blind input")
+        page.locator(".st-key-vote_blind label").first.click()
+        page.wait_for_function("() => document.querySelector('.st-key-vote_blind input').checked", timeout=60_000)
+        page.wait_for_timeout(500)
+        wait_idle(page)
+        assert toggle.is_checked()
+        page.keyboard.press("b")
+        vote_panel_line(page, rf"Pair 8 of {n} · 7 pairs voted").wait_for(timeout=60_000)
     changed = [f for f in votes_dir.glob("*.jsonl") if before.get(f) != f.read_bytes()]
     assert len(changed) == 1, changed
     got = load_votes(changed[0])
-    want = {0: "A", 1: "tie", 2: "B", 3: "B", 4: "A"}  # pair 4 skipped by N, voted B after P, P
-    assert len(got) == 5
+    want = {0: "A", 1: "tie", 2: "B", 3: "B", 4: "A", 5: "A", 6: "B"}  # pair 4 skipped by N, voted B after P, P
+    assert len(got) == 7
     for v, (i, vote) in zip(got, sorted(want.items())):
         a, b = comp.pairs[i]
         assert (v.context, v.response_a, v.response_b, v.vote) == (list(a.context), a.response, b.response, vote)

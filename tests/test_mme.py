@@ -404,3 +404,31 @@ def test_the_bar_moves_by_each_familys_cost_and_reaches_its_total_at_the_end_onl
     cost_before = sum(mme.FAMILY_COST[f] for f in order[:at]) / sum(mme.FAMILY_COST[f] for f in order)
     before_pm = max(d for d, _, desc in calls if desc.split()[-1] in order[:at])
     assert before_pm == int(total * cost_before) < total * at / len(order)  # by cost, not by rows
+
+
+def test_smollm2s_first_load_is_said_on_the_bar_before_it_starts(monkeypatch, tmp_path):
+    """The dashboard's bar stood at 'MME em 8/72' for 20 s on a first run: SmolLM2's GGUF file was being read.
+    Its first load (no float32 copy kept, not loaded in this process) is now the bar's line before PM and SM."""
+    import functools
+
+    from core.models import encoders
+
+    @functools.lru_cache(maxsize=1)
+    def smollm():
+        return "tok", "model"
+
+    monkeypatch.setattr(encoders, "smollm", smollm)
+    monkeypatch.setattr(encoders, "smollm_converted_dir", lambda: tmp_path)
+    assert encoders.smollm_first_load().startswith("reading SmolLM2's GGUF file")
+    (tmp_path / "complete").write_text("")
+    assert encoders.smollm_first_load() == ""  # the copy loads in about a second
+    (tmp_path / "complete").unlink()
+    smollm()
+    assert encoders.smollm_first_load() == ""  # loaded in this process
+    seen = []
+    scorer = mme.MMEScorer()
+    monkeypatch.setattr(encoders, "smollm_first_load", lambda: "reading SmolLM2's GGUF file (once)")
+    monkeypatch.setattr(scorer, "load", lambda which: (_ for _ in ()).throw(RuntimeError("loading")))
+    with pytest.raises(RuntimeError, match="loading"):
+        scorer.raw_scores("sm", ["hi"], ["hello"], progress=lambda d, n, desc: seen.append((d, n, desc)))
+    assert seen == [(0, 1, "MME sm: reading SmolLM2's GGUF file (once)")]

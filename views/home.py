@@ -45,12 +45,12 @@ def home() -> None:
     st.session_state["verdict"] = verdict  # what this page shows: the tests read it
     with st.container(border=True, key="verdict"):
         # the command line's sentence said in words: display names, "between x and y" (core.verdict); its headline
-        # large, the evidence from the colon on as text below it (as one heading it was a paragraph in bold)
+        # large, the evidence from the colon on as text below it
         head, rest = verdict_parts(verdict, words.name)
-        if not rest.startswith(":"):  # a short verdict (nothing measured, identical replies): one heading
-            head, rest = head + rest, ":"
-        st.markdown(f"#### {state.plain(head)}:\n{state.plain(rest[1:].lstrip())}" if rest[1:] else
-                    f"#### {state.plain(head)}")
+        if rest.startswith(":"):
+            st.markdown(f"#### {state.plain(head)}:\n{state.plain(rest[1:].lstrip())}")
+        else:  # a short verdict (nothing measured, identical replies): one heading
+            st.markdown(f"#### {state.plain(head + rest)}")
     if verdict.n_pairs and verdict.identical_pairs == verdict.n_pairs:
         st.warning("A and B give the same reply in every pair: the same file, or the same system, is compared with "
                    "itself. Load two different systems on the Upload page.")

@@ -187,6 +187,30 @@ if data is not None:
 # ------------------------------------------------------------------------------------------------
 # your votes, in place
 
+# A clicked button keeps the focus, and the browser presses a focused button on Space and Enter: after a click on a
+# vote, Space (to scroll) would cast the same vote on the next pair. Those keys do nothing on a panel button focused by a
+# click (one reached with Tab still takes them); the toggle "Vote blind" lets the focus go once it has drawn its new
+# state, so the vote keys work at once (Streamlit's shortcuts ignore keys while a form element has the focus).
+VOTE_KEY_GUARD = """<script>
+(() => {
+  if (window.__dialevalVoteKeys) return;  // once per page load
+  window.__dialevalVoteKeys = true;
+  const inPanel = e => e && e.closest && e.closest('[class*="st-key-vote_"]');
+  let clicked = false;  // the focus came to a panel button by a click (Tab to one: its Enter still presses it)
+  document.addEventListener('pointerdown', e => { clicked = !!inPanel(e.target); }, true);
+  document.addEventListener('keydown', e => {
+    if (e.key === 'Tab') clicked = false;
+    if ((e.key === ' ' || e.key === 'Enter') && clicked && inPanel(document.activeElement)) {
+      e.preventDefault();
+      e.stopPropagation();
+    }
+  }, true);
+  document.addEventListener('click', e => {  // after the toggle has drawn its new state, the focus leaves it
+    const toggle = e.target.closest && e.target.closest('.st-key-vote_blind');
+    if (toggle) setTimeout(() => toggle.contains(document.activeElement) && document.activeElement.blur(), 300);
+  }, true);
+})();
+</script>"""
 VOTE_LABELS = {"A": "A is better", "tie": "Tie", "B": "B is better"}
 VOTE_KEYS = {"A": "A", "tie": "T", "B": "B"}  # keyboard shortcuts (st.button's shortcut; C and R are reserved)
 
@@ -287,10 +311,11 @@ if data is not None:
                f"{MIN_VOTE_CONTEXTS} or more different contexts** (ties do not count), the judge can be re-fitted on "
                "them below.")
     n_contexts = len({tuple(a.context) for a, _ in data.comparison.pairs})
-    if data.n < MIN_VOTES or n_contexts < MIN_VOTE_CONTEXTS:  # voting here can never reach a re-fit: said now
+    if data.n < MIN_VOTES or n_contexts < MIN_VOTE_CONTEXTS:  # voting here can never reach a re-fit: said here
         st.info(f"These {state.counted(data.n, 'pair')} on {state.counted(n_contexts, 'context')} cannot give the "
                 f"{MIN_VOTES} A/B votes on {MIN_VOTE_CONTEXTS} contexts a re-fit needs: your votes here are kept and "
                 "downloadable; to re-fit, upload a votes file or use the upload's human scores below.")
+    st.html(VOTE_KEY_GUARD, unsafe_allow_javascript=True)
     vote_panel(data)
 
 # ------------------------------------------------------------------------------------------------

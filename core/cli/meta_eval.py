@@ -27,7 +27,8 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--metrics", type=metric_names, default=list(DEFAULT_METRICS),
                    help=f"comma-separated metric names, or 'all' (default: {','.join(DEFAULT_METRICS)}, the "
                         "default metrics everywhere)")
-    p.add_argument("--dimension", action="append", help="only these human dimensions (repeat or comma-separate)")
+    p.add_argument("--dimension", action="append", help="only these human dimensions (repeat or comma-separate; "
+                                                        "--level system: the one people's side is read on)")
     p.add_argument("--format", default="text", choices=("text", "markdown", "csv", "json"))
     p.add_argument("--out", help="write the table here instead of stdout (written whole or not at all)")
     p.add_argument("--n-boot", type=whole_number(MIN_BOOT, MAX_RESAMPLES), default=None,
@@ -40,8 +41,9 @@ def _arguments(p: argparse.ArgumentParser) -> None:
                         "and the one-line verdict name the system people prefer; a number: the intervals' level "
                         "(default 0.95). Both may be given: --level system --level 0.9")
     p.add_argument("--max-rows", type=whole_number(1),
-                   help="subsample whole contexts to about this many rows per dataset")
-    p.add_argument("--no-system-level", action="store_true", help="skip the correlations of per-system means")
+                   help="subsample whole contexts to about this many rows per dataset (turn level only)")
+    p.add_argument("--no-system-level", action="store_true",
+                   help="skip the correlations of per-system means (turn level only)")
     p.add_argument("--no-judge", action="store_true", help="system level: leave the judge (and so the verdict's "
                    "judge) out")
     p.add_argument("--no-held-out", action="store_true",

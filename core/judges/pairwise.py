@@ -319,6 +319,10 @@ def encode_pairs(contexts: Sequence[Sequence[str]], replies_a: Sequence[str], re
     reader_end = READER_SHARE if mme_weights is not None else 1.0
     if reader:
         ctx = [list(c) for c in contexts]
+        from core.models.encoders import smollm_first_load
+        first = smollm_first_load()  # SmolLM2's first load: said, not a bar that stands still
+        if first and progress is not None:
+            share_of(progress, MINILM_SHARE, reader_end, pairs)(0, pairs, f"judge: {first}")
         f = lm_features().features(ctx + ctx, list(replies_a) + list(replies_b),
                                    progress=share_of(progress, MINILM_SHARE, reader_end, pairs))
         feats = (f[:len(ctx)], f[len(ctx):])

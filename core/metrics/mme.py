@@ -155,6 +155,11 @@ class MMEScorer:
         M = _m()
         total = len(resp) if total is None else total
         prog = (lambda d, n, desc: tick(progress, done0 + d, total, desc)) if progress else None
+        if prog is not None and family in ("pm", "sm"):  # SmolLM2's first load: said, not a bar that stands still
+            from core.models.encoders import smollm_first_load
+            first = smollm_first_load()
+            if first:
+                prog(0, len(resp), f"MME {family}: {first}")
         if family == "fm":
             return {"fm": self.load("fm").predict(list(resp), progress=prog, desc="MME fluency")}
         if family == "rm":

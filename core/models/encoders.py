@@ -255,6 +255,15 @@ def smollm():
     return tok, model
 
 
+def smollm_first_load() -> str:
+    """What the next :func:`smollm` call will do that takes long, for a progress line: "reading SmolLM2's GGUF
+    file (once per cache folder, about 20 s)" when it is not loaded in this process and no float32 copy is kept;
+    else '' (loaded, or about a second to load the copy)."""
+    if smollm.cache_info().currsize or (smollm_converted_dir() / "complete").exists():
+        return ""
+    return "reading SmolLM2's GGUF file (once per cache folder, about 20 s)"
+
+
 def smollm_converted_dir() -> Path:
     """Where the dequantized SmolLM2 is kept: the cache folder, named by the GGUF file's size and hash."""
     from core.settings import cache_dir
