@@ -528,3 +528,12 @@ def test_an_output_name_that_promises_another_format_is_said(tmp_path, capsys, m
     err = capsys.readouterr().err
     assert "--out pairs.csv: the per-pair rows are written as JSON Lines whatever the file's name" in err
     assert "--dimension 'nowhere' is not in the data" in err
+
+
+def test_what_the_options_do_is_said_once(tmp_path, capsys, monkeypatch):
+    """`compare` read its options twice (for the time estimate, then for scoring) and said each warning twice."""
+    monkeypatch.chdir(tmp_path)
+    a, b = _two_files(tmp_path)
+    assert main(["compare", "--no-judge", str(a), str(b), "--metrics", "bleu", "--mme-dimension", "grammar",
+                 "--n-boot", "100"]) == 0
+    assert capsys.readouterr().err.count("--mme-dimension 'grammar' has no effect") == 1

@@ -309,6 +309,9 @@ def test_the_leaderboard_recovers_a_planted_order_and_does_not_separate_identica
     pair = dialeval("leaderboard", "--no-judge", str(path), "--metrics", "bleu", "--systems", "good,mid")
     assert pair.returncode == 0 and pair.stdout.startswith("2 systems on 30 shared contexts")
     assert f"note: two systems: `dialeval compare {path} --system-a good --system-b mid`" in pair.stderr  # runnable
+    flagged = dialeval("leaderboard", "--no-judge", str(path), "--metrics", "bleu", "--systems", "good,mid",
+                       "--input-format", "jsonl")
+    assert f"`dialeval compare {path} --system-a good --system-b mid` with the same input flags" in flagged.stderr
     assert dialeval("leaderboard", "--no-judge", str(path), "--metrics", "none", "--quiet").returncode == 2
     twice = dialeval("leaderboard", "--no-judge", str(path), "--metrics", "bleu", "--quiet", "--systems", "good,good,mid")
     assert twice.returncode == 2 and "'good' more than once" in twice.stderr  # it ranked good against itself

@@ -222,6 +222,9 @@ def test_meta_eval_level_system_on_the_command_line(tmp_path, capsys):
     assert (rows["overall"]["order"], rows["fluency"]["order"]) == (1.0, 0.0), rows
     assert cli(["meta-eval", "--level", "system", str(path), "--metrics", "bleu", "--no-judge", "--max-rows", "9"]) == 2
     assert "--max-rows is for the turn level" in capsys.readouterr().err
+    # the shipped verdict cannot decide on BLEU alone: said before its row reads 'names none' everywhere
+    assert cli(["meta-eval", "--level", "system", str(path), "--metrics", "bleu", "--no-judge", "--quiet"]) == 0
+    assert "the one-line verdict cannot decide on bleu: its combined test sums" in capsys.readouterr().err
 
 
 # ------------------------------------------------------------------------------------------------
