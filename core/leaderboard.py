@@ -609,8 +609,9 @@ def render_leaderboard(lb: Leaderboard, fmt: str = "text") -> str:
         parts.append(f"warning: {lb.reference_note}")
     if lb.shared_references_note:
         parts.append(f"note: {lb.shared_references_note}")
-    if unscored_note(lb):
-        parts.append(f"note: {unscored_note(lb)}")
+    unscored = unscored_note(lb)
+    if unscored:
+        parts.append(f"note: {unscored}")
     if lb.context_mismatches:
         bullet = "- " if fmt == "markdown" else "  "
         listed = "\n".join(bullet + m for m in lb.context_mismatches[:20])

@@ -709,11 +709,21 @@ def _listed(signals: Sequence[str]) -> str:
     return fmt_list("the judge" if s == JUDGE else _label(s) for s in signals)
 
 
+def _scored_metrics(v: Verdict) -> set[str]:
+    """The metrics that scored at least one pair of ``v``."""
+    return {r.metric for r in v.rows("metric") if r.n}
+
+
+def _judged_every_pair(v: Verdict) -> bool:
+    """Whether a judge ran on every pair of ``v``."""
+    return v.judge is not None and len(v.judge.p_a) == v.n_pairs
+
+
 def _not_computed(v: Verdict, signals: Sequence[str]) -> str:
     """Why some of ``signals`` are not in the combined test here: 'the judge not run on every pair', 'bleu not
     computed'."""
-    scored = {r.metric for r in v.rows("metric") if r.n}
-    judged = v.judge is not None and len(v.judge.p_a) == v.n_pairs
+    scored = _scored_metrics(v)
+    judged = _judged_every_pair(v)
     why = [(_unmeasured(v) or "" if judged else "the judge not run" if v.judge is None
             else "the judge not run on every pair")
            if s == JUDGE else
@@ -726,9 +736,7 @@ def _what_would_combine(v: Verdict, policy: VerdictPolicy) -> str:
     signals the combined test may sum (``policy.combine``, then ``combine_allowed``, best record first) that
     needs the fewest signals more than were computed here (the measured judge counts when it ran on every
     pair); '' when none is in reach."""
-    have = {r.metric for r in v.rows("metric") if r.n}
-    if v.judge is not None and len(v.judge.p_a) == v.n_pairs and is_measured_judge(v.judge.signature):
-        have.add(JUDGE)
+    have = _scored_metrics(v) | ({JUDGE} if _judged_every_pair(v) and is_measured_judge(v.judge.signature) else set())
     sets = [tuple(policy.combine), *(tuple(c) for c in policy.combine_allowed)]
     reach = [(len(set(c) - have), i, c) for i, c in enumerate(sets) if c]
     if not reach:

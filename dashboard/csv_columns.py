@@ -84,8 +84,10 @@ def counts_rows(rows: Sequence[Sequence[str]], column: str, system: str | None) 
         if not _is_number(cell) or float(cell) != int(float(cell)):
             return False
         groups.setdefault(r[s] if s is not None and s < len(r) else "", []).append(float(cell))
-    return bool(groups) and all(len(v) >= 3 and sorted(v) == [v_min + i for i in range(len(v))] and v_min in (0, 1)
-                                for v in groups.values() for v_min in [min(v)])
+    def counted(values: list[float]) -> bool:
+        start = min(values)
+        return len(values) >= 3 and start in (0, 1) and sorted(values) == [start + i for i in range(len(values))]
+    return bool(groups) and all(counted(v) for v in groups.values())
 
 
 def _name_words(name: str) -> list[str]:

@@ -6,7 +6,7 @@ import plotly.express as px
 import streamlit as st
 
 from core.data import Comparison
-from core.judges.pairs import MIN_VOTE_CONTEXTS, MIN_VOTES, votes_for_pairs, votes_matched
+from core.judges.pairs import MIN_VOTE_CONTEXTS, MIN_VOTES, context_key, votes_for_pairs, votes_matched
 from core.report import as_sentence
 from core.verdict import summarize_judge
 from dashboard import exports, judging, loading, state, tables, vote_store
@@ -310,7 +310,7 @@ if data is not None:
                f"for this comparison after a refresh). Once there are **{MIN_VOTES} votes for A or B on "
                f"{MIN_VOTE_CONTEXTS} or more different contexts** (ties do not count), the judge can be re-fitted on "
                "them below.")
-    n_contexts = len({tuple(a.context) for a, _ in data.comparison.pairs})
+    n_contexts = len({context_key(a.context) for a, _ in data.comparison.pairs})  # as the re-fit counts them
     if data.n < MIN_VOTES or n_contexts < MIN_VOTE_CONTEXTS:  # voting here can never reach a re-fit: said here
         st.info(f"These {state.counted(data.n, 'pair')} on {state.counted(n_contexts, 'context')} cannot give the "
                 f"{MIN_VOTES} A/B votes on {MIN_VOTE_CONTEXTS} contexts a re-fit needs: your votes here are kept and "

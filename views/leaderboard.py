@@ -141,8 +141,9 @@ else:
         st.warning(state.plain(as_sentence(lb.reference_note)))
     if lb.shared_references_note:
         st.info(state.plain(as_sentence(lb.shared_references_note)))
-    if unscored_note(lb):  # the metrics named as the table's headers name them
-        st.caption(state.plain(as_sentence(unscored_note(lb, words.name))))
+    unscored = unscored_note(lb, words.name)  # the metrics named as the table's headers name them
+    if unscored:
+        st.caption(state.plain(as_sentence(unscored)))
     # a metric's display name heads its column ("BLEU mean [95% CI]"); the downloads keep the ids
     headers = {k: words.name(k) + h[len(k):] if k in lb.metrics and h.startswith(k + " ") else h for k, h in cols}
     st.dataframe(pd.DataFrame(rows).rename(columns=headers), hide_index=True, width="stretch")

@@ -267,8 +267,14 @@ def smollm_first_load() -> str:
 def smollm_converted_dir() -> Path:
     """Where the dequantized SmolLM2 is kept: the cache folder, named by the GGUF file's size and hash."""
     from core.settings import cache_dir
+    return cache_dir() / f"smollm2-135m-f32-{_gguf_id()}"
+
+
+@functools.lru_cache(maxsize=1)
+def _gguf_id() -> str:
+    """'SIZE-HASH' of the installed SmolLM2 GGUF file (read once per process: it is about 100 MB)."""
     gguf = Path(smollm_folder()) / SMOLLM_GGUF
-    return cache_dir() / f"smollm2-135m-f32-{gguf.stat().st_size}-{file_hash(gguf)}"
+    return f"{gguf.stat().st_size}-{file_hash(gguf)}"
 
 
 def _save_converted(tok, model, target: Path) -> None:
