@@ -156,6 +156,21 @@ def _options(options: Any) -> "Options | None":
                     f"{type(options).__name__}")
 
 
+def _progress(progress: Any) -> "Progress | None":
+    """``progress`` as a callback: None or False, silent; True, a bar on stderr (``core.progress.ProgressBar``,
+    as the command line draws it); a callable ``progress(done, total, description)``, itself. Anything else is a
+    ``TypeError`` saying what is taken."""
+    if progress is None or progress is False:
+        return None
+    if progress is True:
+        from core.progress import ProgressBar
+        return ProgressBar()
+    if callable(progress):
+        return progress
+    raise TypeError(f"progress must be True (a bar on stderr), False/None (silent) or a callable "
+                    f"progress(done, total, description), got {type(progress).__name__}")
+
+
 def _warn_blank(notes: list[str]) -> None:
     if notes:
         import warnings
@@ -164,7 +179,7 @@ def _warn_blank(notes: list[str]) -> None:
 
 def score(responses: Sequence[str], contexts: Sequence[Sequence[str] | str],
           references: Sequence[Sequence[str] | str] | None = None, metrics: str | Sequence[str] | None = None,
-          system: str = "system", options: "Options | None" = None, progress: "Progress | None" = None,
+          system: str = "system", options: "Options | None" = None, progress: "Progress | bool | None" = None,
           cache: "ScoreCache | bool | None" = None) -> dict:
     """Score responses; returns ``{metric: np.ndarray}`` plus ``"_signatures"``, ``"_details"`` and
     ``"_flags"`` (per row, why a score is null: ``core.engine.row_flags``).
@@ -183,7 +198,7 @@ def score(responses: Sequence[str], contexts: Sequence[Sequence[str] | str],
     names = parse_metrics(metrics)
     exs = _examples(resp, ctx, refs, system)
     _warn_blank(blank_text_notes(exs, names))
-    table = score_examples(exs, names, _options(options), progress=progress, cache=cache)
+    table = score_examples(exs, names, _options(options), progress=_progress(progress), cache=cache)
     out: dict = {m: table.column(m) for m in table.metrics}
     out["_signatures"] = table.signatures()
     out["_details"] = {m: table.results[m].details for m in table.metrics}
@@ -204,7 +219,7 @@ def _examples(resp: _Column, ctx: _Column, refs: "_Column | None", system: str) 
 
 
 def judge(contexts: Sequence[Sequence[str] | str], replies_a: Sequence[str], replies_b: Sequence[str],
-          checkpoint: str | None = None, progress: "Progress | None" = None,
+          checkpoint: str | None = None, progress: "Progress | bool | None" = None,
           cache: "ScoreCache | bool | None" = None, judge: "str | Judge" = "pairwise") -> "JudgeOutput":
     """P(a person prefers reply A) for each (context, A, B), both orders combined; ``judge``: the shipped A/B
     judge ('pairwise'), 'llm' (its endpoint from ``$OPENAI_BASE_URL`` and ``$DIALEVAL_LLM_MODEL``) or a judge
@@ -218,7 +233,7 @@ def judge(contexts: Sequence[Sequence[str] | str], replies_a: Sequence[str], rep
         _require_turns(t, ctx, i)
     chosen = judge_choice(judge) or "pairwise"
     check_judge_models(list(zip(turns, _strings(a), _strings(b))), chosen, checkpoint)
-    return judge_pairs(turns, _strings(a), _strings(b), chosen, checkpoint, progress, cache)
+    return judge_pairs(turns, _strings(a), _strings(b), chosen, checkpoint, _progress(progress), cache)
 
 
 def _checked_settings(settings: dict[str, Any], allowed: Sequence[str], what: str) -> None:
@@ -271,7 +286,7 @@ def compare_replies(contexts: Sequence[Sequence[str] | str], replies_a: Sequence
                     references: Sequence[Sequence[str] | str] | None = None,
                     metrics: str | Sequence[str] | None = None, judge: "bool | str | Judge" = True,
                     system_a: str = "A", system_b: str = "B", options: "Options | dict | None" = None,
-                    progress: "Progress | None" = None, cache: "ScoreCache | bool | None" = None,
+                    progress: "Progress | bool | None" = None, cache: "ScoreCache | bool | None" = None,
                     **settings: Any) -> "Verdict":
     """The verdict on two systems' replies held in memory (no files): ``replies_a[i]`` and ``replies_b[i]``
     answer ``contexts[i]``; arguments as :func:`score` takes them, ``judge`` and ``settings`` as :func:`compare`.
@@ -301,13 +316,14 @@ def compare_replies(contexts: Sequence[Sequence[str] | str], replies_a: Sequence
                 + [f"references: {note}" for kind, note in by_side["replies_a"].items() if kind in shared])
     if judge is not None:
         check_judge_models(comp, judge)
+    progress = _progress(progress)
     cs = score_comparison(comp, names, _options(options), progress, cache)
     return build_verdict(comp, cs, _judge_summary(comp, judge, progress, cache, settings), **settings)
 
 
 def compare(input_a: str, input_b: str | None = None, system_a: str | None = None, system_b: str | None = None,
             metrics: str | Sequence[str] | None = None, judge: "bool | str | Judge" = True,
-            options: "Options | None" = None, progress: "Progress | None" = None,
+            options: "Options | None" = None, progress: "Progress | bool | None" = None,
             cache: "ScoreCache | bool | None" = None, **settings: Any) -> "Verdict":
     """The verdict on two systems: two files (one system each) or one multi-system file with two chosen;
     ``judge``: ``True`` the learned judge, ``False`` none, a judge's name ('llm') or a judge object;
@@ -331,6 +347,7 @@ def compare(input_a: str, input_b: str | None = None, system_a: str | None = Non
     _warn_blank(blank_text_notes(comp.examples(), _registry_names(metrics), judged=judge or False))
     if judge is not None:
         check_judge_models(comp, judge)
+    progress = _progress(progress)
     cs = score_comparison(comp, metrics, _options(options), progress, cache)
     return build_verdict(comp, cs, _judge_summary(comp, judge, progress, cache, settings), **settings)
 
@@ -347,7 +364,7 @@ def _paths(inputs: Sequence[Any], what: str) -> list[str]:
 
 def rank(*inputs: str, systems: Sequence[str] | None = None, metrics: str | Sequence[str] | None = None,
          judge: "bool | str | Judge" = True, options: "Options | dict | None" = None,
-         progress: "Progress | None" = None, cache: "ScoreCache | bool | None" = None,
+         progress: "Progress | bool | None" = None, cache: "ScoreCache | bool | None" = None,
          **settings: Any) -> "Leaderboard":
     """``dialeval leaderboard`` in Python: the systems of one multi-system file, or of several files, ranked on
     the contexts they all answered (``core.leaderboard``: people's ratings, metrics, the judge's Bradley-Terry
@@ -367,7 +384,8 @@ def rank(*inputs: str, systems: Sequence[str] | None = None, metrics: str | Sequ
     examples = rows_of_files([(path, load_file(path)) for path in paths])
     _warn_blank(blank_text_notes([e for e in examples if systems is None or e.system in systems],
                                  _registry_names(metrics), judged=judge_choice(judge) or False))
-    return leaderboard(examples, metrics, judge, systems, _options(options), progress, cache, **settings)
+    return leaderboard(examples, metrics, judge, systems, _options(options), _progress(progress), cache,
+                       **settings)
 
 
 def meta_evaluate(*inputs: str, metrics: str | Sequence[str] | None = None, dims: Sequence[str] | None = None,

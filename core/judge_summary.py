@@ -12,7 +12,7 @@ import numpy as np
 from core import stats
 from core.data import Comparison
 from core.human_preferences import context_groups, human_preferences, preference_dimension, side_accuracy
-from core.scoring import JudgeOutput
+from core.scoring import JudgeOutput, order_disagreement
 from core.settings import SEED
 from core.stats import LEVEL, N_BOOT
 
@@ -41,7 +41,7 @@ class JudgeSummary:
     n: int
     win: stats.WinStats  # A's wins, ties and losses by the judge's calls, win rate and its interval
     winner: str | None
-    order_disagreement: float
+    order_disagreement: float  # of the pairs whose replies differ, the share whose two orders pick different winners
     tie_margin: float
     signature: str
     p_a: list[float]
@@ -86,7 +86,9 @@ def summarize_judge(comp: Comparison, out: JudgeOutput, dimension: str | None = 
         if dim is not None and any(dim in x.scores for x in comp.a) and any(dim in y.scores for y in comp.b):
             prefs, margin = human_preferences(comp, dim)
             human = _agreement("scores", dim, margin, out, prefs, level)
-    return JudgeSummary(len(verdicts), win, winner, out.order_disagreement, out.tie_margin, out.signature,
+    different = [x.response.strip() != y.response.strip() for x, y in comp.pairs]  # identical: no winner to flip
+    return JudgeSummary(len(verdicts), win, winner, order_disagreement(out.p_ab, out.p_ba_flipped, different),
+                        out.tie_margin, out.signature,
                         [float(p) for p in out.p_a], verdicts, human,
                         judge_length_controlled(comp, verdicts, level, n_boot, seed),
                         len(set(context_groups(comp.a))), out.first_shown, dict(out.notes))

@@ -426,31 +426,33 @@ def leaderboard(examples: Sequence[Example], metrics: Sequence[str] | str | None
                 judge: "bool | str | Judge | None" = False,
                 systems: Sequence[str] | None = None, options: Options | None = None,
                 progress: Progress | None = None, cache: "ScoreCache | bool | None" = None,
-                **settings: Any) -> Leaderboard:
+                checkpoint: str | None = None, **settings: Any) -> Leaderboard:
     """Score (and with ``judge`` judge) every system of ``examples`` on their shared contexts through the
     engine, and build the :class:`Leaderboard` (people's ratings in ``examples`` included). ``judge``: ``True``
-    the learned judge, a judge's name or a :class:`~core.scoring.Judge` (``core.scoring.judge_choice``). ``metrics`` ``[]``:
-    the judge and people's ratings alone. ``cache`` as in ``core.engine.score_examples``. ``settings``:
-    :func:`build_leaderboard`'s ``n_boot``, ``n_perm``, ``level``, ``seed`` and ``rank_by``."""
-    return leaderboard_of_grid(shared_contexts(examples, systems), metrics, judge, options, progress, cache, **settings)
+    the learned judge, a judge's name or a :class:`~core.scoring.Judge` (``core.scoring.judge_choice``);
+    ``checkpoint``: the learned judge's (default: the shipped one). ``metrics`` ``[]``: the judge and people's
+    ratings alone. ``cache`` as in ``core.engine.score_examples``. ``settings``: :func:`build_leaderboard`'s
+    ``n_boot``, ``n_perm``, ``level``, ``seed`` and ``rank_by``."""
+    return leaderboard_of_grid(shared_contexts(examples, systems), metrics, judge, options, progress, cache,
+                               checkpoint, **settings)
 
 
 def leaderboard_of_grid(grid: SystemGrid, metrics: Sequence[str] | str | None = None,
                         judge: "bool | str | Judge | None" = False, options: Options | None = None,
                         progress: Progress | None = None, cache: "ScoreCache | bool | None" = None,
-                        **settings: Any) -> Leaderboard:
+                        checkpoint: str | None = None, **settings: Any) -> Leaderboard:
     """:func:`leaderboard` of the rows :func:`shared_contexts` chose (for a caller that built the grid already)."""
     judge = judge_choice(judge)
     names = parse_metrics(metrics) if metrics is None or len(metrics) else []
     ranking_criterion(grid, names, judge is not None, settings.get("rank_by", "auto"))  # fails before scoring
     if judge is not None:  # a missing model package (or an endpoint that does not answer) too
         check_judge_models([triple for _, _, contexts, a, b in grid.system_pairs() for triple in zip(contexts, a, b)],
-                           judge)
+                           judge, checkpoint)
     table = None
     if names:
         table = score_examples(grid.examples(), names, options,
                                within(progress, 0, 2) if judge is not None else progress, cache=cache)
-    judged = judge_grid(grid, judge, progress=within(progress, 1, 2) if table is not None else progress,
+    judged = judge_grid(grid, judge, checkpoint, within(progress, 1, 2) if table is not None else progress,
                         cache=cache) if judge is not None else None
     return build_leaderboard(grid, table, judged, **settings)
 

@@ -166,6 +166,8 @@ def meta_evaluate(data, metrics: Sequence[Any], dims: Sequence[str] | None = Non
                     c = stats.correlate(scores[keep], human[keep], mth, groups=g, n_boot=n_boot, seed=seed,
                                         level=level)
                     row.update({mth: c.r, f"{mth}_p": c.p, f"{mth}_low": c.low, f"{mth}_high": c.high})
+                    if c.p_floor:  # no resample crossed zero: p is at most the resampling's floor
+                        row[f"{mth}_p_floor"] = True
                     row["resampled"], row["p_method"], row["n_contexts"] = c.resampled, c.p_method, c.n_groups
                 why = no_correlation_reason(scores[keep], human[keep])
                 if why:
@@ -248,7 +250,7 @@ def format_rows(rows: Sequence[dict[str, Any]], fmt: str = "text", methods: Sequ
                 c[m], c[f"{m}_p"] = "-", "-"
             else:
                 c[m] = f"{fmt_num(r[m])} [{fmt_num(r[f'{m}_low'])}, {fmt_num(r[f'{m}_high'])}]"
-                c[f"{m}_p"] = fmt_num(r[f"{m}_p"], p=True)
+                c[f"{m}_p"] = ("<=" if r.get(f"{m}_p_floor") else "") + fmt_num(r[f"{m}_p"], p=True)
         notes = []
         if r.get("error"):
             notes.append("FAILED: " + r["error"][:120])

@@ -259,6 +259,19 @@ def verdicts(p_a: np.ndarray, tie_margin: float) -> list[str]:
     return ["tie" if abs(p - 0.5) < tie_margin else ("A" if p > 0.5 else "B") for p in p_a]
 
 
+def order_disagreement(p_ab: Sequence[float], p_ba_flipped: Sequence[float],
+                       counted: Sequence[bool] | None = None) -> float:
+    """The share of pairs whose two single-order estimates pick different winners (one above 0.5, the other
+    not), over the pairs ``counted`` (default: all); NaN when none is counted. A pair of identical replies has
+    no winner to pick, so :func:`core.judge_summary.summarize_judge` leaves those out: a flip there is position
+    bias alone, which ``JudgeOutput.first_shown`` reports."""
+    p_ab, flipped = np.asarray(p_ab, dtype=np.float64), np.asarray(p_ba_flipped, dtype=np.float64)
+    keep = np.ones(len(p_ab), dtype=bool) if counted is None else np.asarray(counted, dtype=bool)
+    if not keep.any():
+        return float("nan")
+    return float(np.mean((p_ab[keep] > 0.5) != (flipped[keep] > 0.5)))
+
+
 @dataclass
 class JudgeOutput:
     """What a judge says about n pairs (context, A, B)."""
@@ -289,8 +302,8 @@ class JudgeOutput:
                            signature: str = "") -> "JudgeOutput":
         """The output whose per-pair probabilities are given: verdicts and order disagreement follow."""
         p_a, p_ab, flipped = (np.asarray(x, dtype=np.float64) for x in (p_a, p_ab, p_ba_flipped))
-        dis = float(np.mean((p_ab > 0.5) != (flipped > 0.5))) if len(p_ab) else float("nan")
-        return cls(p_a, p_ab, flipped, verdicts(p_a, tie_margin), dis, tie_margin, signature)
+        return cls(p_a, p_ab, flipped, verdicts(p_a, tie_margin), order_disagreement(p_ab, flipped), tie_margin,
+                   signature)
 
     def subset(self, idx: Sequence[int]) -> "JudgeOutput":
         """The judge's output on the pairs ``idx`` only (order disagreement recomputed on them)."""

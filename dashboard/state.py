@@ -426,7 +426,7 @@ def progress_bar(first: str = "starting", estimate: float = 0.0):
 
     def progress(done: int, total: int, desc: str) -> None:
         frac = min(1.0, done / total) if total else 1.0
-        bar.progress(frac, text=f"{desc} {done}/{total}{clock.left(done, total, desc)}"
+        bar.progress(frac, text=f"{words.progress_words(desc)} {done}/{total}{clock.left(done, total, desc)}"
                                 f"{time_estimates.time_so_far(time.monotonic() - started, estimate)}")
     return bar, progress
 

@@ -62,6 +62,23 @@ def name(metric: str) -> str:
     return DISPLAY.get(metric, metric)
 
 
+def progress_words(desc: str) -> str:
+    """A progress line's description with the metric it names in words: 'bert_ruber_unref: MiniLM' ->
+    'BERT-RUBER (unreferenced part): MiniLM', 'MME fm' -> 'MME fluency' (the engine's lines name registry ids,
+    which a command-line user types; a dashboard user sees the names of the sidebar). Anything else as it is."""
+    head, sep, rest = desc.partition(":")
+    key = head.strip()
+    if key.startswith("MME "):
+        key = "mme_" + key[len("MME "):]
+    if key in DISPLAY and key != "judge":
+        return DISPLAY[key] + sep + rest
+    return MME_FAMILIES.get(key, head) + sep + rest
+
+
+MME_FAMILIES = {"mme_sm": "MME specificity", "mme_pm": "MME context fit"}
+"""MME-CRS's sub-metric families that run as one (each gives several scores): the names their progress lines get."""
+
+
 def names(metrics) -> str:
     """'BLEU, υBLEU and MME-CRS'."""
     return fmt_list(name(m) for m in metrics)

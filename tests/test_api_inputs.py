@@ -141,6 +141,21 @@ def test_options_cache_metrics_and_missing_reference_items():
     assert list(core.score(RESPONSES, CONTEXTS, REFERENCES, metrics="BLEU")["_signatures"]) == ["bleu"]
 
 
+def test_progress_true_draws_the_command_lines_bar_and_anything_else_is_refused(capsys):
+    """progress=True: the bar the command line draws, on stderr, with counts; False: silent; a callable: called
+    with (done, total, description); anything else a TypeError saying what is taken (was a raw 'not callable')."""
+    shown = bleu(RESPONSES, CONTEXTS, REFERENCES, progress=True)
+    err = capsys.readouterr().err
+    assert f"{len(RESPONSES)}/{len(RESPONSES)}" in err and "bleu" in err
+    np.testing.assert_array_equal(bleu(RESPONSES, CONTEXTS, REFERENCES, progress=False), shown)
+    assert capsys.readouterr().err == ""
+    calls = []
+    bleu(RESPONSES, CONTEXTS, REFERENCES, progress=lambda done, total, desc: calls.append((done, total)))
+    assert calls and calls[-1] == (len(RESPONSES), len(RESPONSES))
+    with pytest.raises(TypeError, match="progress must be True"):
+        core.score(RESPONSES, CONTEXTS, REFERENCES, metrics="bleu", progress="yes")
+
+
 def test_compare_replies_gives_the_verdict_compare_gives_for_the_same_rows(tmp_path):
     """Two systems' replies in memory: the same verdict as `core.compare` on two files holding those rows."""
     import json

@@ -862,6 +862,15 @@ def test_a_scatter_metric_chosen_on_another_file_gives_way_where_it_scores_nothi
     assert not at.exception, at.exception
     # the system-level table's means keep the rows the correlations above leave out, and says so
     assert any("the 3 rows whose reply copies its reference are in these means" in c.value for c in at.caption)
+    assert any(c.value.startswith("Turn level, over the 12 rows of sysA and sysB, less 3 rows") for c in at.caption)
+    assert not [c for c in at.caption if "other system" in c.value]
+    three = _toy_examples() + [Example(e.id, "sysC", e.context, "i like it", e.references, {"Overall": 3.0})
+                               for e in _toy_examples() if e.system == "sysA"]
+    at.session_state["loaded"] = loading.make_loaded("three", three, None, "sysA", "sysB", [b"three-corr"])
+    at.run()
+    assert not at.exception, at.exception  # a file of three systems: the two compared are named, the third counted
+    assert any(c.value.startswith("Turn level, over the 12 rows of sysA and sysB (the file holds 1 other system: "
+                                  "choose which two on the Upload page") for c in at.caption)
     no_refs = [replace(e, references=[]) for e in _toy_examples()]
     at.session_state["loaded"] = loading.make_loaded("toy", no_refs, None, "sysA", "sysB", [b"toy-no-refs"])
     at.run()
@@ -1255,6 +1264,28 @@ def test_votes_are_one_click_each_blind_saved_and_counted_without_overshoot(new_
     assert not [i for i in at.info if "cannot give the" in i.value]  # twelve pairs can
 
 
+def test_vote_blind_hides_an_llm_judges_summary_too(new_app, own_cache, monkeypatch):
+    """"Vote blind" hid the learned judge's results; an LLM judge's summary (asked earlier in the session) stayed."""
+    from dashboard import state
+    loaded = loading.make_loaded("twelve", _twelve_pairs(), None, "sysA", "sysB", [b"twelve"])
+    p_a = np.linspace(0.1, 0.9, loaded.n)
+    out = JudgeOutput.from_probabilities(p_a, p_a, p_a, 0.05, "toy-judge")
+    monkeypatch.setattr(state, "judge_output", lambda data: out)
+    at = new_app()
+    at.session_state["loaded"] = loaded
+    at.session_state["llm_judge_results"] = {loaded.key: {"summary": summarize_judge(loaded.comparison, out),
+                                                          "usage": "24 requests", "signature": "llm:toy"}}
+    at.run()
+    at.switch_page("views/judge.py").run()
+    assert not at.exception, at.exception
+    assert [m for m in at.metric if m.label.startswith("LLM judge: win rate of A")]
+    at.toggle(key="vote_blind").set_value(True).run()
+    assert not [m for m in at.metric if m.label.startswith("LLM judge") or m.label == "Position flips"]
+    assert sum("results are hidden while" in i.value for i in at.info) == 2  # the learned judge's, the LLM's
+    at.toggle(key="vote_blind").set_value(False).run()
+    assert [m for m in at.metric if m.label.startswith("LLM judge: win rate of A")]
+
+
 def test_the_vote_count_never_overshoots_what_is_needed():
     from core.judges.pairs import Pair
     few = [Pair([f"c{i}"], "a", "b", 1.0) for i in range(3)]
@@ -1301,6 +1332,16 @@ def test_a_500000_character_reply_is_folded_and_a_metric_that_cannot_score_gets_
     assert not at.get("plotly_chart")  # no empty axes
     at.switch_page("views/home.py").run()
     assert not at.get("plotly_chart")
+
+
+def test_progress_lines_name_metrics_as_the_sidebar_does():
+    """The dashboard's bar showed the engine's ids ('bert_ruber_unref: MiniLM 5/7', 'MME fm')."""
+    from dashboard import words
+    assert words.progress_words("bert_ruber_unref: MiniLM") == "BERT-RUBER (unreferenced part): MiniLM"
+    assert words.progress_words("MME fm") == "MME fluency" and words.progress_words("MME sm") == "MME specificity"
+    assert words.progress_words("bleu") == "BLEU" and words.progress_words("ubleu: retrieving") == "υBLEU: retrieving"
+    for plain in ("judge: reading", "llm judge: asking", "rating references", "scoring every system"):
+        assert words.progress_words(plain) == plain
 
 
 def test_the_verdict_in_words_says_between_where_the_command_line_says_brackets():

@@ -135,6 +135,17 @@ def test_not_a_cache_file_is_a_clear_error(tmp_path):
     assert r.returncode == 2 and "not a dialeval score cache" in r.stderr and "Traceback" not in r.stderr
 
 
+def test_cache_info_makes_nothing_and_says_what_all_is_for(tmp_path):
+    """`cache info` on a machine that never scored created the cache folder; `info --all` ignored --all."""
+    env = dict(os.environ, DIALEVAL_CACHE=str(tmp_path / "never"))
+    env.pop("DIALEVAL_NO_CACHE", None)
+    r = subprocess.run([sys.executable, "-m", "core", "cache", "info", "--all"], env=env, capture_output=True,
+                       text=True)
+    assert r.returncode == 0 and "not made yet" in r.stdout and "0 entries" in r.stdout
+    assert "--all goes with clear" in r.stderr
+    assert not (tmp_path / "never").exists()
+
+
 def test_cli_keeps_rows_and_no_cache_keeps_nothing(tmp_path, repo_root):
     inp = tmp_path / "in.jsonl"
     lines = (repo_root / "demo" / "demo.jsonl").read_text().splitlines()[:6]

@@ -142,6 +142,9 @@ def test_checkpoints_of_ones_own_do_not_hide_the_shipped_ones(tmp_path, monkeypa
     assert checkpoint_file("crs_weights.json") == shipped.parent / "crs_weights.json"
     with pytest.raises(checkpoints.CheckpointError, match=f"not found in {own} or {shipped.parent}"):
         checkpoints.load("no-such-checkpoint")
+    # a path is looked for where it points, and said so (it said "not found in <the checkpoint folders>")
+    with pytest.raises(checkpoints.CheckpointError, match=f"no {tmp_path / 'gone'}.safetensors and "):
+        checkpoints.load(str(tmp_path / "gone"))
 
 
 def test_an_input_named_dash_is_standard_input(tmp_path, monkeypatch, capsys):
@@ -185,6 +188,21 @@ def test_mme_dimension_and_its_older_name_must_not_disagree(capsys):
     assert "given twice with different values ('overall', then 'engaging' in --dimension)" in capsys.readouterr().err
     args = build_parser().parse_args(["compare", "--no-judge", "x.jsonl", "--dimension", "engaging", "--mme-dimension", "engaging"])
     assert args.dimension == "engaging"
+
+
+def test_a_judge_checkpoint_goes_with_the_learned_judge_only(tmp_path, capsys):
+    """compare/report/gate/leaderboard take --checkpoint (a judge re-fitted on votes); with --no-judge or another
+    judge it is refused before anything loads."""
+    from core.cli import main
+    a = tmp_path / "a.jsonl"
+    a.write_text('{"id": "1", "system": "a", "context": ["hi"], "response": "hello"}\n'
+                 '{"id": "1", "system": "b", "context": ["hi"], "response": "yo"}\n')
+    assert main(["compare", str(a), "--no-judge", "--checkpoint", "mine", "--metrics", "bleu"]) == 2
+    assert "--checkpoint names the learned judge's checkpoint, and --no-judge leaves" in capsys.readouterr().err
+    assert main(["leaderboard", str(a), "--judge", "llm", "--checkpoint", "mine", "--metrics", "bleu"]) == 2
+    assert "the llm judge has none" in capsys.readouterr().err
+    assert main(["gate", str(a), "--checkpoint", str(tmp_path / "nowhere"), "--metrics", "bleu", "--quiet"]) == 2
+    assert "nowhere" in capsys.readouterr().err
 
 
 def test_a_votes_file_s_repeats_contradictions_and_identical_replies_are_said():

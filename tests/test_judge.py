@@ -3,6 +3,7 @@
 Held-out slices: contexts on the test side of the judge's context split (``is_test_context``) of the
 sets it was trained on, and the DailyDialog-derived sets it never saw. Small slices keep this file fast."""
 import json
+import math
 import random
 
 import numpy as np
@@ -17,6 +18,7 @@ from core.judges.smollm_reader import lm_features, scores
 from core.judges.votes import (INNER_FOLDS, RIDGE_GRID, VoteFeatures, context_folds, fine_tune_on_votes, fit_votes,
                                learning_curve, p_a_from_logits, refit_logits, vote_features)
 from core.models import checkpoints
+from core.scoring import JudgeOutput, order_disagreement
 from core.settings import SEED
 from core.training.judge import train_judge
 from core.training.judge_lm import fit_mix, set_weights, train_scorer
@@ -127,6 +129,24 @@ def test_combine_orders_is_antisymmetric():
     assert verdicts(np.array([0.52, 0.9, 0.1]), 0.05) == ["tie", "A", "B"]
 
 
+
+def test_identical_replies_are_left_out_of_the_order_disagreement():
+    """A pair of identical replies has no winner to pick: a flip between its two orders is position bias alone
+    (reported as first_shown), not disagreement; the summary counts the other pairs only."""
+    ctx = ["hi", "how are you?"]
+    a = [Example(f"c{i}", "a", ctx, r) for i, r in enumerate(["fine, thanks", "same reply", "ok"])]
+    b = [Example(f"c{i}", "b", ctx, r) for i, r in enumerate(["i like dogs", "same reply ", "no"])]
+    comp = compare_systems(a + b, "a", "b")
+    # pair 2 (identical replies) flips: 0.6 says A, 1 - 0.6 = 0.4 says B; pair 3 flips as well
+    out = JudgeOutput.from_probabilities(np.array([0.8, 0.5, 0.5]), np.array([0.8, 0.6, 0.7]),
+                                         np.array([0.8, 0.4, 0.3]), 0.05)
+    assert out.order_disagreement == pytest.approx(2 / 3)  # the judge alone does not know the replies
+    assert summarize_judge(comp, out).order_disagreement == pytest.approx(1 / 2)
+    same = compare_systems(a[1:2] + b[1:2], "a", "b")
+    assert math.isnan(summarize_judge(same, out.subset([1])).order_disagreement)
+    assert order_disagreement([0.6, 0.7], [0.4, 0.8], [True, False]) == 1.0
+
+
 # ---------------------------------------------------------------- the shipped judge
 
 
@@ -228,9 +248,21 @@ def test_training_on_votes_moves_held_out_agreement_above_chance(shipped, gupta_
     assert again.mix == shipped.mix and again.manifest["fine_tuned_on_votes"]["n_votes"] == len(train)
     # --out as a path outside the checkpoint folders: the hint names the path (it named 'mine', not found there)
     capsys.readouterr()
-    assert main(["train", "judge", "--votes", str(vfile), "--sizes", "40", "--folds", "3", "--out",
+    assert main(["train", "judge", "--votes", str(vfile), "--sizes", "40,5000", "--folds", "3", "--out",
                  str(tmp_path / "mine")]) == 0
-    assert f"--checkpoint {tmp_path / 'mine'}`" in capsys.readouterr().out
+    out, err = capsys.readouterr()
+    assert f"--checkpoint {tmp_path / 'mine'}`" in out
+    assert "--sizes 5000: the training folds hold" in err  # clipped, and said (the curve showed a smaller n)
+    # compare takes the re-fitted judge too (it took only the shipped one): shown beside the verdict, not deciding
+    for side, key in (("a", "response_a"), ("b", "response_b")):
+        (tmp_path / f"{side}.jsonl").write_text("".join(json.dumps({"id": f"p{i}", "system": side, "context": v.context,
+                                                                    "response": getattr(v, key)}) + "\n"
+                                                        for i, v in enumerate(train[:12])))
+    assert main(["compare", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), "--metrics", "none", "--checkpoint",
+                 str(tmp_path / "mine"), "--format", "json", "--quiet"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["judge"]["signature"].startswith(f"judge:{tmp_path / 'mine'}|")
+    assert "no measured record" in got["sentence"]
     assert load_judge(str(tmp_path / "mine")).manifest["fine_tuned_on_votes"]["n_votes"] == len(train)
     np.testing.assert_allclose(again.predict_encoded(_encoded(shipped, votes, te[:5])).p_a, expected[:5], atol=2e-3)
 

@@ -526,8 +526,11 @@ def test_an_output_name_that_promises_another_format_is_said(tmp_path, capsys, m
     # said before anything loads (the --dimension here then stops the run before the judge is read)
     assert main(["judge", str(a), str(b), "--out", "pairs.csv", "--dimension", "nowhere", "--quiet"]) == 2
     err = capsys.readouterr().err
-    assert "--out pairs.csv: the per-pair rows are written as JSON Lines whatever the file's name" in err
+    assert "--out pairs.csv: the per-pair rows are written as JSON Lines (one JSON object per line" in err
     assert "--dimension 'nowhere' is not in the data" in err
+    assert main(["score", str(a), "--metrics", "bleu", "--out", "scores.json", "--quiet"]) == 0
+    assert "--out scores.json: the scores are written as JSON Lines" in capsys.readouterr().err
+    assert len((tmp_path / "scores.json").read_text(encoding="utf-8").splitlines()) == 5
 
 
 def test_what_the_options_do_is_said_once(tmp_path, capsys, monkeypatch):

@@ -135,6 +135,21 @@ def test_correlation_drops_nan_and_handles_constant():
     assert math.isnan(c.r) and math.isnan(c.low)
 
 
+def test_a_resampled_p_below_what_the_resamples_can_show_is_marked_as_a_floor():
+    """meta-eval printed p 0.005 where no resample crossed zero (200 resamples): a floor, not an estimate."""
+    rng = np.random.default_rng(3)
+    groups = np.repeat(np.arange(40), 3)
+    x = rng.normal(size=120)
+    strong = stats.correlate(x, x + 0.1 * rng.normal(size=120), groups=groups, n_boot=200)
+    assert strong.p_method == "bootstrap" and strong.p_floor and strong.p == pytest.approx(1 / 201)
+    weak = stats.correlate(x, rng.normal(size=120), groups=groups, n_boot=200)
+    assert not weak.p_floor and weak.p > 1 / 201
+    from core.meta_eval import format_rows
+    row = {"metric": "m", "dataset": "d", "dimension": "overall", "level": "turn", "n": 120, "spearman": strong.r,
+           "spearman_low": strong.low, "spearman_high": strong.high, "spearman_p": strong.p, "spearman_p_floor": True}
+    assert "<=0.005" in format_rows([row], methods=["spearman"])
+
+
 def test_system_correlation_warns_with_few_systems():
     rng = np.random.default_rng(7)
     systems = np.repeat([f"s{i}" for i in range(5)], 30)

@@ -83,7 +83,11 @@ elif metrics:
     if cs.metrics:
         rows = cached_correlations(data.key, tuple(cs.metrics), cs)
         copies = rows[0]["reference copies left out"] if rows else 0
-        st.caption(f"Turn level, over both systems' {2 * cs.n} rows"
+        others = len({e.system for e in data.examples}) - 2
+        st.caption(f"Turn level, over the {2 * cs.n} rows of {state.plain(comp.system_a)} and "
+                   f"{state.plain(comp.system_b)}"
+                   + (f" (the file holds {state.counted(others, 'other system')}: choose which two on the Upload "
+                      "page; the system-level view below takes them all)" if others > 0 else "")
                    + (f", less {state.counted(copies, 'row')} whose reply copies its reference (a referenced metric "
                       "scores those perfectly whatever people said; `dialeval meta-eval` leaves them out too)"
                       if copies else "")

@@ -24,6 +24,11 @@ if not ok:
 BLIND_NOTE = "The judges' results are hidden while \"Vote blind\" is on (at the top of the page); turn it off to see them."
 
 
+def flip_share(x: float) -> str:
+    """The order disagreement as a percentage; '-' when every pair's two replies were identical."""
+    return "-" if x != x else f"{x:.1%}"
+
+
 def win_rate_text(s) -> str:
     return f"{s.win.rate:.1%} [{s.win.low:.1%}, {s.win.high:.1%}]"
 
@@ -78,8 +83,9 @@ if data is not None and ok:
                       f"{tuned['summary'].win.rate:.1%}",
                       help="the judge re-fitted on your votes (below), over every loaded pair")
             c2.text(f"95% interval [{tuned['summary'].win.low:.1%}, {tuned['summary'].win.high:.1%}]")
-        c3.metric("Order disagreement", f"{summ.order_disagreement:.1%}",
-                  help="share of pairs where scoring A|B and B|A gave different preferences")
+        c3.metric("Order disagreement", flip_share(summ.order_disagreement),
+                  help="share of pairs where scoring A|B and B|A gave different preferences (pairs of identical "
+                       "replies left out: they have no winner to flip)")
         jdf = tables.judge_frame(comp, res.p_a, res.verdict)
         if dims:
             st.subheader("Agreement with human scores")
@@ -168,8 +174,9 @@ def llm_judge_section(data, blind: bool = False) -> None:
               if summ.win.wins + summ.win.losses else "-")
     c1.text(f"95% interval [{summ.win.low:.1%}, {summ.win.high:.1%}]")
     c2.metric("A / tie / B", f"{summ.win.wins} / {summ.win.ties} / {summ.win.losses}")
-    c3.metric("Position flips", f"{summ.order_disagreement:.1%}",
-              help="share of pairs where asking A first and B first named different winners (a tie then)")
+    c3.metric("Position flips", flip_share(summ.order_disagreement),
+              help="share of pairs where asking A first and B first named different winners (a tie then; "
+              "pairs of identical replies left out)")
     c3.text(f"first-shown reply preferred: {summ.first_shown:.1%}")
     unparsed = summ.notes.get("unparsed") or []
     if unparsed:

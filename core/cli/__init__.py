@@ -219,6 +219,11 @@ def add_judge_arguments(p: argparse.ArgumentParser, what: str = "over every pair
         group.add_argument("--no-judge", dest="judge", action="store_const", const=None,
                            help="leave the judge out: the verdict then rests on the metrics (and people's ratings)")
     settings = p.add_argument_group("judge settings")
+    if optional:  # `dialeval judge` has its own
+        settings.add_argument("--checkpoint", default=None,
+                              help="the learned judge's checkpoint (default: the shipped judge), e.g. one re-fitted "
+                                   "on your votes by `dialeval train judge --votes`; a judge other than the shipped "
+                                   "one has no measured record, so it is shown beside the verdict, not deciding it")
     for _, cls in JUDGES.items():
         cls.add_arguments(settings)
 
@@ -246,6 +251,9 @@ def judge_from(a: argparse.Namespace) -> "str | Judge | None":
                          f"({'none: --no-judge' if a.judge is None else a.judge}); add --judge NAME for that judge, "
                          "or drop the flag")
     if a.judge is None:
+        if getattr(a, "checkpoint", None) is not None:
+            raise ValueError("--checkpoint names the learned judge's checkpoint, and --no-judge leaves the judge out: "
+                             "drop one of them")
         return None
     if a.judge == "pairwise":  # by name: its checkpoint (``--checkpoint``) goes to the engine beside it
         return "pairwise"

@@ -6,7 +6,7 @@ import fnmatch
 import shutil
 from pathlib import Path
 
-from core.cli import register_command
+from core.cli import note, register_command
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
@@ -25,9 +25,10 @@ def _mb(n: int) -> str:
 @register_command("cache", "the score cache: where it is, what it holds (info), emptying it (clear)", _arguments)
 def cache(a: argparse.Namespace) -> int:
     from core.cache import FILE_NAME, ScoreCache, disabled_by_env, max_bytes_from_env, shipped_precomputed
-    from core.settings import cache_dir
-    store = ScoreCache(cache_dir() / FILE_NAME, max_bytes_from_env(), shipped_precomputed())
-    others = {p: _size(p) for p in other_files(cache_dir(), store.path)}
+    from core.settings import cache_location
+    folder = cache_location()[0]  # looked at, not made: `info` on a machine that never scored creates nothing
+    store = ScoreCache(folder / FILE_NAME, max_bytes_from_env(), shipped_precomputed())
+    others = {p: _size(p) for p in other_files(folder, store.path)}
     if a.action == "clear":
         n = store.clear()
         print(f"removed {n} entries from {store.path}")
@@ -39,9 +40,12 @@ def cache(a: argparse.Namespace) -> int:
             print(f"kept {len(others)} other file(s), {_mb(sum(others.values()))} (model conversions, "
                   f"indexes, features: `dialeval cache clear --all` removes them too)")
         return 0
+    if a.all:
+        note(["--all goes with clear (it removes the other files too); info lists them all already"])
     info = store.info()
     state = "off (DIALEVAL_NO_CACHE is set)" if disabled_by_env() else "on"
-    print(f"score cache: {info['path']} ({state})")
+    made = "" if store.path.exists() else "; not made yet: nothing has been scored with this cache"
+    print(f"score cache: {info['path']} ({state}{made})")
     print(f"size: {_mb(info['file_bytes'])} on disk, {info['entries']} entries ({_mb(info['bytes'])}); cap "
           f"{_mb(info['max_bytes'])} (DIALEVAL_CACHE_MAX_MB; least recently used entries go first)")
     for p in info["precomputed"]:
@@ -49,7 +53,7 @@ def cache(a: argparse.Namespace) -> int:
     for ns, row in info["namespaces"].items():
         print(f"  {row['entries']:>8}  {_mb(row['bytes']):>9}  {ns}")
     if others:
-        print(f"other files in {cache_dir()} ({_mb(sum(others.values()))}; made again when needed; "
+        print(f"other files in {folder} ({_mb(sum(others.values()))}; made again when needed; "
               f"`dialeval cache clear --all` removes them):")
         for p, size in others.items():
             print(f"  {_mb(size):>9}  {p.name}")

@@ -61,8 +61,9 @@ def verdict_from(a: argparse.Namespace, out: str | None,
     check_something_to_compare(comp, a.metrics, judge is not None, not a.no_human, no_metrics,
                                "the judge (drop --no-judge)", "--no-human")
     note(blank_text_notes(comp.examples(), a.metrics, judged=judge or False))
+    checkpoint = getattr(a, "checkpoint", None)  # the learned judge's (judge_from refuses it for another judge)
     if judge is not None:  # a missing model package or an endpoint that does not answer is said before the metrics run
-        check_judge_models(comp, judge)
+        check_judge_models(comp, judge, checkpoint)
     options = options_from(a)  # once: what it says about the options is said once
     if not a.quiet:  # never a wait without saying how long (the time estimates of core.time_estimates)
         note_estimate(estimate_comparison(comp, a.metrics, options,
@@ -71,7 +72,7 @@ def verdict_from(a: argparse.Namespace, out: str | None,
     cs = score_comparison(comp, a.metrics, options, progress=progress)
     summary = None
     if judge is not None:
-        summary = summarize_judge(comp, judge_comparison(comp, judge, progress=progress), level=a.level,
+        summary = summarize_judge(comp, judge_comparison(comp, judge, checkpoint, progress=progress), level=a.level,
                                   n_boot=a.n_boot, seed=a.seed)
         judge_usage_note(judge)
     verdict = build_verdict(comp, cs, summary, human=not a.no_human, n_boot=a.n_boot, n_perm=a.n_perm,

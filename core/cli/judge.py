@@ -42,9 +42,9 @@ def judge(a: argparse.Namespace) -> int:
     mapping = csv_mapping_from(a)
     out_path = a.out if a.out != "-" else None
     check_paths(a, [a.input, a.input_b], out_path)
-    if out_path and out_path.lower().endswith((".csv", ".tsv", ".md", ".txt", ".html")):
-        note([f"--out {out_path}: the per-pair rows are written as JSON Lines whatever the file's name; for them as "
-              "CSV, leave --out out and use --format csv (stdout)"])
+    if out_path and out_path.lower().endswith((".csv", ".tsv", ".md", ".txt", ".html", ".json")):
+        note([f"--out {out_path}: the per-pair rows are written as JSON Lines (one JSON object per line, not one JSON "
+              "document) whatever the file's name; for them as CSV, leave --out out and use --format csv (stdout)"])
     comp = load_comparison(a.input, a.input_b, a.system_a, a.system_b, a.input_format, mapping)
     comp.require_pairs()
     if a.dimension and a.dimension not in dimensions(comp.examples()):

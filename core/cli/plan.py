@@ -41,8 +41,8 @@ def _what_by_needs(a: argparse.Namespace) -> None:
         raise ValueError("--by judge with --no-judge: the judge is the criterion; drop --no-judge")
     if a.metrics is None:
         a.metrics = list(DEFAULT_METRICS) if by is None else [] if by == JUDGE or by.startswith("human:") else [by]
-    if a.judge is BY_CRITERION:
-        a.judge = "pairwise" if by in (None, JUDGE) else None
+    if a.judge is BY_CRITERION:  # a --checkpoint given asks for the learned judge
+        a.judge = "pairwise" if by in (None, JUDGE) or getattr(a, "checkpoint", None) is not None else None
 
 
 def _check_judge_effect(effect: float) -> None:

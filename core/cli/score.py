@@ -63,6 +63,9 @@ def score(a: argparse.Namespace) -> int:
               "of --input-format; score always writes JSON lines, and elsewhere --format is the output's format)"])
     mapping = csv_mapping_from(a)
     check_paths(a, [a.input], a.out)
+    if a.out != "-" and a.out.lower().endswith((".csv", ".tsv", ".md", ".txt", ".html", ".json")):
+        note([f"--out {a.out}: the scores are written as JSON Lines (one JSON object per row, not one JSON document) "
+              "whatever the file's name"])
     backend = backend_class(a.backend)(workers=a.workers, address=a.address,
                                        pass_threads=fixed_pass_threads(a.metrics))
     backend.check()  # e.g. Ray not installed: exit 2 before the input is read

@@ -31,7 +31,8 @@ votes it predicts the rest (~70 % agreement in the paper). Here:
 - **Position bias**: trained on both orders of every pair; at inference the judge scores A|B and B|A and
   averages ``p_a = (p(A|B) + 1 - p(B|A)) / 2``, so swapping A and B gives exactly ``1 - p_a``.
   ``order_disagreement`` is the share of pairs where the two single-order estimates pick different
-  winners (before combining); after combining it is zero by construction.
+  winners (before combining; pairs of identical replies left out in a comparison's summary); after combining it is
+  zero by construction.
 - **Ties**: the verdict is ``"tie"`` when ``|p_a - 0.5| < tie_margin`` (default 0.05, stored in the manifest).
 - **Training** (``core/training/judge.py``, ``dialeval train judge``) on clear-margin pairs derived from the
   human-rated sets (``core.judges.pairs``), split by context; **your own votes** re-fit only the output
@@ -54,7 +55,8 @@ from core.judges.smollm_reader import config as reader_config
 from core.models import checkpoints
 from core.models.batching import ROWS, batch_rows, dtype_name, fixed_shape_batches, in_fixed_rows, padded_batch
 from core.progress import Progress, share_of
-from core.scoring import Judge, JudgeOutput, register_judge, verdicts  # noqa: F401 (verdicts: re-exported)
+from core.scoring import Judge, JudgeOutput, order_disagreement, register_judge
+from core.scoring import verdicts  # noqa: F401 (re-exported)
 from core.settings import SEED
 from core.version import __version__
 
@@ -342,8 +344,7 @@ def combine_orders(p_ab: np.ndarray, p_ba: np.ndarray) -> tuple[np.ndarray, np.n
     p_ab = np.asarray(p_ab, dtype=np.float64)
     flipped = 1.0 - np.asarray(p_ba, dtype=np.float64)
     p_a = (p_ab + flipped) / 2.0
-    dis = float(np.mean((p_ab > 0.5) != (flipped > 0.5))) if len(p_ab) else float("nan")
-    return p_a, flipped, dis
+    return p_a, flipped, order_disagreement(p_ab, flipped)
 
 
 @dataclass

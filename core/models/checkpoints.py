@@ -57,10 +57,14 @@ def load(name: str, directory: str | os.PathLike | None = None) -> tuple[dict[st
     from safetensors.torch import load_file
     wpath, mpath = paths(name, directory)
     if not wpath.exists() or not mpath.exists():
-        where = wpath.parent if directory else " or ".join(map(str, checkpoint_dirs()))
-        raise CheckpointError(f"checkpoint {name!r} not found in {where} "
-                              f"(expected {wpath.name} and {mpath.name}); train it with `dialeval train ...` or point "
-                              "DIALEVAL_CHECKPOINTS at a folder that holds it")
+        if directory or not (os.sep in name or name.startswith(".")):
+            where = wpath.parent if directory else " or ".join(map(str, checkpoint_dirs()))
+            raise CheckpointError(f"checkpoint {name!r} not found in {where} (expected {wpath.name} and "
+                                  f"{mpath.name}); train it with `dialeval train ...` or point DIALEVAL_CHECKPOINTS "
+                                  "at a folder that holds it")
+        missing = " and ".join(str(p) for p in (wpath, mpath) if not p.exists())
+        raise CheckpointError(f"checkpoint {name!r} not found: no {missing} (a path names the checkpoint's two "
+                              "files without their endings, as `dialeval train judge --out PATH` writes them)")
     return load_file(str(wpath)), load_manifest(name, directory)
 
 

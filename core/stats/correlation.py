@@ -34,6 +34,7 @@ class Correlation:
     n_groups: int = 0
     p_method: str = "scipy"
     resampled: str = "rows"
+    p_floor: bool = False  # True: no resample crossed zero, p is the resampling's floor 1/(B+1): at most this
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -138,9 +139,11 @@ def correlate(x: Sequence[float], y: Sequence[float], method: str = "spearman",
         fin = reps[np.isfinite(reps)]
         if len(fin):
             p = float(min(1.0, 2 * min((fin <= 0).mean(), (fin >= 0).mean())))
+            floor = p < 1.0 / (len(fin) + 1)
             p = max(p, 1.0 / (len(fin) + 1))
             p_method = "bootstrap"
-    return Correlation(r, p, lo, hi, n, method, level, G, p_method, "contexts" if clustered else "rows")
+    return Correlation(r, p, lo, hi, n, method, level, G, p_method, "contexts" if clustered else "rows",
+                       p_method == "bootstrap" and floor)
 
 
 @dataclass

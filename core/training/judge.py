@@ -167,6 +167,11 @@ def train(args: argparse.Namespace) -> int:
         curve = learning_curve(votes, sizes, args.folds, judge, seed=args.seed,
                                progress=progress_bar(), features=feats)
         print(curve.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+        most = int(curve["n_train"].max()) if len(curve) else 0
+        over = [s for s in sizes if s > most]
+        if over:  # learning_curve clips them to what the training folds hold
+            print(f"note: --sizes {','.join(map(str, over))}: the training folds hold {most} votes ({args.folds}-fold "
+                  f"cross-validation by context), so the curve stops at {most}", file=sys.stderr)
         tuned = fine_tune_on_votes(votes, judge, features=feats, seed=args.seed)
         if not args.no_save:
             name = args.out or "judge-votes"
