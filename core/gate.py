@@ -15,7 +15,7 @@ A **requirement** (:func:`check`) turns it into PASS or FAIL:
 - ``not-worse`` (the default): FAIL only when the baseline is significantly better;
 - ``non-inferior`` with a margin M: PASS only when the whole interval of the improvement lies above -M (for the
   judge: the candidate's win-rate interval above 0.5 - M). A candidate no worse than the baseline whose interval
-  still reaches below -M fails with "not enough contexts to show it";
+  still reaches below -M fails with "non-inferiority not shown" (more contexts would narrow the interval);
 - ``better``: PASS only when the candidate is significantly better.
 
 Default margins (:func:`default_margin`) are stated in the criterion's own units: 5 points of win rate for the
@@ -33,7 +33,7 @@ by simulation that planted differences of the stated size are detected at about 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from statistics import NormalDist
 from typing import Any, Sequence
 from xml.sax.saxutils import escape, quoteattr
@@ -42,7 +42,7 @@ import numpy as np
 
 from core.formatting import fmt_amount, fmt_percent, fmt_percent_bounds, fmt_points
 from core.stats import POWER, detectable_difference
-from core.verdict import MetricComparison, Verdict, verdict_decision
+from core.verdict import MetricComparison, Verdict, preferred_human_row, verdict_decision
 from core.verdict_policy import JUDGE, is_measured_judge, shipped_policy
 
 REQUIREMENTS = ("not-worse", "non-inferior", "better")
@@ -69,6 +69,22 @@ def contexts_needed(low: float, high: float, n_contexts: int, effect: float, lev
     return max(2, math.ceil(((_z(level) + NormalDist().inv_cdf(power)) * sd / effect) ** 2))
 
 
+EVEN_SPREAD_CAP = 0.95  # a pilot win rate beyond this (or below 1 - it) is read as this one when it is widened
+
+
+def planning_interval(c: "Criterion") -> tuple[float, float]:
+    """The interval :func:`contexts_needed` plans from: the criterion's own, except the judge's, widened to the
+    spread of an even win rate. A win rate's spread shrinks away from 0.5 (its variance is r(1 - r)), and the
+    gate tests the judge against an even 0.5, so a lopsided pilot (the candidate winning 90 %) would promise too
+    few contexts for a difference near 0.5: its half-width is scaled by 0.5 / sqrt(r(1 - r)), r the pilot's win
+    rate (held within [1 - :data:`EVEN_SPREAD_CAP`, :data:`EVEN_SPREAD_CAP`])."""
+    if not c.is_judge or not (math.isfinite(c.low) and math.isfinite(c.high)):
+        return c.low, c.high
+    r = min(max(0.5 + c.effect, 1 - EVEN_SPREAD_CAP), EVEN_SPREAD_CAP)
+    centre, half = (c.low + c.high) / 2, (c.high - c.low) / 2 * 0.5 / math.sqrt(r * (1 - r))
+    return centre - half, centre + half
+
+
 @dataclass
 class Criterion:
     """One criterion on the candidate's side: ``effect`` (the improvement; for the judge its win rate - 0.5) with
@@ -90,6 +106,15 @@ class Criterion:
     def is_judge(self) -> bool:
         return self.name == JUDGE
 
+    @property
+    def label(self) -> str:
+        """'the judge', 'the combined test of bert_ruber+judge+ubleu', or the metric's name."""
+        if self.is_judge:
+            return "the judge"
+        if is_combined(self.name):
+            return f"the combined test of {self.name.split(':', 1)[-1].strip()}"
+        return self.name
+
     def amount(self, x: float, signed: bool = True) -> str:
         """``x`` in the criterion's units: points of win rate for the judge, the metric's own units else."""
         return fmt_points(x, signed) if self.is_judge else fmt_amount(x, signed)
@@ -106,7 +131,7 @@ class Criterion:
         """'with these 60 contexts a difference smaller than 0.09 in bert_ruber could go unseen'."""
         if not math.isfinite(self.detectable):
             return ""
-        what = "in the judge's win rate" if self.is_judge else f"in {self.name}"
+        what = "in the judge's win rate" if self.is_judge else f"in {self.label}"
         return (f"with these {self.n_contexts} contexts a difference smaller than "
                 f"{self.amount(self.detectable, signed=False)} {what} could go unseen")
 
@@ -118,9 +143,19 @@ def _metric_criterion(r: MetricComparison, baseline_sd: float, level: float) -> 
     return Criterion(r.metric, r.n, r.n_contexts, sign * r.diff, lo, hi, better, r.detectable, level, baseline_sd)
 
 
+COMBINED = "combined"
+"""``--by combined``: the verdict's combined test (``Verdict.combined``; named 'combined: bert_ruber+judge+ubleu')."""
+
+
 def criteria_names(v: Verdict) -> list[str]:
     """Every criterion ``v`` can be gated on."""
-    return ([JUDGE] if v.judge is not None else []) + [r.metric for r in v.metrics if r.n > 0]
+    return (([JUDGE] if v.judge is not None else []) + [r.metric for r in v.metrics if r.n > 0]
+            + ([COMBINED] if v.combined is not None and v.combined.n > 0 else []))
+
+
+def is_combined(name: str) -> bool:
+    """Whether a criterion's name is the combined test's ('combined', or its full name 'combined: bleu+mme')."""
+    return name == COMBINED or name.startswith(COMBINED + ":")
 
 
 def criterion(v: Verdict, by: str, baseline_values: Sequence[float] | None = None,
@@ -138,6 +173,14 @@ def criterion(v: Verdict, by: str, baseline_values: Sequence[float] | None = Non
         lo, hi = 0.5 - w.high, 0.5 - w.low
         return Criterion(JUDGE, w.wins + w.losses, n_ctx, 0.5 - w.rate, lo, hi, better, j.detectable(v.level),
                          v.level)
+    if is_combined(by):
+        c = v.combined
+        if c is None or c.n == 0:
+            raise ValueError(f"--by {by}: the verdict's combined test did not run on these inputs (it needs "
+                             f"{', '.join(shipped_policy().policy.combine)}, or a set of signals the policy allows); "
+                             f"choose one of {', '.join(criteria_names(v)) or 'none'}")
+        return _metric_criterion(replace(c, metric=f"{COMBINED}: " + "+".join(v.combined_signals)), math.nan,
+                                 v.level)
     rows = {r.metric: r for r in v.metrics}
     if by not in rows:
         raise ValueError(f"--by {by}: not compared here; choose one of {', '.join(criteria_names(v)) or 'none'}")
@@ -149,19 +192,39 @@ def criterion(v: Verdict, by: str, baseline_values: Sequence[float] | None = Non
 
 
 __all__ = ["POWER", "REQUIREMENTS", "detectable_difference", "contexts_needed", "criterion", "default_criterion",
-           "gate", "check", "blank_replies_check", "passed", "render_checks", "junit_xml"]
+           "default_criteria", "gate", "check", "blank_replies_check", "missing_replies_check", "passed",
+           "planning_interval",
+           "render_checks", "junit_xml"]
+
+
+def default_criteria(v: Verdict) -> list[str]:
+    """What the gate checks when ``--by`` is not given: what the one-line verdict decides on. People's rating on
+    the dimension the verdict reads (:func:`~core.verdict.preferred_human_row`) when they name a winner; else,
+    where the verdict's combined test ran, that test and the signals that may veto it (the judge: a candidate the
+    judge finds significantly worse fails, as the verdict would abstain); else :func:`default_criterion`."""
+    d = verdict_decision(v)
+    if d.basis == "people":
+        return [default_criterion(v)]
+    if v.combined is not None and v.combined.n > 0:
+        names = criteria_names(v)
+        measured = v.judge is not None and is_measured_judge(v.judge.signature)
+        vetoes = [s for s in shipped_policy().policy.vetoes_for(v.combined_signals)
+                  if s in names and (s != JUDGE or measured)]
+        return [COMBINED, *vetoes]
+    return [default_criterion(v)]
 
 
 def default_criterion(v: Verdict) -> str:
-    """What the one-line verdict trusts: people's rating when it decided, else the judge when the verdict policy
-    gives it a say (it decides or is part of the combined test), else the first deciding metric that scored (or
-    a metric of the combined test the policy allows alone), else the judge, else the first metric."""
+    """One criterion for what the one-line verdict trusts (``dialeval plan``'s default): people's rating on the
+    dimension the verdict reads when they name a winner, else the judge when the verdict policy gives it a say
+    (it decides or is part of the combined test), else the first deciding metric that scored (or a metric of the
+    combined test the policy allows alone), else the judge, else the first metric."""
     d = verdict_decision(v)
     if d.basis == "people":
-        human = next((r.metric for r in v.rows("human") if r.winner), None)
-        if human:
-            return human
-    names = criteria_names(v)
+        human = preferred_human_row(v)
+        if human is not None:
+            return human.metric
+    names = [n for n in criteria_names(v) if n != COMBINED]
     if not names:
         raise ValueError("nothing to gate on: no metric scored a pair and the judge was not run")
     policy = shipped_policy().policy
@@ -174,10 +237,13 @@ def default_criterion(v: Verdict) -> str:
 
 
 def default_margin(c: Criterion) -> float:
-    """5 points of win rate for the judge; else a fifth of the baseline's standard deviation (2 significant
-    digits); NaN when that is unknown."""
+    """5 points of win rate for the judge; for the combined test (a sum of standardized differences, one per
+    signal) a fifth for each signal it sums (a small standardized difference on every one); else a fifth of the
+    baseline's standard deviation (2 significant digits); NaN when that is unknown."""
     if c.is_judge:
         return JUDGE_MARGIN
+    if is_combined(c.name):
+        return SMALL_EFFECT * max(1, len(c.name.split(":", 1)[-1].split("+")))
     m = SMALL_EFFECT * c.baseline_sd
     if not math.isfinite(m) or m <= 0:
         return math.nan
@@ -204,8 +270,8 @@ def check(c: Criterion, require: str = "not-worse", margin: float | None = None)
         raise ValueError(f"--require {require}: choose one of {', '.join(REQUIREMENTS)}")
     margin = default_margin(c) if margin is None else margin
     if require == "non-inferior" and not (math.isfinite(margin) and margin >= 0):
-        raise ValueError(f"--require non-inferior needs a margin >= 0 in {c.name}'s units (--margin M)")
-    on = "on the judge" if c.is_judge else f"on {c.name}"
+        raise ValueError(f"--require non-inferior needs a margin >= 0 in {c.label}'s units (--margin M)")
+    on = f"on {c.label}"
     ev = c.evidence()
     why_margin = f"; margin {c.amount(margin, signed=False)}" if require == "non-inferior" else ""
     if require == "not-worse":
@@ -221,8 +287,9 @@ def check(c: Criterion, require: str = "not-worse", margin: float | None = None)
         if passed:
             head = "candidate is non-inferior"
         elif c.effect > -margin and c.better != "baseline":
-            head = ("not enough contexts to show it " + (f"(the interval reaches {c.amount(c.low)})"
-                                                         if math.isfinite(c.low) else "(they give no interval)"))
+            head = ("non-inferiority not shown " + (
+                f"(the interval reaches {c.amount(c.low)}, below {c.amount(-margin)}: more contexts would narrow it)"
+                if math.isfinite(c.low) else "(too few contexts: they give no interval)"))
         else:
             head = "candidate is worse by more than the margin" if c.high < -margin else "candidate may be worse"
     line = f"{'PASS' if passed else 'FAIL'}: {head} {on}: {ev}{why_margin}"
@@ -257,19 +324,46 @@ def blank_replies_check(blank_baseline: int, blank_candidate: int, n_pairs: int,
     return GateCheck(c, BLANK_REQUIREMENT, math.nan, not worse, reason)
 
 
+MISSING_REPLIES = "missing replies"  # the missing-replies check's name
+
+
+def missing_replies_check(missing_baseline: int, missing_candidate: int, n_pairs: int,
+                          level: float = 0.95) -> GateCheck | None:
+    """The rows each side has no partner for: ``missing_candidate`` of the baseline's rows have no candidate reply
+    (contexts the candidate does not answer), ``missing_baseline`` of the candidate's rows no baseline reply. FAIL
+    when the candidate leaves more of them out than the baseline, under every requirement (those rows are not
+    compared, so a candidate that drops inputs would be judged on the ones it kept, as
+    :func:`blank_replies_check` says of blank replies); PASS when it leaves some out but no more than the
+    baseline; None when it leaves none out. Its requirement is :data:`BLANK_REQUIREMENT`."""
+    if not missing_candidate:
+        return None
+    worse = missing_candidate > missing_baseline
+    effect = (missing_baseline - missing_candidate) / max(n_pairs + missing_candidate, 1)
+    c = Criterion(MISSING_REPLIES, n_pairs, n_pairs, effect, effect, effect, "baseline" if worse else None, math.nan,
+                  level)
+    said = (f"{missing_candidate} of the baseline's rows have no candidate reply, {missing_baseline} of the "
+            f"candidate's no baseline reply ({n_pairs} pairs compared)")
+    reason = (f"FAIL: candidate answers fewer inputs: {said}; rows without a partner are not compared"
+              if worse else f"PASS: no more unanswered inputs than the baseline: {said}")
+    return GateCheck(c, BLANK_REQUIREMENT, math.nan, not worse, reason)
+
+
 def gate(v: Verdict, by: Sequence[str] | str | None = None, require: str = "not-worse",
          margin: float | None = None, baseline_values: dict[str, Sequence[float]] | None = None,
-         n_contexts: int | None = None, blank: tuple[int, int] | None = None) -> list[GateCheck]:
-    """One :class:`GateCheck` per criterion of ``by`` (default: :func:`default_criterion`); ``baseline_values``:
-    {criterion: the baseline's per-row values} for the default margins. ``blank``: (the baseline's, the
-    candidate's) blank replies among the compared pairs: :func:`blank_replies_check` comes first. When it fails,
-    a criterion that has no pair left to read (every candidate reply blank) is left out rather than stopping the
-    gate: the FAIL stands."""
-    first = blank_replies_check(*blank, v.n_pairs, v.level) if blank else None
-    checks = [first] if first is not None else []
-    failed = first is not None and not first.passed
+         n_contexts: int | None = None, blank: tuple[int, int] | None = None,
+         missing: tuple[int, int] | None = None) -> list[GateCheck]:
+    """One :class:`GateCheck` per criterion of ``by`` (default: :func:`default_criteria`); ``baseline_values``:
+    {criterion: the baseline's per-row values} for the default margins. ``missing``: (the candidate's rows
+    without a baseline reply, the baseline's rows without a candidate reply): :func:`missing_replies_check` comes
+    first; ``blank``: (the baseline's, the candidate's) blank replies among the compared pairs:
+    :func:`blank_replies_check` next. When one fails, a criterion that has no pair left to read (every candidate
+    reply blank) is left out rather than stopping the gate: the FAIL stands."""
+    firsts = [missing_replies_check(*missing, v.n_pairs, v.level) if missing else None,
+              blank_replies_check(*blank, v.n_pairs, v.level) if blank else None]
+    checks = [c for c in firsts if c is not None]
+    failed = any(not c.passed for c in checks)
     try:
-        names = [by] if isinstance(by, str) else list(by or [default_criterion(v)])
+        names = [by] if isinstance(by, str) else list(by or default_criteria(v))
     except ValueError:
         if failed:
             return checks

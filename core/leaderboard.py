@@ -226,11 +226,11 @@ def judged_in_cache(grid: SystemGrid, judge: "str | Judge" = "pairwise") -> bool
     return all(judged_from_cache(contexts, a, b, judge) for _, _, contexts, a, b in grid.system_pairs())
 
 
-def pairs_family_note(verdict: str = "`compare`'s one-line verdict") -> str:
-    """Which family the leaderboard's p (Holm) corrects over, beside ``verdict``'s correction over the metrics."""
-    return (f"p (Holm) corrects over the pairs of systems on one criterion; {verdict} on two systems also corrects "
-            "over the metrics compared, so a pair better here on one of several metrics can be 'no significant "
-            "difference' there")
+def pairs_family_note(verdict: str = "`compare`") -> str:
+    """Which family the leaderboard's p (Holm) corrects over, and how that differs from ``verdict`` on one pair."""
+    return (f"p (Holm) corrects over the pairs of systems on one criterion; {verdict} on two systems tests that one "
+            "pair, so its table calls each metric on its own p (uncorrected) and can name a winner where this says "
+            "'no significant difference'; its one-line verdict rests on people's ratings or its combined test")
 
 
 PAIRS_FAMILY_NOTE = pairs_family_note()

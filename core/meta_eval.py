@@ -250,7 +250,8 @@ def format_rows(rows: Sequence[dict[str, Any]], fmt: str = "text", methods: Sequ
                 c[m], c[f"{m}_p"] = "-", "-"
             else:
                 c[m] = f"{fmt_num(r[m])} [{fmt_num(r[f'{m}_low'])}, {fmt_num(r[f'{m}_high'])}]"
-                c[f"{m}_p"] = ("<=" if r.get(f"{m}_p_floor") else "") + fmt_num(r[f"{m}_p"], p=True)
+                p = fmt_num(r[f"{m}_p"], p=True)  # '<0.001' says the floor already
+                c[f"{m}_p"] = f"<={p}" if r.get(f"{m}_p_floor") and not p.startswith("<") else p
         notes = []
         if r.get("error"):
             notes.append("FAILED: " + r["error"][:120])

@@ -282,7 +282,8 @@ def summarize(pairs: Sequence[SystemPair], by_dataset: bool = True) -> list[dict
                          "right_share": r.right / r.pairs if r.pairs else math.nan,
                          "wrong_share": r.wrong / r.pairs if r.pairs else math.nan,
                          "kendall_tau": float(np.mean(taus)) if taus else math.nan,
-                         "judge_trained_on": ds in JUDGE_TRAINING_SETS if s in (JUDGE, VERDICT) else False})
+                         "judge_trained_on": ds in JUDGE_TRAINING_SETS and (
+                             s == JUDGE or s == VERDICT and any(JUDGE in p.calls for p in ps))})
     return rows
 
 

@@ -123,6 +123,8 @@ def test_alignment_by_id_and_context_lists_unmatched(tmp_path):
     comp3 = load_comparison(str(a2), str(b3))
     assert any("b3.jsonl row 2: its context is answered more often here than by the other system" in line
                for line in comp3.describe_unmatched()), comp3.describe_unmatched()
+    assert comp3.alignment_note == "1 context appears more than once on a side, so their rows are paired in file order"
+    assert comp2.alignment_note == ""  # every context once: nothing to say
 
 
 def test_multi_system_file(shared):

@@ -81,7 +81,8 @@ def test_a_small_pilot_cannot_show_non_inferiority_and_plan_names_more_contexts(
     cand = _write(tmp_path / "cand.jsonl", _rows(10, "v2", 0.5, seed=3, filler=5000))
     r = gate_cmd("gate", str(base), str(cand), *FAST, "--require", "non-inferior", "--margin", "2")
     assert r.returncode == 1, r.stdout + r.stderr
-    assert r.stdout.startswith("FAIL: not enough contexts to show it (the interval reaches -"), r.stdout
+    assert r.stdout.startswith("FAIL: non-inferiority not shown (the interval reaches -"), r.stdout
+    assert "more contexts would narrow it)" in r.stdout.splitlines()[0], r.stdout
     assert "; margin 2.00" in r.stdout.splitlines()[0]
     plan = gate_cmd("plan", str(base), str(cand), *FAST, "--by", "bleu", "--effect", "2", "--format", "json")
     assert plan.returncode == 0, plan.stderr
@@ -110,6 +111,19 @@ def test_markdown_the_step_summary_and_junit_xml(gate_cmd, tmp_path):
     ok = gate_cmd("gate", str(worse), str(base), *FAST, "--junit", "ok.xml", "--format", "json")
     assert ok.returncode == 0 and json.loads(ok.stdout)["passed"] is True
     assert ET.parse(tmp_path / "ok.xml").getroot().find("testcase").find("failure") is None
+
+
+def test_the_judge_is_planned_at_the_spread_of_an_even_win_rate():
+    """`plan --by judge` on a lopsided pilot (the candidate winning 90 %) promised about 2.5 times fewer contexts
+    than on an even one, for the same 5 points near the 50 % the gate tests against."""
+    from core.gate import Criterion, planning_interval
+    lopsided = Criterion("judge", 20, 20, 0.4, 0.3, 0.5, "candidate", math.nan, 0.95)
+    low, high = planning_interval(lopsided)
+    assert (high - low) == pytest.approx(0.2 * 0.5 / math.sqrt(0.9 * 0.1)) and (low + high) / 2 == pytest.approx(0.4)
+    even = Criterion("judge", 20, 20, 0.0, -0.1, 0.1, None, math.nan, 0.95)
+    assert planning_interval(even) == pytest.approx((-0.1, 0.1))
+    metric = Criterion("bleu", 20, 20, 3.0, 1.0, 5.0, "candidate", math.nan, 0.95)
+    assert planning_interval(metric) == (1.0, 5.0)
 
 
 @pytest.mark.parametrize("n_contexts", [40, 120])
@@ -145,11 +159,16 @@ def test_a_candidate_with_generic_replies_fails_the_default_gate(gate_cmd, tmp_p
                  "--quiet")
     assert r.returncode == 1, r.stdout + r.stderr
     from core.verdict_policy import shipped_policy
-    first = r.stdout.splitlines()[0]
-    if shipped_policy().policy.trusts("judge"):
-        assert first.startswith("FAIL: candidate is worse on the judge: wins "), first
+    checks = r.stdout.split("\n\n")[0].splitlines()
+    policy = shipped_policy().policy
+    if policy.combine:  # what the verdict decides on: its combined test, and the judge that may veto it
+        assert checks[0].startswith(f"FAIL: candidate is worse on the combined test of {'+'.join(policy.combine)}: -"), \
+            checks
+        assert [c for c in checks[1:] if " on the judge: wins " in c] or "judge" not in policy.combine_vetoes, checks
+    elif policy.trusts("judge"):
+        assert checks[0].startswith("FAIL: candidate is worse on the judge: wins "), checks
     else:  # the deciding metric of the shipped policy
-        assert first.startswith(f"FAIL: candidate is worse on {shipped_policy().policy.deciding_metrics[0]}: -"), first
+        assert checks[0].startswith(f"FAIL: candidate is worse on {policy.deciding_metrics[0]}: -"), checks
     judged = gate_cmd("gate", str(tmp_path / "base.jsonl"), str(tmp_path / "cand.jsonl"), "--by", "judge", "--quiet")
     assert judged.returncode == 1 and judged.stdout.startswith("FAIL: candidate is worse on the judge: wins "), \
         judged.stdout
@@ -206,6 +225,67 @@ def test_a_candidate_that_stops_answering_fails_and_all_blank_is_a_fail_not_an_e
     # blank replies no more than the baseline's: said, and the gate is read on its criterion
     assert main(["gate", str(blank), str(blank), *FAST]) == 0
     assert "PASS: no more blank replies than the baseline" in capsys.readouterr().out
+
+
+def test_a_candidate_that_leaves_inputs_out_fails(tmp_path, capsys):
+    """A candidate missing 2 of 8 contexts passed ("no significant difference on bleu ... over 6 contexts"): the
+    rows without a partner were listed at the bottom and not compared."""
+    from core.cli import main
+    base = _write(tmp_path / "base.jsonl", _rows(12, "v1", 0.75))
+    short = _write(tmp_path / "short.jsonl", _rows(12, "v2", 0.75)[2:])
+    assert main(["gate", str(base), str(short), *FAST, "--format", "json"]) == 1
+    checks = json.loads(capsys.readouterr().out)["checks"]
+    assert [c["passed"] for c in checks] == [False, True] and checks[0]["criterion"]["name"] == "missing replies"
+    assert checks[0]["reason"].startswith("FAIL: candidate answers fewer inputs: 2 of the baseline's rows have no "
+                                          "candidate reply, 0 of the candidate's no baseline reply (10 pairs")
+    # the baseline leaving inputs out is not the candidate's fault
+    assert main(["gate", str(short), str(base), *FAST]) == 0
+    assert "missing" not in capsys.readouterr().out.split("\n\n")[0]
+
+
+def test_the_default_criterion_is_the_dimension_the_verdict_reads(tmp_path, capsys):
+    """With people's ratings on two dimensions the gate took the first one with a winner (Grammar, the candidate
+    better) and passed, under a verdict that named the baseline better on Overall."""
+    from core.cli import main
+    base = [dict(r, scores={"Grammar": 3.0, "Overall": 4.0}) for r in _rows(12, "v1", 0.5)]
+    cand = [dict(r, scores={"Grammar": 4.0 + 0.1 * (i % 2), "Overall": 2.5 + 0.1 * (i % 3)})
+            for i, r in enumerate(_rows(12, "v2", 0.5, filler=5000))]
+    assert main(["gate", str(_write(tmp_path / "b.jsonl", base)), str(_write(tmp_path / "c.jsonl", cand)),
+                 *FAST]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("FAIL: candidate is worse on human:Overall: -1.") and "v1 is better than v2" in out, out
+
+
+def test_criteria_are_checked_before_anything_is_scored(tmp_path, capsys, monkeypatch):
+    """`gate --by foo` scored everything (about 40 s) before saying 'not compared here'."""
+    from core.cli import gate as gate_cli
+    from core.cli import main
+    base = _write(tmp_path / "base.jsonl", _rows(12, "v1", 0.75))
+    cand = _write(tmp_path / "cand.jsonl", _rows(12, "v2", 0.5))
+    scored = []
+    monkeypatch.setattr(gate_cli, "verdict_from", lambda *a, **k: scored.append(1) or (_ for _ in ()).throw(
+        AssertionError("scored")))
+    for by, extra, said in (("foo", [], "unknown metric(s) 'foo'"), ("judge", [], "--by judge with --no-judge"),
+                            ("mme", [], "--by mme: it is not among --metrics bleu"),
+                            ("combined", [], "--by combined: the verdict's combined test needs"),
+                            ("human:overall", ["--no-human"], "--by human:overall with --no-human")):
+        assert main(["gate", str(base), str(cand), *FAST, "--by", by, *extra]) == 2, by
+        assert said in capsys.readouterr().err, by
+    assert not scored
+    monkeypatch.undo()
+    assert main(["gate", str(base), str(cand), *FAST, "--by", "human:overall"]) == 2
+    assert "--by human:overall: the inputs have no such human rating; they have none" in capsys.readouterr().err
+    assert main(["gate", str(base), str(cand), *FAST, "--by", "BLEU"]) == 1  # a metric's name as --metrics reads it
+
+
+def test_a_step_summary_that_cannot_be_written_changes_nothing_else(tmp_path, capsys, monkeypatch):
+    """A GITHUB_STEP_SUMMARY in a folder that does not exist turned FAIL/PASS into exit 2 ("No such file or
+    directory", not naming it) and left the JUnit file unwritten."""
+    from core.cli import main
+    base = _write(tmp_path / "base.jsonl", _rows(12, "v1", 0.75))
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "no" / "summary.md"))
+    assert main(["gate", str(base), str(base), *FAST, "--junit", str(tmp_path / "j.xml")]) == 0
+    assert "GITHUB_STEP_SUMMARY=" in capsys.readouterr().err and (tmp_path / "j.xml").exists()
 
 
 def test_junit_is_checked_as_out_is_before_anything_runs(tmp_path, capsys):

@@ -361,7 +361,7 @@ def test_the_leaderboard_ranks_by_peoples_ratings_when_the_input_has_them(dialev
     text = render_leaderboard(lb)
     assert "ranked by people's mean overall rating" in text and "people: overall mean [95% CI]" in text
     # which family p (Holm) corrects over, since compare's one-line verdict corrects over the metrics as well
-    assert "Every pair (p (Holm) corrects over the pairs of systems on one criterion; `compare`'s one-line" in text
+    assert "Every pair (p (Holm) corrects over the pairs of systems on one criterion; `compare` on two systems" in text
     from core.leaderboard import PAIRS_FAMILY_NOTE
     assert PAIRS_FAMILY_NOTE in json.loads(render_leaderboard(lb, "json"))["notes"]
     assert PAIRS_FAMILY_NOTE in render_leaderboard(lb, "csv")  # a note row, as the verdict's csv has

@@ -3,6 +3,7 @@ leaves it out)."""
 from __future__ import annotations
 
 import argparse
+from typing import Callable
 
 from core.cli import (add_input_arguments, add_judge_arguments, add_option_arguments, check_paths, csv_mapping_from,
                       emit, interval_level, judge_from, judge_usage_note, metric_names_or_none, note, note_estimate,
@@ -48,15 +49,19 @@ def add_verdict_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress on stderr (the model libraries' included)")
 
 
-def verdict_from(a: argparse.Namespace, out: str | None,
-                 no_metrics: str = "--metrics none") -> tuple[Comparison, ComparisonScores, Verdict]:
+def verdict_from(a: argparse.Namespace, out: str | None, no_metrics: str = "--metrics none",
+                 check_loaded: Callable[[Comparison], None] | None = None
+                 ) -> tuple[Comparison, ComparisonScores, Verdict]:
     """Check every path first (the inputs, ``--pool``, the output ``out``), then load the comparison the
     arguments name, score it, judge it when asked, and build the verdict. ``no_metrics``: how a message names
-    the choice of no metric (``plan --by human:DIM`` makes it)."""
+    the choice of no metric (``plan --by human:DIM`` makes it); ``check_loaded``: a command's own check of the
+    loaded comparison, run before anything is scored (``gate --by human:DIM``)."""
     mapping = csv_mapping_from(a)
     check_paths(a, [a.input, a.input_b], out)
     comp = load_comparison(a.input, a.input_b, a.system_a, a.system_b, a.input_format, mapping)
     comp.require_pairs()
+    if check_loaded is not None:
+        check_loaded(comp)
     judge = judge_from(a)
     check_something_to_compare(comp, a.metrics, judge is not None, not a.no_human, no_metrics,
                                "the judge (drop --no-judge)", "--no-human")

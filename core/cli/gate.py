@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import math
 import os
+from typing import Callable
 
 from core.cli import emit, note, number_above, register_command
 from core.cli.compare import add_output_arguments, add_verdict_arguments, verdict_from
-from core.gate import REQUIREMENTS, gate, junit_xml, passed, render_checks
+from core.data import Comparison, dimensions
+from core.gate import REQUIREMENTS, gate, is_combined, junit_xml, passed, render_checks
 from core.engine import is_blank
 from core.outputs import OutputError, check_output, write_text
 from core.report import render_verdict, to_json
@@ -27,8 +29,10 @@ def _criteria(text: str) -> list[str]:
 def _arguments(p: argparse.ArgumentParser) -> None:
     add_verdict_arguments(p)
     p.add_argument("--by", type=_criteria, default=None,
-                   help="criteria, comma-separated: judge, a metric, or human:DIM (default: what the one-line "
-                        "verdict trusts: people's ratings when they decide, else the judge, else a deciding metric)")
+                   help="criteria, comma-separated: judge, combined (the verdict's combined test), a metric, or "
+                        "human:DIM (default: what the one-line verdict decides on: people's ratings on its "
+                        "dimension when they name a winner, else its combined test and the judge that may veto it, "
+                        "else the judge or a deciding metric)")
     p.add_argument("--require", choices=REQUIREMENTS, default="not-worse",
                    help="not-worse (default): fail when the candidate is significantly worse; non-inferior: pass "
                         "only when the improvement's interval lies above -MARGIN; better: pass only when the "
@@ -38,6 +42,58 @@ def _arguments(p: argparse.ArgumentParser) -> None:
                         "judge; a fifth of the baseline's standard deviation for a metric)")
     add_output_arguments(p, ("text", "markdown", "json"), "the report")
     p.add_argument("--junit", help="also write a JUnit XML file: one test case per criterion")
+
+
+def check_criteria(a: argparse.Namespace) -> Callable[[Comparison], None]:
+    """``--by`` checked before anything is loaded or scored (a typo cost a whole scoring run): the judge needs the
+    judge, the combined test the signals the verdict policy combines, a metric to be among ``--metrics`` (its
+    name as ``--metrics`` reads it: 'BLEU' is bleu). Returns the check of ``human:DIM`` criteria, which needs
+    the loaded comparison (``verdict_from``'s ``check_loaded``)."""
+    from core.engine import parse_metrics
+    from core.verdict_policy import JUDGE, shipped_policy
+    names = []
+    for by in a.by or []:
+        if by == JUDGE:
+            if a.judge is None:
+                raise ValueError("--by judge with --no-judge: the judge is the criterion; drop --no-judge")
+        elif is_combined(by):
+            measured = a.judge == "pairwise" and getattr(a, "checkpoint", None) is None
+            computed = [*a.metrics, *([JUDGE] if measured else [])]
+            if not shipped_policy().policy.combination(computed):
+                raise ValueError(f"--by {by}: the verdict's combined test needs "
+                                 f"{'+'.join(shipped_policy().policy.combine)} (the shipped judge) or a set the "
+                                 f"policy allows; with --metrics {','.join(a.metrics) or 'none'}"
+                                 f"{'' if measured else ' and no shipped judge'} it cannot run")
+        elif by.startswith("human:"):
+            if a.no_human:
+                raise ValueError(f"--by {by} with --no-human: people's ratings are the criterion; drop --no-human")
+        else:
+            by = parse_metrics([by])[0]  # an unknown name: the registry's error, listing the known
+            if by not in a.metrics:
+                raise ValueError(f"--by {by}: it is not among --metrics {','.join(a.metrics) or 'none'}; add it")
+        names.append(by)
+    if a.by:
+        a.by = names
+
+    def human_dimensions(comp: Comparison) -> None:
+        have = dimensions(comp.examples())
+        for by in a.by or []:
+            if by.startswith("human:") and by[len("human:"):] not in have:
+                raise ValueError(f"--by {by}: the inputs have no such human rating; they have "
+                                 f"{', '.join('human:' + d for d in have) or 'none'}")
+    return human_dimensions
+
+
+def step_summary() -> str | None:
+    """``$GITHUB_STEP_SUMMARY`` (GitHub Actions' job summary, appended to), or None when unset or its folder does
+    not exist (said: the gate's PASS or FAIL does not depend on it)."""
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not path:
+        return None
+    if not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+        note([f"GITHUB_STEP_SUMMARY={path}: its folder does not exist, so no job summary is written"])
+        return None
+    return path
 
 
 @register_command("gate", "PASS or FAIL for CI: is the candidate (second system) not worse than the baseline?",
@@ -52,23 +108,28 @@ def gate_command(a: argparse.Namespace) -> int:
         if out is not None and os.path.realpath(a.junit) == os.path.realpath(out):
             raise OutputError(f"--junit {a.junit} is also --out: one file cannot hold both the report and the "
                               "JUnit XML; choose another name for one of them")
-    comp, cs, verdict = verdict_from(a, out)
+    human_dimensions = check_criteria(a)
+    summary = step_summary()
+    comp, cs, verdict = verdict_from(a, out, check_loaded=human_dimensions)
     baseline = {m: list(cs.a(m)) for m in cs.metrics}
     for r in verdict.rows("human"):
         dim = r.metric.split(":", 1)[1]
         baseline[r.metric] = [ex.scores.get(dim, math.nan) for ex in comp.a]
     blank = (sum(is_blank(ex.response) for ex in comp.a), sum(is_blank(ex.response) for ex in comp.b))
-    checks = gate(verdict, a.by, a.require, a.margin, baseline, len(set(context_groups(comp.a))), blank)
+    missing = (len(comp.unmatched_b), len(comp.unmatched_a))  # rows of each side the other does not answer
+    checks = gate(verdict, a.by, a.require, a.margin, baseline, len(set(context_groups(comp.a))), blank, missing)
     ok = passed(checks)
     if a.format == "json":
         text = to_json({"passed": ok, "checks": [c.to_dict() for c in checks], "verdict": verdict.to_dict()})
     else:
         text = render_checks(checks, a.format) + "\n\n" + render_verdict(verdict, a.format)
     emit(text, out)
-    summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary:  # the job's summary page on GitHub Actions
-        with open(summary, "a", encoding="utf-8") as f:
-            f.write(render_checks(checks, "markdown") + "\n\n" + render_verdict(verdict, "markdown") + "\n")
     if a.junit:
         write_text(a.junit, junit_xml(checks, verdict.sentence))
+    if summary:  # the job's summary page on GitHub Actions; a failure to write it is said, not the gate's result
+        try:
+            with open(summary, "a", encoding="utf-8") as f:
+                f.write(render_checks(checks, "markdown") + "\n\n" + render_verdict(verdict, "markdown") + "\n")
+        except OSError as e:
+            note([f"GITHUB_STEP_SUMMARY={summary}: the job summary could not be written ({e.strerror or e})"])
     return 0 if ok else EXIT_FAIL

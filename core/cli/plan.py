@@ -8,7 +8,7 @@ from core.cli import emit, number_above, register_command
 from core.cli.compare import add_verdict_arguments, verdict_from
 from core.engine import DEFAULT_METRICS, parse_metrics
 from core.formatting import fmt_percent, level_label
-from core.gate import POWER, contexts_needed, criterion, default_criterion
+from core.gate import POWER, contexts_needed, criterion, default_criterion, planning_interval
 from core.report import to_json
 from core.verdict import context_groups
 from core.verdict_policy import JUDGE
@@ -45,6 +45,9 @@ def _what_by_needs(a: argparse.Namespace) -> None:
         a.judge = "pairwise" if by in (None, JUDGE) or getattr(a, "checkpoint", None) is not None else None
 
 
+EVEN_SPREAD = "; the win rate's spread taken at an even 50 %, which the gate tests against"
+
+
 def _check_judge_effect(effect: float) -> None:
     if effect > 0.5:
         raise ValueError(f"--effect {effect:g}: the judge's win rate moves at most 0.5 from an even 0.5 (a fraction: "
@@ -67,7 +70,7 @@ def plan_command(a: argparse.Namespace) -> int:
     c = criterion(verdict, by, n_contexts=len(set(context_groups(comp.a))))
     if c.is_judge and a.by != JUDGE:  # the judge became the criterion by default: checked now
         _check_judge_effect(a.effect)
-    n = contexts_needed(c.low, c.high, c.n_contexts, a.effect, verdict.level, a.power)
+    n = contexts_needed(*planning_interval(c), c.n_contexts, a.effect, verdict.level, a.power)
     what = "the judge's win rate" if c.is_judge else by
     if a.format == "json":
         emit(to_json({"criterion": by, "effect": a.effect, "power": a.power, "level": verdict.level,
@@ -76,5 +79,6 @@ def plan_command(a: argparse.Namespace) -> int:
         return 0
     emit(f"To detect a difference of {c.amount(a.effect, signed=False)} in {what} with {fmt_percent(a.power)} power "
          f"at the {level_label(verdict.level)} level, compare about {n} contexts (from this pilot's "
-         f"{c.n_contexts} contexts: paired, clustered by context; {c.unseen() or 'they give no interval'}).", None)
+         f"{c.n_contexts} contexts: paired, clustered by context{EVEN_SPREAD if c.is_judge else ''}; "
+         f"{c.unseen() or 'they give no interval'}).", None)
     return 0

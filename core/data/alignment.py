@@ -148,6 +148,12 @@ def align(a: Sequence[Example], b: Sequence[Example], system_a: str | None = Non
             un_a.append(ex)
     un_b = [ex for lst in buckets.values() for ex in lst]
     un_b.sort(key=lambda e: e.row)
+    if not by_id:  # a context given twice on a side is paired in file order: said, never silently
+        repeated = {k for side in (a, b) for k, n in Counter(map(keyf, side)).items() if n > 1}
+        if repeated:
+            said = (f"{len(repeated)} context{'s' * (len(repeated) != 1)} appear{'s' * (len(repeated) == 1)} more "
+                    "than once on a side, so their rows are paired in file order")
+            note = f"{note}; {said}" if note else said
     pairs, shared = share_references(pairs)
     return Comparison(sa, sb, pairs, un_a, un_b, aligned_by=rule, alignment_note=note, shared_references=shared)
 
