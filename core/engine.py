@@ -631,14 +631,16 @@ def judge_comparison(comp: Comparison, judge: "str | Judge" = "pairwise", checkp
 def estimate_work(examples: Sequence[Example] = (), metrics: Sequence[str] = (), options: Options | None = None,
                   pairs: Sequence[tuple[Sequence[str], str, str]] = (), judge: "str | None" = None,
                   rows_read: Sequence[Example] | None = None, n_pairs: int | None = None,
-                  cache: ScoreCache | bool | None = None) -> time_estimates.WorkEstimate:
+                  cache: ScoreCache | bool | None = None, checkpoint: str | None = None
+                  ) -> time_estimates.WorkEstimate:
     """What scoring ``examples`` with ``metrics`` and judging ``pairs`` ((context, A, B) triples) with ``judge``
     still has to compute, and about how long it should take on this machine (``core.time_estimates``): per metric
     the distinct rows the score cache (``cache`` as in :func:`score_examples`) cannot give back, the pairs the
     judge has not judged, each timed at the pace this process has measured (the idle pace of this kind of CPU
     before it has measured one), loading included where its models are not loaded yet. ``rows_read``: the rows
     whose replies the shipped judge reads (default: both replies of ``pairs``; a leaderboard passes its rows);
-    ``n_pairs``: the number of pairs to judge where the triples are not at hand (every one counted as new).
+    ``n_pairs``: the number of pairs to judge where the triples are not at hand (every one counted as new);
+    ``checkpoint``: the learned judge's (its own cached calls are looked for).
     With ``mme`` among ``metrics`` computing every row the judge reads (:func:`after_mme_reads_all`), the judge,
     which runs after the metrics, has nothing left to read. A metric that cannot even be built counts every row (it fails with its error when it runs)."""
     store = resolve_cache(cache)
@@ -653,7 +655,8 @@ def estimate_work(examples: Sequence[Example] = (), metrics: Sequence[str] = (),
     if judge is not None and (pairs or n_pairs):
         try:
             out.judge_pairs = n_pairs if n_pairs is not None else pairs_to_judge(
-                [c for c, _, _ in pairs], [a for _, a, _ in pairs], [b for _, _, b in pairs], judge, cache=cache)
+                [c for c, _, _ in pairs], [a for _, a, _ in pairs], [b for _, _, b in pairs], judge, checkpoint,
+                cache=cache)
         except Exception:  # noqa: BLE001 (a judge that cannot be built says why when it runs): every pair is new
             out.judge_pairs = len({pair_key([c] if isinstance(c, str) else list(c), a, b) for c, a, b in pairs})
         if judge != time_estimates.JUDGE_TIMED:
@@ -679,7 +682,7 @@ def after_mme_reads_all(mme_rows: int, rows: Sequence[tuple[Sequence[str], str]]
 
 
 def estimate_comparison(comp: Comparison, metrics: Sequence[str] = (), options: Options | None = None,
-                        judge: "str | None" = None) -> time_estimates.WorkEstimate:
+                        judge: "str | None" = None, checkpoint: str | None = None) -> time_estimates.WorkEstimate:
     """:func:`estimate_work` for scoring both systems of ``comp`` and judging its pairs."""
     return estimate_work(comp.examples(), metrics, options, [(a.context, a.response, b.response) for a, b in comp.pairs],
-                         judge)
+                         judge, checkpoint=checkpoint)

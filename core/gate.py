@@ -1,14 +1,19 @@
 """Ship or not: the verdict reduced to a decision a CI job can act on, and how many contexts a decision needs.
 
 The baseline is system A, the candidate system B of a :class:`~core.verdict.Verdict` (the same paired comparison,
-contexts resampled). Each **criterion** (``by``: ``judge``, a metric's name, or ``human:DIM``) is read on the
-candidate's side (:class:`Criterion`):
+contexts resampled). Each **criterion** (``by``: ``judge``, ``combined``, a metric's name, or ``human:DIM``;
+default :func:`default_criteria`, what the one-line verdict decides on) is read on the candidate's side
+(:class:`Criterion`):
 
 - a metric: the candidate's improvement, B - A where higher is better (A - B where lower is), with the verdict's
   interval; the verdict's own test says which side is significantly better;
 - the judge: the candidate's win rate among the pairs the judge decided, minus 0.5, with its interval (contexts
   resampled) and the judge's sign test;
+- ``combined``: the verdict's combined test (a sum of standardized differences), as a metric;
 - people's ratings on ``DIM``: as a metric.
+
+Before the criteria, two checks of what the candidate answers (:func:`missing_replies_check`,
+:func:`blank_replies_check`) fail a candidate that leaves more inputs unanswered or blank than the baseline.
 
 A **requirement** (:func:`check`) turns it into PASS or FAIL:
 
@@ -19,8 +24,9 @@ A **requirement** (:func:`check`) turns it into PASS or FAIL:
 - ``better``: PASS only when the candidate is significantly better.
 
 Default margins (:func:`default_margin`) are stated in the criterion's own units: 5 points of win rate for the
-judge; for a metric or people's ratings, a fifth of the baseline's standard deviation over its rows (a "small"
-standardized difference, Cohen's d = 0.2), rounded to two significant digits.
+judge; 0.2 per signal summed for the combined test; for a metric or people's ratings, a fifth of the baseline's
+standard deviation over its rows (a "small" standardized difference, Cohen's d = 0.2), rounded to two significant
+digits.
 
 **Power.** A paired comparison over n contexts has a standard error SE = (high - low) / (2 z_{1-a/2}), read off
 its own interval (percentile bootstrap over contexts, so clustering by context is in it). The smallest difference
@@ -325,6 +331,10 @@ def blank_replies_check(blank_baseline: int, blank_candidate: int, n_pairs: int,
 
 
 MISSING_REPLIES = "missing replies"  # the missing-replies check's name
+VETO_REQUIREMENT = "not significantly worse (a veto of the combined test)"
+"""The requirement of a default criterion that may veto the verdict's combined test (the judge), whatever
+``--require`` says: it fails a candidate it finds significantly worse, as the verdict would then abstain; ``--require``
+and ``--margin`` are the combined test's."""
 
 
 def missing_replies_check(missing_baseline: int, missing_candidate: int, n_pairs: int,
@@ -352,7 +362,8 @@ def gate(v: Verdict, by: Sequence[str] | str | None = None, require: str = "not-
          margin: float | None = None, baseline_values: dict[str, Sequence[float]] | None = None,
          n_contexts: int | None = None, blank: tuple[int, int] | None = None,
          missing: tuple[int, int] | None = None) -> list[GateCheck]:
-    """One :class:`GateCheck` per criterion of ``by`` (default: :func:`default_criteria`); ``baseline_values``:
+    """One :class:`GateCheck` per criterion of ``by`` (default: :func:`default_criteria`, whose vetoes of the
+    combined test are checked as :data:`VETO_REQUIREMENT` says, not under ``require``); ``baseline_values``:
     {criterion: the baseline's per-row values} for the default margins. ``missing``: (the candidate's rows
     without a baseline reply, the baseline's rows without a candidate reply): :func:`missing_replies_check` comes
     first; ``blank``: (the baseline's, the candidate's) blank replies among the compared pairs:
@@ -362,8 +373,13 @@ def gate(v: Verdict, by: Sequence[str] | str | None = None, require: str = "not-
               blank_replies_check(*blank, v.n_pairs, v.level) if blank else None]
     checks = [c for c in firsts if c is not None]
     failed = any(not c.passed for c in checks)
+    vetoes: list[str] = []
     try:
-        names = [by] if isinstance(by, str) else list(by or default_criteria(v))
+        if by:
+            names = [by] if isinstance(by, str) else list(by)
+        else:
+            names = default_criteria(v)
+            vetoes = names[1:] if is_combined(names[0]) else []
     except ValueError:
         if failed:
             return checks
@@ -372,10 +388,14 @@ def gate(v: Verdict, by: Sequence[str] | str | None = None, require: str = "not-
         try:
             c = criterion(v, name, (baseline_values or {}).get(name), n_contexts)
         except ValueError:
-            if failed and name != JUDGE and any(r.metric == name and r.n == 0 for r in v.metrics):
+            if failed and (is_combined(name) or name != JUDGE and any(r.metric == name and r.n == 0
+                                                                      for r in v.metrics)):
                 continue  # it scored no pair: every pair has a blank reply
             raise
-        checks.append(check(c, require, margin))
+        if name in vetoes:  # a veto of the combined test: it fails the candidate it finds significantly worse
+            checks.append(replace(check(c, "not-worse"), require=VETO_REQUIREMENT, margin=math.nan))
+        else:
+            checks.append(check(c, require, margin))
     return checks
 
 

@@ -86,7 +86,8 @@ def summarize_judge(comp: Comparison, out: JudgeOutput, dimension: str | None = 
         if dim is not None and any(dim in x.scores for x in comp.a) and any(dim in y.scores for y in comp.b):
             prefs, margin = human_preferences(comp, dim)
             human = _agreement("scores", dim, margin, out, prefs, level)
-    different = [x.response.strip() != y.response.strip() for x, y in comp.pairs]  # identical: no winner to flip
+    # identical replies (whitespace aside, as the verdict's identical_pairs counts them) have no winner to flip
+    different = [x.response.split() != y.response.split() for x, y in comp.pairs]
     return JudgeSummary(len(verdicts), win, winner, order_disagreement(out.p_ab, out.p_ba_flipped, different),
                         out.tie_margin, out.signature,
                         [float(p) for p in out.p_a], verdicts, human,

@@ -46,7 +46,7 @@ import numpy as np
 
 from core import stats
 from core.data import ID_MISMATCH_ADVICE, Comparison, dimensions
-from core.engine import input_notes, is_reference_copy, reads_references
+from core.engine import input_notes, is_blank, is_reference_copy, reads_references
 from core.formatting import fmt_amount, fmt_list, fmt_p, fmt_percent, fmt_percent_bounds, fmt_points
 from core.scoring import JUDGES, metric_class
 from core.settings import SEED
@@ -172,12 +172,13 @@ class Verdict:
     left_out: list[dict[str, Any]] = field(default_factory=list)  # per row with n_dropped: which pairs and why
     context_mismatches: list[str] = field(default_factory=list)  # pairs aligned by id whose contexts differ
     reference_copies: dict[str, int] = field(default_factory=dict)  # per side: pairs whose reply copies its reference
-    alignment_note: str = ""  # why by context although ids are shared (``core.data.alignment_rule``)
+    alignment_note: str = ""  # why by context though ids are shared; contexts repeated on a side (``core.data.align``)
     one_sided_ratings: dict[str, str] = field(default_factory=dict)  # dimension -> "A"/"B" (only side rated), ""
     shared_references: dict[str, int] = field(default_factory=dict)  # per side: rows scored with the other's references
     input_notes: dict[str, str] = field(default_factory=dict)  # kind -> what the input's rows do to the scores
     combined: MetricComparison | None = None  # the combined test of ``combined_signals`` (module docstring)
     combined_signals: list[str] = field(default_factory=list)
+    blank_replies: dict[str, int] = field(default_factory=dict)  # per side ("A", "B"): pairs whose reply is blank
 
     def rows(self, kind: str | None = None) -> list[MetricComparison]:
         return [r for r in self.metrics if kind is None or r.kind == kind]
@@ -403,7 +404,9 @@ def build_verdict(comp: Comparison, cs: "ComparisonScores | None" = None, judge:
                    shared_references={k: n for k, n in comp.shared_references.items() if n},
                    input_notes=input_notes(comp.examples(), cs.metrics if cs is not None else [],
                                            judged=_judge_registered(judge)),
-                   combined=combined, combined_signals=list(differences))
+                   combined=combined, combined_signals=list(differences),
+                   blank_replies={"A": sum(is_blank(a.response) for a, _ in comp.pairs),
+                                  "B": sum(is_blank(b.response) for _, b in comp.pairs)})
 
 
 def _judge_registered(judge: JudgeSummary | None) -> "bool | str":
@@ -828,6 +831,17 @@ def judge_sentence(v: Verdict) -> str:
     return found
 
 
+def _blank_clause(v: Verdict) -> list[str]:
+    """["bot-v2's reply is blank in 3 of the 20 pairs (bot-v1's in 0), which every metric leaves out"] when one
+    side left more replies blank than the other (the gate fails such a candidate: ``core.gate``); [] else."""
+    a, b = v.blank_replies.get("A", 0), v.blank_replies.get("B", 0)
+    if a == b:
+        return []
+    more, fewer = (v.system_a, v.system_b) if a > b else (v.system_b, v.system_a)
+    return [f"{more}'s reply is blank in {max(a, b)} of the {v.n_pairs} pairs ({fewer}'s in {min(a, b)}), which "
+            "every metric leaves out"]
+
+
 def verdict_sentence(v: Verdict, label: Callable[[str], str] | None = None) -> str:
     """The one-line verdict: :func:`verdict_parts` joined (its headline, then the evidence)."""
     return "".join(verdict_parts(v, label))
@@ -874,6 +888,7 @@ def verdict_parts(v: Verdict, label: Callable[[str], str] | None = None) -> tupl
                            f"({_margin(human, w)} on the {human.n} pairs)")
         else:
             clauses.append(f"people's {dim} ratings show no significant difference")
+    clauses += _blank_clause(v)
     combined_ran = v.combined is not None and bool(v.combined.n)
     could_not_combine = bool(policy.combine) and not combined_ran and bool(v.rows("metric") or j is not None)
     if combined_ran:

@@ -72,10 +72,11 @@ def is_row_number_name(name: str) -> bool:
 
 
 def counts_rows(rows: Sequence[Sequence[str]], column: str, system: str | None) -> bool:
-    """Whether ``column``'s cells (``rows[0]`` the header) count rows: whole numbers, within each system's rows
-    (``system``'s column; the whole file without one) every number once, consecutive from 0 or 1, over at
-    least 3 rows each. People's ratings rarely do (a 1-5 scale holds 5 values: only a system of 3 to 5 rows rated
-    exactly 1, 2, 3, ... would)."""
+    """Whether ``column``'s cells (``rows[0]`` the header) count rows or items: whole numbers, within each
+    system's rows (``system``'s column; the whole file without one) consecutive from 0 or 1 with every number as
+    often as the others (once per system; as often as there are systems where the system column is not known
+    yet: '1, 1, 2, 2, ...' numbers the items two systems answered), at least 3 numbers each. People's ratings
+    rarely do (a 1-5 scale holds 5 values: only rows rated exactly 1, 2, 3, ... equally often would)."""
     header = list(rows[0])
     k, s = header.index(column), header.index(system) if system in header else None
     groups: dict[str, list[float]] = {}
@@ -85,8 +86,9 @@ def counts_rows(rows: Sequence[Sequence[str]], column: str, system: str | None) 
             return False
         groups.setdefault(r[s] if s is not None and s < len(r) else "", []).append(float(cell))
     def counted(values: list[float]) -> bool:
-        start = min(values)
-        return len(values) >= 3 and start in (0, 1) and sorted(values) == [start + i for i in range(len(values))]
+        start, distinct = min(values), sorted(set(values))
+        return (len(distinct) >= 3 and start in (0, 1) and distinct == [start + i for i in range(len(distinct))]
+                and len(values) == len(distinct) * values.count(start))
     return bool(groups) and all(counted(v) for v in groups.values())
 
 

@@ -471,16 +471,31 @@ def running(key: str, failed: str) -> Iterator[None]:
     st.rerun()
 
 
-def scoring_estimate(metrics: Sequence[str], opts: Options, examples) -> tuple[float, Any]:
+def scoring_estimate(metrics: Sequence[str], opts: Options, examples, demo: bool = False) -> tuple[float, Any]:
     """Before ``metrics`` score ``examples``: the seconds it should take (``core.engine.estimate_work``: the rows
     the score cache lacks, at the pace this process has measured) and a caption saying so (``.empty()`` it when
-    done; none under 3 s)."""
+    done; none under 3 s). ``demo``: the built-in demo, whose scores ship precomputed for some kinds of CPU: the
+    caption says why they are computed here."""
     total = estimate_work(examples, metrics, opts).scoring_seconds
     if total < 3:
         return total, st.empty()
+    why = ""
+    if demo:
+        from core.cache import shipped_precomputed
+        from core.models.device import active_device, device_key
+        layer = shipped_precomputed()
+        kinds = sorted({k for p in (layer.paths if layer else []) for k in precomputed_kinds(p)})
+        why = (f" The demo's scores ship precomputed for {', '.join(kinds) or 'no kind of CPU'}; this machine is "
+               f"{device_key(active_device())}, so they are computed once here and kept.")
     caption = st.caption(f"Scoring {counted(len(examples), 'row')} with {plain(words.names(metrics))}: about {total:.0f} s "
-                         "on this machine (models load once per session; rows scored before are read back)")
+                         f"on this machine (models load once per session; rows scored before are read back).{why}")
     return total, caption
+
+
+def precomputed_kinds(path) -> list[str]:
+    """The kinds of CPU (``core.models.device.device_key``) a shipped precomputed layer was computed on."""
+    from core.cache import read_precomputed
+    return list(read_precomputed(path).get("about", {}).get("computed_on", []))
 
 
 def get_scores(data: Loaded, metrics: Sequence[str]) -> ComparisonScores:
@@ -494,7 +509,7 @@ def get_scores(data: Loaded, metrics: Sequence[str]) -> ComparisonScores:
     opts = options()
     todo = [m for m in metrics if (key, m) not in store and (key, m) not in errors]
     if todo:
-        estimate, about = scoring_estimate(todo, opts, examples)
+        estimate, about = scoring_estimate(todo, opts, examples, demo=data.name == loading.DEMO_NAME)
         started = time.monotonic()
         bar, _ = progress_bar("scoring ...")
         for j, m in enumerate(todo):
@@ -504,7 +519,8 @@ def get_scores(data: Loaded, metrics: Sequence[str]) -> ComparisonScores:
 
             def progress(done: int, total: int, desc: str, m=m, j=j, clock=clock) -> None:
                 frac = (j + (done / total if total else 1.0)) / len(todo)
-                bar.progress(min(1.0, frac), text=f"{words.name(m)} ({j + 1}/{len(todo)}): {desc} {done}/{total}"
+                bar.progress(min(1.0, frac), text=f"{words.name(m)} ({j + 1}/{len(todo)}): {words.progress_words(desc)} "
+                                                  f"{done}/{total}"
                                                   f"{clock.left(done, total, desc)}"
                                                   f"{time_estimates.time_so_far(time.monotonic() - started, estimate)}")
             try:
@@ -722,7 +738,10 @@ def votes(data: Loaded) -> dict[int, str]:
     if data.key not in store:
         try:
             store[data.key] = vote_store.load_pair_votes(data.key, data.comparison)
-        except Exception:  # an unreadable votes file is not fatal: start again from none
+        except Exception as e:  # noqa: BLE001 (never lost in silence: the file is set aside, and said)
+            kept = vote_store.set_aside(data.key)
+            st.warning(f"Your votes kept for this comparison could not be read ({plain(str(e)[:300])}); the file "
+                       f"is set aside as {plain(str(kept))}, and voting starts again from none.")
             store[data.key] = {}
     return store[data.key]
 

@@ -201,3 +201,11 @@ def unscored_reason(metric: str, comp) -> str:
     if all(not e.response.strip() for e in comp.examples()):
         return "every reply is blank"
     return "it gave no value on any row"
+
+
+ROW_PX = 35  # the height of one row of st.dataframe (and of its header), in pixels
+
+
+def full_height(rows: int) -> int:
+    """The height of an ``st.dataframe`` that shows ``rows`` rows and its header without scrolling inside it."""
+    return ROW_PX * (rows + 1) + 3

@@ -18,15 +18,19 @@ def votes_path(key: str) -> Path:
     return d / f"{key}.jsonl"
 
 
-def pair_votes(comp: Comparison, votes: dict[int, str]) -> list[Pair]:
+def pair_votes(comp: Comparison, votes: dict[int, str], blank: bool = False) -> list[Pair]:
     """Votes given on pairs of ``comp`` (pair index -> 'A' / 'tie' / 'B') as :class:`Pair` votes, in pair order
-    (the votes-file format ``core.judges.pairs.load_votes`` reads: context, both replies, vote)."""
+    (the votes-file format ``core.judges.pairs.load_votes`` reads: context, both replies, vote). Votes on a pair
+    with a blank reply are left out (a vote to train on, or to download, needs both replies) unless ``blank``
+    (what the dashboard keeps)."""
     out = []
     for i in sorted(votes):
         v = votes[i]
         if v not in ("A", "B", "tie"):
             continue
         a, b = comp.pairs[i]
+        if not blank and not (a.response.strip() and b.response.strip()):
+            continue
         out.append(Pair(list(a.context), a.response, b.response, {"A": 1.0, "B": 0.0, "tie": 0.5}[v], a.dataset,
                         a.id))
     return out
@@ -44,8 +48,19 @@ def save_pair_votes(key: str, comp: Comparison, votes: dict[int, str]) -> Path:
     from core.outputs import atomic_path
     path = votes_path(key)
     with atomic_path(path) as tmp:
-        tmp.write_bytes(votes_jsonl(pair_votes(comp, votes)))
+        tmp.write_bytes(votes_jsonl(pair_votes(comp, votes, blank=True)))
     return path
+
+
+def set_aside(key: str) -> Path:
+    """Move the votes file of ``key`` that could not be read to ``<key>.unreadable-N.jsonl`` beside it (the next
+    N free), so that votes given afterwards never overwrite it; returns where it went."""
+    path = votes_path(key)
+    n = 1
+    while (target := path.with_name(f"{key}.unreadable-{n}.jsonl")).exists():
+        n += 1
+    path.replace(target)
+    return target
 
 
 def load_pair_votes(key: str, comp: Comparison) -> dict[int, str]:
@@ -54,5 +69,5 @@ def load_pair_votes(key: str, comp: Comparison) -> dict[int, str]:
     path = votes_path(key)
     if not path.exists() or not path.read_bytes().strip():
         return {}
-    got = votes_for_pairs(comp, load_votes(path))
+    got = votes_for_pairs(comp, load_votes(path, blank_replies=True))
     return {i: v for i, v in enumerate(got) if v is not None}

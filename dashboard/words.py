@@ -5,6 +5,7 @@ Ids (``bert_ruber``) stay what the command line, the address and the files use; 
 from __future__ import annotations
 
 import math
+import re
 
 from core.formatting import fmt_list
 
@@ -137,3 +138,26 @@ def between(low: float, high: float, fmt: str = "{:.3g}") -> str:
     def one(x):
         return fmt.format(x) if x is not None and isinstance(x, (int, float)) and math.isfinite(x) else "-"
     return f"between {one(low)} and {one(high)}"
+
+
+LLM_FORM = {"--llm-url": "the endpoint base URL", "--llm-model": "the model", "--llm-concurrency": "requests at once",
+            "--llm-timeout": "the request timeout (command line: --llm-timeout)"}
+"""The LLM judge's command-line flags its messages name, as the A/B judge page's form names them."""
+
+
+def llm_form_words(message: str) -> str:
+    """An LLM judge's message with its command-line flags named as the A/B judge page's form names them ('is
+    --llm-url right?' -> 'is the endpoint base URL right?')."""
+    for flag, said in LLM_FORM.items():
+        message = message.replace(flag, said)
+    return message
+
+
+_METRIC_IDS = re.compile(r"(?<![\w.-])(" + "|".join(sorted((re.escape(k) for k in DISPLAY if k != "judge"),
+                                                          key=len, reverse=True)) + r")(?![\w-]|\.\w)")
+
+
+def in_words(text: str) -> str:
+    """An engine's note with the metrics it names by id named as the sidebar names them ('mme, the judge read a
+    reply's first 40 SmolLM2 tokens' -> 'MME-CRS, the judge read ...'); file names and other words as they are."""
+    return _METRIC_IDS.sub(lambda m: DISPLAY[m.group(1)], text)

@@ -162,8 +162,8 @@ def test_a_candidate_with_generic_replies_fails_the_default_gate(gate_cmd, tmp_p
     checks = r.stdout.split("\n\n")[0].splitlines()
     policy = shipped_policy().policy
     if policy.combine:  # what the verdict decides on: its combined test, and the judge that may veto it
-        assert checks[0].startswith(f"FAIL: candidate is worse on the combined test of {'+'.join(policy.combine)}: -"), \
-            checks
+        combined = "+".join(policy.combine)
+        assert checks[0].startswith(f"FAIL: candidate is worse on the combined test of {combined}: -"), checks
         assert [c for c in checks[1:] if " on the judge: wins " in c] or "judge" not in policy.combine_vetoes, checks
     elif policy.trusts("judge"):
         assert checks[0].startswith("FAIL: candidate is worse on the judge: wins "), checks
@@ -257,7 +257,7 @@ def test_the_default_criterion_is_the_dimension_the_verdict_reads(tmp_path, caps
 
 
 def test_criteria_are_checked_before_anything_is_scored(tmp_path, capsys, monkeypatch):
-    """`gate --by foo` scored everything (about 40 s) before saying 'not compared here'."""
+    """`gate --by foo` scored every metric and ran the judge before saying 'not compared here'."""
     from core.cli import gate as gate_cli
     from core.cli import main
     base = _write(tmp_path / "base.jsonl", _rows(12, "v1", 0.75))
@@ -276,6 +276,20 @@ def test_criteria_are_checked_before_anything_is_scored(tmp_path, capsys, monkey
     assert main(["gate", str(base), str(cand), *FAST, "--by", "human:overall"]) == 2
     assert "--by human:overall: the inputs have no such human rating; they have none" in capsys.readouterr().err
     assert main(["gate", str(base), str(cand), *FAST, "--by", "BLEU"]) == 1  # a metric's name as --metrics reads it
+
+
+def test_plan_refuses_all_and_a_checkpoint_its_criterion_does_not_read(tmp_path, capsys):
+    """`--by all` gated on ADEM alone ('all' read as every metric, the first taken); `plan --by bleu --checkpoint x`
+    ran the judge over every pair."""
+    from core.cli import main
+    base = _write(tmp_path / "base.jsonl", _rows(12, "v1", 0.75))
+    cand = _write(tmp_path / "cand.jsonl", _rows(12, "v2", 0.5))
+    assert main(["plan", str(base), str(cand), "--by", "all", "--effect", "1"]) == 2
+    assert "--by all: name criteria one by one" in capsys.readouterr().err
+    assert main(["gate", str(base), str(cand), *FAST, "--by", "all"]) == 2
+    assert "--by all: name criteria one by one" in capsys.readouterr().err
+    assert main(["plan", str(base), str(cand), "--by", "bleu", "--checkpoint", "mine", "--effect", "1"]) == 2
+    assert "--by bleu does not read the judge" in capsys.readouterr().err
 
 
 def test_a_step_summary_that_cannot_be_written_changes_nothing_else(tmp_path, capsys, monkeypatch):

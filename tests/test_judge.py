@@ -129,7 +129,6 @@ def test_combine_orders_is_antisymmetric():
     assert verdicts(np.array([0.52, 0.9, 0.1]), 0.05) == ["tie", "A", "B"]
 
 
-
 def test_identical_replies_are_left_out_of_the_order_disagreement():
     """A pair of identical replies has no winner to pick: a flip between its two orders is position bias alone
     (reported as first_shown), not disagreement; the summary counts the other pairs only."""

@@ -906,6 +906,36 @@ def test_a_judge_s_edge_cases_read_right_and_the_gate_does_not_default_to_an_unm
                                            n_perm=200)) == "judge"
 
 
+def test_the_gate_checks_the_verdict_s_combined_test_and_its_veto_whatever_require_says(monkeypatch):
+    """By default the gate reads what the verdict decides on: its combined test under --require and --margin, and
+    the judge that may veto it as 'not significantly worse' (under --require better a judge with no significant
+    preference failed the gate of a candidate the verdict called better; --margin 0.6 became 60 points)."""
+    import core.verdict
+    import core.verdict_policy
+    from core.gate import COMBINED, JUDGE_MARGIN, VETO_REQUIREMENT, default_criteria, gate, passed
+    monkeypatch.setattr(core.verdict, "shipped_policy", core.verdict_policy.shipped_policy)
+    policy = core.verdict_policy.shipped_policy().policy
+    comp = _comparison(_planted(), "mid", "good")
+    cs = score_comparison(comp, ["bleu"])
+    even = summarize_judge(comp, _judged([0.6, 0.4] * 15))  # no significant preference
+    v = build_verdict(comp, cs, even, n_boot=200, n_perm=200)
+    if v.combined is None or "judge" not in policy.combine_vetoes:
+        pytest.skip("the shipped policy combines no bleu+judge test, or the judge vetoes none")
+    assert v.sentence.startswith("good is better than mid") and default_criteria(v) == [COMBINED, "judge"]
+    checks = gate(v, require="better")
+    assert passed(checks) and [c.require for c in checks] == ["better", VETO_REQUIREMENT], [c.reason for c in checks]
+    wide = gate(v, require="non-inferior", margin=0.6)
+    assert wide[0].margin == 0.6 and math.isnan(wide[1].margin) and wide[1].criterion.name == "judge"
+    assert gate(v, require="non-inferior")[0].margin == pytest.approx(0.2 * len(v.combined_signals))
+    # the judge finding the candidate significantly worse fails the gate, where the verdict abstains
+    against = summarize_judge(comp, _judged([0.9] * 30))
+    vetoed = build_verdict(comp, cs, against, n_boot=200, n_perm=200)
+    assert vetoed.sentence.startswith("No ") or "good is better" not in vetoed.sentence
+    checks = gate(vetoed)
+    assert not passed(checks) and checks[-1].reason.startswith("FAIL: candidate is worse on the judge")
+    assert JUDGE_MARGIN == 0.05
+
+
 def test_a_metric_that_scored_no_row_has_no_ranking_column_and_is_named(tmp_path, capsys):
     """Two columns of '- (on 0 of 40)' (BLEU and υBLEU on a file without references) pushed the metrics that
     scored off the dashboard's ranking table at 1400 px."""

@@ -51,7 +51,10 @@ def load_rated_here() -> None:
     try:
         got = loading.load_uploads(up.name, [(up.name, up.getvalue())], None, [None], None, None)
     except DataError as e:
-        st.error(f"{state.counted(len(e.problems), 'problem')} in the file; nothing new was loaded.")
+        csv = up.name.lower().rsplit(".", 1)[-1] in ("csv", "tsv")
+        st.error(f"{state.counted(len(e.problems), 'problem')} in the file; nothing new was loaded."
+                 + (" This page reads a CSV whose columns carry the JSONL field names; the Upload page maps any "
+                    "other columns (it guesses them) and loads the file for every page." if csv else ""))
         st.dataframe([{"row": "" if p.row is None else str(p.row), "field": p.field or "", "problem": p.message}
                       for p in e.problems], hide_index=True, width="stretch")
         return

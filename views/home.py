@@ -94,7 +94,7 @@ def home() -> None:
     if notes:
         with st.expander(f"{state.counted(len(notes), 'note')} on the input"):
             for text in notes.values():
-                st.text(as_sentence(text))
+                st.text(as_sentence(words.in_words(text)))
     if verdict.unmatched:
         with st.expander(f"{len(verdict.unmatched)} unmatched row(s), not compared"):
             st.text("\n".join(verdict.unmatched))
@@ -105,7 +105,9 @@ def home() -> None:
         st.subheader("Headline comparison")
         head = tables.headline_frame(verdict)
         head["metric"] = [m if m.startswith("human: ") else words.name(m) for m in head["metric"]]
-        st.dataframe(head, hide_index=True, width="stretch")
+        # every row in view (Streamlit shows about ten, then scrolls inside the table: the combined test's row,
+        # which decides, came last and was cut off on a file with six human dimensions)
+        st.dataframe(head, hide_index=True, width="stretch", height=tables.full_height(len(head)))
         st.caption(f"95% bootstrap intervals ({verdict.n_boot:,} resamples of the contexts, seed {verdict.seed}); "
                    "'better by' is the better system's mean minus the other's (A - B for every metric: the chart "
                    f"below); p from approximate randomization ({verdict.n_perm:,}); 'better' only when p < 0.05 and the "

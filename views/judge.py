@@ -9,7 +9,7 @@ from core.data import Comparison
 from core.judges.pairs import MIN_VOTE_CONTEXTS, MIN_VOTES, context_key, votes_for_pairs, votes_matched
 from core.report import as_sentence
 from core.verdict import summarize_judge
-from dashboard import exports, judging, loading, state, tables, vote_store
+from dashboard import exports, judging, loading, state, tables, vote_store, words
 
 st.session_state["_page"] = "judge"
 st.title("A/B judge")
@@ -161,7 +161,7 @@ def llm_judge_section(data, blind: bool = False) -> None:
             store[data.key] = {"summary": summarize_judge(comp, out), "usage": judge.usage_line(),
                                "signature": judge.signature()}
         except ValueError as e:  # a missing URL or model, an endpoint that refused: one line, never the key
-            st.error(f"The LLM judge could not run: {state.plain(str(e))}")
+            st.error(f"The LLM judge could not run: {state.plain(words.llm_form_words(str(e)))}")
     got = store.get(data.key)
     if got is None:
         return
@@ -281,7 +281,8 @@ def vote_panel(data) -> None:
         st.button("Previous (P)", key="vote_prev", shortcut="P", on_click=_go, args=(data, -1))
         st.button("Next (N)", key="vote_next", shortcut="N", on_click=_go, args=(data, 1))
         st.button("Clear", key="vote_clear", disabled=i not in given, on_click=_cast, args=(data, i, None))
-    res = state.judge_output(data)
+    # "Vote blind": the judge's P(A) is not shown after a vote either (it anchored the votes that followed)
+    res = None if st.session_state.get("vote_blind") else state.judge_output(data)
     last = st.session_state.get("vote_last_" + data.key)
     if last is not None and last in given:
         said = f"Pair {last + 1}: you said {VOTE_LABELS[given[last]] if given[last] != 'tie' else 'tie'}"
@@ -292,8 +293,12 @@ def vote_panel(data) -> None:
         st.caption(said)
     st.text(f"{state.counted(len(mine), 'vote')} (A {sum(v.vote == 'A' for v in mine)}, "
             f"tie {sum(v.vote == 'tie' for v in mine)}, B {sum(v.vote == 'B' for v in mine)}). {where}.")
+    on_blank = len([k for k, v in given.items() if v in VOTE_LABELS]) - len(mine)
+    if on_blank:
+        st.caption(f"{state.counted(on_blank, 'vote')} on pairs with a blank reply: kept, but not counted here, used "
+                   "to re-fit the judge or downloaded (a vote to train on needs both replies).")
     if mine:
-        with st.expander("Your votes so far, with the judge's P(A) on each"):
+        with st.expander("Your votes so far" + (", with the judge's P(A) on each" if res is not None else "")):
             voted = sorted(given)
             rows = {"pair": [k + 1 for k in voted], "your vote": [VOTE_LABELS[given[k]] for k in voted],
                     "id": [comp.pairs[k][0].id for k in voted]}

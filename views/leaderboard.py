@@ -180,7 +180,7 @@ else:
              if pick == "every criterion" or c["metric"] == pick]
     st.dataframe(pd.DataFrame(cells).rename(columns=dict(pairwise_columns(lb.level))), hide_index=True,
                  width="stretch")
-    st.caption(state.plain(pairs_family_note("the Home page") + "."))
+    st.caption(state.plain(pairs_family_note("the Home page's comparison") + "."))
     if lb.dropped:
         with st.expander(f"{len(lb.dropped)} rows left out"):
             st.text("\n".join(lb.dropped))

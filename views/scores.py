@@ -11,6 +11,7 @@ import streamlit as st
 from core.html_report import highlight_html
 from core.slices import SLICE_KINDS, metadata_columns, slice_comparison
 from core.stats import MIN_RESAMPLED
+from core.verdict_policy import shipped_policy
 from dashboard import exports, state, tables, words
 
 # the text columns' widths in pixels: narrow enough that a laptop (1400 px, sidebar open) sees the first metric's
@@ -78,7 +79,9 @@ if data is not None and metrics:
         state.kept("flt_text", "")
         text = c1.text_input("Filter: text in id, context, responses or reference", key="flt_text",
                              on_change=state.keep, args=("flt_text",))
-        state.kept("flt_metric", cs.metrics[0], cs.metrics)
+        # by default the first metric the verdict trusts (BLEU, first in the sidebar, is a diagnostic)
+        state.kept("flt_metric", next((m for m in cs.metrics if shipped_policy().policy.trusts(m)), cs.metrics[0]),
+                   cs.metrics)
         fmetric = c2.selectbox("Winner by metric", cs.metrics, key="flt_metric", on_change=state.keep,
                                args=("flt_metric",), format_func=words.name)
         state.kept("flt_winner", "all", ["all", "A", "B", "tie"])

@@ -48,6 +48,9 @@ def read_slot(label: str, pasted_label: str, slot: str) -> tuple[str, bytes] | N
     up = st.file_uploader(label, type=["jsonl", "json", "csv", "tsv", "txt", "gz"], key=f"file_{slot}")
     pasted = st.text_area(f"... or paste the content of {pasted_label}", key=f"paste_{slot}", height=100)
     if up is not None:
+        if pasted.strip():  # both given: the file is read, and the pasted text is said to be left aside
+            st.info(f"Both a file and pasted text are given for {pasted_label}: the file {state.plain(up.name)} is "
+                    "read, the pasted text is not (remove the file to use the text).")
         return up.name, up.getvalue()
     if pasted.strip():
         ext = ".csv" if fmt == "csv" else ".txt"  # .txt: the format is detected from the content

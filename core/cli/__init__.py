@@ -228,6 +228,22 @@ def add_judge_arguments(p: argparse.ArgumentParser, what: str = "over every pair
         cls.add_arguments(settings)
 
 
+def criterion_name(by: str) -> str:
+    """One ``--by`` criterion as ``gate`` and ``plan`` read it: ``judge``, ``combined`` and ``human:DIM`` as given;
+    a metric's name as ``--metrics`` reads it ('BLEU' is bleu; an unknown one the registry's error, listing the
+    known). 'all', or several names where one is asked for, is refused."""
+    from core.engine import parse_metrics
+    from core.gate import is_combined
+    from core.verdict_policy import JUDGE
+    if by == JUDGE or is_combined(by) or by.startswith("human:"):
+        return by
+    names = parse_metrics([by])
+    if len(names) != 1:
+        raise ValueError(f"--by {by}: name criteria one by one (judge, combined, a metric, human:DIM), "
+                         "comma-separated for gate")
+    return names[0]
+
+
 def judge_name(text: str) -> str:
     """An argparse type: a registered judge's name (an unknown one is a usage error listing the known)."""
     from core.registry import UnknownName

@@ -72,7 +72,8 @@ def verdict_from(a: argparse.Namespace, out: str | None, no_metrics: str = "--me
     options = options_from(a)  # once: what it says about the options is said once
     if not a.quiet:  # never a wait without saying how long (the time estimates of core.time_estimates)
         note_estimate(estimate_comparison(comp, a.metrics, options,
-                                          judge if isinstance(judge, str) else getattr(judge, "name", None)))
+                                          judge if isinstance(judge, str) else getattr(judge, "name", None),
+                                          checkpoint))
     progress = progress_bar(a.quiet)
     cs = score_comparison(comp, a.metrics, options, progress=progress)
     summary = None

@@ -7,7 +7,7 @@ import math
 import os
 from typing import Callable
 
-from core.cli import emit, note, number_above, register_command
+from core.cli import criterion_name, emit, note, number_above, register_command
 from core.cli.compare import add_output_arguments, add_verdict_arguments, verdict_from
 from core.data import Comparison, dimensions
 from core.gate import REQUIREMENTS, gate, is_combined, junit_xml, passed, render_checks
@@ -22,7 +22,7 @@ EXIT_FAIL = 1
 def _criteria(text: str) -> list[str]:
     names = [s.strip() for s in text.split(",") if s.strip()]
     if not names:
-        raise argparse.ArgumentTypeError("name one or more criteria: judge, a metric, or human:DIM")
+        raise argparse.ArgumentTypeError("name one or more criteria: judge, combined, a metric, or human:DIM")
     return names
 
 
@@ -39,7 +39,9 @@ def _arguments(p: argparse.ArgumentParser) -> None:
                         "candidate is significantly better")
     p.add_argument("--margin", type=number_above(0, inclusive=True), default=None,
                    help="non-inferiority margin in the criterion's units (default: 0.05 of win rate for the "
-                        "judge; a fifth of the baseline's standard deviation for a metric)")
+                        "judge; 0.2 per signal for the combined test; a fifth of the baseline's standard deviation "
+                        "for a metric); by default the judge that may veto the combined test is checked as not "
+                        "significantly worse, whatever --require and --margin say")
     add_output_arguments(p, ("text", "markdown", "json"), "the report")
     p.add_argument("--junit", help="also write a JUnit XML file: one test case per criterion")
 
@@ -49,7 +51,6 @@ def check_criteria(a: argparse.Namespace) -> Callable[[Comparison], None]:
     judge, the combined test the signals the verdict policy combines, a metric to be among ``--metrics`` (its
     name as ``--metrics`` reads it: 'BLEU' is bleu). Returns the check of ``human:DIM`` criteria, which needs
     the loaded comparison (``verdict_from``'s ``check_loaded``)."""
-    from core.engine import parse_metrics
     from core.verdict_policy import JUDGE, shipped_policy
     names = []
     for by in a.by or []:
@@ -68,7 +69,7 @@ def check_criteria(a: argparse.Namespace) -> Callable[[Comparison], None]:
             if a.no_human:
                 raise ValueError(f"--by {by} with --no-human: people's ratings are the criterion; drop --no-human")
         else:
-            by = parse_metrics([by])[0]  # an unknown name: the registry's error, listing the known
+            by = criterion_name(by)  # 'BLEU' is bleu; an unknown name: the registry's error, listing the known
             if by not in a.metrics:
                 raise ValueError(f"--by {by}: it is not among --metrics {','.join(a.metrics) or 'none'}; add it")
         names.append(by)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from core.cli import emit, number_above, register_command
+from core.cli import criterion_name, emit, number_above, register_command
 from core.cli.compare import add_verdict_arguments, verdict_from
-from core.engine import DEFAULT_METRICS, parse_metrics
+from core.engine import DEFAULT_METRICS
 from core.formatting import fmt_percent, level_label
-from core.gate import POWER, contexts_needed, criterion, default_criterion, planning_interval
+from core.gate import POWER, contexts_needed, criterion, default_criteria, is_combined, planning_interval
 from core.report import to_json
 from core.verdict import context_groups
 from core.verdict_policy import JUDGE
@@ -16,11 +16,13 @@ from core.verdict_policy import JUDGE
 
 def _arguments(p: argparse.ArgumentParser) -> None:
     add_verdict_arguments(p)
-    p.add_argument("--by", default=None, help="the criterion: judge, a metric, or human:DIM (default: what the "
-                                              "one-line verdict trusts)")
+    p.add_argument("--by", default=None, help="the criterion: judge, combined (the verdict's combined test), a "
+                                              "metric, or human:DIM (default: the first the gate checks by default: "
+                                              "people's rating on the verdict's dimension, else the combined test)")
     p.add_argument("--effect", type=number_above(0), required=True,
                    help="the difference to detect, in the criterion's units (the judge: points of win rate as a "
-                        "fraction, 0.05 = 5 points)")
+                        "fraction, 0.05 = 5 points; the combined test: standardized differences summed over its "
+                        "signals, 0.2 per signal is a small one)")
     p.add_argument("--power", type=number_above(0, maximum=1), default=POWER, help=f"the chance to detect it (default {POWER})")
     p.add_argument("--format", default="text", choices=("text", "json"))
     # not given: what --by needs (a metric alone, the judge alone, people's ratings), else compare's defaults
@@ -34,15 +36,17 @@ def _what_by_needs(a: argparse.Namespace) -> None:
     """Fill ``--metrics`` and the judge, where the command line left them out, with what ``--by`` needs: the
     metric it names alone, the judge alone, or neither for people's ratings; without ``--by``, what ``compare``
     computes (the default metrics and the judge: the default criterion is known only from that verdict)."""
-    by = a.by
-    if by is not None and by != JUDGE and not by.startswith("human:"):
-        by = a.by = parse_metrics(by)[0]  # a metric's name as --metrics reads it ('BLEU' is bleu)
+    by = a.by = None if a.by is None else criterion_name(a.by)  # 'BLEU' is bleu, as --metrics reads it
     if by == JUDGE and a.judge is None:
         raise ValueError("--by judge with --no-judge: the judge is the criterion; drop --no-judge")
+    needs_all = by is None or is_combined(by)  # compare's defaults: the verdict (or its combined test) needs them
     if a.metrics is None:
-        a.metrics = list(DEFAULT_METRICS) if by is None else [] if by == JUDGE or by.startswith("human:") else [by]
-    if a.judge is BY_CRITERION:  # a --checkpoint given asks for the learned judge
-        a.judge = "pairwise" if by in (None, JUDGE) or getattr(a, "checkpoint", None) is not None else None
+        a.metrics = list(DEFAULT_METRICS) if needs_all else [] if by == JUDGE or by.startswith("human:") else [by]
+    if a.judge is BY_CRITERION:
+        if not (needs_all or by == JUDGE) and getattr(a, "checkpoint", None) is not None:
+            raise ValueError(f"--checkpoint names the learned judge's checkpoint, and --by {by} does not read the "
+                             "judge: drop --checkpoint, or add --judge to run it as well")
+        a.judge = "pairwise" if needs_all or by == JUDGE else None
 
 
 EVEN_SPREAD = "; the win rate's spread taken at an even 50 %, which the gate tests against"
@@ -58,7 +62,8 @@ def _check_judge_effect(effect: float) -> None:
                   _arguments)
 def plan_command(a: argparse.Namespace) -> int:
     _what_by_needs(a)
-    if a.by is not None and a.by != JUDGE and not a.by.startswith("human:") and a.by not in a.metrics:
+    if (a.by is not None and a.by != JUDGE and not a.by.startswith("human:") and not is_combined(a.by)
+            and a.by not in a.metrics):
         raise ValueError(f"--by {a.by}: it is not among --metrics {','.join(a.metrics) or 'none'}; add it, or leave "
                          "--metrics out to compute only what --by needs")
     if a.by == JUDGE:  # said before anything runs; a default criterion is known only after the pilot's verdict
@@ -66,12 +71,12 @@ def plan_command(a: argparse.Namespace) -> int:
     nothing_else = (f"--by {a.by} (people's ratings alone)" if a.by and a.by.startswith("human:") and not a.metrics
                     else "--metrics none")
     comp, _, verdict = verdict_from(a, None, nothing_else)
-    by = a.by or default_criterion(verdict)
+    by = a.by or default_criteria(verdict)[0]  # what the gate checks first by default
     c = criterion(verdict, by, n_contexts=len(set(context_groups(comp.a))))
     if c.is_judge and a.by != JUDGE:  # the judge became the criterion by default: checked now
         _check_judge_effect(a.effect)
     n = contexts_needed(*planning_interval(c), c.n_contexts, a.effect, verdict.level, a.power)
-    what = "the judge's win rate" if c.is_judge else by
+    what = "the judge's win rate" if c.is_judge else c.label
     if a.format == "json":
         emit(to_json({"criterion": by, "effect": a.effect, "power": a.power, "level": verdict.level,
                       "pilot_contexts": c.n_contexts, "contexts_needed": n,

@@ -26,7 +26,7 @@ class Comparison:
     unmatched_a: list[Example] = field(default_factory=list)
     unmatched_b: list[Example] = field(default_factory=list)
     aligned_by: str = "id"
-    alignment_note: str = ""  # why the rows were paired by context although ids are shared (``alignment_rule``)
+    alignment_note: str = ""  # why paired by context although ids are shared (``alignment_rule``); repeated contexts
     shared_references: dict[str, int] = field(default_factory=dict)  # per side: rows given the other's references
 
     @property

@@ -120,8 +120,10 @@ def split_pairs(pairs: Sequence[Pair], test_share: float = 0.2) -> tuple[list[Pa
     return train, test
 
 
-def load_votes(path: str | os.PathLike, data: bytes | None = None) -> list[Pair]:
-    """Read a votes JSONL file (format in the module docstring); every problem names its row and field."""
+def load_votes(path: str | os.PathLike, data: bytes | None = None, blank_replies: bool = False) -> list[Pair]:
+    """Read a votes JSONL file (format in the module docstring); every problem names its row and field.
+    ``blank_replies``: a blank reply is read (the dashboard keeps votes on pairs where a system said nothing);
+    by default it is refused, as a vote to train on needs both replies."""
     text = read_text(path, data)
     first = text.lstrip()[:1]
     if first and first not in "{[":
@@ -144,7 +146,8 @@ def load_votes(path: str | os.PathLike, data: bytes | None = None) -> list[Pair]
             continue
         bad = False
         for fld in ("response_a", "response_b"):
-            if not isinstance(rec.get(fld), str) or not rec[fld].strip() or bad_unicode_at(rec[fld]) is not None:
+            if (not isinstance(rec.get(fld), str) or not (rec[fld].strip() or blank_replies)
+                    or bad_unicode_at(rec[fld]) is not None):
                 problems.append(Problem(str(path), row, fld, "must be a non-empty string of valid Unicode"))
                 bad = True
         vote = str(rec.get("vote", "")).strip()

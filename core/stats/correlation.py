@@ -134,7 +134,7 @@ def correlate(x: Sequence[float], y: Sequence[float], method: str = "spearman",
                            "too few contexts" if (few and clustered) else "scipy", "contexts" if clustered else "rows")
     reps = bootstrap_correlations(x, y, method, codes if clustered else None, n_boot, seed)
     lo, hi = percentile_interval(reps, level)
-    p_method = "scipy"
+    p_method, floor = "scipy", False
     if clustered:
         fin = reps[np.isfinite(reps)]
         if len(fin):
@@ -143,7 +143,7 @@ def correlate(x: Sequence[float], y: Sequence[float], method: str = "spearman",
             p = max(p, 1.0 / (len(fin) + 1))
             p_method = "bootstrap"
     return Correlation(r, p, lo, hi, n, method, level, G, p_method, "contexts" if clustered else "rows",
-                       p_method == "bootstrap" and floor)
+                       floor)
 
 
 @dataclass
