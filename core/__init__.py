@@ -260,14 +260,23 @@ def _judge_settings(settings: dict[str, Any]) -> dict[str, Any]:
 
 
 def _judge_summary(comp: "Comparison", judge: "str | Judge | None", progress: "Progress | None",
-                   cache: "ScoreCache | bool | None", settings: dict[str, Any]) -> "JudgeSummary | None":
+                   cache: "ScoreCache | bool | None", settings: dict[str, Any],
+                   checkpoint: str | None = None) -> "JudgeSummary | None":
     """The judge's summary over ``comp`` (``None`` without a judge), its intervals at the verdict's settings."""
     from core.engine import judge_comparison
     from core.verdict import summarize_judge
     if judge is None:
         return None
-    return summarize_judge(comp, judge_comparison(comp, judge, progress=progress, cache=cache),
+    return summarize_judge(comp, judge_comparison(comp, judge, checkpoint, progress=progress, cache=cache),
                            **_judge_settings(settings))
+
+
+def _checkpoint_for(judge: "str | Judge | None", checkpoint: str | None) -> str | None:
+    """``checkpoint`` checked against the judge it goes with: the learned judge's only, as ``--checkpoint`` is."""
+    if checkpoint is not None and judge != "pairwise":
+        raise ValueError(f"checkpoint={checkpoint!r} names the learned judge's checkpoint; the judge asked for is "
+                         f"{'none' if judge is None else getattr(judge, 'name', judge)}")
+    return checkpoint
 
 
 def _metric_names(metrics: Any) -> Any:
@@ -287,16 +296,17 @@ def compare_replies(contexts: Sequence[Sequence[str] | str], replies_a: Sequence
                     metrics: str | Sequence[str] | None = None, judge: "bool | str | Judge" = True,
                     system_a: str = "A", system_b: str = "B", options: "Options | dict | None" = None,
                     progress: "Progress | bool | None" = None, cache: "ScoreCache | bool | None" = None,
-                    **settings: Any) -> "Verdict":
+                    checkpoint: str | None = None, **settings: Any) -> "Verdict":
     """The verdict on two systems' replies held in memory (no files): ``replies_a[i]`` and ``replies_b[i]``
-    answer ``contexts[i]``; arguments as :func:`score` takes them, ``judge`` and ``settings`` as :func:`compare`.
-    The same verdict ``compare`` gives for the two files holding these rows."""
+    answer ``contexts[i]``; arguments as :func:`score` takes them, ``judge``, ``checkpoint`` and ``settings`` as
+    :func:`compare`. The same verdict ``compare`` gives for the two files holding these rows."""
     from core.data import align
     from core.engine import check_judge_models, input_notes, score_comparison
     from core.scoring import judge_choice
     from core.verdict import build_verdict, check_something_to_compare
     _checked_settings(settings, VERDICT_SETTINGS, "compare_replies")
     judge = judge_choice(judge)
+    checkpoint = _checkpoint_for(judge, checkpoint)
     metrics = _metric_names(metrics)
     if system_a == system_b:
         raise ValueError(f"system_a and system_b are both {system_a!r}: give the two systems different names")
@@ -315,18 +325,19 @@ def compare_replies(contexts: Sequence[Sequence[str] | str], replies_a: Sequence
                  if kind not in shared]
                 + [f"references: {note}" for kind, note in by_side["replies_a"].items() if kind in shared])
     if judge is not None:
-        check_judge_models(comp, judge)
+        check_judge_models(comp, judge, checkpoint)
     progress = _progress(progress)
     cs = score_comparison(comp, names, _options(options), progress, cache)
-    return build_verdict(comp, cs, _judge_summary(comp, judge, progress, cache, settings), **settings)
+    return build_verdict(comp, cs, _judge_summary(comp, judge, progress, cache, settings, checkpoint), **settings)
 
 
 def compare(input_a: str, input_b: str | None = None, system_a: str | None = None, system_b: str | None = None,
             metrics: str | Sequence[str] | None = None, judge: "bool | str | Judge" = True,
             options: "Options | None" = None, progress: "Progress | bool | None" = None,
-            cache: "ScoreCache | bool | None" = None, **settings: Any) -> "Verdict":
+            cache: "ScoreCache | bool | None" = None, checkpoint: str | None = None, **settings: Any) -> "Verdict":
     """The verdict on two systems: two files (one system each) or one multi-system file with two chosen;
     ``judge``: ``True`` the learned judge, ``False`` none, a judge's name ('llm') or a judge object;
+    ``checkpoint``: the learned judge's (a judge re-fitted on votes; shown beside the verdict, not deciding it);
     ``settings`` go to ``core.verdict.build_verdict`` (``n_boot``, ``n_perm``, ``level``, ``seed``, ``human``);
     ``cache`` as in :func:`score`."""
     import os
@@ -340,16 +351,17 @@ def compare(input_a: str, input_b: str | None = None, system_a: str | None = Non
                             "core.compare_replies(contexts, replies_a, replies_b, ...)")
     _checked_settings(settings, VERDICT_SETTINGS, "compare")
     judge = judge_choice(judge)
+    checkpoint = _checkpoint_for(judge, checkpoint)
     metrics = _metric_names(metrics)
     comp = load_comparison(str(input_a), None if input_b is None else str(input_b), system_a, system_b)
     if isinstance(metrics, (list, tuple)):  # None: the default metrics
         check_something_to_compare(comp, metrics, judge is not None, settings.get("human", True))
     _warn_blank(blank_text_notes(comp.examples(), _registry_names(metrics), judged=judge or False))
     if judge is not None:
-        check_judge_models(comp, judge)
+        check_judge_models(comp, judge, checkpoint)
     progress = _progress(progress)
     cs = score_comparison(comp, metrics, _options(options), progress, cache)
-    return build_verdict(comp, cs, _judge_summary(comp, judge, progress, cache, settings), **settings)
+    return build_verdict(comp, cs, _judge_summary(comp, judge, progress, cache, settings, checkpoint), **settings)
 
 
 def _paths(inputs: Sequence[Any], what: str) -> list[str]:
@@ -365,12 +377,12 @@ def _paths(inputs: Sequence[Any], what: str) -> list[str]:
 def rank(*inputs: str, systems: Sequence[str] | None = None, metrics: str | Sequence[str] | None = None,
          judge: "bool | str | Judge" = True, options: "Options | dict | None" = None,
          progress: "Progress | bool | None" = None, cache: "ScoreCache | bool | None" = None,
-         **settings: Any) -> "Leaderboard":
+         checkpoint: str | None = None, **settings: Any) -> "Leaderboard":
     """``dialeval leaderboard`` in Python: the systems of one multi-system file, or of several files, ranked on
     the contexts they all answered (``core.leaderboard``: people's ratings, metrics, the judge's Bradley-Terry
     ratings, every pair Holm-adjusted). ``metrics=[]``: people's ratings and/or the judge alone; ``settings``:
     ``n_boot``, ``n_perm``, ``level``, ``seed``, ``rank_by`` (``auto``, ``judge``, a metric, ``human:DIM``);
-    ``cache`` as in :func:`score`.
+    ``cache`` and ``checkpoint`` as in :func:`compare`.
     ``render_leaderboard(board, "markdown")`` from ``core.leaderboard`` prints it as the command line does."""
     from core.data import load_file, rows_of_files
     from core.engine import blank_text_notes
@@ -378,6 +390,7 @@ def rank(*inputs: str, systems: Sequence[str] | None = None, metrics: str | Sequ
     from core.scoring import judge_choice
     paths = _paths(inputs, "rank")
     _checked_settings(settings, ("n_boot", "n_perm", "level", "seed", "rank_by"), "rank")
+    checkpoint = _checkpoint_for(judge_choice(judge), checkpoint)
     if isinstance(systems, str):
         raise TypeError(f"systems is a list of names, got the string {systems!r} (for one name: [{systems!r}])")
     metrics = _metric_names(metrics)
@@ -385,7 +398,7 @@ def rank(*inputs: str, systems: Sequence[str] | None = None, metrics: str | Sequ
     _warn_blank(blank_text_notes([e for e in examples if systems is None or e.system in systems],
                                  _registry_names(metrics), judged=judge_choice(judge) or False))
     return leaderboard(examples, metrics, judge, systems, _options(options), _progress(progress), cache,
-                       **settings)
+                       checkpoint, **settings)
 
 
 def meta_evaluate(*inputs: str, metrics: str | Sequence[str] | None = None, dims: Sequence[str] | None = None,

@@ -135,6 +135,11 @@ def shared_contexts(examples: Sequence[Example], systems: Sequence[str] | None =
         per[e.system][keyed[-1][1]] = e
     keys = [k for k in per[names[0]] if all(k in per[s] for s in names[1:])]
     shared = set(keys)
+    repeated = {k[0] for k in shared if k[1] > 1}
+    if repeated and not by_id:  # as core.data.align says it for two systems
+        said = (f"{len(repeated)} context{'s' * (len(repeated) != 1)} appear{'s' * (len(repeated) == 1)} more than "
+                "once on a system's side, so their rows are paired in file order")
+        note = f"{note}; {said}" if note else said
 
     def lacking(key: tuple[Any, int]) -> str:
         missing = ", ".join(s for s in names if key not in per[s])

@@ -308,3 +308,11 @@ def test_compare_and_rank_warn_about_the_input_as_the_command_line_does(tmp_path
         core.compare_replies([["hi"], ["yo"]], ["hello", " "], ["hey", "sup"], [["hello there"]] * 2, metrics="bleu",
                              n_boot=200, n_perm=200, judge=False)
     assert "replies_a: 1 of 2 rows have a blank response (item 1)" in " ".join(str(w.message) for w in caught)
+
+
+def test_a_judge_checkpoint_goes_with_the_learned_judge_only_in_the_api_too():
+    """compare/compare_replies/rank take checkpoint= as the command line takes --checkpoint; with no judge or
+    another judge it is refused before anything loads."""
+    for kwargs in (dict(judge=False), dict(judge="llm")):
+        with pytest.raises(ValueError, match="names the learned judge's checkpoint"):
+            core.compare_replies(CONTEXTS, RESPONSES, RESPONSES[::-1], metrics="bleu", checkpoint="mine", **kwargs)

@@ -125,6 +125,13 @@ def test_alignment_by_id_and_context_lists_unmatched(tmp_path):
                for line in comp3.describe_unmatched()), comp3.describe_unmatched()
     assert comp3.alignment_note == "1 context appears more than once on a side, so their rows are paired in file order"
     assert comp2.alignment_note == ""  # every context once: nothing to say
+    # the leaderboard's grid of several systems says it too
+    from core.data import Example
+    from core.leaderboard import shared_contexts
+    rows = [Example(f"r{i}{s}", s, ["hi"] if i < 2 else [f"c{i}"], f"reply {i} {s}", has_id=False)
+            for s in ("a", "b", "c") for i in range(4)]
+    assert shared_contexts(rows).alignment_note == ("1 context appears more than once on a system's side, so their "
+                                                    "rows are paired in file order")
 
 
 def test_multi_system_file(shared):
