@@ -831,6 +831,19 @@ def test_the_system_table_says_no_scores_instead_of_a_tie():
     assert (row["metric prefers"], row["humans prefer"], row["agree"]) == ("tie", "tie", "yes")
 
 
+def test_the_system_level_correlation_says_what_its_p_and_interval_each_test(new_app, own_cache):
+    """With 3 systems a row read r 0.866 [0.500, 1.000], p 0.667 without a word on why both can hold."""
+    exs = _toy_examples() + [Example(e.id, "sysC", e.context, "i like it", e.references, {"Overall": 3.0})
+                             for e in _toy_examples() if e.system == "sysA"]
+    at = new_app()
+    at.session_state["loaded"] = loading.make_loaded("three", exs, None, "sysA", "sysB", [b"three-sys-corr"])
+    at.run()
+    at.switch_page("views/correlation.py").run()
+    at.button(key="sys_corr").click().run()
+    assert not at.exception, at.exception
+    assert any(c.value.startswith("p tests the correlation over the 3 system means") for c in at.caption)
+
+
 def test_the_rated_sample_scatter_opens_on_a_metric_with_scores(new_app):
     """The shipped rated sample has no references: with bleu first in the sidebar the scatter used to open on
     bleu, an empty plot; it opens on the first metric that scores the rows."""

@@ -172,6 +172,10 @@ elif metrics:
             if got and got[0] == data.key:
                 st.dataframe(named(pd.DataFrame(got[1])).assign(p=lambda t: t["p"].map(lambda p: fmt_num(p, p=True))),
                              hide_index=True, width="stretch", column_config=decimals(["r", "low", "high"]))
+                st.caption(f"p tests the correlation over the {n_sys} system means (scipy); the interval resamples "
+                           "contexts, so it shows how the means move with the contexts asked, not which systems "
+                           "happened to be compared: with few systems an interval above 0 can go with a large p "
+                           "(the warning column says when there are too few).")
         else:
             st.caption("A system-level correlation needs at least three systems; upload a file with more systems "
                        "to see one.")
