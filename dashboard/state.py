@@ -739,15 +739,22 @@ def votes(data: Loaded) -> dict[int, str]:
         try:
             store[data.key] = vote_store.load_pair_votes(data.key, data.comparison)
         except Exception as e:  # noqa: BLE001 (never lost in silence: the file is set aside, and said)
-            kept = vote_store.set_aside(data.key)
-            st.warning(f"Your votes kept for this comparison could not be read ({plain(str(e)[:300])}); the file "
-                       f"is set aside as {plain(str(kept))}, and voting starts again from none.")
+            try:
+                where = f"the file is set aside as {plain(str(vote_store.set_aside(data.key)))}"
+            except OSError as moved:  # it stays where it is, and is not written over in this session
+                st.session_state.setdefault("_votes_not_saved", set()).add(data.key)
+                where = (f"it could not be set aside ({plain(str(moved))}), so the votes you give now are kept for "
+                         "this session only (and in the download)")
+            st.warning(f"Your votes kept for this comparison could not be read ({plain(str(e)[:300])}); {where}; "
+                       "voting starts again from none.")
             store[data.key] = {}
     return store[data.key]
 
 
 def set_votes(data: Loaded, new: dict[int, str]) -> None:
     st.session_state.setdefault("_votes", {})[data.key] = dict(new)
+    if data.key in st.session_state.get("_votes_not_saved", ()):  # an unreadable file is never written over
+        return
     try:
         vote_store.save_pair_votes(data.key, data.comparison, new)
     except (OSError, OutputError) as e:  # kept for this session only; the download still has them

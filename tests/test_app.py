@@ -923,7 +923,7 @@ def test_votes_given_in_place_are_kept_counted_and_downloadable(new_app, own_cac
 
 
 def test_votes_on_a_pair_with_a_blank_reply_survive_a_refresh_and_an_unreadable_file_is_never_overwritten(
-        new_app, own_cache):
+        new_app, own_cache, monkeypatch):
     """A vote on a pair whose B reply was blank made the kept file unreadable ('response_b must be a non-empty
     string'); the page then started from no votes in silence and the next vote overwrote the file (11 -> 1)."""
     from dataclasses import replace
@@ -948,6 +948,20 @@ def test_votes_on_a_pair_with_a_blank_reply_survive_a_refresh_and_an_unreadable_
     at.switch_page("views/judge.py").run()
     assert any("could not be read" in w.value and "unreadable" in w.value for w in at.warning), [w.value for w in at.warning]
     assert path.with_name(f"{loaded.key}.unreadable-1.jsonl").read_text() == "not json\n"
+    # one that cannot even be set aside stays as it is: the votes given then are kept for the session only
+    path.write_text("still not json\n")
+
+    def cannot_move(key):
+        raise OSError("read-only folder")
+    monkeypatch.setattr(vote_store, "set_aside", cannot_move)
+    at = new_app()
+    at.session_state["loaded"] = loaded
+    at.run()
+    at.switch_page("views/judge.py").run()
+    assert any("could not be set aside" in w.value for w in at.warning), [w.value for w in at.warning]
+    at.button(key="vote_A").click().run()
+    assert not at.exception, at.exception
+    assert path.read_text() == "still not json\n"
 
 
 def test_the_leaderboard_page_ranks_every_system_of_the_loaded_file(new_app, own_cache):
