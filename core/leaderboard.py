@@ -557,7 +557,8 @@ def ranking_label(ranked_by: str) -> str:
 def pairwise_columns(level: float = 0.95) -> list[tuple[str, str]]:
     """The (key, header) columns of the every-pair table; the interval's header names its level."""
     return [("metric", "metric"), ("first", "system 1"), ("second", "system 2"),
-            ("diff", f"1 - 2, or the judge's win rate of 1 [{level_label(level)} CI]"), ("p", "p"), ("p_holm", "p (Holm)"),
+            ("diff", f"1 - 2, or the judge's win rate of 1 [{level_label(level)} CI]"), ("p", "p"),
+            ("p_holm", "p (Holm)"),
             ("wtl", "1 wins/ties/2 wins"), ("better", "better")]
 
 

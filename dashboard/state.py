@@ -14,6 +14,7 @@ same choices; the scores come back from the process-wide store.
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 import threading
@@ -492,10 +493,12 @@ def scoring_estimate(metrics: Sequence[str], opts: Options, examples, demo: bool
     return total, caption
 
 
-def precomputed_kinds(path) -> list[str]:
-    """The kinds of CPU (``core.models.device.device_key``) a shipped precomputed layer was computed on."""
+@functools.lru_cache(maxsize=4)
+def precomputed_kinds(path) -> tuple[str, ...]:
+    """The kinds of CPU (``core.models.device.device_key``) a shipped precomputed layer was computed on (the file
+    read once per process)."""
     from core.cache import read_precomputed
-    return list(read_precomputed(path).get("about", {}).get("computed_on", []))
+    return tuple(read_precomputed(path).get("about", {}).get("computed_on", []))
 
 
 def get_scores(data: Loaded, metrics: Sequence[str]) -> ComparisonScores:
@@ -519,8 +522,8 @@ def get_scores(data: Loaded, metrics: Sequence[str]) -> ComparisonScores:
 
             def progress(done: int, total: int, desc: str, m=m, j=j, clock=clock) -> None:
                 frac = (j + (done / total if total else 1.0)) / len(todo)
-                bar.progress(min(1.0, frac), text=f"{words.name(m)} ({j + 1}/{len(todo)}): {words.progress_words(desc)} "
-                                                  f"{done}/{total}"
+                said = words.progress_words(desc)
+                bar.progress(min(1.0, frac), text=f"{words.name(m)} ({j + 1}/{len(todo)}): {said} {done}/{total}"
                                                   f"{clock.left(done, total, desc)}"
                                                   f"{time_estimates.time_so_far(time.monotonic() - started, estimate)}")
             try:

@@ -68,12 +68,10 @@ def progress_words(desc: str) -> str:
     'BERT-RUBER (unreferenced part): MiniLM', 'MME fm' -> 'MME fluency' (the engine's lines name registry ids,
     which a command-line user types; a dashboard user sees the names of the sidebar). Anything else as it is."""
     head, sep, rest = desc.partition(":")
-    key = head.strip()
-    if key.startswith("MME "):
-        key = "mme_" + key[len("MME "):]
-    if key in DISPLAY and key != "judge":
-        return DISPLAY[key] + sep + rest
-    return MME_FAMILIES.get(key, head) + sep + rest
+    if head.startswith("MME "):  # 'MME fm', 'MME sm': a family of MME-CRS's sub-metrics
+        family = "mme_" + head[len("MME "):].strip()
+        head = DISPLAY.get(family) or MME_FAMILIES.get(family, head)
+    return in_words(head) + sep + rest
 
 
 MME_FAMILIES = {"mme_sm": "MME specificity", "mme_pm": "MME context fit"}

@@ -946,7 +946,8 @@ def test_votes_on_a_pair_with_a_blank_reply_survive_a_refresh_and_an_unreadable_
     at.session_state["loaded"] = loaded
     at.run()
     at.switch_page("views/judge.py").run()
-    assert any("could not be read" in w.value and "unreadable" in w.value for w in at.warning), [w.value for w in at.warning]
+    warned = [w.value for w in at.warning]
+    assert any("could not be read" in w and "unreadable" in w for w in warned), warned
     assert path.with_name(f"{loaded.key}.unreadable-1.jsonl").read_text() == "not json\n"
     # one that cannot even be set aside stays as it is: the votes given then are kept for the session only
     path.write_text("still not json\n")
@@ -1281,14 +1282,20 @@ def _twelve_pairs():
     return out
 
 
-def test_votes_are_one_click_each_blind_saved_and_counted_without_overshoot(new_app, own_cache, monkeypatch):
-    """One pair at a time: A / tie / B one click each (with keys), the judge's P(A) hidden until that pair has a
-    vote, every vote saved as the votes file, and the count never '11 of the 10 needed'."""
+def _twelve_judged(monkeypatch):
+    """Twelve pairs loaded, with a toy judge's P(A) from 0.1 to 0.9 standing in for the judge's run."""
+    from dashboard import state
     loaded = loading.make_loaded("twelve", _twelve_pairs(), None, "sysA", "sysB", [b"twelve"])
     p_a = np.linspace(0.1, 0.9, loaded.n)
     out = JudgeOutput.from_probabilities(p_a, p_a, p_a, 0.05, "toy-judge")
-    from dashboard import state
     monkeypatch.setattr(state, "judge_output", lambda data: out)
+    return loaded, out
+
+
+def test_votes_are_one_click_each_blind_saved_and_counted_without_overshoot(new_app, own_cache, monkeypatch):
+    """One pair at a time: A / tie / B one click each (with keys), the judge's P(A) hidden until that pair has a
+    vote, every vote saved as the votes file, and the count never '11 of the 10 needed'."""
+    loaded, _ = _twelve_judged(monkeypatch)
     at = new_app()
     at.session_state["loaded"] = loaded
     at.run()
@@ -1330,11 +1337,7 @@ def test_votes_are_one_click_each_blind_saved_and_counted_without_overshoot(new_
 
 def test_vote_blind_hides_an_llm_judges_summary_too(new_app, own_cache, monkeypatch):
     """"Vote blind" hid the learned judge's results; an LLM judge's summary (asked earlier in the session) stayed."""
-    from dashboard import state
-    loaded = loading.make_loaded("twelve", _twelve_pairs(), None, "sysA", "sysB", [b"twelve"])
-    p_a = np.linspace(0.1, 0.9, loaded.n)
-    out = JudgeOutput.from_probabilities(p_a, p_a, p_a, 0.05, "toy-judge")
-    monkeypatch.setattr(state, "judge_output", lambda data: out)
+    loaded, out = _twelve_judged(monkeypatch)
     at = new_app()
     at.session_state["loaded"] = loaded
     at.session_state["llm_judge_results"] = {loaded.key: {"summary": summarize_judge(loaded.comparison, out),

@@ -228,13 +228,29 @@ def add_judge_arguments(p: argparse.ArgumentParser, what: str = "over every pair
         cls.add_arguments(settings)
 
 
-def criterion_name(by: str) -> str:
-    """One ``--by`` criterion as ``gate`` and ``plan`` read it: ``judge``, ``combined`` and ``human:DIM`` as given;
-    a metric's name as ``--metrics`` reads it ('BLEU' is bleu; an unknown one the registry's error, listing the
-    known). 'all', or several names where one is asked for, is refused."""
+OTHER_ENDINGS = (".csv", ".tsv", ".md", ".txt", ".html", ".json")
+"""File endings that promise another format than the JSON Lines ``score`` and ``judge`` write to ``--out``."""
+
+
+def note_jsonl_out(path: str | None, what: str, hint: str = "") -> None:
+    """Said before anything runs: ``--out PATH`` whose ending promises another format gets JSON Lines anyway."""
+    if path and path.lower().endswith(OTHER_ENDINGS):
+        note([f"--out {path}: {what} are written as JSON Lines (one JSON object per line, not one JSON document) "
+              f"whatever the file's name{hint}"])
+
+
+def criterion_name(by: str, a: argparse.Namespace) -> str:
+    """One ``--by`` criterion as ``gate`` and ``plan`` read it: ``judge``, ``combined`` and ``human:DIM`` as given
+    (``judge`` refused with ``--no-judge``, ``human:DIM`` with ``--no-human``); a metric's name as ``--metrics``
+    reads it ('BLEU' is bleu; an unknown one the registry's error, listing the known). 'all', or several names
+    where one is asked for, is refused."""
     from core.engine import parse_metrics
     from core.gate import is_combined
     from core.verdict_policy import JUDGE
+    if by == JUDGE and a.judge is None:
+        raise ValueError("--by judge with --no-judge: the judge is the criterion; drop --no-judge")
+    if by.startswith("human:") and getattr(a, "no_human", False):
+        raise ValueError(f"--by {by} with --no-human: people's ratings are the criterion; drop --no-human")
     if by == JUDGE or is_combined(by) or by.startswith("human:"):
         return by
     names = parse_metrics([by])

@@ -11,7 +11,6 @@ from core.cli import criterion_name, emit, note, number_above, register_command
 from core.cli.compare import add_output_arguments, add_verdict_arguments, verdict_from
 from core.data import Comparison, dimensions
 from core.gate import REQUIREMENTS, gate, is_combined, junit_xml, passed, render_checks
-from core.engine import is_blank
 from core.outputs import OutputError, check_output, write_text
 from core.report import render_verdict, to_json
 from core.verdict import context_groups
@@ -54,10 +53,8 @@ def check_criteria(a: argparse.Namespace) -> Callable[[Comparison], None]:
     from core.verdict_policy import JUDGE, shipped_policy
     names = []
     for by in a.by or []:
-        if by == JUDGE:
-            if a.judge is None:
-                raise ValueError("--by judge with --no-judge: the judge is the criterion; drop --no-judge")
-        elif is_combined(by):
+        by = criterion_name(by, a)  # 'BLEU' is bleu; an unknown name: the registry's error, listing the known
+        if is_combined(by):
             measured = a.judge == "pairwise" and getattr(a, "checkpoint", None) is None
             computed = [*a.metrics, *([JUDGE] if measured else [])]
             if not shipped_policy().policy.combination(computed):
@@ -65,11 +62,7 @@ def check_criteria(a: argparse.Namespace) -> Callable[[Comparison], None]:
                                  f"{'+'.join(shipped_policy().policy.combine)} (the shipped judge) or a set the "
                                  f"policy allows; with --metrics {','.join(a.metrics) or 'none'}"
                                  f"{'' if measured else ' and no shipped judge'} it cannot run")
-        elif by.startswith("human:"):
-            if a.no_human:
-                raise ValueError(f"--by {by} with --no-human: people's ratings are the criterion; drop --no-human")
-        else:
-            by = criterion_name(by)  # 'BLEU' is bleu; an unknown name: the registry's error, listing the known
+        elif by != JUDGE and not by.startswith("human:"):
             if by not in a.metrics:
                 raise ValueError(f"--by {by}: it is not among --metrics {','.join(a.metrics) or 'none'}; add it")
         names.append(by)
@@ -116,7 +109,7 @@ def gate_command(a: argparse.Namespace) -> int:
     for r in verdict.rows("human"):
         dim = r.metric.split(":", 1)[1]
         baseline[r.metric] = [ex.scores.get(dim, math.nan) for ex in comp.a]
-    blank = (sum(is_blank(ex.response) for ex in comp.a), sum(is_blank(ex.response) for ex in comp.b))
+    blank = (verdict.blank_replies["A"], verdict.blank_replies["B"])
     missing = (len(comp.unmatched_b), len(comp.unmatched_a))  # rows of each side the other does not answer
     checks = gate(verdict, a.by, a.require, a.margin, baseline, len(set(context_groups(comp.a))), blank, missing)
     ok = passed(checks)

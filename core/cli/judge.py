@@ -6,8 +6,8 @@ import argparse
 import sys
 
 from core.cli import (add_cache_argument, add_input_arguments, add_judge_arguments, check_paths, csv_mapping_from,
-                      interval_level, judge_from, judge_usage_note, note, note_estimate, register_command,
-                      write_stdout)
+                      interval_level, judge_from, judge_usage_note, note, note_estimate, note_jsonl_out,
+                      register_command, write_stdout)
 from core.data import dimensions, load_comparison
 from core.engine import blank_text_notes, check_judge_models, estimate_comparison, judge_comparison
 from core.judges.pairs import load_votes, votes_for_pairs, votes_matched
@@ -42,9 +42,7 @@ def judge(a: argparse.Namespace) -> int:
     mapping = csv_mapping_from(a)
     out_path = a.out if a.out != "-" else None
     check_paths(a, [a.input, a.input_b], out_path)
-    if out_path and out_path.lower().endswith((".csv", ".tsv", ".md", ".txt", ".html", ".json")):
-        note([f"--out {out_path}: the per-pair rows are written as JSON Lines (one JSON object per line, not one JSON "
-              "document) whatever the file's name; for them as CSV, leave --out out and use --format csv (stdout)"])
+    note_jsonl_out(out_path, "the per-pair rows", "; for them as CSV, leave --out out and use --format csv (stdout)")
     comp = load_comparison(a.input, a.input_b, a.system_a, a.system_b, a.input_format, mapping)
     comp.require_pairs()
     if a.dimension and a.dimension not in dimensions(comp.examples()):

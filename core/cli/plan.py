@@ -36,9 +36,7 @@ def _what_by_needs(a: argparse.Namespace) -> None:
     """Fill ``--metrics`` and the judge, where the command line left them out, with what ``--by`` needs: the
     metric it names alone, the judge alone, or neither for people's ratings; without ``--by``, what ``compare``
     computes (the default metrics and the judge: the default criterion is known only from that verdict)."""
-    by = a.by = None if a.by is None else criterion_name(a.by)  # 'BLEU' is bleu, as --metrics reads it
-    if by == JUDGE and a.judge is None:
-        raise ValueError("--by judge with --no-judge: the judge is the criterion; drop --no-judge")
+    by = a.by = None if a.by is None else criterion_name(a.by, a)  # 'BLEU' is bleu, as --metrics reads it
     needs_all = by is None or is_combined(by)  # compare's defaults: the verdict (or its combined test) needs them
     if a.metrics is None:
         a.metrics = list(DEFAULT_METRICS) if needs_all else [] if by == JUDGE or by.startswith("human:") else [by]

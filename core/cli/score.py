@@ -12,7 +12,7 @@ import sys
 
 from core.backends import DEFAULT_BLOCK_SIZE, ScoreJob, available_backends, backend_class, stream_scores
 from core.cli import (add_csv_arguments, add_option_arguments, check_paths, csv_mapping_from, metric_names, note,
-                      options_from, register_command, whole_number, write_stdout)
+                      note_jsonl_out, options_from, register_command, whole_number, write_stdout)
 from core.data import open_examples
 from core.engine import DEFAULT_METRICS, BlankTextCount
 from core.outputs import atomic_open
@@ -63,9 +63,7 @@ def score(a: argparse.Namespace) -> int:
               "of --input-format; score always writes JSON lines, and elsewhere --format is the output's format)"])
     mapping = csv_mapping_from(a)
     check_paths(a, [a.input], a.out)
-    if a.out != "-" and a.out.lower().endswith((".csv", ".tsv", ".md", ".txt", ".html", ".json")):
-        note([f"--out {a.out}: the scores are written as JSON Lines (one JSON object per row, not one JSON document) "
-              "whatever the file's name"])
+    note_jsonl_out(a.out if a.out != "-" else None, "the scores")
     backend = backend_class(a.backend)(workers=a.workers, address=a.address,
                                        pass_threads=fixed_pass_threads(a.metrics))
     backend.check()  # e.g. Ray not installed: exit 2 before the input is read
