@@ -16,7 +16,9 @@ Models load once per process; for repeated use keep metric instances (``core.sco
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+import functools
+import inspect
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
 
 from core.models.blas import request_reproducible_products
 from core.models.openmp import request_short_spins
@@ -171,12 +173,33 @@ def _progress(progress: Any) -> "Progress | None":
                     f"progress(done, total, description), got {type(progress).__name__}")
 
 
+_Call = TypeVar("_Call", bound=Callable[..., Any])
+
+
+def _library_bars_follow_progress(call: _Call) -> _Call:
+    """Called without ``progress`` (None or False), the model libraries' own
+    bars are off too while it runs (``core.progress.library_bars``), as the command line's ``--quiet`` does."""
+    signature = inspect.signature(call)
+
+    @functools.wraps(call)
+    def silent_unless_asked(*args: Any, **kwargs: Any) -> Any:
+        from core.progress import library_bars
+        try:
+            progress = signature.bind(*args, **kwargs).arguments.get("progress")
+        except TypeError:  # the call itself says what is wrong
+            progress = None
+        with library_bars(progress is not None and progress is not False):
+            return call(*args, **kwargs)
+    return silent_unless_asked  # type: ignore[return-value]
+
+
 def _warn_blank(notes: list[str]) -> None:
     if notes:
         import warnings
-        warnings.warn("; ".join(notes), stacklevel=3)
+        warnings.warn("; ".join(notes), stacklevel=4)  # past the API function and its wrapper
 
 
+@_library_bars_follow_progress
 def score(responses: Sequence[str], contexts: Sequence[Sequence[str] | str],
           references: Sequence[Sequence[str] | str] | None = None, metrics: str | Sequence[str] | None = None,
           system: str = "system", options: "Options | None" = None, progress: "Progress | bool | None" = None,
@@ -218,6 +241,7 @@ def _examples(resp: _Column, ctx: _Column, refs: "_Column | None", system: str) 
     return exs
 
 
+@_library_bars_follow_progress
 def judge(contexts: Sequence[Sequence[str] | str], replies_a: Sequence[str], replies_b: Sequence[str],
           checkpoint: str | None = None, progress: "Progress | bool | None" = None,
           cache: "ScoreCache | bool | None" = None, judge: "str | Judge" = "pairwise") -> "JudgeOutput":
@@ -291,6 +315,7 @@ def _registry_names(metrics: Any) -> list[str]:
     return [] if isinstance(metrics, (list, tuple)) and not metrics else parse_metrics(metrics)
 
 
+@_library_bars_follow_progress
 def compare_replies(contexts: Sequence[Sequence[str] | str], replies_a: Sequence[str], replies_b: Sequence[str],
                     references: Sequence[Sequence[str] | str] | None = None,
                     metrics: str | Sequence[str] | None = None, judge: "bool | str | Judge" = True,
@@ -331,6 +356,7 @@ def compare_replies(contexts: Sequence[Sequence[str] | str], replies_a: Sequence
     return build_verdict(comp, cs, _judge_summary(comp, judge, progress, cache, settings, checkpoint), **settings)
 
 
+@_library_bars_follow_progress
 def compare(input_a: str, input_b: str | None = None, system_a: str | None = None, system_b: str | None = None,
             metrics: str | Sequence[str] | None = None, judge: "bool | str | Judge" = True,
             options: "Options | None" = None, progress: "Progress | bool | None" = None,
@@ -374,6 +400,7 @@ def _paths(inputs: Sequence[Any], what: str) -> list[str]:
     return [str(p) for p in inputs]
 
 
+@_library_bars_follow_progress
 def rank(*inputs: str, systems: Sequence[str] | None = None, metrics: str | Sequence[str] | None = None,
          judge: "bool | str | Judge" = True, options: "Options | dict | None" = None,
          progress: "Progress | bool | None" = None, cache: "ScoreCache | bool | None" = None,
@@ -401,6 +428,7 @@ def rank(*inputs: str, systems: Sequence[str] | None = None, metrics: str | Sequ
                        checkpoint, **settings)
 
 
+@_library_bars_follow_progress
 def meta_evaluate(*inputs: str, metrics: str | Sequence[str] | None = None, dims: Sequence[str] | None = None,
                   options: "Options | dict | None" = None, level: "str | float" = "turn", judge: bool = True,
                   **settings: Any) -> list[dict[str, Any]]:

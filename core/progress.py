@@ -6,11 +6,14 @@ time left on stderr) and the dashboard with a Streamlit bar.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import functools
 import math
 import os
 import sys
 import time
-from typing import Callable, TextIO
+from typing import Callable, Iterator, TextIO
 
 Progress = Callable[[int, int, str], None]
 """progress(done, total, description): called as work advances; ``None`` means silent."""
@@ -133,6 +136,49 @@ def silence_library_progress() -> None:
     if "huggingface_hub" in sys.modules:
         from huggingface_hub.utils import disable_progress_bars
         disable_progress_bars()
+
+
+_library_bars: contextvars.ContextVar[bool] = contextvars.ContextVar("dialeval_library_bars", default=True)
+
+
+@contextlib.contextmanager
+def library_bars(shown: bool) -> Iterator[None]:
+    """Whether the model libraries draw their own bars ("Loading weights", the GGUF de-quantization) for the
+    models loaded inside (:func:`model_loading`). The Python API turns them off when it is called without
+    progress, as ``--quiet`` does for the command line (:func:`silence_library_progress`)."""
+    token = _library_bars.set(shown)
+    try:
+        yield
+    finally:
+        _library_bars.reset(token)
+
+
+@contextlib.contextmanager
+def model_loading() -> Iterator[None]:
+    """Around a model's load: inside ``library_bars(False)``, transformers' and the Hugging Face hub's bars and
+    the GGUF reader's are off for the load and restored after; elsewhere nothing changes."""
+    if _library_bars.get():
+        yield
+        return
+    from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
+    from transformers.utils import logging as transformers_logging
+    bars_were_on, hub_bars_were_on = transformers_logging.is_progress_bar_enabled(), not are_progress_bars_disabled()
+    transformers_logging.disable_progress_bar()
+    try:  # the GGUF reader draws with tqdm itself, which reads TQDM_DISABLE only when it is imported
+        import transformers.modeling_gguf_pytorch_utils as gguf_reader
+    except ImportError:
+        gguf_reader = None
+    gguf_bar = getattr(gguf_reader, "tqdm", None)
+    if gguf_bar is not None:
+        gguf_reader.tqdm = functools.partial(gguf_bar, disable=True)
+    try:
+        yield
+    finally:
+        if gguf_bar is not None:
+            gguf_reader.tqdm = gguf_bar
+        if bars_were_on:
+            transformers_logging.enable_progress_bar()
+        (enable_progress_bars if hub_bars_were_on else disable_progress_bars)()
 
 
 def _duration(seconds: float) -> str:

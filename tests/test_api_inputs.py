@@ -316,3 +316,47 @@ def test_a_judge_checkpoint_goes_with_the_learned_judge_only_in_the_api_too():
     for kwargs in (dict(judge=False), dict(judge="llm")):
         with pytest.raises(ValueError, match="names the learned judge's checkpoint"):
             core.compare_replies(CONTEXTS, RESPONSES, RESPONSES[::-1], metrics="bleu", checkpoint="mine", **kwargs)
+
+
+def test_a_warning_about_the_input_points_at_the_callers_line():
+    """The API's warnings name the line that called it (the wrapper that silences the libraries' bars is one
+    frame more)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        core.score(["", *RESPONSES[1:]], contexts=CONTEXTS, references=REFERENCES, metrics="bleu")
+    assert [w.filename for w in caught] == [__file__]
+
+
+def test_model_loading_turns_the_libraries_bars_off_only_when_asked_and_restores_them():
+    """Inside library_bars(False) a model's load draws no transformers, hub or GGUF-reader bar; after it, and
+    elsewhere, each is as it was (the API's silent calls: core.progress.model_loading)."""
+    import transformers.modeling_gguf_pytorch_utils as gguf_reader
+    from huggingface_hub.utils import are_progress_bars_disabled
+    from transformers.utils import logging as transformers_logging
+
+    from core.progress import library_bars, model_loading
+    before = (transformers_logging.is_progress_bar_enabled(), are_progress_bars_disabled(), gguf_reader.tqdm)
+    with model_loading():
+        assert transformers_logging.is_progress_bar_enabled() == before[0] and gguf_reader.tqdm is before[2]
+    with library_bars(False), model_loading():
+        assert not transformers_logging.is_progress_bar_enabled() and are_progress_bars_disabled()
+        assert gguf_reader.tqdm(range(3)).disable
+    assert (transformers_logging.is_progress_bar_enabled(), are_progress_bars_disabled(), gguf_reader.tqdm) == before
+
+
+@pytest.mark.slow
+def test_the_api_called_silently_draws_no_loading_bar(tmp_path):
+    """A first call of core.score with a model (a fresh cache folder) drew transformers' "Loading weights" bars on
+    stderr though progress was off; progress=True draws them with the engine's bar, as the command line does."""
+    import os
+    import subprocess
+    import sys
+    call = ("import core; core.score(['i like dogs.'], [['do you have pets?']], metrics='bert_ruber', "
+            "progress={})")
+    env = {**os.environ, "DIALEVAL_CACHE": str(tmp_path / "cache")}
+    env.pop("TQDM_DISABLE", None)
+    silent, shown = (subprocess.run([sys.executable, "-c", call.format(p)], capture_output=True, text=True, env=env,
+                                    timeout=600) for p in ("False", "True"))
+    assert silent.returncode == 0 and shown.returncode == 0, silent.stderr + shown.stderr
+    assert silent.stderr == ""
+    assert "Loading weights" in shown.stderr and "bert_ruber" in shown.stderr

@@ -87,7 +87,9 @@ def base_model():
     from transformers import AutoModel
 
     from core.models.encoders import minilm_path
-    model = AutoModel.from_pretrained(minilm_path(), attn_implementation="eager")
+    from core.progress import model_loading
+    with model_loading():
+        model = AutoModel.from_pretrained(minilm_path(), attn_implementation="eager")
     model.eval()
     for p in model.parameters():
         p.requires_grad_(False)

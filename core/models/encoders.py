@@ -23,7 +23,7 @@ import numpy as np
 
 from core.models.batching import batch_rows, dtype_name, fixed_shape_batches, padded_batch
 from core.models.memo import remembers
-from core.progress import Progress, tick
+from core.progress import Progress, model_loading, tick
 
 T = TypeVar("T")
 
@@ -128,7 +128,8 @@ def _minilm_model(precision: str):
     from transformers import AutoModel
     from core.models.device import active_device, cpu_kernels, native_bfloat16
     set_threads()
-    model = AutoModel.from_pretrained(minilm_path())
+    with model_loading():
+        model = AutoModel.from_pretrained(minilm_path())
     model.eval()
     if precision == "bfloat16" and active_device() == "cpu" and not native_bfloat16():
         warnings.warn(f"DIALEVAL_PRECISION=bfloat16 on a CPU without bfloat16 kernels ({cpu_kernels()}): MiniLM runs "
@@ -243,14 +244,15 @@ def smollm():
     from transformers import AutoModelForCausalLM, AutoTokenizer
     set_threads()
     converted = smollm_converted_dir()
-    if (converted / "complete").exists():
-        tok = AutoTokenizer.from_pretrained(str(converted))
-        model = AutoModelForCausalLM.from_pretrained(str(converted), dtype="float32")
-    else:
-        folder = smollm_folder()
-        tok = AutoTokenizer.from_pretrained(folder, gguf_file=SMOLLM_GGUF)
-        model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=SMOLLM_GGUF)
-        _save_converted(tok, model, converted)
+    with model_loading():
+        if (converted / "complete").exists():
+            tok = AutoTokenizer.from_pretrained(str(converted))
+            model = AutoModelForCausalLM.from_pretrained(str(converted), dtype="float32")
+        else:
+            folder = smollm_folder()
+            tok = AutoTokenizer.from_pretrained(folder, gguf_file=SMOLLM_GGUF)
+            model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=SMOLLM_GGUF)
+            _save_converted(tok, model, converted)
     model.eval()
     return tok, model
 

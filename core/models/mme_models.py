@@ -89,7 +89,9 @@ class MiniLMClassifier(nn.Module):
         super().__init__()
         from transformers import AutoModel, AutoTokenizer
         from core.models.encoders import minilm_path
-        self.bert = AutoModel.from_pretrained(minilm_path())
+        from core.progress import model_loading
+        with model_loading():
+            self.bert = AutoModel.from_pretrained(minilm_path())
         self.tok = AutoTokenizer.from_pretrained(minilm_path())
         self.tok.truncation_side = "left"  # keep the end of a long context
         self.pair, self.max_len, self.n_train = pair, max_len, n_train
