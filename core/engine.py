@@ -629,7 +629,7 @@ def judge_comparison(comp: Comparison, judge: "str | Judge" = "pairwise", checkp
 
 
 def estimate_work(examples: Sequence[Example] = (), metrics: Sequence[str] = (), options: Options | None = None,
-                  pairs: Sequence[tuple[Sequence[str], str, str]] = (), judge: "str | None" = None,
+                  pairs: Sequence[tuple[Sequence[str], str, str]] = (), judge: "str | Judge | None" = None,
                   rows_read: Sequence[Example] | None = None, n_pairs: int | None = None,
                   cache: ScoreCache | bool | None = None, checkpoint: str | None = None
                   ) -> time_estimates.WorkEstimate:
@@ -645,7 +645,8 @@ def estimate_work(examples: Sequence[Example] = (), metrics: Sequence[str] = (),
     which runs after the metrics, has nothing left to read. A metric that cannot even be built counts every row (it fails with its error when it runs)."""
     store = resolve_cache(cache)
     scored = as_scored(examples)
-    out = time_estimates.WorkEstimate(judge=judge)
+    judge_name = judge.name if isinstance(judge, Judge) else judge
+    out = time_estimates.WorkEstimate(judge=judge_name)
     for name in metrics:
         try:
             out.rows[name] = uncached_rows(get_metric(name, options), scored, store)
@@ -659,8 +660,8 @@ def estimate_work(examples: Sequence[Example] = (), metrics: Sequence[str] = (),
                 cache=cache)
         except Exception:  # noqa: BLE001 (a judge that cannot be built says why when it runs): every pair is new
             out.judge_pairs = len({pair_key([c] if isinstance(c, str) else list(c), a, b) for c, a, b in pairs})
-        if judge != time_estimates.JUDGE_TIMED:
-            out.judge_seconds = None
+        if judge_name != time_estimates.JUDGE_TIMED:
+            out.judge_seconds = _judge_seconds(judge, checkpoint, out.judge_pairs, store)
         else:
             rows = ([(ex.context, ex.response) for ex in rows_read] if rows_read is not None else
                     [(c, a) for c, a, _ in pairs] + [(c, b) for c, _, b in pairs] if pairs else None)
@@ -670,6 +671,16 @@ def estimate_work(examples: Sequence[Example] = (), metrics: Sequence[str] = (),
                 work = replace(work, mme_pairs=0, read_pairs=0)
             out.judge_seconds = work.seconds(time_estimates.judge_time())
     return out
+
+
+def _judge_seconds(judge: "str | Judge", checkpoint: str | None, n_pairs: int, store: ScoreCache | None
+                   ) -> float | None:
+    """A judge other than the shipped one: its own estimate (``Judge.estimated_seconds``, such as the llm judge's
+    measured pace), None where it has none or cannot be built (running it says why)."""
+    try:
+        return judge_instance(judge, checkpoint).estimated_seconds(n_pairs, store)
+    except Exception:  # noqa: BLE001 (a judge that cannot be built says why when it runs)
+        return None
 
 
 def after_mme_reads_all(mme_rows: int, rows: Sequence[tuple[Sequence[str], str]]) -> bool:
@@ -682,7 +693,7 @@ def after_mme_reads_all(mme_rows: int, rows: Sequence[tuple[Sequence[str], str]]
 
 
 def estimate_comparison(comp: Comparison, metrics: Sequence[str] = (), options: Options | None = None,
-                        judge: "str | None" = None, checkpoint: str | None = None) -> time_estimates.WorkEstimate:
+                        judge: "str | Judge | None" = None, checkpoint: str | None = None) -> time_estimates.WorkEstimate:
     """:func:`estimate_work` for scoring both systems of ``comp`` and judging its pairs."""
     return estimate_work(comp.examples(), metrics, options, [(a.context, a.response, b.response) for a, b in comp.pairs],
                          judge, checkpoint=checkpoint)

@@ -37,6 +37,8 @@ from core.models.device import DEVICES
 if TYPE_CHECKING:
     import argparse
 
+    from core.cache import ScoreCache
+
 
 # ------------------------------------------------------------------------------------------------
 # options and signatures
@@ -341,6 +343,12 @@ class Judge(ABC):
 
     def usage_line(self) -> str | None:
         """One line on what the last :meth:`predict` cost (requests, tokens), or ``None``."""
+        return None
+
+    def estimated_seconds(self, n_pairs: int, cache: "ScoreCache | None") -> float | None:
+        """About how long judging ``n_pairs`` new pairs takes, for the estimate said before a run
+        (``core.engine.estimate_work``); ``None`` (the default): no pace is known. The shipped judge's is
+        ``core.time_estimates.JudgeTime``."""
         return None
 
     @abstractmethod

@@ -218,7 +218,7 @@ def record_judging(work: JudgeWork, seconds: float) -> None:
 class WorkEstimate:
     """What a comparison still has to compute and about how long it should take (``core.engine.estimate_work``):
     per metric, the distinct rows the score cache cannot give back (``rows``) and their seconds
-    (``metric_seconds``); the judge's pairs still to judge and their seconds (None: no pace is known for that
+    (``metric_seconds``); the judge's pairs still to judge and their seconds (None: no pace is known yet for that
     judge, such as an endpoint's)."""
 
     rows: dict[str, int] = field(default_factory=dict)
@@ -237,19 +237,26 @@ class WorkEstimate:
         return sum(self.metric_seconds.values())
 
     def sentence(self) -> str:
-        """'about 3 min for this run: 120 rows to score with ubleu and mme, 60 pairs to judge' (what a command says
-        before it starts); '' when nothing is left to compute."""
+        """'about 3 min for this run: 120 rows to score with ubleu and mme; 60 pairs to judge' (what a command says
+        before it starts; a judge whose pace is not known yet is named and left out of the time); '' when nothing is
+        left to compute."""
         todo = {m: n for m, n in self.rows.items() if n}
         work = []
         for n in sorted(set(todo.values()), reverse=True):
             names = [m for m, k in todo.items() if k == n]
             work.append(f"{n} row{'s' * (n != 1)} to score with {', '.join(names)}")
         if self.judge_pairs:
-            work.append(f"{self.judge_pairs} pair{'s' * (self.judge_pairs != 1)} to judge"
-                        + (" (no pace is known for this judge: not counted)" if self.judge_seconds is None else ""))
+            work.append(f"{self.judge_pairs} pair{'s' * (self.judge_pairs != 1)} to judge" + (
+                f" with {self.judge} (its pace is not known until it has run once here: its bar gives the time "
+                "left as it goes)" if self.judge_seconds is None else
+                "" if self.judge in (None, JUDGE_TIMED) else f" with {self.judge} (at its last run's pace)"))
         if not work:
             return ""
-        return f"about {about(self.seconds)} for this run: {'; '.join(work)}"
+        if self.judge_pairs and self.judge_seconds is None:
+            head = f"about {about(self.seconds)} for this run and the {self.judge} judge's time" if todo else "this run"
+        else:
+            head = f"about {about(self.seconds)} for this run"
+        return f"{head}: {'; '.join(work)}"
 
     def to_dict(self) -> dict[str, Any]:
         return {"rows": dict(self.rows), "metric_seconds": dict(self.metric_seconds), "judge": self.judge,

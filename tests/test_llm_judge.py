@@ -239,6 +239,33 @@ def test_both_orders_are_asked_and_a_rerun_sends_no_request(llm_env, endpoint, c
     assert_no_canary(llm_env, out, err, out2, err2)
 
 
+def test_the_first_run_says_its_pace_is_unknown_and_later_estimates_use_the_measured_one(llm_env, endpoint,
+                                                                                          capsys):
+    """Before its first run the llm judge's pairs were 'not counted' in the estimate, and a run whose metrics were
+    quick said nothing at all before it started; each run of four or more requests now keeps the endpoint's pace
+    in the score cache (keyed by a hash of the shown URL, the model and the concurrency: never the key)."""
+    from core.cache import ScoreCache
+    from core.engine import estimate_work
+    from core.judges.llm import PACE_NAMESPACE
+    server = endpoint("ok")
+    a, b = write_pair_files(llm_env)
+    code = main(["judge", str(a), str(b), "--judge", "llm", "--llm-url", server.url, "--llm-model", "fake"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "this run: 3 pairs to judge with llm (its pace is not known until it has run once here" in err
+    judge = LLMJudge(LLMSettings(url=server.url, model="fake"))
+    cache = ScoreCache(llm_env / "cache" / "scores.sqlite3")
+    pace = cache.get_many(PACE_NAMESPACE, [judge.pace_key()])[judge.pace_key()]
+    assert 0 < pace < 60
+    new_pairs = [(["what did you eat?"], "pasta with friends.", "ok."), (["hi"], "hello there!", "no.")]
+    estimate = estimate_work(pairs=new_pairs, judge=judge, cache=cache)
+    assert estimate.judge_pairs == 2 and estimate.judge_seconds == pytest.approx(4 * pace)
+    assert "2 pairs to judge with llm (at its last run's pace)" in estimate.sentence()
+    other = LLMJudge(LLMSettings(url=server.url, model="another"))  # another model there: its pace is its own
+    assert estimate_work(pairs=new_pairs, judge=other, cache=cache).judge_seconds is None
+    assert_no_canary(llm_env, err)
+
+
 def test_log_probabilities_are_used_where_the_server_gives_them(llm_env, endpoint, capsys):
     server = endpoint("logprobs")
     code, out, err = run_judge(capsys, llm_env, server.url, "--format", "json")
@@ -341,6 +368,7 @@ def test_a_real_server_judges_both_orders_and_a_rerun_sends_nothing(llm_env, smo
     env = {k: v for k, v in os.environ.items() if k != "DIALEVAL_NO_CACHE"}
     first = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
     assert first.returncode == 0, first.stderr
+    assert "this run: 3 pairs to judge with llm (its pace is not known until it has run once here" in first.stderr
     rows = [json.loads(line) for line in out_file.read_text().splitlines()]
     assert len(rows) == 3 and all(0.0 <= r["p_a"] <= 1.0 and r["verdict"] in ("A", "B", "tie") for r in rows)
     usage = [line for line in first.stderr.splitlines() if line.startswith("llm judge (")][-1]

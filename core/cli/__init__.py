@@ -300,7 +300,8 @@ ESTIMATE_SAID_FROM = 10.0  # seconds: a shorter run starts without a word about 
 def note_estimate(estimate: "WorkEstimate") -> None:
     """On stderr, before a long run starts: about how long it should take and what it computes
     (``core.engine.estimate_work``, the estimate the dashboard shows)."""
-    if estimate.seconds >= ESTIMATE_SAID_FROM and estimate.sentence():
+    unknown = estimate.judge_pairs > 0 and estimate.judge_seconds is None  # a judge whose pace is not known yet
+    if (estimate.seconds >= ESTIMATE_SAID_FROM or unknown) and estimate.sentence():
         print(estimate.sentence(), file=sys.stderr)
 
 

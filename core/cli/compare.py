@@ -71,9 +71,7 @@ def verdict_from(a: argparse.Namespace, out: str | None, no_metrics: str = "--me
         check_judge_models(comp, judge, checkpoint)
     options = options_from(a)  # once: what it says about the options is said once
     if not a.quiet:  # never a wait without saying how long (the time estimates of core.time_estimates)
-        note_estimate(estimate_comparison(comp, a.metrics, options,
-                                          judge if isinstance(judge, str) else getattr(judge, "name", None),
-                                          checkpoint))
+        note_estimate(estimate_comparison(comp, a.metrics, options, judge, checkpoint))
     progress = progress_bar(a.quiet)
     cs = score_comparison(comp, a.metrics, options, progress=progress)
     summary = None

@@ -59,7 +59,7 @@ def judge(a: argparse.Namespace) -> int:
     note(blank_text_notes(comp.examples(), judged=judge))
     check_judge_models(comp, judge, a.checkpoint)
     if not a.quiet:
-        note_estimate(estimate_comparison(comp, (), None, judge if isinstance(judge, str) else getattr(judge, "name", None)))
+        note_estimate(estimate_comparison(comp, (), None, judge, a.checkpoint))
     out = judge_comparison(comp, judge, a.checkpoint, progress=progress_bar(a.quiet))
     judge_usage_note(judge)
     verdict = build_verdict(comp, None, summarize_judge(comp, out, a.dimension, votes, a.level), level=a.level)

@@ -91,8 +91,7 @@ def leaderboard_command(a: argparse.Namespace) -> int:
     if not a.quiet:  # how long, before it starts: every system's rows scored, every pair of systems judged
         note_estimate(estimate_work(grid.examples(), a.metrics, options,
                                     [(c, x, y) for _, _, cs, xs, ys in grid.system_pairs() for c, x, y in zip(cs, xs, ys)],
-                                    judge if isinstance(judge, str) else getattr(judge, "name", None),
-                                    rows_read=grid.examples(), checkpoint=a.checkpoint))
+                                    judge, rows_read=grid.examples(), checkpoint=a.checkpoint))
     lb = leaderboard_of_grid(grid, a.metrics, judge, options, progress_bar(a.quiet), checkpoint=a.checkpoint,
                              n_boot=a.n_boot, n_perm=a.n_perm, level=a.level, seed=a.seed, rank_by=a.rank_by)
     judge_usage_note(judge)

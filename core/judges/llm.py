@@ -38,6 +38,7 @@ import math
 import os
 import re
 import threading
+import time
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -52,6 +53,8 @@ from core.scoring import Judge, JudgeOutput, register_judge
 from core.settings import SEED
 
 PROMPT_VERSION = "1"
+PACE_NAMESPACE = "llm-judge-pace"  # the score cache's namespace of each endpoint's measured pace
+MIN_PACE_REQUESTS = 4  # fewer requests say more about the connection than about the pace
 TIE_MARGIN = 0.05
 MAX_TEXT_CHARS = 6000  # each turn and reply is cut here (marked "[cut]"), so one huge reply cannot overflow a request
 DEFAULT_CONCURRENCY = 4
@@ -473,7 +476,10 @@ class LLMJudge(Judge):
         total = len(todo)
         if todo:
             tick(progress, 0, total, "llm judge: asking")
+            started = time.perf_counter()
             self._ask_all(todo, by_key, answers, usage, cache, ns, progress, total)
+            if cache is not None and total >= MIN_PACE_REQUESTS:
+                cache.put_many(PACE_NAMESPACE, {self.pace_key(): (time.perf_counter() - started) / total})
         first_ab = [answers[k].p_first for k in keys[:len(ctxs)]]
         first_ba = [answers[k].p_first for k in keys[len(ctxs):]]
         p_a, p_ab, p_ba, unparsed = combine(first_ab, first_ba)
@@ -530,6 +536,21 @@ class LLMJudge(Judge):
                                    for c, a, b in zip(ctxs, replies_a, replies_b)))
         found = cache.get_many(self.namespace(), [k for p in pairs for k in p]) if cache is not None else {}
         return sum(1 for ab, ba in pairs if ab not in found or ba not in found)
+
+    def pace_key(self) -> str:
+        """The score cache's key of this endpoint's pace: a hash of the URL as it may be shown, the model and the
+        concurrency (the pace depends on all three; never the key)."""
+        return hashlib.sha1(f"{self.settings.shown_url}|{self.settings.model}|{self.settings.concurrency}"
+                            .encode("utf-8")).hexdigest()[:16]
+
+    def estimated_seconds(self, n_pairs: int, cache: ScoreCache | None) -> float | None:
+        """About how long ``n_pairs`` new pairs take (two requests each) at the pace the last run of
+        :data:`MIN_PACE_REQUESTS` or more requests to this endpoint, model and concurrency measured (kept in the
+        score cache); ``None`` before one."""
+        if cache is None:
+            return None
+        pace = cache.get_many(PACE_NAMESPACE, [self.pace_key()]).get(self.pace_key())
+        return 2 * n_pairs * float(pace) if isinstance(pace, (int, float)) and math.isfinite(pace) else None
 
     def check_ready(self) -> None:
         """Before anything is scored: the endpoint answers a model listing (a missing server or a refused key is
