@@ -292,13 +292,14 @@ def summarize(pairs: Sequence[SystemPair], by_dataset: bool = True) -> list[dict
 
 
 def candidate_policies(metrics: Sequence[str], lean: bool = True, judge: bool = True,
-                       combine: Sequence[tuple[str, ...]] = ()) -> list[VerdictPolicy]:
+                       combine: Sequence[tuple[str, ...]] = (), lean_p: Sequence[float] = COMBINED_LEAN_P
+                       ) -> list[VerdictPolicy]:
     """Every policy over ``metrics``: each subset may decide, the judge first, in agreement, or off, metrics
     alone or never alone (the empty subset once per judge role); with ``lean``, each of those without a lean and
     with the lean of every set of two or more signals (the judge, when ``judge``, and ``metrics``). Then, for
     each set of signals in ``combine``, its combined test first (vetoed by those of its signals that are among
     the judge and ``metrics``), followed by nothing or by each of those policies without a lean, and last its
-    direction at p below nothing or each of :data:`COMBINED_LEAN_P`. Simpler policies come first."""
+    direction at p below nothing or each of ``lean_p`` (:data:`COMBINED_LEAN_P`). Simpler policies come first."""
     signals = [JUDGE, *metrics] if judge else list(metrics)
     leans = [()] + ([tuple(c) for k in range(2, len(signals) + 1) for c in itertools.combinations(signals, k)]
                     if lean else [])
@@ -317,10 +318,22 @@ def candidate_policies(metrics: Sequence[str], lean: bool = True, judge: bool = 
     for combo in combine:
         # the combined test's signals that may decide alone veto it when their own test names the other system
         test = {"combine": tuple(sorted(combo)), "combine_vetoes": tuple(s for s in sorted(combo) if s in signals)}
-        for lean_p in (0.0, *COMBINED_LEAN_P):
-            out += [VerdictPolicy((), "off", False, (), **test, combine_lean=lean_p)]
-            out += [replace(p, **test, combine_lean=lean_p) for p in plain]
+        for below in (0.0, *lean_p):
+            out += [VerdictPolicy((), "off", False, (), **test, combine_lean=below)]
+            out += [replace(p, **test, combine_lean=below) for p in plain]
     return out
+
+
+def bar_candidates(generic: Mapping[str, float], metrics: Sequence[str], bar: float,
+                   lean_p: Sequence[float] = COMBINED_LEAN_P
+                   ) -> tuple[list[str], list[tuple[str, ...]], list[VerdictPolicy]]:
+    """The candidate policies over the signals that pass the generic-reply bar: ``generic`` gives, per signal and
+    per combined test (:func:`combined_name`), the share of rule-made pairs where it prefers a real reply to a
+    generic one; a metric at ``bar`` or above may decide alone, a set of two or more signals may be combined.
+    Returns (those metrics, those sets, :func:`candidate_policies` over them, leaning below each of ``lean_p``)."""
+    sane = [m for m in metrics if generic.get(m, 0) >= bar]
+    combos = [c for c in combinations_of([JUDGE, *metrics], 2) if generic.get(combined_name(c), 0) >= bar]
+    return sane, combos, candidate_policies(sane, judge=generic.get(JUDGE, 0) >= bar, combine=combos, lean_p=lean_p)
 
 
 def policy_score(pairs: Sequence[SystemPair], policy: VerdictPolicy, level: float = LEVEL) -> tuple[int, int, int]:

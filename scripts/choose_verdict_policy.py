@@ -28,9 +28,9 @@ from core.engine import DEFAULT_METRICS
 from core.meta_eval import group_datasets
 from core.progress import progress_bar
 from core.settings import cache_dir, shared_data_dir
-from core.system_eval import (SignalCall, SystemPair, best_policy, candidate_policies, combinations_of,
-                              combined_name, format_system_rows, leave_one_set_out, policy_score, record, summarize,
-                              system_level, with_verdict)
+from core.system_eval import (COMBINED_LEAN_P, SignalCall, SystemPair, bar_candidates, best_policy, candidate_policies,
+                              combinations_of, combined_name, format_system_rows, leave_one_set_out, policy_score,
+                              record, summarize, system_level, with_verdict)
 from core.verdict_policy import JUDGE, POLICY_FILE, ShippedPolicy, SignalRecord, VerdictPolicy, combined_values
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -103,7 +103,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--from-calls", action="store_true", help="re-use the calls kept by the last run")
     p.add_argument("--no-write", action="store_true")
     p.add_argument("--sets", default=",".join(SETS), help=f"comma-separated set names (default: {','.join(SETS)})")
+    p.add_argument("--lean-p", default=",".join(f"{x:g}" for x in COMBINED_LEAN_P),
+                   help="the p-values below which a candidate's combined test may lean, comma-separated (default: "
+                        f"{','.join(f'{x:g}' for x in COMBINED_LEAN_P)}); others are for exploring, with --no-write")
     args = p.parse_args(argv)
+    lean_p = tuple(float(x) for x in args.lean_p.split(",") if x.strip())
     calls_file = cache_dir() / "system-level-calls.json"
     generic_file = cache_dir() / "system-level-generic.json"
     folder = Path(args.data) if args.data else shared_data_dir() / "eval"
@@ -121,10 +125,7 @@ def main(argv: list[str] | None = None) -> int:
                              log=lambda s: print(s, file=sys.stderr), combine=True)
         calls_file.parent.mkdir(parents=True, exist_ok=True)
         calls_file.write_text(json.dumps([asdict(q) for q in pairs]))
-    sane = [m for m in DEFAULT_METRICS if generic[m] >= GENERIC_BAR]
-    combos = [c for c in combinations_of([JUDGE, *DEFAULT_METRICS], 2)
-              if generic.get(combined_name(c), 0) >= GENERIC_BAR]
-    candidates = candidate_policies(sane, judge=generic[JUDGE] >= GENERIC_BAR, combine=combos)
+    sane, combos, candidates = bar_candidates(generic, list(DEFAULT_METRICS), GENERIC_BAR, lean_p)
     lodo = leave_one_set_out(pairs, candidates, WRONG_COST)
     chosen = best_policy(pairs, candidates, WRONG_COST)
     if chosen.combine:  # what the combined test sums when some of its signals are not computed: best record first
@@ -173,7 +174,8 @@ def main(argv: list[str] | None = None) -> int:
         "standard deviation over the pair's contexts (the judge's P(A) - 0.5), and tests the sum as the verdict "
         "tests a metric; a policy with one tests it first (abstaining when one of its signals that may decide "
         "alone names the other system), follows its other rules when it names no winner, and may last name the "
-        "side the sum favours as 'probably better' when its randomization p is below 0.1, 0.2 or 0.3.",
+        "side the sum favours as 'probably better' when its randomization p is below "
+        + ", ".join(f"{x:g}" for x in lean_p) + ".",
         "",
         "| held-out set | policy chosen on the others | people separate | names people's winner | names the "
         "other | names none |",
