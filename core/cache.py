@@ -185,6 +185,8 @@ def code_fingerprint() -> str:
 
 _FINGERPRINT: str | None = None
 CODE_MARK = "|code:"  # between a namespace and the code fingerprint on disk
+REMOTE_ANSWERS = ("llm-judge",)  # namespaces of what a remote model answered, not what this code computed
+ANY_CODE = "any"  # their mark on disk: read by any code (the prompt's version is in their namespace)
 
 
 class ScoreCache:
@@ -240,8 +242,9 @@ class ScoreCache:
                 con.close()
 
     def disk_namespace(self, ns: str) -> str:
-        """``ns`` as kept on disk: with this code's fingerprint (:func:`code_fingerprint`)."""
-        return f"{ns}{CODE_MARK}{code_fingerprint()}"
+        """``ns`` as kept on disk: with this code's fingerprint (:func:`code_fingerprint`), or, for what a remote
+        model answered (:data:`REMOTE_ANSWERS`: the llm judge's paid answers), a mark any code reads."""
+        return f"{ns}{CODE_MARK}{ANY_CODE if ns.startswith(REMOTE_ANSWERS) else code_fingerprint()}"
 
     def get_many(self, ns: str, keys: Sequence[str]) -> dict[str, Any]:
         """The cached values of ``keys`` under ``ns`` (absent keys are left out)."""
@@ -313,10 +316,10 @@ class ScoreCache:
                                "namespaces": {}}
         if self.path.exists():
             with self._session() as con:
-                mark = CODE_MARK + code_fingerprint()
+                marks = (CODE_MARK + code_fingerprint(), CODE_MARK + ANY_CODE)
                 for ns, n, b in con.execute("SELECT ns, COUNT(*), SUM(bytes) FROM entries GROUP BY ns ORDER BY ns"):
-                    if ns.endswith(mark):
-                        ns = ns[:-len(mark)]
+                    if ns.endswith(marks):
+                        ns = ns.rsplit(CODE_MARK, 1)[0]
                     else:  # another code's, or an earlier version's without the mark: kept until the cap drops them
                         ns = ns.rsplit(CODE_MARK, 1)[0] + " [written by other dialeval code: not read]"
                     row = out["namespaces"].setdefault(ns, {"entries": 0, "bytes": 0})
@@ -356,12 +359,12 @@ class ScoreCache:
         out: dict[str, dict[str, Any]] = {}
         if not self.path.exists():
             return out
-        mark = CODE_MARK + code_fingerprint()
+        marks = (CODE_MARK + code_fingerprint(), CODE_MARK + ANY_CODE)
         with self._session() as con:
             for ns, k, v in con.execute("SELECT ns, key, value FROM entries ORDER BY ns, key"):
-                if not ns.endswith(mark):
+                if not ns.endswith(marks):
                     continue  # another code's entries
-                ns = ns[:-len(mark)]
+                ns = ns.rsplit(CODE_MARK, 1)[0]
                 if namespaces is None or ns in namespaces:
                     out.setdefault(ns, {})[k] = read_value(v)
         return out

@@ -83,6 +83,11 @@ def fmt_points(x: float, signed: bool = False) -> str:
     return f"{100 * x:+.0f} points" if signed else f"{100 * x:.0f} points"
 
 
+def counted(n: int, noun: str) -> str:
+    """'1 pair', '2,000 pairs': a count with its noun, singular for one."""
+    return f"{n:,} {noun}{'s' * (n != 1)}"
+
+
 def fmt_list(words: Iterable[str]) -> str:
     """Words as a sentence lists them: ``a``, ``a and b``, ``a, b and c``; ``""`` for none."""
     words = list(words)

@@ -86,8 +86,10 @@ def summarize_judge(comp: Comparison, out: JudgeOutput, dimension: str | None = 
         if dim is not None and any(dim in x.scores for x in comp.a) and any(dim in y.scores for y in comp.b):
             prefs, margin = human_preferences(comp, dim)
             human = _agreement("scores", dim, margin, out, prefs, level)
-    # identical replies (whitespace aside, as the verdict's identical_pairs counts them) have no winner to flip
-    different = [x.response.split() != y.response.split() for x, y in comp.pairs]
+    # identical replies (whitespace aside, as the verdict's identical_pairs counts them) have no winner to flip; a
+    # pair the judge could not read in both orders (the llm judge's unparsed) has no flip to count
+    unread = set(out.notes.get("unparsed") or ())
+    different = [x.response.split() != y.response.split() and i not in unread for i, (x, y) in enumerate(comp.pairs)]
     return JudgeSummary(len(verdicts), win, winner, order_disagreement(out.p_ab, out.p_ba_flipped, different),
                         out.tie_margin, out.signature,
                         [float(p) for p in out.p_a], verdicts, human,

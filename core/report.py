@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from core.data import alignment_words
-from core.formatting import alpha_label, fmt_bounds, fmt_interval, fmt_num, level_label
+from core.formatting import alpha_label, counted, fmt_bounds, fmt_interval, fmt_num, level_label
 from core.outputs import atomic_open
 from core.stats import MIN_RESAMPLED, can_be_significant
 from core.verdict import LEFT_OUT_LISTED, deciding_holm, mismatch_warning, verdict_parts
@@ -197,13 +197,16 @@ def judge_lines(v: "Verdict") -> list[str]:
              f"sign test p {fmt_num(w.sign_p, p=True)}; ties counted half: {fmt_num(w.ties_split)}) -> "
              f"{j.better(v.system_a, v.system_b)}{_judge_could_miss(v)}",
              f"judge: orders A|B and B|A disagreed on {fmt_num(j.order_disagreement)} of the pairs before combining "
-             f"(position flips; identical replies left out); the reply shown first was preferred in "
+             f"(position flips; identical replies{' and unparsed pairs' if j.notes.get('unparsed') else ''} left "
+             "out); the reply shown first was preferred in "
              f"{fmt_num(j.first_shown)} of single-order calls; tie margin {j.tie_margin:g}; {j.signature}"]
     unparsed = j.notes.get("unparsed") or []
     if unparsed:
-        lines.append(f"judge: {len(unparsed)} pair(s) with an answer that named neither reply after a second ask "
-                     f"(unparsed, never guessed; P(A) rests on the other order, or 0.5 when neither parsed): pairs "
-                     f"{', '.join(str(i + 1) for i in unparsed[:20])}{' ...' if len(unparsed) > 20 else ''}")
+        lines.append(f"judge: {counted(len(unparsed), 'pair')} with an answer that named neither reply in one order "
+                     "or both, after a second ask (unparsed, never guessed: P(A) 0.5, deciding nothing; asked again "
+                     f"on the next run): pairs {', '.join(str(i + 1) for i in unparsed[:20])}"
+                     f"{' ...' if len(unparsed) > 20 else ''} (numbered from 1; the JSON's judge.notes.unparsed "
+                     "from 0)")
     lc = j.length_controlled
     if lc is not None and lc.n and not math.isfinite(lc.rate):
         lines.append(f"judge: no length-controlled win rate: {lc.why_none or f'fewer than {MIN_RESAMPLED} contexts'}")

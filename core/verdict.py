@@ -47,7 +47,7 @@ import numpy as np
 from core import stats
 from core.data import ID_MISMATCH_ADVICE, Comparison, dimensions
 from core.engine import input_notes, is_blank, is_reference_copy, reads_references
-from core.formatting import fmt_amount, fmt_list, fmt_p, fmt_percent, fmt_percent_bounds, fmt_points
+from core.formatting import counted, fmt_amount, fmt_list, fmt_p, fmt_percent, fmt_percent_bounds, fmt_points
 from core.scoring import JUDGES, metric_class
 from core.settings import SEED
 from core.human_preferences import (MARGIN_SHARE, METRIC_TIE_TOL, PREFERENCE_DIMENSIONS, SCALES,  # noqa: F401
@@ -810,20 +810,26 @@ def judge_sentence(v: Verdict) -> str:
     name = {"A": v.system_a, "B": v.system_b}
     w = j.win
     decided = w.wins + w.losses
-    if not decided:
-        found = (f"The judge finds no preference between {v.system_a} and {v.system_b}: it calls all {w.ties} pairs "
-                 f"ties (P(A) within {j.tie_margin:g} of 0.5).")
+    unread = len(j.notes.get("unparsed") or ())
+    if not decided and unread == w.ties:
+        found = (f"The judge could not read an answer naming either reply in both orders for any of the "
+                 f"{counted(unread, 'pair')}, so it states no preference between {v.system_a} and {v.system_b} "
+                 "(the unparsed pairs are listed below).")
+    elif not decided:
+        found = (f"The judge finds no preference between {v.system_a} and {v.system_b}: it calls "
+                 f"{'all ' * (not unread)}{counted(w.ties - unread, 'pair')} ties (P(A) within {j.tie_margin:g} of "
+                 f"0.5)" + (f" and could not read {unread} in both orders (listed below)" if unread else "") + ".")
     elif j.winner:
         s, other = j.winner, "B" if j.winner == "A" else "A"
         rate, lo, hi = (w.rate, w.low, w.high) if s == "A" else (1 - w.rate, 1 - w.high, 1 - w.low)
         lc = j.length_controlled
         at_len = (f", {fmt_percent(lc.rate if s == 'A' else 1 - lc.rate)} at equal length"
                   if lc is not None and math.isfinite(lc.rate) else "")
-        found = (f"The judge prefers {name[s]} to {name[other]} in {fmt_percent(rate)} of the {decided} pairs it "
-                 f"decided{_span(lo, hi)} (sign test {fmt_p(w.sign_p)}{at_len}).")
+        found = (f"The judge prefers {name[s]} to {name[other]} in {fmt_percent(rate)} of the "
+                 f"{counted(decided, 'pair')} it decided{_span(lo, hi)} (sign test {fmt_p(w.sign_p)}{at_len}).")
     else:
         found = (f"The judge finds no significant preference between {v.system_a} and {v.system_b} ({v.system_a} "
-                 f"wins {fmt_percent(w.rate)} of the {decided} pairs it decided{_span(w.low, w.high)}).")
+                 f"wins {fmt_percent(w.rate)} of the {counted(decided, 'pair')} it decided{_span(w.low, w.high)}).")
     if not is_measured_judge(j.signature):
         return found + f" {_unmeasured(v)[:1].upper()}{_unmeasured(v)[1:]}."
     if JUDGE in shipped_policy().policy.combinable():
@@ -914,14 +920,18 @@ def verdict_parts(v: Verdict, label: Callable[[str], str] | None = None) -> tupl
             if lc is not None and math.isfinite(lc.rate):
                 at_len = f" ({fmt_percent(lc.rate if s == 'A' else 1 - lc.rate)} at equal length)"
             clauses.append(f"{'but ' if side not in (None, s) else ''}the judge{role} prefers "
-                           f"{'it' if s == side else sys_name[s]} in {fmt_percent(rate)} of the {decided} pairs it decided"
-                           f"{_span(lo, hi)}{at_len}{trust}")
+                           f"{'it' if s == side else sys_name[s]} in {fmt_percent(rate)} of the "
+                           f"{counted(decided, 'pair')} it decided{_span(lo, hi)}{at_len}{trust}")
+        elif not decided:
+            unread = len(j.notes.get("unparsed") or ())
+            clauses.append(f"the judge{role} decides none of the {counted(j.n, 'pair')}" +
+                           (f" ({unread} not read in both orders)" if unread else " (it calls every one a tie)"))
         else:
             unseen = j.detectable(v.level)
             after = (f"; with these {j.n_contexts} contexts a difference smaller than {fmt_points(unseen)} "
                      "could go unseen" if math.isfinite(unseen) and j.n_contexts else "")
             clauses.append(f"the judge{role} finds no significant preference ({sys_name[s]} wins {fmt_percent(rate)} of "
-                           f"the {decided} pairs it decided{_span(lo, hi)}{after})")
+                           f"the {counted(decided, 'pair')} it decided{_span(lo, hi)}{after})")
     mrows = v.rows("metric")
     unscored = [r for r in mrows if r.n == 0]
     mrows = [r for r in mrows if r.n > 0]

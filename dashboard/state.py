@@ -30,6 +30,7 @@ from core import time_estimates
 from core.engine import (ComparisonScores, cached_judge_comparison, comparison_scores, estimate_comparison,
                          estimate_work, judge_comparison, renamed_metric, score_examples)
 from core.models.device import native_bfloat16, offered_devices, use_device
+from core.formatting import counted
 from core.outputs import OutputError
 from core.scoring import JudgeOutput, Options
 from core.settings import SettingError, minilm_precision
@@ -800,11 +801,6 @@ room free. Only style: ``st.html`` adds it to the page without an element (deskt
 def chart(fig, key: str, where: Any = st) -> None:
     """A plotly figure across the width of ``where`` (the page, or a column) with :data:`CHART_CONFIG`'s tool bar."""
     where.plotly_chart(fig, width="stretch", key=key, config=CHART_CONFIG)
-
-
-def counted(n: int, noun: str) -> str:
-    """'1 pair', '2,000 pairs': a count with its noun, singular for one."""
-    return f"{n:,} {noun}{'s' * (n != 1)}"
 
 
 FOLD_CHARS = 1200

@@ -382,6 +382,23 @@ def test_entries_written_by_other_code_of_the_same_version_are_not_read(tmp_path
                                               "metric:x|v:1 [written by other dialeval code: not read]"}
 
 
+def test_an_llm_judge_s_answers_are_read_by_any_code(tmp_path, monkeypatch):
+    """A remote model's answers (the llm judge's: paid for) were keyed by this code's hash too, so any change of
+    dialeval's code sent every request again; the prompt's version is in their namespace."""
+    import core.cache as cache
+    from core.cache import ScoreCache
+    monkeypatch.setattr(cache, "_FINGERPRINT", "aaaaaaaaaaaa")
+    store = ScoreCache(tmp_path / "s.sqlite3")
+    store.put_many("llm-judge|model:m|prompt:1", {"k": {"p_first": 1.0}})
+    store.put_many("metric:x|v:1", {"k": {"s": 1.0}})
+    monkeypatch.setattr(cache, "_FINGERPRINT", "bbbbbbbbbbbb")
+    assert store.get_many("llm-judge|model:m|prompt:1", ["k"]) == {"k": {"p_first": 1.0}}
+    assert store.get_many("metric:x|v:1", ["k"]) == {}
+    assert store.export() == {"llm-judge|model:m|prompt:1": {"k": {"p_first": 1.0}}}
+    assert set(store.info()["namespaces"]) == {"llm-judge|model:m|prompt:1",
+                                              "metric:x|v:1 [written by other dialeval code: not read]"}
+
+
 def test_cache_info_counts_entries_written_before_the_code_mark_as_not_read(tmp_path):
     """Entries of an older version (no code mark) overwrote the current code's line in `cache info`, whose lines
     then summed to less than its header."""

@@ -73,9 +73,10 @@ def test_log_probabilities_give_a_graded_p():
 
 def test_orders_combine_as_the_learned_judge_does_and_unparsed_orders_are_not_guessed():
     p_a, p_ab, p_ba, unparsed = combine([1.0, 1.0, None, None, 0.8], [0.0, 1.0, 0.0, None, 0.4])
-    assert list(p_a) == pytest.approx([1.0, 0.5, 1.0, 0.5, 0.7])
+    # a pair read in one order only decides nothing (that order alone is the reply's place as much as its merit)
+    assert list(p_a) == pytest.approx([1.0, 0.5, 0.5, 0.5, 0.7])
     assert unparsed == [2, 3]
-    assert list(p_ab) == pytest.approx([1.0, 1.0, 1.0, 0.5, 0.8])
+    assert list(p_ab) == pytest.approx([1.0, 1.0, 0.5, 0.5, 0.8]) and list(p_ba) == pytest.approx([1.0, 0.0, 0.5, 0.5, 0.6])
     assert first_shown_rate([1.0, 1.0, None], [0.0, 1.0, 0.0]) == pytest.approx(3 / 5)
 
 
@@ -162,6 +163,10 @@ class FakeEndpoint:
                 first = prompt.split("Reply 1: ", 1)[1].split("\n", 1)[0]
                 better_first = any(first == g for g in GOOD)
                 content = ("banana" if endpoint.mode == "malformed" else ("Reply 1" if better_first else "Reply 2"))
+                if endpoint.mode == "position-bias":  # always the first shown, and never an answer on one context
+                    content = "banana" if "any plans tonight?" in prompt else "Reply 1"
+                if endpoint.mode == "echo":  # a server that echoes the request's key into its answer
+                    content = f"Reply 1 {self.headers.get('Authorization', '')}"
                 choice = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}
                 if endpoint.mode == "logprobs":
                     p1 = 0.9 if better_first else 0.2
@@ -300,6 +305,31 @@ def test_unparsable_answers_are_asked_once_more_then_listed_never_guessed(llm_en
     j = json.loads(out)["judge"]
     assert j["notes"]["unparsed"] == [0, 1, 2] and j["verdicts"] == ["tie"] * 3
     assert j["notes"]["p_from"] == ["unparsed"]
+    code, out, err = run_judge(capsys, llm_env, server.url)
+    assert code == 0 and "could not read an answer naming either reply in both orders for any of the 3 pairs" in out
+    assert "calls all" not in out and server.requests == 24  # nothing of the first run was kept: asked again
+    fixed = endpoint("ok")  # the same model name behind a server that answers: every order asked, none from the cache
+    code, out, err = run_judge(capsys, llm_env, fixed.url, "--format", "json")
+    assert code == 0 and fixed.requests == 6 and json.loads(out)["judge"]["verdicts"] == ["A"] * 3
+
+
+def test_a_pair_read_in_one_order_decides_nothing_and_flips_count_only_pairs_read_twice(llm_env, endpoint, capsys):
+    """A model that always answers "Reply 1" won the pairs whose other order it could not read (the one order
+    left is the first-shown reply), and the flip rate counted unread pairs as not flipped (0.667 where both pairs
+    read twice flipped)."""
+    server = endpoint("position-bias")
+    code, out, err = run_judge(capsys, llm_env, server.url, "--format", "json")
+    assert code == 0, err
+    j = json.loads(out)["judge"]
+    assert j["notes"]["unparsed"] == [2] and j["verdicts"] == ["tie"] * 3
+    assert j["order_disagreement"] == pytest.approx(1.0)
+
+
+def test_a_server_that_echoes_the_key_into_its_answer_never_puts_it_in_the_cache(llm_env, endpoint, capsys):
+    server = endpoint("echo")
+    code, out, err = run_judge(capsys, llm_env, server.url)
+    assert code == 0, err
+    assert_no_canary(llm_env, out, err)
 
 
 def test_a_refused_key_is_exit_2_without_the_key(llm_env, endpoint, capsys):

@@ -266,18 +266,18 @@ def _order_key(context: Sequence[str], first: str, second: str) -> str:
 def combine(first_ab: Sequence[float | None], first_ba: Sequence[float | None]) -> tuple[np.ndarray, np.ndarray,
                                                                                           np.ndarray, list[int]]:
     """(p_a, p_ab, p_ba_flipped, unparsed pair indices) from each pair's P(first is better) in order A|B and in
-    order B|A: ``p_a`` is the mean of the orders that parsed (0.5 when neither did); an unparsed order's own
-    estimate is recorded as the other order's (so it adds no disagreement), or 0.5."""
+    order B|A: ``p_a`` is the mean of the two orders. A pair whose answer in one order or both named neither reply
+    is unparsed: its P(A) and both single-order estimates are 0.5, so it decides nothing (one order alone is the
+    reply's place as much as its merit: a model that always answers "Reply 1" would win every such pair for the
+    side shown first) and adds no disagreement."""
     p_a, p_ab, p_ba, unparsed = [], [], [], []
     for i, (ab, ba) in enumerate(zip(first_ab, first_ba)):
-        flipped = None if ba is None else 1.0 - ba
-        known = [x for x in (ab, flipped) if x is not None]
-        if len(known) < 2:
+        if ab is None or ba is None:
             unparsed.append(i)
-        p = float(np.mean(known)) if known else 0.5
-        p_a.append(p)
-        p_ab.append(ab if ab is not None else p)
-        p_ba.append(flipped if flipped is not None else p)
+            ab = ba = 0.5
+        p_a.append((ab + 1.0 - ba) / 2)
+        p_ab.append(ab)
+        p_ba.append(1.0 - ba)
     return np.array(p_a), np.array(p_ab), np.array(p_ba), unparsed
 
 
@@ -447,7 +447,8 @@ class LLMJudge(Judge):
             prompt_t, completion_t = int(getattr(u, "prompt_tokens", 0) or 0), int(getattr(u, "completion_tokens", 0) or 0)
             usage.add(prompt_t, completion_t)
             choice = response.choices[0] if response.choices else None
-            text = (getattr(getattr(choice, "message", None), "content", None) or "") if choice else ""
+            text = scrubbed((getattr(getattr(choice, "message", None), "content", None) or "") if choice else "",
+                            self._api_key)  # a server that echoes the request's headers: never kept
             answer = parse_answer(text)
             p = first_probability(getattr(choice, "logprobs", None)) if choice is not None else None
             if p is not None:
@@ -468,8 +469,9 @@ class LLMJudge(Judge):
         usage = Usage(price=self.settings.price)
         answers: dict[str, Answer] = {}
         ns = self.namespace()
-        if cache is not None:
-            answers = {k: Answer.from_dict(v) for k, v in cache.get_many(ns, keys).items()}
+        if cache is not None:  # an answer that named neither reply is asked again, never kept
+            answers = {k: a for k, v in cache.get_many(ns, keys).items() for a in [Answer.from_dict(v)]
+                       if a.p_first is not None}
         usage.cached = sum(1 for k in keys if k in answers)
         todo = list(dict.fromkeys(k for k in keys if k not in answers))
         by_key = {k: o for k, o in zip(keys, orders)}
@@ -514,7 +516,7 @@ class LLMJudge(Judge):
                     except Exception as e:  # noqa: BLE001 (every failure becomes one clean line)
                         raise LLMJudgeError(_describe_error(e, self.settings, self._api_key)) from None
                     answers[key] = answer
-                    if cache is not None:
+                    if cache is not None and answer.p_first is not None:  # one that named neither: asked again
                         cache.put_many(ns, {key: answer.to_dict()})
                     done += 1
                     tick(progress, done, total, "llm judge: asking")
