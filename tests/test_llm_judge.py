@@ -85,6 +85,8 @@ def test_settings_come_from_flags_or_the_environment_and_say_what_is_missing(mon
     monkeypatch.delenv("DIALEVAL_LLM_MODEL", raising=False)
     with pytest.raises(ValueError, match="--llm-url"):
         LLMSettings.from_env(model="m")
+    with pytest.raises(ValueError, match=r"LLMSettings\(url=\.\.\., model=\.\.\.\)"):  # the API's way (was 'url=')
+        LLMSettings.from_env(model="m")
     with pytest.raises(ValueError, match="--llm-model"):
         LLMSettings.from_env(url="http://x/v1")
     monkeypatch.setenv("OPENAI_BASE_URL", "http://env:1/v1")
@@ -92,7 +94,19 @@ def test_settings_come_from_flags_or_the_environment_and_say_what_is_missing(mon
     s = LLMSettings.from_env(model="flag-model")
     assert (s.url, s.model) == ("http://env:1/v1", "flag-model")
     with pytest.raises(ValueError, match="concurrency"):
-        LLMSettings(url="u", model="m", concurrency=0)
+        LLMSettings(url="http://u/v1", model="m", concurrency=0)
+    with pytest.raises(ValueError, match=r"needs http:// or https:// in front, e.g. http://127.0.0.1:8000/v1"):
+        LLMSettings(url="127.0.0.1:8000/v1", model="m")
+
+
+def test_a_criteria_file_name_that_does_not_exist_is_refused_not_sent_as_the_rubric(tmp_path):
+    """A misspelled --llm-criteria file was sent to the model as the rubric ('crit2.txt')."""
+    from core.judges.llm import criteria_from
+    with pytest.raises(ValueError, match="no such file"):
+        criteria_from(str(tmp_path / "crit2.txt"))
+    (tmp_path / "crit.txt").write_text("Prefer the kinder reply.\n")
+    assert criteria_from(str(tmp_path / "crit.txt")) == "Prefer the kinder reply.\n"
+    assert criteria_from("Prefer the kinder reply.") == "Prefer the kinder reply."
 
 
 def test_the_key_never_reaches_the_signature_or_a_printed_url(monkeypatch):
@@ -102,7 +116,7 @@ def test_the_key_never_reaches_the_signature_or_a_printed_url(monkeypatch):
         assert CANARY not in text and "pw" not in text and "abc" not in text
     assert shown_url("http://user:pw@host:9/v1?token=abc") == "http://host:9/v1"
     assert CANARY not in scrubbed(f"Incorrect API key provided: {CANARY}")
-    custom = LLMJudge(LLMSettings(url="u", model="m", criteria="Prefer the funnier reply."))
+    custom = LLMJudge(LLMSettings(url="http://u/v1", model="m", criteria="Prefer the funnier reply."))
     assert custom.signature() != judge.signature() and "custom" in custom.signature()
 
 
@@ -149,6 +163,8 @@ class FakeEndpoint:
                     return self._send(401, {"error": {"message": f"Incorrect API key provided: "
                                                                  f"{self.headers.get('Authorization', '')}",
                                                       "type": "invalid_request_error"}})
+                if endpoint.mode == "detail-400":  # transformers serve's way of refusing a model it does not serve
+                    return self._send(400, {"detail": "Server is pinned to '/models/x'; requested 'fake'."})
                 if endpoint.mode == "rate-limit-once":
                     with endpoint.lock:
                         first = not endpoint.seen_429
@@ -332,6 +348,13 @@ def test_a_server_that_echoes_the_key_into_its_answer_never_puts_it_in_the_cache
     assert_no_canary(llm_env, out, err)
 
 
+def test_a_refusal_whose_words_are_in_the_body_s_detail_is_said_with_them(llm_env, endpoint, capsys):
+    """A wrong model name at `transformers serve` read "answered HTTP 400: Error code: 400": its words were dropped."""
+    server = endpoint("detail-400")
+    code, out, err = run_judge(capsys, llm_env, server.url, "--llm-retries", "0")
+    assert code == 2 and "answered HTTP 400: Server is pinned to '/models/x'; requested 'fake'." in err
+
+
 def test_a_refused_key_is_exit_2_without_the_key(llm_env, endpoint, capsys):
     server = endpoint("refuse-key")
     code, out, err = run_judge(capsys, llm_env, server.url)
@@ -347,6 +370,7 @@ def test_nothing_listening_is_exit_2_before_anything_is_scored(llm_env, capsys):
     code, out, err = run_judge(capsys, llm_env, f"http://127.0.0.1:{port}/v1", "--llm-retries", "0")
     assert code == 2
     assert "cannot reach the LLM endpoint" in err and "Traceback" not in err
+    assert "(nothing answered, asked once)" in err  # the check before a run makes no retries: it said '0 retries'
 
 
 def test_no_endpoint_named_is_a_clear_error(llm_env, capsys):

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import math
 import os
 import re
@@ -99,14 +100,18 @@ class LLMSettings:
         url = given.pop("url", None) or os.environ.get("OPENAI_BASE_URL", "").strip()
         model = given.pop("model", None) or os.environ.get("DIALEVAL_LLM_MODEL", "").strip()
         if not url:
-            raise ValueError("the llm judge needs an endpoint: give --llm-url (API: url=) or set $OPENAI_BASE_URL, "
-                             "e.g. http://127.0.0.1:8000/v1")
+            raise ValueError("the llm judge needs an endpoint: give --llm-url (in Python: "
+                             "judge=LLMJudge(LLMSettings(url=..., model=...)), from core.judges.llm) or set "
+                             "$OPENAI_BASE_URL, e.g. http://127.0.0.1:8000/v1")
         if not model:
-            raise ValueError("the llm judge needs a model name: give --llm-model (API: model=) or set "
-                             "$DIALEVAL_LLM_MODEL")
+            raise ValueError("the llm judge needs a model name: give --llm-model (in Python: "
+                             "LLMSettings(model=...), from core.judges.llm) or set $DIALEVAL_LLM_MODEL")
         return cls(url=url, model=model, **given)
 
     def __post_init__(self) -> None:
+        if urlsplit(self.url.strip()).scheme not in ("http", "https"):
+            bare = self.url.strip().split("://")[-1].split("@")[-1].split("?")[0]  # never a user, key or query
+            raise ValueError(f"llm judge URL {bare!r}: it needs http:// or https:// in front, e.g. http://{bare}")
         if self.concurrency < 1:
             raise ValueError(f"llm judge concurrency must be at least 1, got {self.concurrency}")
         if not (self.timeout > 0 and math.isfinite(self.timeout)):
@@ -153,6 +158,9 @@ def criteria_from(value: str | None) -> str | None:
     if value is None:
         return None
     path = Path(value)
+    if value.strip() and not any(c.isspace() for c in value.strip()) and not path.is_file():
+        raise ValueError(f"--llm-criteria {value!r}: no such file; criteria given as text are a sentence or more "
+                         "(this has no space, so it was read as a file's name)")
     try:
         if path.is_file():
             text = path.read_text(encoding="utf-8")
@@ -300,11 +308,13 @@ def openai_module():
     return openai
 
 
-def _describe_error(e: Exception, settings: LLMSettings, key: str | None = None) -> str:
+def _describe_error(e: Exception, settings: LLMSettings, key: str | None = None, retried: bool = True) -> str:
     """One line saying what went wrong and what to fix; never the key, never the server's own words on an
-    authentication failure (some servers echo part of the key)."""
+    authentication failure (some servers echo part of the key). ``retried``: the request was retried as the
+    settings say (the check before a run asks once)."""
     openai = openai_module()
-    where, tries = f"the LLM endpoint at {settings.shown_url}", f"{settings.retries} retries included"
+    where = f"the LLM endpoint at {settings.shown_url}"
+    tries = f"{settings.retries} retries included" if retried else "asked once"
     if isinstance(e, openai.AuthenticationError) or getattr(e, "status_code", None) in (401, 403):
         return (f"{where} refused the API key (HTTP {getattr(e, 'status_code', 401)}): set OPENAI_API_KEY to a key "
                 "it accepts")
@@ -313,8 +323,9 @@ def _describe_error(e: Exception, settings: LLMSettings, key: str | None = None)
                                  "--llm-timeout, or check the server"),
         (openai.APIConnectionError, f"cannot reach {where} (nothing answered, {tries}): is the server running, and "
                                     "is --llm-url right?"),
-        (openai.NotFoundError, f"{where} has no model {settings.model!r} (HTTP 404): check --llm-model (and that "
-                               "--llm-url ends in /v1)"),
+        (openai.NotFoundError, f"{where} answered HTTP 404: its URL has no /v1 at its end, the usual place of "
+                               "an OpenAI-compatible API: check --llm-url" if not settings.shown_url.rstrip("/")
+         .endswith("/v1") else f"{where} has no model {settings.model!r} (HTTP 404): check --llm-model"),
         (openai.RateLimitError, f"{where} still refused with HTTP 429 (rate limit), {tries}: lower "
                                 "--llm-concurrency or try later; answers already received are kept"),
     ]
@@ -322,7 +333,12 @@ def _describe_error(e: Exception, settings: LLMSettings, key: str | None = None)
         if isinstance(e, cls):
             return line
     if isinstance(e, openai.APIStatusError):
-        return f"{where} answered HTTP {e.status_code}: {scrubbed(str(e.message or e), key).splitlines()[0][:300]}"
+        said = str(e.message or e)
+        body = getattr(e, "body", None)
+        if said.strip() == f"Error code: {e.status_code}" and body:  # the server's words sit in the body
+            said = body.get("detail", body) if isinstance(body, dict) else body
+            said = said if isinstance(said, str) else json.dumps(said)
+        return f"{where} answered HTTP {e.status_code}: {(scrubbed(said, key).splitlines() or [''])[0][:300]}"
     return f"{where} failed: {scrubbed(type(e).__name__ + ': ' + str(e), key).splitlines()[0][:300]}"
 
 
@@ -564,9 +580,9 @@ class LLMJudge(Judge):
             return
         except openai.APIStatusError as e:
             if e.status_code in (401, 403):
-                raise LLMJudgeError(_describe_error(e, self.settings, self._api_key)) from None
+                raise LLMJudgeError(_describe_error(e, self.settings, self._api_key, retried=False)) from None
         except openai.APIConnectionError as e:
-            raise LLMJudgeError(_describe_error(e, self.settings, self._api_key)) from None
+            raise LLMJudgeError(_describe_error(e, self.settings, self._api_key, retried=False)) from None
 
     def usage_line(self) -> str:
         """'llm judge: 120 requests (40 answers from the cache), 31,200 input + 480 output tokens, $0.0123'."""
