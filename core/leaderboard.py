@@ -53,7 +53,7 @@ from core.scoring import Judge, JudgeOutput, Options, judge_choice, metric_class
 from core.settings import SEED
 from core.verdict import (LEVEL, N_BOOT, N_PERM, canonical_order, compare_values, context_groups,
                           human_tie_margin, preference_dimension)
-
+from core.verdict_policy import is_measured_judge, judge_name
 
 # ------------------------------------------------------------------------------------------------
 # systems on shared contexts
@@ -286,15 +286,23 @@ def scale_mismatch(grid: SystemGrid, dim: str) -> str | None:
             f"{lo}: up to {top[lo]:g}), so their means are not comparable")
 
 
-def ranking_criterion(grid: SystemGrid, metrics: Sequence[str], judged: bool, rank_by: str = "auto"
-                      ) -> tuple[str, str | None]:
+def ranking_criterion(grid: SystemGrid, metrics: Sequence[str], judged: bool, rank_by: str = "auto",
+                      unmeasured_judge: str | None = None) -> tuple[str, str | None]:
     """What orders the systems, and (for ``auto``) a note when people's ratings are there but cannot order
     them. ``auto``: people's preference dimension when every system was rated on every shared context where
     any was (:func:`rated_alike`) on one scale (:func:`scale_mismatch`), or when there is nothing else; else the
-    judge when it ran, else the first metric. Any other value must name one of those that is present
+    judge when it ran, else the first metric. A judge with no measured record (``unmeasured_judge``: its name,
+    such as 'llm') is a diagnostic in the verdict, so ``auto`` passes over it to a metric where there is one,
+    and says so. Any other value must name one of those that is present
     (``human:overall`` finds the dimension ``Overall`` when no other differs from it only in case)."""
     human = human_dimensions(grid)
     present = [*human, *(["judge"] if judged else []), *metrics]
+    if rank_by == "auto" and judged and unmeasured_judge and metrics:
+        by, note = ranking_criterion(grid, metrics, False, "auto")
+        if by == metrics[0]:
+            note = ", ".join(x for x in (note, f"the {unmeasured_judge} judge has no measured record, so it does not "
+                                               "order the systems (--rank-by judge orders by it)") if x)
+        return by, note
     if not present:
         raise ValueError("nothing to rank by: no metric, no judge and no human ratings in the input")
     if rank_by != "auto":
@@ -324,7 +332,9 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
     ``core.stats.check_settings`` allows."""
     stats.check_settings(n_boot, n_perm, level, seed)
     metrics = table.metrics if table is not None else []
-    ranked_by, rank_note = ranking_criterion(grid, metrics, bool(judged), rank_by)
+    signature = next((o.signature for o in (judged or {}).values()), "")
+    unmeasured = judge_name(signature) if judged and not is_measured_judge(signature) else None
+    ranked_by, rank_note = ranking_criterion(grid, metrics, bool(judged), rank_by, unmeasured)
     human = human_dimensions(grid)
     S, n = grid.systems, grid.n_contexts
     groups = grid.groups()

@@ -341,6 +341,23 @@ def test_a_pair_read_in_one_order_decides_nothing_and_flips_count_only_pairs_rea
     assert j["order_disagreement"] == pytest.approx(1.0)
 
 
+def test_the_leaderboard_does_not_rank_by_a_judge_without_a_record(llm_env, endpoint, capsys):
+    """`leaderboard --judge llm` ranked by the llm judge's Bradley-Terry rating, which the verdict treats as a
+    diagnostic: it ranks by the first metric and says why; --rank-by judge still orders by it."""
+    server = endpoint("ok")
+    rows = [{"id": f"p{i}", "system": s, "context": c, "response": r, "references": [g]}
+            for i, (c, g, b) in enumerate(zip(CONTEXTS, GOOD, BAD)) for s, r in (("good", g), ("bad", b), ("mid", b))]
+    path = llm_env / "three.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    flags = ["--judge", "llm", "--llm-url", server.url, "--llm-model", "fake", "--metrics", "bleu", "--quiet",
+             "--format", "json"]
+    assert main(["leaderboard", str(path), *flags]) == 0
+    board = json.loads(capsys.readouterr().out)
+    assert board["ranked_by"] == "bleu" and "llm judge has no measured record" in board["rank_note"]
+    assert main(["leaderboard", str(path), *flags, "--rank-by", "judge"]) == 0
+    assert json.loads(capsys.readouterr().out)["ranked_by"] == "judge"
+
+
 def test_a_server_that_echoes_the_key_into_its_answer_never_puts_it_in_the_cache(llm_env, endpoint, capsys):
     server = endpoint("echo")
     code, out, err = run_judge(capsys, llm_env, server.url)
