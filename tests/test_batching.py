@@ -38,7 +38,7 @@ def test_rows_are_independent_only_for_float32_on_an_avx2_cpu_in_mkls_reproducib
     monkeypatch.setattr(device, "_reproducible_mkl", lambda: False)  # MKL used before core was imported
     assert not device.rows_are_independent("float32")
     monkeypatch.setattr(device, "_reproducible_mkl", lambda: True)
-    monkeypatch.setitem(device._ACTIVE, "device", "cuda")
+    monkeypatch.setattr(device, "active_device", lambda: "cuda")
     assert not device.rows_are_independent("float32")
 
 

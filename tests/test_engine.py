@@ -39,30 +39,50 @@ def _imports(path: Path, module: str, modules: set[str]) -> set[str]:
     return out
 
 
-def test_no_import_cycle_inside_core():
+def _core_import_graph() -> dict[str, set[str]]:
+    """{core module: the core modules it imports}."""
     modules = {}
     for p in CORE.rglob("*.py"):
         rel = p.relative_to(CORE.parent).with_suffix("")
         name = ".".join(rel.parts)
         modules[name[:-len(".__init__")] if name.endswith(".__init__") else name] = p
-    graph = {m: {i for i in _imports(p, m, set(modules)) if i in modules and i != m} for m, p in modules.items()}
+    return {m: {i for i in _imports(p, m, set(modules)) if i in modules and i != m} for m, p in modules.items()}
+
+
+def _import_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of ``graph`` (its modules in order, the first repeated last), or None."""
     state: dict[str, int] = {}
     path: list[str] = []
 
-    def visit(m: str) -> None:
+    def visit(m: str) -> list[str] | None:
         state[m] = 1
         path.append(m)
         for n in sorted(graph[m]):
             if state.get(n) == 1:
-                raise AssertionError("import cycle: " + " -> ".join(path[path.index(n):] + [n]))
-            if n not in state:
-                visit(n)
+                return path[path.index(n):] + [n]
+            found = visit(n) if n not in state else None
+            if found:
+                return found
         path.pop()
         state[m] = 2
-    for m in sorted(graph):
-        if m not in state:
-            visit(m)
-    assert len(modules) > 30
+        return None
+    return next((c for m in sorted(graph) if m not in state for c in [visit(m)] if c), None)
+
+
+def test_no_import_cycle_inside_core():
+    graph = _core_import_graph()
+    assert len(graph) > 30
+    cycle = _import_cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_the_import_cycle_check_can_fail():
+    """A planted cycle (core.progress importing core.engine, which imports it) is found, with its path."""
+    graph = _core_import_graph()
+    assert "core.progress" in graph["core.engine"]
+    graph["core.progress"] = graph["core.progress"] | {"core.engine"}
+    cycle = _import_cycle(graph)
+    assert cycle is not None and cycle[0] == cycle[-1] and {"core.progress", "core.engine"} <= set(cycle)
 
 
 def test_core_imports_neither_streamlit_nor_plotly():
@@ -78,7 +98,9 @@ def test_core_imports_neither_streamlit_nor_plotly():
 
 
 def test_no_sys_path_edits_in_the_repository(repo_root):
-    files = subprocess.run(["git", "ls-files", "*.py"], cwd=repo_root, capture_output=True, text=True).stdout.split()
+    files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "*.py"], cwd=repo_root,
+                           capture_output=True, text=True).stdout.split()  # a new file counts before it is staged
+    files = [f for f in dict.fromkeys(files) if (repo_root / f).is_file()]
     assert files, "not a git checkout"
     offenders = [f for f in files if _edits_sys_path(ast.parse((repo_root / f).read_text(encoding="utf-8")))]
     assert offenders == []
