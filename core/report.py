@@ -209,7 +209,8 @@ def judge_lines(v: "Verdict") -> list[str]:
                      "from 0)")
     lc = j.length_controlled
     if lc is not None and lc.n and not math.isfinite(lc.rate):
-        lines.append(f"judge: no length-controlled win rate: {lc.why_none or f'fewer than {MIN_RESAMPLED} contexts'}")
+        why = lc.why_none or f"its decided pairs come from fewer than {MIN_RESAMPLED} contexts"
+        lines.append(f"judge: no length-controlled win rate: {why}")
     elif lc is not None and lc.n:
         lines.append(f"judge: length-controlled win rate of A {fmt_num(lc.rate)} ({level_label(v.level)} "
                      f"{fmt_bounds(lc.low, lc.high)}): its calls regressed on the length difference A - B (mean "
@@ -440,13 +441,15 @@ def left_out_note(d: dict[str, Any]) -> str:
 def judge_rows(v: "Verdict", comp: "Comparison") -> list[dict[str, Any]]:
     """One record per judged pair: ids, the whole context (its turns oldest first, one per line, as the inputs
     and the dashboard's CSV download write a context), both replies, P(A), the judge's call and, where known,
-    people's."""
+    people's; from a judge that lists pairs it could not read (the llm judge), ``unparsed`` too (so a tie it
+    found is told from a pair it could not read)."""
     j = v.judge
     human = j.human.human if j is not None and j.human is not None else [None] * len(comp.pairs)
+    unread = set(j.notes["unparsed"]) if "unparsed" in j.notes else None
     return [{"id_a": a.id, "id_b": b.id, "context": "\n".join(a.context), "response_a": a.response,
              "response_b": b.response,
-             "p_a": p, "verdict": verdict, "human": h}
-            for (a, b), p, verdict, h in zip(comp.pairs, j.p_a, j.verdicts, human)]
+             "p_a": p, "verdict": verdict, "human": h, **({} if unread is None else {"unparsed": i in unread})}
+            for i, ((a, b), p, verdict, h) in enumerate(zip(comp.pairs, j.p_a, j.verdicts, human))]
 
 
 def jsonl_line(record: dict[str, Any]) -> str:

@@ -83,7 +83,7 @@ def long_scores(cs: ComparisonScores) -> pd.DataFrame:
 def rate_interval(lc) -> str:
     """A length-controlled win rate (``core.stats.LengthControlled``) as ``r% [lo%, hi%]``, or why it has none."""
     if not np.isfinite(lc.rate):
-        return f"- (not estimated: {lc.why_none or 'fewer than 5 contexts'})"
+        return f"- (not estimated: {lc.why_none or 'its decided pairs come from fewer than 5 contexts'})"
     if not (np.isfinite(lc.low) and np.isfinite(lc.high)):
         return f"{lc.rate:.1%} [-]"
     return f"{lc.rate:.1%} [{lc.low:.1%}, {lc.high:.1%}]"

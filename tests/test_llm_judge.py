@@ -339,6 +339,9 @@ def test_a_pair_read_in_one_order_decides_nothing_and_flips_count_only_pairs_rea
     j = json.loads(out)["judge"]
     assert j["notes"]["unparsed"] == [2] and j["verdicts"] == ["tie"] * 3
     assert j["order_disagreement"] == pytest.approx(1.0)
+    rows = llm_env / "rows.jsonl"
+    code, out, err = run_judge(capsys, llm_env, server.url, "--out", str(rows))
+    assert code == 0 and [json.loads(x)["unparsed"] for x in rows.read_text().splitlines()] == [False, False, True]
 
 
 def test_the_leaderboard_does_not_rank_by_a_judge_without_a_record(llm_env, endpoint, capsys):

@@ -200,7 +200,7 @@ def length_controlled_win_rate(a_wins: Sequence[float], length_diff: Sequence[fl
     codes, G = group_codes(groups, n)
     if G < MIN_RESAMPLED:  # a logistic fit on so few contexts gave rates such as 0.03 beside a plain 0.60
         return LengthControlled(math.nan, math.nan, math.nan, float(y.mean()), math.nan, n, float(d.mean()), sd,
-                                f"fewer than {MIN_RESAMPLED} contexts")
+                                f"its decided pairs come from fewer than {MIN_RESAMPLED} contexts")
     low_d, high_d = np.quantile(d, [EQUAL_LENGTH_SHARE, 1 - EQUAL_LENGTH_SHARE])
     if not low_d <= 0 <= high_d:  # reading the fit at 0 would extrapolate ("0 % at equal length" from 9 of 10 wins)
         side, share = ("A", np.mean(d > 0)) if low_d > 0 else ("B", np.mean(d < 0))
