@@ -127,11 +127,13 @@ def test_the_key_never_reaches_the_signature_or_a_printed_url(monkeypatch):
 class FakeEndpoint:
     """An OpenAI-compatible chat-completions endpoint on 127.0.0.1 whose behaviour a test sets: ``mode`` one of
     'ok' (prefers the reply holding a word of GOOD's), 'logprobs', 'rate-limit-once', 'hang', 'malformed',
-    'refuse-key', 'require-key' (answers only the key 'typed-key'). Counts the completion requests it answered."""
+    'refuse-key', 'require-key' (answers only the key 'typed-key'), 'detail-400', 'position-bias', 'echo'. Counts
+    the completion requests it answered and keeps the prompts it was sent."""
 
     def __init__(self, mode: str = "ok"):
         self.mode = mode
         self.requests = 0
+        self.prompts: list[str] = []
         self.seen_429 = False
         self.lock = threading.Lock()
         endpoint = self
@@ -173,9 +175,10 @@ class FakeEndpoint:
                         return self._send(429, {"error": {"message": "slow down"}}, {"Retry-After": "0"})
                 if endpoint.mode == "hang":
                     time.sleep(3)
+                prompt = body["messages"][0]["content"]
                 with endpoint.lock:
                     endpoint.requests += 1
-                prompt = body["messages"][0]["content"]
+                    endpoint.prompts.append(prompt)
                 first = prompt.split("Reply 1: ", 1)[1].split("\n", 1)[0]
                 better_first = any(first == g for g in GOOD)
                 content = ("banana" if endpoint.mode == "malformed" else ("Reply 1" if better_first else "Reply 2"))
@@ -506,11 +509,15 @@ def test_the_dashboard_s_judge_page_asks_an_llm_with_a_key_held_in_memory(llm_en
     at.text_input[0].set_value(server.url)
     at.text_input[1].set_value("fake")
     at.text_input(key="llm_api_key").set_value("typed-key")
+    secret = llm_env / "server-secret.txt"  # a file on the server: a typed criteria text is never read as a path
+    secret.write_text("SERVER-SIDE SECRET 4c1e")
+    at.text_area[0].set_value(str(secret))
     submit = [b for b in at.button if "Ask the LLM judge" in str(b.label)]
     submit[0].click().run()
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
     assert server.requests == 2 * 60  # both orders of the demo's 60 pairs
+    assert all(str(secret) in p and "SERVER-SIDE SECRET" not in p for p in server.prompts)
     flips = [m for m in at.metric if m.label == "Position flips"]
     assert flips and flips[0].value == "100.0%"  # this endpoint always names the second reply
     shown = " ".join(str(getattr(e, "value", "")) for kind in ("text", "caption", "metric", "markdown")

@@ -126,7 +126,7 @@ def llm_judge_section(data, blind: bool = False) -> None:
     import os
 
     from core.engine import judge_comparison
-    from core.judges.llm import LLMJudge, LLMSettings, criteria_from
+    from core.judges.llm import LLMJudge, LLMSettings
     comp = data.comparison
     st.divider()
     st.subheader("An LLM as the judge")
@@ -150,7 +150,8 @@ def llm_judge_section(data, blind: bool = False) -> None:
         st.error("Enter the endpoint URL (for example http://127.0.0.1:8000/v1) and the model name first.")
     elif asked:
         try:
-            judge = LLMJudge(LLMSettings(url=url.strip(), model=model.strip(), criteria=criteria_from(criteria or None),
+            # typed text, never a file's name: a served page must not read the server's files into a prompt
+            judge = LLMJudge(LLMSettings(url=url.strip(), model=model.strip(), criteria=criteria.strip() or None,
                                          concurrency=int(concurrency)), api_key=key or None)
             judge.check_ready()
             bar, progress = state.progress_bar("asking the LLM judge (stay on this page while it runs)")
