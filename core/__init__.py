@@ -32,10 +32,12 @@ if TYPE_CHECKING:
     from core.leaderboard import Leaderboard
     from core.progress import Progress
     from core.data import Comparison
+    from core.engine import ComparisonScores
+    from core.gating import GateResult
     from core.scoring import Judge, JudgeOutput, Options
     from core.verdict import JudgeSummary, Verdict
 
-__all__ = ["score", "judge", "compare", "compare_replies", "rank", "meta_evaluate", "__version__"]
+__all__ = ["score", "judge", "compare", "compare_replies", "rank", "gate", "meta_evaluate", "__version__"]
 
 
 class _Column:
@@ -194,9 +196,16 @@ def _library_bars_follow_progress(call: _Call) -> _Call:
 
 
 def _warn_blank(notes: list[str]) -> None:
+    """The notes on the input as one ``UserWarning`` that names the caller's line: the first frame outside this
+    package, however deep in it the note was made."""
     if notes:
+        import os
+        import sys
         import warnings
-        warnings.warn("; ".join(notes), stacklevel=4)  # past the API function and its wrapper
+        package, frame, level = os.path.dirname(os.path.abspath(__file__)) + os.sep, sys._getframe(1), 2
+        while frame.f_back is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+            frame, level = frame.f_back, level + 1
+        warnings.warn("; ".join(notes), stacklevel=level)
 
 
 @_library_bars_follow_progress
@@ -366,6 +375,15 @@ def compare(input_a: str, input_b: str | None = None, system_a: str | None = Non
     ``checkpoint``: the learned judge's (a judge re-fitted on votes; shown beside the verdict, not deciding it);
     ``settings`` go to ``core.verdict.build_verdict`` (``n_boot``, ``n_perm``, ``level``, ``seed``, ``human``);
     ``cache`` as in :func:`score`."""
+    return _compared(input_a, input_b, system_a, system_b, metrics, judge, options, progress, cache, checkpoint,
+                     settings, "compare")[2]
+
+
+def _compared(input_a: Any, input_b: Any, system_a: str | None, system_b: str | None, metrics: Any, judge: Any,
+              options: Any, progress: Any, cache: Any, checkpoint: str | None, settings: dict[str, Any],
+              what: str) -> "tuple[Comparison, ComparisonScores, Verdict]":
+    """:func:`compare`'s work: the comparison loaded, scored and judged, and its verdict (``what``: the API
+    function asked, for its messages)."""
     import os
     from core.data import load_comparison
     from core.engine import blank_text_notes, check_judge_models, score_comparison
@@ -375,7 +393,7 @@ def compare(input_a: str, input_b: str | None = None, system_a: str | None = Non
         if path is not None and not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"{name} is a file's path, got {type(path).__name__}; for replies held in memory use "
                             "core.compare_replies(contexts, replies_a, replies_b, ...)")
-    _checked_settings(settings, VERDICT_SETTINGS, "compare")
+    _checked_settings(settings, VERDICT_SETTINGS, what)
     judge = judge_choice(judge)
     checkpoint = _checkpoint_for(judge, checkpoint)
     metrics = _metric_names(metrics)
@@ -387,7 +405,32 @@ def compare(input_a: str, input_b: str | None = None, system_a: str | None = Non
         check_judge_models(comp, judge, checkpoint)
     progress = _progress(progress)
     cs = score_comparison(comp, metrics, _options(options), progress, cache)
-    return build_verdict(comp, cs, _judge_summary(comp, judge, progress, cache, settings, checkpoint), **settings)
+    return comp, cs, build_verdict(comp, cs, _judge_summary(comp, judge, progress, cache, settings, checkpoint),
+                                   **settings)
+
+
+@_library_bars_follow_progress
+def gate(input_a: str, input_b: str | None = None, system_a: str | None = None, system_b: str | None = None,
+         by: str | Sequence[str] | None = None, require: str = "not-worse", margin: float | None = None,
+         metrics: str | Sequence[str] | None = None, judge: "bool | str | Judge" = True,
+         options: "Options | None" = None, progress: "Progress | bool | None" = None,
+         cache: "ScoreCache | bool | None" = None, checkpoint: str | None = None, **settings: Any) -> "GateResult":
+    """``dialeval gate`` in Python: is the candidate (``input_b``, or ``system_b`` of one file) not worse than the
+    baseline? A ``core.gating.GateResult``: ``passed`` (the result is truthy when it passed, so ``assert
+    core.gate(...)`` gates a test), its checks and the verdict; ``render()`` gives what the command prints,
+    ``to_dict()`` its JSON. ``by``: criteria ('judge', 'combined', a metric among ``metrics``, 'human:DIM'; a string
+    may list several, comma-separated; default: what the verdict decides on); ``require``: 'not-worse',
+    'non-inferior' (with ``margin``) or 'better'; the rest as :func:`compare` takes them."""
+    from core.gating import REQUIREMENTS, gate_comparison
+    if require not in REQUIREMENTS:
+        raise ValueError(f"require={require!r}: choose one of {', '.join(REQUIREMENTS)}")
+    if margin is not None and not (isinstance(margin, (int, float)) and margin >= 0):
+        raise ValueError(f"margin={margin!r}: a number >= 0 in the criterion's units, or None for its default")
+    if isinstance(by, str):
+        by = [b.strip() for b in by.split(",") if b.strip()]
+    comp, cs, verdict = _compared(input_a, input_b, system_a, system_b, metrics, judge, options, progress, cache,
+                                  checkpoint, settings, "gate")
+    return gate_comparison(comp, {m: list(cs.a(m)) for m in cs.metrics}, verdict, by or None, require, margin)
 
 
 def _paths(inputs: Sequence[Any], what: str) -> list[str]:

@@ -839,7 +839,7 @@ def judge_sentence(v: Verdict) -> str:
 
 def _blank_clause(v: Verdict) -> list[str]:
     """["bot-v2's reply is blank in 3 of the 20 pairs (bot-v1's in 0), which every metric leaves out"] when one
-    side left more replies blank than the other (the gate fails such a candidate: ``core.gate``); [] else."""
+    side left more replies blank than the other (the gate fails such a candidate: ``core.gating``); [] else."""
     a, b = v.blank_replies.get("A", 0), v.blank_replies.get("B", 0)
     if a == b:
         return []

@@ -1,4 +1,4 @@
-"""The regression gate (core.gate, `dialeval gate` and `dialeval plan`): its three requirements, exit codes and CI
+"""The regression gate (core.gating, `dialeval gate` and `dialeval plan`): its three requirements, exit codes and CI
 outputs from the installed command, the power statement, and a simulation check of the power arithmetic."""
 import json
 import math
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from core import stats
-from core.gate import contexts_needed, detectable_difference
+from core.gating import contexts_needed, detectable_difference
 
 WORDS = "the a cat dog sat ran on mat big small red blue fast slow home park tea cup sun rain".split()
 
@@ -116,7 +116,7 @@ def test_markdown_the_step_summary_and_junit_xml(gate_cmd, tmp_path):
 def test_the_judge_is_planned_at_the_spread_of_an_even_win_rate():
     """`plan --by judge` on a lopsided pilot (the candidate winning 90 %) promised about 2.5 times fewer contexts
     than on an even one, for the same 5 points near the 50 % the gate tests against."""
-    from core.gate import Criterion, planning_interval
+    from core.gating import Criterion, planning_interval
     lopsided = Criterion("judge", 20, 20, 0.4, 0.3, 0.5, "candidate", math.nan, 0.95)
     low, high = planning_interval(lopsided)
     assert (high - low) == pytest.approx(0.2 * 0.5 / math.sqrt(0.9 * 0.1)) and (low + high) / 2 == pytest.approx(0.4)
@@ -341,3 +341,25 @@ def test_plan_by_a_metric_computes_that_metric_only(tmp_path, capsys, monkeypatc
     assert main(["plan", str(base), str(cand), "--by", "human:overall", "--effect", "0.5"]) == 2
     assert "--by human:overall (people's ratings alone) and no judge leave nothing to compare: these rows carry no " \
            "human ratings" in capsys.readouterr().err
+
+
+def test_the_api_s_gate_gives_the_command_s_decision_and_is_truthy_when_it_passes(tmp_path, capsys):
+    """core.gate (the one-call API's gate, as ARCHITECTURE.md lists it) gives the checks, the verdict and the JSON
+    `dialeval gate` gives, on the same files and settings."""
+    import core
+    from core.cli import main
+    from core.report import to_json
+    base = _write(tmp_path / "base.jsonl", _rows(12, "v1", 0.75))
+    worse = _write(tmp_path / "worse.jsonl", _rows(12, "v2", 0.25))
+    settings = {"n_boot": 500, "n_perm": 500}
+    for candidate, code in ((worse, 1), (base, 0)):
+        assert main(["gate", str(base), str(candidate), *FAST, "--format", "json"]) == code
+        command = json.loads(capsys.readouterr().out)
+        result = core.gate(str(base), str(candidate), metrics="bleu", judge=False, **settings)
+        assert bool(result) is (code == 0) and result.passed is (code == 0)
+        assert json.loads(to_json(result.to_dict())) == command  # the checks and the verdict, as the command wrote
+        assert result.render().splitlines()[0] == command["checks"][0]["reason"]
+    with pytest.raises(ValueError, match="require='worse'"):
+        core.gate(str(base), str(worse), require="worse", metrics="bleu", judge=False)
+    with pytest.raises(TypeError, match="n_bot"):
+        core.gate(str(base), str(worse), metrics="bleu", judge=False, n_bot=3)

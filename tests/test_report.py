@@ -885,7 +885,7 @@ def test_a_judge_s_edge_cases_read_right_and_the_gate_does_not_default_to_an_unm
     still stated a win rate that "could go unseen"; `gate --judge llm` gated on the llm judge by default."""
     import core.verdict
     import core.verdict_policy
-    from core.gate import default_criterion
+    from core.gating import default_criterion
     from core.verdict import judge_sentence
     monkeypatch.setattr(core.verdict, "shipped_policy", core.verdict_policy.shipped_policy)
     exs = _planted()
@@ -912,7 +912,7 @@ def test_the_gate_checks_the_verdict_s_combined_test_and_its_veto_whatever_requi
     preference failed the gate of a candidate the verdict called better; --margin 0.6 became 60 points)."""
     import core.verdict
     import core.verdict_policy
-    from core.gate import COMBINED, JUDGE_MARGIN, VETO_REQUIREMENT, default_criteria, gate, passed
+    from core.gating import COMBINED, JUDGE_MARGIN, VETO_REQUIREMENT, default_criteria, gate, passed
     monkeypatch.setattr(core.verdict, "shipped_policy", core.verdict_policy.shipped_policy)
     policy = core.verdict_policy.shipped_policy().policy
     comp = _comparison(_planted(), "mid", "good")

@@ -245,7 +245,7 @@ def criterion_name(by: str, a: argparse.Namespace) -> str:
     reads it ('BLEU' is bleu; an unknown one the registry's error, listing the known). 'all', or several names
     where one is asked for, is refused."""
     from core.engine import parse_metrics
-    from core.gate import is_combined
+    from core.gating import is_combined
     from core.verdict_policy import JUDGE
     if by == JUDGE and a.judge is None:
         raise ValueError("--by judge with --no-judge: the judge is the criterion; drop --no-judge")

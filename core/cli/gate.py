@@ -1,19 +1,17 @@
 """``dialeval gate BASELINE CANDIDATE``: PASS (exit 0) or FAIL (exit 1) on one or more criteria of the verdict
-(``core.gate``), made for a CI job: markdown for a pull-request comment, the GitHub step summary, JUnit XML."""
+(``core.gating``), made for a CI job: markdown for a pull-request comment, the GitHub step summary, JUnit XML."""
 from __future__ import annotations
 
 import argparse
-import math
 import os
 from typing import Callable
 
 from core.cli import criterion_name, emit, note, number_above, register_command
 from core.cli.compare import add_output_arguments, add_verdict_arguments, verdict_from
 from core.data import Comparison, dimensions
-from core.gate import REQUIREMENTS, gate, is_combined, junit_xml, passed, render_checks
+from core.gating import REQUIREMENTS, gate_comparison, is_combined, junit_xml
 from core.outputs import OutputError, check_output, write_text
-from core.report import render_verdict, to_json
-from core.verdict import context_groups
+from core.report import to_json
 
 EXIT_FAIL = 1
 
@@ -105,25 +103,14 @@ def gate_command(a: argparse.Namespace) -> int:
     human_dimensions = check_criteria(a)
     summary = step_summary()
     comp, cs, verdict = verdict_from(a, out, check_loaded=human_dimensions)
-    baseline = {m: list(cs.a(m)) for m in cs.metrics}
-    for r in verdict.rows("human"):
-        dim = r.metric.split(":", 1)[1]
-        baseline[r.metric] = [ex.scores.get(dim, math.nan) for ex in comp.a]
-    blank = (verdict.blank_replies["A"], verdict.blank_replies["B"])
-    missing = (len(comp.unmatched_b), len(comp.unmatched_a))  # rows of each side the other does not answer
-    checks = gate(verdict, a.by, a.require, a.margin, baseline, len(set(context_groups(comp.a))), blank, missing)
-    ok = passed(checks)
-    if a.format == "json":
-        text = to_json({"passed": ok, "checks": [c.to_dict() for c in checks], "verdict": verdict.to_dict()})
-    else:
-        text = render_checks(checks, a.format) + "\n\n" + render_verdict(verdict, a.format)
-    emit(text, out)
+    result = gate_comparison(comp, {m: list(cs.a(m)) for m in cs.metrics}, verdict, a.by, a.require, a.margin)
+    emit(to_json(result.to_dict()) if a.format == "json" else result.render(a.format), out)
     if a.junit:
-        write_text(a.junit, junit_xml(checks, verdict.sentence))
+        write_text(a.junit, junit_xml(result.checks, verdict.sentence))
     if summary:  # the job's summary page on GitHub Actions; a failure to write it is said, not the gate's result
         try:
             with open(summary, "a", encoding="utf-8") as f:
-                f.write(render_checks(checks, "markdown") + "\n\n" + render_verdict(verdict, "markdown") + "\n")
+                f.write(result.render("markdown") + "\n")
         except OSError as e:
             note([f"GITHUB_STEP_SUMMARY={summary}: the job summary could not be written ({e.strerror or e})"])
-    return 0 if ok else EXIT_FAIL
+    return 0 if result else EXIT_FAIL

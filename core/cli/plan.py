@@ -1,5 +1,5 @@
 """``dialeval plan PILOT --by CRITERION --effect D``: how many contexts a comparison needs to detect a difference
-of D with 80 % power, from a pilot comparison's paired variance by context (``core.gate.contexts_needed``)."""
+of D with 80 % power, from a pilot comparison's paired variance by context (``core.gating.contexts_needed``)."""
 from __future__ import annotations
 
 import argparse
@@ -8,7 +8,7 @@ from core.cli import criterion_name, emit, number_above, register_command
 from core.cli.compare import add_verdict_arguments, verdict_from
 from core.engine import DEFAULT_METRICS
 from core.formatting import fmt_percent, level_label
-from core.gate import POWER, contexts_needed, criterion, default_criteria, is_combined, planning_interval
+from core.gating import POWER, contexts_needed, criterion, default_criteria, is_combined, planning_interval
 from core.report import to_json
 from core.verdict import context_groups
 from core.verdict_policy import JUDGE

@@ -46,9 +46,11 @@ from xml.sax.saxutils import escape, quoteattr
 
 import numpy as np
 
+from core.data import Comparison
 from core.formatting import fmt_amount, fmt_percent, fmt_percent_bounds, fmt_points
+from core.report import render_verdict
 from core.stats import POWER, detectable_difference
-from core.verdict import MetricComparison, Verdict, preferred_human_row, verdict_decision
+from core.verdict import MetricComparison, Verdict, context_groups, preferred_human_row, verdict_decision
 from core.verdict_policy import JUDGE, is_measured_judge, shipped_policy
 
 REQUIREMENTS = ("not-worse", "non-inferior", "better")
@@ -401,6 +403,43 @@ def gate(v: Verdict, by: Sequence[str] | str | None = None, require: str = "not-
 
 def passed(checks: Sequence[GateCheck]) -> bool:
     return all(c.passed for c in checks)
+
+
+@dataclass
+class GateResult:
+    """The gate's decision (``passed``: every check passed; truthy when it did, so ``assert core.gate(...)`` gates
+    a test), its :class:`GateCheck` s and the verdict they read."""
+
+    passed: bool
+    checks: list[GateCheck]
+    verdict: Verdict
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def to_dict(self) -> dict[str, Any]:
+        """What ``dialeval gate --format json`` writes."""
+        return {"passed": self.passed, "checks": [c.to_dict() for c in self.checks], "verdict": self.verdict.to_dict()}
+
+    def render(self, fmt: str = "text") -> str:
+        """The decision lines, then the verdict (text or markdown), as ``dialeval gate`` prints them."""
+        return render_checks(self.checks, fmt) + "\n\n" + render_verdict(self.verdict, fmt)
+
+
+def gate_comparison(comp: Comparison, baseline_values: dict[str, Sequence[float]], v: Verdict,
+                    by: Sequence[str] | str | None = None, require: str = "not-worse",
+                    margin: float | None = None) -> GateResult:
+    """:func:`gate` on the verdict of ``comp`` (baseline A, candidate B): ``baseline_values`` {metric: the
+    baseline's per-row scores} for the default margins (people's ratings are read from the rows); the missing
+    and blank replies as the comparison and the verdict count them."""
+    baseline = dict(baseline_values)
+    for r in v.rows("human"):
+        dim = r.metric.split(":", 1)[1]
+        baseline[r.metric] = [ex.scores.get(dim, math.nan) for ex in comp.a]
+    blank = (v.blank_replies["A"], v.blank_replies["B"])
+    missing = (len(comp.unmatched_b), len(comp.unmatched_a))  # rows of each side the other does not answer
+    checks = gate(v, by, require, margin, baseline, len(set(context_groups(comp.a))), blank, missing)
+    return GateResult(passed(checks), checks, v)
 
 
 def render_checks(checks: Sequence[GateCheck], fmt: str = "text") -> str:
