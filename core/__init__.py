@@ -182,14 +182,16 @@ def _library_bars_follow_progress(call: _Call) -> _Call:
     """Called without ``progress`` (None or False), the model libraries' own
     bars are off too while it runs (``core.progress.library_bars``), as the command line's ``--quiet`` does."""
     signature = inspect.signature(call)
+    extra = next((p.name for p in signature.parameters.values() if p.kind is p.VAR_KEYWORD), None)
 
     @functools.wraps(call)
     def silent_unless_asked(*args: Any, **kwargs: Any) -> Any:
         from core.progress import library_bars
         try:
-            progress = signature.bind(*args, **kwargs).arguments.get("progress")
+            given = signature.bind(*args, **kwargs).arguments
         except TypeError:  # the call itself says what is wrong
-            progress = None
+            given = {}
+        progress = given.get("progress", given.get(extra, {}).get("progress") if extra else None)  # or in **settings
         with library_bars(progress is not None and progress is not False):
             return call(*args, **kwargs)
     return silent_unless_asked  # type: ignore[return-value]

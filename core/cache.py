@@ -16,7 +16,8 @@ A metric's score of a row depends on nothing else in the run (fixed normalizatio
 batches, ``core.engine``), so an entry is exactly the number a fresh run computes; a changed checkpoint,
 option or version changes the namespace, so nothing stale is ever read. On disk the namespace also carries
 :func:`code_fingerprint` (a hash of this package's code): two installs of one version with different code (a
-checkout between releases, ``pip install`` of a branch) keep apart.
+checkout between releases, ``pip install`` of a branch) keep apart. What this code did not compute (the llm judge's
+answers, :func:`kept_across_code`) is marked for any code instead.
 
 **Where.** ``cache_dir()/scores.sqlite3`` (``core.settings.cache_dir``: ``$DIALEVAL_CACHE``, else
 ``$XDG_CACHE_HOME/dialeval``, else ``~/.cache/dialeval``). At most ``$DIALEVAL_CACHE_MAX_MB`` megabytes
@@ -185,8 +186,15 @@ def code_fingerprint() -> str:
 
 _FINGERPRINT: str | None = None
 CODE_MARK = "|code:"  # between a namespace and the code fingerprint on disk
-REMOTE_ANSWERS = ("llm-judge",)  # namespaces of what a remote model answered, not what this code computed
-ANY_CODE = "any"  # their mark on disk: read by any code (the prompt's version is in their namespace)
+ANY_CODE = "any"  # the mark on disk of the namespaces :func:`kept_across_code` names: read by any code
+_ACROSS_CODE: set[str] = set()
+
+
+def kept_across_code(prefix: str) -> None:
+    """Keep the namespaces that start with ``prefix`` for any code of dialeval, not only the code that wrote them:
+    for what this code did not compute (a remote model's answers, paid for; the llm judge registers its own), whose
+    namespace says itself when an entry must be made again."""
+    _ACROSS_CODE.add(prefix)
 
 
 class ScoreCache:
@@ -243,8 +251,8 @@ class ScoreCache:
 
     def disk_namespace(self, ns: str) -> str:
         """``ns`` as kept on disk: with this code's fingerprint (:func:`code_fingerprint`), or, for what a remote
-        model answered (:data:`REMOTE_ANSWERS`: the llm judge's paid answers), a mark any code reads."""
-        return f"{ns}{CODE_MARK}{ANY_CODE if ns.startswith(REMOTE_ANSWERS) else code_fingerprint()}"
+        model answered (:func:`kept_across_code`: the llm judge's paid answers), a mark any code reads."""
+        return f"{ns}{CODE_MARK}{ANY_CODE if ns.startswith(tuple(_ACROSS_CODE)) else code_fingerprint()}"
 
     def get_many(self, ns: str, keys: Sequence[str]) -> dict[str, Any]:
         """The cached values of ``keys`` under ``ns`` (absent keys are left out)."""

@@ -21,7 +21,8 @@
 - **Order** (``rank_by``, default ``auto``): as the verdict decides, people first: by the mean rating on the
   dimension that stands for overall preference (``core.verdict.preference_dimension``) when people rated
   every system on every shared context they rated (:func:`rated_alike`); else by the Bradley-Terry strength
-  when the judge ran; else by the first metric's mean (lower first where lower is better). ``rank_by`` may
+  when the judge ran (a judge with no measured record, such as the llm judge, only when no metric was asked);
+  else by the first metric's mean (lower first where lower is better). ``rank_by`` may
   name any of these instead (``human:DIM``, ``judge`` or a metric). Means and their intervals do not depend
   on the order of the input's rows (values put in one order by context first, as the verdict does).
   ``rank`` = 1 + the number of systems significantly better on that criterion, so systems that cannot be
@@ -300,7 +301,7 @@ def ranking_criterion(grid: SystemGrid, metrics: Sequence[str], judged: bool, ra
     if rank_by == "auto" and judged and unmeasured_judge and metrics:
         by, note = ranking_criterion(grid, metrics, False, "auto")
         if by == metrics[0]:
-            note = ", ".join(x for x in (note, f"the {unmeasured_judge} judge has no measured record, so it does not "
+            note = "; ".join(x for x in (note, f"the {unmeasured_judge} judge has no measured record, so it does not "
                                                "order the systems (--rank-by judge orders by it)") if x)
         return by, note
     if not present:

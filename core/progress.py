@@ -12,6 +12,7 @@ import functools
 import math
 import os
 import sys
+import threading
 import time
 from typing import Callable, Iterator, TextIO
 
@@ -153,32 +154,71 @@ def library_bars(shown: bool) -> Iterator[None]:
         _library_bars.reset(token)
 
 
+class _SilentLoads:
+    """The model libraries' bars switched off while one or more silent loads run (:func:`model_loading`): the
+    first load in saves their state and switches them off, the last one out restores it. A lock keeps loads in
+    several threads (the dashboard's sessions) from restoring each other's state out of order."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.depth = 0
+        self.saved: tuple | None = None
+
+    def enter(self) -> None:
+        with self.lock:
+            if self.depth == 0:
+                self.saved = self._switch_off()  # may raise: then nothing was switched and nothing is counted
+            self.depth += 1
+
+    @staticmethod
+    def _switch_off() -> tuple:
+        """The libraries' bars off; returns what :meth:`leave` restores."""
+        from huggingface_hub.utils import are_progress_bars_disabled
+        from transformers.utils import logging as transformers_logging
+        try:  # the GGUF reader draws with tqdm itself, which reads TQDM_DISABLE only when it is imported
+            import transformers.modeling_gguf_pytorch_utils as gguf_reader
+        except ImportError:
+            gguf_reader = None
+        gguf_bar = getattr(gguf_reader, "tqdm", None)
+        saved = (transformers_logging.is_progress_bar_enabled(), not are_progress_bars_disabled(), gguf_reader,
+                 gguf_bar)
+        transformers_logging.disable_progress_bar()
+        if gguf_bar is not None:
+            gguf_reader.tqdm = functools.partial(gguf_bar, disable=True)
+        return saved
+
+    def leave(self) -> None:
+        with self.lock:
+            self.depth -= 1
+            if self.depth > 0 or self.saved is None:
+                return
+            from huggingface_hub.utils import disable_progress_bars, enable_progress_bars
+            from transformers.utils import logging as transformers_logging
+            bars_were_on, hub_bars_were_on, gguf_reader, gguf_bar = self.saved
+            self.saved = None
+            if gguf_bar is not None:
+                gguf_reader.tqdm = gguf_bar
+            if bars_were_on:
+                transformers_logging.enable_progress_bar()
+            (enable_progress_bars if hub_bars_were_on else disable_progress_bars)()
+
+
+_SILENT_LOADS = _SilentLoads()
+
+
 @contextlib.contextmanager
 def model_loading() -> Iterator[None]:
     """Around a model's load: inside ``library_bars(False)``, transformers' and the Hugging Face hub's bars and
-    the GGUF reader's are off for the load and restored after; elsewhere nothing changes."""
+    the GGUF reader's are off for the load and restored after the last such load ends (a load in another thread
+    meanwhile draws none either); elsewhere nothing changes."""
     if _library_bars.get():
         yield
         return
-    from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
-    from transformers.utils import logging as transformers_logging
-    bars_were_on, hub_bars_were_on = transformers_logging.is_progress_bar_enabled(), not are_progress_bars_disabled()
-    transformers_logging.disable_progress_bar()
-    try:  # the GGUF reader draws with tqdm itself, which reads TQDM_DISABLE only when it is imported
-        import transformers.modeling_gguf_pytorch_utils as gguf_reader
-    except ImportError:
-        gguf_reader = None
-    gguf_bar = getattr(gguf_reader, "tqdm", None)
-    if gguf_bar is not None:
-        gguf_reader.tqdm = functools.partial(gguf_bar, disable=True)
+    _SILENT_LOADS.enter()
     try:
         yield
     finally:
-        if gguf_bar is not None:
-            gguf_reader.tqdm = gguf_bar
-        if bars_were_on:
-            transformers_logging.enable_progress_bar()
-        (enable_progress_bars if hub_bars_were_on else disable_progress_bars)()
+        _SILENT_LOADS.leave()
 
 
 def _duration(seconds: float) -> str:

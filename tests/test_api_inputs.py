@@ -303,6 +303,7 @@ def test_compare_and_rank_warn_about_the_input_as_the_command_line_does(tmp_path
             call()
         said = " ".join(str(w.message) for w in caught)
         assert "have a blank response (two.jsonl row 3)" in said and "have no reference (two.jsonl row 4" in said
+        assert {w.filename for w in caught} == {__file__}  # the caller's line, however deep the note was made
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         core.compare_replies([["hi"], ["yo"]], ["hello", " "], ["hey", "sup"], [["hello there"]] * 2, metrics="bleu",
@@ -342,6 +343,40 @@ def test_model_loading_turns_the_libraries_bars_off_only_when_asked_and_restores
         assert not transformers_logging.is_progress_bar_enabled() and are_progress_bars_disabled()
         assert gguf_reader.tqdm(range(3)).disable
     assert (transformers_logging.is_progress_bar_enabled(), are_progress_bars_disabled(), gguf_reader.tqdm) == before
+
+
+def test_silent_loads_in_two_threads_that_end_out_of_order_restore_the_bars():
+    """Two sessions' silent loads overlapping, the first in leaving first, left the GGUF reader's bar off for the
+    life of the process (each restored what it had seen)."""
+    import threading
+
+    import transformers.modeling_gguf_pytorch_utils as gguf_reader
+    from transformers.utils import logging as transformers_logging
+
+    from core.progress import library_bars, model_loading
+    before = (transformers_logging.is_progress_bar_enabled(), gguf_reader.tqdm)
+    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
+    while_second_loads = []
+
+    def first():
+        with library_bars(False), model_loading():
+            first_in.set()
+            second_in.wait(10)
+        first_out.set()
+
+    def second():
+        first_in.wait(10)
+        with library_bars(False), model_loading():
+            second_in.set()
+            first_out.wait(10)
+            while_second_loads.append(transformers_logging.is_progress_bar_enabled())
+    threads = [threading.Thread(target=f) for f in (first, second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(20)
+    assert while_second_loads == [False]  # still off after the first left: the second was still loading
+    assert (transformers_logging.is_progress_bar_enabled(), gguf_reader.tqdm) == before
 
 
 @pytest.mark.slow

@@ -386,6 +386,7 @@ def test_an_llm_judge_s_answers_are_read_by_any_code(tmp_path, monkeypatch):
     """A remote model's answers (the llm judge's: paid for) were keyed by this code's hash too, so any change of
     dialeval's code sent every request again; the prompt's version is in their namespace."""
     import core.cache as cache
+    import core.judges.llm  # noqa: F401 (it names its namespaces: core.cache.kept_across_code)
     from core.cache import ScoreCache
     monkeypatch.setattr(cache, "_FINGERPRINT", "aaaaaaaaaaaa")
     store = ScoreCache(tmp_path / "s.sqlite3")

@@ -107,6 +107,12 @@ def test_a_criteria_file_name_that_does_not_exist_is_refused_not_sent_as_the_rub
     (tmp_path / "crit.txt").write_text("Prefer the kinder reply.\n")
     assert criteria_from(str(tmp_path / "crit.txt")) == "Prefer the kinder reply.\n"
     assert criteria_from("Prefer the kinder reply.") == "Prefer the kinder reply."
+    assert criteria_from("Helpfulness") == "Helpfulness"  # one word is a rubric, not a file's name
+    assert criteria_from("Prefer on-topic/relevant replies.") == "Prefer on-topic/relevant replies."
+    assert criteria_from("x" * 300) == "x" * 300  # too long for a file's name: text (was an OSError's traceback)
+    (tmp_path / "unreadable.txt").write_bytes(b"\xff\xfe\x00bad")
+    with pytest.raises(ValueError, match="cannot be read"):
+        criteria_from(str(tmp_path / "unreadable.txt"))
 
 
 def test_the_key_never_reaches_the_signature_or_a_printed_url(monkeypatch):
@@ -342,6 +348,9 @@ def test_a_pair_read_in_one_order_decides_nothing_and_flips_count_only_pairs_rea
     j = json.loads(out)["judge"]
     assert j["notes"]["unparsed"] == [2] and j["verdicts"] == ["tie"] * 3
     assert j["order_disagreement"] == pytest.approx(1.0)
+    import core  # the API's judge output says the same (it counted the unread pair as not flipped: 0.667)
+    assert core.judge(CONTEXTS, GOOD, BAD, judge=LLMJudge(LLMSettings(url=server.url, model="fake")),
+                      cache=False).order_disagreement == pytest.approx(1.0)
     rows = llm_env / "rows.jsonl"
     code, out, err = run_judge(capsys, llm_env, server.url, "--out", str(rows))
     assert code == 0 and [json.loads(x)["unparsed"] for x in rows.read_text().splitlines()] == [False, False, True]

@@ -177,7 +177,7 @@ def llm_judge_section(data, blind: bool = False) -> None:
     c2.metric("A / tie / B", f"{summ.win.wins} / {summ.win.ties} / {summ.win.losses}")
     c3.metric("Position flips", flip_share(summ.order_disagreement),
               help="share of pairs where asking A first and B first named different winners (a tie then; "
-              "pairs of identical replies left out)")
+              "pairs of identical replies, and pairs not read in both orders, left out)")
     c3.text(f"first-shown reply preferred: {summ.first_shown:.1%}")
     unparsed = summ.notes.get("unparsed") or []
     if unparsed:

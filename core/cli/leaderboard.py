@@ -37,7 +37,9 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     add_judge_arguments(p, "on every pair of systems (Bradley-Terry ratings)")
     p.add_argument("--rank-by", default="auto",
                    help="what orders the systems: 'auto' (default: people's overall ratings when the input rates "
-                        "every system on every shared context, else the judge unless --no-judge, else the first metric), "
+                        "every system on every shared context, else the learned judge unless --no-judge (a judge "
+                        "with no measured record, such as --judge llm, only when no metric is asked), else the first "
+                        "metric), "
                         "'judge', a metric, or human:DIM for a rated dimension")
     add_option_arguments(p)
     add_statistics_arguments(p)

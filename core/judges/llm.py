@@ -14,11 +14,12 @@ server returns them (``exp(lp("1")) / (exp(lp("1")) + exp(lp("2")))`` over the t
 answer itself (1 or 0). Then, as for the learned judge (``core.judges.pairwise``),
 ``p_a = (p(A|B) + 1 - p(B|A)) / 2``: two orders that disagree make 0.5, a tie. An answer that names neither reply
 is asked once more ("Answer with Reply 1 or Reply 2 only."); if it still names neither, that order is **unparsed**: it is
-listed (``JudgeOutput.notes["unparsed"]``) and never guessed; the pair's P(A) rests on the other order, or is 0.5
-(a tie) when neither order parsed.
+listed (``JudgeOutput.notes["unparsed"]``), never guessed and never cached; the pair's P(A) is 0.5 and it decides
+nothing, even when its other order parsed (one order alone is the reply's place as much as its merit), and it is
+left out of the flip rate and of the agreement with people.
 
 **Diagnostics** (AlpacaEval's and FastChat's): the position-flip rate (``order_disagreement``: the share of pairs
-whose two orders name different winners) and how often the first-shown reply is preferred (``first_shown``);
+read in both orders whose two orders name different winners) and how often the first-shown reply is preferred (``first_shown``);
 requests sent, answers read back from the score cache, tokens used, and the cost when prices are given.
 
 **Requests.** At most ``concurrency`` at once; the ``openai`` client retries 408, 409, 429, 5xx, timeouts and
@@ -26,9 +27,12 @@ lost connections ``retries`` times with exponential backoff, honouring ``Retry-A
 most ``timeout`` seconds. The key comes from ``$OPENAI_API_KEY`` only and is never written anywhere: not in the
 signature, the cache, an error message or a log line (:func:`scrubbed`).
 
-**Cache.** Every answer is kept in the score cache (``core.cache``), namespace = model, prompt version, criteria
-hash, temperature, seed; key = the texts in the order shown. A rerun sends no request; a run stopped half way
-keeps the answers it had.
+**Cache.** Every answer that names a reply is kept in the score cache (``core.cache``), namespace = model, prompt
+version, answer parser's version, criteria hash, temperature, seed; key = the texts in the order shown. A rerun
+sends no request; a run stopped half way keeps the answers it had. The namespaces are read by any code of
+dialeval (``core.cache.kept_across_code``): an upgrade does not pay for the same answers again (the prompt's and the
+parser's versions say when an answer must be asked again). The endpoint's measured pace is kept there too
+(:data:`PACE_NAMESPACE`), for the time estimate said before a run.
 """
 from __future__ import annotations
 
@@ -48,13 +52,16 @@ from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
-from core.cache import ScoreCache
+from core.cache import ScoreCache, kept_across_code
 from core.progress import Progress, tick
-from core.scoring import Judge, JudgeOutput, register_judge
+from core.scoring import Judge, JudgeOutput, order_disagreement, register_judge
 from core.settings import SEED
 
 PROMPT_VERSION = "1"
+PARSER_VERSION = "1"  # how an answer is read (parse_answer, first_probability): a change asks again
+NAMESPACE = "llm-judge|"  # the score cache's namespaces of its answers start so
 PACE_NAMESPACE = "llm-judge-pace"  # the score cache's namespace of each endpoint's measured pace
+CHECK_SECONDS = 10.0  # the check before a run waits at most this long for the model list
 MIN_PACE_REQUESTS = 4  # fewer requests say more about the connection than about the pace
 TIE_MARGIN = 0.05
 MAX_TEXT_CHARS = 6000  # each turn and reply is cut here (marked "[cut]"), so one huge reply cannot overflow a request
@@ -70,6 +77,8 @@ DEFAULT_CRITERIA = ("Which reply would a person rather receive as the next turn 
 QUESTION = "Which reply is better, Reply 1 or Reply 2?"
 REMINDER = "Answer with Reply 1 or Reply 2 only."
 _ANSWER = re.compile(r"^\W*(?:(?:candidate\s+)?reply\s*)?([12])(?!\d)", re.IGNORECASE)
+kept_across_code(NAMESPACE)  # a remote model's answers: an upgrade of dialeval does not pay for them again
+kept_across_code(PACE_NAMESPACE)
 
 
 class LLMJudgeError(ValueError):
@@ -110,8 +119,9 @@ class LLMSettings:
 
     def __post_init__(self) -> None:
         if urlsplit(self.url.strip()).scheme not in ("http", "https"):
-            bare = self.url.strip().split("://")[-1].split("@")[-1].split("?")[0]  # never a user, key or query
-            raise ValueError(f"llm judge URL {bare!r}: it needs http:// or https:// in front, e.g. http://{bare}")
+            shown = scrubbed(shown_url("http://" + self.url.strip().split("://")[-1]))  # never a user, key or query
+            raise ValueError(f"llm judge URL {shown.removeprefix('http://')!r}: it needs http:// or https:// in "
+                             f"front, e.g. {shown}")
         if self.concurrency < 1:
             raise ValueError(f"llm judge concurrency must be at least 1, got {self.concurrency}")
         if not (self.timeout > 0 and math.isfinite(self.timeout)):
@@ -153,24 +163,33 @@ def scrubbed(text: str, key: str | None = None) -> str:
     return re.sub(r"(?i)(bearer\s+|sk-)[A-Za-z0-9._\-]{6,}", r"\1[key]", text)
 
 
+CRITERIA_FILE_ENDINGS = (".txt", ".md", ".markdown", ".text", ".prompt")
+
+
 def criteria_from(value: str | None) -> str | None:
-    """``--llm-criteria TEXT|FILE``: the text of a file when ``value`` names one, else ``value`` itself."""
+    """``--llm-criteria TEXT|FILE``: the text of a file when ``value`` names one, else ``value`` itself. A value
+    that reads as a file's name (one line ending as a text file's name does, or a path without spaces) but names no
+    readable file is refused: a misspelled name would otherwise be sent to the model as the rubric."""
     if value is None:
         return None
-    path = Path(value)
-    if value.strip() and not any(c.isspace() for c in value.strip()) and not path.is_file():
-        raise ValueError(f"--llm-criteria {value!r}: no such file; criteria given as text are a sentence or more "
-                         "(this has no space, so it was read as a file's name)")
+    if not value.strip():
+        raise ValueError("--llm-criteria is empty: give the criteria's text or a file holding it")
+    name = value.strip()
+    looks_like_a_file = "\n" not in name and (name.lower().endswith(CRITERIA_FILE_ENDINGS) or (
+        not any(c.isspace() for c in name) and (os.sep in name or "/" in name)))
     try:
+        path = Path(value.strip())
         if path.is_file():
             text = path.read_text(encoding="utf-8")
             if not text.strip():
                 raise ValueError(f"--llm-criteria: {value} is empty")
             return text
-    except OSError:
-        pass
-    if not value.strip():
-        raise ValueError("--llm-criteria is empty: give the criteria's text or a file holding it")
+        missing = None
+    except (OSError, UnicodeDecodeError) as e:  # a name too long to be a file's, or a file that cannot be read
+        missing = e
+    if looks_like_a_file:
+        why = f"cannot be read ({getattr(missing, 'strerror', None) or missing})" if missing else "no such file"
+        raise ValueError(f"--llm-criteria {value!r}: {why}; give a readable file or the criteria's text")
     return value
 
 
@@ -308,10 +327,12 @@ def openai_module():
     return openai
 
 
-def _describe_error(e: Exception, settings: LLMSettings, key: str | None = None, retried: bool = True) -> str:
+def _describe_error(e: Exception, settings: LLMSettings, key: str | None = None, retried: bool = True,
+                    waited: float | None = None) -> str:
     """One line saying what went wrong and what to fix; never the key, never the server's own words on an
     authentication failure (some servers echo part of the key). ``retried``: the request was retried as the
-    settings say (the check before a run asks once)."""
+    settings say; ``waited``: the seconds it was given, when not the settings' timeout (the check before a run
+    asks once, briefly)."""
     openai = openai_module()
     where = f"the LLM endpoint at {settings.shown_url}"
     tries = f"{settings.retries} retries included" if retried else "asked once"
@@ -320,12 +341,13 @@ def _describe_error(e: Exception, settings: LLMSettings, key: str | None = None,
                 "it accepts")
     known = [  # the first class that matches says it (a timeout is also a connection error)
         (openai.APITimeoutError, f"{where} did not answer within {settings.timeout:g} s, {tries}: raise "
-                                 "--llm-timeout, or check the server"),
+                                 "--llm-timeout, or check the server" if waited is None else
+         f"{where} did not answer its model list within {waited:g} s, {tries}: is the server running and ready?"),
         (openai.APIConnectionError, f"cannot reach {where} (nothing answered, {tries}): is the server running, and "
                                     "is --llm-url right?"),
-        (openai.NotFoundError, f"{where} answered HTTP 404: its URL has no /v1 at its end, the usual place of "
-                               "an OpenAI-compatible API: check --llm-url" if not settings.shown_url.rstrip("/")
-         .endswith("/v1") else f"{where} has no model {settings.model!r} (HTTP 404): check --llm-model"),
+        (openai.NotFoundError, f"{where} has no model {settings.model!r} (HTTP 404): check --llm-model"
+         + ("" if settings.shown_url.rstrip("/").endswith("/v1") else ", and --llm-url (an OpenAI-compatible API "
+                                                                       "usually ends in /v1)")),
         (openai.RateLimitError, f"{where} still refused with HTTP 429 (rate limit), {tries}: lower "
                                 "--llm-concurrency or try later; answers already received are kept"),
     ]
@@ -420,8 +442,8 @@ class LLMJudge(Judge):
     def namespace(self) -> str:
         """The score cache's namespace of this judge's answers: model, prompt version, criteria, temperature,
         seed (not the URL, not the key)."""
-        return (f"llm-judge|model:{self.settings.model}|prompt:{PROMPT_VERSION}|criteria:{self.criteria_hash()}"
-                f"|temperature:0|seed:{SEED}|answer-tokens:{ANSWER_TOKENS}")
+        return (f"{NAMESPACE}model:{self.settings.model}|prompt:{PROMPT_VERSION}|parser:{PARSER_VERSION}"
+                f"|criteria:{self.criteria_hash()}|temperature:0|seed:{SEED}|answer-tokens:{ANSWER_TOKENS}")
 
     def signature(self) -> str:
         rubric = "default" if self.settings.criteria is None else "custom"
@@ -485,9 +507,8 @@ class LLMJudge(Judge):
         usage = Usage(price=self.settings.price)
         answers: dict[str, Answer] = {}
         ns = self.namespace()
-        if cache is not None:  # an answer that named neither reply is asked again, never kept
-            answers = {k: a for k, v in cache.get_many(ns, keys).items() for a in [Answer.from_dict(v)]
-                       if a.p_first is not None}
+        if cache is not None:
+            answers = self._cached_answers(cache, keys)
         usage.cached = sum(1 for k in keys if k in answers)
         todo = list(dict.fromkeys(k for k in keys if k not in answers))
         by_key = {k: o for k, o in zip(keys, orders)}
@@ -502,6 +523,7 @@ class LLMJudge(Judge):
         first_ba = [answers[k].p_first for k in keys[len(ctxs):]]
         p_a, p_ab, p_ba, unparsed = combine(first_ab, first_ba)
         out = JudgeOutput.from_probabilities(p_a, p_ab, p_ba, self.tie_margin, self.signature())
+        out.order_disagreement = order_disagreement(p_ab, p_ba, [i not in set(unparsed) for i in range(len(p_a))])
         sources = sorted({answers[k].source for k in keys})
         # only what the answers fix (a rerun from the cache gives the same); what the run cost: ``last_usage``
         out.notes = {"judge": "llm", "model": self.settings.model, "first_shown": first_shown_rate(first_ab, first_ba),
@@ -552,8 +574,13 @@ class LLMJudge(Judge):
         ctxs = [[c] if isinstance(c, str) else list(c) for c in contexts]
         pairs = list(dict.fromkeys((_order_key(c, a, b), _order_key(c, b, a))
                                    for c, a, b in zip(ctxs, replies_a, replies_b)))
-        found = cache.get_many(self.namespace(), [k for p in pairs for k in p]) if cache is not None else {}
+        found = self._cached_answers(cache, [k for p in pairs for k in p]) if cache is not None else {}
         return sum(1 for ab, ba in pairs if ab not in found or ba not in found)
+
+    def _cached_answers(self, cache: ScoreCache, keys: Sequence[str]) -> dict[str, Answer]:
+        """The answers ``cache`` holds for ``keys`` that name a reply (one that named neither is asked again)."""
+        return {k: a for k, v in cache.get_many(self.namespace(), keys).items() for a in [Answer.from_dict(v)]
+                if a.p_first is not None}
 
     def pace_key(self) -> str:
         """The score cache's key of this endpoint's pace: a hash of the URL as it may be shown, the model and the
@@ -574,15 +601,16 @@ class LLMJudge(Judge):
         """Before anything is scored: the endpoint answers a model listing (a missing server or a refused key is
         said at once, not after the metrics ran). A server without ``/models`` is not an error."""
         openai = openai_module()
+        waited = min(self.settings.timeout, CHECK_SECONDS)
         try:
-            self.client().with_options(max_retries=0, timeout=min(self.settings.timeout, 10.0)).models.list()
+            self.client().with_options(max_retries=0, timeout=waited).models.list()
         except (openai.NotFoundError, openai.BadRequestError, openai.UnprocessableEntityError):
             return
         except openai.APIStatusError as e:
             if e.status_code in (401, 403):
-                raise LLMJudgeError(_describe_error(e, self.settings, self._api_key, retried=False)) from None
+                raise LLMJudgeError(_describe_error(e, self.settings, self._api_key, False, waited)) from None
         except openai.APIConnectionError as e:
-            raise LLMJudgeError(_describe_error(e, self.settings, self._api_key, retried=False)) from None
+            raise LLMJudgeError(_describe_error(e, self.settings, self._api_key, False, waited)) from None
 
     def usage_line(self) -> str:
         """'llm judge: 120 requests (40 answers from the cache), 31,200 input + 480 output tokens, $0.0123'."""
