@@ -26,11 +26,11 @@ from dataclasses import replace
 import numpy as np
 
 from common import SHARED_EVAL, emit
+from core.system_eval import WRONG_COST
 
 SETS = ("usr-topical", "usr-persona", "dailydialog-zhao", "dailydialog-gupta", "convai2-grade", "dailydialog-grade",
         "empathetic-grade")
 SIGNALS = ("mme", "judge", "bert_ruber", "bleu")  # ubleu left out: it prefers a generic reply (SYSTEM_LEVEL.md)
-WRONG_COST = 4.0
 
 
 def per_context_differences(name: str, examples, metrics: list[str]) -> list[dict]:

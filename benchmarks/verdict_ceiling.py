@@ -34,17 +34,17 @@ from core.engine import DEFAULT_METRICS  # noqa: E402
 from core.human_preferences import preference_dimension  # noqa: E402
 from core.scoring import Metric, MetricResult, Signature  # noqa: E402
 from core.settings import cache_dir  # noqa: E402
-from core.system_eval import (SignalCall, SystemPair, bar_candidates, best_policy, evaluate_dataset,  # noqa: E402
-                              record)
+from core.system_eval import (GENERIC_BAR, WRONG_COST, SignalCall, SystemPair, bar_candidates,  # noqa: E402
+                              best_policy, evaluate_dataset, record)
+from core.verdict_policy import shipped_policy  # noqa: E402
 
 SETS = ("usr-topical", "usr-persona", "dailydialog-zhao", "convai2-grade", "dailydialog-grade", "empathetic-grade")
-LEAN_P = 0.3  # the shipped policy's combined lean (checkpoints/verdict-policy.json)
-GENERIC_BAR, WRONG_COST = 0.95, 4.0  # as scripts/choose_verdict_policy.py chooses the policy
 PANEL = "panel"
 
 
 def raw_ratings(name: str, dim: str) -> dict[str, list[float]]:
-    """Row id -> its raters' ratings on ``dim`` (the file's ``ratings``; the loader keeps only their mean)."""
+    """Row id -> its raters' ratings on ``dim`` (the file's ``ratings``; the loader keeps only their mean), a
+    rating that is not a number (a rater who did not rate) left out before the panels are split."""
     out = {}
     with open(SHARED_EVAL / f"{name}.jsonl", encoding="utf-8") as f:
         for line in f:
@@ -111,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)
     verdicts = held_out_verdicts()
+    lean_p = shipped_policy().policy.combine_lean  # the verdict's own lean (0.3 as shipped)
     pairs: list[SystemPair] = []
     for name in SETS:
         rows = load_jsonl(SHARED_EVAL / f"{name}.jsonl")
@@ -122,13 +123,13 @@ def main(argv: list[str] | None = None) -> int:
             signal = PanelMean({ex.id: panel_mean(ratings[ex.id], other) for ex in rows})
             for q in evaluate_dataset(name, as_people, [signal], judge=False, held_out=False, dimension=dim):
                 call = q.calls[PANEL]
-                lean = call.winner or (call.order if call.p < LEAN_P else None)
+                lean = call.winner or (call.order if call.p < lean_p else None)
                 q.calls[f"{PANEL} (lean)"] = SignalCall(call.order, lean, call.p)
                 v = verdicts.get((q.dataset, q.system_a, q.system_b))
                 q.calls["verdict"] = SignalCall(v, v)
                 q.dataset = f"{name} (panel {people + 1} as people)"
                 pairs.append(q)
-    lines = ["| people's side | pairs it separates | the other panel's test | with its lean at p < 0.3 | "
+    lines = [f"| people's side | pairs it separates | the other panel's test | with its lean at p < {lean_p:g} | "
              "the one-line verdict (held out) |", "|---|---|---|---|---|"]
     for ds in [*dict.fromkeys(q.dataset for q in pairs), "all"]:
         ps = [q for q in pairs if ds in ("all", q.dataset)]

@@ -662,6 +662,7 @@ def estimate_work(examples: Sequence[Example] = (), metrics: Sequence[str] = (),
             out.judge_pairs = len({pair_key([c] if isinstance(c, str) else list(c), a, b) for c, a, b in pairs})
         if judge_name != time_estimates.JUDGE_TIMED:
             out.judge_seconds = _judge_seconds(judge, checkpoint, out.judge_pairs, store)
+            out.pace_unkept = store is None
         else:
             rows = ([(ex.context, ex.response) for ex in rows_read] if rows_read is not None else
                     [(c, a) for c, a, _ in pairs] + [(c, b) for c, _, b in pairs] if pairs else None)

@@ -116,7 +116,8 @@ def judge_length_controlled(comp: Comparison, verdicts: Sequence[str], level: fl
 
 def _agreement(source: str, dimension: str | None, margin: float | None, out: JudgeOutput,
                human: list[str | None], level: float) -> HumanAgreement | None:
-    idx = [i for i, h in enumerate(human) if h in ("A", "B")]
+    unread = set(out.notes.get("unparsed") or ())  # pairs the judge could not read: no call to agree or not
+    idx = [i for i, h in enumerate(human) if h in ("A", "B") and i not in unread]
     if not idx:
         return HumanAgreement(source, dimension, margin, 0, math.nan, math.nan, math.nan, 0, math.nan, human)
     acc = side_accuracy([out.p_a[i] for i in idx], [human[i] for i in idx])

@@ -48,6 +48,8 @@ from core.verdict_policy import COMBINED, JUDGE, SignalRecord, VerdictPolicy, co
 
 VERDICT = "verdict"  # the one-line verdict's name among the signals
 COMBINED_LEAN_P = (0.1, 0.2, 0.3)  # the p below which a candidate policy's combined test may lean (0: never)
+WRONG_COST = 4.0  # choosing a policy: naming the system people did not prefer costs four right verdicts
+GENERIC_BAR = 0.95  # a deciding signal prefers a real reply to a generic one in at least this share of rule-made pairs
 # the sets the shipped judge trained on (their training-split contexts; docs/judge.md): its system-level record
 # on them is not a held-out one
 JUDGE_TRAINING_SETS = ("usr-topical", "usr-persona", "convai2-grade", "empathetic-grade", "persona-zhao", "dstc7",

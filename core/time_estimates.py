@@ -226,6 +226,7 @@ class WorkEstimate:
     judge: str | None = None
     judge_pairs: int = 0
     judge_seconds: float | None = 0.0
+    pace_unkept: bool = False  # no judge pace can be known: the score cache, where it is kept, is off
 
     @property
     def seconds(self) -> float:
@@ -247,8 +248,9 @@ class WorkEstimate:
             work.append(f"{n} row{'s' * (n != 1)} to score with {', '.join(names)}")
         if self.judge_pairs:
             work.append(f"{self.judge_pairs} pair{'s' * (self.judge_pairs != 1)} to judge" + (
-                f" with {self.judge} (its pace is not known until it has run once here: its bar gives the time "
-                "left as it goes)" if self.judge_seconds is None else
+                f" with {self.judge} (its pace is " + ("not kept while the score cache is off" if self.pace_unkept
+                                                       else "not known until it has run once here")
+                + "; its bar gives the time left as it goes)" if self.judge_seconds is None else
                 "" if self.judge in (None, JUDGE_TIMED) else f" with {self.judge} (at its last run's pace)"))
         if not work:
             return ""

@@ -816,9 +816,11 @@ def judge_sentence(v: Verdict) -> str:
                  f"{counted(unread, 'pair')}, so it states no preference between {v.system_a} and {v.system_b} "
                  "(the unparsed pairs are listed below).")
     elif not decided:
+        ties = w.ties - unread
         found = (f"The judge finds no preference between {v.system_a} and {v.system_b}: it calls "
-                 f"{'all ' * (not unread)}{counted(w.ties - unread, 'pair')} ties (P(A) within {j.tie_margin:g} of "
-                 f"0.5)" + (f" and could not read {unread} in both orders (listed below)" if unread else "") + ".")
+                 f"{'all ' * (not unread and ties > 1)}{counted(ties, 'pair')} {'a tie' if ties == 1 else 'ties'} "
+                 f"(P(A) within {j.tie_margin:g} of 0.5)"
+                 + (f" and could not read {unread} in both orders (listed below)" if unread else "") + ".")
     elif j.winner:
         s, other = j.winner, "B" if j.winner == "A" else "A"
         rate, lo, hi = (w.rate, w.low, w.high) if s == "A" else (1 - w.rate, 1 - w.high, 1 - w.low)

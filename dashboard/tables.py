@@ -13,6 +13,7 @@ from core.engine import ComparisonScores
 from core.formatting import fmt_interval, fmt_num
 from core.report import no_winner_notes
 from core.scoring import metric_class
+from core.stats import MIN_RESAMPLED
 from core.verdict import Verdict, pair_winner
 
 if TYPE_CHECKING:
@@ -83,7 +84,7 @@ def long_scores(cs: ComparisonScores) -> pd.DataFrame:
 def rate_interval(lc) -> str:
     """A length-controlled win rate (``core.stats.LengthControlled``) as ``r% [lo%, hi%]``, or why it has none."""
     if not np.isfinite(lc.rate):
-        return f"- (not estimated: {lc.why_none or 'its decided pairs come from fewer than 5 contexts'})"
+        return f"- (not estimated: {lc.why_none or f'its decided pairs come from fewer than {MIN_RESAMPLED} contexts'})"
     if not (np.isfinite(lc.low) and np.isfinite(lc.high)):
         return f"{lc.rate:.1%} [-]"
     return f"{lc.rate:.1%} [{lc.low:.1%}, {lc.high:.1%}]"

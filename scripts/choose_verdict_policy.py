@@ -28,7 +28,7 @@ from core.engine import DEFAULT_METRICS
 from core.meta_eval import group_datasets
 from core.progress import progress_bar
 from core.settings import cache_dir, shared_data_dir
-from core.system_eval import (COMBINED_LEAN_P, SignalCall, SystemPair, bar_candidates, best_policy, candidate_policies,
+from core.system_eval import (COMBINED_LEAN_P, GENERIC_BAR, WRONG_COST, SignalCall, SystemPair, bar_candidates, best_policy, candidate_policies,
                               combinations_of, combined_name, format_system_rows, leave_one_set_out, policy_score,
                               record, summarize, system_level, with_verdict)
 from core.verdict_policy import JUDGE, POLICY_FILE, ShippedPolicy, SignalRecord, VerdictPolicy, combined_values
@@ -36,8 +36,6 @@ from core.verdict_policy import JUDGE, POLICY_FILE, ShippedPolicy, SignalRecord,
 ROOT = Path(__file__).resolve().parent.parent
 SETS = ("usr-topical", "usr-persona", "dailydialog-zhao", "dailydialog-gupta", "convai2-grade", "dailydialog-grade",
         "empathetic-grade", "fed-turn")
-WRONG_COST = 4.0
-GENERIC_BAR = 0.95  # a deciding signal prefers a real reply to a generic one in at least this share of rule-made pairs
 GENERIC_REPLIES = ("ok.", "i don't know.", "yes.", "I'm not sure.", "Okay.", "That's nice.", "Good.", "Right.",
                    "Sounds good.", "Fine.", "No idea.", "Sure.")
 BEFORE = VerdictPolicy(tuple(DEFAULT_METRICS), "first", True)  # the rule before system-level evidence
@@ -108,6 +106,9 @@ def main(argv: list[str] | None = None) -> int:
                         f"{','.join(f'{x:g}' for x in COMBINED_LEAN_P)}); others are for exploring, with --no-write")
     args = p.parse_args(argv)
     lean_p = tuple(float(x) for x in args.lean_p.split(",") if x.strip())
+    if lean_p != COMBINED_LEAN_P and not args.no_write:
+        p.error(f"--lean-p {args.lean_p} explores: add --no-write (the shipped policy is chosen over "
+                f"{','.join(f'{x:g}' for x in COMBINED_LEAN_P)}, core.system_eval.COMBINED_LEAN_P)")
     calls_file = cache_dir() / "system-level-calls.json"
     generic_file = cache_dir() / "system-level-generic.json"
     folder = Path(args.data) if args.data else shared_data_dir() / "eval"

@@ -293,6 +293,8 @@ def test_the_first_run_says_its_pace_is_unknown_and_later_estimates_use_the_meas
     assert "2 pairs to judge with llm (at its last run's pace)" in estimate.sentence()
     other = LLMJudge(LLMSettings(url=server.url, model="another"))  # another model there: its pace is its own
     assert estimate_work(pairs=new_pairs, judge=other, cache=cache).judge_seconds is None
+    unkept = estimate_work(pairs=new_pairs, judge=judge, cache=False)  # the cache off: no pace is kept, and said
+    assert unkept.judge_seconds is None and "its pace is not kept while the score cache is off" in unkept.sentence()
     assert_no_canary(llm_env, err)
 
 

@@ -120,7 +120,8 @@ class BlockScorer:
 class RayBackend(Backend):
     """A pool of Ray actors on a local Ray instance (``--workers``) or an existing cluster (``--address``)."""
 
-    description = "a Ray cluster: started here with --workers N, or joined with --address"
+    description = ('a Ray cluster: started here with --workers N, or joined with --address (pip install '
+                   '"dialeval[ray]")')
 
     def __init__(self, workers: int | None = None, address: str | None = None, pass_threads: int | None = None):
         super().__init__(workers, address, pass_threads)

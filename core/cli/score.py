@@ -38,8 +38,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bars (the model libraries' included)")
     g = p.add_argument_group("where it runs (the output is the same bytes on every backend)")
     g.add_argument("--backend", default="local", choices=sorted(available_backends()),
-                   help="; ".join(f"{name}: {text}" for name, text in sorted(available_backends().items()))
-                   + ' (ray: pip install "dialeval[ray]")')
+                   help="; ".join(f"{name}: {text}" for name, text in sorted(available_backends().items())))
     g.add_argument("--address", default=None, metavar="ADDR",
                    help="--backend ray: join this Ray cluster (auto, HOST:6379 or ray://HOST:10001); default: "
                         "start one on this machine for the run")
