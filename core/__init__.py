@@ -428,8 +428,17 @@ def gate(input_a: str, input_b: str | None = None, system_a: str | None = None, 
         raise ValueError(f"require={require!r}: choose one of {', '.join(REQUIREMENTS)}")
     if margin is not None and not (isinstance(margin, (int, float)) and margin >= 0):
         raise ValueError(f"margin={margin!r}: a number >= 0 in the criterion's units, or None for its default")
-    if isinstance(by, str):
-        by = [b.strip() for b in by.split(",") if b.strip()]
+    by = [b.strip() for b in by.split(",") if b.strip()] if isinstance(by, str) else list(by or [])
+    scored = {m.casefold(): m for m in _registry_names(_metric_names(metrics))}
+    for i, name in enumerate(by):  # a criterion nothing here computes is said before anything is scored
+        if name.startswith("human:") or name == "combined" or name.startswith("combined:"):
+            continue
+        if name == "judge" and judge is False:
+            raise ValueError("by='judge' with judge=False: the judge does not run; drop one of them")
+        if name != "judge" and name.casefold() not in scored:
+            compared = ", ".join(scored.values()) or "none"
+            raise ValueError(f"by={name!r}: it is not among the metrics compared ({compared}); add it to metrics=")
+        by[i] = scored.get(name.casefold(), name)  # 'BLEU' is bleu, as metrics= reads it
     comp, cs, verdict = _compared(input_a, input_b, system_a, system_b, metrics, judge, options, progress, cache,
                                   checkpoint, settings, "gate")
     return gate_comparison(comp, {m: list(cs.a(m)) for m in cs.metrics}, verdict, by or None, require, margin)

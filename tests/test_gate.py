@@ -361,5 +361,7 @@ def test_the_api_s_gate_gives_the_command_s_decision_and_is_truthy_when_it_passe
         assert result.render().splitlines()[0] == command["checks"][0]["reason"]
     with pytest.raises(ValueError, match="require='worse'"):
         core.gate(str(base), str(worse), require="worse", metrics="bleu", judge=False)
+    with pytest.raises(ValueError, match="by='mme': it is not among the metrics compared"):  # before any scoring
+        core.gate(str(base), str(worse), by="mme", metrics="bleu", judge=False)
     with pytest.raises(TypeError, match="n_bot"):
         core.gate(str(base), str(worse), metrics="bleu", judge=False, n_bot=3)
