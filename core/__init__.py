@@ -390,7 +390,7 @@ def _compared(input_a: Any, input_b: Any, system_a: str | None, system_b: str | 
     from core.data import load_comparison
     from core.engine import blank_text_notes, check_judge_models, score_comparison
     from core.scoring import judge_choice
-    from core.verdict import build_verdict, check_something_to_compare
+    from core.verdict import build_verdict, check_something_to_compare, mismatch_words
     for name, path in (("input_a", input_a), ("input_b", input_b)):
         if path is not None and not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"{name} is a file's path, got {type(path).__name__}; for replies held in memory use "
@@ -400,6 +400,8 @@ def _compared(input_a: Any, input_b: Any, system_a: str | None, system_b: str | 
     checkpoint = _checkpoint_for(judge, checkpoint)
     metrics = _metric_names(metrics)
     comp = load_comparison(str(input_a), None if input_b is None else str(input_b), system_a, system_b)
+    comp.require_pairs()  # no row of one side pairs with a row of the other: said, as the command says it
+    _warn_blank([mismatch_words(comp)] if comp.context_mismatches() else [])
     if isinstance(metrics, (list, tuple)):  # None: the default metrics
         check_something_to_compare(comp, metrics, judge is not None, settings.get("human", True))
     _warn_blank(blank_text_notes(comp.examples(), _registry_names(metrics), judged=judge or False))

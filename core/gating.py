@@ -46,7 +46,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 import numpy as np
 
-from core.data import Comparison
+from core.data import ID_MISMATCH_ADVICE, Comparison
 from core.formatting import fmt_amount, fmt_percent, fmt_percent_bounds, fmt_points
 from core.report import render_verdict
 from core.stats import POWER, detectable_difference
@@ -332,6 +332,23 @@ def blank_replies_check(blank_baseline: int, blank_candidate: int, n_pairs: int,
     return GateCheck(c, BLANK_REQUIREMENT, math.nan, not worse, reason)
 
 
+SAME_INPUTS = "same inputs"  # the check that the pairs answer the same contexts
+SAME_INPUTS_REQUIREMENT = "every pair on one context"
+
+
+def same_inputs_check(mismatched: int, n_pairs: int, level: float = 0.95) -> GateCheck | None:
+    """FAIL when ``mismatched`` of the ``n_pairs`` compared were paired by id but have different contexts (the two
+    replies answer different inputs, so no criterion read on them says which system is better), under every
+    requirement; None when there are none. ``effect``: minus the share of such pairs."""
+    if not mismatched:
+        return None
+    share = mismatched / max(n_pairs, 1)
+    c = Criterion(SAME_INPUTS, n_pairs, n_pairs, -share, -share, -share, "baseline", math.nan, level)
+    reason = (f"FAIL: not the same inputs: {mismatched} of {n_pairs} pairs were aligned by id but have different "
+              f"contexts, so their replies answer different inputs; {ID_MISMATCH_ADVICE}")
+    return GateCheck(c, SAME_INPUTS_REQUIREMENT, math.nan, False, reason)
+
+
 MISSING_REPLIES = "missing replies"  # the missing-replies check's name
 VETO_REQUIREMENT = "not significantly worse (a veto of the combined test)"
 """The requirement of a default criterion that may veto the verdict's combined test (the judge), whatever
@@ -363,15 +380,17 @@ def missing_replies_check(missing_baseline: int, missing_candidate: int, n_pairs
 def gate(v: Verdict, by: Sequence[str] | str | None = None, require: str = "not-worse",
          margin: float | None = None, baseline_values: dict[str, Sequence[float]] | None = None,
          n_contexts: int | None = None, blank: tuple[int, int] | None = None,
-         missing: tuple[int, int] | None = None) -> list[GateCheck]:
+         missing: tuple[int, int] | None = None, mismatched: int = 0) -> list[GateCheck]:
     """One :class:`GateCheck` per criterion of ``by`` (default: :func:`default_criteria`, whose vetoes of the
     combined test are checked as :data:`VETO_REQUIREMENT` says, not under ``require``); ``baseline_values``:
     {criterion: the baseline's per-row values} for the default margins. ``missing``: (the candidate's rows
     without a baseline reply, the baseline's rows without a candidate reply): :func:`missing_replies_check` comes
     first; ``blank``: (the baseline's, the candidate's) blank replies among the compared pairs:
-    :func:`blank_replies_check` next. When one fails, a criterion that has no pair left to read (every candidate
-    reply blank) is left out rather than stopping the gate: the FAIL stands."""
-    firsts = [missing_replies_check(*missing, v.n_pairs, v.level) if missing else None,
+    :func:`blank_replies_check` next; ``mismatched``: the pairs aligned by id whose contexts differ
+    (:func:`same_inputs_check`) before both. When one fails, a criterion that has no pair left to read (every
+    candidate reply blank) is left out rather than stopping the gate: the FAIL stands."""
+    firsts = [same_inputs_check(mismatched, v.n_pairs, v.level),
+              missing_replies_check(*missing, v.n_pairs, v.level) if missing else None,
               blank_replies_check(*blank, v.n_pairs, v.level) if blank else None]
     checks = [c for c in firsts if c is not None]
     failed = any(not c.passed for c in checks)
@@ -438,7 +457,8 @@ def gate_comparison(comp: Comparison, baseline_values: dict[str, Sequence[float]
         baseline[r.metric] = [ex.scores.get(dim, math.nan) for ex in comp.a]
     blank = (v.blank_replies["A"], v.blank_replies["B"])
     missing = (len(comp.unmatched_b), len(comp.unmatched_a))  # rows of each side the other does not answer
-    checks = gate(v, by, require, margin, baseline, len(set(context_groups(comp.a))), blank, missing)
+    checks = gate(v, by, require, margin, baseline, len(set(context_groups(comp.a))), blank, missing,
+                  len(v.context_mismatches))
     return GateResult(passed(checks), checks, v)
 
 

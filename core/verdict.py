@@ -418,6 +418,14 @@ def _judge_registered(judge: JudgeSummary | None) -> "bool | str":
     return name if name in JUDGES and not is_measured_judge(judge.signature) else True
 
 
+def mismatch_words(comp: Comparison) -> str:
+    """'3 of 12 pairs were aligned by id but have different contexts; (advice)', '' when none: said on stderr and
+    as the API's warning before anything is scored, and in the verdict (:func:`mismatch_warning`)."""
+    n = len(comp.context_mismatches())
+    return (f"{n} of {len(comp.pairs)} pairs were aligned by id but have different contexts; {ID_MISMATCH_ADVICE}"
+            if n else "")
+
+
 def mismatch_warning(v: Verdict) -> str:
     """The warning for pairs aligned by id whose contexts differ ('' when there are none)."""
     if not v.context_mismatches:
@@ -897,6 +905,9 @@ def verdict_parts(v: Verdict, label: Callable[[str], str] | None = None) -> tupl
         else:
             clauses.append(f"people's {dim} ratings show no significant difference")
     clauses += _blank_clause(v)
+    if v.context_mismatches:  # the replies of those pairs answer different inputs: nothing read on them is a comparison
+        clauses.append(f"{len(v.context_mismatches)} of the {v.n_pairs} pairs were aligned by id but have different "
+                       "contexts, so their replies answer different inputs")
     combined_ran = v.combined is not None and bool(v.combined.n)
     could_not_combine = bool(policy.combine) and not combined_ran and bool(v.rows("metric") or j is not None)
     if combined_ran:

@@ -365,3 +365,31 @@ def test_the_api_s_gate_gives_the_command_s_decision_and_is_truthy_when_it_passe
         core.gate(str(base), str(worse), by="mme", metrics="bleu", judge=False)
     with pytest.raises(TypeError, match="n_bot"):
         core.gate(str(base), str(worse), metrics="bleu", judge=False, n_bot=3)
+
+
+def test_pairs_that_answer_different_inputs_fail_the_gate_and_nothing_paired_is_refused_everywhere(tmp_path, capsys):
+    """Rows paired by id whose contexts all differ passed the gate ('PASS: candidate is better on bleu'), the warning
+    on line 7 of stdout only; core.gate and core.compare passed files that share no row at all (the command
+    refused them)."""
+    import warnings
+
+    import core
+    from core.cli import main
+    rows = _rows(12, "v1", 0.75)
+    base = _write(tmp_path / "base.jsonl", rows)
+    other = _write(tmp_path / "other.jsonl", [dict(r, context=[f"something else {i}?"], system="v2")
+                                              for i, r in enumerate(_rows(12, "v2", 0.75, filler=5000))])
+    unrelated = _write(tmp_path / "unrelated.jsonl", [dict(r, id=f"x{i}", context=[f"unrelated {i}?"], system="v3")
+                                                      for i, r in enumerate(rows)])
+    assert main(["gate", str(base), str(other), *FAST]) == 1
+    out, err = capsys.readouterr()
+    assert out.startswith("FAIL: not the same inputs: 12 of 12 pairs were aligned by id but have different contexts")
+    assert "12 of 12 pairs were aligned by id but have different contexts" in err  # on stderr too
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = core.gate(str(base), str(other), metrics="bleu", judge=False, n_boot=500, n_perm=500)
+    assert not result and "aligned by id but have different contexts" in " ".join(str(w.message) for w in caught)
+    assert "so their replies answer different inputs" in result.verdict.sentence
+    for call in (core.gate, core.compare):
+        with pytest.raises(ValueError, match="no row of 'v1' could be paired with a row of 'v3'"):
+            call(str(base), str(unrelated), metrics="bleu", judge=False)
