@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from core.cache import ScoreCache
     from core.leaderboard import Leaderboard
     from core.progress import Progress
-    from core.data import Comparison
+    from core.data import Comparison, CsvMapping
     from core.engine import ComparisonScores
     from core.gating import GateResult
     from core.scoring import Judge, JudgeOutput, Options
@@ -314,6 +314,24 @@ def _checkpoint_for(judge: "str | Judge | None", checkpoint: str | None) -> str 
     return checkpoint
 
 
+def _columns(columns: Any) -> "CsvMapping | None":
+    """``columns`` as the loader takes them: a ``core.data.CsvMapping``, a dict of its fields (``{"system": "bot",
+    "response": "reply", "context": "history"}``, as ``--columns`` maps them), or None (the standard names)."""
+    from dataclasses import fields
+
+    from core.data import CsvMapping
+    if columns is None or isinstance(columns, CsvMapping):
+        return columns
+    names = [f.name for f in fields(CsvMapping)]
+    if isinstance(columns, dict):
+        unknown = [k for k in columns if k not in names]
+        if unknown:
+            raise TypeError(f"columns: unknown field(s) {', '.join(map(repr, unknown))}; fields: {', '.join(names)}")
+        return CsvMapping(**columns)
+    raise TypeError(f"columns must be a core.data.CsvMapping or a dict of its fields ({', '.join(names)}), got "
+                    f"{type(columns).__name__}")
+
+
 def _metric_names(metrics: Any) -> Any:
     """``metrics`` as the engine takes them; ``"none"`` (the command line's word) is no metric."""
     return [] if isinstance(metrics, str) and metrics.strip().lower() == "none" else metrics
@@ -371,19 +389,21 @@ def compare_replies(contexts: Sequence[Sequence[str] | str], replies_a: Sequence
 def compare(input_a: str, input_b: str | None = None, system_a: str | None = None, system_b: str | None = None,
             metrics: str | Sequence[str] | None = None, judge: "bool | str | Judge" = True,
             options: "Options | None" = None, progress: "Progress | bool | None" = None,
-            cache: "ScoreCache | bool | None" = None, checkpoint: str | None = None, **settings: Any) -> "Verdict":
+            cache: "ScoreCache | bool | None" = None, checkpoint: str | None = None,
+            columns: "CsvMapping | dict | None" = None, **settings: Any) -> "Verdict":
     """The verdict on two systems: two files (one system each) or one multi-system file with two chosen;
     ``judge``: ``True`` the learned judge, ``False`` none, a judge's name ('llm') or a judge object;
     ``checkpoint``: the learned judge's (a judge re-fitted on votes; shown beside the verdict, not deciding it);
     ``settings`` go to ``core.verdict.build_verdict`` (``n_boot``, ``n_perm``, ``level``, ``seed``, ``human``);
-    ``cache`` as in :func:`score`."""
+    ``cache`` as in :func:`score`; ``columns``: a CSV's column mapping (``--columns``: ``{"system": "bot",
+    "response": "reply", "context": "history"}`` or a ``core.data.CsvMapping``)."""
     return _compared(input_a, input_b, system_a, system_b, metrics, judge, options, progress, cache, checkpoint,
-                     settings, "compare")[2]
+                     settings, "compare", columns)[2]
 
 
 def _compared(input_a: Any, input_b: Any, system_a: str | None, system_b: str | None, metrics: Any, judge: Any,
               options: Any, progress: Any, cache: Any, checkpoint: str | None, settings: dict[str, Any],
-              what: str) -> "tuple[Comparison, ComparisonScores, Verdict]":
+              what: str, columns: Any = None) -> "tuple[Comparison, ComparisonScores, Verdict]":
     """:func:`compare`'s work: the comparison loaded, scored and judged, and its verdict (``what``: the API
     function asked, for its messages)."""
     import os
@@ -399,7 +419,8 @@ def _compared(input_a: Any, input_b: Any, system_a: str | None, system_b: str | 
     judge = judge_choice(judge)
     checkpoint = _checkpoint_for(judge, checkpoint)
     metrics = _metric_names(metrics)
-    comp = load_comparison(str(input_a), None if input_b is None else str(input_b), system_a, system_b)
+    comp = load_comparison(str(input_a), None if input_b is None else str(input_b), system_a, system_b,
+                           csv_mapping=_columns(columns))
     comp.require_pairs()  # no row of one side pairs with a row of the other: said, as the command says it
     _warn_blank([mismatch_words(comp)] if comp.context_mismatches() else [])
     if isinstance(metrics, (list, tuple)):  # None: the default metrics
@@ -418,7 +439,8 @@ def gate(input_a: str, input_b: str | None = None, system_a: str | None = None, 
          by: str | Sequence[str] | None = None, require: str = "not-worse", margin: float | None = None,
          metrics: str | Sequence[str] | None = None, judge: "bool | str | Judge" = True,
          options: "Options | None" = None, progress: "Progress | bool | None" = None,
-         cache: "ScoreCache | bool | None" = None, checkpoint: str | None = None, **settings: Any) -> "GateResult":
+         cache: "ScoreCache | bool | None" = None, checkpoint: str | None = None,
+         columns: "CsvMapping | dict | None" = None, **settings: Any) -> "GateResult":
     """``dialeval gate`` in Python: is the candidate (``input_b``, or ``system_b`` of one file) not worse than the
     baseline? A ``core.gating.GateResult``: ``passed`` (the result is truthy when it passed, so ``assert
     core.gate(...)`` gates a test), its checks and the verdict; ``render()`` gives what the command prints,
@@ -442,7 +464,7 @@ def gate(input_a: str, input_b: str | None = None, system_a: str | None = None, 
             raise ValueError(f"by={name!r}: it is not among the metrics compared ({compared}); add it to metrics=")
         by[i] = scored.get(name.casefold(), name)  # 'BLEU' is bleu, as metrics= reads it
     comp, cs, verdict = _compared(input_a, input_b, system_a, system_b, metrics, judge, options, progress, cache,
-                                  checkpoint, settings, "gate")
+                                  checkpoint, settings, "gate", columns)
     return gate_comparison(comp, {m: list(cs.a(m)) for m in cs.metrics}, verdict, by or None, require, margin)
 
 
@@ -460,12 +482,12 @@ def _paths(inputs: Sequence[Any], what: str) -> list[str]:
 def rank(*inputs: str, systems: Sequence[str] | None = None, metrics: str | Sequence[str] | None = None,
          judge: "bool | str | Judge" = True, options: "Options | dict | None" = None,
          progress: "Progress | bool | None" = None, cache: "ScoreCache | bool | None" = None,
-         checkpoint: str | None = None, **settings: Any) -> "Leaderboard":
+         checkpoint: str | None = None, columns: "CsvMapping | dict | None" = None, **settings: Any) -> "Leaderboard":
     """``dialeval leaderboard`` in Python: the systems of one multi-system file, or of several files, ranked on
     the contexts they all answered (``core.leaderboard``: people's ratings, metrics, the judge's Bradley-Terry
     ratings, every pair Holm-adjusted). ``metrics=[]``: people's ratings and/or the judge alone; ``settings``:
     ``n_boot``, ``n_perm``, ``level``, ``seed``, ``rank_by`` (``auto``, ``judge``, a metric, ``human:DIM``);
-    ``cache`` and ``checkpoint`` as in :func:`compare`.
+    ``cache``, ``checkpoint`` and ``columns`` as in :func:`compare`.
     ``render_leaderboard(board, "markdown")`` from ``core.leaderboard`` prints it as the command line does."""
     from core.data import load_file, rows_of_files
     from core.engine import blank_text_notes
@@ -477,7 +499,8 @@ def rank(*inputs: str, systems: Sequence[str] | None = None, metrics: str | Sequ
     if isinstance(systems, str):
         raise TypeError(f"systems is a list of names, got the string {systems!r} (for one name: [{systems!r}])")
     metrics = _metric_names(metrics)
-    examples = rows_of_files([(path, load_file(path)) for path in paths])
+    mapping = _columns(columns)
+    examples = rows_of_files([(path, load_file(path, csv_mapping=mapping)) for path in paths])
     _warn_blank(blank_text_notes([e for e in examples if systems is None or e.system in systems],
                                  _registry_names(metrics), judged=judge_choice(judge) or False))
     return leaderboard(examples, metrics, judge, systems, _options(options), _progress(progress), cache,

@@ -395,3 +395,24 @@ def test_the_api_called_silently_draws_no_loading_bar(tmp_path):
     assert silent.returncode == 0 and shown.returncode == 0, silent.stderr + shown.stderr
     assert silent.stderr == ""
     assert "Loading weights" in shown.stderr and "bert_ruber" in shown.stderr
+
+
+def test_a_csv_s_columns_are_mapped_in_the_api_as_on_the_command_line_and_a_one_system_csv_says_how(tmp_path, capsys):
+    """core.compare/gate/rank had no way to map a CSV's columns (TypeError on columns=); a CSV whose system column
+    was not mapped read as one system with no word of the column that holds it."""
+    from core.cli import main
+    path = tmp_path / "both.csv"
+    path.write_text("turn_id,bot,history,reply,gold\n" + "".join(
+        f"{i},{s},question {i}?,{s} says {i},answer {i}\n" for i in range(6) for s in ("a", "b")))
+    columns = {"id": "turn_id", "system": "bot", "context": "history", "response": "reply", "references": "gold"}
+    fast = {"metrics": "bleu", "judge": False, "n_boot": 200, "n_perm": 200}
+    verdict = core.compare(str(path), columns=columns, **fast)
+    assert main(["compare", str(path), "--columns", ",".join(f"{k}={v}" for k, v in columns.items()),
+                 "--metrics", "bleu", "--no-judge", "--n-boot", "200", "--n-perm", "200", "--quiet"]) == 0
+    assert capsys.readouterr().out.startswith(verdict.sentence.split(":")[0])
+    assert core.gate(str(path), columns=columns, **fast).verdict.sentence == verdict.sentence
+    assert [s.system for s in core.rank(str(path), columns=columns, metrics="bleu", judge=False).systems] != []
+    with pytest.raises(TypeError, match="columns: unknown field"):
+        core.compare(str(path), columns={"sytem": "bot"}, **fast)
+    with pytest.raises(ValueError, match=r"map it with --columns system=COLUMN .*its columns: turn_id, bot, history"):
+        core.compare(str(path), columns={"context": "history", "response": "reply"}, **fast)

@@ -224,6 +224,24 @@ def load_comparison(path_a: str, path_b: str | None = None, system_a: str | None
     return pair_files(path_a, ex_a, path_b, load_file(path_b, fmt, csv_mapping=csv_mapping), system_a, system_b)
 
 
+def _system_column_hint(path: str) -> str:
+    """For a CSV or TSV file read as one system: how to name the column that holds each row's system, with its
+    columns ('' for other files, or a header that cannot be read)."""
+    if not str(path).lower().endswith((".csv", ".tsv")):
+        return ""
+    import csv
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as f:
+            first = f.readline()
+    except (OSError, UnicodeDecodeError):
+        return ""
+    delimiter = "\t" if str(path).lower().endswith(".tsv") or ("\t" in first and "," not in first) else (
+        ";" if ";" in first and "," not in first else ",")
+    columns = [c for c in next(csv.reader([first], delimiter=delimiter), []) if c.strip()]
+    return (f"; if a column names each row's system, map it with --columns system=COLUMN (in Python "
+            f"columns={{'system': COLUMN}}); its columns: {', '.join(columns)}" if columns else "")
+
+
 def chosen_systems(path: str, systems: Sequence[str], system_a: str | None,
                    system_b: str | None) -> tuple[str, str]:
     """The two systems of a multi-system file to compare: both named, or one named and the file's other one,
@@ -239,7 +257,7 @@ def chosen_systems(path: str, systems: Sequence[str], system_a: str | None,
     if len(systems) == 1:
         raise DataError([Problem(path, None, "system", f"the file holds one system ({systems[0]!r}); compare it "
                                  "with another system's file (give it as the second input), or give a file "
-                                 "holding two or more systems")])
+                                 f"holding two or more systems{_system_column_hint(path)}")])
     if len(systems) != 2:
         raise DataError([Problem(path, None, "system", f"the file holds {len(systems)} systems {list(systems)}; "
                                  "name two with --system-a and --system-b")])
