@@ -488,3 +488,18 @@ def test_tables_named_txt_are_still_tables():
         load_file("story.csv", data=prose)
     with pytest.raises(DataError, match="column for response not found"):
         load_file("story.txt", fmt="csv", data=prose)
+
+
+def test_a_misspelt_or_renamed_required_field_is_named_with_the_key_the_row_has(tmp_path):
+    """'responce' gave one "field 'response': is missing" a row with no hint (a misspelt optional field got one)."""
+    path = tmp_path / "typo.jsonl"
+    path.write_text(json.dumps({"id": "1", "contxt": ["hi"], "responce": "yo"}) + "\n"
+                    + json.dumps({"id": "2", "context": ["ho"], "reply": "ya"}) + "\n"
+                    + json.dumps({"id": "3", "context": ["he"], "text": "ye"}) + "\n")
+    with pytest.raises(DataError) as e:
+        load_file(str(path))
+    said = str(e.value)
+    assert "field 'response': is missing (the row has 'responce': did you mean 'response'?)" in said
+    assert "field 'context': is missing (the row has 'contxt': did you mean 'context'?)" in said
+    assert "field 'response': is missing (the row has 'reply': did you mean 'response'?)" in said
+    assert "row 3, field 'response': is missing\n" in said + "\n"  # nothing close: no guess

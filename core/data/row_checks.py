@@ -196,10 +196,14 @@ def example_from_record(chk: RowChecker, rec: Any, row: int, path: str, fallback
         chk.add(row, None, f"must be a JSON object, got {type(rec).__name__}")
         return None
     n_before = len(chk.problems)
-    response = chk.text(rec.get("response"), row, "response")
+    if rec.get("response") is None:
+        chk.add(row, "response", missing_words(rec, "response"))
+        response = None
+    else:
+        response = chk.text(rec.get("response"), row, "response")
     ctx_raw = rec.get("context")
     if ctx_raw is None:
-        chk.add(row, "context", "is missing")
+        chk.add(row, "context", missing_words(rec, "context"))
         context = None
     else:
         context = chk.text_list(ctx_raw, row, "context", sep=context_sep if context_sep is not None else "\n")
@@ -229,6 +233,16 @@ def example_from_record(chk: RowChecker, rec: Any, row: int, path: str, fallback
 
 
 RECORD_FIELDS = ("id", "system", "context", "response", "references", "reference", "scores", "dataset", "ratings")
+
+
+def missing_words(rec: dict, fld: str) -> str:
+    """'is missing', and when the record has a key that looks meant for ``fld`` (a misspelling such as 'responce',
+    or another tool's name such as 'reply'), which one: 'is missing (the row has 'responce': did you mean
+    'response'?)'."""
+    import difflib
+    keys = [k for k in rec if isinstance(k, str) and k not in RECORD_FIELDS]
+    meant = [k for k in keys if FIELD_ALIASES.get(k.casefold()) == fld] or difflib.get_close_matches(fld, keys, 1, 0.75)
+    return f"is missing (the row has {meant[0]!r}: did you mean {fld!r}?)" if meant else "is missing"
 # names other tools give the fields dialeval reads: an input row's key by one of these is metadata, said so
 FIELD_ALIASES = {"refs": "references", "ref": "references", "gold": "references", "rating": "scores",
                  "score": "scores", "human": "scores", "human_scores": "scores", "reply": "response",
