@@ -198,3 +198,19 @@ def test_the_judge_reads_nothing_after_mme_only_when_mme_reads_every_row_it_read
     rows = [(["hi"], "a"), (["hi"], "b"), ("hi", "a")]  # a context as turns or as one string: the same row
     assert after_mme_reads_all(2, rows) and not after_mme_reads_all(1, rows)  # some rows come from the cache
     assert not after_mme_reads_all(0, [])
+
+
+def test_score_says_how_long_before_it_starts_as_compare_does(tmp_path, capsys, monkeypatch):
+    """`dialeval score` started a long run without a word of its length (compare, gate, judge and leaderboard say
+    it); --quiet keeps it silent."""
+    import json
+
+    from core.cli import main
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps({"id": e.id, "context": e.context, "response": e.response,
+                                        "references": e.references}) + "\n" for e in rows(8)))
+    monkeypatch.setitem(time_estimates.score_time().per_row, "bleu", 2.0)  # a slow metric, as mme is on a CPU
+    assert main(["score", str(path), "--metrics", "bleu", "--out", str(tmp_path / "s.jsonl")]) == 0
+    assert "about 16 s for this run: 8 rows to score with bleu" in capsys.readouterr().err
+    assert main(["score", str(path), "--metrics", "bleu", "--out", str(tmp_path / "s.jsonl"), "--quiet"]) == 0
+    assert "for this run" not in capsys.readouterr().err

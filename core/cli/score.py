@@ -12,12 +12,14 @@ import sys
 
 from core.backends import DEFAULT_BLOCK_SIZE, ScoreJob, available_backends, backend_class, stream_scores
 from core.cli import (add_csv_arguments, add_option_arguments, check_paths, csv_mapping_from, metric_names, note,
-                      note_jsonl_out, options_from, register_command, whole_number, write_stdout)
+                      note_estimate, note_jsonl_out, options_from, register_command, whole_number, write_stdout)
 from core.data import open_examples
-from core.engine import DEFAULT_METRICS, BlankTextCount
+from core.engine import DEFAULT_METRICS, BlankTextCount, estimate_work
 from core.outputs import atomic_open
 from core.progress import progress_bar
 from core.scoring import fixed_pass_threads
+
+ESTIMATED_UP_TO = 20_000  # rows: a larger file starts at once (its bar gives the time left), not after a pass over it
 
 
 INPUT_FORMATS = ["jsonl", "dstc10", "columns", "csv"]
@@ -70,7 +72,10 @@ def score(a: argparse.Namespace) -> int:
     blank = BlankTextCount()
     examples = open_examples(a.input, a.format, csv_mapping=mapping, each=blank.add, progress=progress)
     note(blank.notes(a.metrics))
-    job = ScoreJob(tuple(a.metrics), options_from(a), with_details=not a.no_details)
+    options = options_from(a)
+    if not a.quiet and a.backend == "local" and len(examples) <= ESTIMATED_UP_TO:  # how long, before it starts
+        note_estimate(estimate_work(examples, a.metrics, options))
+    job = ScoreJob(tuple(a.metrics), options, with_details=not a.no_details)
     with backend:
         where = backend.describe()
         if where and not a.quiet:
