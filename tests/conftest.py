@@ -26,6 +26,29 @@ os.environ.pop("DIALEVAL_PRECISION", None)
 # not about the judge do not wait for the real one. tests/test_run_button.py checks the default with the toggle on.
 os.environ.setdefault("DIALEVAL_APP_JUDGE", "0")
 
+
+
+def _session_cache_folder() -> None:
+    """Everything dialeval keeps in its cache folder while the tests run (the dashboard's kept uploads and votes
+    among it) goes to a folder of this session's own, removed at its end: never the user's ``$DIALEVAL_CACHE`` or
+    ``~/.cache/dialeval``. SmolLM2's dequantized copy, about 20 s to make, is linked from the user's folder when
+    one is there (a test that clears the cache folder clears one of its own)."""
+    import atexit
+    import shutil
+    import tempfile
+
+    from core.settings import cache_dir
+    user = cache_dir()
+    session = Path(tempfile.mkdtemp(prefix="dialeval-tests-"))
+    for made in user.glob("smollm2-135m-f32-*") if user.is_dir() else []:
+        if (made / "complete").exists():
+            (session / made.name).symlink_to(made, target_is_directory=True)
+    os.environ["DIALEVAL_CACHE"] = str(session)
+    atexit.register(shutil.rmtree, session, True)
+
+
+_session_cache_folder()
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
