@@ -488,7 +488,7 @@ def rank(*inputs: str, systems: Sequence[str] | None = None, metrics: str | Sequ
     ratings, every pair Holm-adjusted). ``metrics=[]``: people's ratings and/or the judge alone; ``settings``:
     ``n_boot``, ``n_perm``, ``level``, ``seed``, ``rank_by`` (``auto``, ``judge``, a metric, ``human:DIM``);
     ``cache``, ``checkpoint`` and ``columns`` as in :func:`compare`.
-    ``render_leaderboard(board, "markdown")`` from ``core.leaderboard`` prints it as the command line does."""
+    ``board.render("markdown")`` prints it as the command line does."""
     from core.data import load_file, rows_of_files
     from core.engine import blank_text_notes
     from core.leaderboard import leaderboard

@@ -225,6 +225,10 @@ class Leaderboard:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def render(self, fmt: str = "text") -> str:
+        """The board as ``dialeval leaderboard`` prints it (text, markdown, csv or json: :func:`render_leaderboard`)."""
+        return render_leaderboard(self, fmt)
+
 
 def judged_in_cache(grid: SystemGrid, judge: "str | Judge" = "pairwise") -> bool:
     """Whether the score cache (or the demo's precomputed layer) holds the judge's output on every pair of

@@ -254,6 +254,9 @@ def test_rank_and_meta_evaluate_give_the_command_lines_numbers(tmp_path, capsys)
     cli_board = json.loads(capsys.readouterr().out)
     from core.report import to_json  # the command line's JSON (12 significant digits)
     assert cli_board["systems"] == json.loads(to_json(board.to_dict()))["systems"]
+    assert main(["leaderboard", "--no-judge", str(path), "--metrics", "bleu", "--n-boot", "200", "--n-perm", "200",
+                 "--quiet", "--format", "markdown"]) == 0
+    assert board.render("markdown") == capsys.readouterr().out.rstrip("\n")  # print(board) needed the module's renderer
     rows = core.meta_evaluate(str(path), metrics="bleu", n_boot=200)
     assert main(["meta-eval", str(path), "--metrics", "bleu", "--n-boot", "200", "--quiet", "--format", "json"]) == 0
     cli_rows = json.loads(capsys.readouterr().out)
