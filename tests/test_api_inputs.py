@@ -257,6 +257,10 @@ def test_rank_and_meta_evaluate_give_the_command_lines_numbers(tmp_path, capsys)
     assert main(["leaderboard", "--no-judge", str(path), "--metrics", "bleu", "--n-boot", "200", "--n-perm", "200",
                  "--quiet", "--format", "markdown"]) == 0
     assert board.render("markdown") == capsys.readouterr().out.rstrip("\n")  # print(board) needed the module's renderer
+    norefs = tmp_path / "norefs.jsonl"  # the command warns of rows without references; the API said nothing
+    norefs.write_text("".join(json.dumps({**r, "references": []}) + "\n" for r in rows))
+    with pytest.warns(UserWarning, match="36 of 36 rows have no reference"):
+        core.meta_evaluate(str(norefs), metrics="bleu", n_boot=200)
     rows = core.meta_evaluate(str(path), metrics="bleu", n_boot=200)
     assert main(["meta-eval", str(path), "--metrics", "bleu", "--n-boot", "200", "--quiet", "--format", "json"]) == 0
     cli_rows = json.loads(capsys.readouterr().out)
