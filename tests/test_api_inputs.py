@@ -396,7 +396,8 @@ def test_the_api_called_silently_draws_no_loading_bar(tmp_path):
     call = ("import core; core.score(['i like dogs.'], [['do you have pets?']], metrics='bert_ruber', "
             "progress={})")
     env = {**os.environ, "DIALEVAL_CACHE": str(tmp_path / "cache")}
-    env.pop("TQDM_DISABLE", None)
+    for name in ("TQDM_DISABLE", "HF_HUB_DISABLE_PROGRESS_BARS", "TRANSFORMERS_VERBOSITY"):  # what --quiet sets in
+        env.pop(name, None)  # this process (an earlier test's command) would silence the child whatever it asks
     silent, shown = (subprocess.run([sys.executable, "-c", call.format(p)], capture_output=True, text=True, env=env,
                                     timeout=600) for p in ("False", "True"))
     assert silent.returncode == 0 and shown.returncode == 0, silent.stderr + shown.stderr
