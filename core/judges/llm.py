@@ -440,8 +440,8 @@ class LLMJudge(Judge):
         return hashlib.sha1(self.settings.criteria_text.encode("utf-8")).hexdigest()[:10]
 
     def namespace(self) -> str:
-        """The score cache's namespace of this judge's answers: model, prompt version, criteria, temperature,
-        seed (not the URL, not the key)."""
+        """The score cache's namespace of this judge's answers: model, prompt and parser versions, criteria,
+        temperature, seed (not the URL, not the key, not dialeval's code: ``core.cache.kept_across_code``)."""
         return (f"{NAMESPACE}model:{self.settings.model}|prompt:{PROMPT_VERSION}|parser:{PARSER_VERSION}"
                 f"|criteria:{self.criteria_hash()}|temperature:0|seed:{SEED}|answer-tokens:{ANSWER_TOKENS}")
 
