@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -452,7 +453,8 @@ def test_a_real_server_judges_both_orders_and_a_rerun_sends_nothing(llm_env, smo
     a, b = write_pair_files(llm_env)
     out_file = llm_env / "pairs.jsonl"
     cmd = [str(Path(sys.executable).with_name("dialeval")), "judge", str(a), str(b), "--judge", "llm",
-           "--llm-url", smollm_server.url, "--llm-model", smollm_server.model, "--out", str(out_file)]
+           "--llm-url", smollm_server.url, "--llm-model", smollm_server.model, "--out", str(out_file),
+           "--format", "json"]
     env = {k: v for k, v in os.environ.items() if k != "DIALEVAL_NO_CACHE"}
     first = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
     assert first.returncode == 0, first.stderr
@@ -462,8 +464,12 @@ def test_a_real_server_judges_both_orders_and_a_rerun_sends_nothing(llm_env, smo
     usage = [line for line in first.stderr.splitlines() if line.startswith("llm judge (")][-1]
     sent = int(usage.split("): ")[1].split(" requests")[0])
     assert 6 <= sent <= 12  # two orders a pair, each asked at most twice
+    unparsed = json.loads(first.stdout)["judge"]["notes"]["unparsed_orders"]  # orders that named neither reply
     again = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
-    assert again.returncode == 0 and "): 0 requests (6 answers from the cache)" in again.stderr
+    sent_again, cached = map(int, re.search(r"\): (\d+) requests \((\d+) answers from the cache\)",
+                                            again.stderr).groups())
+    assert again.returncode == 0 and cached == 6 - unparsed  # every answer that named a reply is read back
+    assert unparsed <= sent_again <= 2 * unparsed  # only those that did not are asked again (each at most twice)
     assert out_file.read_text() == "".join(json.dumps(r) + "\n" for r in rows) or \
         [json.loads(x) for x in out_file.read_text().splitlines()] == rows
     assert_no_canary(llm_env, first.stdout, first.stderr, again.stdout, again.stderr)
