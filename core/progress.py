@@ -53,13 +53,14 @@ def share_of(progress: Progress | None, start: float, end: float, size: int) -> 
 
 
 class ProgressBar:
-    """A progress bar on stderr: description, ``done/total``, rate and time left, redrawn at most every
-    0.2 s. One line per phase: a new total, or a count that goes back, starts a new line (the description may
-    change within a phase, e.g. to show a running loss). On a stream that is not a terminal (a CI log, a file:
+    """A progress bar on stderr: description, ``done/total``, rate and time left (from :attr:`SURE_AFTER` seconds
+    into a phase), redrawn at most every 0.2 s. One line per phase: a new total, or a count that goes back, starts
+    a new line (the description may change within a phase, e.g. to show a running loss). On a stream that is not a terminal (a CI log, a file:
     ``tty`` False; by default whether the stream says it is one) the bar is not redrawn in place: each draw is a
     line of its own, the phase's first, one at most every :attr:`LOG_EVERY` seconds, and its last."""
 
     LOG_EVERY = 10.0  # seconds between the lines of one phase where the bar cannot be redrawn in place
+    SURE_AFTER = 2.0  # seconds into a phase before its time left is said: its first items' pace says little
 
     def __init__(self, stream: TextIO | None = None, prefix: str = "", tty: bool | None = None,
                  clock: Callable[[], float] = time.monotonic):
@@ -94,7 +95,7 @@ class ProgressBar:
         filled = int(width * done / total) if total else width
         elapsed = now - self._t0
         rate = done / elapsed if elapsed > 0 and done else 0.0
-        left = (total - done) / rate if rate > 0 else None
+        left = (total - done) / rate if rate > 0 and elapsed >= self.SURE_AFTER else None
         eta = "" if left is None or done >= total else f", {_duration(left)} left"
         line = (f"{self.prefix}{desc[:48]:<48} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}"
                 f" ({_duration(elapsed)}{eta})")

@@ -372,3 +372,18 @@ def test_a_renamed_metric_is_refused_with_its_new_name():
         parse_metrics("MME_PM_MEAN")
     with pytest.raises(UnknownName, match="did you mean bleu"):
         parse_metrics("bleux")
+
+
+def test_the_time_left_waits_for_two_seconds_of_a_phase():
+    """MME's bar said '29s left' then '4s left' then '56s left' in its first seconds: the pace of a phase's first
+    items says little, so no time left is said before two seconds of it."""
+    import io
+
+    from core.progress import ProgressBar
+    clock = iter([0.0, 0.5, 1.0, 2.5, 3.0])
+    out = io.StringIO()
+    bar = ProgressBar(out, tty=True, clock=lambda: next(clock))
+    for done in (0, 1, 2, 5):
+        bar(done, 10, "mme")
+    draws = [ln.split("] ")[1] for ln in out.getvalue().split("\r") if ln]
+    assert draws == ["0/10 (0s)", "1/10 (0s)", "2/10 (1s)", "5/10 (2s, 2s left)"]  # none before 2 s into the phase
