@@ -403,9 +403,10 @@ def compare(input_a: str, input_b: str | None = None, system_a: str | None = Non
 
 def _compared(input_a: Any, input_b: Any, system_a: str | None, system_b: str | None, metrics: Any, judge: Any,
               options: Any, progress: Any, cache: Any, checkpoint: str | None, settings: dict[str, Any],
-              what: str, columns: Any = None) -> "tuple[Comparison, ComparisonScores, Verdict]":
+              what: str, columns: Any = None, check_loaded: "Callable[[Comparison], None] | None" = None
+              ) -> "tuple[Comparison, ComparisonScores, Verdict]":
     """:func:`compare`'s work: the comparison loaded, scored and judged, and its verdict (``what``: the API
-    function asked, for its messages)."""
+    function asked, for its messages; ``check_loaded``: a check of the loaded comparison before it is scored)."""
     import os
     from core.data import load_comparison
     from core.engine import blank_text_notes, check_judge_models, score_comparison
@@ -422,6 +423,8 @@ def _compared(input_a: Any, input_b: Any, system_a: str | None, system_b: str | 
     comp = load_comparison(str(input_a), None if input_b is None else str(input_b), system_a, system_b,
                            csv_mapping=_columns(columns))
     comp.require_pairs()  # no row of one side pairs with a row of the other: said, as the command says it
+    if check_loaded is not None:
+        check_loaded(comp)
     _warn_blank([mismatch_words(comp)] if comp.context_mismatches() else [])
     if isinstance(metrics, (list, tuple)):  # None: the default metrics
         check_something_to_compare(comp, metrics, judge is not None, settings.get("human", True))
@@ -447,25 +450,35 @@ def gate(input_a: str, input_b: str | None = None, system_a: str | None = None, 
     ``to_dict()`` its JSON. ``by``: criteria ('judge', 'combined', a metric among ``metrics``, 'human:DIM'; a string
     may list several, comma-separated; default: what the verdict decides on); ``require``: 'not-worse',
     'non-inferior' (with ``margin``) or 'better'; the rest as :func:`compare` takes them."""
-    from core.gating import REQUIREMENTS, gate_comparison
+    from core.gating import REQUIREMENTS, gate_comparison, is_combined
     if require not in REQUIREMENTS:
         raise ValueError(f"require={require!r}: choose one of {', '.join(REQUIREMENTS)}")
     if margin is not None and not (isinstance(margin, (int, float)) and margin >= 0):
         raise ValueError(f"margin={margin!r}: a number >= 0 in the criterion's units, or None for its default")
-    by = [b.strip() for b in by.split(",") if b.strip()] if isinstance(by, str) else list(by or [])
-    scored = {m.casefold(): m for m in _registry_names(_metric_names(metrics))}
-    for i, name in enumerate(by):  # a criterion nothing here computes is said before anything is scored
-        if name.startswith("human:") or name == "combined" or name.startswith("combined:"):
-            continue
-        if name == "judge" and judge is False:
-            raise ValueError("by='judge' with judge=False: the judge does not run; drop one of them")
-        if name != "judge" and name.casefold() not in scored:
-            compared = ", ".join(scored.values()) or "none"
-            raise ValueError(f"by={name!r}: it is not among the metrics compared ({compared}); add it to metrics=")
-        by[i] = scored.get(name.casefold(), name)  # 'BLEU' is bleu, as metrics= reads it
+    from core.gating import criterion_name, missing_dimension, unreadable_criterion
+    from core.scoring import judge_choice
+    chosen = judge_choice(judge)
+    measured = chosen == "pairwise" and checkpoint is None
+    scored = _registry_names(_metric_names(metrics))
+    names = []
+    for name in ([b.strip() for b in by.split(",") if b.strip()] if isinstance(by, str) else list(by or [])):
+        try:  # a criterion nothing here computes is said before anything is scored, as the command says it
+            name = criterion_name(name, chosen is not None, settings.get("human", True))
+            why = unreadable_criterion(name, scored, measured)
+        except ValueError as e:
+            raise ValueError(f"by={name!r}: {e}") from None
+        if why is not None:
+            raise ValueError(f"by={name!r}: {why}" + ("" if is_combined(name) else "; add it to metrics="))
+        names.append(name)
+
+    def dimensions_there(comp: "Comparison") -> None:
+        for name in names:
+            why = missing_dimension(name, comp)
+            if why:
+                raise ValueError(f"by={name!r}: {why}")
     comp, cs, verdict = _compared(input_a, input_b, system_a, system_b, metrics, judge, options, progress, cache,
-                                  checkpoint, settings, "gate", columns)
-    return gate_comparison(comp, {m: list(cs.a(m)) for m in cs.metrics}, verdict, by or None, require, margin)
+                                  checkpoint, settings, "gate", columns, dimensions_there)
+    return gate_comparison(comp, {m: list(cs.a(m)) for m in cs.metrics}, verdict, names or None, require, margin)
 
 
 def _paths(inputs: Sequence[Any], what: str) -> list[str]:

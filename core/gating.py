@@ -166,6 +166,53 @@ def is_combined(name: str) -> bool:
     return name == COMBINED or name.startswith(COMBINED + ":")
 
 
+def criterion_name(by: str, judged: bool, human: bool = True) -> str:
+    """One criterion as it is read: 'judge' (any case) and 'combined' and 'human:DIM' as given, a metric's name as
+    the registry reads it ('BLEU' is bleu; an unknown one the registry's error, listing the known). A ``ValueError``
+    for the judge when it does not run (``judged`` False), for 'human:DIM' when people's ratings are left out
+    (``human`` False), and for 'all' or several names where one is asked for."""
+    from core.engine import parse_metrics
+    if by.casefold() == JUDGE:
+        if not judged:
+            raise ValueError("the judge is the criterion and it does not run")
+        return JUDGE
+    if by.startswith("human:"):
+        if not human:
+            raise ValueError("people's ratings are the criterion and they are left out")
+        return by
+    if is_combined(by):
+        return by
+    names = parse_metrics([by])
+    if len(names) != 1:
+        raise ValueError("name criteria one by one (judge, combined, a metric, human:DIM)")
+    return names[0]
+
+
+def unreadable_criterion(by: str, metrics: Sequence[str], measured_judge: bool) -> str | None:
+    """Why the criterion ``by`` (as :func:`criterion_name` reads it) cannot be read on a comparison of ``metrics``
+    (registry names), the judge the records were measured with run or not (``measured_judge``), said before
+    anything is scored; None when it can. 'human:DIM' is checked once the inputs are read (:func:`missing_dimension`)."""
+    if by == JUDGE or by.startswith("human:"):
+        return None
+    if is_combined(by):
+        policy = shipped_policy().policy
+        if policy.combination([*metrics, *([JUDGE] if measured_judge else [])]):
+            return None
+        return (f"the verdict's combined test needs {'+'.join(policy.combine)} (the shipped judge) or a set the policy "
+                f"allows; with the metrics {','.join(metrics) or 'none'}{'' if measured_judge else ' and no shipped judge'}"
+                " it cannot run")
+    return None if by in metrics else f"it is not among the metrics compared ({', '.join(metrics) or 'none'})"
+
+
+def missing_dimension(by: str, comp: Comparison) -> str | None:
+    """For a 'human:DIM' criterion, why the loaded inputs cannot give it (they have no such rating); else None."""
+    from core.data import dimensions
+    have = dimensions(comp.examples())
+    if not by.startswith("human:") or by[len("human:"):] in have:
+        return None
+    return f"the inputs have no such human rating; they have {', '.join('human:' + d for d in have) or 'none'}"
+
+
 def criterion(v: Verdict, by: str, baseline_values: Sequence[float] | None = None,
               n_contexts: int | None = None) -> Criterion:
     """The criterion ``by`` of ``v`` on the candidate's (B's) side. ``baseline_values``: the baseline's per-row
@@ -380,16 +427,16 @@ def missing_replies_check(missing_baseline: int, missing_candidate: int, n_pairs
 def gate(v: Verdict, by: Sequence[str] | str | None = None, require: str = "not-worse",
          margin: float | None = None, baseline_values: dict[str, Sequence[float]] | None = None,
          n_contexts: int | None = None, blank: tuple[int, int] | None = None,
-         missing: tuple[int, int] | None = None, mismatched: int = 0) -> list[GateCheck]:
+         missing: tuple[int, int] | None = None) -> list[GateCheck]:
     """One :class:`GateCheck` per criterion of ``by`` (default: :func:`default_criteria`, whose vetoes of the
     combined test are checked as :data:`VETO_REQUIREMENT` says, not under ``require``); ``baseline_values``:
     {criterion: the baseline's per-row values} for the default margins. ``missing``: (the candidate's rows
     without a baseline reply, the baseline's rows without a candidate reply): :func:`missing_replies_check` comes
     first; ``blank``: (the baseline's, the candidate's) blank replies among the compared pairs:
-    :func:`blank_replies_check` next; ``mismatched``: the pairs aligned by id whose contexts differ
+    :func:`blank_replies_check` next; the verdict's pairs aligned by id whose contexts differ
     (:func:`same_inputs_check`) before both. When one fails, a criterion that has no pair left to read (every
     candidate reply blank) is left out rather than stopping the gate: the FAIL stands."""
-    firsts = [same_inputs_check(mismatched, v.n_pairs, v.level),
+    firsts = [same_inputs_check(len(v.context_mismatches), v.n_pairs, v.level),
               missing_replies_check(*missing, v.n_pairs, v.level) if missing else None,
               blank_replies_check(*blank, v.n_pairs, v.level) if blank else None]
     checks = [c for c in firsts if c is not None]
@@ -457,8 +504,7 @@ def gate_comparison(comp: Comparison, baseline_values: dict[str, Sequence[float]
         baseline[r.metric] = [ex.scores.get(dim, math.nan) for ex in comp.a]
     blank = (v.blank_replies["A"], v.blank_replies["B"])
     missing = (len(comp.unmatched_b), len(comp.unmatched_a))  # rows of each side the other does not answer
-    checks = gate(v, by, require, margin, baseline, len(set(context_groups(comp.a))), blank, missing,
-                  len(v.context_mismatches))
+    checks = gate(v, by, require, margin, baseline, len(set(context_groups(comp.a))), blank, missing)
     return GateResult(passed(checks), checks, v)
 
 

@@ -361,8 +361,23 @@ def test_the_api_s_gate_gives_the_command_s_decision_and_is_truthy_when_it_passe
         assert result.render().splitlines()[0] == command["checks"][0]["reason"]
     with pytest.raises(ValueError, match="require='worse'"):
         core.gate(str(base), str(worse), require="worse", metrics="bleu", judge=False)
-    with pytest.raises(ValueError, match="by='mme': it is not among the metrics compared"):  # before any scoring
-        core.gate(str(base), str(worse), by="mme", metrics="bleu", judge=False)
+    import core.engine
+    scored = []  # every refusal below comes before anything is scored, as the command's do
+    real = core.engine.score_comparison
+    core.engine.score_comparison = lambda *a, **k: scored.append(1) or real(*a, **k)
+    try:
+        for by, judge, message in (("mme", False, "by='mme': it is not among the metrics compared"),
+                                   ("judge", None, "by='judge': the judge is the criterion and it does not run"),
+                                   ("combined", False, "by='combined': the verdict's combined test needs"),
+                                   ("human:overall", False, "by='human:overall': the inputs have no such human rating"),
+                                   ("all", False, "by='all': name criteria one by one")):
+            with pytest.raises(ValueError, match=message):
+                core.gate(str(base), str(worse), by=by, metrics="bleu", judge=judge)
+        assert scored == []
+    finally:
+        core.engine.score_comparison = real
+    assert core.gate(str(base), str(worse), by="BLEU", metrics="bleu", judge=False, **settings).checks[0].criterion.name \
+        == "bleu"  # 'BLEU' is bleu, as metrics= reads it
     with pytest.raises(TypeError, match="n_bot"):
         core.gate(str(base), str(worse), metrics="bleu", judge=False, n_bot=3)
 

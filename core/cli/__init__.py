@@ -244,20 +244,18 @@ def criterion_name(by: str, a: argparse.Namespace) -> str:
     (``judge`` refused with ``--no-judge``, ``human:DIM`` with ``--no-human``); a metric's name as ``--metrics``
     reads it ('BLEU' is bleu; an unknown one the registry's error, listing the known). 'all', or several names
     where one is asked for, is refused."""
-    from core.engine import parse_metrics
-    from core.gating import is_combined
+    from core.gating import criterion_name as read_criterion
     from core.verdict_policy import JUDGE
-    if by == JUDGE and a.judge is None:
+    if by.casefold() == JUDGE and a.judge is None:
         raise ValueError("--by judge with --no-judge: the judge is the criterion; drop --no-judge")
     if by.startswith("human:") and getattr(a, "no_human", False):
         raise ValueError(f"--by {by} with --no-human: people's ratings are the criterion; drop --no-human")
-    if by == JUDGE or is_combined(by) or by.startswith("human:"):
-        return by
-    names = parse_metrics([by])
-    if len(names) != 1:
-        raise ValueError(f"--by {by}: name criteria one by one (judge, combined, a metric, human:DIM), "
-                         "comma-separated for gate")
-    return names[0]
+    try:
+        return read_criterion(by, a.judge is not None)
+    except ValueError as e:
+        if str(e).startswith("name criteria"):
+            raise ValueError(f"--by {by}: {e}, comma-separated for gate") from None
+        raise
 
 
 def judge_name(text: str) -> str:

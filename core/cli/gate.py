@@ -8,8 +8,9 @@ from typing import Callable
 
 from core.cli import criterion_name, emit, note, number_above, register_command
 from core.cli.compare import add_output_arguments, add_verdict_arguments, verdict_from
-from core.data import Comparison, dimensions
-from core.gating import REQUIREMENTS, gate_comparison, is_combined, junit_xml
+from core.data import Comparison
+from core.gating import (REQUIREMENTS, gate_comparison, is_combined, junit_xml, missing_dimension,
+                         unreadable_criterion)
 from core.outputs import OutputError, check_output, write_text
 from core.report import to_json
 
@@ -48,31 +49,23 @@ def check_criteria(a: argparse.Namespace) -> Callable[[Comparison], None]:
     judge, the combined test the signals the verdict policy combines, a metric to be among ``--metrics`` (its
     name as ``--metrics`` reads it: 'BLEU' is bleu). Returns the check of ``human:DIM`` criteria, which needs
     the loaded comparison (``verdict_from``'s ``check_loaded``)."""
-    from core.verdict_policy import JUDGE, shipped_policy
+    measured = a.judge == "pairwise" and getattr(a, "checkpoint", None) is None
     names = []
     for by in a.by or []:
         by = criterion_name(by, a)  # 'BLEU' is bleu; an unknown name: the registry's error, listing the known
-        if is_combined(by):
-            measured = a.judge == "pairwise" and getattr(a, "checkpoint", None) is None
-            computed = [*a.metrics, *([JUDGE] if measured else [])]
-            if not shipped_policy().policy.combination(computed):
-                raise ValueError(f"--by {by}: the verdict's combined test needs "
-                                 f"{'+'.join(shipped_policy().policy.combine)} (the shipped judge) or a set the "
-                                 f"policy allows; with --metrics {','.join(a.metrics) or 'none'}"
-                                 f"{'' if measured else ' and no shipped judge'} it cannot run")
-        elif by != JUDGE and not by.startswith("human:"):
-            if by not in a.metrics:
-                raise ValueError(f"--by {by}: it is not among --metrics {','.join(a.metrics) or 'none'}; add it")
+        why = unreadable_criterion(by, a.metrics, measured)
+        if why is not None:  # a metric not compared is named with the flag that adds it
+            raise ValueError(f"--by {by}: " + (why if is_combined(by) else
+                                               f"it is not among --metrics {','.join(a.metrics) or 'none'}; add it"))
         names.append(by)
     if a.by:
         a.by = names
 
     def human_dimensions(comp: Comparison) -> None:
-        have = dimensions(comp.examples())
         for by in a.by or []:
-            if by.startswith("human:") and by[len("human:"):] not in have:
-                raise ValueError(f"--by {by}: the inputs have no such human rating; they have "
-                                 f"{', '.join('human:' + d for d in have) or 'none'}")
+            why = missing_dimension(by, comp)
+            if why:
+                raise ValueError(f"--by {by}: {why}")
     return human_dimensions
 
 
