@@ -46,7 +46,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 import numpy as np
 
-from core.data import ID_MISMATCH_ADVICE, Comparison
+from core.data import ID_MISMATCH_ADVICE, Comparison, mismatched_pairs_words
 from core.formatting import fmt_amount, fmt_percent, fmt_percent_bounds, fmt_points
 from core.report import render_verdict
 from core.stats import POWER, detectable_difference
@@ -391,8 +391,8 @@ def same_inputs_check(mismatched: int, n_pairs: int, level: float = 0.95) -> Gat
         return None
     share = mismatched / max(n_pairs, 1)
     c = Criterion(SAME_INPUTS, n_pairs, n_pairs, -share, -share, -share, "baseline", math.nan, level)
-    reason = (f"FAIL: not the same inputs: {mismatched} of {n_pairs} pairs were aligned by id but have different "
-              f"contexts, so their replies answer different inputs; {ID_MISMATCH_ADVICE}")
+    reason = (f"FAIL: not the same inputs: {mismatched_pairs_words(mismatched, n_pairs)}, so their replies answer "
+              f"different inputs; {ID_MISMATCH_ADVICE}")
     return GateCheck(c, SAME_INPUTS_REQUIREMENT, math.nan, False, reason)
 
 

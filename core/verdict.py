@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 
 from core import stats
-from core.data import ID_MISMATCH_ADVICE, Comparison, dimensions
+from core.data import ID_MISMATCH_ADVICE, Comparison, dimensions, mismatched_pairs_words
 from core.engine import input_notes, is_blank, is_reference_copy, reads_references
 from core.formatting import counted, fmt_amount, fmt_list, fmt_p, fmt_percent, fmt_percent_bounds, fmt_points
 from core.scoring import JUDGES, metric_class
@@ -420,10 +420,9 @@ def _judge_registered(judge: JudgeSummary | None) -> "bool | str":
 
 def mismatch_words(comp: Comparison) -> str:
     """'3 of 12 pairs were aligned by id but have different contexts; (advice)', '' when none: said on stderr and
-    as the API's warning before anything is scored, and in the verdict (:func:`mismatch_warning`)."""
+    as the API's warning before anything is scored."""
     n = len(comp.context_mismatches())
-    return (f"{n} of {len(comp.pairs)} pairs were aligned by id but have different contexts; {ID_MISMATCH_ADVICE}"
-            if n else "")
+    return f"{mismatched_pairs_words(n, len(comp.pairs))}; {ID_MISMATCH_ADVICE}" if n else ""
 
 
 def mismatch_warning(v: Verdict) -> str:
@@ -431,7 +430,7 @@ def mismatch_warning(v: Verdict) -> str:
     if not v.context_mismatches:
         return ""
     n = len(v.context_mismatches)
-    return f"warning: {n} of {v.n_pairs} pairs were aligned by id but have different contexts; {ID_MISMATCH_ADVICE}"
+    return f"warning: {mismatched_pairs_words(n, v.n_pairs)}; {ID_MISMATCH_ADVICE}"
 
 
 LEFT_OUT_LISTED = 20  # pairs named per verdict row; the count is always complete
@@ -906,8 +905,8 @@ def verdict_parts(v: Verdict, label: Callable[[str], str] | None = None) -> tupl
             clauses.append(f"people's {dim} ratings show no significant difference")
     clauses += _blank_clause(v)
     if v.context_mismatches:  # the replies of those pairs answer different inputs: nothing read on them is a comparison
-        clauses.append(f"{len(v.context_mismatches)} of the {v.n_pairs} pairs were aligned by id but have different "
-                       "contexts, so their replies answer different inputs")
+        clauses.append(f"{mismatched_pairs_words(len(v.context_mismatches), v.n_pairs)}, so their replies answer "
+                       "different inputs")
     combined_ran = v.combined is not None and bool(v.combined.n)
     could_not_combine = bool(policy.combine) and not combined_ran and bool(v.rows("metric") or j is not None)
     if combined_ran:

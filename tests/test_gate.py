@@ -408,3 +408,11 @@ def test_pairs_that_answer_different_inputs_fail_the_gate_and_nothing_paired_is_
     for call in (core.gate, core.compare):
         with pytest.raises(ValueError, match="no row of 'v1' could be paired with a row of 'v3'"):
             call(str(base), str(unrelated), metrics="bleu", judge=False)
+    # a context that only ends with an empty turn, or differs in case and spacing, is the same input
+    same = _write(tmp_path / "same.jsonl", [dict(r, context=[r["context"][0].upper() + "  ", ""], system="v2")
+                                            for r in rows])
+    assert main(["gate", str(base), str(same), *FAST]) == 0 and "not the same inputs" not in capsys.readouterr().out
+    one = _write(tmp_path / "one.jsonl", [dict(r, system="v2", context=["else?"] if i == 0 else r["context"])
+                                          for i, r in enumerate(rows)])
+    assert main(["gate", str(base), str(one), *FAST]) == 1
+    assert capsys.readouterr().out.startswith("FAIL: not the same inputs: 1 of 12 pairs was aligned by id but has")

@@ -77,7 +77,16 @@ class Comparison:
 
 
 def _context_key(ex: Example) -> tuple[str, ...]:
-    return tuple(" ".join(t.split()).lower() for t in ex.context)
+    """A context as pairing and the mismatch check read it: each turn's words, case and spacing aside; blank turns
+    left out (a file that ends every context with an empty turn answers the same inputs)."""
+    return tuple(k for t in ex.context if (k := " ".join(t.split()).lower()))
+
+
+def mismatched_pairs_words(n: int, n_pairs: int) -> str:
+    """'3 of 12 pairs were aligned by id but have different contexts' ('1 of 12 pairs was ... has ...')."""
+    one = n == 1
+    return (f"{n} of {n_pairs} pairs {'was' if one else 'were'} aligned by id but {'has' if one else 'have'} "
+            "different contexts")
 
 
 def _matched_rows(sides: Sequence[Sequence[Example]], keyf) -> dict[tuple[Any, int], list[Example]]:
