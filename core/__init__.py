@@ -324,10 +324,17 @@ def _columns(columns: Any) -> "CsvMapping | None":
         return columns
     names = [f.name for f in fields(CsvMapping)]
     if isinstance(columns, dict):
-        unknown = [k for k in columns if k not in names]
+        given = {{"reference": "references"}.get(k, k): v for k, v in columns.items()}  # as --columns reads it
+        unknown = [k for k in given if k not in names]
         if unknown:
             raise TypeError(f"columns: unknown field(s) {', '.join(map(repr, unknown))}; fields: {', '.join(names)}")
-        return CsvMapping(**columns)
+        if isinstance(given.get("scores"), str):  # 'a,b' as --score-columns takes it: never its letters
+            given["scores"] = [c.strip() for c in given["scores"].split(",") if c.strip()]
+        for required in ("response", "context"):
+            if required in given and not isinstance(given[required], str):
+                raise TypeError(f"columns: {required!r} names the column that holds it (a string), got "
+                                f"{given[required]!r}")
+        return CsvMapping(**given)
     raise TypeError(f"columns must be a core.data.CsvMapping or a dict of its fields ({', '.join(names)}), got "
                     f"{type(columns).__name__}")
 

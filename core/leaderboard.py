@@ -229,6 +229,9 @@ class Leaderboard:
         """The board as ``dialeval leaderboard`` prints it (text, markdown, csv or json: :func:`render_leaderboard`)."""
         return render_leaderboard(self, fmt)
 
+    def __str__(self) -> str:  # print(board): the text table, as the command prints it
+        return self.render()
+
 
 def judged_in_cache(grid: SystemGrid, judge: "str | Judge" = "pairwise") -> bool:
     """Whether the score cache (or the demo's precomputed layer) holds the judge's output on every pair of

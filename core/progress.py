@@ -55,9 +55,10 @@ def share_of(progress: Progress | None, start: float, end: float, size: int) -> 
 class ProgressBar:
     """A progress bar on stderr: description, ``done/total``, rate and time left (from :attr:`SURE_AFTER` seconds
     into a phase), redrawn at most every 0.2 s. One line per phase: a new total, or a count that goes back, starts
-    a new line (the description may change within a phase, e.g. to show a running loss). On a stream that is not a terminal (a CI log, a file:
-    ``tty`` False; by default whether the stream says it is one) the bar is not redrawn in place: each draw is a
-    line of its own, the phase's first, one at most every :attr:`LOG_EVERY` seconds, and its last."""
+    a new line (the description may change within a phase, e.g. to show a running loss). On a stream that is not a
+    terminal (a CI log, a file: ``tty`` False; by default whether the stream says it is one) the bar is not redrawn
+    in place: each draw is a line of its own, the phase's first, one at most every :attr:`LOG_EVERY` seconds, and
+    its last."""
 
     LOG_EVERY = 10.0  # seconds between the lines of one phase where the bar cannot be redrawn in place
     SURE_AFTER = 2.0  # seconds into a phase before its time left is said: its first items' pace says little

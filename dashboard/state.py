@@ -32,6 +32,7 @@ from core.engine import (ComparisonScores, cached_judge_comparison, comparison_s
 from core.models.device import native_bfloat16, offered_devices, use_device
 from core.formatting import counted
 from core.outputs import OutputError
+from core.progress import ProgressBar
 from core.scoring import JudgeOutput, Options
 from core.settings import SettingError, minilm_precision
 from core.verdict import JudgeSummary, Verdict, build_verdict, summarize_judge
@@ -416,7 +417,7 @@ class StepClock:
         self.done = done
         elapsed, moved = now - self.t0, done - self.start
         return f", about {elapsed * (total - done) / moved:.0f} s left in this step" if (
-            moved > 0 and done < total and elapsed > 1) else ""
+            moved > 0 and done < total and elapsed >= ProgressBar.SURE_AFTER) else ""
 
 
 def progress_bar(first: str = "starting", estimate: float = 0.0):

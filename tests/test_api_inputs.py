@@ -422,5 +422,8 @@ def test_a_csv_s_columns_are_mapped_in_the_api_as_on_the_command_line_and_a_one_
     assert [s.system for s in core.rank(str(path), columns=columns, metrics="bleu", judge=False).systems] != []
     with pytest.raises(TypeError, match="columns: unknown field"):
         core.compare(str(path), columns={"sytem": "bot"}, **fast)
+    aliased = {**{k: v for k, v in columns.items() if k != "references"}, "reference": "gold"}  # --columns' alias
+    assert core.compare(str(path), columns=aliased, **fast).sentence == verdict.sentence
+    assert str(core.rank(str(path), columns=columns, metrics="bleu", judge=False)).startswith("2 systems on 6 shared")
     with pytest.raises(ValueError, match=r"map it with --columns system=COLUMN .*its columns: turn_id, bot, history"):
         core.compare(str(path), columns={"context": "history", "response": "reply"}, **fast)

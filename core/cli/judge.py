@@ -14,7 +14,7 @@ from core.judges.pairs import load_votes, votes_for_pairs, votes_matched
 from core.models.device import use_device
 from core.progress import progress_bar
 from core.report import PAIR_COLUMNS, judge_rows, markdown_text, render, render_verdict, to_json, write_jsonl
-from core.verdict import LEVEL, build_verdict, judge_sentence, summarize_judge
+from core.verdict import LEVEL, build_verdict, judge_sentence, mismatch_words, summarize_judge
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
@@ -45,6 +45,7 @@ def judge(a: argparse.Namespace) -> int:
     note_jsonl_out(out_path, "the per-pair rows", "; for them as CSV, leave --out out and use --format csv (stdout)")
     comp = load_comparison(a.input, a.input_b, a.system_a, a.system_b, a.input_format, mapping)
     comp.require_pairs()
+    note([mismatch_words(comp)] if comp.context_mismatches() else [])  # as compare says it, before anything runs
     if a.dimension and a.dimension not in dimensions(comp.examples()):
         raise ValueError(f"--dimension {a.dimension!r} is not in the data; its human dimensions are "
                          f"{dimensions(comp.examples()) or 'none'}")

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
-from core.data.delimited import CsvMapping
+from core.data.decoding import without_gz
+from core.data.delimited import CsvMapping, csv_delimiter
 from core.data.reading import load_file
 from core.data.schema import DataError, Example, Problem, systems_in
 
@@ -236,17 +237,17 @@ def load_comparison(path_a: str, path_b: str | None = None, system_a: str | None
 def _system_column_hint(path: str) -> str:
     """For a CSV or TSV file read as one system: how to name the column that holds each row's system, with its
     columns ('' for other files, or a header that cannot be read)."""
-    if not str(path).lower().endswith((".csv", ".tsv")):
-        return ""
     import csv
+    import gzip
+    if not without_gz(str(path)).lower().endswith((".csv", ".tsv")):
+        return ""
     try:
-        with open(path, encoding="utf-8-sig", newline="") as f:
+        with (gzip.open if str(path).lower().endswith(".gz") else open)(path, "rt", encoding="utf-8-sig",
+                                                                       newline="") as f:
             first = f.readline()
     except (OSError, UnicodeDecodeError):
         return ""
-    delimiter = "\t" if str(path).lower().endswith(".tsv") or ("\t" in first and "," not in first) else (
-        ";" if ";" in first and "," not in first else ",")
-    columns = [c for c in next(csv.reader([first], delimiter=delimiter), []) if c.strip()]
+    columns = [c for c in next(csv.reader([first], delimiter=csv_delimiter(str(path), first)), []) if c.strip()]
     return (f"; if a column names each row's system, map it with --columns system=COLUMN (in Python "
             f"columns={{'system': COLUMN}}); its columns: {', '.join(columns)}" if columns else "")
 

@@ -239,9 +239,7 @@ def missing_words(rec: dict, fld: str) -> str:
     """'is missing', and when the record has a key that looks meant for ``fld`` (a misspelling such as 'responce',
     or another tool's name such as 'reply'), which one: 'is missing (the row has 'responce': did you mean
     'response'?)'."""
-    import difflib
-    keys = [k for k in rec if isinstance(k, str) and k not in RECORD_FIELDS]
-    meant = [k for k in keys if FIELD_ALIASES.get(k.casefold()) == fld] or difflib.get_close_matches(fld, keys, 1, 0.75)
+    meant = [k for k in rec if isinstance(k, str) and field_suggestion(k) == fld]
     return f"is missing (the row has {meant[0]!r}: did you mean {fld!r}?)" if meant else "is missing"
 # names other tools give the fields dialeval reads: an input row's key by one of these is metadata, said so
 FIELD_ALIASES = {"refs": "references", "ref": "references", "gold": "references", "rating": "scores",
