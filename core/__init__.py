@@ -572,13 +572,11 @@ def meta_evaluate(*inputs: str, metrics: str | Sequence[str] | None = None, dims
         return summarize(with_verdict(pairs, shipped_policy().policy))
     if level != "turn":
         raise ValueError(f"level={level!r}: 'turn' (correlations per row) or 'system' (system pairs)")
-    from core.engine import blank_text_notes
-    from core.meta_eval import scored_rows
+    from core.meta_eval import input_notes
     names = parse_metrics(DEFAULT_METRICS if metrics is None else metrics)
     data = group_datasets(_paths(inputs, "meta_evaluate"))
-    _warn_blank(blank_text_notes([ex for exs in data.values() for ex in scored_rows(  # the rows it scores, as the CLI
-        exs, settings.get("max_rows"), settings.get("seed", 13), settings.get("keep_reference_copies", False))],
-        names))
+    _warn_blank(input_notes(data, names, **{k: settings[k] for k in ("max_rows", "seed", "keep_reference_copies")
+                                            if k in settings}))
     rows = evaluate(data, names, dims, options=_options(options), **settings)
     if not rows:  # as the command line says it, not an empty list
         from core.meta_eval import NO_HUMAN_SCORES

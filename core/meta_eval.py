@@ -37,7 +37,7 @@ import numpy as np
 
 from core import stats
 from core.data import CsvMapping, Example, dimensions, load_file, systems_in
-from core.engine import is_reference_copy, run_metric
+from core.engine import blank_text_notes, is_reference_copy, run_metric
 from core.scoring import Metric, Options, get_metric
 from core.verdict import context_groups
 
@@ -67,6 +67,14 @@ def scored_rows(examples: Sequence[Example], max_rows: int | None = None, seed: 
     ``keep_reference_copies``."""
     exs = subsample_contexts(examples, max_rows, seed)
     return exs if keep_reference_copies else [ex for ex in exs if not is_reference_copy(ex)]
+
+
+def input_notes(datasets: dict[str, Sequence[Example]], metrics: Sequence[str], max_rows: int | None = None,
+                seed: int = 13, keep_reference_copies: bool = False) -> list[str]:
+    """The notes on the input (blank replies, rows without references) over the rows meta-eval scores
+    (:func:`scored_rows`), as ``dialeval meta-eval`` and ``core.meta_evaluate`` say them."""
+    return blank_text_notes([ex for exs in datasets.values() for ex in scored_rows(exs, max_rows, seed,
+                                                                                 keep_reference_copies)], metrics)
 
 
 def subsample_contexts(examples: Sequence[Example], max_rows: int | None, seed: int = 13) -> list[Example]:

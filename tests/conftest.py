@@ -27,7 +27,6 @@ os.environ.pop("DIALEVAL_PRECISION", None)
 os.environ.setdefault("DIALEVAL_APP_JUDGE", "0")
 
 
-
 def _session_cache_folder() -> None:
     """Everything dialeval keeps in its cache folder while the tests run (the dashboard's kept uploads and votes
     among it) goes to a folder of this session's own, removed at its end: never the user's ``$DIALEVAL_CACHE`` or
@@ -37,14 +36,15 @@ def _session_cache_folder() -> None:
     import shutil
     import tempfile
 
-    from core.settings import cache_dir
-    user = cache_dir()
+    from core.settings import cache_location
+    user = cache_location()[0].expanduser().resolve()  # never created here; a relative setting made absolute
     session = Path(tempfile.mkdtemp(prefix="dialeval-tests-"))
     for made in user.glob("smollm2-135m-f32-*") if user.is_dir() else []:
         if (made / "complete").exists():
             (session / made.name).symlink_to(made, target_is_directory=True)
     os.environ["DIALEVAL_CACHE"] = str(session)
-    atexit.register(shutil.rmtree, session, True)
+    owner = os.getpid()  # a forked child that exits leaves the folder to the session that made it
+    atexit.register(lambda: os.getpid() == owner and shutil.rmtree(session, ignore_errors=True))
 
 
 _session_cache_folder()

@@ -8,8 +8,8 @@ import sys
 from core.cli import (add_csv_arguments, check_paths, csv_mapping_from, interval_level, metric_names, note,
                       register_command, whole_number, write_stdout)
 from core.data import dimensions
-from core.engine import DEFAULT_METRICS, blank_text_notes, is_reference_copy
-from core.meta_eval import NO_HUMAN_SCORES, format_rows, group_datasets, meta_evaluate, scored_rows
+from core.engine import DEFAULT_METRICS, is_reference_copy
+from core.meta_eval import NO_HUMAN_SCORES, format_rows, group_datasets, input_notes, meta_evaluate
 from core.outputs import write_text
 from core.progress import progress_bar
 from core.scoring import Options
@@ -88,8 +88,7 @@ def meta_eval(args: argparse.Namespace) -> int:
     out_path = args.out if args.out != "-" else None
     check_paths(args, args.files, out_path)
     data = group_datasets(args.files, csv_mapping=mapping)
-    note(blank_text_notes([ex for exs in data.values() for ex in scored_rows(  # the rows it scores
-        exs, args.max_rows, args.seed, args.keep_reference_copies)], metrics))
+    note(input_notes(data, metrics, args.max_rows, args.seed, args.keep_reference_copies))  # on the rows it scores
     if not any(dimensions(exs) for exs in data.values()):
         raise ValueError(NO_HUMAN_SCORES)
     if dims:
