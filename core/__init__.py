@@ -142,22 +142,28 @@ def _require_turns(turns: list[str], column: _Column, i: int) -> None:
         raise ValueError(f"{column.where(i)} is empty: give at least the input utterance")
 
 
+def _settings_object(value: Any, cls: type, what: str, where: str) -> Any:
+    """``value`` as a ``cls`` (a dataclass of settings): one already, None, or a dict of its fields; anything else,
+    or an unknown field, is a ``TypeError`` naming the fields (``what``: the argument, ``where``: where ``cls``
+    lives)."""
+    from dataclasses import fields
+    if value is None or isinstance(value, cls):
+        return value
+    names = [f.name for f in fields(cls)]
+    if isinstance(value, dict):
+        unknown = [k for k in value if k not in names]
+        if unknown:
+            raise TypeError(f"{what}: unknown field(s) {', '.join(map(repr, unknown))}; fields: {', '.join(names)}")
+        return cls(**value)
+    raise TypeError(f"{what} must be a {where}.{cls.__name__} or a dict of its fields ({', '.join(names)}), got "
+                    f"{type(value).__name__}")
+
+
 def _options(options: Any) -> "Options | None":
     """``options`` as an :class:`~core.scoring.Options`: one already, None, or a dict of its fields
     (``{"pool": "my_logs.jsonl"}``); anything else, or an unknown field, is a ``TypeError`` naming the fields."""
-    from dataclasses import fields
-
     from core.scoring import Options
-    if options is None or isinstance(options, Options):
-        return options
-    names = [f.name for f in fields(Options)]
-    if isinstance(options, dict):
-        unknown = [k for k in options if k not in names]
-        if unknown:
-            raise TypeError(f"options: unknown field(s) {', '.join(map(repr, unknown))}; fields: {', '.join(names)}")
-        return Options(**options)
-    raise TypeError(f"options must be a core.scoring.Options or a dict of its fields ({', '.join(names)}), got "
-                    f"{type(options).__name__}")
+    return _settings_object(options, Options, "options", "core.scoring")
 
 
 def _progress(progress: Any) -> "Progress | None":
@@ -316,27 +322,18 @@ def _checkpoint_for(judge: "str | Judge | None", checkpoint: str | None) -> str 
 
 def _columns(columns: Any) -> "CsvMapping | None":
     """``columns`` as the loader takes them: a ``core.data.CsvMapping``, a dict of its fields (``{"system": "bot",
-    "response": "reply", "context": "history"}``, as ``--columns`` maps them), or None (the standard names)."""
-    from dataclasses import fields
-
+    "response": "reply", "context": "history"}``, read as ``--columns`` and ``--score-columns`` read them), or None
+    (the standard names)."""
     from core.data import CsvMapping
-    if columns is None or isinstance(columns, CsvMapping):
-        return columns
-    names = [f.name for f in fields(CsvMapping)]
     if isinstance(columns, dict):
-        given = {{"reference": "references"}.get(k, k): v for k, v in columns.items()}  # as --columns reads it
-        unknown = [k for k in given if k not in names]
-        if unknown:
-            raise TypeError(f"columns: unknown field(s) {', '.join(map(repr, unknown))}; fields: {', '.join(names)}")
-        if isinstance(given.get("scores"), str):  # 'a,b' as --score-columns takes it: never its letters
-            given["scores"] = [c.strip() for c in given["scores"].split(",") if c.strip()]
+        columns = {{"reference": "references"}.get(k, k): v for k, v in columns.items()}  # as --columns reads it
+        if isinstance(columns.get("scores"), str):  # 'a,b' as --score-columns takes it: never its letters
+            columns["scores"] = [c.strip() for c in columns["scores"].split(",") if c.strip()]
         for required in ("response", "context"):
-            if required in given and not isinstance(given[required], str):
+            if required in columns and not isinstance(columns[required], str):
                 raise TypeError(f"columns: {required!r} names the column that holds it (a string), got "
-                                f"{given[required]!r}")
-        return CsvMapping(**given)
-    raise TypeError(f"columns must be a core.data.CsvMapping or a dict of its fields ({', '.join(names)}), got "
-                    f"{type(columns).__name__}")
+                                f"{columns[required]!r}")
+    return _settings_object(columns, CsvMapping, "columns", "core.data")
 
 
 def _metric_names(metrics: Any) -> Any:
@@ -457,13 +454,13 @@ def gate(input_a: str, input_b: str | None = None, system_a: str | None = None, 
     ``to_dict()`` its JSON. ``by``: criteria ('judge', 'combined', a metric among ``metrics``, 'human:DIM'; a string
     may list several, comma-separated; default: what the verdict decides on); ``require``: 'not-worse',
     'non-inferior' (with ``margin``) or 'better'; the rest as :func:`compare` takes them."""
-    from core.gating import REQUIREMENTS, gate_comparison, is_combined
+    from core.gating import (REQUIREMENTS, criterion_name, gate_comparison, is_combined, missing_dimension,
+                             unreadable_criterion)
+    from core.scoring import judge_choice
     if require not in REQUIREMENTS:
         raise ValueError(f"require={require!r}: choose one of {', '.join(REQUIREMENTS)}")
     if margin is not None and not (isinstance(margin, (int, float)) and margin >= 0):
         raise ValueError(f"margin={margin!r}: a number >= 0 in the criterion's units, or None for its default")
-    from core.gating import criterion_name, missing_dimension, unreadable_criterion
-    from core.scoring import judge_choice
     chosen = judge_choice(judge)
     measured = chosen == "pairwise" and checkpoint is None
     scored = _registry_names(_metric_names(metrics))

@@ -52,6 +52,11 @@ class JudgeSummary:
     first_shown: float = math.nan  # share of single-order calls preferring the reply shown first (0.5: no bias)
     notes: dict[str, Any] = field(default_factory=dict)  # what the judge adds (llm: model, unparsed pairs)
 
+    @property
+    def unparsed(self) -> list[int]:
+        """The pairs (0-based) the judge could not read in both orders (the llm judge's ``notes``): no call."""
+        return list(self.notes.get("unparsed") or ())
+
     def better(self, system_a: str, system_b: str) -> str:
         return {"A": system_a, "B": system_b}.get(self.winner or "", "no significant preference")
 
@@ -88,7 +93,7 @@ def summarize_judge(comp: Comparison, out: JudgeOutput, dimension: str | None = 
             human = _agreement("scores", dim, margin, out, prefs, level)
     # identical replies (whitespace aside, as the verdict's identical_pairs counts them) have no winner to flip; a
     # pair the judge could not read in both orders (the llm judge's unparsed) has no flip to count
-    unread = set(out.notes.get("unparsed") or ())
+    unread = set(out.unparsed)
     different = [x.response.split() != y.response.split() and i not in unread for i, (x, y) in enumerate(comp.pairs)]
     return JudgeSummary(len(verdicts), win, winner, order_disagreement(out.p_ab, out.p_ba_flipped, different),
                         out.tie_margin, out.signature,
@@ -116,7 +121,7 @@ def judge_length_controlled(comp: Comparison, verdicts: Sequence[str], level: fl
 
 def _agreement(source: str, dimension: str | None, margin: float | None, out: JudgeOutput,
                human: list[str | None], level: float) -> HumanAgreement | None:
-    unread = set(out.notes.get("unparsed") or ())  # pairs the judge could not read: no call to agree or not
+    unread = set(out.unparsed)  # pairs the judge could not read: no call to agree or not
     idx = [i for i, h in enumerate(human) if h in ("A", "B") and i not in unread]
     if not idx:
         return HumanAgreement(source, dimension, margin, 0, math.nan, math.nan, math.nan, 0, math.nan, human)

@@ -45,7 +45,7 @@ import numpy as np
 from core import stats
 from core.cache import ScoreCache
 from core.data import (ID_MISMATCH_ADVICE, DataError, Example, Problem, alignment_rule, alignment_words, dimensions,
-                       references_for, systems_in)
+                       references_for, repeated_contexts_words, systems_in)
 from core.engine import (ScoreTable, check_judge_models, input_notes, judge_pairs, judged_from_cache, parse_metrics,
                          score_examples)
 from core.formatting import alpha_label, fmt_interval, fmt_num, level_label
@@ -138,8 +138,7 @@ def shared_contexts(examples: Sequence[Example], systems: Sequence[str] | None =
     shared = set(keys)
     repeated = {k[0] for k in shared if k[1] > 1}
     if repeated and not by_id:  # as core.data.align says it for two systems
-        said = (f"{len(repeated)} context{'s' * (len(repeated) != 1)} appear{'s' * (len(repeated) == 1)} more than "
-                "once on a system's side, so their rows are paired in file order")
+        said = repeated_contexts_words(len(repeated), "a system's side")
         note = f"{note}; {said}" if note else said
 
     def lacking(key: tuple[Any, int]) -> str:

@@ -200,7 +200,7 @@ def judge_lines(v: "Verdict") -> list[str]:
              f"(position flips; identical replies{' and unparsed pairs' if j.notes.get('unparsed') else ''} left "
              "out); the reply shown first was preferred in "
              f"{fmt_num(j.first_shown)} of single-order calls; tie margin {j.tie_margin:g}; {j.signature}"]
-    unparsed = j.notes.get("unparsed") or []
+    unparsed = j.unparsed
     if unparsed:
         lines.append(f"judge: {counted(len(unparsed), 'pair')} with an answer that named neither reply in one order "
                      "or both, after a second ask (unparsed, never guessed: P(A) 0.5, deciding nothing; asked again "
@@ -288,7 +288,7 @@ def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,
                    "win_rate_ties_split": w.ties_split, "sign_p": w.sign_p,
                    "verdict": j.better(v.system_a, v.system_b), "signature": j.signature,
                    "order_disagreement": j.order_disagreement, "first_shown": j.first_shown,
-                   "unparsed_pairs": len(j.notes.get("unparsed") or [])}  # every number text and json give, as columns
+                   "unparsed_pairs": len(j.unparsed)}  # every number text and json give, as columns
             lc = j.length_controlled
             if lc is not None:
                 row.update({"length_controlled_rate": lc.rate, "length_controlled_low": lc.low,

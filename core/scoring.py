@@ -288,6 +288,11 @@ class JudgeOutput:
     notes: dict[str, Any] = field(default_factory=dict)  # what the judge adds (the llm judge: model, unparsed pairs)
 
     @property
+    def unparsed(self) -> list[int]:
+        """The pairs (0-based) the judge could not read in both orders (the llm judge's ``notes``): no call."""
+        return list(self.notes.get("unparsed") or ())
+
+    @property
     def first_shown(self) -> float:
         """The share of single-order calls (both orders of every pair) preferring the reply shown first (exactly
         0.5 counts half): near 0.5 for a judge without position bias. A judge that knows better says so in

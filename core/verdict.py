@@ -817,7 +817,7 @@ def judge_sentence(v: Verdict) -> str:
     name = {"A": v.system_a, "B": v.system_b}
     w = j.win
     decided = w.wins + w.losses
-    unread = len(j.notes.get("unparsed") or ())
+    unread = len(j.unparsed)
     if not decided and unread == w.ties:
         found = (f"The judge could not read an answer naming either reply in both orders for any of the "
                  f"{counted(unread, 'pair')}, so it states no preference between {v.system_a} and {v.system_b} "
@@ -935,7 +935,7 @@ def verdict_parts(v: Verdict, label: Callable[[str], str] | None = None) -> tupl
                            f"{'it' if s == side else sys_name[s]} in {fmt_percent(rate)} of the "
                            f"{counted(decided, 'pair')} it decided{_span(lo, hi)}{at_len}{trust}")
         elif not decided:
-            unread = len(j.notes.get("unparsed") or ())
+            unread = len(j.unparsed)
             clauses.append(f"the judge{role} decides none of the {counted(j.n, 'pair')}" +
                            (f" ({unread} not read in both orders)" if unread else " (it calls every one a tie)"))
         else:

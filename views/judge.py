@@ -179,7 +179,7 @@ def llm_judge_section(data, blind: bool = False) -> None:
               help="share of pairs where asking A first and B first named different winners (a tie then; "
               "pairs of identical replies, and pairs not read in both orders, left out)")
     c3.text(f"first-shown reply preferred: {summ.first_shown:.1%}")
-    unparsed = summ.notes.get("unparsed") or []
+    unparsed = summ.unparsed
     if unparsed:
         st.warning(f"{state.counted(len(unparsed), 'pair')} got answers naming neither reply after a second ask "
                    f"(never guessed): pairs {', '.join(str(i + 1) for i in unparsed[:20])}")

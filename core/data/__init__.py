@@ -48,12 +48,12 @@ from core.data.columns import COLUMN_KEYS, load_columns
 from core.data.delimited import CSV_SUFFIXES, SCORE_PREFIX, STANDARD, CsvMapping, CsvRows, csv_delimiter, load_csv
 from core.data.reading import TABLE_FORMATS, detect_format, format_of_text, load_file, open_examples
 from core.data.alignment import (ID_MISMATCH_ADVICE, Comparison, align, alignment_rule, alignment_words,
-                                 mismatched_pairs_words,
+                                 mismatched_pairs_words, repeated_contexts_words,
                                  chosen_systems, compare_systems, file_labels, load_comparison, one_system, pair_files,
                                  references_for, rows_of_files, share_references)
 
 __all__ = ["COLUMN_KEYS", "CSV_SUFFIXES", "Comparison", "CsvMapping", "CsvRows", "DataError", "Example", "FORMATS",
-           "ID_MISMATCH_ADVICE", "JSONL_SUFFIXES", "mismatched_pairs_words", "JsonlRows", "LINE_BREAK", "NAN_ADVICE", "NAN_TEXTS",
+           "ID_MISMATCH_ADVICE", "JSONL_SUFFIXES", "mismatched_pairs_words", "repeated_contexts_words", "JsonlRows", "LINE_BREAK", "NAN_ADVICE", "NAN_TEXTS",
            "NO_RATING_TEXTS", "Problem", "RECORD_FIELDS", "RowsInPlace", "SCORE_PREFIX", "STANDARD", "TABLE_FORMATS",
            "align", "alignment_rule", "alignment_words", "bad_unicode_at", "byte_lines", "chosen_systems",
            "compare_systems", "csv_delimiter", "decode_text", "field_suggestion", "detect_format", "dimensions", "file_labels",

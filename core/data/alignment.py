@@ -83,6 +83,12 @@ def _context_key(ex: Example) -> tuple[str, ...]:
     return tuple(k for t in ex.context if (k := " ".join(t.split()).lower()))
 
 
+def repeated_contexts_words(n: int, side: str = "a side") -> str:
+    """'2 contexts appear more than once on a side, so their rows are paired in file order'."""
+    return (f"{n} context{'s' * (n != 1)} appear{'s' * (n == 1)} more than once on {side}, so their rows are paired "
+            "in file order")
+
+
 def mismatched_pairs_words(n: int, n_pairs: int) -> str:
     """'3 of 12 pairs were aligned by id but have different contexts' ('1 of 12 pairs was ... has ...')."""
     one = n == 1
@@ -161,8 +167,7 @@ def align(a: Sequence[Example], b: Sequence[Example], system_a: str | None = Non
     if not by_id:  # a context given twice on a side is paired in file order: said, never silently
         repeated = {k for side in (a, b) for k, n in Counter(map(keyf, side)).items() if n > 1}
         if repeated:
-            said = (f"{len(repeated)} context{'s' * (len(repeated) != 1)} appear{'s' * (len(repeated) == 1)} more "
-                    "than once on a side, so their rows are paired in file order")
+            said = repeated_contexts_words(len(repeated))
             note = f"{note}; {said}" if note else said
     pairs, shared = share_references(pairs)
     return Comparison(sa, sb, pairs, un_a, un_b, aligned_by=rule, alignment_note=note, shared_references=shared)

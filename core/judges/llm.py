@@ -523,7 +523,8 @@ class LLMJudge(Judge):
         first_ba = [answers[k].p_first for k in keys[len(ctxs):]]
         p_a, p_ab, p_ba, unparsed = combine(first_ab, first_ba)
         out = JudgeOutput.from_probabilities(p_a, p_ab, p_ba, self.tie_margin, self.signature())
-        out.order_disagreement = order_disagreement(p_ab, p_ba, [i not in set(unparsed) for i in range(len(p_a))])
+        unread = set(unparsed)
+        out.order_disagreement = order_disagreement(p_ab, p_ba, [i not in unread for i in range(len(p_a))])
         sources = sorted({answers[k].source for k in keys})
         # only what the answers fix (a rerun from the cache gives the same); what the run cost: ``last_usage``
         out.notes = {"judge": "llm", "model": self.settings.model, "first_shown": first_shown_rate(first_ab, first_ba),
