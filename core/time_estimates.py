@@ -21,6 +21,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from core.formatting import counted
+
 JUDGE_TIMED = "pairwise"  # the judge whose parts JudgeTime counts (the shipped one); other judges have no estimate
 
 
@@ -245,13 +247,15 @@ class WorkEstimate:
         work = []
         for n in sorted(set(todo.values()), reverse=True):
             names = [m for m, k in todo.items() if k == n]
-            work.append(f"{n} row{'s' * (n != 1)} to score with {', '.join(names)}")
+            work.append(f"{counted(n, 'row')} to score with {', '.join(names)}")
         if self.judge_pairs:
-            work.append(f"{self.judge_pairs} pair{'s' * (self.judge_pairs != 1)} to judge" + (
-                f" with {self.judge} (its pace is " + ("not kept while the score cache is off" if self.pace_unkept
-                                                       else "not known until it has run once here")
-                + "; its bar gives the time left as it goes)" if self.judge_seconds is None else
-                "" if self.judge in (None, JUDGE_TIMED) else f" with {self.judge} (at its last run's pace)"))
+            judging = f"{counted(self.judge_pairs, 'pair')} to judge"
+            if self.judge_seconds is None:
+                why = "not kept while the score cache is off" if self.pace_unkept else "not known until it has run once here"
+                judging += f" with {self.judge} (its pace is {why}; its bar gives the time left as it goes)"
+            elif self.judge not in (None, JUDGE_TIMED):
+                judging += f" with {self.judge} (at its last run's pace)"
+            work.append(judging)
         if not work:
             return ""
         if self.judge_pairs and self.judge_seconds is None:
