@@ -197,7 +197,7 @@ def judge_lines(v: "Verdict") -> list[str]:
              f"sign test p {fmt_num(w.sign_p, p=True)}; ties counted half: {fmt_num(w.ties_split)}) -> "
              f"{j.better(v.system_a, v.system_b)}{_judge_could_miss(v)}",
              f"judge: orders A|B and B|A disagreed on {fmt_num(j.order_disagreement)} of the pairs before combining "
-             f"(position flips; identical replies{' and unparsed pairs' if j.notes.get('unparsed') else ''} left "
+             f"(position flips; identical replies{' and unparsed pairs' if j.unparsed else ''} left "
              "out); the reply shown first was preferred in "
              f"{fmt_num(j.first_shown)} of single-order calls; tie margin {j.tie_margin:g}; {j.signature}"]
     unparsed = j.unparsed

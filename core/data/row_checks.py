@@ -234,13 +234,6 @@ def example_from_record(chk: RowChecker, rec: Any, row: int, path: str, fallback
 
 RECORD_FIELDS = ("id", "system", "context", "response", "references", "reference", "scores", "dataset", "ratings")
 
-
-def missing_words(rec: dict, fld: str) -> str:
-    """'is missing', and when the record has a key that looks meant for ``fld`` (a misspelling such as 'responce',
-    or another tool's name such as 'reply'), which one: 'is missing (the row has 'responce': did you mean
-    'response'?)'."""
-    meant = [k for k in rec if isinstance(k, str) and field_suggestion(k) == fld]
-    return f"is missing (the row has {meant[0]!r}: did you mean {fld!r}?)" if meant else "is missing"
 # names other tools give the fields dialeval reads: an input row's key by one of these is metadata, said so
 FIELD_ALIASES = {"refs": "references", "ref": "references", "gold": "references", "rating": "scores",
                  "score": "scores", "human": "scores", "human_scores": "scores", "reply": "response",
@@ -276,6 +269,14 @@ def field_suggestion(key: str) -> str | None:
         return FIELD_ALIASES[k]
     close = difflib.get_close_matches(k, RECORD_FIELDS, n=1, cutoff=0.8)
     return close[0] if close else None
+
+
+def missing_words(rec: dict, fld: str) -> str:
+    """'is missing', and when the record has a key that looks meant for ``fld`` (a misspelling such as 'responce',
+    or another tool's name such as 'reply'), which one: 'is missing (the row has 'responce': did you mean
+    'response'?)'."""
+    meant = [k for k in rec if isinstance(k, str) and field_suggestion(k) == fld]
+    return f"is missing (the row has {meant[0]!r}: did you mean {fld!r}?)" if meant else "is missing"
 
 
 def row_metadata(rec: dict[str, Any]) -> dict[str, str]:
