@@ -641,15 +641,19 @@ def estimate_work(examples: Sequence[Example] = (), metrics: Sequence[str] = (),
     whose replies the shipped judge reads (default: both replies of ``pairs``; a leaderboard passes its rows);
     ``n_pairs``: the number of pairs to judge where the triples are not at hand (every one counted as new);
     ``checkpoint``: the learned judge's (its own cached calls are looked for).
-    With ``mme`` among ``metrics`` computing every row the judge reads (:func:`after_mme_reads_all`), the judge,
+    A run that computes something with SmolLM2 while this cache folder has no copy of it yet counts its first read
+    (``WorkEstimate.first_read_seconds``). With ``mme`` among ``metrics`` computing every row the judge reads (:func:`after_mme_reads_all`), the judge,
     which runs after the metrics, has nothing left to read. A metric that cannot even be built counts every row (it fails with its error when it runs)."""
     store = resolve_cache(cache)
     scored = as_scored(examples)
     judge_name = judge.name if isinstance(judge, Judge) else judge
     out = time_estimates.WorkEstimate(judge=judge_name)
+    loads_smollm = False  # whether the run computes something with SmolLM2 (its first read is then counted)
     for name in metrics:
         try:
-            out.rows[name] = uncached_rows(get_metric(name, options), scored, store)
+            metric = get_metric(name, options)
+            out.rows[name] = uncached_rows(metric, scored, store)
+            loads_smollm |= bool(out.rows[name]) and "smollm2" in metric.models
         except Exception:  # noqa: BLE001 (any failure to build is the run's to report)
             out.rows[name] = len({row_key(ex.context, ex.response, ex.references) for ex in scored})
         out.metric_seconds[name] = time_estimates.score_time().estimate(name, out.rows[name])
@@ -671,6 +675,9 @@ def estimate_work(examples: Sequence[Example] = (), metrics: Sequence[str] = (),
             if rows is not None and after_mme_reads_all(out.rows.get("mme", 0), rows):
                 work = replace(work, mme_pairs=0, read_pairs=0)
             out.judge_seconds = work.seconds(time_estimates.judge_time())
+            loads_smollm |= out.judge_pairs > 0 and "smollm2" in _judge_class(judge).models
+    if loads_smollm:
+        out.first_read_seconds = time_estimates.smollm_first_read_seconds()
     return out
 
 

@@ -26,6 +26,22 @@ from core.formatting import counted
 JUDGE_TIMED = "pairwise"  # the judge whose parts JudgeTime counts (the shipped one); other judges have no estimate
 
 
+# the seconds SmolLM2's first load in a cache folder spends beyond a load (reading its GGUF file and keeping a
+# dequantized copy there: ``core.models.encoders.smollm``); benchmarks/estimates.py measures it
+SMOLLM_FIRST_READ_SECONDS = 14.0
+
+
+def smollm_first_read_seconds() -> float:
+    """:data:`SMOLLM_FIRST_READ_SECONDS` when a run that loads SmolLM2 would first read its GGUF file
+    (``core.models.encoders.smollm_first_load``: not loaded in this process, no copy in the cache folder); 0.0
+    otherwise, and when SmolLM2 is not installed (the run says so)."""
+    from core.models.encoders import smollm_first_load
+    try:
+        return SMOLLM_FIRST_READ_SECONDS if smollm_first_load() else 0.0
+    except Exception:  # noqa: BLE001 (a model that is not installed is the run's to report)
+        return 0.0
+
+
 def smollm_in_float32() -> bool:
     """Whether SmolLM2 runs in float32 on this machine (a CPU without bfloat16 kernels, most laptops:
     ``core.models.device.smollm_dtype``); the estimates then use the paces measured on such a CPU."""
@@ -229,11 +245,12 @@ class WorkEstimate:
     judge_pairs: int = 0
     judge_seconds: float | None = 0.0
     pace_unkept: bool = False  # no judge pace can be known: the score cache, where it is kept, is off
+    first_read_seconds: float = 0.0  # SmolLM2's GGUF file read once for this cache folder (smollm_first_read_seconds)
 
     @property
     def seconds(self) -> float:
-        """The metrics' seconds and the judge's (0 where its pace is unknown)."""
-        return sum(self.metric_seconds.values()) + (self.judge_seconds or 0.0)
+        """The metrics' seconds, the judge's (0 where its pace is unknown) and SmolLM2's first read."""
+        return sum(self.metric_seconds.values()) + (self.judge_seconds or 0.0) + self.first_read_seconds
 
     @property
     def scoring_seconds(self) -> float:
@@ -258,6 +275,8 @@ class WorkEstimate:
             work.append(judging)
         if not work:
             return ""
+        if self.first_read_seconds:
+            work.append(f"SmolLM2's model file to read once for this cache folder (about {about(self.first_read_seconds)})")
         if self.judge_pairs and self.judge_seconds is None:
             head = f"about {about(self.seconds)} for this run and the {self.judge} judge's time" if todo else "this run"
         else:
@@ -266,7 +285,8 @@ class WorkEstimate:
 
     def to_dict(self) -> dict[str, Any]:
         return {"rows": dict(self.rows), "metric_seconds": dict(self.metric_seconds), "judge": self.judge,
-                "judge_pairs": self.judge_pairs, "judge_seconds": self.judge_seconds, "seconds": self.seconds}
+                "judge_pairs": self.judge_pairs, "judge_seconds": self.judge_seconds,
+                "first_read_seconds": self.first_read_seconds, "seconds": self.seconds}
 
 
 def about(seconds: float) -> str:

@@ -479,7 +479,8 @@ def scoring_estimate(metrics: Sequence[str], opts: Options, examples, demo: bool
     the score cache lacks, at the pace this process has measured) and a caption saying so (``.empty()`` it when
     done; none under 3 s). ``demo``: the built-in demo, whose scores ship precomputed for some kinds of CPU: the
     caption says why they are computed here."""
-    total = estimate_work(examples, metrics, opts).scoring_seconds
+    est = estimate_work(examples, metrics, opts)
+    total = est.scoring_seconds + est.first_read_seconds
     if total < 3:
         return total, st.empty()
     why = ""
@@ -654,10 +655,10 @@ def _judge_looked_up() -> set:
 def judge_seconds(n_pairs: int, comparison: Any = None, examples: Sequence[Any] | None = None) -> float:
     """About how long the shipped judge takes (``core.engine.estimate_work``): over the pairs of ``comparison``
     the score cache lacks, or over ``n_pairs`` new pairs whose replies are the rows ``examples`` (a leaderboard's)
-    or unread."""
-    if comparison is not None:
-        return estimate_comparison(comparison, judge=JUDGE_NAME).judge_seconds or 0.0
-    return estimate_work(judge=JUDGE_NAME, n_pairs=n_pairs, rows_read=examples).judge_seconds or 0.0
+    or unread; SmolLM2's first read in this cache folder included."""
+    est = (estimate_comparison(comparison, judge=JUDGE_NAME) if comparison is not None else
+           estimate_work(judge=JUDGE_NAME, n_pairs=n_pairs, rows_read=examples))
+    return (est.judge_seconds or 0.0) + est.first_read_seconds
 
 
 def run_judge(data: Loaded) -> JudgeOutput | None:

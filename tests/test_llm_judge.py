@@ -511,10 +511,15 @@ def test_a_key_held_by_the_judge_object_is_used_and_never_shown(llm_env, endpoin
             assert b"typed-key" not in path.read_bytes()
 
 
-def test_the_dashboard_s_judge_page_asks_an_llm_with_a_key_held_in_memory(llm_env, endpoint, repo_root, monkeypatch):
+def test_the_dashboard_s_judge_page_asks_an_llm_with_a_key_held_in_memory(llm_env, endpoint, repo_root, monkeypatch,
+                                                                          request):
     """The A/B judge page picks the LLM judge: endpoint, model and a typed key (the server answers only that key);
     the summary shows the position flips; the key is in no element of the page and in no file."""
+    import streamlit as st
     from streamlit.testing.v1 import AppTest
+    # the dashboard keeps what it found per process (the demo's judge output, read from the score cache this test
+    # turns on): later AppTests in this process run with the cache the session set, so they start without it
+    request.addfinalizer(st.cache_resource.clear)
     monkeypatch.delenv("OPENAI_API_KEY")  # the key is the one typed on the page
     server = endpoint("require-key")
     at = AppTest.from_file(str(repo_root / "app.py"), default_timeout=120)

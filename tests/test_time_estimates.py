@@ -214,3 +214,20 @@ def test_score_says_how_long_before_it_starts_as_compare_does(tmp_path, capsys, 
     assert "about 16 s for this run: 8 rows to score with bleu" in capsys.readouterr().err
     assert main(["score", str(path), "--metrics", "bleu", "--out", str(tmp_path / "s.jsonl"), "--quiet"]) == 0
     assert "for this run" not in capsys.readouterr().err
+
+
+def test_smollm2_s_first_read_in_a_cache_folder_is_counted_only_when_a_run_loads_it(monkeypatch):
+    """A first cold run took 51 s against an estimate of 32 s: reading SmolLM2's GGUF file (once per cache folder)
+    was not counted. It is counted where the run computes something with SmolLM2 and the read is still due."""
+    from core.models import encoders
+    monkeypatch.setattr(encoders, "smollm_first_load", lambda: "reading SmolLM2's GGUF file (once)")
+    due = estimate_work(rows(4, "due"), ["bleu", "mme"], cache=False)
+    assert due.first_read_seconds == time_estimates.SMOLLM_FIRST_READ_SECONDS > 0
+    assert due.seconds == pytest.approx(sum(due.metric_seconds.values()) + due.first_read_seconds)
+    assert "SmolLM2's model file to read once" in due.sentence()
+    judged = estimate_work(pairs=[(["hi"], "a", "b")], judge="pairwise", cache=False)
+    assert judged.first_read_seconds == time_estimates.SMOLLM_FIRST_READ_SECONDS
+    assert estimate_work(rows(4, "due"), ["bleu"], cache=False).first_read_seconds == 0.0  # BLEU loads no SmolLM2
+    monkeypatch.setattr(encoders, "smollm_first_load", lambda: "")  # a copy is kept, or it is loaded
+    done = estimate_work(rows(4, "due"), ["bleu", "mme"], cache=False)
+    assert done.first_read_seconds == 0.0 and "SmolLM2" not in done.sentence()
