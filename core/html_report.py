@@ -26,7 +26,7 @@ from core.data import Comparison, alignment_words, dimensions
 from core.formatting import alpha_label, fmt_interval, fmt_num, level_label
 from core.report import as_sentence, left_out_note, no_winner_notes, verdict_notes
 from core.scoring import metric_class
-from core.verdict import Verdict, mismatch_warning, pair_winner, verdict_parts
+from core.verdict import Verdict, mismatch_warning, pair_winner, verdict_glance, verdict_parts
 from core.version import __version__
 
 if TYPE_CHECKING:
@@ -207,7 +207,7 @@ color:#222;line-height:1.45}
 h1{font-size:1.5em;margin:.2em 0;overflow-wrap:anywhere} h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ddd}
 .verdict{font-size:1.05em;background:#f3f7fb;border-left:6px solid #1f77b4;padding:12px 16px;
 overflow-wrap:anywhere;white-space:normal}
-.facts{color:#555;font-size:.9em;overflow-wrap:anywhere} table{border-collapse:collapse;margin:.5em 0;font-size:.88em}
+.glance{font-size:1.1em;margin:.25em 0} .facts{color:#555;font-size:.9em;overflow-wrap:anywhere} table{border-collapse:collapse;margin:.5em 0;font-size:.88em}
 th,td{border:1px solid #ddd;padding:4px 6px;vertical-align:top;text-align:left} th{background:#f6f6f6}
 td.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
 .wide{overflow-x:auto} .A{color:#1f77b4;font-weight:600} .B{color:#d95f02;font-weight:600} .tie{color:#777}
@@ -262,6 +262,7 @@ def render_html(verdict: Verdict, comp: Comparison, cs: "ComparisonScores | None
     names = {"A": A, "B": B}
     head, rest = verdict_parts(v)  # the one-line verdict (v.sentence), its headline in bold
     parts = [f"<h1>{_e(title or f'dialeval report: {A} (A) vs {B} (B)')}</h1>",
+             *(f'<p class="glance"><b>{_e(label)}:</b> {_e(text)}</p>' for label, text in verdict_glance(v)),
              f'<p class="verdict" id="verdict"><b>{_e(head)}</b>{_e(rest)}</p>',
              f'<p class="facts">A = {_e(A)}, B = {_e(B)}; {v.n_pairs} pair{"s" * (v.n_pairs != 1)} aligned by '
              f'{_e(alignment_words(v.aligned_by, v.alignment_note))}; intervals '

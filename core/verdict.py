@@ -56,8 +56,8 @@ from core.human_preferences import (MARGIN_SHARE, METRIC_TIE_TOL, PREFERENCE_DIM
 from core.judge_summary import (HumanAgreement, JudgeSummary, judge_length_controlled,  # noqa: F401 (re-exported)
                                 reply_length, summarize_judge)
 from core.stats import LEVEL, N_BOOT, N_PERM
-from core.verdict_policy import (JUDGE, Decision, VerdictPolicy, combined_name, combined_values, decide,
-                                 deciding_winners, is_measured_judge, judge_name, shipped_policy)
+from core.verdict_policy import (JUDGE, Decision, SignalRecord, VerdictPolicy, combined_name, combined_values,
+                                 decide, deciding_winners, is_measured_judge, judge_name, shipped_policy)
 
 if TYPE_CHECKING:
     from core.engine import ComparisonScores
@@ -202,7 +202,8 @@ class Verdict:
         that was run, ``core.verdict_policy``) and
         ``deciding_winner`` (its winner if it decides and survives Holm over the deciding metrics: what the
         one-line verdict reads), so a program tells which rows' winners it may quote. ``decision``: the side
-        the one-line verdict names and on what basis."""
+        the one-line verdict names and on what basis; ``glance``: :func:`verdict_glance` as {"verdict",
+        "evidence", "track_record"} ({} when there is nothing to compare)."""
         d = asdict(self)
         adjusted, passed = holm_adjusted(self), holm_winners(self)
         policy = shipped_policy().policy
@@ -222,6 +223,7 @@ class Verdict:
                                            and is_measured_judge(self.judge.signature))
                                           or JUDGE in self.combined_signals}
         d["sentence"] = self.sentence
+        d["glance"] = {k.lower().replace(" ", "_"): text for k, text in verdict_glance(self)}
         return d
 
 
@@ -978,3 +980,75 @@ def verdict_parts(v: Verdict, label: Callable[[str], str] | None = None) -> tupl
     if not clauses:
         return head, f" ({v.n_pairs} pairs; nothing was measured yet)."
     return head, ": " + "; ".join(clauses) + "."
+
+
+def _track_record(rec: SignalRecord, who: str) -> str:
+    """'dialeval's verdict named the one people preferred in 71 of 97 pairs of systems they rated, the other one in
+    2 and neither in 24' (``who`` names what the record is of)."""
+    neither = rec.pairs - rec.right - rec.wrong
+    return (f"{who} named the one people preferred in {rec.right} of {rec.pairs} pairs of systems they rated, "
+            f"the other one in {rec.wrong} and neither in {neither}")
+
+
+def verdict_glance(v: Verdict, label: Callable[[str], str] | None = None) -> list[tuple[str, str]]:
+    """The verdict for a reader with ten seconds, as labelled lines: [("Verdict", the headline of
+    :func:`verdict_parts`), ("Evidence", how strong: statistically significant, a lean that is not, mixed, or
+    none, in words), ("Track record", how often such a verdict named the system people prefer on rated data:
+    the shipped policy's held-out record, ``checkpoints/verdict-policy.json``)]; [] for a verdict with nothing
+    to compare. The one-line verdict (:func:`verdict_sentence`) gives the evidence signal by signal."""
+    head, rest = verdict_parts(v, label)
+    if not rest.startswith(":"):  # identical replies, nothing measured: the headline is the whole verdict
+        return []
+    if label is not None and _WORDS.get() is None:
+        token = _WORDS.set(label)
+        try:
+            return verdict_glance(v)
+        finally:
+            _WORDS.reset(token)
+    shipped = shipped_policy()
+    decision = verdict_decision(v, shipped.policy)
+    basis, c = decision.basis, v.combined
+    ran = c is not None and bool(c.n)
+    in_place = ran and tuple(v.combined_signals) != tuple(shipped.policy.combine)
+    n = f"{counted(v.n_pairs, 'pair')}"
+    if basis == "people":
+        human = preferred_human_row(v)
+        evidence = (f"people's ratings in the input (statistically significant, {fmt_p(human.p_randomization)}, "
+                    f"{n}); the verdict follows them")
+    elif basis == "combined":
+        evidence = (f"strong (statistically significant): the combined evidence of {_listed(v.combined_signals)} "
+                    f"({fmt_p(c.p_randomization)}, {n})")
+    elif basis == "combined lean":
+        evidence = (f"weak (not statistically significant): the combined evidence of {_listed(v.combined_signals)} "
+                    f"leans this way ({fmt_p(c.p_randomization)}, {n}), so 'probably'")
+    elif basis == "judge":
+        evidence = f"strong (statistically significant): the judge ({fmt_p(v.judge.win.sign_p)}, {n})"
+    elif basis == "metrics":
+        evidence = f"strong (statistically significant): {_listed(decision.named)} ({n})"
+    elif basis == "lean":
+        evidence = (f"weak (not statistically significant): {_listed(decision.named)} all lean this way ({n}), so "
+                    "'probably'")
+    elif basis == "conflict":
+        evidence = (f"mixed: {_listed(decision.named)} and {_listed(decision.against)} name different systems, so "
+                    "the verdict names neither")
+    elif ran:
+        evidence = (f"not enough: the combined evidence of {_listed(v.combined_signals)} does not separate them "
+                    f"({fmt_p(c.p_randomization)}, {n}); more contexts could")
+    elif shipped.policy.combine and not ran and not decision.named:
+        evidence = f"none: the verdict's combined test could not run ({_not_computed(v, shipped.policy.combine)})"
+    else:
+        evidence = f"not enough: no signal the verdict trusts separates them ({n})"
+    if basis == "people":
+        record = "the verdict comes from people's own ratings of these replies"
+    elif shipped.policy.combine and not ran:
+        record = "none for a verdict without its combined test"
+    elif in_place:
+        rec = shipped.record(combined_name(v.combined_signals))
+        record = (f"not measured for this verdict ({_not_computed(v, shipped.policy.combine)}); "
+                  + (_track_record(rec, f"where significant, the combined test of {_listed(v.combined_signals)}")
+                     if rec is not None and rec.pairs else "its combined test has no record"))
+    else:
+        rec = shipped.record("verdict")
+        record = (_track_record(rec, "tested on rated sets it was not tuned on, dialeval's verdict")
+                  if rec is not None and rec.pairs else "not measured")
+    return [("Verdict", head), ("Evidence", evidence), ("Track record", record)]

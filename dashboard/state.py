@@ -323,6 +323,8 @@ def sidebar() -> Any:
                 st.text(words.help_text(k, v) + (f"\n{k}: {v}" if formulas else ""))
         kept("judge_auto", judge_by_default())  # kept across pages and in the address, as the metrics are
         if st.session_state.pop(_JUDGE_ON, False):  # a judge button was pressed (ask_judge): on from now
+            if not st.session_state["judge_auto"]:  # said, not flipped behind the user's back
+                st.toast("\"Judge every pair\" is on again (sidebar): the verdict and the report use the judge.")
             st.session_state["judge_auto"] = True
             keep("judge_auto")
         st.toggle("Judge every pair", key="judge_auto", on_change=keep, args=("judge_auto",),

@@ -447,6 +447,8 @@ def test_judge_page_runs_judge_and_measures_agreement(shared, new_app):
     at.switch_page("views/judge.py").run()
     at.button(key="run_judge").click().run(timeout=600)
     assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    # the press turns the sidebar's "Judge every pair" on (tests start with it off), and says so
+    assert at.session_state["judge_auto"] and any("Judge every pair" in t.value for t in at.toast)
     table = next(d.value for d in at.dataframe if "P(A preferred)" in d.value.columns)
     assert len(table) == 20 and table["P(A preferred)"].between(0, 1).all()
     assert set(table["judge"]) <= {"A", "B", "tie"} and set(table["humans"]) <= {"A", "B", "tie", "-"}
@@ -603,14 +605,26 @@ def own_cache(monkeypatch, tmp_path):
 
 
 def assert_home_verdict(at, label) -> None:
-    """The home page's first markdown is the verdict in words (``verdict_sentence`` with ``label``): its headline,
-    up to the colon, as a heading; the evidence after it as text below."""
-    from core.verdict import verdict_parts, verdict_sentence
-    head, rest = verdict_parts(at.session_state["verdict"], label)
-    shown = at.markdown[0].value.replace("\\", "")
-    assert shown.startswith("#### " + head + rest[:1] + "\n") and "\n" not in head
-    assert " ".join(shown.removeprefix("#### ").split()) == " ".join(
-        verdict_sentence(at.session_state["verdict"], label).split())
+    """The home page opens with the verdict in words (``label``: display names): its headline as a heading, how
+    strong its evidence is and its track record below it (``verdict_glance``), then the one-line verdict's
+    evidence in full (``verdict_sentence``)."""
+    from core.verdict import verdict_glance, verdict_parts, verdict_sentence
+    v = at.session_state["verdict"]
+    head, rest = verdict_parts(v, label)
+    assert at.markdown[0].value.replace("\\", "") == "#### " + head and "\n" not in head
+    glance = verdict_glance(v, label)
+    assert [g[0] for g in glance] == ["Verdict", "Evidence", "Track record"] and glance[0][1] == head
+    shown = at.markdown[1].value.replace("\\", "")
+    assert all(f"**{name}:** {text}" in shown for name, text in glance[1:])
+    full = home_full_verdict(at)
+    assert " ".join((head + ": " + full).split()) == " ".join(verdict_sentence(v, label).split())
+
+
+def home_full_verdict(at) -> str:
+    """The one-line verdict's evidence as the home page shows it under the verdict at a glance."""
+    said = [c.value.replace("\\", "") for c in at.caption if c.value.startswith("In full: ")]
+    assert len(said) == 1, [c.value for c in at.caption]
+    return said[0].removeprefix("In full: ")
 
 
 def _demo_sentence(repo_root) -> str:
@@ -1373,7 +1387,7 @@ def test_the_home_page_speaks_in_display_names_and_says_intervals_in_words(new_a
     at.session_state["loaded"] = loading.make_loaded("toy", _toy_examples(), None, "sysA", "sysB", [b"toy-words"])
     at.run()
     assert not at.exception, at.exception
-    said = at.markdown[0].value.replace("\\", "")
+    said = home_full_verdict(at)
     assert "BLEU finds no significant difference" in said  # the display name ...
     assert "bleu finds no significant difference" in at.session_state["verdict"].sentence  # ... the command line keeps the id
     assert list(at.dataframe[0].value["metric"]) == ["BLEU", "human: Overall"]

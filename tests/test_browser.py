@@ -405,20 +405,23 @@ def demo_facts() -> tuple[str, list[tuple[str, ...]]]:
 
 def in_words(sentence: str) -> str:
     """The home page's reading of the demo's one-line verdict: the same verdict, display names and "between x and
-    y" (``core.verdict.verdict_sentence`` with ``dashboard.words.name``); the report and the CLI keep ``sentence``."""
+    y" (``core.verdict.verdict_parts`` with ``dashboard.words.name``; the report and the CLI keep ``sentence``):
+    its headline, the verdict at a glance (``verdict_glance``: evidence, track record), then the evidence in full."""
     from core.engine import score_comparison
-    from core.verdict import build_verdict, verdict_sentence
+    from core.verdict import build_verdict, verdict_glance, verdict_parts
     from dashboard import words
     from dashboard.loading import load_demo
     comp = load_demo(ROOT / "demo" / "demo.jsonl").comparison
     v = build_verdict(comp, score_comparison(comp, ["bleu"]))
     assert v.sentence == sentence
-    return verdict_sentence(v, words.name)
+    head, rest = verdict_parts(v, words.name)
+    glance = " ".join(f"{name}: {text}" for name, text in verdict_glance(v, words.name)[1:])
+    return f"{head} {glance} In full: {rest[1:]}"
 
 
 def spaced(text: str) -> str:
-    """``text`` with each run of white space one space: the home page shows the verdict's headline and its
-    evidence as two blocks, which the browser's text of the box joins with line ends."""
+    """``text`` with each run of white space one space: the home page shows the verdict's headline, its glance and
+    its evidence as blocks, which the browser's text of the box joins with line ends."""
     return " ".join(text.split())
 
 

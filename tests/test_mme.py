@@ -419,7 +419,7 @@ def test_smollm2s_first_load_is_said_on_the_bar_before_it_starts(monkeypatch, tm
 
     monkeypatch.setattr(encoders, "smollm", smollm)
     monkeypatch.setattr(encoders, "smollm_converted_dir", lambda: tmp_path)
-    assert encoders.smollm_first_load().startswith("reading SmolLM2's GGUF file")
+    assert encoders.smollm_first_load().startswith("reading SmolLM2's model file")
     (tmp_path / "complete").write_text("")
     assert encoders.smollm_first_load() == ""  # the copy loads in about a second
     (tmp_path / "complete").unlink()
@@ -427,8 +427,8 @@ def test_smollm2s_first_load_is_said_on_the_bar_before_it_starts(monkeypatch, tm
     assert encoders.smollm_first_load() == ""  # loaded in this process
     seen = []
     scorer = mme.MMEScorer()
-    monkeypatch.setattr(encoders, "smollm_first_load", lambda: "reading SmolLM2's GGUF file (once)")
+    monkeypatch.setattr(encoders, "smollm_first_load", lambda: "reading SmolLM2's model file (once)")
     monkeypatch.setattr(scorer, "load", lambda which: (_ for _ in ()).throw(RuntimeError("loading")))
     with pytest.raises(RuntimeError, match="loading"):
         scorer.raw_scores("sm", ["hi"], ["hello"], progress=lambda d, n, desc: seen.append((d, n, desc)))
-    assert seen == [(0, 1, "MME sm: reading SmolLM2's GGUF file (once)")]
+    assert seen == [(0, 1, "MME sm: reading SmolLM2's model file (once)")]

@@ -16,7 +16,7 @@ from core.data import Comparison, Example, align, load_jsonl
 from core.engine import score_comparison, score_examples
 from core.report import render_verdict
 from core.scoring import JudgeOutput
-from core.verdict import build_verdict, pair_winner, summarize_judge, verdict_parts, verdict_sentence
+from core.verdict import build_verdict, pair_winner, summarize_judge, verdict_glance, verdict_parts, verdict_sentence
 
 WORDS = "the a cat dog sat ran on mat big small red blue fast slow home park tea cup sun rain".split()
 
@@ -169,6 +169,51 @@ def test_the_sentence_leads_with_people_then_the_judge_and_says_when_evidence_is
     v3 = build_verdict(comp, None, summarize_judge(comp, _judged([0.9] * 15 + [0.2] * 15)))
     assert v3.sentence.startswith("No significant difference between mid and good: the judge finds no significant "
                                   "preference (mid wins 50 % of the 30 pairs it decided")
+
+
+def test_the_verdict_at_a_glance_says_how_strong_its_evidence_is_and_its_track_record(monkeypatch):
+    """A stakeholder could not read the verdict in ten seconds (about 150 words on the demo, 'probably better' beside
+    a table saying 'no significant difference'): the glance gives the headline, the strength in words and the
+    verdict's record on rated data, the same in the JSON and the text output."""
+    import core.verdict
+    from core.verdict_policy import ShippedPolicy, SignalRecord, VerdictPolicy
+    exs = _planted()
+    comp = _comparison(exs, "good", "bad")
+    cs = score_comparison(comp, ["bleu"])
+    v = build_verdict(comp, cs, n_boot=300, n_perm=300)  # BLEU decides under this module's policy; no record
+    glance = dict(verdict_glance(v))
+    assert glance["Verdict"] == verdict_parts(v)[0] == "good is better than bad"
+    assert glance["Evidence"].startswith("strong (statistically significant): bleu (30 pairs)")
+    assert glance["Track record"] == "not measured"
+    assert v.to_dict()["glance"] == {"verdict": glance["Verdict"], "evidence": glance["Evidence"],
+                                     "track_record": glance["Track record"]}
+    lines = render_verdict(v, "text").splitlines()
+    assert lines[0] == v.sentence and lines[1:3] == [f"evidence: {glance['Evidence']}", "track record: not measured"]
+    # the record said is the verdict's own, with the pairs it named neither
+    decides = core.verdict.shipped_policy().policy
+    recorded = ShippedPolicy(decides, {"verdict": SignalRecord("verdict", 97, 71, 2, 71)})
+    monkeypatch.setattr(core.verdict, "shipped_policy", lambda: recorded)
+    assert dict(verdict_glance(v))["Track record"] == (
+        "tested on rated sets it was not tuned on, dialeval's verdict named the one people preferred in 71 of 97 "
+        "pairs of systems they rated, the other one in 2 and neither in 24")
+    # a lean is weak, and says why the headline reads 'probably'
+    lean = ShippedPolicy(VerdictPolicy((), "off", False, ("bleu",)), {})
+    monkeypatch.setattr(core.verdict, "shipped_policy", lambda: lean)
+    mid = _comparison(_planted(3), "good", "mid")  # three contexts: no test of them can be significant
+    close = build_verdict(mid, score_comparison(mid, ["bleu"]), n_boot=300, n_perm=300)
+    said = dict(verdict_glance(close))
+    assert said["Verdict"].startswith("good is probably better than mid"), said
+    assert said["Evidence"].startswith("weak (not statistically significant): bleu all lean this way")
+    # people's ratings decide: the glance says so and quotes no record of ours
+    for e in exs:
+        e.scores = {"Overall": 4.0 if e.system == "bad" else 2.0}
+    rated = build_verdict(_comparison(exs, "good", "bad"), cs, n_boot=300, n_perm=300)
+    said = dict(verdict_glance(rated))
+    assert said["Verdict"].startswith("bad is better than good") and said["Evidence"].startswith(
+        "people's ratings in the input (statistically significant") and "people's own ratings" in said["Track record"]
+    # identical replies: the headline is the whole verdict, and there is no glance
+    same = build_verdict(_comparison(exs, "bad", "bad-copy"), None, n_boot=300, n_perm=300)
+    assert verdict_glance(same) == [] and same.to_dict()["glance"] == {}
 
 
 def test_pair_winner_follows_the_metric_direction_and_the_tie_rule():

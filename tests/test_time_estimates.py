@@ -220,7 +220,7 @@ def test_smollm2_s_first_read_in_a_cache_folder_is_counted_only_when_a_run_loads
     """A first cold run took 51 s against an estimate of 32 s: reading SmolLM2's GGUF file (once per cache folder)
     was not counted. It is counted where the run computes something with SmolLM2 and the read is still due."""
     from core.models import encoders
-    monkeypatch.setattr(encoders, "smollm_first_load", lambda: "reading SmolLM2's GGUF file (once)")
+    monkeypatch.setattr(encoders, "smollm_first_load", lambda: "reading SmolLM2's model file (once)")
     due = estimate_work(rows(4, "due"), ["bleu", "mme"], cache=False)
     assert due.first_read_seconds == time_estimates.SMOLLM_FIRST_READ_SECONDS > 0
     assert due.seconds == pytest.approx(sum(due.metric_seconds.values()) + due.first_read_seconds)

@@ -10,7 +10,8 @@ from core.engine import score_examples
 from core.metrics.ubleu import is_own_copy
 from core.models.corpus import chitchat_split
 from core.training.common_sense import looks_like_answer
-from core.verdict import verdict_decision
+from core.verdict import verdict_decision, verdict_glance
+from core.verdict_policy import shipped_policy
 
 pytestmark = pytest.mark.slow
 
@@ -43,6 +44,16 @@ def test_the_verdict_names_engaged_replies_over_generic_ones(with_references):
     assert v.judge is not None  # the judge runs by default
     assert verdict_decision(v).side == "B", v.sentence
     assert v.sentence.startswith("engaged is better than generic"), v.sentence
+    # at a glance: strong evidence, and the record of what decided (without references, the combined test that ran)
+    said = dict(verdict_glance(v))
+    assert said["Evidence"].startswith("strong (statistically significant)"), said
+    if with_references:
+        rec = shipped_policy().record("verdict")
+        assert said["Track record"].startswith("tested on rated sets it was not tuned on") and (
+            f"in {rec.right} of {rec.pairs} pairs" in said["Track record"]), said
+    else:
+        assert said["Track record"].startswith("not measured for this verdict (bleu not computed") and (
+            "the combined test of " in said["Track record"]), said
 
 
 def test_no_demo_reply_is_its_own_ubleu_reference(repo_root):

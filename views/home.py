@@ -7,7 +7,7 @@ import streamlit as st
 
 from core.data import alignment_words
 from core.report import as_sentence, few_contexts_note, left_out_note, verdict_notes
-from core.verdict import mismatch_warning, verdict_parts
+from core.verdict import mismatch_warning, verdict_glance, verdict_parts
 from dashboard import judging, state, tables, words
 
 
@@ -46,9 +46,14 @@ def home() -> None:
     with st.container(border=True, key="verdict"):
         # the command line's sentence said in words: display names, "between x and y" (core.verdict); its headline
         # large, the evidence from the colon on as text below it
+        # at a glance (core.verdict.verdict_glance: how strong the evidence is, how far such a verdict is trusted),
+        # then the evidence signal by signal
         head, rest = verdict_parts(verdict, words.name)
-        if rest.startswith(":"):
-            st.markdown(f"#### {state.plain(head)}:\n{state.plain(rest[1:].lstrip())}")
+        glance = verdict_glance(verdict, words.name)
+        if glance:
+            st.markdown(f"#### {state.plain(head)}")
+            st.markdown("  \n".join(f"**{label}:** {state.plain(text)}" for label, text in glance[1:]))
+            st.caption(f"In full: {state.plain(rest[1:].lstrip())}")
         else:  # a short verdict (nothing measured, identical replies): one heading
             st.markdown(f"#### {state.plain(head + rest)}")
     if verdict.n_pairs and verdict.identical_pairs == verdict.n_pairs:

@@ -119,8 +119,8 @@ def show_problems(err: DataError) -> None:
     """Every problem with file, row and field; the previously loaded data stays loaded."""
     rows = [{"file": shown(Path(p.file).name) if p.file else "", "row": "" if p.row is None else str(p.row),
              "field": p.field or "", "problem": shown(p.message)} for p in err.problems]
-    st.error(f"{state.counted(len(rows), 'problem')} in the upload; nothing new was loaded. Fix them and upload "
-             "again.")
+    st.error(f"{state.counted(len(rows), 'problem')} in the upload; nothing new was loaded. Fix "
+             f"{'it' if len(rows) == 1 else 'them'} and upload again.")
     st.dataframe(rows, hide_index=True, width="stretch")
     if state.loaded() is not None:
         prev = state.loaded()
