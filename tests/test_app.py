@@ -1555,3 +1555,18 @@ def test_the_slice_chart_lists_slices_in_the_table_s_order(new_app, own_cache):
     spec = json.loads(next(c.proto.spec for c in at.get("plotly_chart") if "A - B per slice" in c.proto.spec))
     assert [tr["y"][0] for tr in spec["data"]] == list(table["slice"]) and len(table) > 1
     assert spec["layout"]["yaxis"]["autorange"] == "reversed"  # plotly draws the first category lowest
+
+
+def test_replies_read_only_in_part_are_said_beside_the_verdict(new_app, own_cache):
+    """The demo's 'MME-CRS, the judge read a reply's first 40 SmolLM2 tokens' sat in a folded expander while the
+    verdict rested on them: a note on replies a deciding reader cuts short is shown beside the verdict."""
+    long = " ".join(["word"] * 40)
+    exs = [Example(e.id, e.system, e.context, long if (e.id, e.system) == ("c1", "sysB") else e.response,
+                   e.references, e.scores) for e in _toy_examples()]
+    at = new_app(metrics=("ruber",))
+    at.session_state["loaded"] = loading.make_loaded("long", exs, None, "sysA", "sysB", [b"long-reply"])
+    at.run()
+    assert not at.exception, at.exception
+    said = [i.value.replace("\\", "") for i in at.info if "of 12 rows have a response of more than" in i.value]
+    assert len(said) == 1 and "RUBER reads a reply's first" in said[0], [i.value for i in at.info]
+    assert not [e for e in at.expander if "note" in e.label and "on the input" in e.label]

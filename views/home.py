@@ -96,6 +96,8 @@ def home() -> None:
     notes = dict(verdict.input_notes)  # as on stderr and in every output of compare
     if "reference copy" in notes:  # it changes what the referenced metrics' verdict means
         st.warning(state.plain(as_sentence(notes.pop("reference copy"))))
+    if "long response" in notes:  # the judge and MME-CRS read the start of such replies only: beside the verdict
+        st.info(state.plain(as_sentence(words.in_words(notes.pop("long response")))))
     if notes:
         with st.expander(f"{state.counted(len(notes), 'note')} on the input"):
             for text in notes.values():
