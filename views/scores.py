@@ -190,7 +190,9 @@ if data is not None and metrics:
                                        f"{det.get('dimension', '?') if det else '?'}): normalized score x CRS weight")
                             st.dataframe([{"sub-metric": words.name(r["sub_metric"]),
                                            **{k: v for k, v in r.items() if k != "sub_metric"}} for r in rows],
-                                         hide_index=True, width="stretch")
+                                         hide_index=True, width="stretch",
+                                         column_config={k: st.column_config.NumberColumn(format="%.3f")
+                                                        for k in ("score", "weight", "contribution")})
 
         scored = [m for m in cs.metrics if np.isfinite(cs.a(m)).any() or np.isfinite(cs.b(m)).any()]
         for m in cs.metrics:
