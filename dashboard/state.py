@@ -842,7 +842,8 @@ def interval_figure(rows, title: str, shared_axis: bool):
     from plotly.subplots import make_subplots
     colour = {"A": "#1f77b4", "B": "#d95f02", None: "#7f7f7f"}
     n = max(len(rows), 1)
-    fig = make_subplots(rows=1 if shared_axis else n, cols=1, vertical_spacing=0.35 / n if n > 1 else 0.1)
+    # rows apart by more than their axis's numbers, so a row's dashed zero never reaches the numbers above it
+    fig = make_subplots(rows=1 if shared_axis else n, cols=1, vertical_spacing=0.5 / n if n > 1 else 0.1)
     for k, r in enumerate(rows, start=1):
         where = dict(row=1 if shared_axis else k, col=1)
         shown = plotly_plain(words.name(r.metric))
@@ -858,5 +859,5 @@ def interval_figure(rows, title: str, shared_axis: bool):
             fig.add_vline(x=0, line_dash="dash", line_color="grey", **where)
     if shared_axis:
         fig.add_vline(x=0, line_dash="dash", line_color="grey")
-    fig.update_layout(title=title, height=90 + (45 if shared_axis else 70) * n, margin=dict(l=10, r=10, t=60, b=10))
+    fig.update_layout(title=title, height=90 + (45 if shared_axis else 85) * n, margin=dict(l=10, r=10, t=60, b=10))
     return fig
