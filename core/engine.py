@@ -641,9 +641,10 @@ def estimate_work(examples: Sequence[Example] = (), metrics: Sequence[str] = (),
     whose replies the shipped judge reads (default: both replies of ``pairs``; a leaderboard passes its rows);
     ``n_pairs``: the number of pairs to judge where the triples are not at hand (every one counted as new);
     ``checkpoint``: the learned judge's (its own cached calls are looked for).
-    A run that computes something with SmolLM2 while this cache folder has no copy of it yet counts its first read
-    (``WorkEstimate.first_read_seconds``). With ``mme`` among ``metrics`` computing every row the judge reads (:func:`after_mme_reads_all`), the judge,
-    which runs after the metrics, has nothing left to read. A metric that cannot even be built counts every row (it fails with its error when it runs)."""
+    With ``mme`` among ``metrics`` computing every row the judge reads (:func:`after_mme_reads_all`), the judge,
+    which runs after the metrics, has nothing left to read. A metric that cannot even be built counts every row (it
+    fails with its error when it runs). A run that computes something with SmolLM2 while the cache folder keeps no
+    copy of it yet counts its first read (``WorkEstimate.first_read_seconds``)."""
     store = resolve_cache(cache)
     scored = as_scored(examples)
     judge_name = judge.name if isinstance(judge, Judge) else judge

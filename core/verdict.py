@@ -1010,7 +1010,7 @@ def verdict_glance(v: Verdict, label: Callable[[str], str] | None = None) -> lis
     basis, c = decision.basis, v.combined
     ran = c is not None and bool(c.n)
     in_place = ran and tuple(v.combined_signals) != tuple(shipped.policy.combine)
-    n = f"{counted(v.n_pairs, 'pair')}"
+    n = counted(v.n_pairs, "pair")
     if basis == "people":
         human = preferred_human_row(v)
         evidence = (f"people's ratings in the input (statistically significant, {fmt_p(human.p_randomization)}, "
@@ -1033,8 +1033,8 @@ def verdict_glance(v: Verdict, label: Callable[[str], str] | None = None) -> lis
                     "the verdict names neither")
     elif ran:
         evidence = (f"not enough: the combined evidence of {_listed(v.combined_signals)} does not separate them "
-                    f"({fmt_p(c.p_randomization)}, {n}); more contexts could")
-    elif shipped.policy.combine and not ran and not decision.named:
+                    f"({fmt_p(c.p_randomization)}, {n}); more contexts might")
+    elif shipped.policy.combine and not decision.named:
         evidence = f"none: the verdict's combined test could not run ({_not_computed(v, shipped.policy.combine)})"
     else:
         evidence = f"not enough: no signal the verdict trusts separates them ({n})"
