@@ -455,7 +455,7 @@ def gate(input_a: str, input_b: str | None = None, system_a: str | None = None, 
     may list several, comma-separated; default: what the verdict decides on); ``require``: 'not-worse',
     'non-inferior' (with ``margin``) or 'better'; the rest as :func:`compare` takes them."""
     from core.gating import (REQUIREMENTS, criterion_name, gate_comparison, is_combined, missing_dimension,
-                             unreadable_criterion)
+                             unchanged_candidate_note, unreadable_criterion)
     from core.scoring import judge_choice
     if require not in REQUIREMENTS:
         raise ValueError(f"require={require!r}: choose one of {', '.join(REQUIREMENTS)}")
@@ -482,6 +482,9 @@ def gate(input_a: str, input_b: str | None = None, system_a: str | None = None, 
                 raise ValueError(f"by={name!r}: {why}")
     comp, cs, verdict = _compared(input_a, input_b, system_a, system_b, metrics, judge, options, progress, cache,
                                   checkpoint, settings, "gate", columns, dimensions_there)
+    unchanged = unchanged_candidate_note(verdict)
+    if unchanged:
+        _warn_blank([unchanged])
     return gate_comparison(comp, {m: list(cs.a(m)) for m in cs.metrics}, verdict, names or None, require, margin)
 
 

@@ -48,7 +48,7 @@ import numpy as np
 
 from core.data import ID_MISMATCH_ADVICE, Comparison, mismatched_pairs_words
 from core.formatting import fmt_amount, fmt_percent, fmt_percent_bounds, fmt_points
-from core.report import render_verdict
+from core.report import clean_json, render_verdict, to_json
 from core.stats import POWER, detectable_difference
 from core.verdict import MetricComparison, Verdict, context_groups, preferred_human_row, verdict_decision
 from core.verdict_policy import JUDGE, is_measured_judge, shipped_policy
@@ -128,7 +128,10 @@ class Criterion:
         return fmt_points(x, signed) if self.is_judge else fmt_amount(x, signed)
 
     def evidence(self) -> str:
-        """'wins 38 % [29–47 %] of 120 pairs' (the judge) or '-0.041 [-0.070, -0.012] over 60 contexts'."""
+        """'wins 38 % [29–47 %] of 120 pairs' (the judge; 'it decided none of the pairs (each a tie)' without a
+        win rate) or '-0.041 [-0.070, -0.012] over 60 contexts'."""
+        if self.is_judge and not self.n:  # no win rate: every pair a tie (identical replies) or unread
+            return "it decided none of the pairs (each a tie)"
         if self.is_judge:
             return (f"wins {fmt_percent(0.5 + self.effect)} {fmt_percent_bounds(0.5 + self.low, 0.5 + self.high)} "
                     f"of the {self.n} pairs it decided")
@@ -383,6 +386,16 @@ SAME_INPUTS = "same inputs"  # the check that the pairs answer the same contexts
 SAME_INPUTS_REQUIREMENT = "every pair on one context"
 
 
+def unchanged_candidate_note(v: Verdict) -> str | None:
+    """What the gate says beside its checks when the candidate gives the baseline's reply in every pair (a
+    candidate that changed nothing, or the same file named twice): it passes as not worse, which a pipeline that
+    wrote its candidate to the wrong place would take for a pass; None otherwise."""
+    if not v.n_pairs or v.identical_pairs != v.n_pairs:
+        return None
+    return (f"the candidate gives the baseline's reply in all {v.n_pairs} pairs (the same file twice?): nothing "
+            "changed, so it passes as not worse (--require better fails it)")
+
+
 def same_inputs_check(mismatched: int, n_pairs: int, level: float = 0.95) -> GateCheck | None:
     """FAIL when ``mismatched`` of the ``n_pairs`` compared were paired by id but have different contexts (the two
     replies answer different inputs, so no criterion read on them says which system is better), under every
@@ -484,11 +497,18 @@ class GateResult:
         return self.passed
 
     def to_dict(self) -> dict[str, Any]:
-        """What ``dialeval gate --format json`` writes."""
-        return {"passed": self.passed, "checks": [c.to_dict() for c in self.checks], "verdict": self.verdict.to_dict()}
+        """What ``dialeval gate --format json`` writes, as plain JSON data (``core.report.clean_json``: a value
+        that is not a number, such as the margin of a check that has none, is None)."""
+        return clean_json({"passed": self.passed, "checks": [c.to_dict() for c in self.checks],
+                           "verdict": self.verdict.to_dict()})
 
     def render(self, fmt: str = "text") -> str:
-        """The decision lines, then the verdict (text or markdown), as ``dialeval gate`` prints them."""
+        """What ``dialeval gate --format FMT`` prints: the decision lines, then the verdict (text, markdown), or
+        :meth:`to_dict` as JSON (json)."""
+        if fmt == "json":
+            return to_json(self.to_dict())
+        if fmt not in ("text", "markdown"):
+            raise ValueError(f"format {fmt!r}: choose text, markdown or json")
         return render_checks(self.checks, fmt) + "\n\n" + render_verdict(self.verdict, fmt)
 
 

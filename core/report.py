@@ -30,9 +30,10 @@ SIGNIFICANT_DIGITS = 12  # digits a written float keeps: float64 rounding noise 
 
 def plain_float(v: float) -> float:
     """``v`` with :data:`SIGNIFICANT_DIGITS` significant digits, as every JSON and CSV output writes it: a BLEU
-    of exactly 100 computed as exp(log(...)) is written 100.0, not 100.00000000000004. The metrics' own numbers
-    (float32 models, float64 BLEU) carry fewer meaningful digits than that, so nothing a score says is lost."""
-    return float(f"{v:.{SIGNIFICANT_DIGITS}g}") if math.isfinite(v) else v
+    of exactly 100 computed as exp(log(...)) is written 100.0, not 100.00000000000004, and -0.0 (a difference of
+    identical values, negated) 0.0. The metrics' own numbers (float32 models, float64 BLEU) carry fewer meaningful
+    digits than that, so nothing a score says is lost."""
+    return float(f"{v:.{SIGNIFICANT_DIGITS}g}") + 0.0 if math.isfinite(v) else v
 
 
 def clean_json(obj: Any) -> Any:

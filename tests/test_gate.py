@@ -4,6 +4,7 @@ import json
 import math
 import subprocess
 import sys
+import warnings
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -354,11 +355,22 @@ def test_the_api_s_gate_gives_the_command_s_decision_and_is_truthy_when_it_passe
     settings = {"n_boot": 500, "n_perm": 500}
     for candidate, code in ((worse, 1), (base, 0)):
         assert main(["gate", str(base), str(candidate), *FAST, "--format", "json"]) == code
-        command = json.loads(capsys.readouterr().out)
-        result = core.gate(str(base), str(candidate), metrics="bleu", judge=False, **settings)
+        printed = capsys.readouterr()
+        command = json.loads(printed.out)
+        unchanged = "the candidate gives the baseline's reply in all 12 pairs (the same file twice?)"
+        assert (unchanged in printed.err) is (candidate == base)  # said beside a pass that nothing changed
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            result = core.gate(str(base), str(candidate), metrics="bleu", judge=False, **settings)
+        assert any(unchanged in str(w.message) for w in said) is (candidate == base)
         assert bool(result) is (code == 0) and result.passed is (code == 0)
-        assert json.loads(to_json(result.to_dict())) == command  # the checks and the verdict, as the command wrote
+        # the checks and the verdict as the command wrote them: plain JSON data (a margin that is not a number
+        # was NaN, which json.dumps wrote as invalid JSON), and render("json") the command's very text
+        assert json.loads(json.dumps(result.to_dict(), allow_nan=False)) == command
+        assert result.render("json") == to_json(command) and result.render("json") + "\n" == printed.out
         assert result.render().splitlines()[0] == command["checks"][0]["reason"]
+    with pytest.raises(ValueError, match="format 'csv': choose text, markdown or json"):
+        result.render("csv")
     with pytest.raises(ValueError, match="require='worse'"):
         core.gate(str(base), str(worse), require="worse", metrics="bleu", judge=False)
     import core.engine
@@ -416,3 +428,14 @@ def test_pairs_that_answer_different_inputs_fail_the_gate_and_nothing_paired_is_
                                           for i, r in enumerate(rows)])
     assert main(["gate", str(base), str(one), *FAST]) == 1
     assert capsys.readouterr().out.startswith("FAIL: not the same inputs: 1 of 12 pairs was aligned by id but has")
+
+
+def test_a_judge_that_decided_no_pair_is_said_so_not_as_a_win_rate_of_nan():
+    """'no significant difference on the judge: wins nan % [0–100 %] of the 0 pairs it decided' (identical replies:
+    every pair a tie) reached the gate's line, its JSON and its JUnit message."""
+    from core.gating import Criterion
+    from core.verdict_policy import JUDGE
+    none = Criterion(JUDGE, 0, 60, math.nan, -0.5, 0.5, None, math.nan, 0.95)
+    assert none.evidence() == "it decided none of the pairs (each a tie)"
+    some = Criterion(JUDGE, 40, 60, 0.1, 0.0, 0.2, None, math.nan, 0.95)
+    assert some.evidence() == "wins 60 % [50–70 %] of the 40 pairs it decided"

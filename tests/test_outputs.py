@@ -258,6 +258,22 @@ def test_quiet_silences_the_model_loaders(tmp_path):
     assert not noise, noise
 
 
+@pytest.mark.slow  # MiniLM loaded in a child process
+def test_without_a_terminal_the_model_loaders_draw_no_bars_and_dialeval_s_progress_stays(tmp_path):
+    """In a CI log (stderr not a terminal) the model libraries' bars ("Loading weights", redrawn with carriage
+    returns) were written beside dialeval's own progress lines; they are left out there, not dialeval's."""
+    src = write_jsonl(tmp_path / "in.jsonl", [rec(1), rec(2)])
+    exe = Path(sys.executable).with_name("dialeval")
+    env = {k: v for k, v in os.environ.items() if k not in ("TQDM_DISABLE", "HF_HUB_DISABLE_PROGRESS_BARS",
+                                                            "TRANSFORMERS_VERBOSITY")}  # what --quiet sets
+    env["DIALEVAL_CACHE"] = str(tmp_path / "cache")  # MiniLM loaded, not read back from a cache
+    r = subprocess.run([str(exe), "score", str(src), "--metrics", "bert_ruber_unref"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=600, env=env)
+    assert r.returncode == 0, r.stderr
+    assert "Loading weights" not in r.stderr and "\r" not in r.stderr, r.stderr
+    assert "bert_ruber_unref" in r.stderr  # dialeval's own progress line
+
+
 def test_after_an_interrupt_nothing_is_renamed_into_place_even_if_the_interrupt_was_swallowed(tmp_path, monkeypatch):
     """Python only prints a KeyboardInterrupt raised inside a finalizer; the CLI's SIGINT handler also records
     the interrupt, so the output is still not replaced and the run still exits 130."""

@@ -295,6 +295,14 @@ def judge_from(a: argparse.Namespace) -> "str | Judge | None":
 ESTIMATE_SAID_FROM = 10.0  # seconds: a shorter run starts without a word about its length
 
 
+def _stderr_is_terminal() -> bool:
+    """Whether standard error is a terminal (not a CI log, a file or a pipe)."""
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):  # replaced by an object without it, or closed
+        return False
+
+
 def note_estimate(estimate: "WorkEstimate") -> None:
     """On stderr, before a long run starts: about how long it should take and what it computes
     (``core.engine.estimate_work``, the estimate the dashboard shows)."""
@@ -573,7 +581,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from core.models.device import DeviceError
     from core.models.encoders import MissingModelError
     from core.outputs import OutputError
-    from core.progress import end_progress_line, silence_library_progress
+    from core.progress import end_progress_line, library_bars, silence_library_progress
     from core.settings import SettingError, minilm_precision, threads
 
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -600,7 +608,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             threads()  # DIALEVAL_THREADS is checked before any work, whichever metrics run
             check_statistics_arguments(args)
             minilm_precision()  # and so is DIALEVAL_PRECISION
-            with stdin_as_file(args):
+            # the model libraries' own bars redraw with carriage returns: in a CI log or a file they are noise
+            with stdin_as_file(args), library_bars(_stderr_is_terminal()):
                 code = int(args.run(args) or 0)
             for line in overflow_notes():
                 print(line, file=sys.stderr)

@@ -10,9 +10,8 @@ from core.cli import criterion_name, emit, note, number_above, register_command
 from core.cli.compare import add_output_arguments, add_verdict_arguments, verdict_from
 from core.data import Comparison
 from core.gating import (REQUIREMENTS, gate_comparison, is_combined, junit_xml, missing_dimension,
-                         unreadable_criterion)
+                         unchanged_candidate_note, unreadable_criterion)
 from core.outputs import OutputError, check_output, write_text
-from core.report import to_json
 
 EXIT_FAIL = 1
 
@@ -97,7 +96,10 @@ def gate_command(a: argparse.Namespace) -> int:
     summary = step_summary()
     comp, cs, verdict = verdict_from(a, out, check_loaded=human_dimensions)
     result = gate_comparison(comp, {m: list(cs.a(m)) for m in cs.metrics}, verdict, a.by, a.require, a.margin)
-    emit(to_json(result.to_dict()) if a.format == "json" else result.render(a.format), out)
+    unchanged = unchanged_candidate_note(verdict)
+    if unchanged:
+        note([unchanged])
+    emit(result.render(a.format), out)
     if a.junit:
         write_text(a.junit, junit_xml(result.checks, verdict.sentence))
     if summary:  # the job's summary page on GitHub Actions; a failure to write it is said, not the gate's result
