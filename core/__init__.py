@@ -485,7 +485,8 @@ def gate(input_a: str, input_b: str | None = None, system_a: str | None = None, 
     unchanged = unchanged_candidate_note(verdict)
     if unchanged:
         _warn_blank([unchanged])
-    return gate_comparison(comp, {m: list(cs.a(m)) for m in cs.metrics}, verdict, names or None, require, margin)
+    return gate_comparison(comp, {m: list(cs.a(m)) for m in cs.metrics}, verdict, list(dict.fromkeys(names)) or None,
+                           require, margin)
 
 
 def _paths(inputs: Sequence[Any], what: str) -> list[str]:

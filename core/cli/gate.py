@@ -58,7 +58,7 @@ def check_criteria(a: argparse.Namespace) -> Callable[[Comparison], None]:
                                                f"it is not among --metrics {','.join(a.metrics) or 'none'}; add it"))
         names.append(by)
     if a.by:
-        a.by = names
+        a.by = list(dict.fromkeys(names))  # a criterion named twice ('judge,JUDGE') is checked once
 
     def human_dimensions(comp: Comparison) -> None:
         for by in a.by or []:
