@@ -441,3 +441,14 @@ def test_a_judge_that_decided_no_pair_is_said_so_not_as_a_win_rate_of_nan():
     assert none.evidence() == "it decided none of the pairs (each a tie)"
     some = Criterion(JUDGE, 40, 60, 0.1, 0.0, 0.2, None, math.nan, 0.95)
     assert some.evidence() == "wins 60 % [50–70 %] of the 40 pairs it decided"
+
+
+def test_a_one_file_gate_says_which_system_is_the_baseline(tmp_path, capsys):
+    """A file of two systems without --system-a/--system-b was gated in the file's order without a word: which
+    system is the baseline decides PASS or FAIL."""
+    from core.cli import main
+    both = _write(tmp_path / "both.jsonl", _rows(12, "v1", 0.75) + _rows(12, "v2", 0.25))
+    assert main(["gate", str(both), *FAST]) == 1
+    assert "the baseline is v1, the candidate v2 (in the file's order" in capsys.readouterr().err
+    assert main(["gate", str(both), *FAST, "--system-a", "v2", "--system-b", "v1"]) == 0
+    assert "the baseline is" not in capsys.readouterr().err

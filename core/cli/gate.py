@@ -96,6 +96,9 @@ def gate_command(a: argparse.Namespace) -> int:
     summary = step_summary()
     comp, cs, verdict = verdict_from(a, out, check_loaded=human_dimensions)
     result = gate_comparison(comp, {m: list(cs.a(m)) for m in cs.metrics}, verdict, a.by, a.require, a.margin)
+    if a.input_b is None and not (a.system_a and a.system_b):  # which is which decides PASS or FAIL: said
+        note([f"one file of two systems: the baseline is {comp.system_a}, the candidate {comp.system_b} (in the "
+              "file's order; --system-a and --system-b choose)"])
     unchanged = unchanged_candidate_note(verdict)
     if unchanged:
         note([unchanged])
