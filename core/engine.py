@@ -676,7 +676,7 @@ def estimate_work(examples: Sequence[Example] = (), metrics: Sequence[str] = (),
             if rows is not None and after_mme_reads_all(out.rows.get("mme", 0), rows):
                 work = replace(work, mme_pairs=0, read_pairs=0)
             out.judge_seconds = work.seconds(time_estimates.judge_time())
-            loads_smollm |= out.judge_pairs > 0 and "smollm2" in _judge_class(judge).models
+            loads_smollm |= work.reads()  # replies the shared reading and MME hold already need no SmolLM2
     if loads_smollm:
         out.first_read_seconds = time_estimates.smollm_first_read_seconds()
     return out

@@ -189,6 +189,11 @@ class JudgeWork:
         return pace.estimate(self.pairs, self.loaded, mme_pairs=min(self.pairs, self.mme_pairs), read_pairs=read,
                              reading_loaded=self.read_pairs is not None)
 
+    def reads(self) -> bool:
+        """Whether the run passes replies through SmolLM2 (its reading or MME-CRS; ``JudgeTime.reads``)."""
+        read = self.pairs if self.read_pairs is None else min(self.pairs, self.read_pairs)
+        return self.pairs > 0 and JudgeTime.reads(self.pairs, min(self.pairs, self.mme_pairs), read)
+
 
 def judge_work(n_pairs: int, contexts: Sequence[Sequence[str]] | None = None,
                replies: Sequence[str] | None = None) -> JudgeWork:
