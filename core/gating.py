@@ -250,9 +250,8 @@ def criterion(v: Verdict, by: str, baseline_values: Sequence[float] | None = Non
 
 
 __all__ = ["POWER", "REQUIREMENTS", "detectable_difference", "contexts_needed", "criterion", "default_criterion",
-           "default_criteria", "gate", "check", "blank_replies_check", "missing_replies_check", "passed",
-           "planning_interval",
-           "render_checks", "junit_xml"]
+           "default_criteria", "gate_verdict", "gate_checks", "check", "blank_replies_check", "missing_replies_check",
+           "passed", "planning_interval", "render_checks", "junit_xml"]
 
 
 def default_criteria(v: Verdict) -> list[str]:
@@ -437,10 +436,20 @@ def missing_replies_check(missing_baseline: int, missing_candidate: int, n_pairs
     return GateCheck(c, BLANK_REQUIREMENT, math.nan, not worse, reason)
 
 
-def gate(v: Verdict, by: Sequence[str] | str | None = None, require: str = "not-worse",
-         margin: float | None = None, baseline_values: dict[str, Sequence[float]] | None = None,
-         n_contexts: int | None = None, blank: tuple[int, int] | None = None,
-         missing: tuple[int, int] | None = None) -> list[GateCheck]:
+def gate_verdict(v: Verdict, by: Sequence[str] | str | None = None, require: str = "not-worse",
+                 margin: float | None = None, baseline_values: dict[str, Sequence[float]] | None = None,
+                 n_contexts: int | None = None, blank: tuple[int, int] | None = None,
+                 missing: tuple[int, int] | None = None) -> "GateResult":
+    """The gate on a verdict already made: a :class:`GateResult` (truthy when every check passes), as
+    ``core.gate`` gives. :func:`gate_checks` says what it checks."""
+    checks = gate_checks(v, by, require, margin, baseline_values, n_contexts, blank, missing)
+    return GateResult(passed(checks), checks, v)
+
+
+def gate_checks(v: Verdict, by: Sequence[str] | str | None = None, require: str = "not-worse",
+                margin: float | None = None, baseline_values: dict[str, Sequence[float]] | None = None,
+                n_contexts: int | None = None, blank: tuple[int, int] | None = None,
+                missing: tuple[int, int] | None = None) -> list[GateCheck]:
     """One :class:`GateCheck` per criterion of ``by`` (default: :func:`default_criteria`, whose vetoes of the
     combined test are checked as :data:`VETO_REQUIREMENT` says, not under ``require``); ``baseline_values``:
     {criterion: the baseline's per-row values} for the default margins. ``missing``: (the candidate's rows
@@ -515,7 +524,7 @@ class GateResult:
 def gate_comparison(comp: Comparison, baseline_values: dict[str, Sequence[float]], v: Verdict,
                     by: Sequence[str] | str | None = None, require: str = "not-worse",
                     margin: float | None = None) -> GateResult:
-    """:func:`gate` on the verdict of ``comp`` (baseline A, candidate B): ``baseline_values`` {metric: the
+    """:func:`gate_verdict` on the verdict of ``comp`` (baseline A, candidate B): ``baseline_values`` {metric: the
     baseline's per-row scores} for the default margins (people's ratings are read from the rows); the missing
     and blank replies as the comparison and the verdict count them."""
     baseline = dict(baseline_values)
@@ -524,8 +533,7 @@ def gate_comparison(comp: Comparison, baseline_values: dict[str, Sequence[float]
         baseline[r.metric] = [ex.scores.get(dim, math.nan) for ex in comp.a]
     blank = (v.blank_replies["A"], v.blank_replies["B"])
     missing = (len(comp.unmatched_b), len(comp.unmatched_a))  # rows of each side the other does not answer
-    checks = gate(v, by, require, margin, baseline, len(set(context_groups(comp.a))), blank, missing)
-    return GateResult(passed(checks), checks, v)
+    return gate_verdict(v, by, require, margin, baseline, len(set(context_groups(comp.a))), blank, missing)
 
 
 def render_checks(checks: Sequence[GateCheck], fmt: str = "text") -> str:

@@ -957,7 +957,7 @@ def test_the_gate_checks_the_verdict_s_combined_test_and_its_veto_whatever_requi
     preference failed the gate of a candidate the verdict called better; --margin 0.6 became 60 points)."""
     import core.verdict
     import core.verdict_policy
-    from core.gating import COMBINED, JUDGE_MARGIN, VETO_REQUIREMENT, default_criteria, gate, passed
+    from core.gating import COMBINED, JUDGE_MARGIN, VETO_REQUIREMENT, default_criteria, gate_verdict
     monkeypatch.setattr(core.verdict, "shipped_policy", core.verdict_policy.shipped_policy)
     policy = core.verdict_policy.shipped_policy().policy
     comp = _comparison(_planted(), "mid", "good")
@@ -967,17 +967,18 @@ def test_the_gate_checks_the_verdict_s_combined_test_and_its_veto_whatever_requi
     if v.combined is None or "judge" not in policy.combine_vetoes:
         pytest.skip("the shipped policy combines no bleu+judge test, or the judge vetoes none")
     assert v.sentence.startswith("good is better than mid") and default_criteria(v) == [COMBINED, "judge"]
-    checks = gate(v, require="better")
-    assert passed(checks) and [c.require for c in checks] == ["better", VETO_REQUIREMENT], [c.reason for c in checks]
-    wide = gate(v, require="non-inferior", margin=0.6)
+    result = gate_verdict(v, require="better")
+    checks = result.checks
+    assert result and [c.require for c in checks] == ["better", VETO_REQUIREMENT], [c.reason for c in checks]
+    wide = gate_verdict(v, require="non-inferior", margin=0.6).checks
     assert wide[0].margin == 0.6 and math.isnan(wide[1].margin) and wide[1].criterion.name == "judge"
-    assert gate(v, require="non-inferior")[0].margin == pytest.approx(0.2 * len(v.combined_signals))
+    assert gate_verdict(v, require="non-inferior").checks[0].margin == pytest.approx(0.2 * len(v.combined_signals))
     # the judge finding the candidate significantly worse fails the gate, where the verdict abstains
     against = summarize_judge(comp, _judged([0.9] * 30))
     vetoed = build_verdict(comp, cs, against, n_boot=200, n_perm=200)
     assert vetoed.sentence.startswith("No ") or "good is better" not in vetoed.sentence
-    checks = gate(vetoed)
-    assert not passed(checks) and checks[-1].reason.startswith("FAIL: candidate is worse on the judge")
+    result = gate_verdict(vetoed)
+    assert not result and result.checks[-1].reason.startswith("FAIL: candidate is worse on the judge")
     assert JUDGE_MARGIN == 0.05
 
 
