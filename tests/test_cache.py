@@ -173,11 +173,13 @@ def test_cli_keeps_rows_and_no_cache_keeps_nothing(tmp_path, repo_root):
     (tmp_path / "c" / "votes").mkdir()
     (tmp_path / "c" / "votes" / "k.jsonl").write_text("{}\n")
     (tmp_path / "c" / "thesis.tex").write_text("my thesis\n")
+    log = tmp_path / "c" / "serve-8765.log"  # a local LLM judge's server log (core.judges.local_server)
+    log.write_text("INFO started\n")
     info = run("cache", "info")
-    assert copy.name in info and "votes" not in info and "thesis" not in info
-    assert "kept 1 other file(s)" in run("cache", "clear")
-    assert "removed 1 other file(s)" in run("cache", "clear", "--all")
-    assert not copy.exists() and (tmp_path / "c" / "votes" / "k.jsonl").exists()
+    assert copy.name in info and log.name in info and "votes" not in info and "thesis" not in info
+    assert "kept 2 other file(s)" in run("cache", "clear")
+    assert "removed 2 other file(s)" in run("cache", "clear", "--all")
+    assert not copy.exists() and not log.exists() and (tmp_path / "c" / "votes" / "k.jsonl").exists()
     assert (tmp_path / "c" / "thesis.tex").read_text() == "my thesis\n"
     # a copy that is a link to another folder (shared between caches): the link goes, the folder stays
     # (rmtree refused the link, after the score entries were gone: exit 2)

@@ -67,10 +67,12 @@ def _size(path: Path) -> int:
 
 
 USER_FOLDERS = ("uploads", "votes")  # the dashboard's kept uploads and your votes: not remade, never removed here
-MADE_HERE = ("smollm2-135m-f32-*", "pool-keys.json", "pool-*.npy", "judge-heldout-*.jsonl", "judge-lm-features-*")
+MADE_HERE = ("smollm2-135m-f32-*", "pool-keys.json", "pool-*.npy", "judge-heldout-*.jsonl", "judge-lm-features-*",
+             "serve-*.log")
 """Names of what dialeval makes in the cache folder and makes again when needed: SmolLM2's float32 copy (and a
 half-written one, ``NAME.xxxx``), the pools' key memo and built indexes, the judge trainers' held-out list and
-reader features. Nothing else there is touched: the folder may be one the user shares with other files."""
+reader features, and the logs of ``core.judges.local_server`` (a local LLM judge served from SmolLM2's copy).
+Nothing else there is touched: the folder may be one the user shares with other files."""
 
 
 def other_files(folder: Path, score_file: Path) -> list[Path]:
