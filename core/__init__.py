@@ -203,7 +203,7 @@ def _library_bars_follow_progress(call: _Call) -> _Call:
     return silent_unless_asked  # type: ignore[return-value]
 
 
-def _warn_blank(notes: list[str]) -> None:
+def _warn_notes(notes: list[str]) -> None:
     """The notes on the input as one ``UserWarning`` that names the caller's line: the first frame outside this
     package, however deep in it the note was made."""
     if notes:
@@ -237,7 +237,7 @@ def score(responses: Sequence[str], contexts: Sequence[Sequence[str] | str],
     _aligned(resp, ctx, refs)
     names = parse_metrics(metrics)
     exs = _examples(resp, ctx, refs, system)
-    _warn_blank(blank_text_notes(exs, names))
+    _warn_notes(blank_text_notes(exs, names))
     table = score_examples(exs, names, _options(options), progress=_progress(progress), cache=cache)
     out: dict = {m: table.column(m) for m in table.metrics}
     out["_signatures"] = table.signatures()
@@ -379,7 +379,7 @@ def compare_replies(contexts: Sequence[Sequence[str] | str], replies_a: Sequence
     by_side = {side: input_notes(rows, names, judged=judge or False) for side, rows in (("replies_a", comp.a),
                                                                                            ("replies_b", comp.b))}
     shared = ("no reference", "blank reference")  # of the references both sides share: said once
-    _warn_blank([f"{side}: {note}" for side, notes in by_side.items() for kind, note in notes.items()
+    _warn_notes([f"{side}: {note}" for side, notes in by_side.items() for kind, note in notes.items()
                  if kind not in shared]
                 + [f"references: {note}" for kind, note in by_side["replies_a"].items() if kind in shared])
     if judge is not None:
@@ -429,10 +429,10 @@ def _compared(input_a: Any, input_b: Any, system_a: str | None, system_b: str | 
     comp.require_pairs()  # no row of one side pairs with a row of the other: said, as the command says it
     if check_loaded is not None:
         check_loaded(comp)
-    _warn_blank([mismatch_words(comp)] if comp.context_mismatches() else [])
+    _warn_notes([mismatch_words(comp)] if comp.context_mismatches() else [])
     if isinstance(metrics, (list, tuple)):  # None: the default metrics
         check_something_to_compare(comp, metrics, judge is not None, settings.get("human", True))
-    _warn_blank(blank_text_notes(comp.examples(), _registry_names(metrics), judged=judge or False))
+    _warn_notes(blank_text_notes(comp.examples(), _registry_names(metrics), judged=judge or False))
     if judge is not None:
         check_judge_models(comp, judge, checkpoint)
     progress = _progress(progress)
@@ -454,8 +454,8 @@ def gate(input_a: str, input_b: str | None = None, system_a: str | None = None, 
     ``to_dict()`` its JSON. ``by``: criteria ('judge', 'combined', a metric among ``metrics``, 'human:DIM'; a string
     may list several, comma-separated; default: what the verdict decides on); ``require``: 'not-worse',
     'non-inferior' (with ``margin``) or 'better'; the rest as :func:`compare` takes them."""
-    from core.gating import (REQUIREMENTS, criterion_name, gate_comparison, is_combined, missing_dimension,
-                             unchanged_candidate_note, unreadable_criterion)
+    from core.gating import (REQUIREMENTS, criterion_name, file_order_note, gate_comparison, is_combined,
+                             missing_dimension, unchanged_candidate_note, unreadable_criterion)
     from core.scoring import judge_choice
     if require not in REQUIREMENTS:
         raise ValueError(f"require={require!r}: choose one of {', '.join(REQUIREMENTS)}")
@@ -480,11 +480,13 @@ def gate(input_a: str, input_b: str | None = None, system_a: str | None = None, 
             why = missing_dimension(name, comp)
             if why:
                 raise ValueError(f"by={name!r}: {why}")
+        if input_b is None and not system_a and not system_b:  # which is which decides PASS or FAIL
+            _warn_notes([file_order_note(comp, "system_a= and system_b=")])
     comp, cs, verdict = _compared(input_a, input_b, system_a, system_b, metrics, judge, options, progress, cache,
                                   checkpoint, settings, "gate", columns, dimensions_there)
-    unchanged = unchanged_candidate_note(verdict)
+    unchanged = unchanged_candidate_note(verdict, require)
     if unchanged:
-        _warn_blank([unchanged])
+        _warn_notes([unchanged])
     return gate_comparison(comp, {m: list(cs.a(m)) for m in cs.metrics}, verdict, list(dict.fromkeys(names)) or None,
                            require, margin)
 
@@ -522,7 +524,7 @@ def rank(*inputs: str, systems: Sequence[str] | None = None, metrics: str | Sequ
     metrics = _metric_names(metrics)
     mapping = _columns(columns)
     examples = rows_of_files([(path, load_file(path, csv_mapping=mapping)) for path in paths])
-    _warn_blank(blank_text_notes([e for e in examples if systems is None or e.system in systems],
+    _warn_notes(blank_text_notes([e for e in examples if systems is None or e.system in systems],
                                  _registry_names(metrics), judged=judge_choice(judge) or False))
     return leaderboard(examples, metrics, judge, systems, _options(options), _progress(progress), cache,
                        checkpoint, **settings)
@@ -576,7 +578,7 @@ def meta_evaluate(*inputs: str, metrics: str | Sequence[str] | None = None, dims
     from core.meta_eval import input_notes
     names = parse_metrics(DEFAULT_METRICS if metrics is None else metrics)
     data = group_datasets(_paths(inputs, "meta_evaluate"))
-    _warn_blank(input_notes(data, names, **{k: settings[k] for k in ("max_rows", "seed", "keep_reference_copies")
+    _warn_notes(input_notes(data, names, **{k: settings[k] for k in ("max_rows", "seed", "keep_reference_copies")
                                             if k in settings}))
     rows = evaluate(data, names, dims, options=_options(options), **settings)
     if not rows:  # as the command line says it, not an empty list

@@ -385,14 +385,24 @@ SAME_INPUTS = "same inputs"  # the check that the pairs answer the same contexts
 SAME_INPUTS_REQUIREMENT = "every pair on one context"
 
 
-def unchanged_candidate_note(v: Verdict) -> str | None:
+def file_order_note(comp: Comparison, choosers: str = "--system-a and --system-b") -> str:
+    """What the gate says when one file of two systems was read without naming them: which is the baseline and
+    which the candidate (the file's order), since that decides PASS or FAIL; ``choosers``: what names them."""
+    return (f"one file of two systems: the baseline is {comp.system_a}, the candidate {comp.system_b} (in the "
+            f"file's order; {choosers} choose)")
+
+
+def unchanged_candidate_note(v: Verdict, require: str = "not-worse") -> str | None:
     """What the gate says beside its checks when the candidate gives the baseline's reply in every pair (a
-    candidate that changed nothing, or the same file named twice): it passes as not worse, which a pipeline that
-    wrote its candidate to the wrong place would take for a pass; None otherwise."""
+    candidate that changed nothing, or the same file named twice): under ``require`` 'not-worse' or
+    'non-inferior' it passes, which a pipeline that wrote its candidate to the wrong place would take for a pass;
+    under 'better' it fails, and why is said. None when some reply differs."""
     if not v.n_pairs or v.identical_pairs != v.n_pairs:
         return None
+    outcome = ("so it cannot be better" if require == "better" else
+               f"so it passes as {require.replace('-', ' ')} (--require better fails it)")
     return (f"the candidate gives the baseline's reply in all {v.n_pairs} pairs (the same file twice?): nothing "
-            "changed, so it passes as not worse (--require better fails it)")
+            f"changed, {outcome}")
 
 
 def same_inputs_check(mismatched: int, n_pairs: int, level: float = 0.95) -> GateCheck | None:

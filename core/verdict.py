@@ -1010,30 +1010,35 @@ def verdict_glance(v: Verdict, label: Callable[[str], str] | None = None) -> lis
     basis, c = decision.basis, v.combined
     ran = c is not None and bool(c.n)
     in_place = ran and tuple(v.combined_signals) != tuple(shipped.policy.combine)
-    n = counted(v.n_pairs, "pair")
+    n = counted(v.n_pairs, "pair")  # each test below is said on the pairs it read, as the sentence says it
     if basis == "people":
         human = preferred_human_row(v)
         evidence = (f"people's ratings in the input (statistically significant, {fmt_p(human.p_randomization)}, "
-                    f"{n}); the verdict follows them")
+                    f"{counted(human.n, 'pair')}); the verdict follows them")
     elif basis == "combined":
         evidence = (f"strong (statistically significant): the combined evidence of {_listed(v.combined_signals)} "
-                    f"({fmt_p(c.p_randomization)}, {n})")
+                    f"({fmt_p(c.p_randomization)}, {counted(c.n, 'pair')})")
     elif basis == "combined lean":
         evidence = (f"weak (not statistically significant): the combined evidence of {_listed(v.combined_signals)} "
-                    f"leans this way ({fmt_p(c.p_randomization)}, {n}), so 'probably'")
+                    f"leans this way ({fmt_p(c.p_randomization)}, {counted(c.n, 'pair')}), so 'probably'")
     elif basis == "judge":
-        evidence = f"strong (statistically significant): the judge ({fmt_p(v.judge.win.sign_p)}, {n})"
+        w = v.judge.win
+        evidence = (f"strong (statistically significant): the judge ({fmt_p(w.sign_p)}, "
+                    f"{counted(w.wins + w.losses, 'pair')} it decided)")
     elif basis == "metrics":
         evidence = f"strong (statistically significant): {_listed(decision.named)} ({n})"
     elif basis == "lean":
         evidence = (f"weak (not statistically significant): {_listed(decision.named)} all lean this way ({n}), so "
                     "'probably'")
+    elif basis == "conflict" and ran and tuple(decision.named) == tuple(v.combined_signals):
+        evidence = (f"mixed: the combined evidence of {_listed(v.combined_signals)} names one system and "
+                    f"{_listed(decision.against)}, by its own test, the other, so the verdict names neither")
     elif basis == "conflict":
-        evidence = (f"mixed: {_listed(decision.named)} and {_listed(decision.against)} name different systems, so "
+        evidence = (f"mixed: {_listed(decision.named)} name one system and {_listed(decision.against)} the other, so "
                     "the verdict names neither")
     elif ran:
         evidence = (f"not enough: the combined evidence of {_listed(v.combined_signals)} does not separate them "
-                    f"({fmt_p(c.p_randomization)}, {n}); more contexts might")
+                    f"({fmt_p(c.p_randomization)}, {counted(c.n, 'pair')}); more contexts might")
     elif shipped.policy.combine and not decision.named:
         evidence = f"none: the verdict's combined test could not run ({_not_computed(v, shipped.policy.combine)})"
     else:

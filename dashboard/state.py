@@ -493,8 +493,10 @@ def scoring_estimate(metrics: Sequence[str], opts: Options, examples, demo: bool
         kinds = sorted({k for p in (layer.paths if layer else []) for k in precomputed_kinds(p)})
         why = (f" The demo's scores ship precomputed for {', '.join(kinds) or 'no kind of CPU'}; this machine is "
                f"{device_key(active_device())}, so they are computed once here and kept.")
+    first = "; SmolLM2 is read once for this cache folder" if est.first_read_seconds else ""
     caption = st.caption(f"Scoring {counted(len(examples), 'row')} with {plain(words.names(metrics))}: about {total:.0f} s "
-                         f"on this machine (models load once per session; rows scored before are read back).{why}")
+                         f"on this machine (models load once per session; rows scored before are read back{first})."
+                         f"{why}")
     return total, caption
 
 

@@ -30,7 +30,7 @@ os.environ.setdefault("DIALEVAL_APP_JUDGE", "0")
 def _session_cache_folder() -> None:
     """Everything dialeval keeps in its cache folder while the tests run (the dashboard's kept uploads and votes
     among it) goes to a folder of this session's own, removed at its end: never the user's ``$DIALEVAL_CACHE`` or
-    ``~/.cache/dialeval``. SmolLM2's dequantized copy, about 20 s to make, is linked from the user's folder when
+    ``~/.cache/dialeval``. SmolLM2's dequantized copy, slow to make, is linked from the user's folder when
     one is there (a test that clears the cache folder clears one of its own)."""
     import atexit
     import shutil

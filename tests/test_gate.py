@@ -371,6 +371,9 @@ def test_the_api_s_gate_gives_the_command_s_decision_and_is_truthy_when_it_passe
         assert result.render().splitlines()[0] == command["checks"][0]["reason"]
     with pytest.raises(ValueError, match="format 'csv': choose text, markdown or json"):
         result.render("csv")
+    from core.gating import unchanged_candidate_note  # the note follows the requirement asked for
+    assert unchanged_candidate_note(result.verdict).endswith("so it passes as not worse (--require better fails it)")
+    assert unchanged_candidate_note(result.verdict, "better").endswith("nothing changed, so it cannot be better")
     with pytest.raises(ValueError, match="require='worse'"):
         core.gate(str(base), str(worse), require="worse", metrics="bleu", judge=False)
     import core.engine
@@ -452,3 +455,6 @@ def test_a_one_file_gate_says_which_system_is_the_baseline(tmp_path, capsys):
     assert "the baseline is v1, the candidate v2 (in the file's order" in capsys.readouterr().err
     assert main(["gate", str(both), *FAST, "--system-a", "v2", "--system-b", "v1"]) == 0
     assert "the baseline is" not in capsys.readouterr().err
+    import core
+    with pytest.warns(UserWarning, match=r"the baseline is v1, the candidate v2 \(in the file's order; system_a="):
+        assert not core.gate(str(both), metrics="bleu", judge=False, n_boot=500, n_perm=500)

@@ -204,6 +204,16 @@ def test_the_verdict_at_a_glance_says_how_strong_its_evidence_is_and_its_track_r
     said = dict(verdict_glance(close))
     assert said["Verdict"].startswith("good is probably better than mid"), said
     assert said["Evidence"].startswith("weak (not statistically significant): bleu all lean this way")
+    # the judge vetoes the combined test it is part of: mixed, each side said once
+    vetoing = ShippedPolicy(VerdictPolicy((), "off", False, (), ("bleu", "judge"), (), ("judge",), 0.0), {})
+    monkeypatch.setattr(core.verdict, "shipped_policy", lambda: vetoing)
+    pair = _comparison(exs, "good", "mid")  # BLEU's differences vary: standardized, they outweigh the judge's
+    against = build_verdict(pair, score_comparison(pair, ["bleu"]), summarize_judge(pair, _judged([0.1] * 30)),
+                            n_boot=300, n_perm=300)
+    said = dict(verdict_glance(against))
+    assert said["Verdict"] == "Mixed evidence on good vs mid", said
+    assert said["Evidence"] == ("mixed: the combined evidence of bleu and the judge names one system and the judge, by "
+                                "its own test, the other, so the verdict names neither")
     # people's ratings decide: the glance says so and quotes no record of ours
     for e in exs:
         e.scores = {"Overall": 4.0 if e.system == "bad" else 2.0}

@@ -44,10 +44,9 @@ def home() -> None:
     verdict = state.cached_verdict(data.key, tuple(cs.metrics) if cs else (), judge is not None, comp, cs, judge)
     st.session_state["verdict"] = verdict  # what this page shows: the tests read it
     with st.container(border=True, key="verdict"):
-        # the command line's sentence said in words: display names, "between x and y" (core.verdict); its headline
-        # large, the evidence from the colon on as text below it
-        # at a glance (core.verdict.verdict_glance: how strong the evidence is, how far such a verdict is trusted),
-        # then the evidence signal by signal
+        # the command line's sentence said in words (display names, "between x and y"): its headline as a heading,
+        # the verdict at a glance below it (core.verdict.verdict_glance: how strong the evidence is, how far such a
+        # verdict is trusted), then the sentence's evidence, signal by signal
         head, rest = verdict_parts(verdict, words.name)
         glance = verdict_glance(verdict, words.name)
         if glance:

@@ -9,7 +9,7 @@ from typing import Callable
 from core.cli import criterion_name, emit, note, number_above, register_command
 from core.cli.compare import add_output_arguments, add_verdict_arguments, verdict_from
 from core.data import Comparison
-from core.gating import (REQUIREMENTS, gate_comparison, is_combined, junit_xml, missing_dimension,
+from core.gating import (REQUIREMENTS, file_order_note, gate_comparison, is_combined, junit_xml, missing_dimension,
                          unchanged_candidate_note, unreadable_criterion)
 from core.outputs import OutputError, check_output, write_text
 
@@ -94,12 +94,14 @@ def gate_command(a: argparse.Namespace) -> int:
                               "JUnit XML; choose another name for one of them")
     human_dimensions = check_criteria(a)
     summary = step_summary()
-    comp, cs, verdict = verdict_from(a, out, check_loaded=human_dimensions)
+
+    def loaded(comp: Comparison) -> None:  # once the inputs are read, before anything is scored
+        human_dimensions(comp)
+        if a.input_b is None and not a.system_a and not a.system_b:  # which is which decides PASS or FAIL
+            note([file_order_note(comp)])
+    comp, cs, verdict = verdict_from(a, out, check_loaded=loaded)
     result = gate_comparison(comp, {m: list(cs.a(m)) for m in cs.metrics}, verdict, a.by, a.require, a.margin)
-    if a.input_b is None and not (a.system_a and a.system_b):  # which is which decides PASS or FAIL: said
-        note([f"one file of two systems: the baseline is {comp.system_a}, the candidate {comp.system_b} (in the "
-              "file's order; --system-a and --system-b choose)"])
-    unchanged = unchanged_candidate_note(verdict)
+    unchanged = unchanged_candidate_note(verdict, a.require)
     if unchanged:
         note([unchanged])
     emit(result.render(a.format), out)

@@ -237,7 +237,8 @@ def encode(texts: Sequence[str], progress: Progress | None = None, desc: str = "
 def smollm():
     """(tokenizer, model) of SmolLM2-135M-Instruct, dequantized from GGUF into a float32 torch model.
 
-    Reading the GGUF file takes ~15 s (its metadata is parsed three times: config, tokenizer, weights), so the
+    Reading the GGUF file is slow (its metadata is parsed three times: config, tokenizer, weights;
+    ``benchmarks/estimates.py`` times it), so the
     first load also saves the dequantized model and its tokenizer to :func:`smollm_converted_dir` (float32
     safetensors, ~540 MB); later processes load that in about a second. The saved weights are the same
     float32 tensors, so every number is unchanged (tests/test_golden.py)."""
@@ -259,12 +260,14 @@ def smollm():
 
 def smollm_first_load() -> str:
     """What the next :func:`smollm` call will do that takes long, for a progress line: "reading SmolLM2's model
-    file (once per cache folder, about 17 s; the bar moves on after it)" when it is not loaded in this process and
-    no float32 copy is kept (``benchmarks/estimates.py`` times it); else '' (loaded, or a few seconds to load the
-    copy)."""
+    file (once per cache folder, about 14 s more; the bar moves on after it)" when it is not loaded in this process
+    and no float32 copy is kept (the seconds: ``core.time_estimates.SMOLLM_FIRST_READ_SECONDS``); else '' (loaded,
+    or a few seconds to load the copy)."""
     if smollm.cache_info().currsize or (smollm_converted_dir() / "complete").exists():
         return ""
-    return "reading SmolLM2's model file (once per cache folder, about 17 s; the bar moves on after it)"
+    from core.time_estimates import SMOLLM_FIRST_READ_SECONDS
+    return (f"reading SmolLM2's model file (once per cache folder, about {SMOLLM_FIRST_READ_SECONDS:.0f} s more; "
+            "the bar moves on after it)")
 
 
 def smollm_converted_dir() -> Path:
