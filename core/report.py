@@ -265,14 +265,15 @@ def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,
                    pairs: Sequence[dict[str, Any]] = (), lead: str = "") -> str:
     """``dialeval compare``'s output: text / markdown (the one-line verdict first, then the table, the judge, what
     drives each difference, the pairs left out of a row's n, unmatched rows), csv (one table: a row for the
-    one-line verdict, per metric, the judge, each row's left-out pairs, the unmatched rows and, from ``judge``,
+    one-line verdict, one each for its glance's evidence and track record, per metric, the judge, each row's left-out pairs, the unmatched rows and, from ``judge``,
     one row per judged pair (:func:`judge_rows`) and first a row of kind ``judge_sentence`` holding ``lead``, told
     apart by ``kind``) or json (the whole verdict)."""
     if fmt == "json":
         return to_json(v.to_dict())
     if fmt == "csv":
         rows: list[dict[str, Any]] = ([{"kind": "judge_sentence", "verdict": lead}] if lead else []) + [
-            {"kind": "verdict", "verdict": v.sentence}]
+            {"kind": "verdict", "verdict": v.sentence}] + [  # then the verdict at a glance, as text's next lines
+            {"kind": label.lower().replace(" ", "_"), "verdict": text} for label, text in verdict_glance(v)[1:]]
         if v.alignment_note:  # (text says it in its header)
             rows.append({"kind": "note", "note": "aligned by " + alignment_words(v.aligned_by, v.alignment_note)})
         rows += [{"kind": "note", "note": note} for note in verdict_notes(v).values()]

@@ -189,6 +189,10 @@ def test_the_verdict_at_a_glance_says_how_strong_its_evidence_is_and_its_track_r
                                      "track_record": glance["Track record"]}
     lines = render_verdict(v, "text").splitlines()
     assert lines[0] == v.sentence and lines[1:3] == [f"evidence: {glance['Evidence']}", "track record: not measured"]
+    import csv
+    import io
+    kinds = {r["kind"]: r["verdict"] for r in csv.DictReader(io.StringIO(render_verdict(v, "csv")))}
+    assert kinds["evidence"] == glance["Evidence"] and kinds["track_record"] == "not measured"
     # the record said is the verdict's own, with the pairs it named neither
     decides = core.verdict.shipped_policy().policy
     recorded = ShippedPolicy(decides, {"verdict": SignalRecord("verdict", 97, 71, 2, 71)})
