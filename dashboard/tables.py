@@ -94,7 +94,8 @@ def headline_frame(verdict: Verdict) -> pd.DataFrame:
     """Display form of the verdict's rows, direction in words first: which system is better and by how much
     (the better system's mean minus the other's, with its interval), then both means, p, A/tie/B and n: narrow
     enough to read without scrolling sideways on a laptop with the sidebar open (A - B with its interval for
-    every metric is the chart below it; the means' intervals are in the report and the command line's table)."""
+    every metric is the chart below it; the means' intervals are in the report and the command line's table). The
+    column n is left out when every row has the same n (the page says it under the table: :func:`shared_n`)."""
     out = []
     for r in verdict.table_rows():
         name = f"human: {r.metric[len('human:'):]}" if r.kind == "human" else r.metric
@@ -108,7 +109,15 @@ def headline_frame(verdict: Verdict) -> pd.DataFrame:
                     "better by [95% CI]": margin, "A mean": fmt_num(r.mean_a), "B mean": fmt_num(r.mean_b),
                     "p": fmt_num(r.p_randomization, p=True),
                     "A/tie/B": f"{r.wins}/{r.ties}/{r.losses}", "n": r.n})
-    return frame(out)
+    shown = frame(out)
+    return shown.drop(columns="n") if shared_n(verdict) is not None else shown
+
+
+def shared_n(verdict: Verdict) -> int | None:
+    """The n of every row of the headline table when they are all the same (the column then says nothing a
+    caption cannot), else None."""
+    ns = {r.n for r in verdict.table_rows()}
+    return ns.pop() if len(ns) == 1 else None
 
 
 def drivers_frame(verdict: Verdict, shown: int = 3) -> pd.DataFrame:

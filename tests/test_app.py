@@ -110,6 +110,8 @@ def test_load_and_headline_values_are_real():
     assert human.mean_a == pytest.approx(3.0) and human.mean_b == pytest.approx(2.0)
     shown = tables.headline_frame(verdict)
     assert list(shown["metric"]) == ["bleu", "human: Overall"] and shown["A/tie/B"].iloc[0] == "3/3/0"
+    # every row over the same 6 pairs: no n column (it hid past the table's edge at 1280 px), said once instead
+    assert "n" not in shown.columns and tables.shared_n(verdict) == 6
     # filtering and exports
     assert len(tables.filter_frame(df, winner="A", metric="bleu")) == 3
     assert len(tables.filter_frame(df, text="TOPIC 3")) == 1

@@ -814,6 +814,7 @@ def test_a_metric_that_scored_no_pair_is_said_not_scored_not_no_difference():
     assert cells["human:overall"]["verdict"] == "A (good) better"
     shown = headline_frame(v).set_index("metric")
     assert shown.loc["bleu", "better"] == "not scored"
+    assert list(shown["n"]) == [0, 30]  # rows over different pairs keep their n
     from dashboard.tables import drivers_frame
     assert "bleu" not in set(drivers_frame(v)["metric"])  # an empty row ("-", "", "0 of 0") said nothing
     assert shown.loc["human: overall", "p"] == cells["human:overall"]["p_randomization"] == "0.005"  # as the CLI

@@ -114,7 +114,9 @@ def home() -> None:
         # every row in view (Streamlit shows about ten, then scrolls inside the table: the combined test's row,
         # which decides, came last and was cut off on a file with six human dimensions)
         st.dataframe(head, hide_index=True, width="stretch", height=tables.full_height(len(head)))
-        st.caption(f"95% bootstrap intervals ({verdict.n_boot:,} resamples of the contexts, seed {verdict.seed}); "
+        same_n = tables.shared_n(verdict)
+        st.caption((f"Every row compares the same {state.counted(same_n, 'pair')}. " if same_n is not None else "")
+                   + f"95% bootstrap intervals ({verdict.n_boot:,} resamples of the contexts, seed {verdict.seed}); "
                    "'better by' is the better system's mean minus the other's (A - B for every metric: the chart "
                    f"below); p from approximate randomization ({verdict.n_perm:,}); 'better' only when p < 0.05 and the "
                    "interval excludes 0 (core.verdict, the same numbers as `dialeval compare`; the means' own "
