@@ -1056,4 +1056,8 @@ def verdict_glance(v: Verdict, label: Callable[[str], str] | None = None) -> lis
         rec = shipped.record("verdict")
         record = (_track_record(rec, "tested on rated sets it was not tuned on, dialeval's verdict")
                   if rec is not None and rec.pairs else "not measured")
+        significant = shipped.record("combined")  # the sentence quotes it beside the combined test: tied to it here
+        if basis == "combined" and rec is not None and rec.pairs and significant is not None and significant.pairs:
+            record += (f"; where its combined test was significant, as here: the one people preferred in "
+                       f"{significant.right}, the other one in {significant.wrong}")
     return [("Verdict", head), ("Evidence", evidence), ("Track record", record)]

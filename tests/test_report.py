@@ -208,6 +208,15 @@ def test_the_verdict_at_a_glance_says_how_strong_its_evidence_is_and_its_track_r
     said = dict(verdict_glance(close))
     assert said["Verdict"].startswith("good is probably better than mid"), said
     assert said["Evidence"].startswith("weak (not statistically significant): bleu all lean this way")
+    # a significant combined test: the record the sentence quotes for it is tied to the verdict's
+    combining = ShippedPolicy(VerdictPolicy((), "off", False, (), ("bleu",), (), (), 0.0),
+                              {"verdict": SignalRecord("verdict", 97, 71, 2, 71),
+                               "combined": SignalRecord("combined", 97, 61, 1, 90)})
+    monkeypatch.setattr(core.verdict, "shipped_policy", lambda: combining)
+    said = dict(verdict_glance(build_verdict(comp, cs, n_boot=300, n_perm=300)))
+    assert said["Evidence"].startswith("strong (statistically significant): the combined evidence of bleu (p = ")
+    assert said["Track record"].endswith("neither in 24; where its combined test was significant, as here: the one "
+                                         "people preferred in 61, the other one in 1"), said
     # the judge vetoes the combined test it is part of: mixed, each side said once
     vetoing = ShippedPolicy(VerdictPolicy((), "off", False, (), ("bleu", "judge"), (), ("judge",), 0.0), {})
     monkeypatch.setattr(core.verdict, "shipped_policy", lambda: vetoing)

@@ -48,9 +48,12 @@ def test_the_verdict_names_engaged_replies_over_generic_ones(with_references):
     said = dict(verdict_glance(v))
     assert said["Evidence"].startswith("strong (statistically significant)"), said
     if with_references:
-        rec = shipped_policy().record("verdict")
+        rec, significant = shipped_policy().record("verdict"), shipped_policy().record("combined")
         assert said["Track record"].startswith("tested on rated sets it was not tuned on") and (
             f"in {rec.right} of {rec.pairs} pairs" in said["Track record"]), said
+        assert said["Track record"].endswith(  # the record the sentence quotes for the combined test, tied to it
+            f"where its combined test was significant, as here: the one people preferred in {significant.right}, "
+            f"the other one in {significant.wrong}"), said
     else:
         assert said["Track record"].startswith("not measured for this verdict (") and (
             "ubleu not computed" in said["Track record"] and "the combined test of " in said["Track record"]), said
