@@ -77,9 +77,10 @@ def main() -> int:
     from core.data import load_comparison
     from core.engine import judge_comparison, score_comparison
     from core.models.device import device_key
+    from core.models.encoders import SMOLLM_FIRST_READ_SECONDS
     from core.models.memo import forget_all
     from core.models.smollm_reading import chat_reading
-    from core.time_estimates import SMOLLM_FIRST_READ_SECONDS, JudgeTime, ScoreTime
+    from core.time_estimates import JudgeTime, ScoreTime
     suffixed = suffixed_from_comparison_speed()
     demo = load_comparison(str(ROOT / "demo" / "demo.jsonl"))
     n, block = a.pairs, a.pairs // len(demo.a) + 1

@@ -26,16 +26,11 @@ from core.formatting import counted
 JUDGE_TIMED = "pairwise"  # the judge whose parts JudgeTime counts (the shipped one); other judges have no estimate
 
 
-# the seconds SmolLM2's first load in a cache folder spends beyond a load (reading its GGUF file and keeping a
-# dequantized copy there: ``core.models.encoders.smollm``); benchmarks/estimates.py measures it
-SMOLLM_FIRST_READ_SECONDS = 14.0
-
-
 def smollm_first_read_seconds() -> float:
-    """:data:`SMOLLM_FIRST_READ_SECONDS` when a run that loads SmolLM2 would first read its GGUF file
-    (``core.models.encoders.smollm_first_load``: not loaded in this process, no copy in the cache folder); 0.0
+    """``core.models.encoders.SMOLLM_FIRST_READ_SECONDS`` when a run that loads SmolLM2 would first read its GGUF
+    file (``core.models.encoders.smollm_first_load``: not loaded in this process, no copy in the cache folder); 0.0
     otherwise, and when SmolLM2 is not installed (the run says so)."""
-    from core.models.encoders import smollm_first_load
+    from core.models.encoders import SMOLLM_FIRST_READ_SECONDS, smollm_first_load
     try:
         return SMOLLM_FIRST_READ_SECONDS if smollm_first_load() else 0.0
     except Exception:  # noqa: BLE001 (a model that is not installed is the run's to report)

@@ -222,11 +222,11 @@ def test_smollm2_s_first_read_in_a_cache_folder_is_counted_only_when_a_run_loads
     from core.models import encoders
     monkeypatch.setattr(encoders, "smollm_first_load", lambda: "reading SmolLM2's model file (once)")
     due = estimate_work(rows(4, "due"), ["bleu", "mme"], cache=False)
-    assert due.first_read_seconds == time_estimates.SMOLLM_FIRST_READ_SECONDS > 0
+    assert due.first_read_seconds == encoders.SMOLLM_FIRST_READ_SECONDS > 0
     assert due.seconds == pytest.approx(sum(due.metric_seconds.values()) + due.first_read_seconds)
     assert "SmolLM2's model file to read once" in due.sentence()
     judged = estimate_work(pairs=[(["hi due"], "a due", "b due")], judge="pairwise", cache=False)
-    assert judged.first_read_seconds == time_estimates.SMOLLM_FIRST_READ_SECONDS  # replies nothing has read
+    assert judged.first_read_seconds == encoders.SMOLLM_FIRST_READ_SECONDS  # replies nothing has read
     assert estimate_work(rows(4, "due"), ["bleu"], cache=False).first_read_seconds == 0.0  # BLEU loads no SmolLM2
     monkeypatch.setattr(encoders, "smollm_first_load", lambda: "")  # a copy is kept, or it is loaded
     done = estimate_work(rows(4, "due"), ["bleu", "mme"], cache=False)

@@ -258,14 +258,18 @@ def smollm():
     return tok, model
 
 
+# the seconds SmolLM2's first load in a cache folder spends beyond a load (reading its GGUF file and keeping a
+# dequantized copy there: :func:`smollm`); benchmarks/estimates.py measures it
+SMOLLM_FIRST_READ_SECONDS = 14.0
+
+
 def smollm_first_load() -> str:
     """What the next :func:`smollm` call will do that takes long, for a progress line: "reading SmolLM2's model
     file (once per cache folder, about 14 s more; the bar moves on after it)" when it is not loaded in this process
-    and no float32 copy is kept (the seconds: ``core.time_estimates.SMOLLM_FIRST_READ_SECONDS``); else '' (loaded,
-    or a few seconds to load the copy)."""
+    and no float32 copy is kept (the seconds: :data:`SMOLLM_FIRST_READ_SECONDS`); else '' (loaded, or a few
+    seconds to load the copy)."""
     if smollm.cache_info().currsize or (smollm_converted_dir() / "complete").exists():
         return ""
-    from core.time_estimates import SMOLLM_FIRST_READ_SECONDS
     return (f"reading SmolLM2's model file (once per cache folder, about {SMOLLM_FIRST_READ_SECONDS:.0f} s more; "
             "the bar moves on after it)")
 
