@@ -859,6 +859,16 @@ def _blank_clause(v: Verdict) -> list[str]:
             "every metric leaves out"]
 
 
+def _said_with(label: Callable[[str], str], say: Callable[[Verdict], Any], v: Verdict) -> Any:
+    """``say(v)`` with the metrics named through ``label`` and intervals said in words (``_WORDS``), for that
+    call only."""
+    token = _WORDS.set(label)
+    try:
+        return say(v)
+    finally:
+        _WORDS.reset(token)
+
+
 def verdict_sentence(v: Verdict, label: Callable[[str], str] | None = None) -> str:
     """The one-line verdict: :func:`verdict_parts` joined (its headline, then the evidence)."""
     return "".join(verdict_parts(v, label))
@@ -881,11 +891,7 @@ def verdict_parts(v: Verdict, label: Callable[[str], str] | None = None) -> tupl
     (:func:`_copy_clause`). ``label`` (the dashboard's display names, e.g. 'bert_ruber' -> 'BERT-RUBER') names the
     metrics through it and says intervals as "between x and y"; without it the sentence is the command line's."""
     if label is not None and _WORDS.get() is None:
-        token = _WORDS.set(label)
-        try:
-            return verdict_parts(v)
-        finally:
-            _WORDS.reset(token)
+        return _said_with(label, verdict_parts, v)
     sys_name = {"A": v.system_a, "B": v.system_b}
     other = {"A": "B", "B": "A"}
     if v.n_pairs and v.identical_pairs == v.n_pairs:
@@ -1000,11 +1006,7 @@ def verdict_glance(v: Verdict, label: Callable[[str], str] | None = None) -> lis
     if not rest.startswith(":"):  # identical replies, nothing measured: the headline is the whole verdict
         return []
     if label is not None and _WORDS.get() is None:
-        token = _WORDS.set(label)
-        try:
-            return verdict_glance(v)
-        finally:
-            _WORDS.reset(token)
+        return _said_with(label, verdict_glance, v)
     shipped = shipped_policy()
     decision = verdict_decision(v, shipped.policy)
     basis, c = decision.basis, v.combined
