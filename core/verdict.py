@@ -770,11 +770,11 @@ def _what_would_combine(v: Verdict, policy: VerdictPolicy) -> str:
 
 
 def _unmeasured(v: Verdict) -> str:
-    """'the llm judge has no measured record (the records are the learned judge's)' when the judge that ran is
+    """'the llm judge has no measured record: the records are the learned judge's' when the judge that ran is
     not the one the records were measured with; '' otherwise."""
     if v.judge is None or is_measured_judge(v.judge.signature):
         return ""
-    return f"the {judge_name(v.judge.signature)} judge has no measured record (the records are the learned judge's)"
+    return f"the {judge_name(v.judge.signature)} judge has no measured record: the records are the learned judge's"
 
 
 def _combined_clause(v: Verdict, side: str | None, basis: str | None) -> str:

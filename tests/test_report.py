@@ -946,7 +946,7 @@ def test_a_judge_without_a_measured_record_is_a_diagnostic_and_the_judge_command
     assert "judge" in v2.combined_signals, v2.sentence
     assert judge_sentence(v2).startswith("The judge prefers mid to good in 83 % of the 30 pairs it decided [")
     assert "The one-line verdict (`dialeval compare`) weighs it with the metrics" in judge_sentence(v2)
-    assert judge_sentence(v).endswith("The llm judge has no measured record (the records are the learned judge's).")
+    assert judge_sentence(v).endswith("The llm judge has no measured record: the records are the learned judge's.")
 
 
 def test_a_judge_s_edge_cases_read_right_and_the_gate_does_not_default_to_an_unmeasured_judge(monkeypatch):

@@ -556,5 +556,5 @@ def test_the_sentence_names_the_set_used_in_place_of_the_policys_and_says_when_n
     p_a = np.full(30, 0.7)
     v.judge = summarize_judge(_comparison(), JudgeOutput.from_probabilities(p_a, p_a, p_a, 0.05, "judge:llm|m"))
     s = verdict_sentence(v)
-    assert "could not run (the llm judge has no measured record (the records are the learned judge's)); with the " \
+    assert "could not run (the llm judge has no measured record: the records are the learned judge's); with the " \
            "learned judge as well it would run;" in s, s
