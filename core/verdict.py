@@ -939,8 +939,10 @@ def verdict_parts(v: Verdict, label: Callable[[str], str] | None = None) -> tupl
             at_len = ""
             if lc is not None and math.isfinite(lc.rate):
                 at_len = f" ({fmt_percent(lc.rate if s == 'A' else 1 - lc.rate)} at equal length)"
+            # 'it' is the verdict's side, unless a clause before named the other system (then 'it' reads as that)
+            named_other = side is not None and any(sys_name[other[side]] in c for c in clauses)
             clauses.append(f"{'but ' if side not in (None, s) else ''}the judge{role} prefers "
-                           f"{'it' if s == side else sys_name[s]} in {fmt_percent(rate)} of the "
+                           f"{'it' if s == side and not named_other else sys_name[s]} in {fmt_percent(rate)} of the "
                            f"{counted(decided, 'pair')} it decided{_span(lo, hi)}{at_len}{trust}")
         elif not decided:
             unread = len(j.unparsed)

@@ -1021,3 +1021,22 @@ def test_a_metric_that_scored_no_row_has_no_ranking_column_and_is_named(tmp_path
     assert ranking.startswith("rank  system") and "bleu" not in ranking, ranking
     assert main(["leaderboard", "--no-judge", str(path), "--metrics", "bleu", "--quiet", "--format", "json"]) == 0
     assert "bleu" in json.loads(capsys.readouterr().out)["systems"][0]["metrics"]  # the data keeps it: null
+
+
+def test_the_judge_is_named_when_a_clause_before_it_named_the_other_system(monkeypatch):
+    """'people rate it higher ...; but the combined evidence ... favours Original Ground Truth ...; the judge prefers
+    it in 71 %': 'it' read as the system just named, the opposite of what the judge preferred (a researcher's
+    audit on usr-topical)."""
+    import core.verdict
+    from core.verdict_policy import ShippedPolicy, VerdictPolicy
+    combining = ShippedPolicy(VerdictPolicy((), "off", False, (), ("bleu",), (), (), 0.0), {})
+    monkeypatch.setattr(core.verdict, "shipped_policy", lambda: combining)
+    exs = _planted()
+    for e in exs:  # people prefer mid; BLEU (the combined test here) prefers good
+        e.scores = {"Overall": 4.0 if e.system == "mid" else 2.0}
+    comp = _comparison(exs, "mid", "good")
+    v = build_verdict(comp, score_comparison(comp, ["bleu"]), summarize_judge(comp, _judged([0.9] * 25 + [0.2] * 5)),
+                      n_boot=300, n_perm=300)
+    s = v.sentence
+    assert s.startswith("mid is better than good: people rate it higher on Overall"), s
+    assert "; but the combined evidence of bleu favours good" in s and "prefers mid in 83 %" in s, s
