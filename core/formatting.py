@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable
 
+import numpy as np
+
 MISSING = "-"
 
 
@@ -102,3 +104,31 @@ def level_label(level: float) -> str:
 def alpha_label(level: float) -> str:
     """The significance threshold that goes with an interval level: 0.95 -> ``0.05`` (3 significant digits)."""
     return f"{1 - level:.3g}"
+
+
+SIGNIFICANT_DIGITS = 12  # digits a written float keeps: float64 rounding noise (100.00000000000004) goes
+
+
+def plain_float(v: float) -> float:
+    """``v`` with :data:`SIGNIFICANT_DIGITS` significant digits, as every JSON and CSV output writes it: a BLEU
+    of exactly 100 computed as exp(log(...)) is written 100.0, not 100.00000000000004, and -0.0 (a difference of
+    identical values, negated) 0.0. The metrics' own numbers (float32 models, float64 BLEU) carry fewer meaningful
+    digits than that, so nothing a score says is lost."""
+    return float(f"{v:.{SIGNIFICANT_DIGITS}g}") + 0.0 if math.isfinite(v) else v
+
+
+def clean_json(obj: Any) -> Any:
+    """NaN/inf -> None, numpy scalars -> Python and floats as :func:`plain_float`, so the output is valid JSON
+    without rounding noise."""
+    if isinstance(obj, dict):
+        return {str(k): clean_json(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [clean_json(v) for v in obj]
+    if isinstance(obj, (np.floating, float)):
+        v = float(obj)
+        return plain_float(v) if math.isfinite(v) else None
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.ndarray):
+        return clean_json(obj.tolist())
+    return obj

@@ -47,8 +47,8 @@ from xml.sax.saxutils import escape, quoteattr
 import numpy as np
 
 from core.data import ID_MISMATCH_ADVICE, Comparison, mismatched_pairs_words
-from core.formatting import fmt_amount, fmt_percent, fmt_percent_bounds, fmt_points
-from core.report import clean_json, render_verdict, to_json
+from core.formatting import clean_json, fmt_amount, fmt_percent, fmt_percent_bounds, fmt_points
+from core.report import render_verdict, to_json
 from core.stats import POWER, detectable_difference
 from core.verdict import MetricComparison, Verdict, context_groups, preferred_human_row, verdict_decision
 from core.verdict_policy import JUDGE, is_measured_judge, shipped_policy

@@ -12,10 +12,10 @@ from collections import Counter
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, Sequence
 
-import numpy as np
 
 from core.data import alignment_words
-from core.formatting import alpha_label, counted, fmt_bounds, fmt_interval, fmt_num, level_label
+from core.formatting import (alpha_label, clean_json, counted, fmt_bounds, fmt_interval, fmt_num, level_label,
+                             plain_float)
 from core.outputs import atomic_open
 from core.stats import MIN_RESAMPLED, can_be_significant
 from core.verdict import LEFT_OUT_LISTED, deciding_holm, mismatch_warning, verdict_glance, verdict_parts
@@ -23,34 +23,6 @@ from core.verdict import LEFT_OUT_LISTED, deciding_holm, mismatch_warning, verdi
 if TYPE_CHECKING:
     from core.data import Comparison
     from core.verdict import Verdict
-
-
-SIGNIFICANT_DIGITS = 12  # digits a written float keeps: float64 rounding noise (100.00000000000004) goes
-
-
-def plain_float(v: float) -> float:
-    """``v`` with :data:`SIGNIFICANT_DIGITS` significant digits, as every JSON and CSV output writes it: a BLEU
-    of exactly 100 computed as exp(log(...)) is written 100.0, not 100.00000000000004, and -0.0 (a difference of
-    identical values, negated) 0.0. The metrics' own numbers (float32 models, float64 BLEU) carry fewer meaningful
-    digits than that, so nothing a score says is lost."""
-    return float(f"{v:.{SIGNIFICANT_DIGITS}g}") + 0.0 if math.isfinite(v) else v
-
-
-def clean_json(obj: Any) -> Any:
-    """NaN/inf -> None, numpy scalars -> Python and floats as :func:`plain_float`, so the output is valid JSON
-    without rounding noise."""
-    if isinstance(obj, dict):
-        return {str(k): clean_json(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [clean_json(v) for v in obj]
-    if isinstance(obj, (np.floating, float)):
-        v = float(obj)
-        return plain_float(v) if math.isfinite(v) else None
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, np.ndarray):
-        return clean_json(obj.tolist())
-    return obj
 
 
 def to_json(obj: Any) -> str:

@@ -47,7 +47,8 @@ import numpy as np
 from core import stats
 from core.data import ID_MISMATCH_ADVICE, Comparison, dimensions, mismatched_pairs_words
 from core.engine import input_notes, is_blank, is_reference_copy, reads_references
-from core.formatting import counted, fmt_amount, fmt_list, fmt_p, fmt_percent, fmt_percent_bounds, fmt_points
+from core.formatting import (clean_json, counted, fmt_amount, fmt_list, fmt_p, fmt_percent, fmt_percent_bounds,
+                             fmt_points)
 from core.scoring import JUDGES, metric_class
 from core.settings import SEED
 from core.human_preferences import (MARGIN_SHARE, METRIC_TIE_TOL, PREFERENCE_DIMENSIONS, SCALES,  # noqa: F401
@@ -203,7 +204,8 @@ class Verdict:
         ``deciding_winner`` (its winner if it decides and survives Holm over the deciding metrics: what the
         one-line verdict reads), so a program tells which rows' winners it may quote. ``decision``: the side
         the one-line verdict names and on what basis; ``glance``: :func:`verdict_glance` as {"verdict",
-        "evidence", "track_record"} ({} when there is nothing to compare)."""
+        "evidence", "track_record"} ({} when there is nothing to compare). Plain JSON data, as ``--format json``
+        writes it (``core.formatting.clean_json``: a value that is not a number is None)."""
         d = asdict(self)
         adjusted, passed = holm_adjusted(self), holm_winners(self)
         policy = shipped_policy().policy
@@ -224,7 +226,7 @@ class Verdict:
                                           or JUDGE in self.combined_signals}
         d["sentence"] = self.sentence
         d["glance"] = {k.lower().replace(" ", "_"): text for k, text in verdict_glance(self)}
-        return d
+        return clean_json(d)
 
 
 # ------------------------------------------------------------------------------------------------

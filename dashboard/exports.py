@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from core.data import Comparison
 from core.engine import ComparisonScores
-from core.report import SIGNIFICANT_DIGITS
+from core.formatting import SIGNIFICANT_DIGITS
 
 if TYPE_CHECKING:
     import pandas as pd

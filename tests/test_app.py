@@ -569,7 +569,7 @@ def test_the_cli_json_and_the_dashboard_give_the_same_verdict(shared, new_app, t
     at.button(key="run_judge").click().run(timeout=600)
     at.switch_page("views/home.py").run(timeout=600)
     assert not at.exception, at.exception
-    from core.report import clean_json
+    from core.formatting import clean_json
     got = clean_json(at.session_state["verdict"].to_dict())  # as every JSON output writes it (12 digits)
     assert (got["system_a"], got["system_b"], got["n_pairs"]) == (want["system_a"], want["system_b"], 12)
     assert [r["metric"] for r in got["metrics"]] == [r["metric"] for r in want["metrics"]]

@@ -292,7 +292,8 @@ def test_written_floats_carry_no_rounding_noise(tmp_path):
     """A BLEU of exactly 100 computed through exp(log(...)) is 100.00000000000004 in float64; every JSON and CSV
     output writes it as 100.0 (12 significant digits), and NaN stays null / an empty cell."""
     from dashboard.exports import export_csv
-    from core.report import clean_json, render
+    from core.formatting import clean_json
+    from core.report import render
     noisy = 100.00000000000004
     assert json.loads(json.dumps(clean_json({"bleu": noisy, "x": [0.1 + 0.2, float("nan")]}))) == {
         "bleu": 100.0, "x": [0.3, None]}

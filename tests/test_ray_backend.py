@@ -16,7 +16,7 @@ from core.backends import (Backend, BlockResult, ScoreJob, available_backends, b
                            stream_scores)
 from core.data import DataError, Problem, load_file
 from core.engine import score_examples
-from core.report import clean_json
+from core.formatting import clean_json
 from core.scoring import Options
 
 METRICS = "bleu,bert_ruber"

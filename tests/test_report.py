@@ -213,8 +213,12 @@ def test_the_verdict_at_a_glance_says_how_strong_its_evidence_is_and_its_track_r
                               {"verdict": SignalRecord("verdict", 97, 71, 2, 71),
                                "combined": SignalRecord("combined", 97, 61, 1, 90)})
     monkeypatch.setattr(core.verdict, "shipped_policy", lambda: combining)
-    said = dict(verdict_glance(build_verdict(comp, cs, n_boot=300, n_perm=300)))
+    combined = build_verdict(comp, cs, n_boot=300, n_perm=300)
+    said = dict(verdict_glance(combined))
     assert said["Evidence"].startswith("strong (statistically significant): the combined evidence of bleu (p = ")
+    # the API's to_dict is the JSON the command writes: the combined row's means (none per system) are None, not NaN
+    assert combined.to_dict()["combined"]["mean_a"] is None
+    assert json.loads(json.dumps(combined.to_dict(), allow_nan=False)) == json.loads(render_verdict(combined, "json"))
     assert said["Track record"].endswith("neither in 24; where its combined test was significant, as here: the one "
                                          "people preferred in 61, the other one in 1"), said
     # the judge vetoes the combined test it is part of: mixed, each side said once
