@@ -560,7 +560,8 @@ def meta_evaluate(*inputs: str, metrics: str | Sequence[str] | None = None, dims
     from core.meta_eval import group_datasets, meta_evaluate as evaluate
     if level == "system":
         from core.data import dimensions
-        from core.system_eval import policy_combinations, summarize, system_level, with_verdict
+        from core.system_eval import (policy_combinations, summarize, system_level, undecidable_verdict_note,
+                                      with_verdict, without_undecided_verdict)
         from core.verdict_policy import shipped_policy
         if dims is not None and len(dims) != 1:
             raise ValueError(f"dims={dims!r}: level='system' reads people's side on one dimension")
@@ -569,10 +570,14 @@ def meta_evaluate(*inputs: str, metrics: str | Sequence[str] | None = None, dims
         if dims and dims[0].casefold() not in have:
             raise ValueError(f"dims={dims!r}: no file has that human dimension; they have "
                              f"{sorted({d for exs in data.values() for d in dimensions(exs)})}")
-        pairs = system_level(data, parse_metrics(DEFAULT_METRICS if metrics is None else metrics), judge,
-                             options=_options(options), combine=policy_combinations(shipped_policy().policy),
+        names = parse_metrics(DEFAULT_METRICS if metrics is None else metrics)
+        undecided = undecidable_verdict_note([*names, *(["judge"] if judge else [])], shipped_policy().policy)
+        _warn_notes([undecided] if undecided else [])
+        pairs = system_level(data, names, judge, options=_options(options),
+                             combine=policy_combinations(shipped_policy().policy),
                              dimension=dims[0] if dims else None, **settings)
-        return summarize(with_verdict(pairs, shipped_policy().policy))
+        rows = summarize(with_verdict(pairs, shipped_policy().policy))
+        return without_undecided_verdict(rows) if undecided else rows
     if level != "turn":
         raise ValueError(f"level={level!r}: 'turn' (correlations per row) or 'system' (system pairs)")
     from core.meta_eval import input_notes

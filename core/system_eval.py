@@ -162,6 +162,13 @@ def evaluate_dataset(name: str, examples: Sequence[Example], metrics: Sequence[s
                 log(f"{name}: no human dimension {dimension!r} (it has {dimensions(examples) or 'none'}): skipped")
             return []
     comps, skipped = system_pairs(examples, min_contexts, keep_reference_copies)
+    copies = [] if keep_reference_copies else [ex for ex in examples if is_reference_copy(ex)]
+    if log and copies:  # a system whose every reply is its reference leaves the table: said, not silently
+        gone = [s for s in systems_in(examples) if s not in set(systems_in(ex for ex in examples
+                                                                          if not is_reference_copy(ex)))]
+        log(f"{name}: {len(copies)} row(s) that copy their own reference left out"
+            + (f" ({', '.join(gone)}: every row, so no pair of {'it' if len(gone) == 1 else 'them'})" if gone else "")
+            + "; --keep-reference-copies keeps them")
     if log and skipped:
         log(f"{name}: {skipped} system pair(s) share fewer than {min_contexts} contexts: skipped")
     if not comps:
@@ -237,6 +244,28 @@ def with_verdict(pairs: Iterable[SystemPair], policy: VerdictPolicy, level: floa
         q.calls = {**p.calls, VERDICT: p.verdict_under(policy, level)}
         out.append(q)
     return out
+
+
+UNDECIDED = "the verdict cannot decide on these signals: see the warning"  # its rows' note where it cannot
+
+
+def undecidable_verdict_note(signals: Sequence[str], policy: VerdictPolicy) -> str | None:
+    """The warning when the one-line verdict cannot decide on ``signals`` (its combined test needs signals not
+    among them, and none may decide alone): its row would count every pair as 'names none'; None when it can."""
+    if not policy.combine or policy.combination(signals) or any(policy.decides(s) for s in signals):
+        return None
+    return (f"the one-line verdict cannot decide on {', '.join(signals) or 'nothing'}: its combined test sums "
+            f"{'+'.join(policy.combine)} (or one of the sets the policy allows in its place: "
+            f"{'; '.join('+'.join(c) for c in policy.combine_allowed[:3])}; ...), so its row counts every pair as "
+            "'names none'; add the missing signals to measure it")
+
+
+def without_undecided_verdict(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """:func:`summarize`'s rows where the verdict could not decide (:func:`undecidable_verdict_note`): its rows'
+    order and Kendall tau are None (no ranking to compare, where 0.000 read as 'never agrees with people') and
+    their note says why."""
+    return [{**r, "order": None, "kendall_tau": None, "note": UNDECIDED} if r["signal"] == VERDICT else
+            {**r, "note": r.get("note", "")} for r in rows]
 
 
 def signals_of(pairs: Sequence[SystemPair]) -> list[str]:
@@ -393,11 +422,12 @@ def format_system_rows(rows: Sequence[dict[str, Any]], fmt: str = "text") -> str
     for r in rows:
         n = r["separated"]
         c = {k: r[k] for k in ("dataset", "signal", "system_pairs", "separated")}
-        c["order"] = f"{fmt_num(r['order'])}" if n else "-"
+        c["order"] = f"{fmt_num(r['order'])}" if n and r["order"] is not None else "-"
         for k in ("right", "wrong"):
             c[k] = f"{r[k]} ({fmt_percent(r[k], n)})" if n else "-"
         c["none"] = str(r["none"]) if n else "-"
         c["kendall_tau"] = fmt_num(r["kendall_tau"])
-        c["note"] = "the judge trained on this set's other contexts" if r.get("judge_trained_on") else ""
+        c["note"] = r.get("note") or ("the judge trained on this set's other contexts" if r.get("judge_trained_on")
+                                      else "")
         cells.append(c)
     return render(cells, _SYSTEM_TABLE, fmt)

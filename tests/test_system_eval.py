@@ -224,7 +224,22 @@ def test_meta_eval_level_system_on_the_command_line(tmp_path, capsys):
     assert "--max-rows is for the turn level" in capsys.readouterr().err
     # the shipped verdict cannot decide on BLEU alone: said before its row reads 'names none' everywhere
     assert cli(["meta-eval", "--level", "system", str(path), "--metrics", "bleu", "--no-judge", "--quiet"]) == 0
-    assert "the one-line verdict cannot decide on bleu: its combined test sums" in capsys.readouterr().err
+    said = capsys.readouterr()
+    assert "the one-line verdict cannot decide on bleu: its combined test sums" in said.err
+    # and its row has no order to read (it said 'same order 0.000', as if it never agreed with people)
+    verdict_row = next(line for line in said.out.splitlines() if line.startswith("rated") and " verdict " in line)
+    assert "0.000" not in verdict_row and "the verdict cannot decide on these signals" in verdict_row, verdict_row
+    import core
+    with pytest.warns(UserWarning, match="the one-line verdict cannot decide on bleu"):
+        api = core.meta_evaluate(str(path), metrics="bleu", level="system", judge=False)
+    assert [(r["order"], r["kendall_tau"]) for r in api if r["signal"] == "verdict"] == [(None, None)] * 2
+    # a system whose every reply copies its reference leaves the table, and that is said
+    copying = tmp_path / "copying.jsonl"
+    copying.write_text(path.read_text() + "".join(
+        json.dumps({"id": r.id, "context": r.context, "response": r.references[0], "references": r.references,
+                    "system": "gold", "scores": r.scores}) + "\n" for r in _rated_set() if r.system == "good"))
+    assert cli(["meta-eval", "--level", "system", str(copying), "--metrics", "bleu", "--no-judge"]) == 0
+    assert "copying: " in (err := capsys.readouterr().err) and "(gold: every row, so no pair of it)" in err, err
 
 
 # ------------------------------------------------------------------------------------------------

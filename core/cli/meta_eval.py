@@ -15,7 +15,7 @@ from core.progress import progress_bar
 from core.scoring import Options
 from core.settings import SEED
 from core.system_eval import (MIN_SHARED_CONTEXTS, format_system_rows, policy_combinations, summarize, system_level,
-                              with_verdict)
+                              undecidable_verdict_note, with_verdict, without_undecided_verdict)
 from core.verdict_policy import shipped_policy
 from core.stats import MAX_RESAMPLES, MIN_BOOT, N_BOOT
 
@@ -137,11 +137,9 @@ def _system_level(args: argparse.Namespace, data, metrics, dims: list[str] | Non
     judge = not args.no_judge
     policy = shipped_policy().policy
     signals = [*metrics, *(["judge"] if judge else [])]
-    if policy.combine and not policy.combination(signals) and not any(policy.decides(s) for s in signals):
-        note([f"the one-line verdict cannot decide on {', '.join(signals) or 'nothing'}: its combined test sums "
-              f"{'+'.join(policy.combine)} (or one of the sets the policy allows in its place: "
-              f"{'; '.join('+'.join(c) for c in policy.combine_allowed[:3])}; ...), so its row counts every pair "
-              "as 'names none'; add the missing signals to measure it"])
+    undecided = undecidable_verdict_note(signals, policy)
+    if undecided:
+        note([undecided])
     pairs = system_level(data, metrics, judge, held_out=not args.no_held_out,
                          n_boot=args.n_boot or N_BOOT,  # the verdict's resamples unless told
                          dimension=dims[0] if dims else None,
@@ -154,5 +152,6 @@ def _system_level(args: argparse.Namespace, data, metrics, dims: list[str] | Non
                          f"{MIN_SHARED_CONTEXTS} shared contexts: system-level meta-evaluation compares systems on "
                          "the contexts they share")
     rows = summarize(with_verdict(pairs, shipped_policy().policy, args.level))
+    rows = without_undecided_verdict(rows) if undecided else rows
     _write(format_system_rows(rows, args.format), out_path)
     return 0
