@@ -359,10 +359,25 @@ def one_sided_ratings_note(v: "Verdict") -> str:
 def verdict_notes(v: "Verdict") -> dict[str, str]:
     """The verdict's notes every surface shows (text and markdown headers, the csv's ``note`` rows, the HTML
     report, the home page), keyed by an anchor: metrics that do not pass Holm, few contexts, names alike,
-    ratings on one side only, references taken from the other side."""
+    ratings on one side only, references taken from the other side, what a tie is in people's rows."""
     notes = {"holm": holm_note(v), "few-contexts": few_contexts_note(v), "names": names_note(v),
-             "one-sided-ratings": one_sided_ratings_note(v), "shared-references": shared_references_note(v)}
+             "one-sided-ratings": one_sided_ratings_note(v), "shared-references": shared_references_note(v),
+             "human-ties": human_ties_note(v)}
     return {k: n for k, n in notes.items() if n}
+
+
+def human_ties_note(v: "Verdict") -> str:
+    """"in people's win/tie/loss, mean ratings closer than 1 (a quarter of the scale: overall) are a tie": the
+    human rows count ties by a margin (``core.human_preferences.human_tie_margin``), the metric rows only equal
+    values; empty without human rows."""
+    by_margin: dict[float, list[str]] = {}
+    for r in v.rows("human"):
+        if r.tie_margin:
+            by_margin.setdefault(r.tie_margin, []).append(r.metric.split(":", 1)[1])
+    if not by_margin:
+        return ""
+    said = "; ".join(f"{m:g} on {', '.join(dims)}" for m, dims in by_margin.items())
+    return f"in people's win/tie/loss, mean ratings closer than {said} (a quarter of the scale) are a tie"
 
 
 def shared_references_note(v: "Verdict") -> str:

@@ -1397,6 +1397,8 @@ def test_the_home_page_speaks_in_display_names_and_says_intervals_in_words(new_a
     assert "BLEU finds no significant difference" in said  # the display name ...
     assert "bleu finds no significant difference" in at.session_state["verdict"].sentence  # ... the command line keeps the id
     assert list(at.dataframe[0].value["metric"]) == ["BLEU", "human: Overall"]
+    assert any("mean ratings closer than 1 on Overall (a quarter of the scale) are a tie" in c.value.replace("\\", "")
+               for c in at.caption)  # what a tie is in people's A/tie/B, under the table
     about = " ".join(t.value for t in at.sidebar.text)
     assert "repeat the reference's words" in about and "(c^T M" not in about  # plain words, formulas folded
     assert "named the system people prefer in 49 of 97 pairs of systems" in about  # MME-CRS's measured trust

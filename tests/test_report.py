@@ -734,9 +734,18 @@ def test_human_ties_follow_the_data_scale_and_one_rule():
         cs = score_comparison(compare_systems(rows, "A", "B"), ["bleu"])
         return next(r for r in compare_scores(cs, n_boot=200, n_perm=200) if r.metric == "human:overall")
 
-    for rate in (lambda x: x, lambda x: (x - 1) / 4):  # 1-5, and the same ratings on 0-1
+    for rate, margin in ((lambda x: x, "1"), (lambda x: (x - 1) / 4, "0.25")):  # 1-5, and the same ratings on 0-1
         row = human_row(rate)
-        assert (row.wins, row.ties, row.losses) == (2, 3, 1)
+        assert (row.wins, row.ties, row.losses) == (2, 3, 1) and row.tie_margin == float(margin)
+    # the margin is said wherever the counts are shown (it was in no output: a researcher read 1/42/17 as exact)
+    from core.report import human_ties_note
+    exs = _planted()
+    for e in exs:
+        e.scores = {"overall": 4.0 if e.system == "mid" else 2.0}
+    v = build_verdict(_comparison(exs, "mid", "good"), None, n_boot=200, n_perm=200)
+    assert human_ties_note(v) == ("in people's win/tie/loss, mean ratings closer than 1 on overall (a quarter of the "
+                                  "scale) are a tie")
+    assert human_ties_note(v) in render_verdict(v, "text")
 
 
 def test_the_verdict_does_not_depend_on_the_order_of_the_rows():

@@ -120,7 +120,8 @@ def home() -> None:
                    "'better by' is the better system's mean minus the other's (A - B for every metric: the chart "
                    f"below); p from approximate randomization ({verdict.n_perm:,}); 'better' only when p < 0.05 and the "
                    "interval excludes 0 (core.verdict, the same numbers as `dialeval compare`; the means' own "
-                   "intervals are in the report).")
+                   "intervals are in the report)."
+                   + (f" {as_sentence(shown['human-ties'])}" if "human-ties" in shown else ""))
         few = few_contexts_note(verdict)
         if few:
             st.info(as_sentence(few))
