@@ -192,6 +192,21 @@ def test_pairs_sharing_too_few_contexts_are_skipped_and_counted():
     assert skipped == 2 and [(c.system_a, c.system_b) for c in comps] == [("good", "mid")]
 
 
+def test_meta_eval_level_system_says_about_how_long_before_it_starts(tmp_path, capsys, monkeypatch):
+    """It ran for minutes with a fresh bar per judged pair and no estimate, where the leaderboard says one."""
+    import core.cli
+    path = tmp_path / "rated.jsonl"
+    path.write_text("".join(json.dumps({"id": r.id, "context": r.context, "response": r.response,
+                                        "references": r.references, "system": r.system, "scores": r.scores})
+                            + "\n" for r in _rated_set()))
+    monkeypatch.setattr(core.cli, "ESTIMATE_SAID_FROM", 0.0)  # this file's run is short: said all the same
+    monkeypatch.setenv("DIALEVAL_NO_CACHE", "1")
+    assert cli(["meta-eval", "--level", "system", str(path), "--metrics", "bleu", "--no-judge", "--format", "csv"]) == 0
+    err = capsys.readouterr().err
+    rows = len({(r.context[0], r.response) for r in _rated_set()})
+    assert f"for this run: {rows} rows to score with bleu" in err, err
+
+
 def test_meta_eval_level_system_on_the_command_line(tmp_path, capsys):
     path = tmp_path / "rated.jsonl"
     path.write_text("".join(json.dumps({"id": r.id, "context": r.context, "response": r.response,

@@ -6,16 +6,16 @@ import argparse
 import sys
 
 from core.cli import (add_csv_arguments, check_paths, csv_mapping_from, interval_level, metric_names, note,
-                      register_command, whole_number, write_stdout)
+                      note_estimate, register_command, whole_number, write_stdout)
 from core.data import dimensions
-from core.engine import DEFAULT_METRICS, is_reference_copy
+from core.engine import DEFAULT_METRICS, estimate_work, is_reference_copy
 from core.meta_eval import NO_HUMAN_SCORES, format_rows, group_datasets, input_notes, meta_evaluate
 from core.outputs import write_text
 from core.progress import progress_bar
 from core.scoring import Options
 from core.settings import SEED
 from core.system_eval import (MIN_SHARED_CONTEXTS, format_system_rows, policy_combinations, summarize, system_level,
-                              undecidable_verdict_note, with_verdict, without_undecided_verdict)
+                              system_pairs, undecidable_verdict_note, with_verdict, without_undecided_verdict)
 from core.verdict_policy import shipped_policy
 from core.stats import MAX_RESAMPLES, MIN_BOOT, N_BOOT
 
@@ -140,12 +140,19 @@ def _system_level(args: argparse.Namespace, data, metrics, dims: list[str] | Non
     undecided = undecidable_verdict_note(signals, policy)
     if undecided:
         note([undecided])
+    options = Options(pool=args.pool, retriever=args.retriever, device=args.device)
+    if not args.quiet:  # about how long: every system pair's rows scored once, and its pairs judged
+        comps = [c for exs in data.values()
+                 for c in system_pairs(exs, keep_reference_copies=args.keep_reference_copies)[0]]
+        rows = list({id(ex): ex for c in comps for ex in c.examples()}.values())  # each row once, as it is read
+        note_estimate(estimate_work(rows, metrics, options,
+                                    [(a.context, a.response, b.response) for c in comps for a, b in c.pairs],
+                                    "pairwise" if judge else None, rows_read=rows))
     pairs = system_level(data, metrics, judge, held_out=not args.no_held_out,
                          n_boot=args.n_boot or N_BOOT,  # the verdict's resamples unless told
                          dimension=dims[0] if dims else None,
                          level=args.level, seed=args.seed, keep_reference_copies=args.keep_reference_copies,
-                         options=Options(pool=args.pool, retriever=args.retriever, device=args.device),
-                         progress=progress_bar(args.quiet), log=log,
+                         options=options, progress=progress_bar(args.quiet), log=log,
                          combine=policy_combinations(shipped_policy().policy))
     if not pairs:
         raise ValueError("no data set holds two or more systems that answered at least "
