@@ -367,7 +367,7 @@ def verdict_notes(v: "Verdict") -> dict[str, str]:
 
 
 def human_ties_note(v: "Verdict") -> str:
-    """"in people's win/tie/loss, mean ratings closer than 1 (a quarter of the scale: overall) are a tie": the
+    """'in people's win/tie/loss, mean ratings closer than 1 on overall (a quarter of the scale) are a tie': the
     human rows count ties by a margin (``core.human_preferences.human_tie_margin``), the metric rows only equal
     values; empty without human rows."""
     by_margin: dict[float, list[str]] = {}

@@ -164,8 +164,8 @@ def evaluate_dataset(name: str, examples: Sequence[Example], metrics: Sequence[s
     comps, skipped = system_pairs(examples, min_contexts, keep_reference_copies)
     copies = [] if keep_reference_copies else [ex for ex in examples if is_reference_copy(ex)]
     if log and copies:  # a system whose every reply is its reference leaves the table: said, not silently
-        gone = [s for s in systems_in(examples) if s not in set(systems_in(ex for ex in examples
-                                                                          if not is_reference_copy(ex)))]
+        kept = set(systems_in(ex for ex in examples if not is_reference_copy(ex)))
+        gone = [s for s in systems_in(examples) if s not in kept]
         log(f"{name}: {len(copies)} row(s) that copy their own reference left out"
             + (f" ({', '.join(gone)}: every row, so no pair of {'it' if len(gone) == 1 else 'them'})" if gone else "")
             + "; --keep-reference-copies keeps them")
