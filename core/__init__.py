@@ -324,9 +324,9 @@ def _columns(columns: Any) -> "CsvMapping | None":
     """``columns`` as the loader takes them: a ``core.data.CsvMapping``, a dict of its fields (``{"system": "bot",
     "response": "reply", "context": "history"}``, read as ``--columns`` and ``--score-columns`` read them), or None
     (the standard names)."""
-    from core.data import CsvMapping
+    from core.data import FIELD_ALIASES, CsvMapping
     if isinstance(columns, dict):
-        columns = {{"reference": "references"}.get(k, k): v for k, v in columns.items()}  # as --columns reads it
+        columns = {FIELD_ALIASES.get(k, k): v for k, v in columns.items()}  # as --columns reads it
         if isinstance(columns.get("scores"), str):  # 'a,b' as --score-columns takes it: never its letters
             columns["scores"] = [c.strip() for c in columns["scores"].split(",") if c.strip()]
         for required in ("response", "context"):

@@ -158,7 +158,7 @@ def add_csv_arguments(p: argparse.ArgumentParser) -> None:
 
 def csv_mapping_from(args: argparse.Namespace):
     """The ``CsvMapping`` the CSV flags ask for, or ``None`` when none was given (the loader's defaults)."""
-    from core.data import CsvMapping
+    from core.data import FIELD_ALIASES, CsvMapping
     given = [getattr(args, k, None) for k in ("columns", "score_columns", "context_sep", "reference_sep")]
     if all(v is None for v in given):
         return None
@@ -169,7 +169,7 @@ def csv_mapping_from(args: argparse.Namespace):
             if not item.strip():
                 continue
             fld, eq, col = item.partition("=")
-            fld = {"reference": "references"}.get(fld.strip(), fld.strip())  # the header's other accepted name
+            fld = FIELD_ALIASES.get(fld.strip(), fld.strip())  # the header's other accepted name
             if not eq or fld not in CSV_FIELDS:
                 raise ValueError(f"--columns: {item.strip()!r} is not FIELD=COLUMN with FIELD one of "
                                  f"{', '.join(CSV_FIELDS)}")

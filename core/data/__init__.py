@@ -45,14 +45,15 @@ from core.data.in_place import RowsInPlace
 from core.data.jsonl import JSONL_SUFFIXES, JsonlRows, iter_json_lines, load_jsonl
 from core.data.dstc10 import load_dstc10
 from core.data.columns import COLUMN_KEYS, load_columns
-from core.data.delimited import CSV_SUFFIXES, SCORE_PREFIX, STANDARD, CsvMapping, CsvRows, csv_delimiter, load_csv
+from core.data.delimited import (CSV_SUFFIXES, FIELD_ALIASES, SCORE_PREFIX, STANDARD, CsvMapping, CsvRows, csv_delimiter,
+                                 load_csv)
 from core.data.reading import TABLE_FORMATS, detect_format, format_of_text, load_file, open_examples
 from core.data.alignment import (ID_MISMATCH_ADVICE, Comparison, align, alignment_rule, alignment_words,
                                  mismatched_pairs_words, repeated_contexts_words,
                                  chosen_systems, compare_systems, file_labels, load_comparison, one_system, pair_files,
                                  references_for, rows_of_files, share_references)
 
-__all__ = ["COLUMN_KEYS", "CSV_SUFFIXES", "Comparison", "CsvMapping", "CsvRows", "DataError", "Example", "FORMATS",
+__all__ = ["COLUMN_KEYS", "CSV_SUFFIXES", "Comparison", "CsvMapping", "FIELD_ALIASES", "CsvRows", "DataError", "Example", "FORMATS",
            "ID_MISMATCH_ADVICE", "JSONL_SUFFIXES", "mismatched_pairs_words", "repeated_contexts_words", "JsonlRows", "LINE_BREAK", "NAN_ADVICE", "NAN_TEXTS",
            "NO_RATING_TEXTS", "Problem", "RECORD_FIELDS", "RowsInPlace", "SCORE_PREFIX", "STANDARD", "TABLE_FORMATS",
            "align", "alignment_rule", "alignment_words", "bad_unicode_at", "byte_lines", "chosen_systems",

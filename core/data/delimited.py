@@ -23,6 +23,9 @@ STANDARD = "standard"
 """A :class:`CsvMapping` field left at this value uses the JSONL field's name(s) when the header has them."""
 
 
+FIELD_ALIASES = {"reference": "references"}  # a field's other accepted name in a column mapping (--columns, columns=)
+
+
 @dataclass
 class CsvMapping:
     """Which CSV column holds which field.
