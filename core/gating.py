@@ -556,12 +556,18 @@ def render_checks(checks: Sequence[GateCheck], fmt: str = "text") -> str:
 
 
 def junit_xml(checks: Sequence[GateCheck], verdict_sentence: str = "") -> str:
-    """A JUnit XML report: one test case per criterion (a failure element where it failed)."""
+    """A JUnit XML report: one test case per criterion (a failure element where it failed). A case's name is the
+    criterion as asked (``combined: not-worse``, ``bleu: not-worse``), the same from run to run, so that a CI's
+    test history follows it; which signals the combined test used, which can change with the run, is in the
+    case's ``system-out``."""
     failures = sum(not c.passed for c in checks)
     cases = []
     for c in checks:
-        name = quoteattr(f"{c.criterion.name}: {c.require}")
+        asked = COMBINED if is_combined(c.criterion.name) else c.criterion.name
+        name = quoteattr(f"{asked}: {c.require}")
         body = "" if c.passed else f"<failure message={quoteattr(c.reason)}>{escape(verdict_sentence)}</failure>"
+        if asked != c.criterion.name:
+            body += f"<system-out>{escape(c.criterion.label)}</system-out>"
         cases.append(f'  <testcase classname="dialeval.gate" name={name} time="0">{body}</testcase>')
     return ('<?xml version="1.0" encoding="UTF-8"?>\n'
             f'<testsuite name="dialeval gate" tests="{len(checks)}" failures="{failures}" errors="0">\n'

@@ -458,3 +458,18 @@ def test_a_one_file_gate_says_which_system_is_the_baseline(tmp_path, capsys):
     import core
     with pytest.warns(UserWarning, match=r"the baseline is v1, the candidate v2 \(in the file's order; system_a="):
         assert not core.gate(str(both), metrics="bleu", judge=False, n_boot=500, n_perm=500)
+
+
+def test_a_junit_case_is_named_as_asked_whichever_signals_the_combined_test_used():
+    """A CI's test history follows a case by its name: the combined test's case was named after the signals it
+    used ('combined: bert_ruber+judge+ubleu: not-worse'), so a run where the judge did not run renamed it."""
+    from core.gating import Criterion, check, junit_xml
+    names = []
+    for used in ("combined: bert_ruber+judge+ubleu", "combined: bert_ruber+ubleu"):
+        c = Criterion(used, 30, 30, -1.0, -1.5, -0.5, "baseline", 0.3, 0.95)
+        case = ET.fromstring(junit_xml([check(c)], "B is better")).find("testcase")
+        names.append(case.get("name"))
+        assert case.find("failure") is not None and used.split(": ")[1] in case.find("system-out").text
+    assert names == ["combined: not-worse", "combined: not-worse"]
+    metric = ET.fromstring(junit_xml([check(Criterion("bleu", 30, 30, 1.0, 0.5, 1.5, "candidate", 0.3, 0.95))]))
+    assert metric.find("testcase").get("name") == "bleu: not-worse" and metric.find("testcase/system-out") is None

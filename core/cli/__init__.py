@@ -19,6 +19,7 @@ Exit codes (as sacrebleu's and most Unix tools'):
 from __future__ import annotations
 
 import argparse
+import difflib
 import math
 import os
 import shlex
@@ -444,7 +445,24 @@ def note(lines: Sequence[str]) -> None:
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse with a usage error in one line (the flag, what is wrong, where help is), exit code 2."""
+    """argparse with a usage error in one line (the flag, what is wrong, where help is), exit code 2, and no
+    flag abbreviations: ``--metric`` is an error that names ``--metrics``, not silently ``--metrics`` (a script
+    written with a prefix would change meaning when a flag sharing it is added)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+        self.command_parsers: dict[str, Parser] = {}  # filled by build_parser: each command's own parser
+
+    def flags(self) -> list[str]:
+        """Every option string this parser and the parsers of its sub-commands accept."""
+        found: list[str] = []
+        for action in self._actions:
+            found.extend(action.option_strings)
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    found.extend(sub.flags() if isinstance(sub, Parser) else [])
+        return found
 
     def error(self, message: str):  # type: ignore[override]
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
@@ -457,6 +475,12 @@ class Parser(argparse.ArgumentParser):
             command = getattr(ns, "command", None)
             prog = f"{self.prog} {command}" if command else self.prog
             hint = "; the output file is --out" if "-o" in extra else ""
+            command_parser = self.command_parsers.get(command) if command else None
+            known = (command_parser or self).flags()
+            for arg in extra:
+                flag = arg.split("=", 1)[0]
+                if flag.startswith("--") and (close := difflib.get_close_matches(flag, known, 1, 0.6)):
+                    hint += f"; did you mean {close[0]}?"
             self.exit(EXIT_USAGE, f"{prog}: error: unrecognized arguments: {' '.join(extra)}{hint} "
                                   f"(see {prog} --help)\n")
         return ns
@@ -473,6 +497,7 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=cmd.help, description=cmd.help)
         cmd.add_arguments(p)
         p.set_defaults(run=cmd.run)
+        parser.command_parsers[name] = p
     return parser
 
 
