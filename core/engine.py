@@ -145,14 +145,20 @@ class BlankTextCount:
 
     SHOWN = 8
     KINDS = ("blank response", "no reference", "blank reference", "reference copy", "missing-value text",
-             "unspaced script")
+             "unspaced script", "turn marker")
     # (and "longer than N" per reading limit)
-    MISSING_TEXTS = frozenset({"nan", "NaN", "<NA>"})  # what pandas writes for a missing value (``astype(str)``)
+    # what pandas writes for a missing value (``astype(str)``), and what spreadsheets and databases export for one
+    MISSING_TEXTS = frozenset({"nan", "NaN", "<NA>", "NA", "N/A", "#N/A", "NULL", "null", "None"})
     # four or more letters running without a space in a script written so (Han, kana, Thai, Lao, Khmer, Burmese),
     # its full-width punctuation inside the run ("我很好，谢谢你！" is one token to 13a); Korean is written with
     # spaces, and a Japanese word inside an English sentence tokenizes fine
     UNSPACED_LETTER = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"
     UNSPACED = re.compile(f"(?:[{UNSPACED_LETTER}][\u3001-\u303f\uff00-\uffef]*){{4,}}")
+    TURN_MARKER = "__eou__"  # DailyDialog's end-of-utterance mark: turns joined by it are one turn here
+    # what a reply's length is counted in against the reading limits: runs of letters and digits between spaces
+    # and punctuation, and each letter of a script written without spaces, as a tokenizer splits them at least
+    # (a 300-character Chinese sentence, or 'thanks,thanks,...' with no space, is not one word)
+    READ_UNITS = re.compile(f"[{UNSPACED_LETTER}]|[^\\W{UNSPACED_LETTER}]+")
 
     def __init__(self) -> None:
         self.rows = 0
@@ -166,7 +172,8 @@ class BlankTextCount:
     def add(self, ex: Example) -> None:
         """Count one row: a blank response, no usable reference, a blank reference beside usable ones, a
         response longer than a metric's or the judge's models read (each of :func:`reading_limits`), a
-        response that copies its reference (:func:`is_reference_copy`, counted per system)."""
+        response that copies its reference (:func:`is_reference_copy`, counted per system), a context turn holding
+        DailyDialog's turn mark."""
         self.rows += 1
         usable = usable_references(ex)
         copy = is_reference_copy(ex)
@@ -178,11 +185,12 @@ class BlankTextCount:
             seen[0] += 1
             if len(seen[1]) < self.SHOWN:
                 seen[1].append(ex.location)
-        words = len(ex.response.split())
+        words = len(self.READ_UNITS.findall(ex.response))
         for kind, found in (("blank response", is_blank(ex.response)), ("no reference", not usable),
                             ("blank reference", bool(usable) and len(usable) != len(ex.references)),
                             ("reference copy", copy), ("missing-value text", ex.response.strip() in self.MISSING_TEXTS),
                             ("unspaced script", bool(self.UNSPACED.search(ex.response))),
+                            ("turn marker", any(self.TURN_MARKER in t for t in ex.context)),
                             *((f"longer than {limit}", words > limit) for limit in self.limits)):
             if found:
                 self.counts[kind] += 1
@@ -216,11 +224,17 @@ class BlankTextCount:
             notes["no reference"] = (f"{self.counts['no reference']} of {n} rows have no reference "
                                      f"({self.where('no reference')}): {', '.join(needing)} "
                                      f"{'is' if len(needing) == 1 else 'are'} null for them")
+        if self.counts["turn marker"]:
+            notes["turn marker"] = (
+                f"{self.counts['turn marker']} of {n} rows have '{self.TURN_MARKER}' inside a context turn "
+                f"({self.where('turn marker')}): DailyDialog's turn mark is read as text, so the turns it joins are "
+                "one turn to every metric and the judge; give the context as a list of turns (or one turn a line)")
         if self.counts["missing-value text"]:
             notes["missing-value text"] = (
-                f"{self.counts['missing-value text']} of {n} rows reply with the text 'nan' or '<NA>' "
-                f"({self.where('missing-value text')}): it is scored as a reply; if it is what pandas wrote for a "
-                "missing value, leave those cells empty (a blank reply is null on every metric)")
+                f"{self.counts['missing-value text']} of {n} rows reply with a text that stands for a missing value "
+                f"in pandas or a spreadsheet ('nan', '<NA>', 'N/A', 'NULL', 'None', ...; "
+                f"{self.where('missing-value text')}): it is scored as a reply; if it is a missing value, leave those "
+                "cells empty (a blank reply is null on every metric)")
         overlap = [m for m in metrics if m in ("bleu", "ubleu", "ubleu_paper", "ruber_ubleu")]
         if overlap and self.counts["unspaced script"]:
             notes["unspaced script"] = (

@@ -135,7 +135,7 @@ def test_load_and_headline_values_are_real():
 
 
 def test_parse_upload_reports_rows_and_size_limit():
-    bad = b'{"context": ["hi"], "response": "yo", "system": "a"}\n{"context": ["hi"], "response": 3}\nnot json\n'
+    bad = b'{"context": ["hi"], "response": "yo", "system": "a"}\n{"context": ["hi"], "response": 3, "system": "a"}\nnot json\n'
     with pytest.raises(DataError) as e:
         loading.parse_upload("bad.jsonl", bad)
     rows = sorted((p.row, p.field) for p in e.value.problems)

@@ -116,6 +116,20 @@ def test_alignment_by_id_and_context_lists_unmatched(tmp_path):
     b2 = write(tmp_path, "b2.jsonl", '{"context": ["Y"], "response": "s"}\n')
     comp2 = load_comparison(str(a2), str(b2))
     assert comp2.aligned_by == "context" and len(comp2.pairs) == 1 and comp2.unmatched_a[0].row == 1
+    # 'café' composed (NFC) on one side and decomposed (NFD, as macOS writes it) on the other is one context
+    import unicodedata
+    nfc = write(tmp_path, "nfc.jsonl", json.dumps({"context": [unicodedata.normalize("NFC", "Café déjà vu?")],
+                                                   "response": "r"}) + "\n")
+    nfd = write(tmp_path, "nfd.jsonl", json.dumps({"context": [unicodedata.normalize("NFD", "Café déjà vu?")],
+                                                   "response": "s"}) + "\n")
+    assert len(load_comparison(str(nfc), str(nfd)).pairs) == 1  # 'these share neither'
+    # one row without an id: paired by context, and why (the whole comparison switched in silence)
+    a4 = write(tmp_path, "a4.jsonl", '{"id": "1", "context": ["x"], "response": "r"}\n{"context": ["y"], "response": "r"}\n')
+    b4 = write(tmp_path, "b4.jsonl", '{"id": "1", "context": ["x"], "response": "s"}\n{"id": "2", "context": ["y"], '
+                                     '"response": "s"}\n')
+    comp4 = load_comparison(str(a4), str(b4))
+    assert comp4.aligned_by == "context" and len(comp4.pairs) == 2
+    assert comp4.alignment_note == "1 of 4 rows has no id (a4.jsonl row 2); give every row its id to pair by id"
     # paired by context, an unmatched row is named by its row and why, not by an id it may not have
     assert comp2.describe_unmatched() == ["system A (a2): a2.jsonl row 1: its context is not answered by the other "
                                           "system"]

@@ -369,8 +369,22 @@ def test_a_reply_longer_than_a_metric_s_models_read_is_said():
                                                           "null for them"]  # BLEU reads every word
     # a reply 'nan' is what pandas' astype(str) writes for a missing value: scored as text, and said
     nan = blank_text_notes([Example("1", "s", ["hi"], "nan", ["hello"])], ["bleu"])
-    assert nan == ["1 of 1 rows reply with the text 'nan' or '<NA>' (item 1): it is scored as a reply; if it is what "
-                   "pandas wrote for a missing value, leave those cells empty (a blank reply is null on every metric)"]
+    assert nan == ["1 of 1 rows reply with a text that stands for a missing value in pandas or a spreadsheet ('nan', "
+                   "'<NA>', 'N/A', 'NULL', 'None', ...; item 1): it is scored as a reply; if it is a missing value, "
+                   "leave those cells empty (a blank reply is null on every metric)"]
+    # a spreadsheet's #N/A and a database's NULL are said too (they were scored in silence)
+    said = blank_text_notes([Example(str(i), "s", ["hi"], t, ["hello"]) for i, t in enumerate(("#N/A", "NULL", "ok"))],
+                            ["bleu"])
+    assert said[0].startswith("2 of 3 rows reply with a text that stands for a missing value")
+    # DailyDialog's '__eou__' inside a context turn joins turns into one: said (it was read as one turn in silence)
+    eou = blank_text_notes([Example("1", "s", ["hi __eou__ how are you? __eou__"], "fine", ["good"])], ["bleu"])
+    assert eou == ["1 of 1 rows have '__eou__' inside a context turn (item 1): DailyDialog's turn mark is read as text, "
+                   "so the turns it joins are one turn to every metric and the judge; give the context as a list of "
+                   "turns (or one turn a line)"]
+    # a reply without spaces is as long as the units a tokenizer splits it into at least (it was one word, unsaid)
+    long = blank_text_notes([Example("1", "s", ["hi"], "我很好谢谢你" * 10, ["hello"]),
+                             Example("2", "s", ["hi"], "Sure," + ",".join(["thanks"] * 40), ["hello"])], ["mme"])
+    assert any(n.startswith("2 of 2 rows have a response of more than 30 words") for n in long), long
     zh = blank_text_notes([Example("1", "s", ["hi"], "我觉得很好", ["我觉得还好"])], ["bleu", "ubleu"])
     assert zh[0].startswith("1 of 1 rows reply in a script written without spaces (Chinese, Japanese, Thai, Lao, "
                             "Khmer, Burmese; item 1): bleu, ubleu split words at spaces")  # BLEU 0, without a word

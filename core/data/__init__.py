@@ -36,7 +36,7 @@ pair). Every public name is importable from ``core.data``.
 """
 from __future__ import annotations
 
-from core.data.schema import FORMATS, DataError, Example, Problem, dimensions, systems_in
+from core.data.schema import FORMATS, DataError, Example, Problem, dimensions, systems_in, turn_key
 from core.data.decoding import (LINE_BREAK, bad_unicode_at, byte_lines, decode_text, parse_json, read_bytes, read_text,
                                 split_lines, split_turns, without_gz)
 from core.data.row_checks import (NAN_ADVICE, NAN_TEXTS, NO_RATING_TEXTS, RECORD_FIELDS, field_suggestion,
@@ -62,4 +62,4 @@ __all__ = ["COLUMN_KEYS", "CSV_SUFFIXES", "Comparison", "CsvMapping", "FIELD_ALI
            "load_csv", "load_dstc10", "load_file", "load_jsonl", "one_system", "open_examples", "pair_files",
            "references_for", "share_references",
            "parse_json", "read_bytes", "read_text", "row_metadata", "rows_of_files", "split_lines", "split_turns",
-           "systems_in", "without_gz"]
+           "systems_in", "turn_key", "without_gz"]

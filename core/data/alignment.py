@@ -13,7 +13,7 @@ from typing import Any, Sequence
 from core.data.decoding import without_gz
 from core.data.delimited import CsvMapping, csv_delimiter
 from core.data.reading import load_file
-from core.data.schema import DataError, Example, Problem, systems_in
+from core.data.schema import DataError, Example, Problem, systems_in, turn_key
 
 
 @dataclass
@@ -78,9 +78,9 @@ class Comparison:
 
 
 def _context_key(ex: Example) -> tuple[str, ...]:
-    """A context as pairing and the mismatch check read it: each turn's words, case and spacing aside; blank turns
+    """A context as pairing and the mismatch check read it: each turn's :func:`turn_key`; blank turns
     left out (a file that ends every context with an empty turn answers the same inputs)."""
-    return tuple(k for t in ex.context if (k := " ".join(t.split()).lower()))
+    return tuple(k for t in ex.context if (k := turn_key(t)))
 
 
 def repeated_contexts_words(n: int, side: str = "a side") -> str:
@@ -112,13 +112,20 @@ def _matched_rows(sides: Sequence[Sequence[Example]], keyf) -> dict[tuple[Any, i
 
 def alignment_rule(sides: Sequence[Sequence[Example]]) -> tuple[str, str]:
     """How to pair the rows of several systems: ``("id", "")`` when every row has an id and some id is shared by
-    all sides, unless pairing by context pairs more rows unambiguously (a context each side answered once) than
+    all sides (``("context", why)`` when some rows lack an id and the others share theirs), unless pairing by context pairs more rows unambiguously (a context each side answered once) than
     pairing by id pairs rows whose contexts agree (ids that number rows, or one id shared by accident): then
     ``("context", why)``; else ``("context", "")``. A context answered several times pairs by order of
     appearance, which could pair different dialogues, so it never outvotes the ids. ``compare`` and
     ``leaderboard`` pair by this one rule."""
     id_sets = [{ex.id for ex in side} for side in sides]
-    if not all(ex.has_id for side in sides for ex in side) or not set.intersection(*id_sets):
+    without = [ex for side in sides for ex in side if not ex.has_id]
+    total = sum(len(side) for side in sides)
+    if without and len(without) < total and set.intersection(*[{ex.id for ex in side if ex.has_id} for side in sides]):
+        first = f"{os.path.basename(without[0].source)} row {without[0].row}" if without[0].source else "row " + str(
+            without[0].row)
+        return "context", (f"{len(without)} of {total} rows {'has' if len(without) == 1 else 'have'} no id ({first}"
+                           f"{' and more' if len(without) > 1 else ''}); give every row its id to pair by id")
+    if without or not set.intersection(*id_sets):
         return "context", ""
     by_id = _matched_rows(sides, lambda ex: ex.id)
     agreeing = sum(len({_context_key(ex) for ex in rows}) == 1 for rows in by_id.values())

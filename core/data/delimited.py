@@ -112,7 +112,7 @@ def csv_rows(chk: RowChecker, lines: Iterable[str], delimiter: str, m: CsvMappin
     except csv.Error as e:
         raise DataError([Problem(path, 1, None, f"is not valid CSV ({e})")]) from None
     where = "column names are " + ", ".join(repr(h) for h in header)
-    dup = [h for h, c in Counter(header).items() if c > 1]
+    dup = [h for h, c in Counter(header).items() if c > 1 and h]  # unnamed columns (a spreadsheet's trailing ones) are read as none
     for h in dup:
         chk.add(1, h, "column name appears more than once in the header")
 
@@ -153,7 +153,7 @@ def csv_rows(chk: RowChecker, lines: Iterable[str], delimiter: str, m: CsvMappin
     index = {h: i for i, h in enumerate(header)}
     folded_header = [h.lstrip("\ufeff").casefold() for h in header]
     mapped_cols = {m.response, m.context, *columns.values(), *score_cols}  # every other column is metadata
-    extra_cols = [c for c in header if c not in mapped_cols and c not in RECORD_FIELDS]
+    extra_cols = [c for c in header if c and c not in mapped_cols and c not in RECORD_FIELDS]
     row = 1  # a row is a record, numbered as a spreadsheet numbers it: the header is row 1, a blank line a row,
     # and a record whose quoted cell spans several lines is one row (not the file line where it ends)
     while True:
@@ -165,8 +165,8 @@ def csv_rows(chk: RowChecker, lines: Iterable[str], delimiter: str, m: CsvMappin
         except csv.Error as e:
             chk.add(row, None, f"is not valid CSV ({e})")
             break
-        if not cells or (len(cells) == 1 and not cells[0].strip() and len(header) > 1):
-            continue  # a blank line holds no example (it still counts as a spreadsheet row)
+        if not any(c.strip() for c in cells):
+            continue  # a blank line, or one of delimiters only, holds no example (it still counts as a spreadsheet row)
         if len(cells) != len(header):
             chk.add(row, None, f"has {len(cells)} cells but the header has {len(header)}")
             continue

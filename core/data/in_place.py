@@ -131,6 +131,7 @@ def checked_in_place(chk: ScanChecker, rows: int) -> tuple[bool, bool]:
     the check words them as :func:`load_file` does; leaves to it a file with no good row (it may be one JSON
     document), a possibly repeated id (the check keeps hashes), or a line that is a lone "{" (records written
     over several lines, which it words as one problem)."""
+    chk.add_systems_missing()
     if not rows or chk.repeated_id() or chk.lone_brace:
         return False, bool(rows) and not chk.problems
     if chk.problems:

@@ -59,11 +59,12 @@ def jsonl_examples(path: str, text: str, system: str | None = None) -> list[Exam
     several lines each, is refused as such (one problem, not one a line)."""
     chk = RowChecker(path)
     out = list(jsonl_rows(chk, enumerate(split_lines(text), start=1), system or default_system(path)))
-    if chk.problems and not out and len(split_lines(text.strip())) > 1:
+    if chk.problems and not out:
         whole, problem = parse_json(text, path, None)
-        if problem is None and isinstance(whole, (dict, list)):  # one JSON document, not JSON lines
-            what = "one JSON object" if isinstance(whole, dict) else "one JSON list"
-            raise DataError([Problem(path, None, None, f"holds {what} over several lines, not one object per line "
+        several = len(split_lines(text.strip())) > 1  # a one-line object is a JSON Lines file of one row; a list is not
+        if problem is None and (isinstance(whole, list) or several and isinstance(whole, dict)):
+            what = "one JSON object over several lines" if isinstance(whole, dict) else "one JSON list"
+            raise DataError([Problem(path, None, None, f"holds {what}, not one object per line "
                                      "(JSON Lines); put each record on a line of its own"
                                      + (", or name the file .json" if isinstance(whole, list) else ""))])
     if chk.problems:

@@ -22,12 +22,24 @@ class RowChecker:
         self.problems: list[Problem] = []
         self.aliases: dict[str, str] = {}  # schema field -> the name the file uses for it (DSTC10, columns)
         self.ids: dict[tuple[str, str], int] = {}  # (system, id) -> first row, over every row, broken ones too
+        self.first_named_system: tuple[int, str] | None = None  # the first row that names its system, and the name
+        self.rows_naming_no_system: list[int] = []  # rows without a system (or a blank one): the file's name is used
 
     def claim_id(self, system: str, rid: str, row: int) -> None:
         """Duplicate ids within one system are ambiguous for alignment: the second one is a problem."""
         first = self.ids.setdefault((system, rid), row)
         if first != row:
             self.add(row, "id", f"duplicate id {rid!r} for system {system!r} (first at row {first})")
+
+    def add_systems_missing(self) -> None:
+        """Once every row is read: rows that name no system in a file whose other rows name theirs are problems
+        (the file's name would make a system of them, and a comparison would leave them out unsaid)."""
+        if self.first_named_system is not None:
+            first, name = self.first_named_system
+            for row in self.rows_naming_no_system:
+                self.add(row, "system", f"is missing or blank, where other rows name theirs (row {first}: {name!r});"
+                                        " give every row its system, or none (then the file's name is every row's)")
+            self.first_named_system, self.rows_naming_no_system = None, []  # said once
 
     def add(self, row: int | None, fld: str | None, message: str) -> None:
         if fld and self.aliases:
@@ -174,7 +186,9 @@ def short_repr(v: Any, n: int = 40) -> str:
 
 
 def finish_rows(checker: RowChecker, examples: list[Example]) -> list[Example]:
-    """The examples of a whole file, or a :class:`DataError` with every problem the checks found (or none read)."""
+    """The examples of a whole file, or a :class:`DataError` with every problem the checks found (or none read),
+    :meth:`RowChecker.add_systems_missing` among them."""
+    checker.add_systems_missing()
     if checker.problems:
         raise DataError(checker.problems)
     if not examples:
@@ -219,6 +233,11 @@ def example_from_record(chk: RowChecker, rec: Any, row: int, path: str, fallback
     elif isinstance(rid, str):
         id_ok = chk.unicode(rid, row, "id")
     system = rec.get("system", fallback_system)
+    if "system" not in rec or isinstance(system, str) and not system.strip():  # a CSV's blank cell too
+        system = fallback_system
+        chk.rows_naming_no_system.append(row)
+    elif isinstance(system, str) and chk.first_named_system is None:
+        chk.first_named_system = (row, system)
     if system is None or not isinstance(system, str):
         chk.add(row, "system", f"must be a string, got {type(system).__name__}")
     elif chk.unicode(system, row, "system") and id_ok:

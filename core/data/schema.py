@@ -1,9 +1,11 @@
 """The schema every input format is read into: a rated response (:class:`Example`), a problem found in an input
-(:class:`Problem`, with its file, row and field) and the error that lists them all (:class:`DataError`), and what a
-list of examples holds (:func:`systems_in`, :func:`dimensions`)."""
+(:class:`Problem`, with its file, row and field) and the error that lists them all (:class:`DataError`), what a
+list of examples holds (:func:`systems_in`, :func:`dimensions`), and a context turn as contexts are matched
+(:func:`turn_key`)."""
 from __future__ import annotations
 
 import os
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
@@ -73,6 +75,13 @@ class DataError(ValueError):
     def __reduce__(self):
         """Pickled with its problems (a Ray worker's error reaches the driver as the same message)."""
         return (type(self), (self.problems,))
+
+
+def turn_key(turn: str) -> str:
+    """A context turn as two rows' contexts are matched (pairing, the mismatch check, the resampling unit): its
+    words in Unicode's composed form (NFC: 'é' typed as one character or as 'e' and an accent, as macOS writes
+    it, is one), spacing and case aside."""
+    return unicodedata.normalize("NFC", " ".join(turn.split())).lower()
 
 
 def systems_in(examples: Iterable[Example]) -> list[str]:
