@@ -159,11 +159,17 @@ def _settings_object(value: Any, cls: type, what: str, where: str) -> Any:
                     f"{type(value).__name__}")
 
 
-def _options(options: Any) -> "Options | None":
+def _options(options: Any, metrics: Sequence[str] | None = None) -> "Options | None":
     """``options`` as an :class:`~core.scoring.Options`: one already, None, or a dict of its fields
-    (``{"pool": "my_logs.jsonl"}``); anything else, or an unknown field, is a ``TypeError`` naming the fields."""
-    from core.scoring import Options
-    return _settings_object(options, Options, "options", "core.scoring")
+    (``{"pool": "my_logs.jsonl"}``); anything else, or an unknown field, is a ``TypeError`` naming the fields.
+    A pool or retriever none of ``metrics`` (registry names) reads is said in a warning, as the command line
+    says it of ``--pool`` and ``--retriever``."""
+    from core.scoring import Options, unused_options
+    chosen = _settings_object(options, Options, "options", "core.scoring")
+    if metrics is not None:
+        _warn_notes([f"options {name}={value!r} has no effect: it reaches {takers}, and the metrics chosen include "
+                     "none of them" for name, value, takers in unused_options(chosen, metrics)])
+    return chosen
 
 
 def _progress(progress: Any) -> "Progress | None":
@@ -238,7 +244,7 @@ def score(responses: Sequence[str], contexts: Sequence[Sequence[str] | str],
     names = parse_metrics(metrics)
     exs = _examples(resp, ctx, refs, system)
     _warn_notes(blank_text_notes(exs, names))
-    table = score_examples(exs, names, _options(options), progress=_progress(progress), cache=cache)
+    table = score_examples(exs, names, _options(options, names), progress=_progress(progress), cache=cache)
     out: dict = {m: table.column(m) for m in table.metrics}
     out["_signatures"] = table.signatures()
     out["_details"] = {m: table.results[m].details for m in table.metrics}
@@ -357,7 +363,9 @@ def compare_replies(contexts: Sequence[Sequence[str] | str], replies_a: Sequence
                     checkpoint: str | None = None, **settings: Any) -> "Verdict":
     """The verdict on two systems' replies held in memory (no files): ``replies_a[i]`` and ``replies_b[i]``
     answer ``contexts[i]``; arguments as :func:`score` takes them, ``judge``, ``checkpoint`` and ``settings`` as
-    :func:`compare`. The same verdict ``compare`` gives for the two files holding these rows."""
+    :func:`compare`. The same verdict ``compare`` gives for the two files holding these rows without people's
+    ratings (replies in memory carry none: for a verdict that reads them, write the rows to files with their
+    ``scores`` and use :func:`compare`)."""
     from core.data import align
     from core.engine import check_judge_models, input_notes, score_comparison
     from core.scoring import judge_choice
@@ -366,6 +374,10 @@ def compare_replies(contexts: Sequence[Sequence[str] | str], replies_a: Sequence
     judge = judge_choice(judge)
     checkpoint = _checkpoint_for(judge, checkpoint)
     metrics = _metric_names(metrics)
+    for arg, name in (("system_a", system_a), ("system_b", system_b)):
+        if not isinstance(name, str) or not name.strip():
+            raise (ValueError if isinstance(name, str) else TypeError)(
+                f"{arg} is the system's name, a non-blank string; got {name!r}")
     if system_a == system_b:
         raise ValueError(f"system_a and system_b are both {system_a!r}: give the two systems different names")
     ctx, a, b = _Column(contexts, "contexts"), _Column(replies_a, "replies_a"), _Column(replies_b, "replies_b")
@@ -385,7 +397,7 @@ def compare_replies(contexts: Sequence[Sequence[str] | str], replies_a: Sequence
     if judge is not None:
         check_judge_models(comp, judge, checkpoint)
     progress = _progress(progress)
-    cs = score_comparison(comp, names, _options(options), progress, cache)
+    cs = score_comparison(comp, names, _options(options, names), progress, cache)
     return build_verdict(comp, cs, _judge_summary(comp, judge, progress, cache, settings, checkpoint), **settings)
 
 
@@ -419,7 +431,8 @@ def _compared(input_a: Any, input_b: Any, system_a: str | None, system_b: str | 
     for name, path in (("input_a", input_a), ("input_b", input_b)):
         if path is not None and not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"{name} is a file's path, got {type(path).__name__}; for replies held in memory use "
-                            "core.compare_replies(contexts, replies_a, replies_b, ...)")
+                            "core.compare_replies(contexts, replies_a, replies_b, ...)"
+                            + (", and core.gating.gate_verdict(that verdict, ...) to gate it" if what == "gate" else ""))
     _checked_settings(settings, VERDICT_SETTINGS, what)
     judge = judge_choice(judge)
     checkpoint = _checkpoint_for(judge, checkpoint)
@@ -436,7 +449,7 @@ def _compared(input_a: Any, input_b: Any, system_a: str | None, system_b: str | 
     if judge is not None:
         check_judge_models(comp, judge, checkpoint)
     progress = _progress(progress)
-    cs = score_comparison(comp, metrics, _options(options), progress, cache)
+    cs = score_comparison(comp, metrics, _options(options, _registry_names(metrics)), progress, cache)
     return comp, cs, build_verdict(comp, cs, _judge_summary(comp, judge, progress, cache, settings, checkpoint),
                                    **settings)
 
@@ -454,8 +467,8 @@ def gate(input_a: str, input_b: str | None = None, system_a: str | None = None, 
     ``to_dict()`` its JSON. ``by``: criteria ('judge', 'combined', a metric among ``metrics``, 'human:DIM'; a string
     may list several, comma-separated; default: what the verdict decides on); ``require``: 'not-worse',
     'non-inferior' (with ``margin``) or 'better'; the rest as :func:`compare` takes them."""
-    from core.gating import (REQUIREMENTS, criterion_name, file_order_note, gate_comparison, is_combined,
-                             missing_dimension, unchanged_candidate_note, unreadable_criterion)
+    from core.gating import (REQUIREMENTS, criterion_name, file_order_note, gate_comparison, human_criterion,
+                             is_combined, missing_dimension, unchanged_candidate_note, unreadable_criterion)
     from core.scoring import judge_choice
     if require not in REQUIREMENTS:
         raise ValueError(f"require={require!r}: choose one of {', '.join(REQUIREMENTS)}")
@@ -480,6 +493,7 @@ def gate(input_a: str, input_b: str | None = None, system_a: str | None = None, 
             why = missing_dimension(name, comp)
             if why:
                 raise ValueError(f"by={name!r}: {why}")
+        names[:] = dict.fromkeys(human_criterion(name, comp) for name in names)  # human:overall as spelt there
         if input_b is None and not system_a and not system_b:  # which is which decides PASS or FAIL
             _warn_notes([file_order_note(comp, "system_a= and system_b=")])
     comp, cs, verdict = _compared(input_a, input_b, system_a, system_b, metrics, judge, options, progress, cache,
@@ -526,8 +540,8 @@ def rank(*inputs: str, systems: Sequence[str] | None = None, metrics: str | Sequ
     examples = rows_of_files([(path, load_file(path, csv_mapping=mapping)) for path in paths])
     _warn_notes(blank_text_notes([e for e in examples if systems is None or e.system in systems],
                                  _registry_names(metrics), judged=judge_choice(judge) or False))
-    return leaderboard(examples, metrics, judge, systems, _options(options), _progress(progress), cache,
-                       checkpoint, **settings)
+    return leaderboard(examples, metrics, judge, systems, _options(options, _registry_names(metrics)),
+                       _progress(progress), cache, checkpoint, **settings)
 
 
 @_library_bars_follow_progress
@@ -549,7 +563,9 @@ def meta_evaluate(*inputs: str, metrics: str | Sequence[str] | None = None, dims
     takes them (``dimension`` excepted: ``dims`` names it). A string for ``dims`` or ``methods`` is read as
     the command line reads it ('overall' or 'overall,fluency'). Unlike
     the turn level it reads the score cache. A number for ``level`` is the intervals' level (as on the command
-    line, where ``--level`` takes either)."""
+    line, where ``--level`` takes either). Rows are plain JSON data, as ``--format json`` writes them: a number
+    that does not exist is None."""
+    from core.formatting import clean_json
     if not isinstance(level, str):
         settings["level"], level = level, "turn"
     if isinstance(dims, str):  # 'overall' or 'overall,fluency', as --dimension takes them: never its letters
@@ -573,11 +589,11 @@ def meta_evaluate(*inputs: str, metrics: str | Sequence[str] | None = None, dims
         names = parse_metrics(DEFAULT_METRICS if metrics is None else metrics)
         undecided = undecidable_verdict_note([*names, *(["judge"] if judge else [])], shipped_policy().policy)
         _warn_notes([undecided] if undecided else [])
-        pairs = system_level(data, names, judge, options=_options(options),
+        pairs = system_level(data, names, judge, options=_options(options, names),
                              combine=policy_combinations(shipped_policy().policy),
                              dimension=dims[0] if dims else None, **settings)
         rows = summarize(with_verdict(pairs, shipped_policy().policy))
-        return without_undecided_verdict(rows) if undecided else rows
+        return clean_json(without_undecided_verdict(rows) if undecided else rows)
     if level != "turn":
         raise ValueError(f"level={level!r}: 'turn' (correlations per row) or 'system' (system pairs)")
     from core.meta_eval import input_notes
@@ -585,10 +601,14 @@ def meta_evaluate(*inputs: str, metrics: str | Sequence[str] | None = None, dims
     data = group_datasets(_paths(inputs, "meta_evaluate"))
     _warn_notes(input_notes(data, names, **{k: settings[k] for k in ("max_rows", "seed", "keep_reference_copies")
                                             if k in settings}))
-    rows = evaluate(data, names, dims, options=_options(options), **settings)
+    rows = evaluate(data, names, dims, options=_options(options, names), **settings)
     if not rows:  # as the command line says it, not an empty list
+        from core.data import dimensions
         from core.meta_eval import NO_HUMAN_SCORES
+        have = sorted({d for exs in data.values() for d in dimensions(exs)})
+        if dims and have and not {d.casefold() for d in dims} & {h.casefold() for h in have}:
+            raise ValueError(f"dims={list(dims)!r}: no file has that human dimension; they have {have}")
         raise ValueError(f"nothing to correlate: {NO_HUMAN_SCORES}"
                          + (f"; or none of the dimensions {list(dims)} is in the data" if dims else "")
                          + "; or every rated row repeats its reference (keep_reference_copies=True keeps them)")
-    return rows
+    return clean_json(rows)

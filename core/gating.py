@@ -207,11 +207,23 @@ def unreadable_criterion(by: str, metrics: Sequence[str], measured_judge: bool) 
     return None if by in metrics else f"it is not among the metrics compared ({', '.join(metrics) or 'none'})"
 
 
+def human_criterion(by: str, comp: Comparison) -> str:
+    """A 'human:DIM' criterion as the loaded inputs spell DIM ('human:overall' is 'human:Overall' when no other
+    dimension differs from it only in case, as the leaderboard's ``--rank-by`` reads it); others as given."""
+    from core.data import dimensions
+    if not by.startswith("human:"):
+        return by
+    have, want = dimensions(comp.examples()), by[len("human:"):]
+    alike = [d for d in have if d.casefold() == want.casefold()]
+    return by if want in have or len(alike) != 1 else "human:" + alike[0]
+
+
 def missing_dimension(by: str, comp: Comparison) -> str | None:
-    """For a 'human:DIM' criterion, why the loaded inputs cannot give it (they have no such rating); else None."""
+    """For a 'human:DIM' criterion, why the loaded inputs cannot give it (they have no such rating, in any case);
+    else None."""
     from core.data import dimensions
     have = dimensions(comp.examples())
-    if not by.startswith("human:") or by[len("human:"):] in have:
+    if not by.startswith("human:") or human_criterion(by, comp)[len("human:"):] in have:
         return None
     return f"the inputs have no such human rating; they have {', '.join('human:' + d for d in have) or 'none'}"
 
@@ -466,8 +478,12 @@ def gate_checks(v: Verdict, by: Sequence[str] | str | None = None, require: str 
     without a baseline reply, the baseline's rows without a candidate reply): :func:`missing_replies_check` comes
     first; ``blank``: (the baseline's, the candidate's) blank replies among the compared pairs:
     :func:`blank_replies_check` next; the verdict's pairs aligned by id whose contexts differ
-    (:func:`same_inputs_check`) before both. When one fails, a criterion that has no pair left to read (every
-    candidate reply blank) is left out rather than stopping the gate: the FAIL stands."""
+    (:func:`same_inputs_check`) before both. ``blank`` left out is the verdict's own count
+    (``v.blank_replies``), so a verdict made from replies in memory is gated on its blank replies as a file's is.
+    When one fails, a criterion that has no pair left to read (every candidate reply blank) is left out rather
+    than stopping the gate: the FAIL stands."""
+    if blank is None:
+        blank = (v.blank_replies.get("A", 0), v.blank_replies.get("B", 0))
     firsts = [same_inputs_check(len(v.context_mismatches), v.n_pairs, v.level),
               missing_replies_check(*missing, v.n_pairs, v.level) if missing else None,
               blank_replies_check(*blank, v.n_pairs, v.level) if blank else None]
@@ -529,6 +545,9 @@ class GateResult:
         if fmt not in ("text", "markdown"):
             raise ValueError(f"format {fmt!r}: choose text, markdown or json")
         return render_checks(self.checks, fmt) + "\n\n" + render_verdict(self.verdict, fmt)
+
+    def __str__(self) -> str:  # print(result): the text ``dialeval gate`` prints
+        return self.render()
 
 
 def gate_comparison(comp: Comparison, baseline_values: dict[str, Sequence[float]], v: Verdict,

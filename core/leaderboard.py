@@ -48,7 +48,7 @@ from core.data import (ID_MISMATCH_ADVICE, DataError, Example, Problem, alignmen
                        references_for, repeated_contexts_words, systems_in)
 from core.engine import (ScoreTable, check_judge_models, input_notes, judge_pairs, judged_from_cache, parse_metrics,
                          score_examples)
-from core.formatting import alpha_label, fmt_interval, fmt_num, level_label
+from core.formatting import alpha_label, clean_json, fmt_interval, fmt_num, level_label
 from core.progress import Progress, within
 from core.scoring import Judge, JudgeOutput, Options, judge_choice, metric_class
 from core.settings import SEED
@@ -112,10 +112,15 @@ class SystemGrid:
 
 
 def shared_contexts(examples: Sequence[Example], systems: Sequence[str] | None = None) -> SystemGrid:
-    """The rows of ``systems`` (default: all, in order of appearance) on the contexts every one answered. A
-    context a system answered more than once meets the others' answers to it in order of appearance (the k-th
-    with the k-th, as ``core.data.align`` pairs two systems); answers without a counterpart are listed."""
+    """The rows of ``systems`` (default: all, in order of appearance; each named once) on the contexts every one
+    answered. A context a system answered more than once meets the others' answers to it in order of appearance
+    (the k-th with the k-th, as ``core.data.align`` pairs two systems); answers without a counterpart are listed."""
+    if systems is not None and not list(systems):
+        raise ValueError("systems: name one or more systems (or leave it out to rank them all)")
     names = list(systems) if systems else systems_in(examples)
+    twice = sorted({s for s in names if names.count(s) > 1})
+    if twice:
+        raise ValueError(f"systems names {', '.join(map(repr, twice))} more than once; name each system once")
     missing = [s for s in names if not any(e.system == s for e in examples)]
     src = examples[0].source if examples else ""
     if missing:
@@ -221,8 +226,17 @@ class Leaderboard:
     alignment_note: str = ""  # why by context although ids are shared (``core.data.alignment_rule``)
     shared_references_note: str | None = None  # systems whose rows took another system's references
 
+    def notes(self) -> list[str]:
+        """What the text's header says besides the table: alignment, how it is ranked, reference copies, shared
+        references, what the pairs' p corrects over."""
+        return [n for n in (self.alignment_note and "aligned by " + alignment_words(self.aligned_by,
+                                                                                    self.alignment_note),
+                            self.rank_note, self.reference_note, self.shared_references_note, PAIRS_FAMILY_NOTE) if n]
+
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The board as plain JSON data, the notes included: ``dialeval leaderboard --format json``'s data (a
+        number that does not exist is None)."""
+        return clean_json({**asdict(self), "notes": self.notes()})
 
     def render(self, fmt: str = "text") -> str:
         """The board as ``dialeval leaderboard`` prints it (text, markdown, csv or json: :func:`render_leaderboard`)."""
@@ -591,11 +605,9 @@ def render_leaderboard(lb: Leaderboard, fmt: str = "text") -> str:
     """``dialeval leaderboard``'s output: text / markdown (ranking, then every pair), csv (one table, rows told
     apart by ``kind``) or json (the systems best first, each with its scores and intervals; the pairs)."""
     from core.report import render, to_json
-    notes = [n for n in (lb.alignment_note and "aligned by " + alignment_words(lb.aligned_by, lb.alignment_note),
-                         lb.rank_note, lb.reference_note, lb.shared_references_note, PAIRS_FAMILY_NOTE)
-             if n]  # what text says in its header
+    notes = lb.notes()  # what text says in its header
     if fmt == "json":
-        return to_json({**lb.to_dict(), "notes": notes})
+        return to_json(lb.to_dict())
     rows, cols = leaderboard_rows(lb)
     if fmt == "csv":
         flat: list[dict[str, Any]] = [{"kind": "note", "note": n} for n in notes]

@@ -18,7 +18,8 @@ from core.formatting import (alpha_label, clean_json, counted, fmt_bounds, fmt_i
                              plain_float)
 from core.outputs import atomic_open
 from core.stats import MIN_RESAMPLED, can_be_significant
-from core.verdict import LEFT_OUT_LISTED, deciding_holm, mismatch_warning, verdict_glance, verdict_parts
+from core.verdict import (LEFT_OUT_LISTED, deciding_holm, mismatch_warning, verdict_glance, verdict_parts,
+                          verdict_with_glance)
 
 if TYPE_CHECKING:
     from core.data import Comparison
@@ -307,11 +308,12 @@ def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,
                      + (f"\n{bullet}and {more} more" if more > 0 else ""))
     parts = [inert(p) for p in parts]
     if with_sentence:
-        head, rest = verdict_parts(v)  # in markdown the headline in bold, the evidence after it plain
-        glance = [f"**{k}:** {inert(t)}" if fmt == "markdown" else f"{k.lower()}: {t}"
-                  for k, t in verdict_glance(v)[1:]]  # how strong and how far to trust it, a line each
-        sentence = f"**{inert(head)}**{inert(rest)}" if fmt == "markdown" else v.sentence
-        parts.insert(0, sentence + "".join(("\n\n" if fmt == "markdown" else "\n") + g for g in glance))
+        if fmt == "markdown":  # the headline in bold, the evidence after it plain; the glance's lines apart
+            head, rest = verdict_parts(v)
+            parts.insert(0, f"**{inert(head)}**{inert(rest)}" + "".join(f"\n\n**{k}:** {inert(t)}"
+                                                                        for k, t in verdict_glance(v)[1:]))
+        else:  # how strong and how far to trust it, a line each
+            parts.insert(0, verdict_with_glance(v))
     if v.metrics or v.combined is not None:
         parts.append(render(verdict_cells(v), verdict_columns(v.level), fmt))  # render() makes its cells inert
     text_parts = ["\n".join(judge_lines(v))] if v.judge is not None else []

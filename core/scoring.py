@@ -241,6 +241,16 @@ def fixed_pass_threads(names: Sequence[str]) -> int | None:
     return max(fixed) if fixed else None
 
 
+def unused_options(options: Options | None, metrics: Sequence[str]) -> list[tuple[str, Any, str]]:
+    """The pool or retriever set in ``options`` that none of ``metrics`` reads (it would do nothing), as (field,
+    value, the metrics that read it)."""
+    if options is None:
+        return []
+    return [(name, getattr(options, name), ", ".join(n for n, cls in METRICS.items() if name in cls.option_names))
+            for name in ("pool", "retriever") if getattr(options, name) is not None
+            and not any(name in metric_class(m).option_names for m in metrics)]
+
+
 def get_metric(name: str, options: Options | None = None, **settings: Any) -> Metric:
     """A metric instance built with the options it declares (and metric-specific ``settings`` such as
     BLEU's ``max_order``), cached per (name, options, settings) so models load once per process."""

@@ -197,6 +197,12 @@ class Verdict:
         """The one-line verdict (:func:`verdict_sentence`)."""
         return verdict_sentence(self)
 
+    def __str__(self) -> str:
+        """``print(verdict)``: the one-line verdict and its glance's evidence and track record, the lines
+        ``dialeval compare`` prints first (:func:`verdict_with_glance`); the whole report is
+        ``core.report.render_verdict(verdict, fmt)``."""
+        return verdict_with_glance(self)
+
     def to_dict(self) -> dict[str, Any]:
         """The verdict as plain data; each metric row adds its verdict in words and, for metrics, ``p_holm``
         (Holm over the metrics compared), ``holm_winner`` (its winner if it survives that correction),
@@ -999,6 +1005,12 @@ def _track_record(rec: SignalRecord, who: str) -> str:
     neither = rec.pairs - rec.right - rec.wrong
     return (f"{who} named the one people preferred in {rec.right} of {rec.pairs} pairs of systems they rated, "
             f"the other one in {rec.wrong} and neither in {neither}")
+
+
+def verdict_with_glance(v: Verdict) -> str:
+    """The one-line verdict, then the evidence and the track record of :func:`verdict_glance`, a line each
+    (``evidence: ...``): the head of ``dialeval compare``'s text."""
+    return v.sentence + "".join(f"\n{k.lower()}: {t}" for k, t in verdict_glance(v)[1:])
 
 
 def verdict_glance(v: Verdict, label: Callable[[str], str] | None = None) -> list[tuple[str, str]]:

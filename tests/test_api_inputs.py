@@ -139,6 +139,9 @@ def test_options_cache_metrics_and_missing_reference_items():
         with pytest.raises(TypeError, match=re.escape(message)):
             core.score(RESPONSES, CONTEXTS, REFERENCES, **{"metrics": "bleu", **kwargs})
     assert list(core.score(RESPONSES, CONTEXTS, REFERENCES, metrics="BLEU")["_signatures"]) == ["bleu"]
+    # a pool no chosen metric reads: said, as the command line says it of --pool (it did nothing in silence)
+    with pytest.warns(UserWarning, match="options pool='logs.jsonl' has no effect: it reaches .*ubleu"):
+        core.score(RESPONSES, CONTEXTS, REFERENCES, metrics="bleu", options={"pool": "logs.jsonl"})
 
 
 def test_progress_true_draws_the_command_lines_bar_and_anything_else_is_refused(capsys):
@@ -156,7 +159,7 @@ def test_progress_true_draws_the_command_lines_bar_and_anything_else_is_refused(
         core.score(RESPONSES, CONTEXTS, REFERENCES, metrics="bleu", progress="yes")
 
 
-def test_compare_replies_gives_the_verdict_compare_gives_for_the_same_rows(tmp_path):
+def test_compare_replies_gives_the_verdict_compare_gives_for_the_same_rows(tmp_path, capsys):
     """Two systems' replies in memory: the same verdict as `core.compare` on two files holding those rows."""
     import json
     a = ["sure, see you then", "paris, i think", "green tea with honey", "yes", "i like dogs", "no idea"]
@@ -171,6 +174,15 @@ def test_compare_replies_gives_the_verdict_compare_gives_for_the_same_rows(tmp_p
     files = core.compare(str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), **kw, judge=False).to_dict()
     memory = core.compare_replies(ctx, a, b, refs, system_a="a", system_b="b", **kw, judge=False).to_dict()
     assert memory["sentence"] == files["sentence"] and memory["metrics"] == files["metrics"]
+    from core.cli import main  # print(verdict): the lines the command prints first (it printed the dataclass)
+    assert main(["compare", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), "--metrics", "bleu", "--no-judge",
+                 "--n-boot", "200", "--n-perm", "200", "--quiet"]) == 0
+    said = capsys.readouterr().out
+    assert str(core.compare_replies(ctx, a, b, refs, system_a="a", system_b="b", **kw, judge=False)) == \
+        said.split("\n\n")[0] and said.split("\n")[1].startswith("evidence: ")
+    for bad, error in ((None, TypeError), (1, TypeError), ("", ValueError), (" ", ValueError)):
+        with pytest.raises(error, match="system_a is the system's name, a non-blank string"):  # 'No verdict on None'
+            core.compare_replies(ctx, a, b, system_a=bad, metrics="bleu", judge=False)
     with pytest.raises(ValueError, match="must have the same length"):
         core.compare_replies(ctx, a, b[:-1], metrics="bleu", judge=False)
     with pytest.raises(ValueError, match="are empty: there is nothing to compare"):  # was a verdict of 0 pairs
@@ -254,6 +266,12 @@ def test_rank_and_meta_evaluate_give_the_command_lines_numbers(tmp_path, capsys)
     cli_board = json.loads(capsys.readouterr().out)
     from core.report import to_json  # the command line's JSON (12 significant digits)
     assert cli_board["systems"] == json.loads(to_json(board.to_dict()))["systems"]
+    # to_dict() is the command's JSON data, its notes included, and plain JSON (it held NaN and no notes)
+    assert cli_board == board.to_dict() and cli_board["notes"] and json.dumps(board.to_dict(), allow_nan=False)
+    with pytest.raises(ValueError, match="'copy' more than once"):  # it stopped with KeyError: 'unscored'
+        core.rank(str(path), systems=["copy", "copy", "half"], metrics="bleu", judge=False)
+    with pytest.raises(ValueError, match="name one or more systems"):  # it ranked every system
+        core.rank(str(path), systems=[], metrics="bleu", judge=False)
     assert main(["leaderboard", "--no-judge", str(path), "--metrics", "bleu", "--n-boot", "200", "--n-perm", "200",
                  "--quiet", "--format", "markdown"]) == 0
     assert board.render("markdown") == capsys.readouterr().out.rstrip("\n")  # print(board) needed the module's renderer
@@ -267,6 +285,7 @@ def test_rank_and_meta_evaluate_give_the_command_lines_numbers(tmp_path, capsys)
     cli_rows = cli_rows["rows"] if isinstance(cli_rows, dict) else cli_rows
     got = {(r["dimension"], r["level"]): r["spearman"] for r in json.loads(to_json(rows))}
     assert got and got == {(r["dimension"], r["level"]): r["spearman"] for r in cli_rows}
+    assert rows == cli_rows  # the command's JSON data, None where a number does not exist
     # one name as a string, as --dimension takes it (it was read letter by letter: "none of ['o', 'v', ...]")
     one = core.meta_evaluate(str(path), metrics="bleu", n_boot=200, dims="overall", methods="spearman")
     assert {r["dimension"] for r in one} == {"overall"} and "spearman" in one[0] and "pearson" not in one[0]

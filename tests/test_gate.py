@@ -226,6 +226,16 @@ def test_a_candidate_that_stops_answering_fails_and_all_blank_is_a_fail_not_an_e
     # blank replies no more than the baseline's: said, and the gate is read on its criterion
     assert main(["gate", str(blank), str(blank), *FAST]) == 0
     assert "PASS: no more blank replies than the baseline" in capsys.readouterr().out
+    # a verdict made from replies in memory is gated on its own blank replies (it passed: 'no significant difference')
+    from core import compare_replies
+    from core.gating import gate_verdict
+    with pytest.warns(UserWarning, match="8 of 12 rows have a blank response"):
+        v = compare_replies([r["context"] for r in rows], [r["response"] for r in rows],
+                            [("" if i < 8 else r["response"]) for i, r in enumerate(rows)],
+                            [r["references"] for r in rows], metrics="bleu", judge=False, n_boot=200, n_perm=200)
+    result = gate_verdict(v, by="bleu")
+    assert not result.passed and result.checks[0].reason.startswith("FAIL: candidate answers less: the candidate's "
+                                                                    "reply is blank in 8 of 12")
 
 
 def test_a_candidate_that_leaves_inputs_out_fails(tmp_path, capsys):
@@ -255,6 +265,14 @@ def test_the_default_criterion_is_the_dimension_the_verdict_reads(tmp_path, caps
                  *FAST]) == 1
     out = capsys.readouterr().out
     assert out.startswith("FAIL: candidate is worse on human:Overall: -1.") and "v1 is better than v2" in out, out
+    # human:overall is the inputs' Overall, as the leaderboard's --rank-by reads it (it was refused), in the API too
+    assert main(["gate", str(tmp_path / "b.jsonl"), str(tmp_path / "c.jsonl"), *FAST, "--by", "human:overall"]) == 1
+    assert capsys.readouterr().out.startswith("FAIL: candidate is worse on human:Overall: -1.")
+    import core
+    result = core.gate(str(tmp_path / "b.jsonl"), str(tmp_path / "c.jsonl"), by="human:overall", metrics="bleu",
+                       judge=False, n_boot=500, n_perm=500)
+    assert not result.passed and [c.criterion.name for c in result.checks] == ["human:Overall"]
+    assert str(result).startswith("FAIL: candidate is worse on human:Overall")  # print(result): the command's text
 
 
 def test_criteria_are_checked_before_anything_is_scored(tmp_path, capsys, monkeypatch):

@@ -248,6 +248,7 @@ def test_meta_eval_level_system_on_the_command_line(tmp_path, capsys):
     with pytest.warns(UserWarning, match="the one-line verdict cannot decide on bleu"):
         api = core.meta_evaluate(str(path), metrics="bleu", level="system", judge=False)
     assert [(r["order"], r["kendall_tau"]) for r in api if r["signal"] == "verdict"] == [(None, None)] * 2
+    json.dumps(api, allow_nan=False)  # plain JSON data, as the command writes it (shares were NaN where it wrote null)
     # a system whose every reply copies its reference leaves the table, and that is said
     copying = tmp_path / "copying.jsonl"
     copying.write_text(path.read_text() + "".join(

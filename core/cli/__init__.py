@@ -387,12 +387,10 @@ def options_from(args: argparse.Namespace):
     """The run's ``Options``; an ``--mme-dimension`` MME-CRS does not know, or one without MME-CRS among the
     metrics, and a ``--pool`` or ``--retriever`` without a metric that takes it, are said on stderr (they fall
     back to the overall weights, or do nothing)."""
-    from core.scoring import METRICS, Options, metric_class
+    from core.scoring import Options, metric_class, unused_options
     chosen = getattr(args, "metrics", None) or []
-    for flag, value in (("--pool", args.pool), ("--retriever", args.retriever)):
-        if value is not None and not any(flag[2:] in metric_class(m).option_names for m in chosen):
-            takers = ", ".join(n for n, cls in METRICS.items() if flag[2:] in cls.option_names)
-            note([f"{flag} {value} has no effect: it reaches {takers}, and the metrics chosen include none of them"])
+    for name, value, takers in unused_options(Options(pool=args.pool, retriever=args.retriever), chosen):
+        note([f"--{name} {value} has no effect: it reaches {takers}, and the metrics chosen include none of them"])
     if args.dimension and not any("dimension" in metric_class(m).option_names
                                   for m in getattr(args, "metrics", None) or []):
         note([f"--mme-dimension {args.dimension!r} has no effect: it chooses MME-CRS's weights, and the metrics "

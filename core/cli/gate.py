@@ -9,8 +9,8 @@ from typing import Callable
 from core.cli import criterion_name, emit, note, number_above, register_command
 from core.cli.compare import add_output_arguments, add_verdict_arguments, verdict_from
 from core.data import Comparison
-from core.gating import (REQUIREMENTS, file_order_note, gate_comparison, is_combined, junit_xml, missing_dimension,
-                         unchanged_candidate_note, unreadable_criterion)
+from core.gating import (REQUIREMENTS, file_order_note, gate_comparison, human_criterion, is_combined, junit_xml,
+                         missing_dimension, unchanged_candidate_note, unreadable_criterion)
 from core.outputs import OutputError, check_output, write_text
 
 EXIT_FAIL = 1
@@ -65,6 +65,8 @@ def check_criteria(a: argparse.Namespace) -> Callable[[Comparison], None]:
             why = missing_dimension(by, comp)
             if why:
                 raise ValueError(f"--by {by}: {why}")
+        if a.by:  # human:overall read as the inputs spell it (human:Overall)
+            a.by = list(dict.fromkeys(human_criterion(by, comp) for by in a.by))
     return human_dimensions
 
 

@@ -34,12 +34,12 @@ def check_settings(n_boot: int, n_perm: int | None = None, level: float | None =
     refuses the same values before anything is scored."""
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < MIN_BOOT:
         raise ValueError(f"n_boot={n_boot!r}: a bootstrap interval needs a whole number of at least {MIN_BOOT} "
-                         "resamples (the default is 2,000; sacrebleu and COMET use 1,000)")
+                         "resamples (the default is 2,000, 1,000 for the turn level of meta-eval; sacrebleu and COMET use 1,000)")
     if n_perm is not None and (isinstance(n_perm, bool) or not isinstance(n_perm, (int, np.integer)) or n_perm < 1):
         raise ValueError(f"n_perm={n_perm!r}: a randomization test needs a whole number of at least 1 permutation")
     for name, n in (("n_boot", n_boot), ("n_perm", n_perm)):
         if n is not None and n > MAX_RESAMPLES:
-            raise ValueError(f"{name}={n!r}: at most {MAX_RESAMPLES:,} (the default is 2,000; 100,000 already makes "
+            raise ValueError(f"{name}={n!r}: at most {MAX_RESAMPLES:,} (the default is 2,000 or fewer; 100,000 already makes "
                              "the Monte Carlo error negligible)")
     if level is not None and not (isinstance(level, (int, float)) and math.isfinite(level) and 0 < level < 1):
         raise ValueError(f"level={level!r}: an interval level lies strictly between 0 and 1 (0.95 for 95 %)")
