@@ -275,7 +275,8 @@ class BlankTextCount:
                 f"{self.counts['reference copy']} of {n} rows reply with their own reference ({systems}; "
                 f"{self.where('reference copy')}): {', '.join(referenced)} score{'s' * (len(referenced) == 1)} them "
                 "as a (near) perfect match whatever people think of them, so a system of references wins on "
-                "referenced metrics by construction (meta-eval leaves such rows out unless --keep-reference-copies)")
+                "referenced metrics by construction (meta-eval leaves such rows out unless --keep-reference-copies, "
+                "keep_reference_copies=True in Python)")
         return notes
 
 

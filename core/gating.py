@@ -339,7 +339,8 @@ def check(c: Criterion, require: str = "not-worse", margin: float | None = None)
         raise ValueError(f"--require {require}: choose one of {', '.join(REQUIREMENTS)}")
     margin = default_margin(c) if margin is None else margin
     if require == "non-inferior" and not (math.isfinite(margin) and margin >= 0):
-        raise ValueError(f"--require non-inferior needs a margin >= 0 in {c.label}'s units (--margin M)")
+        raise ValueError(f"--require non-inferior needs a margin >= 0 in {c.label}'s units (--margin M; margin= "
+                         "in Python)")
     on = f"on {c.label}"
     ev = c.evidence()
     why_margin = f"; margin {c.amount(margin, signed=False)}" if require == "non-inferior" else ""

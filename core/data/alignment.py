@@ -282,7 +282,7 @@ def chosen_systems(path: str, systems: Sequence[str], system_a: str | None,
                                  f"holding two or more systems{_system_column_hint(path)}")])
     if len(systems) != 2:
         raise DataError([Problem(path, None, "system", f"the file holds {len(systems)} systems {list(systems)}; "
-                                 "name two with --system-a and --system-b")])
+                                 "name two with --system-a and --system-b (system_a= and system_b= in Python)")])
     if system_a is not None:
         return system_a, next(s for s in systems if s != system_a)
     if system_b is not None:
