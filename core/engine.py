@@ -155,10 +155,8 @@ class BlankTextCount:
     UNSPACED_LETTER = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"
     UNSPACED = re.compile(f"(?:[{UNSPACED_LETTER}][\u3001-\u303f\uff00-\uffef]*){{4,}}")
     TURN_MARKER = "__eou__"  # DailyDialog's end-of-utterance mark: turns joined by it are one turn here
-    # what a reply's length is counted in against the reading limits: runs of letters and digits between spaces
-    # and punctuation, and each letter of a script written without spaces, as a tokenizer splits them at least
-    # (a 300-character Chinese sentence, or 'thanks,thanks,...' with no space, is not one word)
-    READ_UNITS = re.compile(f"[{UNSPACED_LETTER}]|[^\\W{UNSPACED_LETTER}]+")
+    UNSPACED_ONE = re.compile(f"[{UNSPACED_LETTER}]")
+    LONG_WORD = 8  # characters of a word without spaces that count as one more word against the reading limits
 
     def __init__(self) -> None:
         self.rows = 0
@@ -185,7 +183,7 @@ class BlankTextCount:
             seen[0] += 1
             if len(seen[1]) < self.SHOWN:
                 seen[1].append(ex.location)
-        words = len(self.READ_UNITS.findall(ex.response))
+        words = self.reading_words(ex.response)
         for kind, found in (("blank response", is_blank(ex.response)), ("no reference", not usable),
                             ("blank reference", bool(usable) and len(usable) != len(ex.references)),
                             ("reference copy", copy), ("missing-value text", ex.response.strip() in self.MISSING_TEXTS),
@@ -196,6 +194,19 @@ class BlankTextCount:
                 self.counts[kind] += 1
                 if len(self.shown[kind]) < self.SHOWN:
                     self.shown[kind].append(ex.location)
+
+    @classmethod
+    def reading_words(cls, text: str) -> int:
+        """A reply's length in words as the reading limits count it: words between spaces, a word of more than
+        :attr:`LONG_WORD` characters as one per :attr:`LONG_WORD` of them, and each letter of a script written
+        without spaces as one (a 300-character Chinese reply, or 'thanks,thanks,...' without a space, is not one
+        word: a tokenizer makes a piece or more of each). On English replies the same as splitting at spaces."""
+        n = 0
+        for word in text.split():
+            letters = len(cls.UNSPACED_ONE.findall(word))
+            rest = len(word) - letters
+            n += letters + (max(1, rest // cls.LONG_WORD) if rest else 0)
+        return n
 
     def where(self, kind: str) -> str:
         """The first rows of ``kind`` by location, and how many more."""
