@@ -20,10 +20,12 @@
   ties within a quarter of the scale), Holm-adjusted per dimension.
 - **Order** (``rank_by``, default ``auto``): as the verdict decides, people first: by the mean rating on the
   dimension that stands for overall preference (``core.verdict.preference_dimension``) when people rated
-  every system on every shared context they rated (:func:`rated_alike`); else by the Bradley-Terry strength
-  when the judge ran (a judge with no measured record, such as the llm judge, only when no metric was asked);
-  else by the first metric's mean (lower first where lower is better). ``rank_by`` may
-  name any of these instead (``human:DIM``, ``judge`` or a metric). Means and their intervals do not depend
+  every system on every shared context they rated (:func:`rated_alike`); else by the verdict's combined test
+  when its signals were computed (:func:`combined_pairs`: every pair as ``compare`` tests two, each system
+  listed by its mean combined difference against the others), as ``compare``'s verdict decides; else by the
+  Bradley-Terry strength when the judge ran (a judge with no measured record, such as the llm judge, only when
+  no metric was asked); else by the first metric's mean (lower first where lower is better). ``rank_by`` may
+  name any of these instead (``human:DIM``, ``combined``, ``judge`` or a metric). Means and their intervals do not depend
   on the order of the input's rows (values put in one order by context first, as the verdict does).
   ``rank`` = 1 + the number of systems significantly better on that criterion, so systems that cannot be
   told apart share a rank. A system the ranking criterion could not score on a shared context where it
@@ -54,7 +56,9 @@ from core.scoring import Judge, JudgeOutput, Options, judge_choice, metric_class
 from core.settings import SEED
 from core.verdict import (LEVEL, N_BOOT, N_PERM, canonical_order, compare_values, context_groups,
                           human_tie_margin, preference_dimension)
-from core.verdict_policy import is_measured_judge, judge_name
+from core.verdict_policy import combined_values, is_measured_judge, judge_name, shipped_policy
+
+COMBINED = "combined"  # the criterion of the verdict's combined test (:func:`combined_pairs`)
 
 # ------------------------------------------------------------------------------------------------
 # systems on shared contexts
@@ -201,6 +205,7 @@ class SystemEntry:
     metrics: dict[str, dict[str, float]]  # per metric and ``human:DIM``: mean, low, high, n (contexts scored/rated)
     judge: dict[str, float] | None = None
     unranked: str | None = None
+    combined: float | None = None  # its mean combined difference against the others (:func:`combined_pairs`)
 
 
 @dataclass
@@ -225,6 +230,7 @@ class Leaderboard:
     reference_note: str | None = None  # replies that copy their reference, which referenced metrics favour
     alignment_note: str = ""  # why by context although ids are shared (``core.data.alignment_rule``)
     shared_references_note: str | None = None  # systems whose rows took another system's references
+    combined_signals: list[str] = field(default_factory=list)  # the verdict's combined test's signals, when it ran
 
     def notes(self) -> list[str]:
         """What the text's header says besides the table: alignment, how it is ranked, reference copies, shared
@@ -256,7 +262,8 @@ def pairs_family_note(verdict: str = "`compare`") -> str:
     """Which family the leaderboard's p (Holm) corrects over, and how that differs from ``verdict`` on one pair."""
     return (f"p (Holm) corrects over the pairs of systems on one criterion; {verdict} on two systems tests that one "
             "pair, so its table calls each metric on its own p (uncorrected) and can name a winner where this says "
-            "'no significant difference'; its one-line verdict rests on people's ratings or its combined test")
+            "'no significant difference'; its one-line verdict rests on people's ratings or its combined test (the "
+            "'combined' rows here)")
 
 
 PAIRS_FAMILY_NOTE = pairs_family_note()
@@ -308,17 +315,18 @@ def scale_mismatch(grid: SystemGrid, dim: str) -> str | None:
 
 
 def ranking_criterion(grid: SystemGrid, metrics: Sequence[str], judged: bool, rank_by: str = "auto",
-                      unmeasured_judge: str | None = None) -> tuple[str, str | None]:
+                      unmeasured_judge: str | None = None, combined: bool = False) -> tuple[str, str | None]:
     """What orders the systems, and (for ``auto``) a note when people's ratings are there but cannot order
     them. ``auto``: people's preference dimension when every system was rated on every shared context where
     any was (:func:`rated_alike`) on one scale (:func:`scale_mismatch`), or when there is nothing else; else the
-    judge when it ran, else the first metric. A judge with no measured record (``unmeasured_judge``: its name,
+    verdict's combined test when its signals were computed (``combined``: :func:`combined_signals`), as
+    ``compare``'s verdict decides; else the judge when it ran, else the first metric. A judge with no measured record (``unmeasured_judge``: its name,
     such as 'llm') is a diagnostic in the verdict, so ``auto`` passes over it to a metric where there is one,
     and says so. Any other value must name one of those that is present
     (``human:overall`` finds the dimension ``Overall`` when no other differs from it only in case)."""
     human = human_dimensions(grid)
-    present = [*human, *(["judge"] if judged else []), *metrics]
-    if rank_by == "auto" and judged and unmeasured_judge and metrics:
+    present = [*human, *([COMBINED] if combined else []), *(["judge"] if judged else []), *metrics]
+    if rank_by == "auto" and judged and unmeasured_judge and metrics and not combined:
         by, note = ranking_criterion(grid, metrics, False, "auto")
         if by == metrics[0]:
             note = "; ".join(x for x in (note, f"the {unmeasured_judge} judge has no measured record, so it does not "
@@ -355,7 +363,8 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
     metrics = table.metrics if table is not None else []
     signature = next((o.signature for o in (judged or {}).values()), "")
     unmeasured = judge_name(signature) if judged and not is_measured_judge(signature) else None
-    ranked_by, rank_note = ranking_criterion(grid, metrics, bool(judged), rank_by, unmeasured)
+    signals = combined_signals(metrics, bool(judged) and unmeasured is None)
+    ranked_by, rank_note = ranking_criterion(grid, metrics, bool(judged), rank_by, unmeasured, bool(signals))
     human = human_dimensions(grid)
     S, n = grid.systems, grid.n_contexts
     groups = grid.groups()
@@ -418,7 +427,11 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
                 better = S[i] if ws.wins > ws.losses else S[j]
             pairwise.append(PairwiseRow("judge", S[i], S[j], ws.rate, ws.low, ws.high, ws.sign_p, float(ph), better,
                                         ws.wins, ws.ties, ws.losses))
-    if ranked_by != "judge" and not any(math.isfinite(per_metric[s][ranked_by]["mean"]) for s in S):
+    combined_score: dict[str, float] = {}
+    if signals:
+        rows_c, combined_score = combined_pairs(grid, table, judged or {}, signals, n_boot, n_perm, level, seed)
+        pairwise += rows_c
+    if ranked_by not in ("judge", COMBINED) and not any(math.isfinite(per_metric[s][ranked_by]["mean"]) for s in S):
         scored = [m for m in metrics if any(math.isfinite(per_metric[s][m]["mean"]) for s in S)]
         if rank_by == "auto" and not judged and scored:  # e.g. bleu first on a file without references
             rank_note = (f"{ranked_by} scored none of the shared contexts, so {scored[0]} orders the systems"
@@ -428,11 +441,13 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
             rank_note = f"{ranked_by} scored none of the shared contexts: nothing orders the systems"
     if ranked_by == "judge":
         key = {s: -judge_info[s]["theta"] for s in S}
+    elif ranked_by == COMBINED:
+        key = {s: -combined_score[s] for s in S}
     else:
         sign = -1.0 if ranked_by in human or metric_class(ranked_by).higher_is_better else 1.0
         key = {s: sign * per_metric[s][ranked_by]["mean"] for s in S}
     unranked = {}
-    if ranked_by != "judge":
+    if ranked_by not in ("judge", COMBINED):
         what = (f"people did not rate it on {{u}} of the shared contexts where they rated another system on "
                 f"{ranked_by[len('human:'):]}" if ranked_by in human else
                 f"{ranked_by} could not score it on {{u}} of the shared contexts where it scored another system "
@@ -449,13 +464,62 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
     beaten = {s: sum(1 for r in pairwise if r.metric == ranked_by and r.better is not None and r.better != s
                      and r.better not in unranked and s in (r.first, r.second)) for s in S}
     entries = [SystemEntry(s, None if s in unranked else 1 + beaten[s], per_metric[s], judge_info.get(s),
-                           unranked.get(s)) for s in order]
+                           unranked.get(s), combined_score.get(s)) for s in order]
     return Leaderboard(entries, pairwise, n, grid.aligned_by, grid.dropped, ranked_by, list(metrics),
                        table.signatures() if table is not None else {}, judge_signature, n_boot, n_perm, level, seed,
                        human, rank_note, grid.context_mismatches(), grid.n_groups,
                        input_notes(grid.examples(), metrics).get("reference copy"), grid.alignment_note,
                        "; ".join(f"{n} of {s}'s rows have no reference: they are scored with another system's "
-                                 "references for the same context" for s, n in grid.shared_references.items()) or None)
+                                 "references for the same context" for s, n in grid.shared_references.items()) or None,
+                       list(signals))
+
+
+def combined_signals(metrics: Sequence[str], measured_judge: bool) -> tuple[str, ...]:
+    """The signals of the verdict's combined test on a board of ``metrics`` (registry names), the judge the
+    records were measured with run or not: what ``compare`` combines (``VerdictPolicy.combination``), or ()."""
+    policy = shipped_policy().policy
+    computed = [m for m in metrics if m in policy.combinable()] + (["judge"] if measured_judge else [])
+    return policy.combination(computed)
+
+
+def combined_pairs(grid: SystemGrid, table: ScoreTable | None, judged: dict[tuple[int, int], JudgeOutput],
+                   signals: Sequence[str], n_boot: int = N_BOOT, n_perm: int = N_PERM, level: float = LEVEL,
+                   seed: int = SEED) -> tuple[list[PairwiseRow], dict[str, float]]:
+    """Every pair of systems on the verdict's combined test of ``signals``, as ``compare`` tests two
+    (``core.verdict_policy.combined_values``: the signals' differences, each over its standard deviation on that
+    pair's contexts, summed, and tested against 0 with contexts resampled), Holm-adjusted over the pairs; and
+    each system's mean combined difference against the others (positive: it is preferred), which orders them
+    when they are ranked by it. The combined value exists only for a pair, so a system has no mean of its own."""
+    S, n = grid.systems, grid.n_contexts
+    groups = grid.groups()
+    alpha = 1 - level
+    cols = {m: np.asarray(table.column(m), dtype=np.float64) for m in signals if m != "judge" and table is not None}
+    rows, done = [], []
+    for i, j in itertools.combinations(range(len(S)), 2):
+        differences = {}
+        for sig in signals:
+            if sig == "judge":
+                differences[sig] = np.asarray(judged[(i, j)].p_a, dtype=np.float64) - 0.5
+            else:
+                d = cols[sig][i * n:(i + 1) * n] - cols[sig][j * n:(j + 1) * n]
+                differences[sig] = d if metric_class(sig).higher_is_better else -d
+        values = combined_values(differences)
+        rows.append(compare_values(COMBINED, "combined", values, np.zeros(n), groups, n_boot=n_boot, n_perm=n_perm,
+                                   level=level, seed=seed))
+        done.append((i, j))
+    adj = stats.holm([r.p_randomization for r in rows])
+    out, against = [], {s: [] for s in S}
+    for (i, j), r, ph in zip(done, rows, adj):
+        sig = ph < alpha and (r.low > 0 or r.high < 0)
+        out.append(PairwiseRow(COMBINED, S[i], S[j], r.diff, r.low, r.high, r.p_randomization, float(ph),
+                               None if not sig else S[i] if r.diff > 0 else S[j], r.wins, r.ties, r.losses))
+        against[S[i]].append(r.diff)
+        against[S[j]].append(-r.diff)
+    means = {}
+    for s, v in against.items():
+        x = np.asarray(v, dtype=np.float64)
+        means[s] = float(x[np.isfinite(x)].mean()) if np.isfinite(x).any() else math.nan
+    return out, means
 
 
 def leaderboard(examples: Sequence[Example], metrics: Sequence[str] | str | None = None,
@@ -543,6 +607,8 @@ def leaderboard_rows(lb: Leaderboard) -> tuple[list[dict[str, Any]], list[tuple[
     (:func:`unscored_metrics`) has no column."""
     ci = f"{level_label(lb.level)} CI"
     cols = [("rank", "rank"), ("system", "system")]
+    if lb.combined_signals:
+        cols.append((COMBINED, "combined test: mean difference against the others"))
     if lb.systems and lb.systems[0].judge is not None:
         cols.append(("judge", f"judge rating (Bradley-Terry) [{ci}]"))
         cols.append(("wtl", "judge wins/ties/losses"))
@@ -554,6 +620,8 @@ def leaderboard_rows(lb: Leaderboard) -> tuple[list[dict[str, Any]], list[tuple[
     rows = []
     for e in lb.systems:
         r: dict[str, Any] = {"rank": "-" if e.rank is None else str(e.rank), "system": e.system}
+        if lb.combined_signals:
+            r[COMBINED] = fmt_num(e.combined, signed=True) if e.combined is not None else "-"
         if e.judge is not None:
             sweep = swept(e)
             r["judge"] = (f"{e.judge['rating']:.0f} ({sweep} every judged pair: no interval)" if sweep else
@@ -566,6 +634,20 @@ def leaderboard_rows(lb: Leaderboard) -> tuple[list[dict[str, Any]], list[tuple[
     return rows, cols
 
 
+def rank_jump_note(lb: Leaderboard) -> str:
+    """Where a system shares a better rank than one listed above it (its interval is wide, so fewer systems are
+    significantly better than it: Chatbot Arena's rule), that it is so; '' when ranks never improve down the
+    list."""
+    ranks = [e.rank for e in lb.systems if e.rank is not None]
+    jumps = [e.system for k, e in enumerate(lb.systems) if e.rank is not None
+             and any(r > e.rank for r in ranks[:k])]
+    if not jumps:
+        return ""
+    return (f"{', '.join(jumps)} {'has' if len(jumps) == 1 else 'have'} a better rank than a system listed above: "
+            "the list follows the means, the rank counts only the systems significantly better, and fewer are "
+            "so where an interval is wide")
+
+
 def mismatch_note(mismatches: Sequence[str], n_shared: int) -> str:
     """The warning for shared ids whose contexts differ across systems (:meth:`SystemGrid.context_mismatches`;
     '' when there are none)."""
@@ -575,11 +657,14 @@ def mismatch_note(mismatches: Sequence[str], n_shared: int) -> str:
             f"{ID_MISMATCH_ADVICE}")
 
 
-def ranking_label(ranked_by: str) -> str:
+def ranking_label(ranked_by: str, signals: Sequence[str] = ()) -> str:
     """What the ranking is by, in words: 'the judge's Bradley-Terry rating', 'people's mean Overall rating',
-    'mean bleu'."""
+    'mean bleu', 'the verdict's combined test of bert_ruber+judge+ubleu (...)' (``signals``: its signals)."""
     if ranked_by == "judge":
         return "the judge's Bradley-Terry rating"
+    if ranked_by == COMBINED:
+        return (f"the verdict's combined test{' of ' + '+'.join(signals) if signals else ''}, as compare decides "
+                "(each system's mean combined difference against the others)")
     if ranked_by.startswith("human:"):
         return f"people's mean {ranked_by[len('human:'):]} rating"
     return f"mean {ranked_by}"
@@ -613,6 +698,8 @@ def render_leaderboard(lb: Leaderboard, fmt: str = "text") -> str:
         flat: list[dict[str, Any]] = [{"kind": "note", "note": n} for n in notes]
         for e in lb.systems:
             r: dict[str, Any] = {"kind": "system", "rank": e.rank, "system": e.system}
+            if lb.combined_signals:
+                r["combined"] = e.combined
             for m, v in e.metrics.items():
                 r.update({f"{m}_mean": v["mean"], f"{m}_low": v["low"], f"{m}_high": v["high"], f"{m}_n": v["n"]})
             if e.judge is not None:
@@ -626,7 +713,7 @@ def render_leaderboard(lb: Leaderboard, fmt: str = "text") -> str:
         for r in flat:
             keys += [k for k in r if k not in keys]
         return render(flat, [(k, k) for k in keys], "csv")
-    by = ranking_label(lb.ranked_by)
+    by = ranking_label(lb.ranked_by, lb.combined_signals)
     groups = lb.n_groups or lb.n_contexts
     shared = (f"{lb.n_contexts} shared contexts" if groups == lb.n_contexts else
               f"{groups} shared contexts, {lb.n_contexts} answers each")
@@ -641,6 +728,9 @@ def render_leaderboard(lb: Leaderboard, fmt: str = "text") -> str:
                  f"a rank")
     if lb.rank_note:
         head += f"; {lb.rank_note}"
+    jump = rank_jump_note(lb)
+    if jump:
+        head += f"; {jump}"
     parts = [head]
     if lb.reference_note:
         parts.append(f"warning: {lb.reference_note}")

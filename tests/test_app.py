@@ -1000,6 +1000,32 @@ def test_the_leaderboard_page_ranks_every_system_of_the_loaded_file(new_app, own
     assert any("Ranked by people's mean Overall rating" in c.value for c in at.caption)
 
 
+def test_the_leaderboard_page_orders_unrated_systems_as_the_verdict_decides(new_app, own_cache, monkeypatch):
+    """Without people's ratings the page ranked by the judge's Bradley-Terry rating while the verdict decides on
+    its combined test; the demo's precomputed scores and judge: ranked by the combined test, drawn with its chart."""
+    import streamlit as st
+    import core.engine
+    from core.cache import read_precomputed
+    from core.settings import checkpoint_dir
+    monkeypatch.delenv("DIALEVAL_NO_CACHE")  # the shipped precomputed layer answers (own_cache: a fresh folder)
+    kinds = read_precomputed(checkpoint_dir() / "precomputed-demo.json.gz")["about"]["computed_on"]
+    monkeypatch.setattr(core.engine, "device_key", lambda device: kinds[0])
+    st.cache_resource.clear()
+    at = new_app()
+    at.session_state["judge_auto"] = True  # "Judge every pair" on (tests default it off): the verdict reads it
+    _loaded_demo(at)
+    verdict = at.session_state["verdict"]
+    at.switch_page("views/leaderboard.py").run()
+    assert not at.exception, at.exception
+    lb = at.session_state["leaderboard"]
+    assert lb.ranked_by == "combined" and lb.combined_signals == list(verdict.combined_signals) and "judge" in \
+        lb.combined_signals
+    (pair,) = [p for p in lb.pairwise if p.metric == "combined"]
+    assert (pair.diff, pair.p) == (verdict.combined.diff, verdict.combined.p_randomization)
+    assert lb.systems[0].system == (verdict.system_a if verdict.combined.diff > 0 else verdict.system_b)
+    assert any("Ranked by the verdict's combined test of" in c.value for c in at.caption), [c.value for c in at.caption]
+
+
 def test_home_gives_the_judges_verdict_when_no_metric_is_chosen(new_app, own_cache, monkeypatch):
     """The demo's judge results ship precomputed: with every metric cleared the home page shows the judge's
     verdict alone (it raised AttributeError: the verdict was built from the metric scores' comparison)."""

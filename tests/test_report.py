@@ -525,6 +525,44 @@ def test_the_leaderboard_ranks_by_bradley_terry_from_the_judges_preferences():
     assert render_leaderboard(lb, "markdown").count("| judge |") == 6
 
 
+@pytest.mark.slow  # the demo's default metrics and judge, scored afresh (the tests keep no cache)
+def test_without_ratings_the_leaderboard_orders_as_compare_decides(repo_root, capsys, monkeypatch):
+    """With no human ratings the board was ordered by the judge's Bradley-Terry rating while `compare` decides on
+    the verdict's combined test, so the two could name different systems first. The demo (precomputed): its one
+    combined pair is compare's combined row, and the system compare calls probably better is listed first."""
+    import core.verdict
+    import core.verdict_policy
+    from core.cli import main
+    monkeypatch.setattr(core.verdict, "shipped_policy", core.verdict_policy.shipped_policy)  # the shipped one here
+    demo = str(repo_root / "demo" / "demo.jsonl")
+    assert main(["leaderboard", demo, "--format", "json", "--quiet"]) == 0
+    board = json.loads(capsys.readouterr().out)
+    assert main(["compare", demo, "--format", "json", "--quiet"]) == 0
+    verdict = json.loads(capsys.readouterr().out)
+    assert board["ranked_by"] == "combined" and board["combined_signals"] == verdict["combined_signals"]
+    (pair,) = [p for p in board["pairwise"] if p["metric"] == "combined"]
+    assert (pair["diff"], pair["low"], pair["high"], pair["p"]) == tuple(
+        verdict["combined"][k] for k in ("diff", "low", "high", "p_randomization"))
+    first = verdict["sentence"].split(" is probably better than ")[0]
+    assert board["systems"][0]["system"] == first and board["systems"][0]["combined"] == -pair["diff"] > 0
+    assert main(["leaderboard", demo, "--quiet"]) == 0
+    assert "ranked by the verdict's combined test of bert_ruber+judge+ubleu" in capsys.readouterr().out
+    assert main(["leaderboard", demo, "--quiet", "--rank-by", "judge", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["ranked_by"] == "judge"  # asked for: still there
+
+
+def test_a_rank_better_than_the_one_above_is_said():
+    """Ranks went 1, 2, 1 down the list without a word: the list follows the means, the rank counts only the
+    systems significantly better (a wide interval has fewer)."""
+    from core.leaderboard import build_leaderboard, render_leaderboard, shared_contexts
+    rated = {"v1": [5.0] * 10, "v2": [4.0] * 10, "v3": [5.0, 1.0, 5.0, 5.0, 1.0, 5.0, 5.0, 1.0, 5.0, 5.0]}
+    exs = [Example(f"c{i}", s, [f"ctx {i}"], f"{s} {i}", [], scores={"overall": v[i]}) for s, v in rated.items()
+           for i in range(10)]
+    lb = build_leaderboard(shared_contexts(exs), n_boot=300)
+    assert [(e.system, e.rank) for e in lb.systems] == [("v1", 1), ("v2", 2), ("v3", 1)]
+    assert "v3 has a better rank than a system listed above" in render_leaderboard(lb).split("\n")[0]
+
+
 # ------------------------------------------------------------------------------------------------ the report
 
 

@@ -8,9 +8,9 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.data import DataError, alignment_words
-from core.leaderboard import (build_leaderboard, human_dimensions, judge_grid, judged_in_cache, leaderboard_rows,
-                              mismatch_note, pairs_family_note, pairwise_cells, pairwise_columns, ranking_label,
-                              render_leaderboard, shared_contexts, swept, unscored_note)
+from core.leaderboard import (COMBINED, build_leaderboard, human_dimensions, judge_grid, judged_in_cache,
+                              leaderboard_rows, mismatch_note, pairs_family_note, pairwise_cells, pairwise_columns,
+                              rank_jump_note, ranking_label, render_leaderboard, shared_contexts, swept, unscored_note)
 from core.report import as_sentence, to_json
 from dashboard import judging, loading, state, words
 
@@ -22,15 +22,18 @@ st.caption("Two or more systems (made for three or more) that answered the same 
            "Bradley-Terry ratings (Elo scale) with bootstrap intervals. The same as `dialeval leaderboard`.")
 
 
-def by_words(ranked_by: str) -> str:
+def by_words(ranked_by: str, signals=()) -> str:
     """:func:`core.leaderboard.ranking_label` with a metric's display name ('mean BERT-RUBER', not 'mean
-    bert_ruber'); the command line keeps the id."""
-    label = ranking_label(ranked_by)
+    bert_ruber'; the combined test's signals too); the command line keeps the id."""
+    label = ranking_label(ranked_by, [words.name(s) for s in signals])
     return f"mean {words.name(ranked_by)}" if label == f"mean {ranked_by}" else label
 
 
 def criterion(metric: str) -> str:
-    """An every-pair row's metric as a person reads it ('BLEU', 'the judge', 'people: Overall')."""
+    """An every-pair row's metric as a person reads it ('BLEU', 'the judge', 'people: Overall', 'the combined
+    test')."""
+    if metric == COMBINED:
+        return "the combined test"
     return f"people: {metric[len('human:'):]}" if metric.startswith("human:") else words.name(metric)
 
 
@@ -134,9 +137,11 @@ else:
     st.session_state["leaderboard"] = lb  # the tests read it
     rows, cols = leaderboard_rows(lb)
     st.subheader("Ranking")
-    st.caption(f"Ranked by {state.plain(by_words(lb.ranked_by))}; rank = 1 + the number of systems "
-               "significantly better (Holm-adjusted p < 0.05), so systems that cannot be told apart share a rank."
-               + (f" Note: {state.plain(lb.rank_note)}." if lb.rank_note else ""))
+    jump = rank_jump_note(lb)
+    st.caption(f"Ranked by {state.plain(by_words(lb.ranked_by, lb.combined_signals))}; rank = 1 + the number of "
+               "systems significantly better (Holm-adjusted p < 0.05), so systems that cannot be told apart share a "
+               "rank." + (f" Note: {state.plain(lb.rank_note)}." if lb.rank_note else "")
+               + (f" Note: {state.plain(jump)}." if jump else ""))
     if lb.reference_note:
         st.warning(state.plain(as_sentence(lb.reference_note)))
     if lb.shared_references_note:
@@ -158,6 +163,10 @@ else:
         lo = [0.0 if swept(e) else e.judge["rating"] - e.judge["rating_low"] for e in lb.systems]
         hi = [0.0 if swept(e) else e.judge["rating_high"] - e.judge["rating"] for e in lb.systems]
         title = "Bradley-Terry rating (Elo scale) with 95% interval"
+    elif m == COMBINED:  # a combined value exists only for a pair: each system's mean against the others, no interval
+        x = [e.combined for e in lb.systems]
+        lo = hi = [0.0] * len(lb.systems)
+        title = "Combined test: each system's mean difference against the others (the pairs below test them)"
     else:
         x = [e.metrics[m]["mean"] for e in lb.systems]
         lo = [e.metrics[m]["mean"] - e.metrics[m]["low"] for e in lb.systems]

@@ -37,10 +37,10 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     add_judge_arguments(p, "on every pair of systems (Bradley-Terry ratings)")
     p.add_argument("--rank-by", default="auto",
                    help="what orders the systems: 'auto' (default: people's overall ratings when the input rates "
-                        "every system on every shared context, else the learned judge unless --no-judge (a judge "
+                        "every system on every shared context, else the verdict's combined test when its signals "
+                        "were computed (as compare decides), else the learned judge unless --no-judge (a judge "
                         "with no measured record, such as --judge llm, only when no metric is asked), else the first "
-                        "metric), "
-                        "'judge', a metric, or human:DIM for a rated dimension")
+                        "metric), 'combined', 'judge', a metric, or human:DIM for a rated dimension")
     add_option_arguments(p)
     add_statistics_arguments(p)
     add_output_arguments(p, ("text", "markdown", "csv", "json"), "the output")
