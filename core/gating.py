@@ -51,7 +51,7 @@ from core.formatting import clean_json, fmt_amount, fmt_percent, fmt_percent_bou
 from core.report import render_verdict, to_json
 from core.stats import POWER, detectable_difference
 from core.verdict import MetricComparison, Verdict, context_groups, preferred_human_row, verdict_decision
-from core.verdict_policy import JUDGE, is_measured_judge, shipped_policy
+from core.verdict_policy import JUDGE, is_measured_judge, judge_name, shipped_policy
 
 REQUIREMENTS = ("not-worse", "non-inferior", "better")
 JUDGE_MARGIN = 0.05  # 5 points of win rate
@@ -109,6 +109,9 @@ class Criterion:
     detectable: float
     level: float
     baseline_sd: float = math.nan  # the baseline's standard deviation over its rows (a metric, people)
+    unread: int = 0  # the judge: pairs it could not read (an llm's answers naming neither reply), of ``pairs``
+    pairs: int = 0  # the judge: the pairs it was asked
+    diagnostic: str = ""  # the judge: why it has no measured record (``--judge llm``), said beside its line
 
     @property
     def is_judge(self) -> bool:
@@ -130,11 +133,14 @@ class Criterion:
     def evidence(self) -> str:
         """'wins 38 % [29–47 %] of 120 pairs' (the judge; 'it decided none of the pairs (each a tie)' without a
         win rate) or '-0.041 [-0.070, -0.012] over 60 contexts'."""
-        if self.is_judge and not self.n:  # no win rate: every pair a tie (identical replies) or unread
-            return "it decided none of the pairs (each a tie)"
+        unread = f"; it could not read {self.unread} of the {self.pairs} pairs" if self.unread else ""
+        if self.is_judge and self.unread and self.unread >= self.pairs:
+            return f"it could read none of the {self.pairs} pairs (its answers named neither reply)"
+        if self.is_judge and not self.n:  # no win rate: every pair it read a tie (identical replies)
+            return f"it decided none of the pairs (each a tie){unread}"
         if self.is_judge:
             return (f"wins {fmt_percent(0.5 + self.effect)} {fmt_percent_bounds(0.5 + self.low, 0.5 + self.high)} "
-                    f"of the {self.n} pairs it decided")
+                    f"of the {self.n} pairs it decided{unread}")
         return (f"{self.amount(self.effect)} [{self.amount(self.low)}, {self.amount(self.high)}] over "
                 f"{self.n_contexts} contexts")
 
@@ -241,8 +247,11 @@ def criterion(v: Verdict, by: str, baseline_values: Sequence[float] | None = Non
         n_ctx = n_contexts or j.n_contexts or max([r.n_contexts for r in v.metrics] or [v.n_pairs])
         better = {"A": "baseline", "B": "candidate"}.get(j.winner or "")
         lo, hi = 0.5 - w.high, 0.5 - w.low
+        diagnostic = "" if is_measured_judge(j.signature) else (
+            f"the {judge_name(j.signature)} judge has no measured record: a diagnostic, which the verdict does not "
+            "decide on")
         return Criterion(JUDGE, w.wins + w.losses, n_ctx, 0.5 - w.rate, lo, hi, better, j.detectable(v.level),
-                         v.level)
+                         v.level, unread=len(j.unparsed), pairs=j.n, diagnostic=diagnostic)
     if is_combined(by):
         c = v.combined
         if c is None or c.n == 0:
@@ -362,9 +371,13 @@ def check(c: Criterion, require: str = "not-worse", margin: float | None = None)
                 if math.isfinite(c.low) else "(too few contexts: they give no interval)"))
         else:
             head = "candidate is worse by more than the margin" if c.high < -margin else "candidate may be worse"
+    if c.is_judge and c.unread and c.unread >= c.pairs:  # nothing read is nothing shown: never a pass
+        passed, head = False, "nothing to gate on"
     line = f"{'PASS' if passed else 'FAIL'}: {head} {on}: {ev}{why_margin}"
-    if c.better is None and c.unseen():
+    if c.better is None and c.unseen() and not (c.unread and c.unread >= c.pairs):
         line += f" ({c.unseen()})"
+    if c.diagnostic:
+        line += f" ({c.diagnostic})"
     return GateCheck(c, require, margin, passed, line)
 
 

@@ -78,8 +78,11 @@ def summarize_judge(comp: Comparison, out: JudgeOutput, dimension: str | None = 
     one, :func:`preference_dimension`) when both systems carry it. ``level``: the intervals' level and the
     winner's threshold (p < 1 - level); ``n_boot`` and ``seed``: the length-controlled rate's resamples."""
     verdicts = list(out.verdict)
-    win = stats.clustered_win_stats([{"A": 1, "B": -1}.get(v, 0) for v in verdicts], context_groups(comp.a), level,
-                                    n_boot, seed)
+    unread = set(out.unparsed)  # pairs the judge could not read (the llm judge's unparsed): no call, not a tie
+    read = [i for i in range(len(verdicts)) if i not in unread]
+    groups = context_groups(comp.a)
+    win = stats.clustered_win_stats([{"A": 1, "B": -1}.get(verdicts[i], 0) for i in read], [groups[i] for i in read],
+                                    level, n_boot, seed)
     winner = None
     if win.sign_p < 1 - level and win.wins != win.losses:
         winner = "A" if win.wins > win.losses else "B"
@@ -93,7 +96,6 @@ def summarize_judge(comp: Comparison, out: JudgeOutput, dimension: str | None = 
             human = _agreement("scores", dim, margin, out, prefs, level)
     # identical replies (whitespace aside, as the verdict's identical_pairs counts them) have no winner to flip; a
     # pair the judge could not read in both orders (the llm judge's unparsed) has no flip to count
-    unread = set(out.unparsed)
     different = [x.response.split() != y.response.split() and i not in unread for i, (x, y) in enumerate(comp.pairs)]
     return JudgeSummary(len(verdicts), win, winner, order_disagreement(out.p_ab, out.p_ba_flipped, different),
                         out.tie_margin, out.signature,

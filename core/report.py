@@ -166,7 +166,9 @@ def judge_lines(v: "Verdict") -> list[str]:
     if j is None:
         return []
     w = j.win
-    lines = [f"judge: prefers A in {w.wins}, B in {w.losses}, tie in {w.ties} of {j.n} pairs; win rate of A "
+    read = (f"{w.wins + w.ties + w.losses} pairs it read ({len(j.unparsed)} of the {j.n} unparsed)" if j.unparsed
+            else f"{j.n} pairs")
+    lines = [f"judge: prefers A in {w.wins}, B in {w.losses}, tie in {w.ties} of {read}; win rate of A "
              f"{fmt_num(w.rate)} (ties excluded; {level_label(v.level)} Wilson {fmt_bounds(w.low, w.high)}, "
              f"sign test p {fmt_num(w.sign_p, p=True)}; ties counted half: {fmt_num(w.ties_split)}) -> "
              f"{j.better(v.system_a, v.system_b)}{_judge_could_miss(v)}",
@@ -199,8 +201,9 @@ def judge_lines(v: "Verdict") -> list[str]:
                          f"({level_label(v.level)} Wilson {fmt_bounds(h.low, h.high)}; on the "
                          f"{h.n_decided} pairs the judge did not call a tie: {fmt_num(h.agreement_decided)})")
         else:
-            lines.append("judge: no pair with a clear human preference to measure agreement on"
-                         if h.source == "scores" else "judge: no loaded pair voted A or B to measure agreement on")
+            lines.append(("judge: no pair with a clear human preference to measure agreement on"
+                          if h.source == "scores" else "judge: no loaded pair voted A or B to measure agreement on")
+                         + (" among the pairs it read" if j.unparsed else ""))
     return lines
 
 

@@ -829,16 +829,17 @@ def judge_sentence(v: Verdict) -> str:
     w = j.win
     decided = w.wins + w.losses
     unread = len(j.unparsed)
-    if not decided and unread == w.ties:
+    if not decided and not w.ties and unread:
         found = (f"The judge could not read an answer naming either reply in both orders for any of the "
                  f"{counted(unread, 'pair')}, so it states no preference between {v.system_a} and {v.system_b} "
                  "(the unparsed pairs are listed below).")
     elif not decided:
-        ties = w.ties - unread
+        ties = w.ties  # the pairs it read (unread ones are no tie: they have no call)
         found = (f"The judge finds no preference between {v.system_a} and {v.system_b}: it calls "
                  f"{'all ' * (not unread and ties > 1)}{counted(ties, 'pair')} {'a tie' if ties == 1 else 'ties'} "
                  f"(P(A) within {j.tie_margin:g} of 0.5)"
-                 + (f" and could not read {unread} in both orders (listed below)" if unread else "") + ".")
+                 + (f"; for {unread} it did not get an answer naming a reply in each order (listed below)"
+                    if unread else "") + ".")
     elif j.winner:
         s, other = j.winner, "B" if j.winner == "A" else "A"
         rate, lo, hi = (w.rate, w.low, w.high) if s == "A" else (1 - w.rate, 1 - w.high, 1 - w.low)
@@ -956,7 +957,8 @@ def verdict_parts(v: Verdict, label: Callable[[str], str] | None = None) -> tupl
         elif not decided:
             unread = len(j.unparsed)
             clauses.append(f"the judge{role} decides none of the {counted(j.n, 'pair')}" +
-                           (f" ({unread} not read in both orders)" if unread else " (it calls every one a tie)"))
+                           (f" ({unread} without an answer naming a reply in each order)" if unread
+                            else " (it calls every one a tie)"))
         else:
             unseen = j.detectable(v.level)
             after = (f"; with these {j.n_contexts} contexts a difference smaller than {fmt_points(unseen)} "

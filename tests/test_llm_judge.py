@@ -341,6 +341,24 @@ def test_unparsable_answers_are_asked_once_more_then_listed_never_guessed(llm_en
     assert code == 0 and fixed.requests == 6 and json.loads(out)["judge"]["verdicts"] == ["A"] * 3
 
 
+def test_pairs_the_judge_could_not_read_are_no_ties_and_a_gate_on_them_fails(llm_env, endpoint, capsys):
+    """Every answer naming neither reply: 'tie in 3 of 3 pairs' (unread pairs counted as ties), and `gate --by
+    judge` passed ('no significant difference ... it decided none of the pairs (each a tie)'), JUnit green."""
+    server = endpoint("malformed")
+    code, out, err = run_judge(capsys, llm_env, server.url, "--format", "json")
+    win = json.loads(out)["judge"]["win"]
+    assert code == 0 and (win["wins"], win["ties"], win["losses"]) == (0, 0, 0)
+    code, out, err = run_judge(capsys, llm_env, server.url)
+    assert "prefers A in 0, B in 0, tie in 0 of 0 pairs it read (3 of the 3 unparsed)" in out, out
+    a, b = write_pair_files(llm_env)
+    code = main(["gate", str(a), str(b), "--by", "judge", "--judge", "llm", "--llm-url", server.url, "--llm-model",
+                 "fake", "--quiet", "--junit", str(llm_env / "g.xml")])
+    out = capsys.readouterr().out
+    assert code == 1 and out.startswith("FAIL: nothing to gate on on the judge: it could read none of the 3 pairs")
+    assert "the llm judge has no measured record: a diagnostic" in out.splitlines()[0]
+    assert 'failures="1"' in (llm_env / "g.xml").read_text()
+
+
 def test_a_pair_read_in_one_order_decides_nothing_and_flips_count_only_pairs_read_twice(llm_env, endpoint, capsys):
     """A model that always answers "Reply 1" won the pairs whose other order it could not read (the one order
     left is the first-shown reply), and the flip rate counted unread pairs as not flipped (0.667 where both pairs
@@ -396,6 +414,22 @@ def test_a_refused_key_is_exit_2_without_the_key(llm_env, endpoint, capsys):
     assert code == 2
     assert "refused the API key" in err and "OPENAI_API_KEY" in err and "Traceback" not in err
     assert_no_canary(llm_env, out, err)
+
+
+def test_the_api_s_error_holds_no_link_to_the_client_s_exception_and_its_key(llm_env, endpoint):
+    """`core.compare_replies(..., judge=...)` against a server refusing the key raised a clean LLMJudgeError, but its
+    ``__context__`` was the openai exception, whose request's headers hold 'Authorization: Bearer <key>'."""
+    import core
+    from core.judges.llm import LLMJudgeError
+    server = endpoint("refuse-key")
+    judge = LLMJudge(LLMSettings(url=server.url, model="fake", concurrency=1, retries=0))
+    with pytest.raises(LLMJudgeError, match="refused the API key") as e:
+        core.compare_replies(CONTEXTS, GOOD, BAD, metrics=[], judge=judge, n_boot=200, n_perm=200)
+    chain, err = [], e.value
+    while err is not None:
+        chain.append(err)
+        err = err.__cause__ or err.__context__
+    assert [type(x).__name__ for x in chain] == ["LLMJudgeError"] and CANARY not in str(e.value)
 
 
 def test_nothing_listening_is_exit_2_before_anything_is_scored(llm_env, capsys):

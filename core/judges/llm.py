@@ -550,10 +550,13 @@ class LLMJudge(Judge):
                 finished, _ = wait(list(futures), return_when=FIRST_EXCEPTION)
                 for f in finished:
                     key = futures.pop(f)
+                    failure = None
                     try:
                         answer = f.result()
                     except Exception as e:  # noqa: BLE001 (every failure becomes one clean line)
-                        raise LLMJudgeError(_describe_error(e, self.settings, self._api_key)) from None
+                        failure = _describe_error(e, self.settings, self._api_key)
+                    if failure is not None:  # raised outside the handler: the error keeps no link to the
+                        raise LLMJudgeError(failure)  # client's exception, whose request holds the key
                     answers[key] = answer
                     if cache is not None and answer.p_first is not None:  # one that named neither: asked again
                         cache.put_many(ns, {key: answer.to_dict()})
@@ -603,15 +606,18 @@ class LLMJudge(Judge):
         said at once, not after the metrics ran). A server without ``/models`` is not an error."""
         openai = openai_module()
         waited = min(self.settings.timeout, CHECK_SECONDS)
+        failure = None
         try:
             self.client().with_options(max_retries=0, timeout=waited).models.list()
         except (openai.NotFoundError, openai.BadRequestError, openai.UnprocessableEntityError):
             return
         except openai.APIStatusError as e:
             if e.status_code in (401, 403):
-                raise LLMJudgeError(_describe_error(e, self.settings, self._api_key, False, waited)) from None
+                failure = _describe_error(e, self.settings, self._api_key, False, waited)
         except openai.APIConnectionError as e:
-            raise LLMJudgeError(_describe_error(e, self.settings, self._api_key, False, waited)) from None
+            failure = _describe_error(e, self.settings, self._api_key, False, waited)
+        if failure is not None:  # outside the handler: no link to the client's exception and its request's key
+            raise LLMJudgeError(failure)
 
     def usage_line(self) -> str:
         """'llm judge: 120 requests (40 answers from the cache), 31,200 input + 480 output tokens, $0.0123'."""
