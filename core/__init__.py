@@ -523,15 +523,16 @@ def rank(*inputs: str, systems: Sequence[str] | None = None, metrics: str | Sequ
     """``dialeval leaderboard`` in Python: the systems of one multi-system file, or of several files, ranked on
     the contexts they all answered (``core.leaderboard``: people's ratings, metrics, the judge's Bradley-Terry
     ratings, every pair Holm-adjusted). ``metrics=[]``: people's ratings and/or the judge alone; ``settings``:
-    ``n_boot``, ``n_perm``, ``level``, ``seed``, ``rank_by`` (``auto``, ``judge``, a metric, ``human:DIM``);
-    ``cache``, ``checkpoint`` and ``columns`` as in :func:`compare`.
+    ``n_boot``, ``n_perm``, ``level``, ``seed``, ``rank_by`` (``auto``, ``combined``, ``judge``, a metric,
+    ``human:DIM``), ``human`` (False: people's ratings left out, as ``--no-human``); ``cache``, ``checkpoint`` and
+    ``columns`` as in :func:`compare`.
     ``board.render("markdown")`` prints it as the command line does."""
     from core.data import load_file, rows_of_files
     from core.engine import blank_text_notes
     from core.leaderboard import leaderboard
     from core.scoring import judge_choice
     paths = _paths(inputs, "rank")
-    _checked_settings(settings, ("n_boot", "n_perm", "level", "seed", "rank_by"), "rank")
+    _checked_settings(settings, ("n_boot", "n_perm", "level", "seed", "rank_by", "human"), "rank")
     checkpoint = _checkpoint_for(judge_choice(judge), checkpoint)
     if isinstance(systems, str):
         raise TypeError(f"systems is a list of names, got the string {systems!r} (for one name: [{systems!r}])")

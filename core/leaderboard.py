@@ -194,6 +194,22 @@ class PairwiseRow:
     wins: int
     ties: int
     losses: int
+    measure: str = ""  # what ``diff`` and ``p`` are, in words (:func:`pair_measure`), so a JSON or CSV row says it
+
+    def __post_init__(self) -> None:
+        self.measure = self.measure or pair_measure(self.metric)
+
+
+def pair_measure(metric: str) -> str:
+    """What a pair row's ``diff`` and ``p`` are: the judge's win rate with the sign test's p, else a difference
+    first - second (the combined test's in standard deviations of its signals' differences) with the
+    randomization test's p."""
+    if metric == "judge":
+        return "diff: the first system's win rate over the pairs the judge decided (ties left out); p: sign test"
+    if metric == COMBINED:
+        return ("diff: the combined test's mean difference first - second (in standard deviations of its signals' "
+                "differences); p: approximate randomization")
+    return "diff: mean first - second; p: approximate randomization"
 
 
 @dataclass
@@ -315,7 +331,8 @@ def scale_mismatch(grid: SystemGrid, dim: str) -> str | None:
 
 
 def ranking_criterion(grid: SystemGrid, metrics: Sequence[str], judged: bool, rank_by: str = "auto",
-                      unmeasured_judge: str | None = None, combined: bool = False) -> tuple[str, str | None]:
+                      unmeasured_judge: str | None = None, combined: bool = False,
+                      people: bool = True) -> tuple[str, str | None]:
     """What orders the systems, and (for ``auto``) a note when people's ratings are there but cannot order
     them. ``auto``: people's preference dimension when every system was rated on every shared context where
     any was (:func:`rated_alike`) on one scale (:func:`scale_mismatch`), or when there is nothing else; else the
@@ -323,17 +340,19 @@ def ranking_criterion(grid: SystemGrid, metrics: Sequence[str], judged: bool, ra
     ``compare``'s verdict decides; else the judge when it ran, else the first metric. A judge with no measured record (``unmeasured_judge``: its name,
     such as 'llm') is a diagnostic in the verdict, so ``auto`` passes over it to a metric where there is one,
     and says so. Any other value must name one of those that is present
-    (``human:overall`` finds the dimension ``Overall`` when no other differs from it only in case)."""
-    human = human_dimensions(grid)
+    (``human:overall`` finds the dimension ``Overall`` when no other differs from it only in case). ``people``
+    False: people's ratings are left out (``--no-human``), as if the input had none."""
+    human = human_dimensions(grid) if people else []
     present = [*human, *([COMBINED] if combined else []), *(["judge"] if judged else []), *metrics]
     if rank_by == "auto" and judged and unmeasured_judge and metrics and not combined:
-        by, note = ranking_criterion(grid, metrics, False, "auto")
+        by, note = ranking_criterion(grid, metrics, False, "auto", people=people)
         if by == metrics[0]:
             note = "; ".join(x for x in (note, f"the {unmeasured_judge} judge has no measured record, so it does not "
                                                "order the systems (--rank-by judge orders by it)") if x)
         return by, note
     if not present:
-        raise ValueError("nothing to rank by: no metric, no judge and no human ratings in the input")
+        raise ValueError("nothing to rank by: no metric, no judge and no human ratings in the input"
+                         + ("" if people or not human_dimensions(grid) else " (they are left out)"))
     if rank_by != "auto":
         alike = [p for p in present if p.casefold() == rank_by.casefold()]
         if rank_by not in present and len(alike) == 1:
@@ -353,19 +372,21 @@ def ranking_criterion(grid: SystemGrid, metrics: Sequence[str], judged: bool, ra
 
 def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
                       judged: dict[tuple[int, int], JudgeOutput] | None = None, n_boot: int = N_BOOT,
-                      n_perm: int = N_PERM, level: float = LEVEL, seed: int = SEED, rank_by: str = "auto"
-                      ) -> Leaderboard:
+                      n_perm: int = N_PERM, level: float = LEVEL, seed: int = SEED, rank_by: str = "auto",
+                      human: bool = True) -> Leaderboard:
     """The :class:`Leaderboard` from the grid's scores (``table`` over ``grid.examples()``), people's ratings
-    in its rows and the judge's outputs on every pair of systems (:func:`judge_grid`); of the three at least
-    one. ``rank_by`` as :func:`ranking_criterion`; ``n_boot``, ``n_perm``, ``level`` and ``seed`` as
-    ``core.stats.check_settings`` allows."""
+    in its rows (``human`` False: left out, neither shown nor ranking) and the judge's outputs on every pair of
+    systems (:func:`judge_grid`); of the three at least one. ``rank_by`` as :func:`ranking_criterion`;
+    ``n_boot``, ``n_perm``, ``level`` and ``seed`` as ``core.stats.check_settings`` allows."""
     stats.check_settings(n_boot, n_perm, level, seed)
     metrics = table.metrics if table is not None else []
     signature = next((o.signature for o in (judged or {}).values()), "")
     unmeasured = judge_name(signature) if judged and not is_measured_judge(signature) else None
     signals = combined_signals(metrics, bool(judged) and unmeasured is None)
-    ranked_by, rank_note = ranking_criterion(grid, metrics, bool(judged), rank_by, unmeasured, bool(signals))
-    human = human_dimensions(grid)
+    ranked_by, rank_note = ranking_criterion(grid, metrics, bool(judged), rank_by, unmeasured, bool(signals), human)
+    if not human and human_dimensions(grid):
+        rank_note = "; ".join(x for x in ("people's ratings in the input are left out", rank_note) if x)
+    human = human_dimensions(grid) if human else []
     S, n = grid.systems, grid.n_contexts
     groups = grid.groups()
     alpha = 1 - level
@@ -460,7 +481,9 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
     for s in S:
         for v in per_metric[s].values():
             v.pop("unscored", None)
-    order = sorted(S, key=lambda s: (s in unranked, key[s] if math.isfinite(key[s]) else math.inf, S.index(s)))
+    # equal criteria (identical systems' ratings differ in the last bits of a fit) keep the input's order
+    order = sorted(S, key=lambda s: (s in unranked, round(key[s], 9) if math.isfinite(key[s]) else math.inf,
+                                     S.index(s)))
     beaten = {s: sum(1 for r in pairwise if r.metric == ranked_by and r.better is not None and r.better != s
                      and r.better not in unranked and s in (r.first, r.second)) for s in S}
     entries = [SystemEntry(s, None if s in unranked else 1 + beaten[s], per_metric[s], judge_info.get(s),
@@ -544,7 +567,8 @@ def leaderboard_of_grid(grid: SystemGrid, metrics: Sequence[str] | str | None = 
     """:func:`leaderboard` of the rows :func:`shared_contexts` chose (for a caller that built the grid already)."""
     judge = judge_choice(judge)
     names = parse_metrics(metrics) if metrics is None or len(metrics) else []
-    ranking_criterion(grid, names, judge is not None, settings.get("rank_by", "auto"))  # fails before scoring
+    ranking_criterion(grid, names, judge is not None, settings.get("rank_by", "auto"),  # fails before scoring
+                      people=settings.get("human", True))
     if judge is not None:  # a missing model package (or an endpoint that does not answer) too
         check_judge_models([triple for _, _, contexts, a, b in grid.system_pairs() for triple in zip(contexts, a, b)],
                            judge, checkpoint)
@@ -682,7 +706,9 @@ def pairwise_cells(lb: Leaderboard) -> list[dict[str, str]]:
     return [{"metric": r.metric, "first": r.first, "second": r.second,
              "diff": fmt_interval(r.diff, r.low, r.high, signed=r.metric != "judge"),
              "p": fmt_num(r.p, p=True), "p_holm": fmt_num(r.p_holm, p=True), "wtl": f"{r.wins}/{r.ties}/{r.losses}",
-             "better": r.better or ("not scored: no context has both values" if math.isnan(r.diff)
+             "better": r.better or ("no significant difference (every pair a tie)" if r.metric == "judge"
+                                    and not r.wins and not r.losses and r.ties else
+                                    "not scored: no context has both values" if math.isnan(r.diff)
                                     else "no significant difference")} for r in lb.pairwise]
 
 

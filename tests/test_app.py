@@ -998,6 +998,11 @@ def test_the_leaderboard_page_ranks_every_system_of_the_loaded_file(new_app, own
     at.switch_page("views/leaderboard.py").run()
     assert at.session_state["leaderboard"].ranked_by == "human:Overall"
     assert any("Ranked by people's mean Overall rating" in c.value for c in at.caption)
+    # the metrics' view of a rated file (there was no way to keep people's ratings from ranking)
+    next(t for t in at.toggle if t.key.startswith("lb_no_human_")).set_value(True).run()
+    lb = at.session_state["leaderboard"]
+    assert lb.ranked_by == "bleu" and lb.human == [] and not any(p.metric.startswith("human:") for p in lb.pairwise)
+    assert "people's ratings in the input are left out" in lb.rank_note
 
 
 def test_the_leaderboard_page_orders_unrated_systems_as_the_verdict_decides(new_app, own_cache, monkeypatch):

@@ -172,6 +172,14 @@ class FakeEndpoint:
                     return self._send(401, {"error": {"message": f"Incorrect API key provided: "
                                                                  f"{self.headers.get('Authorization', '')}",
                                                       "type": "invalid_request_error"}})
+                if endpoint.mode == "html":  # a URL that is not the API (a web page answers)
+                    data = b"<html><body>Welcome</body></html>"
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/html")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
                 if endpoint.mode == "detail-400":  # transformers serve's way of refusing a model it does not serve
                     return self._send(400, {"detail": "Server is pinned to '/models/x'; requested 'fake'."})
                 if endpoint.mode == "rate-limit-once":
@@ -268,6 +276,10 @@ def test_both_orders_are_asked_and_a_rerun_sends_no_request(llm_env, endpoint, c
     assert code == 0 and server.requests == 6  # nothing sent again
     assert "0 requests (6 answers from the cache)" in err2
     assert_no_canary(llm_env, out, err, out2, err2)
+    # another server answering to the same model name is another model: asked, not answered with the first's
+    other = endpoint("ok")
+    code, out3, err3 = run_judge(capsys, llm_env, other.url)
+    assert code == 0 and other.requests == 6 and "6 requests (0 answers from the cache)" in err3
 
 
 def test_the_first_run_says_its_pace_is_unknown_and_later_estimates_use_the_measured_one(llm_env, endpoint,
@@ -313,6 +325,8 @@ def test_a_429_is_retried_after_its_retry_after(llm_env, endpoint, capsys):
     code, out, err = run_judge(capsys, llm_env, server.url, "--llm-concurrency", "1")
     assert code == 0, err
     assert server.seen_429 and server.requests == 6
+    # the client's retry is said (7 requests reached the server, the line said 6 and nothing of the retry)
+    assert "6 requests (0 answers from the cache; 1 sent again after a 408/409/429/5xx answer" in err, err
 
 
 def test_a_hang_past_the_timeout_is_one_clean_line_and_no_partial_output(llm_env, endpoint, capsys):
@@ -408,6 +422,14 @@ def test_a_refusal_whose_words_are_in_the_body_s_detail_is_said_with_them(llm_en
     assert code == 2 and "answered HTTP 400: Server is pinned to '/models/x'; requested 'fake'." in err
 
 
+def test_a_page_that_is_not_the_api_is_said_so(llm_env, endpoint, capsys):
+    """A server answering with something other than JSON read 'failed: JSONDecodeError: Expecting value: line 1
+    column 1 (char 0)'."""
+    server = endpoint("html")
+    code, out, err = run_judge(capsys, llm_env, server.url, "--llm-retries", "0")
+    assert code == 2 and "answered, but not with an OpenAI chat completion" in err and "JSONDecodeError" not in err
+
+
 def test_a_refused_key_is_exit_2_without_the_key(llm_env, endpoint, capsys):
     server = endpoint("refuse-key")
     code, out, err = run_judge(capsys, llm_env, server.url)
@@ -470,6 +492,19 @@ def test_the_api_takes_the_judge_by_name_or_as_an_object(llm_env, endpoint, monk
 
 # ------------------------------------------------------------------------------------------------
 # a real server: transformers serve with the shipped SmolLM2 weights
+
+
+def test_the_local_server_refuses_a_port_in_use_before_starting(capsys):
+    """A second `python -m core.judges.local_server` printed 'serving ...' and waited for ever: its server could
+    not bind port 8000, and the first server's /health answered for it."""
+    from core.judges.local_server import main as serve_main
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        assert serve_main(["--port", str(port)]) == 2
+    err = capsys.readouterr().err
+    assert f"port {port} on 127.0.0.1 is in use already" in err and "--port" in err
 
 
 @pytest.fixture(scope="module")

@@ -551,6 +551,29 @@ def test_without_ratings_the_leaderboard_orders_as_compare_decides(repo_root, ca
     assert json.loads(capsys.readouterr().out)["ranked_by"] == "judge"  # asked for: still there
 
 
+def test_no_human_leaves_people_s_ratings_out_of_the_leaderboard(tmp_path, capsys):
+    """A rated file was always ranked by people's ratings, with no way to see the metrics' view (compare has
+    --no-human; the leaderboard had not)."""
+    from core.cli import main
+    path = tmp_path / "rated.jsonl"
+    path.write_text("".join(json.dumps({**e.to_dict(), "scores": {"overall": {"good": 2, "mid": 3, "bad": 4,
+                                                                           "bad-copy": 4}[e.system]}}) + "\n"
+                            for e in _planted()))
+    assert main(["leaderboard", str(path), "--no-judge", "--metrics", "bleu", "--quiet", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["ranked_by"] == "human:overall"
+    assert main(["leaderboard", str(path), "--no-judge", "--metrics", "bleu", "--quiet", "--format", "json",
+                 "--no-human"]) == 0
+    board = json.loads(capsys.readouterr().out)
+    assert board["ranked_by"] == "bleu" and board["human"] == [] and [s["system"] for s in board["systems"]][:2] == \
+        ["good", "mid"] and not any(p["metric"].startswith("human:") for p in board["pairwise"])
+    assert main(["leaderboard", str(path), "--no-judge", "--metrics", "none", "--no-human"]) == 2
+    assert "--no-human leaves the human ratings out" in capsys.readouterr().err
+    import core
+    with pytest.warns(UserWarning, match="reply with their own reference"):  # 'good' copies its references
+        assert core.rank(str(path), metrics="bleu", judge=False, human=False, n_boot=200, n_perm=200).ranked_by == \
+            "bleu"
+
+
 def test_a_rank_better_than_the_one_above_is_said():
     """Ranks went 1, 2, 1 down the list without a word: the list follows the means, the rank counts only the
     systems significantly better (a wide interval has fewer)."""

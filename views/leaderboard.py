@@ -43,8 +43,9 @@ def _judged_store() -> dict:
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def cached_board(key: str, systems: tuple[str, ...], metrics: tuple[str, ...], judged: bool, _grid, _table, _judged):
-    return build_leaderboard(_grid, _table, _judged)
+def cached_board(key: str, systems: tuple[str, ...], metrics: tuple[str, ...], judged: bool, people: bool, _grid,
+                 _table, _judged):
+    return build_leaderboard(_grid, _table, _judged, human=people)
 
 
 up = st.file_uploader("A file with three or more systems (JSONL, DSTC10 JSON, column JSON, or CSV/TSV with the JSONL "
@@ -130,10 +131,15 @@ else:
             bar, progress = state.progress_bar("loading the judge", estimate=seconds)
             with state.first_run("judge"):  # models load one session at a time
                 _judged_store()[jkey] = judge_grid(grid, progress=progress)
-    if table is None and judged is None and not human_dimensions(grid):
-        st.info("Choose metrics in the sidebar or run the judge (the file has no human ratings to rank by).")
+    rated = bool(human_dimensions(grid))
+    people = not (rated and st.toggle("Leave people's ratings out (the metrics' and the judge's view)",
+                                      key=f"lb_no_human_{key}", help="As `dialeval leaderboard --no-human`: the "
+                                      "ratings in the file neither shown nor ranking the systems."))
+    if table is None and judged is None and not (rated and people):
+        st.info("Choose metrics in the sidebar or run the judge (" + (
+            "people's ratings are left out" if rated else "the file has no human ratings to rank by") + ").")
         st.stop()
-    lb = cached_board(key, tuple(chosen), tuple(metrics), judged is not None, grid, table, judged)
+    lb = cached_board(key, tuple(chosen), tuple(metrics), judged is not None, people, grid, table, judged)
     st.session_state["leaderboard"] = lb  # the tests read it
     rows, cols = leaderboard_rows(lb)
     st.subheader("Ranking")

@@ -61,9 +61,11 @@ def cache(a: argparse.Namespace) -> int:
 
 
 def _size(path: Path) -> int:
-    if path.is_dir():
-        return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
-    return path.stat().st_size
+    """Bytes ``path`` takes: a link counts as itself, not as the file it points to (SmolLM2's served folder
+    links the copy's files)."""
+    if path.is_dir() and not path.is_symlink():
+        return sum(f.lstat().st_size for f in path.rglob("*") if f.is_symlink() or f.is_file())
+    return path.lstat().st_size
 
 
 USER_FOLDERS = ("uploads", "votes")  # the dashboard's kept uploads and your votes: not remade, never removed here

@@ -41,6 +41,8 @@ def _arguments(p: argparse.ArgumentParser) -> None:
                         "were computed (as compare decides), else the learned judge unless --no-judge (a judge "
                         "with no measured record, such as --judge llm, only when no metric is asked), else the first "
                         "metric), 'combined', 'judge', a metric, or human:DIM for a rated dimension")
+    p.add_argument("--no-human", action="store_true", help="leave the human ratings in the input out: neither "
+                   "shown nor ranking (the metrics' and the judge's view of a rated file)")
     add_option_arguments(p)
     add_statistics_arguments(p)
     add_output_arguments(p, ("text", "markdown", "csv", "json"), "the output")
@@ -80,8 +82,10 @@ def leaderboard_command(a: argparse.Namespace) -> int:
     twice = sorted({s for s in systems or [] if systems.count(s) > 1})
     if twice:
         raise ValueError(f"--systems names {', '.join(map(repr, twice))} more than once; name each system once")
-    if not a.metrics and a.judge is None and not any(e.scores for e in examples):
-        raise ValueError("--metrics none leaves nothing to rank: the input has no human ratings; drop --no-judge")
+    if not a.metrics and a.judge is None and (a.no_human or not any(e.scores for e in examples)):
+        raise ValueError("--metrics none leaves nothing to rank: " + (
+            "--no-human leaves the human ratings out; drop it or --no-judge" if a.no_human and any(
+                e.scores for e in examples) else "the input has no human ratings; drop --no-judge"))
     grid = shared_contexts(examples, systems)  # the rows ranked, references shared as the leaderboard shares them
     ranked = systems or present
     if len(ranked) == 2 and not a.quiet:  # after the systems were found
@@ -95,7 +99,8 @@ def leaderboard_command(a: argparse.Namespace) -> int:
                                     [(c, x, y) for _, _, cs, xs, ys in grid.system_pairs() for c, x, y in zip(cs, xs, ys)],
                                     judge, rows_read=grid.examples(), checkpoint=a.checkpoint))
     lb = leaderboard_of_grid(grid, a.metrics, judge, options, progress_bar(a.quiet), checkpoint=a.checkpoint,
-                             n_boot=a.n_boot, n_perm=a.n_perm, level=a.level, seed=a.seed, rank_by=a.rank_by)
+                             n_boot=a.n_boot, n_perm=a.n_perm, level=a.level, seed=a.seed, rank_by=a.rank_by,
+                             human=not a.no_human)
     judge_usage_note(judge)
     emit(render_leaderboard(lb, a.format), out)
     return 0

@@ -264,6 +264,7 @@ class Usage:
 
     requests: int = 0
     cached: int = 0
+    retried: int = 0  # requests sent again by the client after a 408, 409, 429, 5xx, timeout or lost connection
     prompt_tokens: int = 0
     completion_tokens: int = 0
     price: tuple[float, float] | None = None
@@ -282,7 +283,8 @@ class Usage:
         return (self.prompt_tokens * self.price[0] + self.completion_tokens * self.price[1]) / 1e6
 
     def to_dict(self) -> dict[str, Any]:
-        return {"requests": self.requests, "cached_answers": self.cached, "prompt_tokens": self.prompt_tokens,
+        return {"requests": self.requests, "cached_answers": self.cached, "retried": self.retried,
+                "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens, "cost_usd": self.cost}
 
 
@@ -327,6 +329,10 @@ def openai_module():
     return openai
 
 
+class NotAChatCompletion(Exception):
+    """The endpoint answered a chat request with something else (a web page, plain text)."""
+
+
 def _describe_error(e: Exception, settings: LLMSettings, key: str | None = None, retried: bool = True,
                     waited: float | None = None) -> str:
     """One line saying what went wrong and what to fix; never the key, never the server's own words on an
@@ -360,7 +366,12 @@ def _describe_error(e: Exception, settings: LLMSettings, key: str | None = None,
         if said.strip() == f"Error code: {e.status_code}" and body:  # the server's words sit in the body
             said = body.get("detail", body) if isinstance(body, dict) else body
             said = said if isinstance(said, str) else json.dumps(said)
-        return f"{where} answered HTTP {e.status_code}: {(scrubbed(said, key).splitlines() or [''])[0][:300]}"
+        again = f" ({tries})" if retried and (e.status_code >= 500 or e.status_code in (408, 409)) else ""
+        return (f"{where} answered HTTP {e.status_code}{again}: "
+                f"{(scrubbed(said, key).splitlines() or [''])[0][:300]}")
+    if isinstance(e, (json.JSONDecodeError, openai.APIResponseValidationError, NotAChatCompletion)):
+        return (f"{where} answered, but not with an OpenAI chat completion (its body is not the JSON the API "
+                "returns): is --llm-url the API's base URL (it usually ends in /v1)?")
     return f"{where} failed: {scrubbed(type(e).__name__ + ': ' + str(e), key).splitlines()[0][:300]}"
 
 
@@ -382,6 +393,15 @@ class LLMJudge(Judge):
         self._client = None
         self._logprobs = True  # turned off for the run when the server refuses the parameter
         self.last_usage = Usage(price=settings.price)
+        self._attempts = 0  # chat requests sent over HTTP, retries included (:meth:`_sent`)
+        self._attempts_lock = threading.Lock()
+
+    def _sent(self, request) -> None:
+        """An HTTP request leaving the client (an ``httpx`` event hook): chat requests are counted, so that the
+        client's own retries (429, 5xx, timeouts) can be said."""
+        if request.url.path.endswith("/chat/completions"):
+            with self._attempts_lock:
+                self._attempts += 1
 
     @classmethod
     def load(cls, checkpoint: str | None = None) -> "LLMJudge":
@@ -440,10 +460,14 @@ class LLMJudge(Judge):
         return hashlib.sha1(self.settings.criteria_text.encode("utf-8")).hexdigest()[:10]
 
     def namespace(self) -> str:
-        """The score cache's namespace of this judge's answers: model, prompt and parser versions, criteria,
-        temperature, seed (not the URL, not the key, not dialeval's code: ``core.cache.kept_across_code``)."""
-        return (f"{NAMESPACE}model:{self.settings.model}|prompt:{PROMPT_VERSION}|parser:{PARSER_VERSION}"
-                f"|criteria:{self.criteria_hash()}|temperature:0|seed:{SEED}|answer-tokens:{ANSWER_TOKENS}")
+        """The score cache's namespace of this judge's answers: the endpoint (a hash of its URL as it may be
+        shown: without credentials or query, :func:`shown_url`), model, prompt and parser versions, criteria,
+        temperature, seed (not the key, not dialeval's code: ``core.cache.kept_across_code``). The endpoint is in
+        it because a local server answers to any model name it is given: two servers' models may share one."""
+        endpoint = hashlib.sha1(self.settings.shown_url.encode("utf-8")).hexdigest()[:10]
+        return (f"{NAMESPACE}endpoint:{endpoint}|model:{self.settings.model}|prompt:{PROMPT_VERSION}"
+                f"|parser:{PARSER_VERSION}|criteria:{self.criteria_hash()}|temperature:0|seed:{SEED}"
+                f"|answer-tokens:{ANSWER_TOKENS}")
 
     def signature(self) -> str:
         rubric = "default" if self.settings.criteria is None else "custom"
@@ -457,7 +481,8 @@ class LLMJudge(Judge):
             openai = openai_module()
             self._client = openai.OpenAI(base_url=self.settings.url,
                                          api_key=self._api_key or os.environ.get("OPENAI_API_KEY") or "no-key-set",
-                                         timeout=self.settings.timeout, max_retries=self.settings.retries)
+                                         timeout=self.settings.timeout, max_retries=self.settings.retries,
+                                         http_client=openai.DefaultHttpxClient(event_hooks={"request": [self._sent]}))
         return self._client
 
     def _request(self, messages: list[dict[str, str]]):
@@ -481,6 +506,8 @@ class LLMJudge(Judge):
         text = ""
         for attempt in range(2):
             response = self._request(messages)
+            if not hasattr(response, "choices"):  # the client hands back the body as text when it is not JSON
+                raise NotAChatCompletion()
             u = getattr(response, "usage", None)
             prompt_t, completion_t = int(getattr(u, "prompt_tokens", 0) or 0), int(getattr(u, "completion_tokens", 0) or 0)
             usage.add(prompt_t, completion_t)
@@ -505,6 +532,7 @@ class LLMJudge(Judge):
                  [(c, b, a) for c, a, b in zip(ctxs, replies_a, replies_b)]
         keys = [_order_key(*o) for o in orders]
         usage = Usage(price=self.settings.price)
+        attempts_before = self._attempts
         answers: dict[str, Answer] = {}
         ns = self.namespace()
         if cache is not None:
@@ -517,6 +545,7 @@ class LLMJudge(Judge):
             tick(progress, 0, total, "llm judge: asking")
             started = time.perf_counter()
             self._ask_all(todo, by_key, answers, usage, cache, ns, progress, total)
+            usage.retried = max(0, self._attempts - attempts_before - usage.requests)
             if cache is not None and total >= MIN_PACE_REQUESTS:
                 cache.put_many(PACE_NAMESPACE, {self.pace_key(): (time.perf_counter() - started) / total})
         first_ab = [answers[k].p_first for k in keys[:len(ctxs)]]
@@ -623,9 +652,11 @@ class LLMJudge(Judge):
         """'llm judge: 120 requests (40 answers from the cache), 31,200 input + 480 output tokens, $0.0123'."""
         u = self.last_usage
         cost = f", ${u.cost:.4f}" if u.cost is not None else ""
+        retried = (f"; {u.retried} sent again after a 408/409/429/5xx answer, a timeout or a lost connection"
+                   if u.retried else "")
         return (f"llm judge ({self.settings.model} at {self.settings.shown_url}): {u.requests} requests "
-                f"({u.cached} answers from the cache), {u.prompt_tokens:,} input + {u.completion_tokens:,} output "
-                f"tokens{cost}")
+                f"({u.cached} answers from the cache{retried}), {u.prompt_tokens:,} input + "
+                f"{u.completion_tokens:,} output tokens{cost}")
 
 
 __all__ = ["LLMJudge", "LLMSettings", "LLMJudgeError", "judge_messages", "parse_answer", "first_probability",

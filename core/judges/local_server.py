@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -54,12 +55,27 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def port_in_use(port: int) -> bool:
+    """Whether something on 127.0.0.1 holds ``port`` already (then a server started there would fail to bind,
+    and another's ``/health`` would answer for it)."""
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
+
+
 @contextmanager
 def transformers_serve(model_folder: str | os.PathLike, port: int | None = None, log: str | os.PathLike | None = None,
                        timeout: float = START_TIMEOUT) -> Iterator[str]:
     """Run ``transformers serve MODEL_FOLDER`` on 127.0.0.1 (a free port unless given), offline, on the CPU; yield
     its base URL (``http://127.0.0.1:PORT/v1``) once ``/health`` answers; stop it on exit. A server that does
-    not start within ``timeout`` seconds raises ``RuntimeError`` with the end of its log."""
+    not start within ``timeout`` seconds raises ``RuntimeError`` with the end of its log; a ``port`` something
+    else holds already, at once."""
+    if port and port_in_use(port):
+        raise RuntimeError(f"port {port} on 127.0.0.1 is in use already (another server?): stop it, or give "
+                           "another with --port")
     port = port or free_port()
     serve = Path(sys.executable).with_name("transformers")
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
@@ -94,14 +110,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", default=None, help="a local model folder (default: the shipped SmolLM2)")
     ap.add_argument("--port", type=int, default=8000)
     a = ap.parse_args(argv)
+    if port_in_use(a.port):
+        print(f"error: port {a.port} on 127.0.0.1 is in use already (another server?): stop it, or give another "
+              "with --port", file=sys.stderr)
+        return 2
+
+    def stop(signum, frame):  # SIGTERM (kill, a service manager) stops the model server too, as Ctrl-C does
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, stop)
     folder = a.model or str(smollm_model_folder())
-    with transformers_serve(folder, a.port) as url:
-        print(f"serving {folder}\n  --judge llm --llm-url {url} --llm-model {folder}\n(Ctrl-C stops it)", flush=True)
-        try:
+    print(f"starting transformers serve on 127.0.0.1:{a.port} (about 30 s; up to {START_TIMEOUT:.0f} s)...",
+          file=sys.stderr, flush=True)
+    try:
+        with transformers_serve(folder, a.port) as url:
+            print(f"serving {folder}\n  --judge llm --llm-url {url} --llm-model {folder}\n(Ctrl-C stops it)",
+                  flush=True)
             while True:
                 time.sleep(3600)
-        except KeyboardInterrupt:
-            pass
+    except KeyboardInterrupt:
+        pass
+    except RuntimeError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     return 0
 
 
