@@ -188,7 +188,8 @@ class BlankTextCount:
                             ("blank reference", bool(usable) and len(usable) != len(ex.references)),
                             ("reference copy", copy), ("missing-value text", ex.response.strip() in self.MISSING_TEXTS),
                             ("unspaced script", bool(self.UNSPACED.search(ex.response))),
-                            ("turn marker", any(self.TURN_MARKER in t for t in ex.context)),
+                            ("turn marker", any(self.TURN_MARKER in t.strip().removesuffix(self.TURN_MARKER)
+                                                for t in ex.context)),  # one that only ends a turn joins nothing
                             *((f"longer than {limit}", words > limit) for limit in self.limits)):
             if found:
                 self.counts[kind] += 1
@@ -200,7 +201,8 @@ class BlankTextCount:
         """A reply's length in words as the reading limits count it: words between spaces, a word of more than
         :attr:`LONG_WORD` characters as one per :attr:`LONG_WORD` of them, and each letter of a script written
         without spaces as one (a 300-character Chinese reply, or 'thanks,thanks,...' without a space, is not one
-        word: a tokenizer makes a piece or more of each). On English replies the same as splitting at spaces."""
+        word: a tokenizer makes a piece or more of each). On English replies nearly the same as splitting at spaces
+        (a word of 16 characters or more, such as a URL, counts as two or more)."""
         n = 0
         for word in text.split():
             letters = len(cls.UNSPACED_ONE.findall(word))

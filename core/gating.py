@@ -51,7 +51,7 @@ from core.formatting import clean_json, fmt_amount, fmt_percent, fmt_percent_bou
 from core.report import render_verdict, to_json
 from core.stats import POWER, detectable_difference
 from core.verdict import MetricComparison, Verdict, context_groups, preferred_human_row, verdict_decision
-from core.verdict_policy import JUDGE, is_measured_judge, judge_name, shipped_policy
+from core.verdict_policy import COMBINED_TEST, JUDGE, is_measured_judge, judge_name, shipped_policy
 
 REQUIREMENTS = ("not-worse", "non-inferior", "better")
 JUDGE_MARGIN = 0.05  # 5 points of win rate
@@ -160,7 +160,7 @@ def _metric_criterion(r: MetricComparison, baseline_sd: float, level: float) -> 
     return Criterion(r.metric, r.n, r.n_contexts, sign * r.diff, lo, hi, better, r.detectable, level, baseline_sd)
 
 
-COMBINED = "combined"
+COMBINED = COMBINED_TEST
 """``--by combined``: the verdict's combined test (``Verdict.combined``; named 'combined: bert_ruber+judge+ubleu')."""
 
 

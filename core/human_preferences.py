@@ -9,7 +9,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from core.data import Comparison, Example, dimensions, turn_key
+from core.data import Comparison, Example, context_key, dimensions
 
 METRIC_TIE_TOL = 1e-9  # two values closer than this are a tie (:func:`pair_winner`)
 # which human dimension stands for "which reply is better" in a rated set (first present wins)
@@ -88,5 +88,6 @@ def pair_winner(a: float, b: float, higher_is_better: bool = True) -> str | None
 
 
 def context_groups(examples: Sequence[Example]) -> list[tuple[str, ...]]:
-    """The resampling unit of every interval: the context, each turn as :func:`core.data.turn_key` reads it."""
-    return [tuple(turn_key(t) for t in ex.context) for ex in examples]
+    """The resampling unit of every interval: the context as every surface matches it (:func:`core.data.context_key`:
+    each turn's words, case and spacing aside, blank turns left out)."""
+    return [context_key(ex.context) for ex in examples]

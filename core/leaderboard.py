@@ -56,9 +56,7 @@ from core.scoring import Judge, JudgeOutput, Options, judge_choice, metric_class
 from core.settings import SEED
 from core.verdict import (LEVEL, N_BOOT, N_PERM, canonical_order, compare_values, context_groups,
                           human_tie_margin, preference_dimension)
-from core.verdict_policy import combined_values, is_measured_judge, judge_name, shipped_policy
-
-COMBINED = "combined"  # the criterion of the verdict's combined test (:func:`combined_pairs`)
+from core.verdict_policy import COMBINED_TEST, combined_values, is_measured_judge, judge_name, shipped_policy
 
 # ------------------------------------------------------------------------------------------------
 # systems on shared contexts
@@ -195,6 +193,7 @@ class PairwiseRow:
     ties: int
     losses: int
     measure: str = ""  # what ``diff`` and ``p`` are, in words (:func:`pair_measure`), so a JSON or CSV row says it
+    vetoed_by: list[str] = field(default_factory=list)  # the combined test: its veto signals naming the other system
 
     def __post_init__(self) -> None:
         self.measure = self.measure or pair_measure(self.metric)
@@ -206,7 +205,7 @@ def pair_measure(metric: str) -> str:
     randomization test's p."""
     if metric == "judge":
         return "diff: the first system's win rate over the pairs the judge decided (ties left out); p: sign test"
-    if metric == COMBINED:
+    if metric == COMBINED_TEST:
         return ("diff: the combined test's mean difference first - second (in standard deviations of its signals' "
                 "differences); p: approximate randomization")
     return "diff: mean first - second; p: approximate randomization"
@@ -253,7 +252,8 @@ class Leaderboard:
         references, what the pairs' p corrects over."""
         return [n for n in (self.alignment_note and "aligned by " + alignment_words(self.aligned_by,
                                                                                     self.alignment_note),
-                            self.rank_note, self.reference_note, self.shared_references_note, PAIRS_FAMILY_NOTE) if n]
+                            self.rank_note, rank_jump_note(self), self.reference_note, self.shared_references_note,
+                            PAIRS_FAMILY_NOTE) if n]
 
     def to_dict(self) -> dict[str, Any]:
         """The board as plain JSON data, the notes included: ``dialeval leaderboard --format json``'s data (a
@@ -343,7 +343,7 @@ def ranking_criterion(grid: SystemGrid, metrics: Sequence[str], judged: bool, ra
     (``human:overall`` finds the dimension ``Overall`` when no other differs from it only in case). ``people``
     False: people's ratings are left out (``--no-human``), as if the input had none."""
     human = human_dimensions(grid) if people else []
-    present = [*human, *([COMBINED] if combined else []), *(["judge"] if judged else []), *metrics]
+    present = [*human, *([COMBINED_TEST] if combined else []), *(["judge"] if judged else []), *metrics]
     if rank_by == "auto" and judged and unmeasured_judge and metrics and not combined:
         by, note = ranking_criterion(grid, metrics, False, "auto", people=people)
         if by == metrics[0]:
@@ -382,7 +382,9 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
     metrics = table.metrics if table is not None else []
     signature = next((o.signature for o in (judged or {}).values()), "")
     unmeasured = judge_name(signature) if judged and not is_measured_judge(signature) else None
-    signals = combined_signals(metrics, bool(judged) and unmeasured is None)
+    scored = [m for m in metrics if np.isfinite(np.asarray(table.column(m), dtype=np.float64)).any()] \
+        if table is not None else []  # as compare combines: the signals that scored something
+    signals = combined_signals(scored, bool(judged) and unmeasured is None)
     ranked_by, rank_note = ranking_criterion(grid, metrics, bool(judged), rank_by, unmeasured, bool(signals), human)
     if not human and human_dimensions(grid):
         rank_note = "; ".join(x for x in ("people's ratings in the input are left out", rank_note) if x)
@@ -425,13 +427,16 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
         jrows = []
         for (i, j), out in sorted(judged.items()):
             judge_signature = out.signature
-            for k, v in enumerate(out.verdict):
+            unread = set(out.unparsed)  # pairs the judge could not read (the llm judge's): no call, not a tie
+            read = [k for k in range(len(out.verdict)) if k not in unread]
+            for k in read:
+                v = out.verdict[k]
                 first.append(i)
                 second.append(j)
                 outcome.append(1.0 if v == "A" else 0.0 if v == "B" else 0.5)
                 bt_groups.append(groups[k])
-            ws = stats.clustered_win_stats([{"A": 1, "B": -1}.get(v, 0) for v in out.verdict], groups, level,
-                                           n_boot, seed)
+            ws = stats.clustered_win_stats([{"A": 1, "B": -1}.get(out.verdict[k], 0) for k in read],
+                                           [groups[k] for k in read], level, n_boot, seed)
             jrows.append(((i, j), ws))
         bt = stats.bradley_terry_ratings(S, first, second, outcome, bt_groups, n_boot, seed, level)
         for k, s in enumerate(S):
@@ -451,8 +456,8 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
     combined_score: dict[str, float] = {}
     if signals:
         rows_c, combined_score = combined_pairs(grid, table, judged or {}, signals, n_boot, n_perm, level, seed)
-        pairwise += rows_c
-    if ranked_by not in ("judge", COMBINED) and not any(math.isfinite(per_metric[s][ranked_by]["mean"]) for s in S):
+        pairwise += with_vetoes(rows_c, pairwise, shipped_policy().policy.vetoes_for(signals), S, metrics, alpha)
+    if ranked_by not in ("judge", COMBINED_TEST) and not any(math.isfinite(per_metric[s][ranked_by]["mean"]) for s in S):
         scored = [m for m in metrics if any(math.isfinite(per_metric[s][m]["mean"]) for s in S)]
         if rank_by == "auto" and not judged and scored:  # e.g. bleu first on a file without references
             rank_note = (f"{ranked_by} scored none of the shared contexts, so {scored[0]} orders the systems"
@@ -462,13 +467,21 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
             rank_note = f"{ranked_by} scored none of the shared contexts: nothing orders the systems"
     if ranked_by == "judge":
         key = {s: -judge_info[s]["theta"] for s in S}
-    elif ranked_by == COMBINED:
+    elif ranked_by == COMBINED_TEST:
         key = {s: -combined_score[s] for s in S}
     else:
         sign = -1.0 if ranked_by in human or metric_class(ranked_by).higher_is_better else 1.0
         key = {s: sign * per_metric[s][ranked_by]["mean"] for s in S}
     unranked = {}
-    if ranked_by not in ("judge", COMBINED):
+    if ranked_by == COMBINED_TEST:
+        for s in S:
+            gaps = [f"{m} could not score it on {per_metric[s][m]['unscored']}" for m in signals
+                    if m in per_metric[s] and per_metric[s][m]["unscored"]]
+            if gaps:
+                unranked[s] = (f"{'; '.join(gaps)} of the shared contexts where it scored another system (blank "
+                               "replies or rows it cannot score): its combined differences rest on other contexts "
+                               "than the others', so it is not ranked")
+    elif ranked_by != "judge":
         what = (f"people did not rate it on {{u}} of the shared contexts where they rated another system on "
                 f"{ranked_by[len('human:'):]}" if ranked_by in human else
                 f"{ranked_by} could not score it on {{u}} of the shared contexts where it scored another system "
@@ -505,6 +518,33 @@ def combined_signals(metrics: Sequence[str], measured_judge: bool) -> tuple[str,
     return policy.combination(computed)
 
 
+def with_vetoes(combined: list[PairwiseRow], others: Sequence[PairwiseRow], vetoes: Sequence[str],
+                systems: Sequence[str], metrics: Sequence[str], alpha: float) -> list[PairwiseRow]:
+    """The combined test's pair rows with ``compare``'s vetoes: a pair whose combined winner a veto signal
+    (``VerdictPolicy.vetoes_for``) names the other system of, by its own test (its uncorrected p below ``alpha``
+    and its interval excluding no difference; the judge: its sign test), has no winner and says which signal
+    vetoed it, as ``compare`` abstains on it."""
+    own = {(r.metric, r.first, r.second): r for r in others}
+    out = []
+    for r in combined:
+        against = []
+        for sig in vetoes if r.better is not None else ():
+            v = own.get((sig, r.first, r.second))
+            if v is None or not (v.p < alpha):
+                continue
+            if sig == "judge":
+                named = None if v.wins == v.losses else (r.first if v.wins > v.losses else r.second)
+            elif v.low > 0 or v.high < 0:
+                hib = metric_class(sig).higher_is_better if sig in metrics else True
+                named = r.first if (v.diff > 0) == hib else r.second
+            else:
+                named = None
+            if named is not None and named != r.better:
+                against.append(sig)
+        out.append(replace(r, better=None, vetoed_by=against) if against else r)
+    return out
+
+
 def combined_pairs(grid: SystemGrid, table: ScoreTable | None, judged: dict[tuple[int, int], JudgeOutput],
                    signals: Sequence[str], n_boot: int = N_BOOT, n_perm: int = N_PERM, level: float = LEVEL,
                    seed: int = SEED) -> tuple[list[PairwiseRow], dict[str, float]]:
@@ -527,14 +567,14 @@ def combined_pairs(grid: SystemGrid, table: ScoreTable | None, judged: dict[tupl
                 d = cols[sig][i * n:(i + 1) * n] - cols[sig][j * n:(j + 1) * n]
                 differences[sig] = d if metric_class(sig).higher_is_better else -d
         values = combined_values(differences)
-        rows.append(compare_values(COMBINED, "combined", values, np.zeros(n), groups, n_boot=n_boot, n_perm=n_perm,
+        rows.append(compare_values(COMBINED_TEST, "combined", values, np.zeros(n), groups, n_boot=n_boot, n_perm=n_perm,
                                    level=level, seed=seed))
         done.append((i, j))
     adj = stats.holm([r.p_randomization for r in rows])
     out, against = [], {s: [] for s in S}
     for (i, j), r, ph in zip(done, rows, adj):
         sig = ph < alpha and (r.low > 0 or r.high < 0)
-        out.append(PairwiseRow(COMBINED, S[i], S[j], r.diff, r.low, r.high, r.p_randomization, float(ph),
+        out.append(PairwiseRow(COMBINED_TEST, S[i], S[j], r.diff, r.low, r.high, r.p_randomization, float(ph),
                                None if not sig else S[i] if r.diff > 0 else S[j], r.wins, r.ties, r.losses))
         against[S[i]].append(r.diff)
         against[S[j]].append(-r.diff)
@@ -567,8 +607,9 @@ def leaderboard_of_grid(grid: SystemGrid, metrics: Sequence[str] | str | None = 
     """:func:`leaderboard` of the rows :func:`shared_contexts` chose (for a caller that built the grid already)."""
     judge = judge_choice(judge)
     names = parse_metrics(metrics) if metrics is None or len(metrics) else []
+    measured = judge == "pairwise" and checkpoint is None  # the judge the records were measured with
     ranking_criterion(grid, names, judge is not None, settings.get("rank_by", "auto"),  # fails before scoring
-                      people=settings.get("human", True))
+                      combined=bool(combined_signals(names, measured)), people=settings.get("human", True))
     if judge is not None:  # a missing model package (or an endpoint that does not answer) too
         check_judge_models([triple for _, _, contexts, a, b in grid.system_pairs() for triple in zip(contexts, a, b)],
                            judge, checkpoint)
@@ -632,7 +673,7 @@ def leaderboard_rows(lb: Leaderboard) -> tuple[list[dict[str, Any]], list[tuple[
     ci = f"{level_label(lb.level)} CI"
     cols = [("rank", "rank"), ("system", "system")]
     if lb.combined_signals:
-        cols.append((COMBINED, "combined test: mean difference against the others"))
+        cols.append((COMBINED_TEST, "combined test: mean difference against the others"))
     if lb.systems and lb.systems[0].judge is not None:
         cols.append(("judge", f"judge rating (Bradley-Terry) [{ci}]"))
         cols.append(("wtl", "judge wins/ties/losses"))
@@ -645,7 +686,7 @@ def leaderboard_rows(lb: Leaderboard) -> tuple[list[dict[str, Any]], list[tuple[
     for e in lb.systems:
         r: dict[str, Any] = {"rank": "-" if e.rank is None else str(e.rank), "system": e.system}
         if lb.combined_signals:
-            r[COMBINED] = fmt_num(e.combined, signed=True) if e.combined is not None else "-"
+            r[COMBINED_TEST] = fmt_num(e.combined, signed=True) if e.combined is not None else "-"
         if e.judge is not None:
             sweep = swept(e)
             r["judge"] = (f"{e.judge['rating']:.0f} ({sweep} every judged pair: no interval)" if sweep else
@@ -686,7 +727,7 @@ def ranking_label(ranked_by: str, signals: Sequence[str] = ()) -> str:
     'mean bleu', 'the verdict's combined test of bert_ruber+judge+ubleu (...)' (``signals``: its signals)."""
     if ranked_by == "judge":
         return "the judge's Bradley-Terry rating"
-    if ranked_by == COMBINED:
+    if ranked_by == COMBINED_TEST:
         return (f"the verdict's combined test{' of ' + '+'.join(signals) if signals else ''}, as compare decides "
                 "(each system's mean combined difference against the others)")
     if ranked_by.startswith("human:"):
@@ -706,7 +747,9 @@ def pairwise_cells(lb: Leaderboard) -> list[dict[str, str]]:
     return [{"metric": r.metric, "first": r.first, "second": r.second,
              "diff": fmt_interval(r.diff, r.low, r.high, signed=r.metric != "judge"),
              "p": fmt_num(r.p, p=True), "p_holm": fmt_num(r.p_holm, p=True), "wtl": f"{r.wins}/{r.ties}/{r.losses}",
-             "better": r.better or ("no significant difference (every pair a tie)" if r.metric == "judge"
+             "better": r.better or (f"none: {'+'.join(r.vetoed_by)} names the other system (a veto, as in compare)"
+                                    if r.vetoed_by else
+                                    "no significant difference (every pair a tie)" if r.metric == "judge"
                                     and not r.wins and not r.losses and r.ties else
                                     "not scored: no context has both values" if math.isnan(r.diff)
                                     else "no significant difference")} for r in lb.pairwise]

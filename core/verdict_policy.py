@@ -68,6 +68,7 @@ def judge_name(signature: str) -> str:
     """'llm', 'judge-mine': a judge's name as its signature starts ('judge:llm|model:...')."""
     return signature.split("|", 1)[0].removeprefix("judge:")
 COMBINED = "combined:"  # the combined tests' names among the signals of a record start so (:func:`combined_name`)
+COMBINED_TEST = "combined"  # the verdict's combined test as a criterion: the gate's --by, the leaderboard's --rank-by
 
 
 def combined_name(signals: Sequence[str]) -> str:

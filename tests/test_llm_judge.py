@@ -371,6 +371,11 @@ def test_pairs_the_judge_could_not_read_are_no_ties_and_a_gate_on_them_fails(llm
     assert code == 1 and out.startswith("FAIL: nothing to gate on on the judge: it could read none of the 3 pairs")
     assert "the llm judge has no measured record: a diagnostic" in out.splitlines()[0]
     assert 'failures="1"' in (llm_env / "g.xml").read_text()
+    # the leaderboard counts them as the judge's summary does (it called them ties)
+    assert main(["leaderboard", str(a), str(b), "--metrics", "none", "--judge", "llm", "--llm-url", server.url,
+                 "--llm-model", "fake", "--quiet", "--format", "json"]) == 0
+    (pair,) = [p for p in json.loads(capsys.readouterr().out)["pairwise"] if p["metric"] == "judge"]
+    assert (pair["wins"], pair["ties"], pair["losses"]) == (0, 0, 0)
 
 
 def test_a_pair_read_in_one_order_decides_nothing_and_flips_count_only_pairs_read_twice(llm_env, endpoint, capsys):

@@ -378,6 +378,7 @@ def test_a_reply_longer_than_a_metric_s_models_read_is_said():
     assert said[0].startswith("2 of 3 rows reply with a text that stands for a missing value")
     # DailyDialog's '__eou__' inside a context turn joins turns into one: said (it was read as one turn in silence)
     eou = blank_text_notes([Example("1", "s", ["hi __eou__ how are you? __eou__"], "fine", ["good"])], ["bleu"])
+    assert blank_text_notes([Example("1", "s", ["how are you? __eou__"], "fine", ["good"])], ["bleu"]) == []  # ends it
     assert eou == ["1 of 1 rows have '__eou__' inside a context turn (item 1): DailyDialog's turn mark is read as text, "
                    "so the turns it joins are one turn to every metric and the judge; give the context as a list of "
                    "turns (or one turn a line)"]

@@ -528,8 +528,8 @@ def test_the_leaderboard_ranks_by_bradley_terry_from_the_judges_preferences():
 @pytest.mark.slow  # the demo's default metrics and judge, scored afresh (the tests keep no cache)
 def test_without_ratings_the_leaderboard_orders_as_compare_decides(repo_root, capsys, monkeypatch):
     """With no human ratings the board was ordered by the judge's Bradley-Terry rating while `compare` decides on
-    the verdict's combined test, so the two could name different systems first. The demo (precomputed): its one
-    combined pair is compare's combined row, and the system compare calls probably better is listed first."""
+    the verdict's combined test, so the two could name different systems first. The demo: its one combined pair
+    is compare's combined row, and the system compare calls probably better is listed first."""
     import core.verdict
     import core.verdict_policy
     from core.cli import main
@@ -572,6 +572,46 @@ def test_no_human_leaves_people_s_ratings_out_of_the_leaderboard(tmp_path, capsy
     with pytest.warns(UserWarning, match="reply with their own reference"):  # 'good' copies its references
         assert core.rank(str(path), metrics="bleu", judge=False, human=False, n_boot=200, n_perm=200).ranked_by == \
             "bleu"
+
+
+def _fake_table(grid, columns: dict[str, dict[str, list[float]]]):
+    """A ScoreTable over ``grid.examples()`` with made-up scores: {metric: {system: its values, grid order}}."""
+    from core.engine import ScoreTable
+    from core.scoring import MetricResult, Signature
+    return ScoreTable(grid.examples(), {m: MetricResult(m, [x for s in grid.systems for x in by[s]], Signature(m))
+                                        for m, by in columns.items()})
+
+
+def test_the_combined_ranking_reads_what_scored_leaves_out_the_unscored_and_keeps_compare_s_veto(monkeypatch):
+    """The combined ranking took its signals by name (a metric that scored nothing made every combined value
+    NaN and every system rank 1), ranked a system blank on most contexts first, ignored the veto under which
+    `compare` abstains, and --rank-by combined was refused before scoring."""
+    import core.leaderboard as board_module
+    from core.leaderboard import build_leaderboard, leaderboard_of_grid, shared_contexts
+    rng = np.random.default_rng(0)
+    n = 30
+    exs = [Example(f"c{i}", s, [f"ctx {i}"], f"{s} {i}", ["ref"]) for s in ("a", "b", "c", "gappy") for i in range(n)]
+    grid = shared_contexts(exs)
+    noise = lambda: list(rng.normal(0, 0.1, n))  # noqa: E731
+    mme = {"a": [x + 1.0 for x in noise()], "b": noise(), "c": [x - 1.0 for x in noise()],
+           "gappy": [2.0 if i < 4 else math.nan for i in range(n)]}
+    bleu = {s: [math.nan] * n for s in mme}  # no references read: it scored nothing
+    lb = build_leaderboard(grid, _fake_table(grid, {"bleu": bleu, "mme": mme}), n_boot=200, n_perm=200)
+    assert lb.ranked_by == "combined" and lb.combined_signals == ["mme"]  # as compare combines: what scored
+    assert [(e.system, e.rank) for e in lb.systems] == [("a", 1), ("b", 2), ("c", 3), ("gappy", None)]
+    assert "mme could not score it on 26 of the shared contexts" in lb.systems[-1].unranked
+    # a combined winner that mme, a veto of bleu+mme, names the other way: no winner, as compare abstains
+    two = shared_contexts([e for e in exs if e.system in ("a", "b")])
+    bleu2 = {"a": [50.0 + x for x in noise()], "b": [10.0 + x for x in noise()]}
+    mme2 = {"a": [x - 0.05 for x in noise()], "b": [x + 0.05 for x in noise()]}
+    vetoed = build_leaderboard(two, _fake_table(two, {"bleu": bleu2, "mme": mme2}), n_boot=200, n_perm=200)
+    (pair,) = [p for p in vetoed.pairwise if p.metric == "combined"]
+    mme_pair = next(p for p in vetoed.pairwise if p.metric == "mme")
+    assert mme_pair.p < 0.05 and mme_pair.diff < 0 and pair.diff > 0  # the sum favours a, mme (alone) b
+    assert pair.better is None and pair.vetoed_by == ["mme"]
+    monkeypatch.setattr(board_module, "score_examples", lambda *a, **k: _fake_table(grid, {"bleu": bleu, "mme": mme}))
+    asked = leaderboard_of_grid(grid, ["bleu", "mme"], False, rank_by="combined", n_boot=200, n_perm=200)
+    assert asked.ranked_by == "combined"  # 'rank by combined: not among what this leaderboard has'
 
 
 def test_a_rank_better_than_the_one_above_is_said():

@@ -2,16 +2,18 @@
 same as ``dialeval leaderboard``): per-metric means with intervals, Bradley-Terry ratings from the judge, every
 pair of systems with Holm-adjusted p-values."""
 import itertools
+from typing import Sequence
 
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 from core.data import DataError, alignment_words
-from core.leaderboard import (COMBINED, build_leaderboard, human_dimensions, judge_grid, judged_in_cache,
-                              leaderboard_rows, mismatch_note, pairs_family_note, pairwise_cells, pairwise_columns,
-                              rank_jump_note, ranking_label, render_leaderboard, shared_contexts, swept, unscored_note)
+from core.leaderboard import (build_leaderboard, human_dimensions, judge_grid, judged_in_cache, leaderboard_rows,
+                              mismatch_note, pairs_family_note, pairwise_cells, pairwise_columns, rank_jump_note,
+                              ranking_label, render_leaderboard, shared_contexts, swept, unscored_note)
 from core.report import as_sentence, to_json
+from core.verdict_policy import COMBINED_TEST
 from dashboard import judging, loading, state, words
 
 st.session_state["_page"] = "leaderboard"
@@ -22,7 +24,7 @@ st.caption("Two or more systems (made for three or more) that answered the same 
            "Bradley-Terry ratings (Elo scale) with bootstrap intervals. The same as `dialeval leaderboard`.")
 
 
-def by_words(ranked_by: str, signals=()) -> str:
+def by_words(ranked_by: str, signals: Sequence[str] = ()) -> str:
     """:func:`core.leaderboard.ranking_label` with a metric's display name ('mean BERT-RUBER', not 'mean
     bert_ruber'; the combined test's signals too); the command line keeps the id."""
     label = ranking_label(ranked_by, [words.name(s) for s in signals])
@@ -32,7 +34,7 @@ def by_words(ranked_by: str, signals=()) -> str:
 def criterion(metric: str) -> str:
     """An every-pair row's metric as a person reads it ('BLEU', 'the judge', 'people: Overall', 'the combined
     test')."""
-    if metric == COMBINED:
+    if metric == COMBINED_TEST:
         return "the combined test"
     return f"people: {metric[len('human:'):]}" if metric.startswith("human:") else words.name(metric)
 
@@ -169,7 +171,7 @@ else:
         lo = [0.0 if swept(e) else e.judge["rating"] - e.judge["rating_low"] for e in lb.systems]
         hi = [0.0 if swept(e) else e.judge["rating_high"] - e.judge["rating"] for e in lb.systems]
         title = "Bradley-Terry rating (Elo scale) with 95% interval"
-    elif m == COMBINED:  # a combined value exists only for a pair: each system's mean against the others, no interval
+    elif m == COMBINED_TEST:  # a combined value exists only for a pair: each system's mean against the others, no interval
         x = [e.combined for e in lb.systems]
         lo = hi = [0.0] * len(lb.systems)
         title = "Combined test: each system's mean difference against the others (the pairs below test them)"

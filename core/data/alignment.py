@@ -13,7 +13,7 @@ from typing import Any, Sequence
 from core.data.decoding import without_gz
 from core.data.delimited import CsvMapping, csv_delimiter
 from core.data.reading import load_file
-from core.data.schema import DataError, Example, Problem, systems_in, turn_key
+from core.data.schema import DataError, Example, Problem, context_key, systems_in
 
 
 @dataclass
@@ -78,9 +78,8 @@ class Comparison:
 
 
 def _context_key(ex: Example) -> tuple[str, ...]:
-    """A context as pairing and the mismatch check read it: each turn's :func:`turn_key`; blank turns
-    left out (a file that ends every context with an empty turn answers the same inputs)."""
-    return tuple(k for t in ex.context if (k := turn_key(t)))
+    """A row's context as pairing and the mismatch check read it (:func:`core.data.schema.context_key`)."""
+    return context_key(ex.context)
 
 
 def repeated_contexts_words(n: int, side: str = "a side") -> str:

@@ -1,7 +1,7 @@
 """The schema every input format is read into: a rated response (:class:`Example`), a problem found in an input
 (:class:`Problem`, with its file, row and field) and the error that lists them all (:class:`DataError`), what a
 list of examples holds (:func:`systems_in`, :func:`dimensions`), and a context turn as contexts are matched
-(:func:`turn_key`)."""
+(:func:`context_key`)."""
 from __future__ import annotations
 
 import os
@@ -78,10 +78,17 @@ class DataError(ValueError):
 
 
 def turn_key(turn: str) -> str:
-    """A context turn as two rows' contexts are matched (pairing, the mismatch check, the resampling unit): its
-    words in Unicode's composed form (NFC: 'é' typed as one character or as 'e' and an accent, as macOS writes
-    it, is one), spacing and case aside."""
+    """A context turn as two rows' contexts are matched (:func:`context_key`): its words in Unicode's composed
+    form (NFC: 'é' typed as one character or as 'e' and an accent, as macOS writes it, is one), spacing and case
+    aside."""
     return unicodedata.normalize("NFC", " ".join(turn.split())).lower()
+
+
+def context_key(turns: Sequence[str]) -> tuple[str, ...]:
+    """A context as every surface matches it (``compare`` and the leaderboard pairing by context, the mismatch
+    check, the resampling unit of every interval): each turn's :func:`turn_key`, blank turns left out (a file
+    that ends every context with an empty turn answers the same inputs)."""
+    return tuple(k for t in turns if (k := turn_key(t)))
 
 
 def systems_in(examples: Iterable[Example]) -> list[str]:

@@ -154,6 +154,23 @@ def shown_url(url: str) -> str:
         return "(an unreadable URL)"
 
 
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1", "0.0.0.0")
+
+
+def endpoint_key(url: str) -> str:
+    """The endpoint as the answers' cache keys it: :func:`shown_url` (no credentials, query or fragment) with the
+    scheme and host in lower case, this machine's names as one ('localhost', '127.0.0.1') and no trailing '/', so
+    one server spelt two ways keeps one set of answers."""
+    try:
+        parts = urlsplit(shown_url(url))
+    except ValueError:
+        return url
+    host = (parts.hostname or "").lower()
+    host = "loopback" if host in LOOPBACK_HOSTS else host
+    port = f":{parts.port}" if parts.port else ""
+    return urlunsplit((parts.scheme.lower(), host + port, parts.path.rstrip("/"), "", ""))
+
+
 def scrubbed(text: str, key: str | None = None) -> str:
     """``text`` with the API key (``key``, and ``$OPENAI_API_KEY``) and anything that looks like a bearer token
     removed."""
@@ -460,11 +477,11 @@ class LLMJudge(Judge):
         return hashlib.sha1(self.settings.criteria_text.encode("utf-8")).hexdigest()[:10]
 
     def namespace(self) -> str:
-        """The score cache's namespace of this judge's answers: the endpoint (a hash of its URL as it may be
-        shown: without credentials or query, :func:`shown_url`), model, prompt and parser versions, criteria,
+        """The score cache's namespace of this judge's answers: the endpoint (a hash of :func:`endpoint_key`:
+        its URL without credentials or query), model, prompt and parser versions, criteria,
         temperature, seed (not the key, not dialeval's code: ``core.cache.kept_across_code``). The endpoint is in
         it because a local server answers to any model name it is given: two servers' models may share one."""
-        endpoint = hashlib.sha1(self.settings.shown_url.encode("utf-8")).hexdigest()[:10]
+        endpoint = hashlib.sha1(endpoint_key(self.settings.url).encode("utf-8")).hexdigest()[:10]
         return (f"{NAMESPACE}endpoint:{endpoint}|model:{self.settings.model}|prompt:{PROMPT_VERSION}"
                 f"|parser:{PARSER_VERSION}|criteria:{self.criteria_hash()}|temperature:0|seed:{SEED}"
                 f"|answer-tokens:{ANSWER_TOKENS}")
@@ -494,7 +511,10 @@ class LLMJudge(Judge):
         try:
             return self.client().chat.completions.create(**kwargs)
         except openai.BadRequestError as e:
-            if self._logprobs and "logprob" in str(e).lower():
+            if "logprobs" in kwargs and "logprob" in str(e).lower():  # this request asked for them (another
+                # thread may have turned them off while it was on its way)
+                with self._attempts_lock:  # asked again without them: no retry of the client's to count
+                    self._attempts -= 1
                 self._logprobs = False
                 kwargs.pop("logprobs"), kwargs.pop("top_logprobs")
                 return self.client().chat.completions.create(**kwargs)

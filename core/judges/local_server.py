@@ -59,6 +59,7 @@ def port_in_use(port: int) -> bool:
     """Whether something on 127.0.0.1 holds ``port`` already (then a server started there would fail to bind,
     and another's ``/health`` would answer for it)."""
     with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds: a port in TIME_WAIT is free
         try:
             s.bind(("127.0.0.1", port))
         except OSError:
@@ -118,10 +119,10 @@ def main(argv: list[str] | None = None) -> int:
     def stop(signum, frame):  # SIGTERM (kill, a service manager) stops the model server too, as Ctrl-C does
         raise KeyboardInterrupt
     signal.signal(signal.SIGTERM, stop)
-    folder = a.model or str(smollm_model_folder())
-    print(f"starting transformers serve on 127.0.0.1:{a.port} (about 30 s; up to {START_TIMEOUT:.0f} s)...",
-          file=sys.stderr, flush=True)
+    print(f"starting transformers serve on 127.0.0.1:{a.port} (about 30 s; up to {START_TIMEOUT:.0f} s, and up to "
+          "3 min more on a first run, which makes SmolLM2's copy)...", file=sys.stderr, flush=True)
     try:
+        folder = a.model or str(smollm_model_folder())
         with transformers_serve(folder, a.port) as url:
             print(f"serving {folder}\n  --judge llm --llm-url {url} --llm-model {folder}\n(Ctrl-C stops it)",
                   flush=True)
