@@ -295,6 +295,8 @@ def _checked_settings(settings: dict[str, Any], allowed: Sequence[str], what: st
                         f"are {', '.join(allowed)}")
     stats.check_settings(settings.get("n_boot", N_BOOT), settings.get("n_perm", N_PERM), settings.get("level", LEVEL),
                          settings.get("seed", SEED))
+    if "human" in settings and not isinstance(settings["human"], bool):  # "no" would read as True
+        raise TypeError(f"human must be True or False, got {settings['human']!r}")
 
 
 VERDICT_SETTINGS = ("n_boot", "n_perm", "level", "seed", "human")

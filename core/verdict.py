@@ -153,8 +153,12 @@ class Drivers:
 
 @dataclass
 class Verdict:
-    """Everything the product says about A vs B: per-metric and per-human-dimension comparisons and the
-    judge's summary, with the settings that produced them."""
+    """Everything the product says about A vs B: per-metric and per-human-dimension comparisons (``metrics``;
+    :meth:`rows` by kind), the verdict's combined test (``combined``, of ``combined_signals``) and the judge's
+    summary (``judge``), with the settings that produced them, and what the input held (``blank_replies``,
+    ``left_out``, ``unmatched``, ``context_mismatches``, ``reference_copies``, ``input_notes``). In words:
+    :attr:`sentence` (the one-line verdict), :attr:`glance` (it at a glance), ``str(verdict)`` (both, as
+    ``dialeval compare`` opens); as data: :meth:`to_dict`."""
 
     system_a: str
     system_b: str
@@ -197,6 +201,12 @@ class Verdict:
         """The one-line verdict (:func:`verdict_sentence`)."""
         return verdict_sentence(self)
 
+    @property
+    def glance(self) -> dict[str, str]:
+        """The verdict at a glance (:func:`verdict_glance`) as {"verdict", "evidence", "track_record"}: the JSON's
+        ``glance``; {} when there is nothing to compare."""
+        return {k.lower().replace(" ", "_"): text for k, text in verdict_glance(self)}
+
     def __str__(self) -> str:
         """``print(verdict)``: the one-line verdict and its glance's evidence and track record, the lines
         ``dialeval compare`` prints first (:func:`verdict_with_glance`); the whole report is
@@ -232,7 +242,7 @@ class Verdict:
                                            and is_measured_judge(self.judge.signature))
                                           or JUDGE in self.combined_signals}
         d["sentence"] = self.sentence
-        d["glance"] = {k.lower().replace(" ", "_"): text for k, text in verdict_glance(self)}
+        d["glance"] = self.glance
         return clean_json(d)
 
 

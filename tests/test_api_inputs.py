@@ -306,7 +306,8 @@ def test_the_api_refuses_bad_settings_before_it_scores(tmp_path):
     for call, match in ((lambda: core.rank(str(path), metrics="bleu", n_boot=10, judge=False), "n_boot=10"),
                         (lambda: core.rank(str(path), systems="a", judge=False), r"systems is a list of names.*\['a'\]"),
                         (lambda: core.compare(str(path), system_a="a", system_b="b", levl=0.9, judge=False), "'levl'"),
-                        (lambda: core.compare_replies([["hi"]], ["x"], ["y"], metrics="bleu", seed=-1, judge=False), "seed=-1")):
+                        (lambda: core.compare_replies([["hi"]], ["x"], ["y"], metrics="bleu", seed=-1, judge=False), "seed=-1"),
+                        (lambda: core.rank(str(path), metrics="bleu", human="no", judge=False), "human must be True")):
         with pytest.raises((TypeError, ValueError), match=match):
             call()
     board = core.rank(str(path), metrics="none", n_boot=200, n_perm=200, judge=False)
