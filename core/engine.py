@@ -288,9 +288,12 @@ class BlankTextCount:
                 f"{self.counts['reference copy']} of {n} rows reply with their own reference ({systems}; "
                 f"{self.where('reference copy')}): {', '.join(referenced)} score{'s' * (len(referenced) == 1)} them "
                 "as a (near) perfect match whatever people think of them, so a system of references wins on "
-                "referenced metrics by construction (meta-eval leaves such rows out unless --keep-reference-copies, "
-                "keep_reference_copies=True in Python)")
+                f"referenced metrics by construction{META_EVAL_LEAVES_COPIES}")
         return notes
+
+
+META_EVAL_LEAVES_COPIES = (" (meta-eval leaves such rows out unless --keep-reference-copies, "
+                           "keep_reference_copies=True in Python)")  # the reference-copy note's end, for a page to reword
 
 
 def reading_limits() -> list[int]:

@@ -48,8 +48,8 @@ from core import stats
 from core.cache import ScoreCache
 from core.data import (ID_MISMATCH_ADVICE, DataError, Example, Problem, alignment_rule, alignment_words, dimensions,
                        references_for, repeated_contexts_words, systems_in)
-from core.engine import (ScoreTable, check_judge_models, input_notes, judge_pairs, judged_from_cache, parse_metrics,
-                         score_examples)
+from core.engine import (ScoreTable, check_judge_models, input_notes, is_reference_copy, judge_pairs, judged_from_cache,
+                         parse_metrics, reads_references, score_examples)
 from core.formatting import alpha_label, clean_json, fmt_interval, fmt_num, level_label
 from core.progress import Progress, within
 from core.scoring import Judge, JudgeOutput, Options, judge_choice, metric_class
@@ -279,7 +279,7 @@ def pairs_family_note(verdict: str = "`compare`") -> str:
     return (f"p (Holm) corrects over the pairs of systems on one criterion; {verdict} on two systems tests that one "
             "pair, so its table calls each metric on its own p (uncorrected) and can name a winner where this says "
             "'no significant difference'; its one-line verdict rests on people's ratings or its combined test (the "
-            "'combined' rows here)")
+            "combined test's rows here)")
 
 
 PAIRS_FAMILY_NOTE = pairs_family_note()
@@ -504,10 +504,32 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
     return Leaderboard(entries, pairwise, n, grid.aligned_by, grid.dropped, ranked_by, list(metrics),
                        table.signatures() if table is not None else {}, judge_signature, n_boot, n_perm, level, seed,
                        human, rank_note, grid.context_mismatches(), grid.n_groups,
-                       input_notes(grid.examples(), metrics).get("reference copy"), grid.alignment_note,
+                       copies_rank_note(grid, metrics, ranked_by, signals), grid.alignment_note,
                        "; ".join(f"{n} of {s}'s rows have no reference: they are scored with another system's "
                                  "references for the same context" for s, n in grid.shared_references.items()) or None,
                        list(signals))
+
+
+def copies_rank_note(grid: SystemGrid, metrics: Sequence[str], ranked_by: str, signals: Sequence[str]) -> str | None:
+    """The input's reference-copy note (``core.engine.input_notes``), and, where the ranking criterion reads
+    references (a referenced metric, or a combined test with one), which systems copy their reference in most
+    of their rows: their place on it is by construction, not people's preference; None without copies."""
+    note = input_notes(grid.examples(), metrics).get("reference copy")
+    if note is None:
+        return None
+    reading = [m for m in (signals if ranked_by == COMBINED_TEST else [ranked_by]) if m in metrics and
+               reads_references(m)]
+    if not reading:
+        return note
+    rows = grid.examples()
+    n = grid.n_contexts
+    copying = [s for k, s in enumerate(grid.systems) if 2 * sum(map(is_reference_copy, rows[k * n:(k + 1) * n])) > n]
+    if not copying:
+        return note
+    which = ", ".join(copying)
+    return (f"{note}; the ranking reads references ({'+'.join(reading)}), so the place of {which}, which "
+            f"cop{'ies its' if len(copying) == 1 else 'y their'} reference in most rows, is by construction, not "
+            "people's preference")
 
 
 def combined_signals(metrics: Sequence[str], measured_judge: bool) -> tuple[str, ...]:
@@ -671,17 +693,18 @@ def leaderboard_rows(lb: Leaderboard) -> tuple[list[dict[str, Any]], list[tuple[
     """The ranking as formatted cells and their (key, header) columns; a metric that scored no row
     (:func:`unscored_metrics`) has no column."""
     ci = f"{level_label(lb.level)} CI"
-    cols = [("rank", "rank"), ("system", "system")]
-    if lb.combined_signals:
-        cols.append((COMBINED_TEST, "combined test: mean difference against the others"))
-    if lb.systems and lb.systems[0].judge is not None:
-        cols.append(("judge", f"judge rating (Bradley-Terry) [{ci}]"))
-        cols.append(("wtl", "judge wins/ties/losses"))
-    # what the ranking is by first, then the metrics asked for, then people's other dimensions
+    combined = [(COMBINED_TEST, "combined test: mean difference against the others")] if lb.combined_signals else []
+    judge = ([("judge", f"judge rating (Bradley-Terry) [{ci}]"), ("wtl", "judge wins/ties/losses")]
+             if lb.systems and lb.systems[0].judge is not None else [])
+    # what the ranking is by first, then the combined test and the judge, the metrics asked for, then people's
+    # other dimensions
     first = [lb.ranked_by] if lb.ranked_by in lb.human else []
     gone = unscored_metrics(lb)
     shown = [*first, *(m for m in lb.metrics if m not in gone), *(h for h in lb.human if h not in first)]
-    cols += [(m, f"people: {m[len('human:'):]} mean [{ci}]" if m in lb.human else f"{m} mean [{ci}]") for m in shown]
+    means = [(m, f"people: {m[len('human:'):]} mean [{ci}]" if m in lb.human else f"{m} mean [{ci}]") for m in shown]
+    by = [c for c in means if c[0] == lb.ranked_by]  # a metric's or people's mean orders the systems
+    lead = judge + combined if lb.ranked_by == "judge" else by + combined + judge
+    cols = [("rank", "rank"), ("system", "system"), *lead, *(c for c in means if c not in lead)]
     rows = []
     for e in lb.systems:
         r: dict[str, Any] = {"rank": "-" if e.rank is None else str(e.rank), "system": e.system}

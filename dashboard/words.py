@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import re
 
+from core.engine import META_EVAL_LEAVES_COPIES
 from core.formatting import fmt_list
 
 DISPLAY = {
@@ -157,5 +158,7 @@ _METRIC_IDS = re.compile(r"(?<![\w.-])(" + "|".join(sorted((re.escape(k) for k i
 
 def in_words(text: str) -> str:
     """An engine's note with the metrics it names by id named as the sidebar names them ('mme, the judge read a
-    reply's first 40 SmolLM2 tokens' -> 'MME-CRS, the judge read ...'); file names and other words as they are."""
+    reply's first 40 SmolLM2 tokens' -> 'MME-CRS, the judge read ...') and the command line's flags in the
+    dashboard's terms; file names and other words as they are."""
+    text = text.replace(META_EVAL_LEAVES_COPIES, " (the Correlation page leaves such rows out, as meta-eval does)")
     return _METRIC_IDS.sub(lambda m: DISPLAY[m.group(1)], text)

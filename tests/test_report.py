@@ -566,6 +566,9 @@ def test_no_human_leaves_people_s_ratings_out_of_the_leaderboard(tmp_path, capsy
     board = json.loads(capsys.readouterr().out)
     assert board["ranked_by"] == "bleu" and board["human"] == [] and [s["system"] for s in board["systems"]][:2] == \
         ["good", "mid"] and not any(p["metric"].startswith("human:") for p in board["pairwise"])
+    # 'good' copies its references, and the ranking reads them: said with the warning (it ranked first in silence)
+    assert "the ranking reads references (bleu), so the place of good, which copies its reference in most rows, is " \
+           "by construction" in board["reference_note"]
     assert main(["leaderboard", str(path), "--no-judge", "--metrics", "none", "--no-human"]) == 2
     assert "--no-human leaves the human ratings out" in capsys.readouterr().err
     import core

@@ -94,7 +94,7 @@ def home() -> None:
         st.info(state.plain(as_sentence(shown["shared-references"])))
     notes = dict(verdict.input_notes)  # as on stderr and in every output of compare
     if "reference copy" in notes:  # it changes what the referenced metrics' verdict means
-        st.warning(state.plain(as_sentence(notes.pop("reference copy"))))
+        st.warning(state.plain(as_sentence(words.in_words(notes.pop("reference copy")))))
     if "long response" in notes:  # the judge and MME-CRS read the start of such replies only: beside the verdict
         st.info(state.plain(as_sentence(words.in_words(notes.pop("long response")))))
     if notes:

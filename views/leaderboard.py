@@ -151,7 +151,7 @@ else:
                "rank." + (f" Note: {state.plain(lb.rank_note)}." if lb.rank_note else "")
                + (f" Note: {state.plain(jump)}." if jump else ""))
     if lb.reference_note:
-        st.warning(state.plain(as_sentence(lb.reference_note)))
+        st.warning(state.plain(as_sentence(words.in_words(lb.reference_note))))
     if lb.shared_references_note:
         st.info(state.plain(as_sentence(lb.shared_references_note)))
     unscored = unscored_note(lb, words.name)  # the metrics named as the table's headers name them
@@ -171,10 +171,13 @@ else:
         lo = [0.0 if swept(e) else e.judge["rating"] - e.judge["rating_low"] for e in lb.systems]
         hi = [0.0 if swept(e) else e.judge["rating_high"] - e.judge["rating"] for e in lb.systems]
         title = "Bradley-Terry rating (Elo scale) with 95% interval"
-    elif m == COMBINED_TEST:  # a combined value exists only for a pair: each system's mean against the others, no interval
+    elif m == COMBINED_TEST:  # a combined value exists only for a pair: each system's mean against the others
         x = [e.combined for e in lb.systems]
         lo = hi = [0.0] * len(lb.systems)
-        title = "Combined test: each system's mean difference against the others (the pairs below test them)"
+        title = ("Combined test: each system's mean difference against the others (no interval of its own: "
+                 "the pairs below test them)")
+        fig.add_vline(x=0, line_width=1, line_dash="dot", line_color="gray")  # no preference either way
+        fig.update_xaxes(title_text="standard deviations of the signals' differences (above 0: preferred)")
     else:
         x = [e.metrics[m]["mean"] for e in lb.systems]
         lo = [e.metrics[m]["mean"] - e.metrics[m]["low"] for e in lb.systems]
@@ -195,8 +198,11 @@ else:
                         format_func=lambda c: c if c == "every criterion" else criterion(c))
     cells = [{**c, "metric": criterion(c["metric"])} for c in pairwise_cells(lb)
              if pick == "every criterion" or c["metric"] == pick]
-    st.dataframe(pd.DataFrame(cells).rename(columns=dict(pairwise_columns(lb.level))), hide_index=True,
-                 width="stretch")
+    headers = dict(pairwise_columns(lb.level))
+    ordered = ["metric", "first", "second", "better", *(k for k in headers if k not in ("metric", "first", "second",
+                                                                                        "better"))]
+    # the answer ('better') beside the two systems, before the numbers, so a narrow window shows it
+    st.dataframe(pd.DataFrame(cells, columns=ordered).rename(columns=headers), hide_index=True, width="stretch")
     st.caption(state.plain(pairs_family_note("the Home page's comparison") + "."))
     if lb.dropped:
         with st.expander(f"{len(lb.dropped)} rows left out"):
