@@ -1005,6 +1005,22 @@ def test_the_leaderboard_page_ranks_every_system_of_the_loaded_file(new_app, own
     assert "people's ratings in the input are left out" in lb.rank_note
 
 
+@pytest.mark.slow  # MME-CRS on the toy rows
+def test_the_leaderboard_page_shows_what_ranks_the_systems_first(new_app, own_cache):
+    """With BLEU and MME-CRS the combined test's column exists beside people's, and the page showed it first
+    although people's ratings ranked the systems (the table followed its cells' order, not its columns')."""
+    at = new_app(metrics=("bleu", "mme"))
+    at.session_state["loaded"] = loading.make_loaded("two", _toy_examples(), None, "sysA", "sysB", [b"two"])
+    at.run()
+    at.switch_page("views/leaderboard.py").run()
+    assert not at.exception, at.exception
+    assert at.session_state["leaderboard"].combined_signals == ["bleu", "mme"]
+    assert list(at.dataframe[0].value.columns)[:4] == ["rank", "system", "people: Overall mean [95% CI]",
+                                                      "combined test: mean difference against the others"]
+    next(t for t in at.toggle if t.key.startswith("lb_no_human_")).set_value(True).run()
+    assert at.session_state["leaderboard"].ranked_by == "combined"  # unrated: the combined test orders them
+
+
 def test_the_leaderboard_page_orders_unrated_systems_as_the_verdict_decides(new_app, own_cache, monkeypatch):
     """Without people's ratings the page ranked by the judge's Bradley-Terry rating while the verdict decides on
     its combined test; the demo's precomputed scores and judge: ranked by the combined test, drawn with its chart."""

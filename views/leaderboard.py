@@ -159,7 +159,8 @@ else:
         st.caption(state.plain(as_sentence(unscored)))
     # a metric's display name heads its column ("BLEU mean [95% CI]"); the downloads keep the ids
     headers = {k: words.name(k) + h[len(k):] if k in lb.metrics and h.startswith(k + " ") else h for k, h in cols}
-    st.dataframe(pd.DataFrame(rows).rename(columns=headers), hide_index=True, width="stretch")
+    st.dataframe(pd.DataFrame(rows, columns=[k for k, _ in cols]).rename(columns=headers), hide_index=True,
+                 width="stretch")  # in the columns' order: the ranking criterion first
     for e in lb.systems:
         if e.unranked:
             st.warning(f"{e.system} is not ranked (rank -): {e.unranked}.")
