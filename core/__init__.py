@@ -317,7 +317,7 @@ def _judge_summary(comp: "Comparison", judge: "str | Judge | None", progress: "P
     if judge is None:
         return None
     return summarize_judge(comp, judge_comparison(comp, judge, checkpoint, progress=progress, cache=cache),
-                           **_judge_settings(settings))
+                           people=settings.get("human", True), **_judge_settings(settings))
 
 
 def _checkpoint_for(judge: "str | Judge | None", checkpoint: str | None) -> str | None:

@@ -72,10 +72,11 @@ class JudgeSummary:
 
 def summarize_judge(comp: Comparison, out: JudgeOutput, dimension: str | None = None,
                     votes: Sequence[str | None] | None = None, level: float = LEVEL, n_boot: int = N_BOOT,
-                    seed: int = SEED) -> JudgeSummary:
+                    seed: int = SEED, people: bool = True) -> JudgeSummary:
     """The judge's :class:`JudgeSummary` for the pairs of ``comp``. People's preferences come from ``votes``
     (one 'A' / 'B' / 'tie' / None per pair) or else from the ratings on ``dimension`` (default: the overall
-    one, :func:`preference_dimension`) when both systems carry it. ``level``: the intervals' level and the
+    one, :func:`preference_dimension`) when both systems carry it; ``people`` False (``--no-human``): the ratings
+    are left out, so no agreement with them is measured. ``level``: the intervals' level and the
     winner's threshold (p < 1 - level); ``n_boot`` and ``seed``: the length-controlled rate's resamples."""
     verdicts = list(out.verdict)
     unread = set(out.unparsed)  # pairs the judge could not read (the llm judge's unparsed): no call, not a tie
@@ -89,7 +90,7 @@ def summarize_judge(comp: Comparison, out: JudgeOutput, dimension: str | None = 
     human = None
     if votes is not None:
         human = _agreement("votes", None, None, out, list(votes), level)
-    else:
+    elif people:
         dim = dimension or preference_dimension(comp.examples())
         if dim is not None and any(dim in x.scores for x in comp.a) and any(dim in y.scores for y in comp.b):
             prefs, margin = human_preferences(comp, dim)

@@ -279,7 +279,7 @@ def pairs_family_note(verdict: str = "`compare`") -> str:
     return (f"p (Holm) corrects over the pairs of systems on one criterion; {verdict} on two systems tests that one "
             "pair, so its table calls each metric on its own p (uncorrected) and can name a winner where this says "
             "'no significant difference'; its one-line verdict rests on people's ratings or its combined test (the "
-            "combined test's rows here)")
+            "combined test's rows here, where its signals were computed)")
 
 
 PAIRS_FAMILY_NOTE = pairs_family_note()

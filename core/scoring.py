@@ -291,7 +291,7 @@ class JudgeOutput:
     p_a: np.ndarray  # P(A preferred) after combining both orders
     p_ab: np.ndarray  # single-order estimate from (context, A, B)
     p_ba_flipped: np.ndarray  # 1 - P(first preferred | context, B, A)
-    verdict: list[str]  # "A" | "B" | "tie" (|p_a - 0.5| < tie_margin)
+    verdict: list[str]  # "A" | "B" | "tie" (|p_a - 0.5| < tie_margin) | "unread" (the llm judge: no answer read)
     order_disagreement: float  # share of pairs where p_ab and p_ba_flipped pick different winners
     tie_margin: float
     signature: str = ""

@@ -345,7 +345,7 @@ def test_unparsable_answers_are_asked_once_more_then_listed_never_guessed(llm_en
     assert code == 0, err
     assert server.requests == 12  # each of the 6 orders asked twice
     j = json.loads(out)["judge"]
-    assert j["notes"]["unparsed"] == [0, 1, 2] and j["verdicts"] == ["tie"] * 3
+    assert j["notes"]["unparsed"] == [0, 1, 2] and j["verdicts"] == ["unread"] * 3  # no call: not a tie
     assert j["notes"]["p_from"] == ["unparsed"]
     code, out, err = run_judge(capsys, llm_env, server.url)
     assert code == 0 and "could not read an answer naming either reply in both orders for any of the 3 pairs" in out
@@ -386,7 +386,7 @@ def test_a_pair_read_in_one_order_decides_nothing_and_flips_count_only_pairs_rea
     code, out, err = run_judge(capsys, llm_env, server.url, "--format", "json")
     assert code == 0, err
     j = json.loads(out)["judge"]
-    assert j["notes"]["unparsed"] == [2] and j["verdicts"] == ["tie"] * 3
+    assert j["notes"]["unparsed"] == [2] and j["verdicts"] == ["tie", "tie", "unread"]
     assert j["order_disagreement"] == pytest.approx(1.0)
     import core  # the API's judge output says the same (it counted the unread pair as not flipped: 0.667)
     assert core.judge(CONTEXTS, GOOD, BAD, judge=LLMJudge(LLMSettings(url=server.url, model="fake")),
@@ -425,6 +425,25 @@ def test_a_refusal_whose_words_are_in_the_body_s_detail_is_said_with_them(llm_en
     server = endpoint("detail-400")
     code, out, err = run_judge(capsys, llm_env, server.url, "--llm-retries", "0")
     assert code == 2 and "answered HTTP 400: Server is pinned to '/models/x'; requested 'fake'." in err
+
+
+def test_no_human_leaves_people_s_ratings_out_of_the_judge_s_summary_too(llm_env, endpoint, capsys):
+    """`compare --no-human` still printed 'judge: agreement with human Overall ...': the judge's summary read the
+    ratings the flag leaves out."""
+    import core
+    server = endpoint("ok")
+    a, b = llm_env / "ra.jsonl", llm_env / "rb.jsonl"
+    for path, replies, rating in ((a, GOOD, 4.0), (b, BAD, 2.0)):
+        path.write_text("".join(json.dumps({"id": f"p{i}", "context": c, "response": r, "scores": {"Overall": rating}})
+                                + "\n" for i, (c, r) in enumerate(zip(CONTEXTS, replies))))
+    flags = ["--metrics", "none", "--judge", "llm", "--llm-url", server.url, "--llm-model", "fake", "--quiet",
+             "--format", "json", "--n-boot", "200", "--n-perm", "200"]
+    assert main(["compare", str(a), str(b), *flags]) == 0
+    assert json.loads(capsys.readouterr().out)["judge"]["human"] is not None
+    assert main(["compare", str(a), str(b), *flags, "--no-human"]) == 0
+    assert json.loads(capsys.readouterr().out)["judge"]["human"] is None
+    judge = LLMJudge(LLMSettings(url=server.url, model="fake"))
+    assert core.compare(str(a), str(b), metrics=[], judge=judge, human=False, n_boot=200, n_perm=200).judge.human is None
 
 
 def test_a_page_that_is_not_the_api_is_said_so(llm_env, endpoint, capsys):

@@ -79,7 +79,7 @@ def verdict_from(a: argparse.Namespace, out: str | None, no_metrics: str = "--me
     summary = None
     if judge is not None:
         summary = summarize_judge(comp, judge_comparison(comp, judge, checkpoint, progress=progress), level=a.level,
-                                  n_boot=a.n_boot, seed=a.seed)
+                                  n_boot=a.n_boot, seed=a.seed, people=not a.no_human)
         judge_usage_note(judge)
     verdict = build_verdict(comp, cs, summary, human=not a.no_human, n_boot=a.n_boot, n_perm=a.n_perm,
                             level=a.level, seed=a.seed)

@@ -346,6 +346,9 @@ def openai_module():
     return openai
 
 
+UNREAD = "unread"  # the verdict of a pair whose answers named neither reply (``JudgeOutput.verdict``)
+
+
 class NotAChatCompletion(Exception):
     """The endpoint answered a chat request with something else (a web page, plain text)."""
 
@@ -572,6 +575,8 @@ class LLMJudge(Judge):
         first_ba = [answers[k].p_first for k in keys[len(ctxs):]]
         p_a, p_ab, p_ba, unparsed = combine(first_ab, first_ba)
         out = JudgeOutput.from_probabilities(p_a, p_ab, p_ba, self.tie_margin, self.signature())
+        for i in unparsed:  # no call: not a tie (its P(A) 0.5 decides nothing)
+            out.verdict[i] = UNREAD
         unread = set(unparsed)
         out.order_disagreement = order_disagreement(p_ab, p_ba, [i not in unread for i in range(len(p_a))])
         sources = sorted({answers[k].source for k in keys})
