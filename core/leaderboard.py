@@ -456,7 +456,7 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
     combined_score: dict[str, float] = {}
     if signals:
         rows_c, combined_score = combined_pairs(grid, table, judged or {}, signals, n_boot, n_perm, level, seed)
-        pairwise += with_vetoes(rows_c, pairwise, shipped_policy().policy.vetoes_for(signals), S, metrics, alpha)
+        pairwise += with_vetoes(rows_c, pairwise, shipped_policy().policy.vetoes_for(signals), metrics, alpha)
     if ranked_by not in ("judge", COMBINED_TEST) and not any(math.isfinite(per_metric[s][ranked_by]["mean"]) for s in S):
         scored = [m for m in metrics if any(math.isfinite(per_metric[s][m]["mean"]) for s in S)]
         if rank_by == "auto" and not judged and scored:  # e.g. bleu first on a file without references
@@ -541,7 +541,7 @@ def combined_signals(metrics: Sequence[str], measured_judge: bool) -> tuple[str,
 
 
 def with_vetoes(combined: list[PairwiseRow], others: Sequence[PairwiseRow], vetoes: Sequence[str],
-                systems: Sequence[str], metrics: Sequence[str], alpha: float) -> list[PairwiseRow]:
+                metrics: Sequence[str], alpha: float) -> list[PairwiseRow]:
     """The combined test's pair rows with ``compare``'s vetoes: a pair whose combined winner a veto signal
     (``VerdictPolicy.vetoes_for``) names the other system of, by its own test (its uncorrected p below ``alpha``
     and its interval excluding no difference; the judge: its sign test), has no winner and says which signal
