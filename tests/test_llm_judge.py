@@ -553,13 +553,14 @@ def test_a_real_server_judges_both_orders_and_a_rerun_sends_nothing(llm_env, smo
     assert first.returncode == 0, first.stderr
     assert "this run: 3 pairs to judge with llm (its pace is not known until it has run once here" in first.stderr
     rows = [json.loads(line) for line in out_file.read_text().splitlines()]
-    assert len(rows) == 3 and all(0.0 <= r["p_a"] <= 1.0 and r["verdict"] in ("A", "B", "tie") for r in rows)
+    assert len(rows) == 3 and all(0.0 <= r["p_a"] <= 1.0 and r["verdict"] in ("A", "B", "tie", "unread") for r in rows)
+    assert all((r["verdict"] == "unread") == r["unparsed"] for r in rows)  # a pair without a call is no tie
     usage = [line for line in first.stderr.splitlines() if line.startswith("llm judge (")][-1]
     sent = int(usage.split("): ")[1].split(" requests")[0])
     assert 6 <= sent <= 12  # two orders a pair, each asked at most twice
     unparsed = json.loads(first.stdout)["judge"]["notes"]["unparsed_orders"]  # orders that named neither reply
     again = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
-    sent_again, cached = map(int, re.search(r"\): (\d+) requests \((\d+) answers from the cache\)",
+    sent_again, cached = map(int, re.search(r"\): (\d+) requests \((\d+) answers from the cache[;)]",
                                             again.stderr).groups())
     assert again.returncode == 0 and cached == 6 - unparsed  # every answer that named a reply is read back
     assert unparsed <= sent_again <= 2 * unparsed  # only those that did not are asked again (each at most twice)
