@@ -102,6 +102,18 @@ def test_csv_mapping_and_errors(tmp_path):
         load_csv(p2, mapping=CsvMapping(response="nope", context="ctx"))
 
 
+def test_rows_without_a_system_are_kept_by_number_up_to_a_hundred(tmp_path):
+    """A file of one system names none in every row: the check of rows naming none beside named ones keeps the
+    first hundred rows' numbers and counts the rest, not every row of a large file."""
+    rows = [json.dumps({"context": ["hi"], "response": f"r{i}", **({"system": "s"} if i == 0 else {})})
+            for i in range(103)]
+    with pytest.raises(DataError) as e:
+        load_jsonl(write(tmp_path, "mixed.jsonl", "\n".join(rows)))
+    said = [p.message for p in e.value.problems]
+    assert len(said) == 101 and said[-1] == "is missing or blank in 2 more rows"
+    assert len(load_jsonl(write(tmp_path, "none.jsonl", "\n".join(rows[1:])))) == 102  # none named: the file's name
+
+
 def test_alignment_by_id_and_context_lists_unmatched(tmp_path):
     a = write(tmp_path, "a.jsonl", "\n".join(json.dumps({"id": i, "context": [c], "response": "r"})
                                              for i, c in [("1", "x"), ("2", "y"), ("3", "z")]))

@@ -17,13 +17,16 @@ from core.data.schema import DataError, Example, Problem
 class RowChecker:
     """Collects problems while converting raw records to ``Example``s."""
 
+    SHOWN_UNNAMED = 100  # rows without a system kept by their number; the rest counted (a one-system file: every row)
+
     def __init__(self, file: str):
         self.file = file
         self.problems: list[Problem] = []
         self.aliases: dict[str, str] = {}  # schema field -> the name the file uses for it (DSTC10, columns)
         self.ids: dict[tuple[str, str], int] = {}  # (system, id) -> first row, over every row, broken ones too
         self.first_named_system: tuple[int, str] | None = None  # the first row that names its system, and the name
-        self.rows_naming_no_system: list[int] = []  # rows without a system (or a blank one): the file's name is used
+        self.rows_naming_no_system: list[int] = []  # the first rows without a system (or a blank one), at most
+        self.naming_no_system = 0  # ... SHOWN_UNNAMED of them kept (a file of one system has every row so): all, counted
 
     def claim_id(self, system: str, rid: str, row: int) -> None:
         """Duplicate ids within one system are ambiguous for alignment: the second one is a problem."""
@@ -34,12 +37,15 @@ class RowChecker:
     def add_systems_missing(self) -> None:
         """Once every row is read: rows that name no system in a file whose other rows name theirs are problems
         (the file's name would make a system of them, and a comparison would leave them out unsaid)."""
-        if self.first_named_system is not None:
+        if self.first_named_system is not None and self.naming_no_system:
             first, name = self.first_named_system
             for row in self.rows_naming_no_system:
                 self.add(row, "system", f"is missing or blank, where other rows name theirs (row {first}: {name!r});"
                                         " give every row its system, or none (then the file's name is every row's)")
-            self.first_named_system, self.rows_naming_no_system = None, []  # said once
+            more = self.naming_no_system - len(self.rows_naming_no_system)
+            if more:
+                self.add(None, "system", f"is missing or blank in {more} more rows")
+        self.first_named_system, self.rows_naming_no_system, self.naming_no_system = None, [], 0  # said once
 
     def add(self, row: int | None, fld: str | None, message: str) -> None:
         if fld and self.aliases:
@@ -235,7 +241,9 @@ def example_from_record(chk: RowChecker, rec: Any, row: int, path: str, fallback
     system = rec.get("system", fallback_system)
     if "system" not in rec or isinstance(system, str) and not system.strip():  # a CSV's blank cell too
         system = fallback_system
-        chk.rows_naming_no_system.append(row)
+        chk.naming_no_system += 1
+        if len(chk.rows_naming_no_system) < chk.SHOWN_UNNAMED:
+            chk.rows_naming_no_system.append(row)
     elif isinstance(system, str) and chk.first_named_system is None:
         chk.first_named_system = (row, system)
     if system is None or not isinstance(system, str):
