@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from core.cache import ScoreCache, judge_namespace, pair_key, resolve_cache, row_key
-from core.data import Comparison, Example
+from core.data import NO_RATING_TEXTS, Comparison, Example
 from core.models.device import active_device, device_key, use_device
 from core.models.encoders import MissingModelError, check_models
 from core.progress import Progress
@@ -147,8 +147,10 @@ class BlankTextCount:
     KINDS = ("blank response", "no reference", "blank reference", "reference copy", "missing-value text",
              "unspaced script", "turn marker")
     # (and "longer than N" per reading limit)
-    # what pandas writes for a missing value (``astype(str)``), and what spreadsheets and databases export for one
-    MISSING_TEXTS = frozenset({"nan", "NaN", "<NA>", "NA", "N/A", "#N/A", "NULL", "null", "None"})
+    # a reply that stands for a missing value: a text pandas reads as NA (``core.data.NO_RATING_TEXTS``, which is
+    # what spreadsheets and databases export for one) but the blank one (counted as a blank response), and the
+    # "nan" pandas writes for a missing value (``astype(str)``)
+    MISSING_TEXTS = (NO_RATING_TEXTS - {""}) | {"nan", "NaN"}
     # four or more letters running without a space in a script written so (Han, kana, Thai, Lao, Khmer, Burmese),
     # its full-width punctuation inside the run ("我很好，谢谢你！" is one token to 13a); Korean is written with
     # spaces, and a Japanese word inside an English sentence tokenizes fine

@@ -216,12 +216,11 @@ def unreadable_criterion(by: str, metrics: Sequence[str], measured_judge: bool) 
 def human_criterion(by: str, comp: Comparison) -> str:
     """A 'human:DIM' criterion as the loaded inputs spell DIM ('human:overall' is 'human:Overall' when no other
     dimension differs from it only in case, as the leaderboard's ``--rank-by`` reads it); others as given."""
-    from core.data import dimensions
+    from core.data import case_blind_name, dimensions
     if not by.startswith("human:"):
         return by
-    have, want = dimensions(comp.examples()), by[len("human:"):]
-    alike = [d for d in have if d.casefold() == want.casefold()]
-    return by if want in have or len(alike) != 1 else "human:" + alike[0]
+    found = case_blind_name(by[len("human:"):], dimensions(comp.examples()))
+    return by if found is None else "human:" + found
 
 
 def missing_dimension(by: str, comp: Comparison) -> str | None:

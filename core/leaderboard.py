@@ -46,8 +46,8 @@ import numpy as np
 
 from core import stats
 from core.cache import ScoreCache
-from core.data import (ID_MISMATCH_ADVICE, DataError, Example, Problem, alignment_rule, alignment_words, dimensions,
-                       references_for, repeated_contexts_words, systems_in)
+from core.data import (ID_MISMATCH_ADVICE, DataError, Example, Problem, alignment_rule, alignment_words, case_blind_name,
+                       dimensions, references_for, repeated_contexts_words, systems_in)
 from core.engine import (ScoreTable, check_judge_models, input_notes, is_reference_copy, judge_pairs, judged_from_cache,
                          parse_metrics, reads_references, score_examples)
 from core.formatting import alpha_label, clean_json, fmt_interval, fmt_num, level_label
@@ -354,9 +354,7 @@ def ranking_criterion(grid: SystemGrid, metrics: Sequence[str], judged: bool, ra
         raise ValueError("nothing to rank by: no metric, no judge and no human ratings in the input"
                          + ("" if people or not human_dimensions(grid) else " (they are left out)"))
     if rank_by != "auto":
-        alike = [p for p in present if p.casefold() == rank_by.casefold()]
-        if rank_by not in present and len(alike) == 1:
-            rank_by = alike[0]
+        rank_by = case_blind_name(rank_by, present) or rank_by
         if rank_by not in present:
             raise ValueError(f"rank by {rank_by!r}: not among what this leaderboard has ({', '.join(present)})")
         return rank_by, None

@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from core.data import Example, compare_systems, dimensions, systems_in
+from core.data import Example, case_blind_name, compare_systems, dimensions, systems_in
 from core.engine import is_reference_copy, judge_comparison, score_examples
 from core.scoring import Metric, Options, get_metric
 from core.verdict import (LEVEL, N_BOOT, N_PERM, compare_ratings, compare_values, context_groups,
@@ -151,12 +151,13 @@ def evaluate_dataset(name: str, examples: Sequence[Example], metrics: Sequence[s
     calls, and the combined test's call (``core.verdict_policy.combined_values``, named by
     :func:`combined_name`) for every set of those signals (``combine`` True) or for each set ``combine`` lists
     whose signals were all computed (:func:`policy_combinations` gives the shipped policy's).
-    People's side is read on ``dimension`` (case ignored; a set without it is skipped, and said), by default on
+    People's side is read on ``dimension`` (case ignored where only one dimension matches it, ``core.data.case_blind_name``;
+    a set without it is skipped, and said), by default on
     the set's overall-like dimension (``core.human_preferences.preference_dimension``).
     Each row is scored once (score cache consulted), then sliced per pair."""
     chosen = None
     if dimension is not None:
-        chosen = next((d for d in dimensions(examples) if d.casefold() == dimension.casefold()), None)
+        chosen = case_blind_name(dimension, dimensions(examples))
         if chosen is None:
             if log:
                 log(f"{name}: no human dimension {dimension!r} (it has {dimensions(examples) or 'none'}): skipped")

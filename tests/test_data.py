@@ -529,3 +529,11 @@ def test_a_misspelt_or_renamed_required_field_is_named_with_the_key_the_row_has(
     assert "field 'context': is missing (the row has 'contxt': did you mean 'context'?)" in said
     assert "field 'response': is missing (the row has 'reply': did you mean 'response'?)" in said
     assert "row 3, field 'response': is missing\n" in said + "\n"  # nothing close: no guess
+
+
+def test_a_name_is_found_in_another_case_only_where_one_name_matches():
+    from core.data import case_blind_name
+    assert case_blind_name("overall", ["Overall", "Engaging"]) == "Overall"
+    assert case_blind_name("Overall", ["overall", "Overall"]) == "Overall"  # the exact spelling first
+    assert case_blind_name("OVERALL", ["overall", "Overall"]) is None  # two differ only in case: ambiguous
+    assert case_blind_name("fluency", ["Overall"]) is None

@@ -96,6 +96,17 @@ def systems_in(examples: Iterable[Example]) -> list[str]:
     return list(dict.fromkeys(ex.system for ex in examples))
 
 
+def case_blind_name(wanted: str, names: Iterable[str]) -> str | None:
+    """``wanted`` as ``names`` spell it: itself when present, else the one name equal to it but for case
+    ('overall' finds 'Overall'); None when none is, or when several differ from it only in case (ambiguous). Human
+    dimensions, metric ids and criteria are looked up so by every surface."""
+    names = list(names)
+    if wanted in names:
+        return wanted
+    alike = [n for n in dict.fromkeys(names) if n.casefold() == wanted.casefold()]
+    return alike[0] if len(alike) == 1 else None
+
+
 def dimensions(examples: Iterable[Example]) -> list[str]:
     """Human-score dimensions present, in order of first appearance."""
     out: dict[str, None] = {}
