@@ -250,13 +250,18 @@ class BlankTextCount:
                 f"in pandas or a spreadsheet ('nan', '<NA>', 'N/A', 'NULL', 'None', ...; "
                 f"{self.where('missing-value text')}): it is scored as a reply; if it is a missing value, leave those "
                 "cells empty (a blank reply is null on every metric)")
-        overlap = [m for m in metrics if m in ("bleu", "ubleu", "ubleu_paper", "ruber_ubleu")]
-        if overlap and self.counts["unspaced script"]:
+        splitters: dict[str, list[str]] = {}  # how a metric splits words -> the metrics that split so
+        for m in metrics:
+            how = metric_class(m).splits_words if m in METRICS else None
+            if how:
+                splitters.setdefault(how, []).append(m)
+        if splitters and self.counts["unspaced script"]:
             notes["unspaced script"] = (
                 f"{self.counts['unspaced script']} of {n} rows reply in a script written without spaces (Chinese, "
-                f"Japanese, Thai, Lao, Khmer, Burmese; {self.where('unspaced script')}): {', '.join(overlap)} "
-                f"split{'s' * (len(overlap) == 1)} words at spaces and punctuation (sacrebleu's 13a), so a sentence "
-                "there is one word and matches only whole; every model here (MiniLM, SmolLM2) was trained on English")
+                f"Japanese, Thai, Lao, Khmer, Burmese; {self.where('unspaced script')}): "
+                + "; ".join(f"{', '.join(ms)} split{'s' * (len(ms) == 1)} words {how}" for how, ms in splitters.items())
+                + ", so a sentence there is one word and matches only whole; every model here (MiniLM, SmolLM2) was "
+                "trained on English")
         if self.misnamed:
             notes["misnamed field"] = "; ".join(
                 f"{k} of {n} rows have a field {key!r} that dialeval does not read (did you mean {meant!r}?; "

@@ -82,8 +82,7 @@ def summarize_judge(comp: Comparison, out: JudgeOutput, dimension: str | None = 
     unread = set(out.unparsed)  # pairs the judge could not read (the llm judge's unparsed): no call, not a tie
     read = [i for i in range(len(verdicts)) if i not in unread]
     groups = context_groups(comp.a)
-    win = stats.clustered_win_stats([{"A": 1, "B": -1}.get(verdicts[i], 0) for i in read], [groups[i] for i in read],
-                                    level, n_boot, seed)
+    win = judge_win_stats(verdicts, read, groups, level, n_boot, seed)
     winner = None
     if win.sign_p < 1 - level and win.wins != win.losses:
         winner = "A" if win.wins > win.losses else "B"
@@ -105,6 +104,17 @@ def summarize_judge(comp: Comparison, out: JudgeOutput, dimension: str | None = 
                         len(set(context_groups(comp.a))), out.first_shown, dict(out.notes))
 
 
+def judge_win_stats(verdicts: Sequence[str], read: Sequence[int], groups: Sequence, level: float = LEVEL,
+                    n_boot: int = N_BOOT, seed: int = SEED) -> stats.WinStats:
+    """The judge's wins, ties and losses of A over the pairs ``read`` (``core.stats.clustered_win_stats``, contexts
+    ``groups`` resampled), the pairs put in one order first (``core.stats.canonical_rows``: by context, then call),
+    so its interval does not depend on the order of the input's rows."""
+    outcome = [{"A": 1, "B": -1}.get(verdicts[i], 0) for i in read]
+    ctx = [groups[i] for i in read]
+    order = stats.canonical_rows(ctx, outcome)
+    return stats.clustered_win_stats([outcome[k] for k in order], [ctx[k] for k in order], level, n_boot, seed)
+
+
 def reply_length(text: str) -> int:
     """A reply's length in words (whitespace-separated tokens): the length every slice and control uses."""
     return len(text.split())
@@ -113,13 +123,16 @@ def reply_length(text: str) -> int:
 def judge_length_controlled(comp: Comparison, verdicts: Sequence[str], level: float = LEVEL,
                             n_boot: int = N_BOOT, seed: int = SEED) -> stats.LengthControlled:
     """The judge's win rate of A at equal reply length: its A / B calls (ties left out) regressed on the
-    length difference A - B in words (``core.stats.length_controlled_win_rate``), contexts resampled."""
+    length difference A - B in words (``core.stats.length_controlled_win_rate``), contexts resampled; the calls put
+    in one order first (``core.stats.canonical_rows``), so the interval does not depend on the order of the rows."""
     keep = [i for i, v in enumerate(verdicts) if v in ("A", "B")]
     groups = context_groups(comp.a)
-    return stats.length_controlled_win_rate(
-        [1.0 if verdicts[i] == "A" else 0.0 for i in keep],
-        [reply_length(comp.pairs[i][0].response) - reply_length(comp.pairs[i][1].response) for i in keep],
-        [groups[i] for i in keep], n_boot=n_boot, seed=seed, level=level)
+    won = [1.0 if verdicts[i] == "A" else 0.0 for i in keep]
+    longer = [reply_length(comp.pairs[i][0].response) - reply_length(comp.pairs[i][1].response) for i in keep]
+    ctx = [groups[i] for i in keep]
+    order = stats.canonical_rows(ctx, won, longer)
+    return stats.length_controlled_win_rate([won[k] for k in order], [longer[k] for k in order],
+                                            [ctx[k] for k in order], n_boot=n_boot, seed=seed, level=level)
 
 
 def _agreement(source: str, dimension: str | None, margin: float | None, out: JudgeOutput,

@@ -54,6 +54,7 @@ from core.formatting import alpha_label, clean_json, fmt_interval, fmt_num, leve
 from core.progress import Progress, within
 from core.scoring import Judge, JudgeOutput, Options, judge_choice, metric_class
 from core.settings import SEED
+from core.judge_summary import judge_win_stats
 from core.verdict import (LEVEL, N_BOOT, N_PERM, canonical_order, compare_values, context_groups,
                           human_tie_margin, preference_dimension)
 from core.verdict_policy import COMBINED_TEST, combined_values, is_measured_judge, judge_name, shipped_policy
@@ -433,10 +434,17 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
                 second.append(j)
                 outcome.append(1.0 if v == "A" else 0.0 if v == "B" else 0.5)
                 bt_groups.append(groups[k])
-            ws = stats.clustered_win_stats([{"A": 1, "B": -1}.get(out.verdict[k], 0) for k in read],
-                                           [groups[k] for k in read], level, n_boot, seed)
+            ws = judge_win_stats(out.verdict, read, groups, level, n_boot, seed)
             jrows.append(((i, j), ws))
-        bt = stats.bradley_terry_ratings(S, first, second, outcome, bt_groups, n_boot, seed, level)
+        # one order of the comparisons whatever the order of the rows (each pair named by its systems' names in
+        # order, then by context and outcome), so the resampled contexts, and the intervals, are the same
+        for k, (i, j) in enumerate(zip(first, second)):
+            if S[i] > S[j]:
+                first[k], second[k], outcome[k] = j, i, 1.0 - outcome[k]
+        order = stats.canonical_rows(bt_groups, [S[i] for i in first], [S[j] for j in second], outcome)
+        bt = stats.bradley_terry_ratings(S, [first[k] for k in order], [second[k] for k in order],
+                                         [outcome[k] for k in order], [bt_groups[k] for k in order], n_boot, seed,
+                                         level)
         for k, s in enumerate(S):
             wins = sum(ws.wins if i == k else ws.losses for (i, j), ws in jrows if k in (i, j))
             losses = sum(ws.losses if i == k else ws.wins for (i, j), ws in jrows if k in (i, j))

@@ -1,7 +1,7 @@
 """A name -> thing registry filled by decorators in the modules of one package.
 
-Metrics (``core.metrics``), judges (``core.judges``), trainers (``core.training``) and CLI commands
-(``core.cli``) each have one: adding one is adding a module that registers its name; nothing else changes.
+Metrics (``core.metrics``), judges (``core.judges``), trainers (``core.training``), CLI commands (``core.cli``)
+and scoring backends (``core.backends``) each have one: adding one is adding a module that registers its name; nothing else changes.
 The package's modules are imported the first time the registry is asked for a name, so a module that
 registers something is never imported by name anywhere else.
 """

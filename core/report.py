@@ -169,7 +169,7 @@ def judge_lines(v: "Verdict") -> list[str]:
     read = (f"{w.wins + w.ties + w.losses} pairs it read ({len(j.unparsed)} of the {j.n} unparsed)" if j.unparsed
             else f"{j.n} pairs")
     lines = [f"judge: prefers A in {w.wins}, B in {w.losses}, tie in {w.ties} of {read}; win rate of A "
-             f"{fmt_num(w.rate)} (ties excluded; {level_label(v.level)} Wilson {fmt_bounds(w.low, w.high)}, "
+             f"{fmt_num(w.rate)} (ties excluded; {level_label(v.level)} {w.interval} {fmt_bounds(w.low, w.high)}, "
              f"sign test p {fmt_num(w.sign_p, p=True)}; ties counted half: {fmt_num(w.ties_split)}) -> "
              f"{j.better(v.system_a, v.system_b)}{_judge_could_miss(v)}",
              f"judge: orders A|B and B|A disagreed on {fmt_num(j.order_disagreement)} of the pairs before combining "

@@ -135,6 +135,10 @@ class Metric(ABC):
     """Whether its scores come from MiniLM sentence encodings (``core.models.encoders.minilm_forward``), which
     ``DIALEVAL_PRECISION=bfloat16`` computes in bfloat16: its signature then says so (:class:`Signature`) and
     its passes run on ``SMOLLM_THREADS`` (:func:`fixed_pass_threads`)."""
+    splits_words: ClassVar[str | None] = None
+    """How its score splits a reply into words where it counts matching words (``"at spaces and punctuation
+    (sacrebleu's 13a)"``), or ``None`` when it does not: a reply in a script written without spaces is then one
+    word to it, which the input notes say (``core.engine.BlankTextCount``)."""
     reads_response: ClassVar[tuple[int, str] | None] = None
     """About how many words of a response its models read, and the limit in their own units (e.g. ``(24, "32
     MiniLM word pieces")``); ``None``: all of it. A longer response's rest does not move its score, which the

@@ -253,13 +253,10 @@ class Verdict:
 def canonical_order(a: Sequence[float], b: Sequence[float], groups: Sequence) -> np.ndarray:
     """Indices that sort the pairs by their context group (as text), then A's and B's values (NaN last): the
     same pairs in any input order come out in one order."""
-    def value(x: float) -> tuple[int, float]:
-        return (1, 0.0) if math.isnan(x) else (0, x)
     fa, fb = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if not len(fa) == len(fb) == len(groups):
         raise ValueError(f"{len(fa)} values of A, {len(fb)} of B and {len(groups)} groups: one each per pair")
-    keys = [(str(g), value(float(x)), value(float(y))) for g, x, y in zip(groups, fa, fb)]
-    return np.array(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.int64)
+    return stats.canonical_rows(groups, fa, fb)
 
 
 def compare_values(name: str, kind: str, a: Sequence[float], b: Sequence[float], groups: Sequence, *,
@@ -423,11 +420,28 @@ def build_verdict(comp: Comparison, cs: "ComparisonScores | None" = None, judge:
                    context_mismatches=comp.context_mismatches(), reference_copies=copies,
                    alignment_note=comp.alignment_note, one_sided_ratings=one_sided_ratings(comp) if human else {},
                    shared_references={k: n for k, n in comp.shared_references.items() if n},
-                   input_notes=input_notes(comp.examples(), cs.metrics if cs is not None else [],
-                                           judged=_judge_registered(judge)),
+                   input_notes=comparison_notes(comp, cs.metrics if cs is not None else [],
+                                                _judge_registered(judge)),
                    combined=combined, combined_signals=list(differences),
                    blank_replies={"A": sum(is_blank(a.response) for a, _ in comp.pairs),
                                   "B": sum(is_blank(b.response) for _, b in comp.pairs)})
+
+
+def comparison_notes(comp: Comparison, metrics: Sequence[str], judged: "bool | str") -> dict[str, str]:
+    """``core.engine.input_notes`` over both systems' rows. Rows read from files name their file and row; rows
+    handed over in memory (``core.compare_replies``: ``item N``, N their index in the list) are counted per system
+    and each system's note is named (``v1: 2 of 60 rows ...; v2: ...``), a note both sides give alike (the
+    references they share) once, so an index is never ambiguous."""
+    if any(ex.source for ex in comp.examples()):
+        return input_notes(comp.examples(), metrics, judged=judged)
+    sides = {comp.system_a: input_notes(comp.a, metrics, judged=judged),
+             comp.system_b: input_notes(comp.b, metrics, judged=judged)}
+    out = {}
+    for kind in dict.fromkeys(k for notes in sides.values() for k in notes):
+        said = {system: notes[kind] for system, notes in sides.items() if kind in notes}
+        out[kind] = (next(iter(said.values())) if len(said) == 2 and len(set(said.values())) == 1
+                     else "; ".join(f"{system}: {note}" for system, note in said.items()))
+    return out
 
 
 def _judge_registered(judge: JudgeSummary | None) -> "bool | str":

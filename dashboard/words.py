@@ -156,9 +156,23 @@ _METRIC_IDS = re.compile(r"(?<![\w.-])(" + "|".join(sorted((re.escape(k) for k i
                                                           key=len, reverse=True)) + r")(?![\w-]|\.\w)")
 
 
+# pasted text goes by a file name (its extension says how to read it: views/upload.py); a person reads these words
+PASTED = {"one": "the pasted text", "a": "the pasted text (system A)", "b": "the pasted text (system B)"}
+
+
+def pasted_in_words(text: str) -> str:
+    """``text`` with the file names pasted text goes by (``pasted-a.txt``) said as :data:`PASTED` says them."""
+    for slot, said in PASTED.items():
+        for ext in (".txt", ".csv"):
+            text = text.replace(f"pasted-{slot}{ext}", said)
+    return text
+
+
 def in_words(text: str) -> str:
     """An engine's note with the metrics it names by id named as the sidebar names them ('mme, the judge read a
-    reply's first 40 SmolLM2 tokens' -> 'MME-CRS, the judge read ...') and the command line's flags in the
-    dashboard's terms; file names and other words as they are."""
+    reply's first 40 SmolLM2 tokens' -> 'MME-CRS, the judge read ...'), the command line's flags in the
+    dashboard's terms and pasted text's file names as the upload page says them (:func:`pasted_in_words`); other
+    file names and words as they are."""
+    text = pasted_in_words(text)
     text = text.replace(META_EVAL_LEAVES_COPIES, " (the Correlation page leaves such rows out, as meta-eval does)")
     return _METRIC_IDS.sub(lambda m: DISPLAY[m.group(1)], text)

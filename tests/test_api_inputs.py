@@ -448,3 +448,17 @@ def test_a_csv_s_columns_are_mapped_in_the_api_as_on_the_command_line_and_a_one_
     assert str(core.rank(str(path), columns=columns, metrics="bleu", judge=False)).startswith("2 systems on 6 shared")
     with pytest.raises(ValueError, match=r"map it with --columns system=COLUMN .*its columns: turn_id, bot, history"):
         core.compare(str(path), columns={"context": "history", "response": "reply"}, **fast)
+
+
+def test_compare_replies_notes_name_the_system_whose_item_it_is():
+    """Rows handed over in memory are items of a list: the verdict's notes say whose (both sides' 'item 2' were
+    listed together, so a user could not tell which reply to look at); a note both sides give alike, once."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        v = core.compare_replies([["hi"], ["yo"], ["hey"]] * 3, ["nan", "ok", "", "a", "b", "c", "d", "e", "f"],
+                                 ["x", "N/A", "y", "z", "w", "q", "r", "s", "t"], references=[["hello"]] * 8 + [[]],
+                                 metrics="bleu", judge=False, system_a="v1", system_b="v2")
+    assert v.input_notes["blank response"].startswith("v1: 1 of 9 rows have a blank response (item 2)")
+    missing = v.input_notes["missing-value text"]
+    assert missing.startswith("v1: 1 of 9 rows") and "item 0" in missing and "; v2: 1 of 9 rows" in missing
+    assert v.input_notes["no reference"].startswith("1 of 9 rows have no reference (item 8)")  # shared: said once

@@ -1157,3 +1157,44 @@ def test_the_judge_is_named_when_a_clause_before_it_named_the_other_system(monke
     s = v.sentence
     assert s.startswith("mid is better than good: people rate it higher on Overall"), s
     assert "; but the combined evidence of bleu favours good" in s and "prefers mid in 83 %" in s, s
+
+
+def test_the_judges_intervals_do_not_depend_on_the_order_of_the_rows():
+    """The judge's win-rate interval (contexts shared by several pairs), its length-controlled rate and the
+    leaderboard's Bradley-Terry intervals: the same rows in another order give the same numbers (they numbered the
+    contexts by first appearance, so a reversed file moved them in the third digit)."""
+    from core.leaderboard import build_leaderboard, shared_contexts
+    rng = np.random.default_rng(5)
+    exs = []
+    for i in range(36):  # 12 contexts, each answered three times by every system, without ids
+        ctx = [f"what about topic {i % 12}?"]
+        for system in ("U", "V", "W"):
+            exs.append(Example(f"{system}{i}", system, ctx, " ".join(rng.choice(WORDS, int(rng.integers(2, 12)))),
+                               ["the cat"], has_id=False))
+
+    def p_of(a: str, b: str) -> float:  # a judge that reads the two replies only, as a real one does
+        return 0.5 + 0.45 * math.tanh((len(a) - len(b)) / 20 + (hash_words(a) - hash_words(b)))
+
+    def hash_words(text: str) -> float:
+        return sum(WORDS.index(w) for w in text.split()) % 7 / 7
+
+    def summary(rows):
+        comp = _comparison(rows, "U", "V")
+        s = summarize_judge(comp, _judged([p_of(a.response, b.response) for a, b in comp.pairs]))
+        return s.win, (s.length_controlled.rate, s.length_controlled.low, s.length_controlled.high)
+
+    def board(rows):
+        grid = shared_contexts(rows, ["U", "V", "W"])
+        judged = {(i, j): _judged([p_of(a, b) for a, b in zip(ra, rb)])
+                  for i, j, _, ra, rb in grid.system_pairs()}
+        lb = build_leaderboard(grid, score_examples(grid.examples(), ["bleu"]), judged, n_boot=300, n_perm=300)
+        return {e.system: e.judge for e in lb.systems}
+
+    # other orders of the contexts (answers to one context keep their order: they pair in it) and of the systems
+    place = dict(zip(range(12), np.random.default_rng(1).permutation(12)))
+    orders = [exs, sorted(exs, key=lambda e: (e.system, e.context)), sorted(exs, key=lambda e: e.context, reverse=True),
+              sorted(exs, key=lambda e: place[int(e.context[0].split()[-1][:-1])])]
+    first = summary(orders[0])
+    assert first[0].interval == "context bootstrap" and first[0].low < first[0].rate < first[0].high
+    assert all(summary(rows) == first for rows in orders[1:])
+    assert all(board(rows) == board(orders[0]) for rows in orders[1:])

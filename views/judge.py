@@ -71,7 +71,8 @@ if data is not None and ok:
         c1, c2, c3 = st.columns(3)
         # a short label (a long one was cut at 800 px, hiding which system is A); the system named below it
         c1.metric("Win rate of A", f"{summ.win.rate:.1%}",
-                  help="the judge: wins of A / (wins of A + wins of B), ties excluded; Wilson 95% interval below")
+                  help=f"the judge: wins of A / (wins of A + wins of B), ties excluded; {summ.win.interval} 95% "
+                       "interval below")
         c1.text(f"A = {comp.system_a}; between {summ.win.low:.1%} and {summ.win.high:.1%} (95%); ties counted "
                 f"half: {summ.win.ties_split:.1%}")
         lc = summ.length_controlled

@@ -4,7 +4,7 @@ from pathlib import Path
 import streamlit as st
 
 from core.data import FORMATS, CsvMapping, DataError, alignment_words, systems_in
-from dashboard import csv_columns, loading, state
+from dashboard import csv_columns, loading, state, words
 
 st.session_state["_page"] = "upload"
 st.title("Upload two systems")
@@ -29,18 +29,6 @@ mode = st.radio("Input", ["One file with several systems", "Two files (system A,
 fmt_choice = st.selectbox("Format", ["detect"] + list(FORMATS), key="upload_format",
                           help="detect: from the extension, then from the first character")
 fmt = None if fmt_choice == "detect" else fmt_choice
-
-
-# pasted text goes by a file name (its extension says how to read it); a person reads these words instead
-PASTED = {"one": "the pasted text", "a": "the pasted text (system A)", "b": "the pasted text (system B)"}
-
-
-def shown(text: str) -> str:
-    """``text`` with the file names pasted text goes by (``pasted-a.txt``) said as :data:`PASTED` says them."""
-    for slot, said in PASTED.items():
-        for ext in (".txt", ".csv"):
-            text = text.replace(f"pasted-{slot}{ext}", said)
-    return text
 
 
 def read_slot(label: str, pasted_label: str, slot: str) -> tuple[str, bytes] | None:
@@ -68,7 +56,7 @@ def csv_mapping_widgets(name: str, data: bytes, slot: str) -> tuple[bool, CsvMap
     if not any(h.strip() for h in header):  # empty: nothing to map; the loader says what is wrong
         return False, None
     guess = csv_columns.guess_csv_mapping(header, rows)
-    st.caption("CSV column mapping for " + state.plain(shown(name)) + " (guessed from the column names and contents; "
+    st.caption("CSV column mapping for " + state.plain(words.pasted_in_words(name)) + " (guessed from the column names and contents; "
                "change any choice)")
     cols = st.columns(5)
     none = "(none)"
@@ -117,8 +105,8 @@ def csv_mapping_widgets(name: str, data: bytes, slot: str) -> tuple[bool, CsvMap
 
 def show_problems(err: DataError) -> None:
     """Every problem with file, row and field; the previously loaded data stays loaded."""
-    rows = [{"file": shown(Path(p.file).name) if p.file else "", "row": "" if p.row is None else str(p.row),
-             "field": p.field or "", "problem": shown(p.message)} for p in err.problems]
+    rows = [{"file": words.pasted_in_words(Path(p.file).name) if p.file else "", "row": "" if p.row is None else str(p.row),
+             "field": p.field or "", "problem": words.pasted_in_words(p.message)} for p in err.problems]
     st.error(f"{state.counted(len(rows), 'problem')} in the upload; nothing new was loaded. Fix "
              f"{'it' if len(rows) == 1 else 'them'} and upload again.")
     st.dataframe(rows, hide_index=True, width="stretch")
@@ -150,7 +138,7 @@ if len(inputs) == len(slots) and not waiting:
         show_problems(e)
     for slot, (name, data, mapping) in inputs.items():
         if mapping is not None and slot in parsed:
-            st.caption(f"How {state.plain(shown(name))} reads (first rows): check that the contexts split into turns")
+            st.caption(f"How {state.plain(words.pasted_in_words(name))} reads (first rows): check that the contexts split into turns")
             st.dataframe(csv_columns.csv_preview(parsed[slot]), hide_index=True, width="stretch")
 
 
@@ -185,7 +173,7 @@ if parsed:
             if sa == sb:
                 st.warning("System A and system B are the same system: choose two different ones.")
             elif st.button("Compare these two systems", type="primary", key="use_one"):
-                use(shown(inputs["one"][0]), ["one"], sa, sb)
+                use(words.pasted_in_words(inputs["one"][0]), ["one"], sa, sb)
     else:
         ea, eb = parsed["a"], parsed["b"]
         c1, c2 = st.columns(2)
@@ -195,7 +183,7 @@ if parsed:
             st.warning("The two files are identical and the same system is chosen in both: comparing a system with "
                        "itself finds no difference.")
         if st.button("Compare these two systems", type="primary", key="use_two"):
-            use(shown(f"{inputs['a'][0]} + {inputs['b'][0]}"), ["a", "b"], sa, sb)
+            use(words.pasted_in_words(f"{inputs['a'][0]} + {inputs['b'][0]}"), ["a", "b"], sa, sb)
 
 data = state.loaded()
 if data is not None:
@@ -207,6 +195,6 @@ if data is not None:
             f"human dimensions: {', '.join(data.dimensions) or 'none'}")
     if data.comparison.unmatched_a or data.comparison.unmatched_b:
         st.warning("Rows without a partner (not scored):")
-        st.text(shown("\n".join(data.comparison.describe_unmatched()[:100])))
+        st.text(words.pasted_in_words("\n".join(data.comparison.describe_unmatched()[:100])))
     st.page_link(state.PAGES["home"], label="See the verdict")
     st.page_link(state.PAGES["scores"], label="See the scores")

@@ -123,11 +123,20 @@ class Backend(ABC):
 
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
+    takes_workers: ClassVar[bool] = False
+    """Whether it reads ``workers`` and ``address`` (``--workers``, ``--address``); one that does not refuses them,
+    so a run never seems to spread over workers it does not start."""
 
     def __init__(self, workers: int | None = None, address: str | None = None, pass_threads: int | None = None):
-        """``pass_threads``: the torch threads the job's metrics always run their passes on
+        """``workers``, ``address``: how many workers to start, or the cluster to join (only where
+        :attr:`takes_workers`); ``pass_threads``: the torch threads the job's metrics always run their passes on
         (``core.scoring.fixed_pass_threads``; SmolLM2's 2 for MME), so a backend can give each worker as many
         CPUs; ``None`` when every metric follows ``DIALEVAL_THREADS``."""
+        if not self.takes_workers and (workers is not None or address is not None):
+            takers = [n for n, cls in BACKENDS.items() if cls.takes_workers]
+            raise BackendError(f"--workers and --address are for --backend {' or '.join(takers) or '(none here)'}; "
+                               f"--backend {self.name} starts no workers (DIALEVAL_THREADS sets the torch threads "
+                               "of what runs in this process)")
         self.workers = workers
         self.address = address
         self.pass_threads = pass_threads

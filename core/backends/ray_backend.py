@@ -122,6 +122,7 @@ class RayBackend(Backend):
 
     description = ('a Ray cluster: started here with --workers N, or joined with --address (pip install '
                    '"dialeval[ray]")')
+    takes_workers = True
 
     def __init__(self, workers: int | None = None, address: str | None = None, pass_threads: int | None = None):
         super().__init__(workers, address, pass_threads)

@@ -33,6 +33,7 @@ from core.data import Example
 from core.progress import Progress, tick
 from core.scoring import Metric, MetricResult, Options, Signature, register_metric
 
+SPLITS_WORDS = "at spaces and punctuation (sacrebleu's 13a)"  # the default tokenizer's words (Metric.splits_words)
 SMOOTH_DEFAULTS = {"none": None, "floor": 0.1, "add-k": 1, "exp": None}
 _TOKENIZERS = {"13a": ("sacrebleu.tokenizers.tokenizer_13a", "Tokenizer13a"),
                "none": ("sacrebleu.tokenizers.tokenizer_none", "NoneTokenizer")}
@@ -210,6 +211,7 @@ class BleuScorer:
 class BLEU(Metric):
     description = "BLEU-N (default N=2) against the example's own references; sacrebleu-compatible, 0-100"
     needs_references = True
+    splits_words = SPLITS_WORDS
 
     def __init__(self, options: Options | None = None, max_order: int = 2, smooth: str = "exp",
                  smooth_value: float | None = None, tokenize: str = "13a", lowercase: bool = False):

@@ -39,7 +39,7 @@ import numpy as np
 
 from core.data import Example
 from core.progress import Progress, tick
-from core.metrics.bleu import BleuScorer
+from core.metrics.bleu import SPLITS_WORDS, BleuScorer
 from core.models.checkpoints import short_hash
 from core.models.retrieval import DEFAULT_RETRIEVER, RETRIEVERS, get_retriever, normalize, pool_key
 from core.scoring import Metric, MetricResult, Options, Signature, register_metric
@@ -72,6 +72,7 @@ class UBleu(Metric):
     description = ("υBLEU: ΔBLEU-2 with 50 retrieved + original references, each retrieved one weighted by its "
                    "MiniLM similarity to the reference (0-100)")
     needs_references = True
+    splits_words = SPLITS_WORDS
     option_names = ("pool", "retriever")
 
     def __init__(self, options: Options | None = None, k: int = 50, rated: bool = True, parrot: bool = False,

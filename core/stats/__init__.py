@@ -51,7 +51,7 @@ detectable differences, Holm), ``win_rates`` (Wilson, sign test, clustered and l
 from __future__ import annotations
 
 from core.stats.bootstrap import (LEVEL, MAX_RESAMPLES, MIN_BOOT, N_BOOT, N_PERM, MIN_RESAMPLED, RESAMPLE_CHUNK, bootstrap_means,
-                                  check_settings, cluster_counts, finite_pairs, group_codes, has_repeats, mean_ci,
+                                  canonical_rows, check_settings, cluster_counts, finite_pairs, group_codes, has_repeats, mean_ci,
                                   n_units, percentile_interval)
 from core.stats.correlation import (FEW_SYSTEMS, METHODS, Correlation, SystemCorrelation, bootstrap_correlations,
                                     correlate, point_correlation, system_correlation, weighted_midranks,
@@ -68,7 +68,7 @@ __all__ = ["BT_RIDGE", "BradleyTerry", "Correlation", "ELO_BASE", "ELO_SCALE", "
            "FEW_SYSTEMS", "FIT_FLOATS", "LengthControlled", "LEVEL", "MAX_RESAMPLES", "METHODS", "MIN_BOOT", "N_BOOT", "N_PERM", "MIN_RESAMPLED",
            "NO_DIFF", "POWER", "PairedResult", "RESAMPLE_CHUNK", "SystemCorrelation", "WinStats",
            "approximate_randomization", "bootstrap_correlations", "bootstrap_means", "bradley_terry",
-           "bradley_terry_ratings", "can_be_significant", "check_settings", "cluster_counts", "clustered_win_stats",
+           "bradley_terry_ratings", "can_be_significant", "canonical_rows", "check_settings", "cluster_counts", "clustered_win_stats",
            "correlate", "detectable_difference", "finite_pairs", "group_codes", "has_repeats", "holm",
            "length_controlled_win_rate", "logistic_fits", "mean_ci", "n_units", "paired_bootstrap",
            "paired_comparison", "percentile_interval", "point_correlation", "sign_test", "system_correlation",

@@ -52,6 +52,22 @@ def check_settings(n_boot: int, n_perm: int | None = None, level: float | None =
         raise ValueError(f"seed={seed!r}: a seed is a whole number >= 0")
 
 
+def canonical_rows(groups: Sequence[Hashable], *columns: Sequence[Any]) -> np.ndarray:
+    """Indices that sort rows by their group (as text), then by each column in turn (numbers NaN last; other
+    values as text): the same rows in any input order come out in one order, so the clusters a bootstrap numbers
+    by first appearance (:func:`group_codes`), its draws, and every interval and p drawn from them do not depend on
+    the order of the input's rows."""
+    def value(x: Any) -> tuple[int, Any]:
+        if isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool):
+            return (1, 0.0) if math.isnan(x) else (0, float(x))
+        return (2, str(x))
+    n = len(groups)
+    if any(len(c) != n for c in columns):
+        raise ValueError(f"{n} groups and columns of {', '.join(str(len(c)) for c in columns)} values: one each per row")
+    keys = [(str(g), *(value(c[i]) for c in columns)) for i, g in enumerate(groups)]
+    return np.array(sorted(range(n), key=keys.__getitem__), dtype=np.int64)
+
+
 def group_codes(groups: Sequence[Hashable] | np.ndarray | None, n: int) -> tuple[np.ndarray, int]:
     """Integer cluster codes 0..G-1 for ``groups`` (None: every row its own cluster)."""
     if groups is None:

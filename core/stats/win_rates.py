@@ -36,8 +36,9 @@ def wilson_bounds(phat: float, n: int, level: float = 0.95) -> tuple[float, floa
 @dataclass
 class WinStats:
     """A's wins, ties and losses over n paired items: ``rate`` = wins / (wins + losses) (a tie is never a win)
-    with its Wilson interval [``low``, ``high``], ``sign_p`` the two-sided exact sign test on the same counts,
-    and ``ties_split`` = (wins + ties / 2) / n for readers who count a tie as half."""
+    with its interval [``low``, ``high``] (``interval`` names it: ``"Wilson"`` for independent items, ``"context
+    bootstrap"`` where items share contexts, :func:`clustered_win_stats`), ``sign_p`` the two-sided exact sign test
+    on the same counts, and ``ties_split`` = (wins + ties / 2) / n for readers who count a tie as half."""
 
     wins: int
     ties: int
@@ -47,6 +48,7 @@ class WinStats:
     high: float
     sign_p: float
     ties_split: float
+    interval: str = "Wilson"
 
 
 def win_stats(wins: int, ties: int, losses: int, level: float = 0.95) -> WinStats:
@@ -95,7 +97,7 @@ def clustered_win_stats(outcome: Sequence[int], groups: Sequence[Hashable] | Non
         low, high = min(low, w_low), max(high, w_high)
     n = len(o)
     return WinStats(wins, ties, losses, wins / (wins + losses) if wins + losses else math.nan, low, high, sign_p,
-                    (wins + ties / 2) / n if n else math.nan)
+                    (wins + ties / 2) / n if n else math.nan, "context bootstrap")
 
 
 EXACT_SIGN_TEST = 20_000  # up to this many decided pairs the sign test sums exact binomial coefficients
