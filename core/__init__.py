@@ -470,7 +470,8 @@ def gate(input_a: str, input_b: str | None = None, system_a: str | None = None, 
     may list several, comma-separated; default: what the verdict decides on); ``require``: 'not-worse',
     'non-inferior' (with ``margin``) or 'better'; the rest as :func:`compare` takes them."""
     from core.gating import (REQUIREMENTS, criterion_name, file_order_note, gate_comparison, human_criterion,
-                             is_combined, missing_dimension, unchanged_candidate_note, unreadable_criterion)
+                             is_combined, missing_dimension, unchanged_candidate_note, unreadable_criterion,
+                             untrusted_criteria_notes)
     from core.scoring import judge_choice
     if require not in REQUIREMENTS:
         raise ValueError(f"require={require!r}: choose one of {', '.join(REQUIREMENTS)}")
@@ -484,11 +485,12 @@ def gate(input_a: str, input_b: str | None = None, system_a: str | None = None, 
         try:  # a criterion nothing here computes is said before anything is scored, as the command says it
             name = criterion_name(name, chosen is not None, settings.get("human", True))
             why = unreadable_criterion(name, scored, measured)
-        except ValueError as e:
+        except (KeyError, ValueError) as e:  # KeyError: an unknown name (core.registry.UnknownName)
             raise ValueError(f"by={name!r}: {e}") from None
         if why is not None:
             raise ValueError(f"by={name!r}: {why}" + ("" if is_combined(name) else "; add it to metrics="))
         names.append(name)
+    _warn_notes(untrusted_criteria_notes(names, "by="))
 
     def dimensions_there(comp: "Comparison") -> None:
         for name in names:
@@ -500,11 +502,12 @@ def gate(input_a: str, input_b: str | None = None, system_a: str | None = None, 
             _warn_notes([file_order_note(comp, "system_a= and system_b=")])
     comp, cs, verdict = _compared(input_a, input_b, system_a, system_b, metrics, judge, options, progress, cache,
                                   checkpoint, settings, "gate", columns, dimensions_there)
-    unchanged = unchanged_candidate_note(verdict, require)
+    result = gate_comparison(comp, {m: list(cs.a(m)) for m in cs.metrics}, verdict,
+                             list(dict.fromkeys(names)) or None, require, margin)
+    unchanged = unchanged_candidate_note(verdict, require, result.passed)
     if unchanged:
         _warn_notes([unchanged])
-    return gate_comparison(comp, {m: list(cs.a(m)) for m in cs.metrics}, verdict, list(dict.fromkeys(names)) or None,
-                           require, margin)
+    return result
 
 
 def _paths(inputs: Sequence[Any], what: str) -> list[str]:

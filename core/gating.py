@@ -38,7 +38,9 @@ by simulation that planted differences of the stated size are detected at about 
 """
 from __future__ import annotations
 
+import difflib
 import math
+import re
 from dataclasses import asdict, dataclass, replace
 from statistics import NormalDist
 from typing import Any, Sequence
@@ -191,10 +193,41 @@ def criterion_name(by: str, judged: bool, human: bool = True) -> str:
         return by
     if is_combined(by):
         return by
-    names = parse_metrics([by])
+    try:
+        names = parse_metrics([by])
+    except KeyError as e:  # not a metric: a near criterion's name ('judg' is judge) is said, with what a criterion is
+        from core.registry import UnknownName
+        from core.scoring import available_metrics
+        close = difflib.get_close_matches(by.casefold(), [JUDGE, COMBINED, *available_metrics()], 1, 0.6)
+        if close and close[0] in (JUDGE, COMBINED):
+            raise UnknownName(f"unknown criterion {by!r} (did you mean {close[0]!r}?); a criterion is judge, "
+                              "combined, human:DIM or a metric") from None
+        raise UnknownName(f"{e.args[0] if e.args else e}; or judge, combined, human:DIM") from None
     if len(names) != 1:
         raise ValueError("name criteria one by one (judge, combined, a metric, human:DIM)")
     return names[0]
+
+
+def untrusted_criteria_notes(names: Sequence[str], flag: str = "--by ") -> list[str]:
+    """For each criterion of ``names`` that is one signal the verdict never lets decide alone (a metric or the judge:
+    ``VerdictPolicy.decides``), a line with its measured system-level record beside the combined test's, the
+    gate's default: a gate on one such signal passes what that signal favours (υBLEU scores a file of "ok." above
+    engaged replies, docs/ubleu.md), which the verdict would not. None for combined and human:DIM. ``flag``: how the
+    line names the criterion ('--by ', or the API's 'by=')."""
+    shipped = shipped_policy()
+    combined = shipped.record(COMBINED_TEST)
+    out = []
+    for by in names:
+        if is_combined(by) or by.startswith("human:") or shipped.policy.decides(by):
+            continue
+        rec, who = shipped.record(by), "the judge" if by == JUDGE else by
+        known = (f"on rated data {rec.words(who)}" if rec is not None and rec.pairs
+                 else "it has no measured system-level record")
+        beside = (f"; the verdict's combined test (the gate's default criterion) in {combined.right} of "
+                  f"{combined.pairs}, the other one in {combined.wrong}" if combined is not None and combined.pairs
+                  else "")
+        out.append(f"{flag}{by}: the verdict never lets {who} decide alone: {known}{beside}")
+    return out
 
 
 def unreadable_criterion(by: str, metrics: Sequence[str], measured_judge: bool) -> str | None:
@@ -417,13 +450,17 @@ def file_order_note(comp: Comparison, choosers: str = "--system-a and --system-b
             f"file's order; {choosers} choose)")
 
 
-def unchanged_candidate_note(v: Verdict, require: str = "not-worse") -> str | None:
+def unchanged_candidate_note(v: Verdict, require: str = "not-worse", passed: bool = True) -> str | None:
     """What the gate says beside its checks when the candidate gives the baseline's reply in every pair (a
     candidate that changed nothing, or the same file named twice): under ``require`` 'not-worse' or
     'non-inferior' it passes, which a pipeline that wrote its candidate to the wrong place would take for a pass;
-    under 'better' it fails, and why is said. None when some reply differs."""
+    under 'better' it fails, and why is said; ``passed`` False (another check failed: rows without a reply, say):
+    only that the compared pairs are unchanged. None when some reply differs."""
     if not v.n_pairs or v.identical_pairs != v.n_pairs:
         return None
+    if not passed and require != "better":
+        return (f"the candidate gives the baseline's reply in all {v.n_pairs} pairs compared: nothing changed in "
+                "them")
     outcome = ("so it cannot be better" if require == "better" else
                f"so it passes as {require.replace('-', ' ')} (--require better fails it)")
     return (f"the candidate gives the baseline's reply in all {v.n_pairs} pairs (the same file twice?): nothing "
@@ -587,19 +624,30 @@ def render_checks(checks: Sequence[GateCheck], fmt: str = "text") -> str:
     return "\n".join(c.reason for c in checks)
 
 
+# characters XML 1.0 does not allow in a document (C0 controls but tab and line ends, lone surrogates, U+FFFE/F)
+XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def xml_legal(text: str) -> str:
+    """``text`` with each character XML 1.0 does not allow written as ``#xHH`` (as pytest's JUnit report writes
+    them): a system named with a terminal colour code (ESC) made the gate's report unreadable to every CI."""
+    return XML_ILLEGAL.sub(lambda m: f"#x{ord(m.group()):02X}", text)
+
+
 def junit_xml(checks: Sequence[GateCheck], verdict_sentence: str = "") -> str:
     """A JUnit XML report: one test case per criterion (a failure element where it failed). A case's name is the
     criterion as asked (``combined: not-worse``, ``bleu: not-worse``), the same from run to run, so that a CI's
     test history follows it; which signals the combined test used, which can change with the run, is in the
-    case's ``system-out``."""
+    case's ``system-out``. Every text is well-formed XML whatever the input's names hold (:func:`xml_legal`)."""
     failures = sum(not c.passed for c in checks)
     cases = []
     for c in checks:
         asked = COMBINED if is_combined(c.criterion.name) else c.criterion.name
-        name = quoteattr(f"{asked}: {c.require}")
-        body = "" if c.passed else f"<failure message={quoteattr(c.reason)}>{escape(verdict_sentence)}</failure>"
+        name = quoteattr(xml_legal(f"{asked}: {c.require}"))
+        body = ("" if c.passed else
+                f"<failure message={quoteattr(xml_legal(c.reason))}>{escape(xml_legal(verdict_sentence))}</failure>")
         if asked != c.criterion.name:
-            body += f"<system-out>{escape(c.criterion.label)}</system-out>"
+            body += f"<system-out>{escape(xml_legal(c.criterion.label))}</system-out>"
         cases.append(f'  <testcase classname="dialeval.gate" name={name} time="0">{body}</testcase>')
     return ('<?xml version="1.0" encoding="UTF-8"?>\n'
             f'<testsuite name="dialeval gate" tests="{len(checks)}" failures="{failures}" errors="0">\n'

@@ -65,6 +65,18 @@ def test_bad_input_exit_code(dialeval, tmp_path):
     assert dialeval("frobnicate").returncode == 2
 
 
+def test_an_error_no_check_foresaw_exits_3_not_the_gates_fail(tmp_path, capsys, monkeypatch):
+    """A bug exited 1 with its traceback, which a CI reads as the gate's FAIL: it exits 3 and says it is a bug."""
+    import core.cli
+    from core.metrics import bleu
+    monkeypatch.setattr(bleu.BLEU, "compute", lambda self, examples, progress=None: 1 / 0)
+    src = tmp_path / "a.jsonl"
+    src.write_text('{"context": ["hi"], "response": "yo", "references": ["yo"]}\n')
+    assert core.cli.main(["score", str(src), "--metrics", "bleu", "--quiet"]) == core.cli.EXIT_INTERNAL == 3
+    err = capsys.readouterr().err
+    assert "ZeroDivisionError" in err and "internal error (exit code 3): a bug in dialeval" in err
+
+
 def test_metrics_list(dialeval):
     r = dialeval("metrics")
     assert r.returncode == 0 and "bleu" in r.stdout and "ubleu" in r.stdout

@@ -284,7 +284,10 @@ def test_criteria_are_checked_before_anything_is_scored(tmp_path, capsys, monkey
     scored = []
     monkeypatch.setattr(gate_cli, "verdict_from", lambda *a, **k: scored.append(1) or (_ for _ in ()).throw(
         AssertionError("scored")))
-    for by, extra, said in (("foo", [], "unknown metric(s) 'foo'"), ("judge", [], "--by judge with --no-judge"),
+    for by, extra, said in (("foo", [], "--by foo: unknown metric(s) 'foo'"),
+                            ("foo", [], "; or judge, combined, human:DIM"),  # a criterion is not only a metric
+                            ("judg", [], "--by judg: unknown criterion 'judg' (did you mean 'judge'?)"),
+                            ("judge", [], "--by judge with --no-judge"),
                             ("mme", [], "--by mme: it is not among --metrics bleu"),
                             ("combined", [], "--by combined: the verdict's combined test needs"),
                             ("human:overall", ["--no-human"], "--by human:overall with --no-human")):
@@ -392,6 +395,9 @@ def test_the_api_s_gate_gives_the_command_s_decision_and_is_truthy_when_it_passe
     from core.gating import unchanged_candidate_note  # the note follows the requirement asked for
     assert unchanged_candidate_note(result.verdict).endswith("so it passes as not worse (--require better fails it)")
     assert unchanged_candidate_note(result.verdict, "better").endswith("nothing changed, so it cannot be better")
+    # where another check failed (rows the candidate left without a reply), no word of passing
+    assert unchanged_candidate_note(result.verdict, passed=False) == ("the candidate gives the baseline's reply in "
+                                                                       "all 12 pairs compared: nothing changed in them")
     with pytest.raises(ValueError, match="require='worse'"):
         core.gate(str(base), str(worse), require="worse", metrics="bleu", judge=False)
     import core.engine
@@ -491,3 +497,51 @@ def test_a_junit_case_is_named_as_asked_whichever_signals_the_combined_test_used
     assert names == ["combined: not-worse", "combined: not-worse"]
     metric = ET.fromstring(junit_xml([check(Criterion("bleu", 30, 30, 1.0, 0.5, 1.5, "candidate", 0.3, 0.95))]))
     assert metric.find("testcase").get("name") == "bleu: not-worse" and metric.find("testcase/system-out") is None
+
+
+def test_junit_is_well_formed_whatever_the_systems_are_named(tmp_path, capsys):
+    """A candidate named with a terminal colour code (ESC) wrote it raw into the JUnit report, which no XML parser
+    (so no CI) could read; a candidate with fewer rows was told it 'passes as not worse' beside its FAIL."""
+    import xml.etree.ElementTree as ET
+    from core.cli import main
+    base = _write(tmp_path / "base.jsonl", _rows(12, "base<&>\"]]>", 0.75))
+    worse = _write(tmp_path / "worse.jsonl", _rows(12, "cand\x1b[31m|x", 0.25))
+    assert main(["gate", str(base), str(worse), *FAST, "--junit", str(tmp_path / "j.xml")]) == 1
+    suite = ET.parse(tmp_path / "j.xml").getroot()
+    failure = suite.find("testcase/failure")
+    assert "cand#x1B[31m|x" in failure.text and "base<&>\"]]>" in failure.text
+    capsys.readouterr()
+    fewer = _write(tmp_path / "fewer.jsonl", [{**r, "system": "v2"} for r in _rows(12, "v1", 0.75)[:10]])
+    assert main(["gate", str(base), str(fewer), *FAST]) == 1
+    said = capsys.readouterr()
+    assert "FAIL: candidate answers fewer inputs" in said.out and "passes" not in said.err, said.err
+
+
+def test_a_gate_on_one_signal_says_the_verdict_never_lets_it_decide_alone(tmp_path, capsys):
+    """`--by ubleu --require better` passed a file of 'ok.' (υBLEU favours generic replies) with no word that the
+    verdict never trusts υBLEU alone: said before the run, with its measured record beside the combined test's."""
+    from core.cli import main
+    from core.verdict_policy import shipped_policy
+    base = _write(tmp_path / "base.jsonl", _rows(12, "v1", 0.75))
+    assert main(["gate", str(base), str(base), *FAST, "--by", "bleu"]) == 0
+    err = capsys.readouterr().err
+    rec = shipped_policy().record("bleu")
+    assert (f"warning: --by bleu: the verdict never lets bleu decide alone: on rated data bleu named people's "
+            f"preferred system in {rec.right} of {rec.pairs} rated system pairs") in err
+    assert main(["gate", str(base), str(base), *FAST]) == 0  # the default criterion: nothing said
+    assert "never lets" not in capsys.readouterr().err
+
+
+def test_the_example_ci_workflow_is_valid_yaml_and_its_commands_parse():
+    """examples/github-actions.yml had a step name with ': ' unquoted, so GitHub could not read the workflow at
+    all: it loads as YAML, and each dialeval command in it parses with today's flags."""
+    import shlex
+    yaml = pytest.importorskip("yaml")
+    from core.cli import build_parser
+    flow = yaml.safe_load((Path(__file__).resolve().parent.parent / "examples" / "github-actions.yml").read_text())
+    runs = [step["run"] for step in flow["jobs"]["gate"]["steps"] if "run" in step]
+    commands = [line.strip() for run in runs for line in run.replace("\\\n", " ").splitlines()
+                if line.strip().startswith("dialeval ")]
+    assert [c.split()[1] for c in commands] == ["gate", "report"]
+    for command in commands:
+        build_parser().parse_args(shlex.split(command, comments=True)[1:])  # an unknown flag exits (SystemExit)

@@ -48,6 +48,7 @@ EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT
 EXIT_PIPE_CLOSED = 141  # 128 + SIGPIPE
 EXIT_TERMINATED = 143  # 128 + SIGTERM
+EXIT_INTERNAL = 3  # an error no check foresaw (a bug): not 1, which the gate gives a candidate that fails
 
 
 # ------------------------------------------------------------------------------------------------
@@ -257,6 +258,8 @@ def criterion_name(by: str, a: argparse.Namespace) -> str:
         if str(e).startswith("name criteria"):
             raise ValueError(f"--by {by}: {e}, comma-separated for gate") from None
         raise
+    except KeyError as e:  # an unknown name (core.registry.UnknownName): said with the flag
+        raise ValueError(f"--by {by}: {e}") from None
 
 
 def judge_name(text: str) -> str:
@@ -598,6 +601,22 @@ def check_statistics_arguments(args: argparse.Namespace) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """``dialeval``: the command's exit code (docs/inputs.md): 0 done (a gate that passed), 1 a gate that failed,
+    2 anything foreseeable (one line naming the input, flag or setting), 3 an internal error (the traceback, and
+    that it is a bug), 130/143 interrupted or terminated, 141 stdout's reader gone."""
+    try:
+        return _main(argv)
+    except Exception:  # noqa: BLE001 (whatever no check foresaw: a CI must tell it from a gate's FAIL)
+        import traceback
+        from core.progress import end_progress_line
+        end_progress_line()
+        traceback.print_exc()
+        print(f"error: internal error (exit code {EXIT_INTERNAL}): a bug in dialeval, not a problem with the input; "
+              "please report it with the lines above", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _main(argv: Sequence[str] | None) -> int:
     from core.cache import CacheError, overflow_notes
     from core.data import DataError
     from core.models.checkpoints import CheckpointError

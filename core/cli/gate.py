@@ -10,7 +10,8 @@ from core.cli import criterion_name, emit, note, number_above, register_command
 from core.cli.compare import add_output_arguments, add_verdict_arguments, verdict_from
 from core.data import Comparison
 from core.gating import (REQUIREMENTS, file_order_note, gate_comparison, human_criterion, is_combined, junit_xml,
-                         missing_dimension, unchanged_candidate_note, unreadable_criterion)
+                         missing_dimension, unchanged_candidate_note, unreadable_criterion,
+                         untrusted_criteria_notes)
 from core.outputs import OutputError, check_output, write_text
 
 EXIT_FAIL = 1
@@ -95,6 +96,7 @@ def gate_command(a: argparse.Namespace) -> int:
             raise OutputError(f"--junit {a.junit} is also --out: one file cannot hold both the report and the "
                               "JUnit XML; choose another name for one of them")
     human_dimensions = check_criteria(a)
+    note(untrusted_criteria_notes(a.by or []))
     summary = step_summary()
 
     def loaded(comp: Comparison) -> None:  # once the inputs are read, before anything is scored
@@ -103,7 +105,7 @@ def gate_command(a: argparse.Namespace) -> int:
             note([file_order_note(comp)])
     comp, cs, verdict = verdict_from(a, out, check_loaded=loaded)
     result = gate_comparison(comp, {m: list(cs.a(m)) for m in cs.metrics}, verdict, a.by, a.require, a.margin)
-    unchanged = unchanged_candidate_note(verdict, a.require)
+    unchanged = unchanged_candidate_note(verdict, a.require, result.passed)
     if unchanged:
         note([unchanged])
     emit(result.render(a.format), out)
