@@ -36,19 +36,22 @@ def within(progress: Progress | None, index: int, parts: int) -> Progress | None
     return inner
 
 
-def share_of(progress: Progress | None, start: float, end: float, size: int) -> Progress | None:
+def share_of(progress: Progress | None, start: float, end: float, size: int, label: str = "") -> Progress | None:
     """A phase that is the ``[start, end)`` share of a job counted in ``size`` units (the judge's pairs, say),
     whatever unit the phase counts in: its ``(done, total)`` is reported as ``(floor(size * (start + (end -
     start) * done / total)), size)``, so the bar keeps one unit and one total from the first phase to the last
     (where :func:`within` would show each phase's own count). Only the last phase's end reports ``size``: a bar
-    that reached its total before the job ended drew it again on a new line (3 pairs: 0.88 x 3 rounds to 3)."""
+    that reached its total before the job ended drew it again on a new line (3 pairs: 0.88 x 3 rounds to 3).
+    ``label`` is put before each description that lacks it ('judge: '), so a phase that reports in another part's
+    words (the judge's MME-CRS scores, 'MME fluency') is not read as that part running again."""
     if progress is None:
         return None
 
     def inner(done: int, total: int, desc: str) -> None:
         finished = end >= 1.0 and done >= total
         at = math.floor(size * (start + (end - start) * min(done, total) / max(total, 1)))
-        progress(size if finished else min(at, max(size - 1, 0)), size, desc)
+        progress(size if finished else min(at, max(size - 1, 0)), size,
+                 desc if desc.startswith(label) else label + desc)
     return inner
 
 

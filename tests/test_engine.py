@@ -361,6 +361,11 @@ def test_a_bar_over_phases_in_one_unit_ends_once_at_the_end_of_the_last_phase():
     assert seen[-1] == (3, 3) and all(d < 3 for d, _ in seen[:-1]) and {t for _, t in seen} == {3}
     assert all(x[0] <= y[0] for x, y in zip(seen, seen[1:]))
     assert out.getvalue().count("\n") == 1
+    said = []  # a phase reporting in another part's words is labelled as the job's ('MME fluency' ran again?)
+    labelled = share_of(lambda done, total, desc: said.append(desc), 0.5, 1.0, 3, "judge: ")
+    labelled(1, 2, "MME fluency")
+    labelled(2, 2, "judge: MME done")
+    assert said == ["judge: MME fluency", "judge: MME done"]
 
 
 def test_a_renamed_metric_is_refused_with_its_new_name():

@@ -333,7 +333,7 @@ def encode_pairs(contexts: Sequence[Sequence[str]], replies_a: Sequence[str], re
     mme = None
     if mme_weights is not None:
         mme = mme_pair_scores(contexts, replies_a, replies_b, mme_weights,
-                              progress=share_of(progress, reader_end, 1.0, pairs))
+                              progress=share_of(progress, reader_end, 1.0, pairs, "judge: "))
     return Encoded(states, spans, feats, mme)
 
 
