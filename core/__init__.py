@@ -472,6 +472,7 @@ def gate(input_a: str, input_b: str | None = None, system_a: str | None = None, 
     from core.gating import (REQUIREMENTS, criterion_name, file_order_note, gate_comparison, human_criterion,
                              is_combined, missing_dimension, unchanged_candidate_note, unreadable_criterion,
                              untrusted_criteria_notes)
+    from core.registry import UnknownName
     from core.scoring import judge_choice
     if require not in REQUIREMENTS:
         raise ValueError(f"require={require!r}: choose one of {', '.join(REQUIREMENTS)}")
@@ -485,12 +486,12 @@ def gate(input_a: str, input_b: str | None = None, system_a: str | None = None, 
         try:  # a criterion nothing here computes is said before anything is scored, as the command says it
             name = criterion_name(name, chosen is not None, settings.get("human", True))
             why = unreadable_criterion(name, scored, measured)
-        except (KeyError, ValueError) as e:  # KeyError: an unknown name (core.registry.UnknownName)
+        except (UnknownName, ValueError) as e:
             raise ValueError(f"by={name!r}: {e}") from None
         if why is not None:
             raise ValueError(f"by={name!r}: {why}" + ("" if is_combined(name) else "; add it to metrics="))
         names.append(name)
-    _warn_notes(untrusted_criteria_notes(names, "by="))
+    _warn_notes(untrusted_criteria_notes(names, measured, "by="))
 
     def dimensions_there(comp: "Comparison") -> None:
         for name in names:

@@ -183,6 +183,7 @@ def criterion_name(by: str, judged: bool, human: bool = True) -> str:
     for the judge when it does not run (``judged`` False), for 'human:DIM' when people's ratings are left out
     (``human`` False), and for 'all' or several names where one is asked for."""
     from core.engine import parse_metrics
+    from core.registry import UnknownName
     if by.casefold() == JUDGE:
         if not judged:
             raise ValueError("the judge is the criterion and it does not run")
@@ -195,8 +196,7 @@ def criterion_name(by: str, judged: bool, human: bool = True) -> str:
         return by
     try:
         names = parse_metrics([by])
-    except KeyError as e:  # not a metric: a near criterion's name ('judg' is judge) is said, with what a criterion is
-        from core.registry import UnknownName
+    except UnknownName as e:  # not a metric: a near criterion's name ('judg' is judge) is said, with what one is
         from core.scoring import available_metrics
         close = difflib.get_close_matches(by.casefold(), [JUDGE, COMBINED, *available_metrics()], 1, 0.6)
         if close and close[0] in (JUDGE, COMBINED):
@@ -208,12 +208,13 @@ def criterion_name(by: str, judged: bool, human: bool = True) -> str:
     return names[0]
 
 
-def untrusted_criteria_notes(names: Sequence[str], flag: str = "--by ") -> list[str]:
+def untrusted_criteria_notes(names: Sequence[str], measured_judge: bool, flag: str = "--by ") -> list[str]:
     """For each criterion of ``names`` that is one signal the verdict never lets decide alone (a metric or the judge:
     ``VerdictPolicy.decides``), a line with its measured system-level record beside the combined test's, the
     gate's default: a gate on one such signal passes what that signal favours (υBLEU scores a file of "ok." above
-    engaged replies, docs/ubleu.md), which the verdict would not. None for combined and human:DIM. ``flag``: how the
-    line names the criterion ('--by ', or the API's 'by=')."""
+    engaged replies, docs/ubleu.md), which the verdict would not. No line for combined and human:DIM. The judge's
+    record is the shipped judge's: another judge (``measured_judge`` False: the llm judge, a re-fit) has none.
+    ``flag``: how the line names the criterion ('--by ', or the API's 'by=')."""
     shipped = shipped_policy()
     combined = shipped.record(COMBINED_TEST)
     out = []
@@ -221,11 +222,12 @@ def untrusted_criteria_notes(names: Sequence[str], flag: str = "--by ") -> list[
         if is_combined(by) or by.startswith("human:") or shipped.policy.decides(by):
             continue
         rec, who = shipped.record(by), "the judge" if by == JUDGE else by
-        known = (f"on rated data {rec.words(who)}" if rec is not None and rec.pairs
+        known = (f"on rated data {rec.words(who)}" if rec is not None and rec.pairs and (by != JUDGE or measured_judge)
                  else "it has no measured system-level record")
         beside = (f"; the verdict's combined test (the gate's default criterion) in {combined.right} of "
-                  f"{combined.pairs}, the other one in {combined.wrong}" if combined is not None and combined.pairs
-                  else "")
+                  f"{combined.pairs}" + (f", the other one in {combined.wrong}" if combined.wrong else
+                                         ", never the other one")
+                  if combined is not None and combined.pairs else "")
         out.append(f"{flag}{by}: the verdict never lets {who} decide alone: {known}{beside}")
     return out
 

@@ -1,5 +1,5 @@
 """The judge over every pair of a comparison, summarized for the verdict: A's wins, ties and losses, the win rate
-(ties excluded) with its Wilson interval and sign test, the rate at equal reply length, and agreement with people
+(ties excluded) with its interval (Wilson's, or a context bootstrap where contexts repeat) and sign test, the rate at equal reply length, and agreement with people
 (their ratings in the input, or votes). ``core.verdict`` carries it as ``Verdict.judge``."""
 from __future__ import annotations
 
@@ -35,8 +35,8 @@ class HumanAgreement:
 
 @dataclass
 class JudgeSummary:
-    """The judge over every pair: wins / ties / losses of A, the win rate (ties excluded) with its Wilson
-    interval and sign test, and agreement with people where the input says what people preferred."""
+    """The judge over every pair: wins / ties / losses of A, the win rate (ties excluded) with its interval
+    (``win.interval`` names it) and sign test, and agreement with people where the input says what people preferred."""
 
     n: int
     win: stats.WinStats  # A's wins, ties and losses by the judge's calls, win rate and its interval

@@ -436,12 +436,9 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
                 bt_groups.append(groups[k])
             ws = judge_win_stats(out.verdict, read, groups, level, n_boot, seed)
             jrows.append(((i, j), ws))
-        # one order of the comparisons whatever the order of the rows (each pair named by its systems' names in
-        # order, then by context and outcome), so the resampled contexts, and the intervals, are the same
-        for k, (i, j) in enumerate(zip(first, second)):
-            if S[i] > S[j]:
-                first[k], second[k], outcome[k] = j, i, 1.0 - outcome[k]
-        order = stats.canonical_rows(bt_groups, [S[i] for i in first], [S[j] for j in second], outcome)
+        # one order of the comparisons whatever the order of the rows (by context, then the pair of systems and
+        # the outcome), so the resampled contexts, and the intervals, are the same
+        order = stats.canonical_rows(bt_groups, first, second, outcome)
         bt = stats.bradley_terry_ratings(S, [first[k] for k in order], [second[k] for k in order],
                                          [outcome[k] for k in order], [bt_groups[k] for k in order], n_boot, seed,
                                          level)

@@ -160,7 +160,11 @@ def evaluate_dataset(name: str, examples: Sequence[Example], metrics: Sequence[s
         chosen = case_blind_name(dimension, dimensions(examples))
         if chosen is None:
             if log:
-                log(f"{name}: no human dimension {dimension!r} (it has {dimensions(examples) or 'none'}): skipped")
+                alike = [d for d in dimensions(examples) if d.casefold() == dimension.casefold()]
+                log(f"{name}: " + (f"{len(alike)} human dimensions match {dimension!r} but for case ({', '.join(alike)}): "
+                                   "name one as the file spells it" if alike else
+                                   f"no human dimension {dimension!r} (it has {dimensions(examples) or 'none'})")
+                    + ": skipped")
             return []
     comps, skipped = system_pairs(examples, min_contexts, keep_reference_copies)
     copies = [] if keep_reference_copies else [ex for ex in examples if is_reference_copy(ex)]

@@ -75,6 +75,15 @@ def test_an_error_no_check_foresaw_exits_3_not_the_gates_fail(tmp_path, capsys, 
     assert core.cli.main(["score", str(src), "--metrics", "bleu", "--quiet"]) == core.cli.EXIT_INTERNAL == 3
     err = capsys.readouterr().err
     assert "ZeroDivisionError" in err and "internal error (exit code 3): a bug in dialeval" in err
+    monkeypatch.setattr(bleu.BLEU, "compute", lambda self, examples, progress=None: {}["bleu_result"])
+    assert core.cli.main(["score", str(src), "--metrics", "bleu", "--quiet"]) == 3  # a KeyError is no unknown name
+    assert "KeyError: 'bleu_result'" in capsys.readouterr().err
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-abcdefghijkl")
+    monkeypatch.setattr(bleu.BLEU, "compute", lambda self, examples, progress=None: (_ for _ in ()).throw(
+        RuntimeError("request with Authorization: Bearer sk-test-abcdefghijkl failed")))
+    assert core.cli.main(["score", str(src), "--metrics", "bleu", "--quiet"]) == 3
+    err = capsys.readouterr().err
+    assert "RuntimeError" in err and "abcdefghijkl" not in err  # the key never printed
 
 
 def test_metrics_list(dialeval):

@@ -545,3 +545,11 @@ def test_the_example_ci_workflow_is_valid_yaml_and_its_commands_parse():
     assert [c.split()[1] for c in commands] == ["gate", "report"]
     for command in commands:
         build_parser().parse_args(shlex.split(command, comments=True)[1:])  # an unknown flag exits (SystemExit)
+
+
+def test_the_note_on_a_single_signal_gives_the_judges_record_to_the_shipped_judge_only():
+    from core.gating import untrusted_criteria_notes
+    shipped, other = untrusted_criteria_notes(["judge"], True), untrusted_criteria_notes(["judge"], False)
+    assert "on rated data the judge named people's preferred system" in shipped[0]
+    assert "it has no measured system-level record" in other[0]  # the llm judge, a re-fit: not its record
+    assert untrusted_criteria_notes(["combined", "human:Overall"], True) == []

@@ -1190,7 +1190,8 @@ def test_the_judges_intervals_do_not_depend_on_the_order_of_the_rows():
         lb = build_leaderboard(grid, score_examples(grid.examples(), ["bleu"]), judged, n_boot=300, n_perm=300)
         return {e.system: e.judge for e in lb.systems}
 
-    # other orders of the contexts (answers to one context keep their order: they pair in it) and of the systems
+    # other orders of the rows: of the contexts (answers to one context keep their order: they pair in it), and
+    # system by system
     place = dict(zip(range(12), np.random.default_rng(1).permutation(12)))
     orders = [exs, sorted(exs, key=lambda e: (e.system, e.context)), sorted(exs, key=lambda e: e.context, reverse=True),
               sorted(exs, key=lambda e: place[int(e.context[0].split()[-1][:-1])])]

@@ -107,8 +107,8 @@ else:
             + (f"; {len(grid.dropped)} rows left out (not on a context every system answered)" if grid.dropped else ""))
     mismatched = grid.context_mismatches()
     if mismatched:
-        st.warning(state.plain(words.in_words(as_sentence(mismatch_note(mismatched, grid.n_contexts)) + " First: "
-                                              + "; ".join(mismatched[:3]))))
+        st.warning(state.plain(words.pasted_in_words(as_sentence(mismatch_note(mismatched, grid.n_contexts))
+                                                     + " First: " + "; ".join(mismatched[:3]))))
     if board is not None:
         st.caption("This page ranks the file uploaded here; the comparison loaded in the sidebar (the other "
                    "pages') stays as it was.")

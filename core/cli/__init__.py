@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Sequence
 
 from core.outputs import note_interrupt, was_interrupted
-from core.registry import Registry, Subcommand
+from core.registry import Registry, Subcommand, UnknownName
 from core.version import __version__
 
 if TYPE_CHECKING:
@@ -258,13 +258,12 @@ def criterion_name(by: str, a: argparse.Namespace) -> str:
         if str(e).startswith("name criteria"):
             raise ValueError(f"--by {by}: {e}, comma-separated for gate") from None
         raise
-    except KeyError as e:  # an unknown name (core.registry.UnknownName): said with the flag
+    except UnknownName as e:  # an unknown name: said with the flag
         raise ValueError(f"--by {by}: {e}") from None
 
 
 def judge_name(text: str) -> str:
     """An argparse type: a registered judge's name (an unknown one is a usage error listing the known)."""
-    from core.registry import UnknownName
     from core.scoring import judge_class
     try:
         judge_class(text)
@@ -602,15 +601,22 @@ def check_statistics_arguments(args: argparse.Namespace) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``dialeval``: the command's exit code (docs/inputs.md): 0 done (a gate that passed), 1 a gate that failed,
-    2 anything foreseeable (one line naming the input, flag or setting), 3 an internal error (the traceback, and
-    that it is a bug), 130/143 interrupted or terminated, 141 stdout's reader gone."""
+    2 a failure of a kind the checks raise (one line naming the input, flag or setting: a ``ValueError``, an
+    unknown name, a missing model, ...), 3 any other error, a bug (its traceback, API keys scrubbed, and that it is
+    a bug), 130/143 interrupted or terminated, 141 stdout's reader gone."""
     try:
         return _main(argv)
     except Exception:  # noqa: BLE001 (whatever no check foresaw: a CI must tell it from a gate's FAIL)
         import traceback
         from core.progress import end_progress_line
         end_progress_line()
-        traceback.print_exc()
+        told = traceback.format_exc()
+        try:  # an exception's message could quote a request that held the key: never printed
+            from core.judges.llm import scrubbed
+            told = scrubbed(told)
+        except Exception:  # noqa: BLE001 (the scrubber itself broken: the last line alone)
+            told = told.rstrip().splitlines()[-1] + "\n"
+        print(told, end="", file=sys.stderr)
         print(f"error: internal error (exit code {EXIT_INTERNAL}): a bug in dialeval, not a problem with the input; "
               "please report it with the lines above", file=sys.stderr)
         return EXIT_INTERNAL
@@ -660,8 +666,8 @@ def _main(argv: Sequence[str] | None) -> int:
             return code
         except DataError as e:
             return _fail(e)
-        except (CacheError, CheckpointError, DeviceError, MissingModelError, SettingError, OutputError, KeyError,
-                    ValueError) as e:
+        except (CacheError, CheckpointError, DeviceError, MissingModelError, SettingError, OutputError, UnknownName,
+                    ValueError) as e:  # a plain KeyError is a bug (exit 3); an unknown name is the registry's
             return _fail(e.args[0] if isinstance(e, KeyError) and e.args else e)
         except KeyboardInterrupt:
             end_progress_line()

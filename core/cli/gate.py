@@ -96,7 +96,7 @@ def gate_command(a: argparse.Namespace) -> int:
             raise OutputError(f"--junit {a.junit} is also --out: one file cannot hold both the report and the "
                               "JUnit XML; choose another name for one of them")
     human_dimensions = check_criteria(a)
-    note(untrusted_criteria_notes(a.by or []))
+    note(untrusted_criteria_notes(a.by or [], a.judge == "pairwise" and getattr(a, "checkpoint", None) is None))
     summary = step_summary()
 
     def loaded(comp: Comparison) -> None:  # once the inputs are read, before anything is scored

@@ -98,8 +98,9 @@ def systems_in(examples: Iterable[Example]) -> list[str]:
 
 def case_blind_name(wanted: str, names: Iterable[str]) -> str | None:
     """``wanted`` as ``names`` spell it: itself when present, else the one name equal to it but for case
-    ('overall' finds 'Overall'); None when none is, or when several differ from it only in case (ambiguous). Human
-    dimensions, metric ids and criteria are looked up so by every surface."""
+    ('overall' finds 'Overall'); None when none is, or when several differ from it only in case (ambiguous). The
+    gate's ``human:DIM`` criterion, the leaderboard's ``--rank-by`` and ``core.system_eval``'s dimension look names
+    up so."""
     names = list(names)
     if wanted in names:
         return wanted

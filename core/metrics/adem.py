@@ -42,7 +42,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from core.data import Example
-from core.models.checkpoints import load, paths
+from core.models.checkpoints import CheckpointError, load, paths
 from core.models.encoders import MAX_SEQ_LEN
 from core.models.memo import remembers
 from core.progress import Progress, tick
@@ -173,7 +173,7 @@ class ADEM(CheckpointMetric):
             return self
         name = LODO_PREFIX + dataset
         if not paths(name)[0].exists():
-            raise KeyError(f"no leave-one-out ADEM for {dataset!r} (checkpoint {name} missing); "
+            raise CheckpointError(f"no leave-one-out ADEM for {dataset!r} (checkpoint {name} missing); "
                            f"train with `dialeval train adem --data ... --lodo`")
         return get_metric("adem", self.options, checkpoint=name)  # type: ignore[return-value]
 
