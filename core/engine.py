@@ -573,7 +573,7 @@ def judge_pairs(contexts: Sequence[Sequence[str]], replies_a: Sequence[str], rep
         return _timed_predict(cls, judge_instance(judge, checkpoint), ctxs, list(replies_a), list(replies_b), progress)
     ns = judge_namespace(cls.name, ident, __version__, device_key(active_device()))
     keys = [pair_key(c, a, b) for c, a, b in zip(ctxs, replies_a, replies_b)]
-    found = store.get_many(ns, keys)
+    found = cached_judgements(cls, store, ns, dict(zip(keys, zip(ctxs, replies_a, replies_b))))
     missing = [i for i, k in enumerate(keys) if k not in found]
     if missing:
         sub = _timed_predict(cls, judge_instance(judge, checkpoint), [ctxs[i] for i in missing],
@@ -588,6 +588,21 @@ def judge_pairs(contexts: Sequence[Sequence[str]], replies_a: Sequence[str], rep
     first = rows[0] if rows else {"tie": 0.0, "sig": ""}
     return JudgeOutput.from_probabilities([r["p_a"] for r in rows], [r["p_ab"] for r in rows],
                                           [r["p_ba"] for r in rows], first["tie"], first["sig"])
+
+
+def cached_judgements(cls: type[Judge], store: ScoreCache, ns: str,
+                      pairs: dict[str, tuple[list[str], str, str]]) -> dict[str, dict[str, Any]]:
+    """The cached outputs of a judge (namespace ``ns``) on ``pairs`` (pair key -> (context, A, B)): each pair's own
+    entry, or, for a judge whose swap mirrors its output (``Judge.swaps_exactly``), the entry of the pair in the
+    other order mirrored: ``p_a`` -> ``1 - p_a`` and the single orders exchanged (``p_ab`` -> ``1 - p_ba``,
+    ``p_ba`` -> ``1 - p_ab``), what the judge computes for it but for the last bits of rounding."""
+    found = store.get_many(ns, list(pairs))
+    if not cls.swaps_exactly or len(found) == len(pairs):
+        return found
+    other = {pair_key(c, b, a): k for k, (c, a, b) in pairs.items() if k not in found}
+    for key, r in store.get_many(ns, list(other)).items():
+        found[other[key]] = {**r, "p_a": 1.0 - r["p_a"], "p_ab": 1.0 - r["p_ba"], "p_ba": 1.0 - r["p_ab"]}
+    return found
 
 
 def _timed_predict(cls: type[Judge], judge: Judge, contexts: list, replies_a: list, replies_b: list,
@@ -619,12 +634,13 @@ def pairs_to_judge(contexts: Sequence[Sequence[str]], replies_a: Sequence[str], 
     cls = _judge_class(judge)
     if cls.caches_own_answers:
         return judge_instance(judge, checkpoint).pairs_to_ask(contexts, replies_a, replies_b, store)
-    keys = {pair_key([c] if isinstance(c, str) else list(c), a, b) for c, a, b in zip(contexts, replies_a, replies_b)}
+    ctxs = [[c] if isinstance(c, str) else list(c) for c in contexts]
+    keys = {pair_key(c, a, b): (c, a, b) for c, a, b in zip(ctxs, replies_a, replies_b)}
     ident = cls.cache_identity(checkpoint) if store is not None and not isinstance(judge, Judge) else None
     if ident is None:
         return len(keys)
-    return len(keys) - len(store.get_many(judge_namespace(cls.name, ident, __version__, device_key(active_device())),
-                                          list(keys)))
+    ns = judge_namespace(cls.name, ident, __version__, device_key(active_device()))
+    return len(keys) - len(cached_judgements(cls, store, ns, keys))
 
 
 def check_judge_models(pairs: "Comparison | Sequence[tuple[Sequence[str], str, str]]", judge: "str | Judge" = "pairwise",

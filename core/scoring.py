@@ -342,6 +342,11 @@ class Judge(ABC):
     reads_response: ClassVar[tuple[int, str] | None] = None  # how much of a reply it reads, as ``Metric``'s
     caches_own_answers: ClassVar[bool] = False  # True: ``predict`` takes ``cache=`` and keeps its own answers there
     load_once: ClassVar[bool] = True  # False: :func:`get_judge` builds it anew each time (cheap, settings from the env)
+    swaps_exactly: ClassVar[bool] = False
+    """Whether its output on (context, B, A) is its output on (context, A, B) mirrored (``p_a`` -> ``1 - p_a``, the
+    single orders exchanged): a judge that scores both orders and averages them. The score cache then answers a
+    pair judged in the other order (``core.engine.judge_pairs``: a gate run with the systems swapped judges
+    nothing again), to the last bits of rounding."""
 
     @classmethod
     def add_arguments(cls, p: "argparse._ActionsContainer") -> None:

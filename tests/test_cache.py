@@ -101,6 +101,48 @@ class _LengthJudge(Judge):
         return "judge:test-length"
 
 
+@register_judge("test-length-both-orders")
+class _BothOrdersLengthJudge(_LengthJudge):
+    """The length judge, with single orders that differ (A|B leans to the first reply) and a swap that mirrors
+    its output, as the learned judge's does (both orders averaged)."""
+
+    swaps_exactly = True
+
+    @classmethod
+    def cache_identity(cls, checkpoint=None):
+        return "length-both-v1"
+
+    def predict(self, contexts, replies_a, replies_b, progress=None):
+        type(self).asked.append(len(contexts))
+        def shown_first_wins(x: str, y: str) -> float:  # one order's call: leans to the reply shown first
+            return 0.6 + 0.35 * np.tanh(len(x) - len(y))
+        first = np.array([shown_first_wins(a, b) for a, b in zip(replies_a, replies_b)])
+        second_flipped = np.array([1 - shown_first_wins(b, a) for a, b in zip(replies_a, replies_b)])
+        return JudgeOutput.from_probabilities((first + second_flipped) / 2, first, second_flipped, 0.05,
+                                              "judge:test-length-both-orders")
+
+
+def test_a_judge_whose_swap_mirrors_it_reads_a_pair_judged_in_the_other_order(tmp_path):
+    """A gate run with the systems swapped (the demo too, whose judge is precomputed in the file's order) judged
+    every pair again: a judge that averages both orders answers the swap from the cache, mirrored."""
+    store = ScoreCache(tmp_path / "s.sqlite3", max_bytes=1 << 30)
+    ctx, a, b = [["hi"], ["how are you?"], ["bye"]], ["hello there", "fine", "see you"], ["hey", "fine thanks", "ok"]
+    _BothOrdersLengthJudge.asked.clear()
+    judge_pairs(ctx, a, b, judge="test-length-both-orders", cache=store)
+    from core.engine import pairs_to_judge
+    assert pairs_to_judge(ctx, b, a, judge="test-length-both-orders", cache=store) == 0
+    mirrored = judge_pairs(ctx, b, a, judge="test-length-both-orders", cache=store)
+    assert _BothOrdersLengthJudge.asked == [3]  # the swap judged nothing
+    fresh = judge_pairs(ctx, b, a, judge="test-length-both-orders", cache=False)
+    for f in ("p_a", "p_ab", "p_ba_flipped"):
+        np.testing.assert_allclose(getattr(mirrored, f), getattr(fresh, f), rtol=0, atol=1e-15)
+    assert mirrored.verdict == fresh.verdict and mirrored.first_shown == pytest.approx(fresh.first_shown)
+    _LengthJudge.asked.clear()  # a judge that does not say its swap mirrors it is asked again
+    judge_pairs(ctx, a, b, judge="test-length", cache=store)
+    judge_pairs(ctx, b, a, judge="test-length", cache=store)
+    assert _LengthJudge.asked == [3, 3]
+
+
 def test_judged_pairs_are_read_back_and_the_judge_not_asked_again(tmp_path):
     store = ScoreCache(tmp_path / "s.sqlite3", max_bytes=1 << 30)
     ctx, a, b = [["hi"], ["how are you?"], ["bye"]], ["hello there", "fine", "see you"], ["hey", "fine thanks", "ok"]

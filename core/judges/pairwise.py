@@ -376,6 +376,7 @@ class PairwiseJudge(Judge):
                    "orders combined")
     models = ("minilm", "smollm2")
     reads_response = (30, "40 SmolLM2 tokens")  # its reader's REPLY_TOKENS (and the MiniLM part's 40 word pieces)
+    swaps_exactly = True  # both orders scored and averaged (module docstring, "Position bias")
 
     def __init__(self, top, manifest: dict[str, Any] | None = None, name: str = CHECKPOINT,
                  reader: SmolLMReader | None = None):
