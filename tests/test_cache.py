@@ -47,7 +47,7 @@ def test_cached_rows_equal_fresh_ones(rows, tmp_path):
     assert json.dumps(fresh.to_records(), sort_keys=True) == json.dumps(again.to_records(), sort_keys=True)
 
 
-def test_only_changed_rows_are_scored_again(rows, tmp_path):
+def test_only_changed_rows_are_scored_again(rows, tmp_path, monkeypatch):
     store = ScoreCache(tmp_path / "s.sqlite3", max_bytes=1 << 30)
     score_examples(rows, METRICS, cache=store)
     changed = list(rows)
@@ -60,7 +60,7 @@ def test_only_changed_rows_are_scored_again(rows, tmp_path):
     def counting(examples, progress=None):
         calls.append(len(examples))
         return compute(examples, progress)
-    metric.compute = counting
+    monkeypatch.setattr(metric, "compute", counting)  # the process's shared instance: undone after the test
     from core.engine import fully_cached, uncached_rows  # what the dashboard's time estimate counts
     assert uncached_rows(metric, changed, store) == 2 and not fully_cached(metric, changed, store)
     assert uncached_rows(metric, rows, store) == 0 and uncached_rows(metric, rows, None) == len(rows)
