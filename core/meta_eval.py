@@ -36,7 +36,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from core import stats
-from core.data import CsvMapping, Example, dimensions, load_file, systems_in
+from core.data import CsvMapping, DataError, Example, Problem, dimensions, load_file, systems_in
 from core.engine import blank_text_notes, is_reference_copy, run_metric
 from core.scoring import Metric, Options, get_metric
 from core.verdict import context_groups
@@ -48,15 +48,26 @@ AS_SHIPPED = "as shipped"
 def group_datasets(data: Iterable[str | os.PathLike | Example] | dict[str, Sequence[Example]],
                    csv_mapping: CsvMapping | None = None) -> "OrderedDict[str, list[Example]]":
     """Paths and/or examples -> {dataset name: examples}; a row's ``dataset`` field names its dataset,
-    else the stem of the file it came from. ``csv_mapping`` reads CSV files (``core.data.CsvMapping``)."""
+    else the stem of the file it came from. ``csv_mapping`` reads CSV files (``core.data.CsvMapping``). A row of
+    one system whose id another file of the same data set already gave is refused (a ``DataError`` naming both),
+    as one file's repeated id is: two files of one set were counted twice."""
     if isinstance(data, dict):
         return OrderedDict((k, list(v)) for k, v in data.items())
     out: OrderedDict[str, list[Example]] = OrderedDict()
+    seen: dict[tuple[str, str, str], Example] = {}  # (data set, system, id) -> its first row
+    repeated: list[Problem] = []
     for item in data:
         exs = load_file(item, csv_mapping=csv_mapping) if isinstance(item, (str, os.PathLike)) else [item]
         for ex in exs:
             name = ex.dataset or (Path(ex.source).stem if ex.source else "data")
+            first = seen.setdefault((name, ex.system, ex.id), ex) if ex.has_id else ex
+            if first is not ex and first.source != ex.source:
+                repeated.append(Problem(ex.source, ex.row or None, "id", f"id {ex.id!r} of system {ex.system!r} in "
+                                        f"data set {name!r} is also {first.location}: the same rows in two files "
+                                        "would be counted twice"))
             out.setdefault(name, []).append(ex)
+    if repeated:
+        raise DataError(repeated)
     return out
 
 
@@ -104,6 +115,9 @@ NO_HUMAN_SCORES = ("no human scores in the input: meta-eval needs rows with a 's
                    "scores.DIMENSION")
 
 
+SYSTEM_N_BOOT = 500  # resamples of a system-level correlation's interval at most (each refits every system's mean)
+
+
 def meta_evaluate(data, metrics: Sequence[Any], dims: Sequence[str] | None = None,
                   methods: Sequence[str] = stats.METHODS, n_boot: int = 1000, seed: int = 13,
                   level: float = 0.95, options: Options | None = None,
@@ -140,11 +154,16 @@ def meta_evaluate(data, metrics: Sequence[Any], dims: Sequence[str] | None = Non
         n_ctx = len(set(groups))
         systems = [ex.system for ex in exs]
         n_sys = len(systems_in(exs))
+        answered: dict[Any, set[str]] = {}  # context -> the systems that answered it
+        for g, s in zip(groups, systems):
+            answered.setdefault(g, set()).add(s)
+        n_shared = sum(len(v) > 1 for v in answered.values())
         for spec in metrics:
             name = spec if isinstance(spec, str) else spec.name
             t0 = time.perf_counter()
             base = {"metric": name, "dataset": ds, "rows": n_rows, "contexts": n_ctx, "systems": n_sys,
-                    "n_reference_copies": n_copies}
+                    "n_reference_copies": n_copies, "ci_level": level, "ci_method": "percentile bootstrap",
+                    "n_boot": n_boot, "seed": seed}
             try:
                 metric, protocol = _resolve_metric(spec, ds, options, held_out)
                 res = run_metric(metric, exs, progress)
@@ -185,10 +204,11 @@ def meta_evaluate(data, metrics: Sequence[Any], dims: Sequence[str] | None = Non
                     srow = {**base, "dimension": dim, "level": "system", "protocol": protocol,
                             "n": int(len(set(s for s, ok in zip(systems, keep) if ok))),
                             "n_excluded": int((~keep).sum()), "higher_is_better": hib, "signature": signature,
-                            "resampled": "contexts"}
+                            "resampled": "contexts", "n_boot": min(n_boot, SYSTEM_N_BOOT),
+                            "n_boot_capped": n_boot > SYSTEM_N_BOOT, "shared_contexts": n_shared}
                     for mth in methods:
                         sc = stats.system_correlation(scores, human, systems, mth, items=groups,
-                                                      n_boot=min(n_boot, 500), seed=seed, level=level)
+                                                      n_boot=srow["n_boot"], seed=seed, level=level)
                         srow.update({mth: sc.r, f"{mth}_p": sc.p, f"{mth}_low": sc.low, f"{mth}_high": sc.high})
                         srow["warning"] = sc.warning
                     rows.append(srow)
@@ -235,12 +255,12 @@ def summarize(rows: Sequence[dict[str, Any]], method: str = "spearman", level: s
 
 
 _TABLE = [("metric", "metric"), ("dataset", "dataset"), ("dimension", "dimension"), ("level", "level"),
-          ("n", "n"), ("spearman", "Spearman [95% CI]"), ("spearman_p", "p"), ("pearson", "Pearson [95% CI]"),
-          ("pearson_p", "p"), ("kendall", "Kendall [95% CI]"), ("kendall_p", "p"), ("note", "note")]
+          ("n", "n"), ("spearman", "Spearman [{level} CI]"), ("spearman_p", "p"), ("pearson", "Pearson [{level} CI]"),
+          ("pearson_p", "p"), ("kendall", "Kendall [{level} CI]"), ("kendall_p", "p"), ("note", "note")]
 
 
 def format_rows(rows: Sequence[dict[str, Any]], fmt: str = "text", methods: Sequence[str] = stats.METHODS) -> str:
-    from core.formatting import fmt_num
+    from core.formatting import fmt_num, level_label
     from core.report import render, to_json
     if fmt == "json":
         return to_json(rows)
@@ -279,8 +299,13 @@ def format_rows(rows: Sequence[dict[str, Any]], fmt: str = "text", methods: Sequ
             notes.append(f"{r.get('n_contexts')} contexts resampled")
         if r.get("level") == "system" and r.get("warning"):
             notes.append("few systems: fragile")
+        if r.get("level") == "system" and r.get("shared_contexts") == 0:
+            notes.append("no context answered by two systems: the means are of different dialogues")
+        if r.get("n_boot_capped"):
+            notes.append(f"{r['n_boot']} resamples (system rows' most)")
         c["note"] = "; ".join(notes)
         cells.append(c)
-    cols = [c for c in _TABLE if c[0] in ("metric", "dataset", "dimension", "level", "n", "note")
-            or c[0].split("_")[0] in methods]
+    ci = level_label(next((r["ci_level"] for r in rows if r.get("ci_level")), stats.LEVEL))
+    cols = [(k, head.format(level=ci)) for k, head in _TABLE if k in ("metric", "dataset", "dimension", "level", "n",
+                                                                      "note") or k.split("_")[0] in methods]
     return render(cells, cols, fmt)

@@ -68,6 +68,9 @@ class SignalCall:
     p: float = math.nan
 
 
+PEOPLE_TIE_TOL = 1e-9  # people's mean difference within which two systems are rated alike (a rating scale's units)
+
+
 @dataclass
 class SystemPair:
     """One pair of systems of one data set, compared with people's ratings hidden."""
@@ -87,9 +90,16 @@ class SystemPair:
 
     @property
     def people_order(self) -> str | None:
-        if not math.isfinite(self.people_diff) or self.people_diff == 0:
+        """The side people's mean rating favours; None where they rated the two alike (within
+        :data:`PEOPLE_TIE_TOL`: two means of the same ratings differ in the 17th digit) or did not rate both."""
+        if not math.isfinite(self.people_diff) or abs(self.people_diff) <= PEOPLE_TIE_TOL:
             return None
         return "A" if self.people_diff > 0 else "B"
+
+    @property
+    def rated(self) -> bool:
+        """Whether people rated both systems on the pair's contexts (their mean difference exists)."""
+        return math.isfinite(self.people_diff)
 
     def metric_calls(self) -> list[tuple[str, str | None, float, str | None]]:
         return [(s, c.winner, c.p, c.order) for s, c in self.calls.items()
@@ -228,7 +238,11 @@ def evaluate_dataset(name: str, examples: Sequence[Example], metrics: Sequence[s
                                                           r.p_randomization)
         out.append(pair)
     if log:
-        log(f"{name}: {len(out)} system pairs, people separate {sum(p.people is not None for p in out)}")
+        unrated = [p for p in out if not p.rated]
+        log(f"{name}: {len(out)} system pairs, people separate {sum(p.people is not None for p in out)}"
+            + (f"; {len(unrated)} pair(s) without people's {dim} ratings on both sides (of "
+               f"{', '.join(dict.fromkeys(s for p in unrated for s in (p.system_a, p.system_b)))}): not in Kendall "
+               "tau" if unrated else ""))
     return out
 
 
@@ -288,9 +302,10 @@ def record(pairs: Sequence[SystemPair], signal: str) -> SignalRecord:
 
 
 def kendall_tau(pairs: Sequence[SystemPair], signal: str) -> float:
-    """(concordant - discordant) / system pairs: ``signal``'s order against people's mean order (a pair either
-    side leaves unordered counts as neither); NaN without pairs."""
-    xs = [p for p in pairs if signal in p.calls]
+    """(concordant - discordant) / system pairs people rated: ``signal``'s order against people's mean order (a
+    pair either side leaves unordered, people's tie included, counts as neither: tau-a); a pair people did not rate
+    on both sides is left out; NaN without pairs."""
+    xs = [p for p in pairs if signal in p.calls and p.rated]
     if not xs:
         return math.nan
     score = sum(0 if p.people_order is None or p.calls[signal].order is None else
@@ -312,7 +327,9 @@ def summarize(pairs: Sequence[SystemPair], by_dataset: bool = True) -> list[dict
             r = record(ps, s)
             taus = [kendall_tau([p for p in ps if p.dataset == d], s) for d in dict.fromkeys(p.dataset for p in ps)]
             taus = [t for t in taus if math.isfinite(t)]
-            rows.append({"dataset": ds, "signal": s, "system_pairs": sum(s in p.calls for p in ps),
+            rows.append({"dataset": ds, "dimension": ", ".join(dict.fromkeys(p.dimension for p in ps)), "signal": s,
+                         "system_pairs": sum(s in p.calls for p in ps),
+                         "rated_pairs": sum(s in p.calls and p.rated for p in ps),
                          "separated": r.pairs, "order": r.order / r.pairs if r.pairs else math.nan,
                          "right": r.right, "wrong": r.wrong, "none": r.pairs - r.right - r.wrong,
                          "right_share": r.right / r.pairs if r.pairs else math.nan,
@@ -409,7 +426,8 @@ def leave_one_set_out(pairs: Sequence[SystemPair], candidates: Sequence[VerdictP
     return rows
 
 
-_SYSTEM_TABLE = [("dataset", "dataset"), ("signal", "signal"), ("system_pairs", "system pairs"),
+_SYSTEM_TABLE = [("dataset", "dataset"), ("dimension", "dimension"), ("signal", "signal"),
+                 ("system_pairs", "system pairs"),
                  ("separated", "people separate"), ("order", "same order"), ("right", "names people's winner"),
                  ("wrong", "names the other"), ("none", "names none"), ("kendall_tau", "Kendall tau"),
                  ("note", "note")]
@@ -426,7 +444,7 @@ def format_system_rows(rows: Sequence[dict[str, Any]], fmt: str = "text") -> str
     cells = []
     for r in rows:
         n = r["separated"]
-        c = {k: r[k] for k in ("dataset", "signal", "system_pairs", "separated")}
+        c = {k: r.get(k, "") for k in ("dataset", "dimension", "signal", "system_pairs", "separated")}
         c["order"] = f"{fmt_num(r['order'])}" if n and r["order"] is not None else "-"
         for k in ("right", "wrong"):
             c[k] = f"{r[k]} ({fmt_percent(r[k], n)})" if n else "-"

@@ -219,3 +219,26 @@ def test_meta_eval_without_metrics_uses_the_default_metrics_on_every_surface(mon
     with pytest.warns(UserWarning, match="1 of 1 rows have no reference"):  # said as the command says it
         core.meta_evaluate(str(rated))
     assert [getattr(m, "name", m) for m in seen["m"]] == list(DEFAULT_METRICS)
+
+
+def test_the_interval_level_is_named_and_a_set_in_two_files_is_not_counted_twice(tmp_path, capsys):
+    """--level 0.9 printed "Spearman [95% CI]"; the same rows in two files of one data set were merged and counted
+    twice (one file refuses a repeated id); the API skipped a dimension the data lacks where the command refuses."""
+    import core
+    rows = [{"id": f"q{i}", "system": s, "dataset": "set", "context": [f"question {i}?"],
+             "response": f"{s} answer number {i} " + "word " * (i % 5), "references": [f"the answer {i}"],
+             "scores": {"overall": float((i * 7 + len(s)) % 5)}} for i in range(12) for s in ("a", "b", "c")]
+    path = tmp_path / "set.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert cli(["meta-eval", str(path), "--metrics", "bleu", "--level", "0.9", "--n-boot", "200", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "Spearman [90% CI]" in out and "95%" not in out
+    data = meta_eval.meta_evaluate([str(path)], ["bleu"], n_boot=200, level=0.9)
+    assert {(r["ci_level"], r["n_boot"]) for r in data if r["level"] == "turn"} == {(0.9, 200)}
+    again = tmp_path / "again.jsonl"
+    again.write_text("".join(json.dumps(r) + "\n" for r in rows if r["system"] == "a"))
+    assert cli(["meta-eval", str(path), str(again), "--metrics", "bleu", "--n-boot", "200", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "id 'q0' of system 'a' in data set 'set' is also set.jsonl row 1" in err
+    with pytest.raises(ValueError, match=r"\['fluency'\] not in the data; dimensions are \['overall'\]"):
+        core.meta_evaluate(str(path), metrics="bleu", dims=["overall", "fluency"], n_boot=200)

@@ -142,7 +142,7 @@ def test_the_verdict_under_a_policy_and_leave_one_set_out():
     summary = se.summarize(with_v)
     assert {r["dataset"] for r in summary} == {"s1", "s2", "all"}
     text = se.format_system_rows(summary, "markdown")
-    assert "| all | verdict | 8 | 7 | 0.714 | 5 (71 %) | 0 (0 %) | 2 |" in text
+    assert "| all | overall | verdict | 8 | 7 | 0.714 | 5 (71 %) | 0 (0 %) | 2 |" in text
 
 
 # ------------------------------------------------------------------------------------------------
@@ -215,8 +215,8 @@ def test_meta_eval_level_system_on_the_command_line(tmp_path, capsys):
     assert cli(["meta-eval", "--level", "system", str(path), "--metrics", "bleu", "--no-judge", "--quiet",
                 "--format", "csv"]) == 0
     out = capsys.readouterr().out
-    assert out.splitlines()[0].startswith("dataset,signal,system_pairs,separated")
-    assert "rated,bleu,3,3," in out and "rated,verdict,3,3," in out
+    assert out.splitlines()[0].startswith("dataset,dimension,signal,system_pairs,rated_pairs,separated")
+    assert "rated,overall,bleu,3,3,3," in out and "rated,overall,verdict,3,3,3," in out
     assert cli(["meta-eval", "--level", "system", "--level", "turn", str(path)]) == 2
     assert "at most one of turn/system" in capsys.readouterr().err
     # --dimension was checked and then not read at system level: people's side is now read on it (here a
@@ -589,3 +589,17 @@ def test_the_sentence_names_the_set_used_in_place_of_the_policys_and_says_when_n
     s = verdict_sentence(v)
     assert "could not run (the llm judge has no measured record: the records are the learned judge's); with the " \
            "learned judge as well it would run;" in s, s
+
+
+def test_tau_reads_people_s_rounding_error_as_a_tie_and_leaves_out_pairs_they_did_not_rate():
+    """usr-topical's two Nucleus systems, rated exactly alike, had a mean difference of 2.6e-17, which the tau read
+    as a direction; a system people did not rate at all counted in the tau's denominator."""
+    def pair(diff, order):
+        p = se.SystemPair("s", "x", "y", 20, 20, "overall", diff, diff - 0.5, diff + 0.5, None)
+        p.calls["bleu"] = se.SignalCall(order, None, 0.5)
+        return p
+    assert se.kendall_tau([pair(1.0, "A"), pair(2.6e-17, "A")], "bleu") == pytest.approx(1 / 2)
+    assert se.kendall_tau([pair(1.0, "A"), pair(math.nan, "A")], "bleu") == 1.0
+    rows = se.summarize([pair(1.0, "A"), pair(math.nan, "A")], by_dataset=False)
+    assert rows[0]["rated_pairs"] == 1 and rows[0]["system_pairs"] == 2 and rows[0]["dimension"] == "overall"
+    assert "overall" in se.format_system_rows(rows)
