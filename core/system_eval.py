@@ -335,7 +335,7 @@ def summarize(pairs: Sequence[SystemPair], by_dataset: bool = True) -> list[dict
                          "right_share": r.right / r.pairs if r.pairs else math.nan,
                          "wrong_share": r.wrong / r.pairs if r.pairs else math.nan,
                          "kendall_tau": float(np.mean(taus)) if taus else math.nan,
-                         "judge_trained_on": ds in JUDGE_TRAINING_SETS and (
+                         "judge_trained_on": bool({p.dataset for p in ps} & set(JUDGE_TRAINING_SETS)) and (
                              s == JUDGE or s == VERDICT and any(JUDGE in p.calls for p in ps))})
     return rows
 
@@ -450,7 +450,9 @@ def format_system_rows(rows: Sequence[dict[str, Any]], fmt: str = "text") -> str
             c[k] = f"{r[k]} ({fmt_percent(r[k], n)})" if n else "-"
         c["none"] = str(r["none"]) if n else "-"
         c["kendall_tau"] = fmt_num(r["kendall_tau"])
-        c["note"] = r.get("note") or ("the judge trained on this set's other contexts" if r.get("judge_trained_on")
+        c["note"] = r.get("note") or (("the judge trained on some of these sets' other contexts" if r["dataset"] == "all"
+                                       else "the judge trained on this set's other contexts")
+                                      if r.get("judge_trained_on")
                                       else "")
         cells.append(c)
     return render(cells, _SYSTEM_TABLE, fmt)

@@ -124,6 +124,10 @@ def _write(text: str, out_path: str | None) -> None:
         write_stdout(text + "\n")
 
 
+NO_SYSTEM_PAIRS = (f"no data set holds two or more systems that answered at least {MIN_SHARED_CONTEXTS} shared "
+                   "contexts: system-level meta-evaluation compares systems on the contexts they share")
+
+
 def _system_level(args: argparse.Namespace, data, metrics, dims: list[str] | None, log,
                   out_path: str | None) -> int:
     """``--level system``: per data set and signal, how often it names the system people prefer (people's side
@@ -135,6 +139,9 @@ def _system_level(args: argparse.Namespace, data, metrics, dims: list[str] | Non
     if dims and len(dims) > 1:
         raise ValueError(f"--dimension: --level system reads people's side on one dimension; got {dims}")
     judge = not args.no_judge
+    comps = [c for exs in data.values() for c in system_pairs(exs, keep_reference_copies=args.keep_reference_copies)[0]]
+    if not comps:  # before anything else is said or scored
+        raise ValueError(NO_SYSTEM_PAIRS)
     policy = shipped_policy().policy
     signals = [*metrics, *(["judge"] if judge else [])]
     undecided = undecidable_verdict_note(signals, policy)
@@ -142,8 +149,6 @@ def _system_level(args: argparse.Namespace, data, metrics, dims: list[str] | Non
         note([undecided])
     options = Options(pool=args.pool, retriever=args.retriever, device=args.device)
     if not args.quiet:  # about how long: every system pair's rows scored once, and its pairs judged
-        comps = [c for exs in data.values()
-                 for c in system_pairs(exs, keep_reference_copies=args.keep_reference_copies)[0]]
         rows = list({id(ex): ex for c in comps for ex in c.examples()}.values())  # each row once, as it is read
         note_estimate(estimate_work(rows, metrics, options,
                                     [(a.context, a.response, b.response) for c in comps for a, b in c.pairs],
@@ -155,9 +160,7 @@ def _system_level(args: argparse.Namespace, data, metrics, dims: list[str] | Non
                          options=options, progress=progress_bar(args.quiet), log=log,
                          combine=policy_combinations(shipped_policy().policy))
     if not pairs:
-        raise ValueError("no data set holds two or more systems that answered at least "
-                         f"{MIN_SHARED_CONTEXTS} shared contexts: system-level meta-evaluation compares systems on "
-                         "the contexts they share")
+        raise ValueError(NO_SYSTEM_PAIRS)
     rows = summarize(with_verdict(pairs, shipped_policy().policy, args.level))
     rows = without_undecided_verdict(rows) if undecided else rows
     _write(format_system_rows(rows, args.format), out_path)
