@@ -615,13 +615,8 @@ def meta_evaluate(*inputs: str, metrics: str | Sequence[str] | None = None, dims
     _warn_notes(input_notes(data, names, **{k: settings[k] for k in ("max_rows", "seed", "keep_reference_copies")
                                             if k in settings}))
     rows = evaluate(data, names, dims, options=_options(options, names), **settings)
-    if not rows:  # as the command line says it, not an empty list
-        from core.data import dimensions
+    if not rows:  # as the command line says it, not an empty list (a dimension the data lacks is refused above)
         from core.meta_eval import NO_HUMAN_SCORES
-        have = sorted({d for exs in data.values() for d in dimensions(exs)})
-        if dims and have and not {d.casefold() for d in dims} & {h.casefold() for h in have}:
-            raise ValueError(f"dims={list(dims)!r}: no file has that human dimension; they have {have}")
         raise ValueError(f"nothing to correlate: {NO_HUMAN_SCORES}"
-                         + (f"; or none of the dimensions {list(dims)} is in the data" if dims else "")
                          + "; or every rated row repeats its reference (keep_reference_copies=True keeps them)")
     return clean_json(rows)

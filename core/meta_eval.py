@@ -49,22 +49,26 @@ def group_datasets(data: Iterable[str | os.PathLike | Example] | dict[str, Seque
                    csv_mapping: CsvMapping | None = None) -> "OrderedDict[str, list[Example]]":
     """Paths and/or examples -> {dataset name: examples}; a row's ``dataset`` field names its dataset,
     else the stem of the file it came from. ``csv_mapping`` reads CSV files (``core.data.CsvMapping``). A row of
-    one system whose id another file of the same data set already gave is refused (a ``DataError`` naming both),
-    as one file's repeated id is: two files of one set were counted twice."""
+    one system whose id another input file of the same data set already gave (the same file named twice too) is
+    refused (a ``DataError`` naming both), as one file's repeated id is: it was counted twice."""
     if isinstance(data, dict):
         return OrderedDict((k, list(v)) for k, v in data.items())
     out: OrderedDict[str, list[Example]] = OrderedDict()
-    seen: dict[tuple[str, str, str], Example] = {}  # (data set, system, id) -> its first row
+    seen: dict[tuple[str, str, str], tuple[int, Example]] = {}  # (data set, system, id) -> (input, first row)
     repeated: list[Problem] = []
-    for item in data:
-        exs = load_file(item, csv_mapping=csv_mapping) if isinstance(item, (str, os.PathLike)) else [item]
+    for index, item in enumerate(data):
+        from_file = isinstance(item, (str, os.PathLike))
+        exs = load_file(item, csv_mapping=csv_mapping) if from_file else [item]
         for ex in exs:
             name = ex.dataset or (Path(ex.source).stem if ex.source else "data")
-            first = seen.setdefault((name, ex.system, ex.id), ex) if ex.has_id else ex
-            if first is not ex and first.source != ex.source:
-                repeated.append(Problem(ex.source, ex.row or None, "id", f"id {ex.id!r} of system {ex.system!r} in "
-                                        f"data set {name!r} is also {first.location}: the same rows in two files "
-                                        "would be counted twice"))
+            if from_file and ex.has_id:  # one file's repeated id is its own check's (core.data.row_checks)
+                first_index, first = seen.setdefault((name, ex.system, ex.id), (index, ex))
+                if first_index != index:
+                    where = (first.location if os.path.basename(first.source) != os.path.basename(ex.source)
+                             else f"{first.source} row {first.row}")
+                    repeated.append(Problem(ex.source, ex.row or None, "id", f"id {ex.id!r} of system {ex.system!r} "
+                                            f"in data set {name!r} is also {where}: two inputs of one data set give "
+                                            "the same id (the same file twice would count its rows twice)"))
             out.setdefault(name, []).append(ex)
     if repeated:
         raise DataError(repeated)
@@ -205,7 +209,7 @@ def meta_evaluate(data, metrics: Sequence[Any], dims: Sequence[str] | None = Non
                             "n": int(len(set(s for s, ok in zip(systems, keep) if ok))),
                             "n_excluded": int((~keep).sum()), "higher_is_better": hib, "signature": signature,
                             "resampled": "contexts", "n_boot": min(n_boot, SYSTEM_N_BOOT),
-                            "n_boot_capped": n_boot > SYSTEM_N_BOOT, "shared_contexts": n_shared}
+                            "shared_contexts": n_shared}
                     for mth in methods:
                         sc = stats.system_correlation(scores, human, systems, mth, items=groups,
                                                       n_boot=srow["n_boot"], seed=seed, level=level)
@@ -301,8 +305,6 @@ def format_rows(rows: Sequence[dict[str, Any]], fmt: str = "text", methods: Sequ
             notes.append("few systems: fragile")
         if r.get("level") == "system" and r.get("shared_contexts") == 0:
             notes.append("no context answered by two systems: the means are of different dialogues")
-        if r.get("n_boot_capped"):
-            notes.append(f"{r['n_boot']} resamples (system rows' most)")
         c["note"] = "; ".join(notes)
         cells.append(c)
     ci = level_label(next((r["ci_level"] for r in rows if r.get("ci_level")), stats.LEVEL))

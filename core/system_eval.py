@@ -68,7 +68,7 @@ class SignalCall:
     p: float = math.nan
 
 
-PEOPLE_TIE_TOL = 1e-9  # people's mean difference within which two systems are rated alike (a rating scale's units)
+PEOPLE_TIE_TOL = 1e-9  # |people's mean difference| at most this (in rating points): the two systems rated alike
 
 
 @dataclass
@@ -238,11 +238,13 @@ def evaluate_dataset(name: str, examples: Sequence[Example], metrics: Sequence[s
                                                           r.p_randomization)
         out.append(pair)
     if log:
-        unrated = [p for p in out if not p.rated]
+        unrated = sum(not p.rated for p in out)
+        rated = {ex.system for ex in rows if dim is not None and math.isfinite(ex.scores.get(dim, math.nan))}
+        unrated_systems = [s for s in systems_in(rows) if s not in rated]
         log(f"{name}: {len(out)} system pairs, people separate {sum(p.people is not None for p in out)}"
-            + (f"; {len(unrated)} pair(s) without people's {dim} ratings on both sides (of "
-               f"{', '.join(dict.fromkeys(s for p in unrated for s in (p.system_a, p.system_b)))}): not in Kendall "
-               "tau" if unrated else ""))
+            + (f"; {unrated} pair(s) without people's ratings on both sides"
+               + (f" ({', '.join(unrated_systems)}: no {dim} rating)" if dim and unrated_systems else
+                  " (no human dimension)" if not dim else "") + ": not in Kendall tau" if unrated else ""))
     return out
 
 
@@ -320,14 +322,14 @@ def summarize(pairs: Sequence[SystemPair], by_dataset: bool = True) -> list[dict
     if by_dataset:
         for p in pairs:
             groups.setdefault(p.dataset, []).append(p)
-    groups["all"] = list(pairs)
     rows = []
-    for ds, ps in groups.items():
+    for ds, ps, pooled in [*((d, ps, False) for d, ps in groups.items()), ("all", list(pairs), True)]:
         for s in signals_of(ps):
             r = record(ps, s)
             taus = [kendall_tau([p for p in ps if p.dataset == d], s) for d in dict.fromkeys(p.dataset for p in ps)]
             taus = [t for t in taus if math.isfinite(t)]
-            rows.append({"dataset": ds, "dimension": ", ".join(dict.fromkeys(p.dimension for p in ps)), "signal": s,
+            rows.append({"dataset": ds,
+                         "dimension": ", ".join(dict.fromkeys(p.dimension for p in ps)), "signal": s,
                          "system_pairs": sum(s in p.calls for p in ps),
                          "rated_pairs": sum(s in p.calls and p.rated for p in ps),
                          "separated": r.pairs, "order": r.order / r.pairs if r.pairs else math.nan,
@@ -336,7 +338,8 @@ def summarize(pairs: Sequence[SystemPair], by_dataset: bool = True) -> list[dict
                          "wrong_share": r.wrong / r.pairs if r.pairs else math.nan,
                          "kendall_tau": float(np.mean(taus)) if taus else math.nan,
                          "judge_trained_on": bool({p.dataset for p in ps} & set(JUDGE_TRAINING_SETS)) and (
-                             s == JUDGE or s == VERDICT and any(JUDGE in p.calls for p in ps))})
+                             s == JUDGE or s == VERDICT and any(JUDGE in p.calls for p in ps)),
+                         "pooled": pooled})
     return rows
 
 
@@ -427,7 +430,7 @@ def leave_one_set_out(pairs: Sequence[SystemPair], candidates: Sequence[VerdictP
 
 
 _SYSTEM_TABLE = [("dataset", "dataset"), ("dimension", "dimension"), ("signal", "signal"),
-                 ("system_pairs", "system pairs"),
+                 ("system_pairs", "system pairs"), ("rated_pairs", "people rated"),
                  ("separated", "people separate"), ("order", "same order"), ("right", "names people's winner"),
                  ("wrong", "names the other"), ("none", "names none"), ("kendall_tau", "Kendall tau"),
                  ("note", "note")]
@@ -444,13 +447,13 @@ def format_system_rows(rows: Sequence[dict[str, Any]], fmt: str = "text") -> str
     cells = []
     for r in rows:
         n = r["separated"]
-        c = {k: r.get(k, "") for k in ("dataset", "dimension", "signal", "system_pairs", "separated")}
+        c = {k: r.get(k, "") for k in ("dataset", "dimension", "signal", "system_pairs", "rated_pairs", "separated")}
         c["order"] = f"{fmt_num(r['order'])}" if n and r["order"] is not None else "-"
         for k in ("right", "wrong"):
             c[k] = f"{r[k]} ({fmt_percent(r[k], n)})" if n else "-"
         c["none"] = str(r["none"]) if n else "-"
         c["kendall_tau"] = fmt_num(r["kendall_tau"])
-        c["note"] = r.get("note") or (("the judge trained on some of these sets' other contexts" if r["dataset"] == "all"
+        c["note"] = r.get("note") or (("the judge trained on some of these sets' other contexts" if r.get("pooled")
                                        else "the judge trained on this set's other contexts")
                                       if r.get("judge_trained_on")
                                       else "")

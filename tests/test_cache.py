@@ -107,6 +107,7 @@ class _BothOrdersLengthJudge(_LengthJudge):
     its output, as the learned judge's does (both orders averaged)."""
 
     swaps_exactly = True
+    asked: list[int] = []  # its own (the parent's list is the length judge's)
 
     @classmethod
     def cache_identity(cls, checkpoint=None):
@@ -137,6 +138,11 @@ def test_a_judge_whose_swap_mirrors_it_reads_a_pair_judged_in_the_other_order(tm
     for f in ("p_a", "p_ab", "p_ba_flipped"):
         np.testing.assert_allclose(getattr(mirrored, f), getattr(fresh, f), rtol=0, atol=1e-15)
     assert mirrored.verdict == fresh.verdict and mirrored.first_shown == pytest.approx(fresh.first_shown)
+    first = judge_pairs(ctx, a, b, judge="test-length-both-orders", cache=store)
+    mixed = judge_pairs([ctx[0], ctx[1], ["new one"]], [b[0], a[1], "x"], [a[0], b[1], "yy"],
+                        judge="test-length-both-orders", cache=store)  # mirrored, direct and new in one call
+    assert _BothOrdersLengthJudge.asked == [3, 3, 1]  # after the run without a cache: only the new pair judged
+    np.testing.assert_allclose(mixed.p_a[:2], [1 - first.p_a[0], first.p_a[1]], rtol=0, atol=1e-15)
     _LengthJudge.asked.clear()  # a judge that does not say its swap mirrors it is asked again
     judge_pairs(ctx, a, b, judge="test-length", cache=store)
     judge_pairs(ctx, b, a, judge="test-length", cache=store)

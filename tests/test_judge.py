@@ -599,3 +599,22 @@ def test_a_checkpoint_named_with_its_file_ending_is_the_same_checkpoint(tmp_path
     from core.models.checkpoints import paths
     assert paths("judge-mine.safetensors", tmp_path) == paths("judge-mine", tmp_path) == paths("judge-mine.json",
                                                                                                tmp_path)
+
+
+def test_the_learned_judges_output_mirrors_under_a_swap_as_the_cache_assumes():
+    """Judge.swaps_exactly lets the score cache answer (context, B, A) from (context, A, B) mirrored
+    (core.engine.cached_judgements): the learned judge's output from the same single-order logits, each pair's two
+    orders exchanged, is that mirror, so a calibration that broke it fails here."""
+    from types import SimpleNamespace
+
+    from core.judges.pairwise import PairwiseJudge
+    assert PairwiseJudge.swaps_exactly
+    rng = np.random.default_rng(3)
+    logits = rng.normal(0, 2, 2 * 40)  # orders interleaved: (A, B), (B, A) per pair
+    swapped = logits.reshape(-1, 2)[:, ::-1].reshape(-1)
+    stub = SimpleNamespace(tie_margin=0.05, signature=lambda: "judge:test")
+    out, back = (PairwiseJudge.output_from_logits(stub, x) for x in (logits, swapped))
+    np.testing.assert_allclose(back.p_a, 1 - out.p_a, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(back.p_ab, 1 - out.p_ba_flipped, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(back.p_ba_flipped, 1 - out.p_ab, rtol=0, atol=1e-15)
+    assert back.verdict == [{"A": "B", "B": "A", "tie": "tie"}[v] for v in out.verdict]

@@ -240,5 +240,7 @@ def test_the_interval_level_is_named_and_a_set_in_two_files_is_not_counted_twice
     assert cli(["meta-eval", str(path), str(again), "--metrics", "bleu", "--n-boot", "200", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "id 'q0' of system 'a' in data set 'set' is also set.jsonl row 1" in err
+    assert cli(["meta-eval", str(path), str(path), "--metrics", "bleu", "--n-boot", "200", "--quiet"]) == 2
+    assert f"is also {path} row 1: two inputs of one data set give the same id" in capsys.readouterr().err
     with pytest.raises(ValueError, match=r"\['fluency'\] not in the data; dimensions are \['overall'\]"):
         core.meta_evaluate(str(path), metrics="bleu", dims=["overall", "fluency"], n_boot=200)

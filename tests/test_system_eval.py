@@ -142,7 +142,7 @@ def test_the_verdict_under_a_policy_and_leave_one_set_out():
     summary = se.summarize(with_v)
     assert {r["dataset"] for r in summary} == {"s1", "s2", "all"}
     text = se.format_system_rows(summary, "markdown")
-    assert "| all | overall | verdict | 8 | 7 | 0.714 | 5 (71 %) | 0 (0 %) | 2 |" in text
+    assert "| all | overall | verdict | 8 | 8 | 7 | 0.714 | 5 (71 %) | 0 (0 %) | 2 |" in text
 
 
 # ------------------------------------------------------------------------------------------------
@@ -603,3 +603,26 @@ def test_tau_reads_people_s_rounding_error_as_a_tie_and_leaves_out_pairs_they_di
     rows = se.summarize([pair(1.0, "A"), pair(math.nan, "A")], by_dataset=False)
     assert rows[0]["rated_pairs"] == 1 and rows[0]["system_pairs"] == 2 and rows[0]["dimension"] == "overall"
     assert "overall" in se.format_system_rows(rows)
+
+
+def test_level_system_says_why_a_file_has_no_pair_and_which_system_people_did_not_rate(tmp_path, capsys):
+    """A file whose systems share too few contexts got the bare error (each set's reason came after scoring, and
+    the early refusal dropped it); a system people did not rate is named, and its pairs are left out of the tau."""
+    few = tmp_path / "few.jsonl"
+    few.write_text("".join(json.dumps({"id": f"{s}{i}", "system": s, "context": [f"q {s} {i}?"], "response": "some reply",
+                                       "references": ["an answer"], "scores": {"overall": 3.0}}) + "\n"
+                           for s in ("a", "b") for i in range(6)))
+    assert cli(["meta-eval", "--level", "system", str(few), "--metrics", "bleu", "--no-judge", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "share fewer than 5 contexts: skipped" in err and "no data set holds two or more systems" in err
+    rows = []
+    for i in range(8):
+        for s, reply, rating in (("a", "yes a good answer", 4.0), ("b", "no", 2.0), ("c", "maybe so", None)):
+            rows.append({"id": f"q{i}", "system": s, "context": [f"question {i}?"], "response": f"{reply} {i}",
+                         "references": [f"yes a fine answer {i}"], **({"scores": {"overall": rating}} if rating else {})})
+    part = tmp_path / "part.jsonl"
+    part.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert cli(["meta-eval", "--level", "system", str(part), "--metrics", "bleu", "--no-judge", "--format", "csv"]) == 0
+    said = capsys.readouterr()
+    assert "2 pair(s) without people's ratings on both sides (c: no overall rating): not in Kendall tau" in said.err
+    assert "part,overall,bleu,3,1," in said.out  # three system pairs, one that people rated

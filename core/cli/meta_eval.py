@@ -140,8 +140,10 @@ def _system_level(args: argparse.Namespace, data, metrics, dims: list[str] | Non
         raise ValueError(f"--dimension: --level system reads people's side on one dimension; got {dims}")
     judge = not args.no_judge
     comps = [c for exs in data.values() for c in system_pairs(exs, keep_reference_copies=args.keep_reference_copies)[0]]
-    if not comps:  # before anything else is said or scored
-        raise ValueError(NO_SYSTEM_PAIRS)
+    if not comps:  # before anything is scored, with each set's reason (too few shared contexts, reference copies)
+        why: list[str] = []
+        system_level(data, [], False, keep_reference_copies=args.keep_reference_copies, log=why.append)
+        raise ValueError(NO_SYSTEM_PAIRS + "".join(f"\n  {line}" for line in why))
     policy = shipped_policy().policy
     signals = [*metrics, *(["judge"] if judge else [])]
     undecided = undecidable_verdict_note(signals, policy)
