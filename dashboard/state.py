@@ -398,8 +398,8 @@ def show_loaded(box: Any) -> None:
                     f"{counted(data.n, 'pair')}")
             unmatched = data.comparison.describe_unmatched()
             if unmatched:  # on every page: rows without a partner are never dropped silently
-                with st.expander(f"{len(unmatched)} unmatched row(s), not compared"):
-                    st.text("\n".join(unmatched))
+                with st.expander(f"{counted(len(unmatched), 'unmatched row')}, not compared"):
+                    st.text(words.pasted_in_words("\n".join(unmatched)))
 
 
 class StepClock:

@@ -81,13 +81,14 @@ def long_scores(cs: ComparisonScores) -> pd.DataFrame:
     return frame(rows, columns=["metric", "system", "value"])
 
 
-def rate_interval(lc) -> str:
-    """A length-controlled win rate (``core.stats.LengthControlled``) as ``r% [lo%, hi%]``, or why it has none."""
+def rate_interval(lc, level: float = 0.95) -> str:
+    """A length-controlled win rate (``core.stats.LengthControlled``) as ``r% [lo%, hi%] (95%)``, or why it has
+    none."""
     if not np.isfinite(lc.rate):
         return f"- (not estimated: {lc.why_none or f'its decided pairs come from fewer than {MIN_RESAMPLED} contexts'})"
     if not (np.isfinite(lc.low) and np.isfinite(lc.high)):
         return f"{lc.rate:.1%} [-]"
-    return f"{lc.rate:.1%} [{lc.low:.1%}, {lc.high:.1%}]"
+    return f"{lc.rate:.1%} [{lc.low:.1%}, {lc.high:.1%}] ({level:.0%})"
 
 
 def headline_frame(verdict: Verdict) -> pd.DataFrame:

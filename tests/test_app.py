@@ -1005,6 +1005,42 @@ def test_the_leaderboard_page_ranks_every_system_of_the_loaded_file(new_app, own
     assert "people's ratings in the input are left out" in lb.rank_note
 
 
+def test_the_leaderboard_runs_the_judge_unasked_when_judge_every_pair_is_on(new_app, own_cache, monkeypatch):
+    """With the sidebar's "Judge every pair" on, Home runs the judge unasked while the leaderboard waited for its
+    button (a stakeholder's ranking changed criterion once they pressed it): it runs there too, once; off, the
+    button stays."""
+    import numpy as np
+
+    import core.leaderboard
+    from core.scoring import JudgeOutput
+    calls = []
+
+    def fake_judge_grid(grid, progress=None):  # a judge that prefers the longer reply, asked once per grid
+        calls.append(grid.systems)
+        out = {}
+        for i, j, _, ra, rb in grid.system_pairs():
+            p = np.array([0.8 if len(a) > len(b) else 0.2 for a, b in zip(ra, rb)])
+            out[(i, j)] = JudgeOutput.from_probabilities(p, p, p, 0.05, "judge:judge|test")
+        return out
+    monkeypatch.setattr(core.leaderboard, "judge_grid", fake_judge_grid)
+    monkeypatch.setattr(core.leaderboard, "judged_in_cache", lambda grid: False)
+    exs = _toy_examples() + [Example(e.id, "sysC", e.context, "i like it", e.references, {})
+                             for e in _toy_examples() if e.system == "sysA"]
+    at = new_app()
+    at.session_state["judge_auto"] = False
+    at.session_state["loaded"] = loading.make_loaded("three", exs, None, "sysA", "sysB", [b"three"])
+    at.run()
+    at.switch_page("views/leaderboard.py").run()
+    assert not at.exception, at.exception
+    assert calls == [] and any(b.key == "lb_judge" for b in at.button)  # off: the button
+    at.session_state["judge_auto"] = True
+    at.switch_page("views/leaderboard.py").run()
+    assert not at.exception, at.exception
+    assert len(calls) == 1 and at.session_state["leaderboard"].judge_signature == "judge:judge|test"
+    at.switch_page("views/leaderboard.py").run()
+    assert len(calls) == 1  # once
+
+
 @pytest.mark.slow  # MME-CRS on the toy rows
 def test_the_leaderboard_page_shows_what_ranks_the_systems_first(new_app, own_cache):
     """With BLEU and MME-CRS the combined test's column exists beside people's, and the page showed it first

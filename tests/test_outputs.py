@@ -237,7 +237,7 @@ def test_dashboard_sidebar_lists_unmatched_rows(repo_root):
     assert not at.exception, at.exception
     at.switch_page("views/home.py").run()  # the sidebar of every page, drawn with the new data loaded
     labels = [e.label for e in at.sidebar.expander]
-    assert "1 unmatched row(s), not compared" in labels
+    assert "1 unmatched row, not compared" in labels
 
 
 # ------------------------------------------------------------------------------------------------

@@ -102,8 +102,8 @@ def home() -> None:
             for text in notes.values():
                 st.text(as_sentence(words.in_words(text)))
     if verdict.unmatched:
-        with st.expander(f"{len(verdict.unmatched)} unmatched row(s), not compared"):
-            st.text("\n".join(verdict.unmatched))
+        with st.expander(f"{state.counted(len(verdict.unmatched), 'unmatched row')}, not compared"):
+            st.text(words.pasted_in_words("\n".join(verdict.unmatched)))
     if verdict.left_out:
         with st.expander("Pairs left out of a metric's n (no value for A or B)"):
             st.text("\n".join(f"{d['metric']}: {left_out_note(d)}" for d in verdict.left_out))

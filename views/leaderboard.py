@@ -126,13 +126,20 @@ else:
     ok, message = judging.judge_status()
     n_pairs = len(list(itertools.combinations(chosen, 2))) * grid.n_contexts
     seconds = state.judge_seconds(n_pairs, examples=grid.examples()) if judged is None and ok else 0.0
-    if judged is None and ok and state.run_button(f"Run the judge on every pair of systems ({n_pairs} judged pairs, "
-                                                  f"about {seconds:.0f} s)", "lb_judge"):
+    # with "Judge every pair" on (the sidebar), run as the Home page runs it: unasked, once (a failed run waits for
+    # the button, which says why)
+    unasked_failed = st.session_state.setdefault("lb_judge_unasked_failed", set())
+    unasked = judged is None and ok and state.judge_by_default() and jkey not in unasked_failed
+    if judged is None and ok and (unasked or state.run_button(
+            f"Run the judge on every pair of systems ({n_pairs} judged pairs, about {seconds:.0f} s)", "lb_judge")):
+        unasked_failed.add(jkey)  # kept only if the run fails: a success stores the judged pairs
         with state.running("lb_judge", "The judge could not run"):  # then drawn again with the judge's ratings
             state.use_chosen_device()
-            bar, progress = state.progress_bar("loading the judge", estimate=seconds)
+            bar, progress = state.progress_bar(f"judging every pair of systems ({n_pairs} judged pairs)",
+                                               estimate=seconds)
             with state.first_run("judge"):  # models load one session at a time
                 _judged_store()[jkey] = judge_grid(grid, progress=progress)
+            unasked_failed.discard(jkey)
     rated = bool(human_dimensions(grid))
     people = not (rated and st.toggle("Leave people's ratings out (the metrics' and the judge's view)",
                                       key=f"lb_no_human_{key}", help="As `dialeval leaderboard --no-human`: the "
