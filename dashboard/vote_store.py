@@ -2,6 +2,7 @@
 ``dialeval train judge --votes`` reads."""
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Sequence
@@ -9,6 +10,22 @@ from typing import Sequence
 from core.data import Comparison
 from core.judges.pairs import Pair
 from core.settings import cache_dir
+
+
+FLIPPED = {"A": "B", "B": "A", "tie": "tie"}
+
+
+def shown_swapped(key: str, i: int) -> bool:
+    """Whether the vote panel shows pair ``i`` of the comparison ``key`` the other way round (system B's reply as
+    "Reply A"): a fixed coin per comparison and pair (the first byte of SHA-1 of both), so the side never tells a
+    voter which system wrote a reply, as Chatbot Arena shuffles its sides; every vote is kept as the systems'
+    (:func:`as_kept`), the votes file and the re-fit read it so."""
+    return hashlib.sha1(f"{key}:{i}".encode("utf-8")).digest()[0] % 2 == 1
+
+
+def as_kept(vote: str, swapped: bool) -> str:
+    """A vote on the replies as shown ('A': the one shown as A) as the systems' vote, and back (its own inverse)."""
+    return FLIPPED.get(vote, vote) if swapped else vote
 
 
 def votes_path(key: str) -> Path:

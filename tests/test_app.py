@@ -931,8 +931,11 @@ def test_votes_given_in_place_are_kept_counted_and_downloadable(new_app, own_cac
     at.switch_page("views/judge.py").run()
     assert not at.exception, at.exception
     table = next(d.value for d in at.dataframe if "your vote" in d.value.columns)
-    assert list(table["your vote"]) == ["A is better", "B is better", "Tie"]  # the voted pairs only, no emoji
-    assert any(t.value.startswith("3 votes (A 1, tie 1, B 1). 2 of the 10 A/B votes needed") for t in at.text)
+    kept = vote_store.load_pair_votes(loaded.key, loaded.comparison)  # the systems' votes; the panel's sides shuffled
+    shown = [vote_store.as_kept(kept[k], vote_store.shown_swapped(loaded.key, k)) for k in sorted(kept)]
+    assert list(table["your vote"]) == [{"A": "A is better", "B": "B is better", "tie": "Tie"}[v] for v in shown]
+    assert any(t.value.startswith(f"3 votes (A {shown.count('A')}, tie 1, B {shown.count('B')}). 2 of the 10 A/B "
+                                  "votes needed") for t in at.text)
     # six pairs can never give the ten votes a re-fit needs: said where the votes are given
     assert any(i.value.startswith("These 6 pairs on 6 contexts cannot give the 10 A/B votes") for i in at.info)
     assert "Download your votes (JSONL)" in [b.proto.label for b in at.get("download_button")]
@@ -953,7 +956,8 @@ def test_votes_on_a_pair_with_a_blank_reply_survive_a_refresh_and_an_unreadable_
     at.run()
     at.switch_page("views/judge.py").run()
     assert not at.exception, at.exception
-    assert any(t.value.startswith("2 votes (A 1, tie 1, B 0).") for t in at.text)
+    shown = vote_store.as_kept("A", vote_store.shown_swapped(loaded.key, 0))  # pair 0's A vote as the panel shows it
+    assert any(t.value.startswith(f"2 votes (A {int(shown == 'A')}, tie 1, B {int(shown == 'B')}).") for t in at.text)
     assert any(c.value.startswith("1 vote on pairs with a blank reply: kept") for c in at.caption)
     # a kept file that cannot be read is set aside, said, and not overwritten by the next vote
     path = vote_store.votes_path(loaded.key)
@@ -1415,6 +1419,11 @@ def test_votes_are_one_click_each_blind_saved_and_counted_without_overshoot(new_
     assert any("results are hidden while" in i.value for i in at.info)
     assert "Pair 1 of 12" in at.markdown[-1].value or any("Pair 1 of 12" in m.value for m in at.markdown)
     assert any(t.value == "turn 0" or "what about topic 0?" in t.value for t in at.text)  # the whole context
+    # the sides shuffled per pair: "Reply A" is system B's reply where the pair is shown swapped
+    texts = [t.value for t in at.text]
+    a, b = loaded.comparison.pairs[0]
+    first, second = (b, a) if vote_store.shown_swapped(loaded.key, 0) else (a, b)
+    assert texts.index(first.response) < texts.index(second.response)
     for k in range(11):  # eleven one-click votes, the panel moving on to the next pair each time
         at.button(key="vote_A" if k % 3 else "vote_B").click().run()
         assert not at.exception, at.exception
@@ -1425,7 +1434,10 @@ def test_votes_are_one_click_each_blind_saved_and_counted_without_overshoot(new_
     at.toggle(key="vote_blind").set_value(False).run()
     assert any("Pair 11: you said A is better; the judge gives A a" in c.value for c in at.caption)
     saved = vote_store.load_pair_votes(loaded.key, loaded.comparison)
-    assert len(saved) == 11 and saved[0] == "B" and saved[1] == "A"  # every vote, once, in the votes file
+    # every vote, once, in the votes file, as the systems' (the panel shuffles the sides per pair)
+    assert len(saved) == 11 and [saved[k] for k in (0, 1)] == [
+        vote_store.as_kept(v, vote_store.shown_swapped(loaded.key, k)) for k, v in ((0, "B"), (1, "A"))]
+    assert 0 < sum(vote_store.shown_swapped(loaded.key, k) for k in range(12)) < 12  # both sides occur
     counts = [t.value for t in at.text if t.value.startswith("11 votes")]
     assert counts and "Enough to re-fit: 11 A/B votes (10 needed)" in counts[0] and "of the 10" not in counts[0]
     table = next(d.value for d in at.dataframe if "your vote" in d.value.columns)

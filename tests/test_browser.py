@@ -715,9 +715,12 @@ def test_five_pairs_voted_by_keyboard_land_in_the_votes_file(server, server_cach
     got = load_votes(changed[0])
     want = {0: "A", 1: "tie", 2: "B", 3: "B", 4: "A", 5: "A", 6: "B"}  # pair 4 skipped by N, voted B after P, P
     assert len(got) == 7
-    for v, (i, vote) in zip(got, sorted(want.items())):
+    from dashboard.vote_store import as_kept, shown_swapped
+    key = changed[0].stem  # the comparison's key names its votes file
+    for v, (i, vote) in zip(got, sorted(want.items())):  # as pressed on the sides shown; kept as the systems'
         a, b = comp.pairs[i]
-        assert (v.context, v.response_a, v.response_b, v.vote) == (list(a.context), a.response, b.response, vote)
+        assert (v.context, v.response_a, v.response_b, v.vote) == (list(a.context), a.response, b.response,
+                                                                   as_kept(vote, shown_swapped(key, i)))
 
 
 # Text Streamlit cut with an ellipsis (a button's, a metric's, a select's label: each is drawn with

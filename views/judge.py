@@ -234,12 +234,13 @@ def _next_unvoted(n: int, given: dict, after: int) -> int:
 
 
 def _cast(data, i: int, vote: str | None) -> None:
-    """A click on a vote button (or its key): save the vote on pair ``i`` (None clears it) and move on."""
+    """A click on a vote button (or its key): save the vote on pair ``i`` as shown (None clears it) as the systems'
+    vote (``vote_store.as_kept``: the sides are shuffled per pair) and move on."""
     given = dict(state.votes(data))
     if vote is None:
         given.pop(i, None)
     else:
-        given[i] = vote
+        given[i] = vote_store.as_kept(vote, vote_store.shown_swapped(data.key, i))
     state.set_votes(data, given)
     st.session_state["vote_last_" + data.key] = i
     if vote is not None:
@@ -252,17 +253,22 @@ def _go(data, step: int) -> None:
 
 @st.fragment
 def vote_panel(data) -> None:
-    """One pair at a time, blind: the whole context and both replies (long ones folded), then A / tie / B as one
-    click (or key) each. The judge's P(A) for a pair is shown only once you have voted on it. A vote reruns this
-    panel only (st.fragment), not the page; the page is drawn again when the count crosses what a re-fit needs."""
+    """One pair at a time, blind: the whole context and both replies (long ones folded, their sides shuffled per
+    pair: ``vote_store.shown_swapped``), then A / tie / B as one click (or key) each. The panel speaks of the
+    replies as shown (its "A" is the reply shown as A); the votes are kept as the systems'. The judge's P(A) for a
+    pair is shown only once you have voted on it. A vote reruns this panel only (st.fragment), not the page; the
+    page is drawn again when the count crosses what a re-fit needs."""
     comp, n = data.comparison, data.n
-    given = state.votes(data)
+    kept = state.votes(data)  # the systems' votes; `given`: the same as the panel shows them
+    given = {k: vote_store.as_kept(v, vote_store.shown_swapped(data.key, k)) for k, v in kept.items()}
     at_key = "vote_at_" + data.key
     if at_key not in st.session_state or not 0 <= st.session_state[at_key] < n:
         st.session_state[at_key] = _next_unvoted(n, given, -1)
     i = st.session_state[at_key]
     a, b = comp.pairs[i]
-    mine = vote_store.pair_votes(comp, given)
+    if vote_store.shown_swapped(data.key, i):
+        a, b = b, a
+    mine = vote_store.pair_votes(comp, kept)
     enough, where = judging.vote_count(mine)
     st.markdown(f"**Pair {i + 1} of {n}** · {state.counted(len(given), 'pair')} voted"
                 + (f" · your vote here: **{VOTE_LABELS[given[i]]}**" if i in given else ""))
@@ -289,13 +295,16 @@ def vote_panel(data) -> None:
     if last is not None and last in given:
         said = f"Pair {last + 1}: you said {VOTE_LABELS[given[last]] if given[last] != 'tie' else 'tie'}"
         if res is not None:
-            p = float(res.p_a[last])
+            swapped = vote_store.shown_swapped(data.key, last)
+            p = 1 - float(res.p_a[last]) if swapped else float(res.p_a[last])
+            call = vote_store.as_kept(res.verdict[last], swapped)
             said += (f"; the judge gives A a {p:.0%} chance of being preferred "
-                     f"({'A' if res.verdict[last] == 'A' else 'B' if res.verdict[last] == 'B' else 'a tie'}).")
+                     f"(its call: {'A' if call == 'A' else 'B' if call == 'B' else 'a tie'}).")
         st.caption(said)
-    st.text(f"{state.counted(len(mine), 'vote')} (A {sum(v.vote == 'A' for v in mine)}, "
-            f"tie {sum(v.vote == 'tie' for v in mine)}, B {sum(v.vote == 'B' for v in mine)}). {where}.")
-    on_blank = len([k for k, v in given.items() if v in VOTE_LABELS]) - len(mine)
+    shown = [given[k] for k in kept if kept[k] in VOTE_LABELS and all(x.response.strip() for x in comp.pairs[k])]
+    st.text(f"{state.counted(len(mine), 'vote')} (A {shown.count('A')}, tie {shown.count('tie')}, "
+            f"B {shown.count('B')}). {where}.")
+    on_blank = len([k for k, v in kept.items() if v in VOTE_LABELS]) - len(mine)
     if on_blank:
         st.caption(f"{state.counted(on_blank, 'vote')} on pairs with a blank reply: kept, but not counted here, used "
                    "to re-fit the judge or downloaded (a vote to train on needs both replies).")
@@ -304,8 +313,9 @@ def vote_panel(data) -> None:
             voted = sorted(given)
             rows = {"pair": [k + 1 for k in voted], "your vote": [VOTE_LABELS[given[k]] for k in voted],
                     "id": [comp.pairs[k][0].id for k in voted]}
-            if res is not None:
-                rows["judge P(A)"] = [round(float(res.p_a[k]), 3) for k in voted]
+            if res is not None:  # of the reply shown as A
+                rows["judge P(A)"] = [round(1 - float(res.p_a[k]) if vote_store.shown_swapped(data.key, k)
+                                            else float(res.p_a[k]), 3) for k in voted]
             st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     st.download_button("Download your votes (JSONL)", vote_store.votes_jsonl(mine), file_name="dialeval_votes.jsonl",
                        mime="application/jsonl", key="votes_download_mine", on_click="ignore", disabled=not mine)
@@ -320,7 +330,9 @@ if data is not None:
     st.subheader("Your votes")
     st.caption(f"Which reply is better? One pair at a time: the judge's opinion on a pair shows here only after you "
                "vote on it (turn on \"Vote blind\" at the top to hide the judges' results on the page as well). "
-               "Keys: A, T (tie), B, N (next), P (previous). Every vote is saved as you go (and kept "
+               "Keys: A, T (tie), B, N (next), P (previous). Which system wrote \"Reply A\" changes from pair to pair "
+               "(the sides are shuffled, as Chatbot Arena shuffles them), so the side tells nothing; your votes are "
+               "kept as the systems'. Every vote is saved as you go (and kept "
                f"for this comparison after a refresh). Once there are **{MIN_VOTES} votes for A or B on "
                f"{MIN_VOTE_CONTEXTS} or more different contexts** (ties do not count), the judge can be re-fitted on "
                "them below.")
