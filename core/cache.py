@@ -64,17 +64,7 @@ class CacheError(RuntimeError):
 
 class DamagedCache(CacheError):
     """The score cache file is not a usable SQLite database (damaged, or another program's file):
-    ``ScoreCache.clear`` removes it, and scoring sets it aside (``ScoreCache.set_aside``); a cache that is only busy
-    or unreadable is a plain :class:`CacheError`. ``reason``: SQLite's words."""
-
-    def __init__(self, message: str, reason: str = ""):
-        super().__init__(message)
-        self.reason = reason or message
-
-
-class CacheSetAside(UserWarning):
-    """A damaged score cache file was moved aside and a new one begun (:meth:`ScoreCache.set_aside`); the command
-    line says it itself, as a note, and does not show the warning."""
+    ``ScoreCache.clear`` removes it; a cache that is only busy or unreadable is a plain :class:`CacheError`."""
 
 
 def _digest(parts: Any) -> str:
@@ -221,7 +211,6 @@ class ScoreCache:
         self.hits = self.misses = 0
         self.opened = time.time()
         self.dropped_own = 0  # entries written or read since this object was opened that the size cap dropped
-        self.notes: list[str] = []  # what happened to the file (a damaged one set aside), said by the command line
 
     def _connect(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -238,7 +227,7 @@ class ScoreCache:
             except sqlite3.DatabaseError as e:
                 con.close()
                 raise DamagedCache(f"{self.path} is not a dialeval score cache ({e}): `dialeval cache clear` "
-                                   "removes it, or set DIALEVAL_CACHE to another folder", str(e)) from None
+                                   "removes it, or set DIALEVAL_CACHE to another folder") from None
             self._ready = True
         return con
 
@@ -256,7 +245,7 @@ class ScoreCache:
                                  "again") from None
             except sqlite3.DatabaseError as e:
                 raise DamagedCache(f"the score cache {self.path} is damaged ({e}): `dialeval cache clear` removes "
-                                   "it (it is made again), or run with --no-cache", str(e)) from None
+                                   "it (it is made again), or run with --no-cache") from None
             finally:
                 con.close()
 
@@ -271,30 +260,22 @@ class ScoreCache:
         found: dict[str, Any] = self.precomputed.get_many(ns, keys) if self.precomputed is not None else {}
         rest = [k for k in keys if k not in found]
         if rest and self.max_bytes > 0 and self.path.exists():
-            try:
-                found.update(self._read(self.disk_namespace(ns), rest))
-            except DamagedCache as e:  # a cache is only ever a shortcut: a damaged one never stops the run
-                self.set_aside(e)
+            ns = self.disk_namespace(ns)
+            with self._session() as con:
+                now = time.time()
+                for i in range(0, len(rest), _CHUNK):
+                    chunk = rest[i:i + _CHUNK]
+                    marks = ",".join("?" * len(chunk))
+                    got = con.execute(f"SELECT key, value FROM entries WHERE ns = ? AND key IN ({marks})",
+                                      [ns, *chunk]).fetchall()
+                    for k, v in got:
+                        found[k] = read_value(v)
+                    if got:  # used now: the size cap drops the least recently used first
+                        con.execute(f"UPDATE entries SET used = ? WHERE ns = ? AND key IN "
+                                    f"({','.join('?' * len(got))})", [now, ns, *[k for k, _ in got]])
+                con.commit()
         self.hits += len(found)
         self.misses += len(keys) - len(found)
-        return found
-
-    def _read(self, ns: str, keys: Sequence[str]) -> dict[str, Any]:
-        """The entries of ``keys`` on disk under ``ns`` (as kept: :meth:`disk_namespace`), marked as used now."""
-        found: dict[str, Any] = {}
-        with self._session() as con:
-            now = time.time()
-            for i in range(0, len(keys), _CHUNK):
-                chunk = keys[i:i + _CHUNK]
-                marks = ",".join("?" * len(chunk))
-                got = con.execute(f"SELECT key, value FROM entries WHERE ns = ? AND key IN ({marks})",
-                                  [ns, *chunk]).fetchall()
-                for k, v in got:
-                    found[k] = read_value(v)
-                if got:  # used now: the size cap drops the least recently used first
-                    con.execute(f"UPDATE entries SET used = ? WHERE ns = ? AND key IN "
-                                f"({','.join('?' * len(got))})", [now, ns, *[k for k, _ in got]])
-            con.commit()
         return found
 
     def put_many(self, ns: str, items: Mapping[str, Any]) -> None:
@@ -308,38 +289,11 @@ class ScoreCache:
             value = stored_value(v)
             size = len(value) if isinstance(value, bytes) else len(value.encode("utf-8"))
             rows.append((ns, k, value, size + len(k) + len(ns), now))
-        for attempt in (1, 2):
-            try:
-                with self._session() as con:
-                    con.executemany("INSERT OR REPLACE INTO entries (ns, key, value, bytes, used) VALUES "
-                                    "(?, ?, ?, ?, ?)", rows)
-                    con.commit()
-                    self._trim(con)
-                return
-            except DamagedCache as e:  # set aside, then written to a new file (a second failure is raised)
-                if attempt == 2:
-                    raise
-                self.set_aside(e)
-
-    def set_aside(self, error: DamagedCache) -> Path:
-        """Move a damaged cache file (and its journal) aside as ``scores.sqlite3.damaged-N`` and begin a new one
-        on the next write: the run goes on, scoring what the file held again; said in :attr:`notes` and as a
-        :class:`CacheSetAside` warning (a CI that restored a damaged cache failed every run until it was cleared)."""
-        n = 1
-        while self.path.with_name(f"{self.path.name}.damaged-{n}").exists():
-            n += 1
-        aside = self.path.with_name(f"{self.path.name}.damaged-{n}")
-        if self.path.exists():
-            os.replace(self.path, aside)
-        for x in ("-wal", "-shm", "-journal"):
-            self.path.with_name(self.path.name + x).unlink(missing_ok=True)
-        self._ready = False
-        note = (f"warning: the score cache {self.path} could not be read ({error.reason}): set aside as {aside.name} and a new "
-                "one begun, so this run scores what it held again (`dialeval cache clear` removes the old one)")
-        self.notes.append(note)
-        import warnings
-        warnings.warn(note, CacheSetAside, stacklevel=3)
-        return aside
+        with self._session() as con:
+            con.executemany("INSERT OR REPLACE INTO entries (ns, key, value, bytes, used) VALUES (?, ?, ?, ?, ?)",
+                            rows)
+            con.commit()
+            self._trim(con)
 
     def _trim(self, con: sqlite3.Connection) -> None:
         total = con.execute("SELECT COALESCE(SUM(bytes), 0) FROM entries").fetchone()[0]
@@ -388,10 +342,7 @@ class ScoreCache:
 
     def clear(self) -> int:
         """Remove every entry; returns how many there were. A file that is not a usable score cache (damaged,
-        or another program's) is removed, with its journal, and counted as 0 entries; so are the damaged files
-        scoring set aside (:meth:`set_aside`)."""
-        for aside in self.path.parent.glob(f"{self.path.name}.damaged-*") if self.path.parent.exists() else ():
-            aside.unlink(missing_ok=True)
+        or another program's) is removed, with its journal, and counted as 0 entries."""
         if not self.path.exists():
             return 0
         try:
@@ -474,9 +425,8 @@ def default_cache() -> ScoreCache | None:
 
 
 def overflow_notes() -> list[str]:
-    """:meth:`ScoreCache.overflow_note` of every default cache this process opened, and what happened to their
-    files (:attr:`ScoreCache.notes`: a damaged one set aside)."""
-    return [n for c in _DEFAULT.values() for n in (*c.notes, c.overflow_note()) if n]
+    """:meth:`ScoreCache.overflow_note` of every default cache this process opened."""
+    return [n for n in (c.overflow_note() for c in _DEFAULT.values()) if n]
 
 
 def dropped_entries() -> tuple[int, int]:

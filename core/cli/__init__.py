@@ -623,9 +623,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    import warnings
-
-    from core.cache import CacheError, CacheSetAside, overflow_notes
+    from core.cache import CacheError, overflow_notes
     from core.data import DataError
     from core.models.checkpoints import CheckpointError
     from core.models.device import DeviceError
@@ -659,8 +657,7 @@ def _main(argv: Sequence[str] | None) -> int:
             check_statistics_arguments(args)
             minilm_precision()  # and so is DIALEVAL_PRECISION
             # the model libraries' own bars redraw with carriage returns: in a CI log or a file they are noise
-            with stdin_as_file(args), library_bars(_stderr_is_terminal()), warnings.catch_warnings():
-                warnings.simplefilter("ignore", CacheSetAside)  # said below, with the cache's other notes
+            with stdin_as_file(args), library_bars(_stderr_is_terminal()):
                 code = int(args.run(args) or 0)
             for line in overflow_notes():
                 print(line, file=sys.stderr)
