@@ -1043,6 +1043,12 @@ def test_the_leaderboard_runs_the_judge_unasked_when_judge_every_pair_is_on(new_
     assert len(calls) == 1 and at.session_state["leaderboard"].judge_signature == "judge:judge|test"
     at.switch_page("views/leaderboard.py").run()
     assert len(calls) == 1  # once
+    from dashboard import state  # a grid the judge would take long over waits for the button and its estimate
+    monkeypatch.setattr(state, "judge_seconds", lambda n, examples=None: 600.0)
+    at.session_state["loaded"] = loading.make_loaded("three-long", exs, None, "sysA", "sysB", [b"three-long"])
+    at.switch_page("views/leaderboard.py").run()
+    assert not at.exception, at.exception
+    assert len(calls) == 1 and any(b.key == "lb_judge" and "about 600 s" in b.proto.label for b in at.button)
 
 
 @pytest.mark.slow  # MME-CRS on the toy rows
@@ -1430,7 +1436,7 @@ def test_votes_are_one_click_each_blind_saved_and_counted_without_overshoot(new_
     # blind: the judge's P(A) is not shown after a vote either (it anchored the votes that followed)
     assert any(c.value.startswith("Pair 11: you said A is better") for c in at.caption)
     assert not [c for c in at.caption if "chance of being preferred" in c.value]
-    assert "judge P(A)" not in next(d.value for d in at.dataframe if "your vote" in d.value.columns).columns
+    assert "judge P(A as shown)" not in next(d.value for d in at.dataframe if "your vote" in d.value.columns).columns
     at.toggle(key="vote_blind").set_value(False).run()
     assert any("Pair 11: you said A is better; the judge gives A a" in c.value for c in at.caption)
     saved = vote_store.load_pair_votes(loaded.key, loaded.comparison)
@@ -1441,7 +1447,7 @@ def test_votes_are_one_click_each_blind_saved_and_counted_without_overshoot(new_
     counts = [t.value for t in at.text if t.value.startswith("11 votes")]
     assert counts and "Enough to re-fit: 11 A/B votes (10 needed)" in counts[0] and "of the 10" not in counts[0]
     table = next(d.value for d in at.dataframe if "your vote" in d.value.columns)
-    assert len(table) == 11 and "judge P(A)" in table.columns  # P(A) only beside pairs with a vote
+    assert len(table) == 11 and "judge P(A as shown)" in table.columns  # P(A) only beside pairs with a vote
     # the re-fit section below the panel (drawn when the page last ran in full) names no count that a vote in the
     # panel would leave behind ("0 votes ... 0 of the 10" beside the panel's "2 votes" was seen in a browser)
     assert any(t.value.startswith("Your votes are counted in the vote panel above") for t in at.text)

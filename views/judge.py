@@ -266,6 +266,7 @@ def vote_panel(data) -> None:
         st.session_state[at_key] = _next_unvoted(n, given, -1)
     i = st.session_state[at_key]
     a, b = comp.pairs[i]
+    context = a.context  # system A's, whichever side it is shown on (the other file's spelling could tell them apart)
     if vote_store.shown_swapped(data.key, i):
         a, b = b, a
     mine = vote_store.pair_votes(comp, kept)
@@ -274,8 +275,8 @@ def vote_panel(data) -> None:
                 + (f" · your vote here: **{VOTE_LABELS[given[i]]}**" if i in given else ""))
     with st.container(border=True):
         st.caption("Context (oldest first)")
-        for k, turn in enumerate(a.context):
-            state.folded_text(f"[{k + 1 - len(a.context)}] {turn}", f"vote_fold_ctx_{k}")
+        for k, turn in enumerate(context):
+            state.folded_text(f"[{k + 1 - len(context)}] {turn}", f"vote_fold_ctx_{k}")
         r1, r2 = st.columns(2)
         state.show_text("Reply A", a.response, key="vote_fold_a", where=r1)
         state.show_text("Reply B", b.response, key="vote_fold_b", where=r2)
@@ -314,7 +315,7 @@ def vote_panel(data) -> None:
             rows = {"pair": [k + 1 for k in voted], "your vote": [VOTE_LABELS[given[k]] for k in voted],
                     "id": [comp.pairs[k][0].id for k in voted]}
             if res is not None:  # of the reply shown as A
-                rows["judge P(A)"] = [round(1 - float(res.p_a[k]) if vote_store.shown_swapped(data.key, k)
+                rows["judge P(A as shown)"] = [round(1 - float(res.p_a[k]) if vote_store.shown_swapped(data.key, k)
                                             else float(res.p_a[k]), 3) for k in voted]
             st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     st.download_button("Download your votes (JSONL)", vote_store.votes_jsonl(mine), file_name="dialeval_votes.jsonl",

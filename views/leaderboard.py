@@ -16,6 +16,8 @@ from core.report import as_sentence, to_json
 from core.verdict_policy import COMBINED_TEST
 from dashboard import judging, loading, state, words
 
+UNASKED_JUDGE_SECONDS = 60  # the judge runs unasked on a grid it should judge faster than this
+
 st.session_state["_page"] = "leaderboard"
 st.title("Leaderboard")
 st.caption("Two or more systems (made for three or more) that answered the same contexts, ranked: each metric's "
@@ -126,20 +128,24 @@ else:
     ok, message = judging.judge_status()
     n_pairs = len(list(itertools.combinations(chosen, 2))) * grid.n_contexts
     seconds = state.judge_seconds(n_pairs, examples=grid.examples()) if judged is None and ok else 0.0
-    # with "Judge every pair" on (the sidebar), run as the Home page runs it: unasked, once (a failed run waits for
-    # the button, which says why)
+    # with "Judge every pair" on (the sidebar), run as the Home page runs it: unasked, once, where it should take
+    # under UNASKED_JUDGE_SECONDS (a larger grid, or a run that failed, waits for the button, which says how long
+    # or why)
     unasked_failed = st.session_state.setdefault("lb_judge_unasked_failed", set())
-    unasked = judged is None and ok and state.judge_by_default() and jkey not in unasked_failed
+    unasked = (judged is None and ok and state.judge_by_default() and jkey not in unasked_failed
+               and seconds < UNASKED_JUDGE_SECONDS)
     if judged is None and ok and (unasked or state.run_button(
             f"Run the judge on every pair of systems ({n_pairs} judged pairs, about {seconds:.0f} s)", "lb_judge")):
-        unasked_failed.add(jkey)  # kept only if the run fails: a success stores the judged pairs
         with state.running("lb_judge", "The judge could not run"):  # then drawn again with the judge's ratings
             state.use_chosen_device()
             bar, progress = state.progress_bar(f"judging every pair of systems ({n_pairs} judged pairs)",
                                                estimate=seconds)
-            with state.first_run("judge"):  # models load one session at a time
-                _judged_store()[jkey] = judge_grid(grid, progress=progress)
-            unasked_failed.discard(jkey)
+            try:
+                with state.first_run("judge"):  # models load one session at a time
+                    _judged_store()[jkey] = judge_grid(grid, progress=progress)
+            except Exception:  # not tried unasked again (a rerun or a page left mid-run is no failure)
+                unasked_failed.add(jkey)
+                raise
     rated = bool(human_dimensions(grid))
     people = not (rated and st.toggle("Leave people's ratings out (the metrics' and the judge's view)",
                                       key=f"lb_no_human_{key}", help="As `dialeval leaderboard --no-human`: the "

@@ -82,7 +82,7 @@ class LMFeatures:
         (fixed-shape batches: bfloat16 kernels round differently for different batch shapes, which moved a reply's
         features by up to 0.75 with its batch mates), so remembering them never changes a number."""
         if progress is not None and not self.reading.unread(contexts, replies):
-            progress(1, 1, desc + " (every reply read before)")
+            progress(1, 1, desc + " (every reply already read)")
         read = self.reading.read(contexts, replies, progress=progress, desc=desc)
         return np.stack([r.features for r in read]) if read else np.zeros((0, self.dim), dtype=np.float32)
 
