@@ -486,6 +486,9 @@ def test_votes_are_matched_to_pairs_in_either_order_and_curve_sizes_are_clipped(
     both = [Pair(["hi there"], "go away", "hello", 1.0), Pair(["hi there"], "go away", "hello", 0.0),
             Pair(["bye"], "see you", "ok", 1.0), Pair(["bye"], "see you", "ok", 0.0)]
     assert votes_for_pairs(comp, both) == ["A", "B"]
+    # two identical replies: the vote reads back as given (its flipped twin overwrote it: "A" read back as "B")
+    same = Comparison("x", "y", [(a1, Example(id="1", context=["hi there"], response="hello", system="y"))])
+    assert votes_for_pairs(same, [Pair(["hi there"], "hello", "hello", 1.0)]) == ["A"]
     from core.judges.pairs import votes_matched
     assert votes_matched(comp, votes + [Pair(["elsewhere"], "a", "b", 1.0)])[0].startswith(
         "1 of 2 vote(s) are on no loaded pair")

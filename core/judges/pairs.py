@@ -193,8 +193,8 @@ def votes_for_pairs(comp: Comparison, votes: Sequence[Pair]) -> list[str | None]
     table: dict[tuple, str] = {}
     for v in votes:
         ctx, a, b = _whole_context(v.context), normalize_text(v.response_a), normalize_text(v.response_b)
-        table[(ctx, a, b)] = v.vote
         table[(ctx, b, a)] = flip[v.vote]
+        table[(ctx, a, b)] = v.vote  # last: two identical replies read their vote as given, not flipped
     return [table.get((_whole_context(a.context), normalize_text(a.response), normalize_text(b.response)))
             for a, b in comp.pairs]
 
