@@ -33,6 +33,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from dashboard.vote_store import as_kept, shown_swapped
 from test_browser import (CHROME_ARGS, CHROMIUM, TIMEOUT_MS, TITLES, process_memory_mb, require_browser,
                           streamlit_server)
 
@@ -222,8 +224,10 @@ def run_sessions(n: int) -> dict:
             cast = s.get("votes_cast") or []
             s["votes_saved"] = len(got)
             s["votes_kept"] = [(v["id"], v["vote"]) for v in got]
+            # cast as pressed on the sides the panel showed; kept as the systems' (the sides shuffled per pair)
             s["votes_ok"] = (bool(cast) and [(v["id"], v["vote"]) for v in got]
-                             == [(f"{s['marker']}-{i}", v) for i, v in enumerate(cast)]
+                             == [(f"{s['marker']}-{i}", as_kept(v, shown_swapped(s.get("key"), i)))
+                                 for i, v in enumerate(cast)]
                              and all(s["marker"] in " ".join(v["context"]) for v in got))
         vote_files = sorted(p.stem for p in (cache / "votes").glob("*.jsonl")) if (cache / "votes").exists() else []
     return {"sessions": sessions, "server_ready": ready, "rss_before_mb": before, "rss_after_mb": after,
