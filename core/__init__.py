@@ -606,12 +606,12 @@ def meta_evaluate(*inputs: str, metrics: str | Sequence[str] | None = None, dims
     from core.meta_eval import input_notes
     names = parse_metrics(DEFAULT_METRICS if metrics is None else metrics)
     data = group_datasets(_paths(inputs, "meta_evaluate"))
-    if dims:  # as the command refuses a --dimension the data lacks, a named one missing is refused, not skipped
-        from core.data import dimensions
-        have = sorted({d for exs in data.values() for d in dimensions(exs)})
-        missing = [d for d in dims if d.casefold() not in {h.casefold() for h in have}]
-        if have and missing:
-            raise ValueError(f"dims={list(dims)!r}: {missing} not in the data; dimensions are {have}")
+    from core.data import dimensions
+    from core.meta_eval import missing_dimensions
+    rated = any(dimensions(exs) for exs in data.values())  # none rated: the error below says so
+    why = missing_dimensions(data, dims) if dims and rated else None
+    if why:  # as the command refuses a --dimension the data lacks: a named one missing is refused, not skipped
+        raise ValueError(f"dims={list(dims)!r}: {why}")
     _warn_notes(input_notes(data, names, **{k: settings[k] for k in ("max_rows", "seed", "keep_reference_copies")
                                             if k in settings}))
     rows = evaluate(data, names, dims, options=_options(options, names), **settings)

@@ -84,6 +84,14 @@ def scored_rows(examples: Sequence[Example], max_rows: int | None = None, seed: 
     return exs if keep_reference_copies else [ex for ex in exs if not is_reference_copy(ex)]
 
 
+def missing_dimensions(datasets: dict[str, Sequence[Example]], dims: Sequence[str]) -> str | None:
+    """Why ``dims`` cannot all be read from ``datasets`` (the named ones no data set has, case ignored, and the
+    dimensions there are), or None: what the command and ``core.meta_evaluate`` refuse before anything is scored."""
+    have = sorted({d for exs in datasets.values() for d in dimensions(exs)})
+    missing = [d for d in dims if d.casefold() not in {h.casefold() for h in have}]
+    return f"{missing} not in the data; dimensions are {have}" if missing else None
+
+
 def input_notes(datasets: dict[str, Sequence[Example]], metrics: Sequence[str], max_rows: int | None = None,
                 seed: int = 13, keep_reference_copies: bool = False) -> list[str]:
     """The notes on the input (blank replies, rows without references) over the rows meta-eval scores

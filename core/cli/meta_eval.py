@@ -9,7 +9,7 @@ from core.cli import (add_csv_arguments, check_paths, csv_mapping_from, interval
                       note_estimate, register_command, whole_number, write_stdout)
 from core.data import dimensions
 from core.engine import DEFAULT_METRICS, estimate_work, is_reference_copy
-from core.meta_eval import NO_HUMAN_SCORES, format_rows, group_datasets, input_notes, meta_evaluate
+from core.meta_eval import NO_HUMAN_SCORES, format_rows, group_datasets, input_notes, meta_evaluate, missing_dimensions
 from core.outputs import write_text
 from core.progress import progress_bar
 from core.scoring import Options
@@ -91,11 +91,9 @@ def meta_eval(args: argparse.Namespace) -> int:
     note(input_notes(data, metrics, args.max_rows, args.seed, args.keep_reference_copies))  # on the rows it scores
     if not any(dimensions(exs) for exs in data.values()):
         raise ValueError(NO_HUMAN_SCORES)
-    if dims:
-        have = {d for exs in data.values() for d in dimensions(exs)}
-        missing = [d for d in dims if d.casefold() not in {h.casefold() for h in have}]
-        if missing:
-            raise ValueError(f"dimension(s) {missing} not in the data; dimensions are {sorted(have)}")
+    why = missing_dimensions(data, dims) if dims else None
+    if why:
+        raise ValueError(f"dimension(s) {why}")
     log = None if args.quiet else (lambda s: print(s, file=sys.stderr))
     if granularity == "system":
         return _system_level(args, data, metrics, dims, log, out_path)
