@@ -22,7 +22,9 @@ answers, :func:`kept_across_code`) is marked for any code instead.
 **Where.** ``cache_dir()/scores.sqlite3`` (``core.settings.cache_dir``: ``$DIALEVAL_CACHE``, else
 ``$XDG_CACHE_HOME/dialeval``, else ``~/.cache/dialeval``). At most ``$DIALEVAL_CACHE_MAX_MB`` megabytes
 (default :data:`DEFAULT_MAX_MB`); past the cap the least recently used entries go, and when they include
-entries of the current run the CLI says so (:func:`overflow_notes`: a re-run would score those rows again).
+entries of the current run the CLI says so (:func:`cache_notes`: a re-run would score those rows again).
+A file found damaged (a disk filled up, a CI cache restored cut short) is not used for the rest of the run, which goes
+on without it and says so at its end (:meth:`ScoreCache.damage_note`); ``dialeval cache clear`` removes it.
 Values of :data:`COMPRESS_FROM` bytes or more are kept zlib-compressed. ``$DIALEVAL_NO_CACHE=1`` or the CLI's
 ``--no-cache`` turns it off (nothing read, nothing written); ``dialeval cache info|clear``.
 
@@ -64,7 +66,12 @@ class CacheError(RuntimeError):
 
 class DamagedCache(CacheError):
     """The score cache file is not a usable SQLite database (damaged, or another program's file):
-    ``ScoreCache.clear`` removes it; a cache that is only busy or unreadable is a plain :class:`CacheError`."""
+    ``ScoreCache.clear`` removes it; a cache that is only busy or unreadable is a plain :class:`CacheError`.
+    ``reason``: SQLite's words."""
+
+    def __init__(self, message: str, reason: str):
+        super().__init__(message)
+        self.reason = reason
 
 
 def _digest(parts: Any) -> str:
@@ -211,6 +218,7 @@ class ScoreCache:
         self.hits = self.misses = 0
         self.opened = time.time()
         self.dropped_own = 0  # entries written or read since this object was opened that the size cap dropped
+        self.damage: str | None = None  # why the file was found damaged: this object no longer reads or writes it
 
     def _connect(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -226,8 +234,10 @@ class ScoreCache:
                                  "DIALEVAL_CACHE to another folder") from None
             except sqlite3.DatabaseError as e:
                 con.close()
+                if type(e) is not sqlite3.DatabaseError:  # a misuse of SQLite (binding, ...) is a bug, not damage
+                    raise
                 raise DamagedCache(f"{self.path} is not a dialeval score cache ({e}): `dialeval cache clear` "
-                                   "removes it, or set DIALEVAL_CACHE to another folder") from None
+                                   "removes it, or set DIALEVAL_CACHE to another folder", str(e)) from None
             self._ready = True
         return con
 
@@ -244,8 +254,10 @@ class ScoreCache:
                 raise CacheError(f"the score cache {self.path} cannot be used ({e}); run with --no-cache or try "
                                  "again") from None
             except sqlite3.DatabaseError as e:
+                if type(e) is not sqlite3.DatabaseError:  # a misuse of SQLite (binding, ...) is a bug, not damage
+                    raise
                 raise DamagedCache(f"the score cache {self.path} is damaged ({e}): `dialeval cache clear` removes "
-                                   "it (it is made again), or run with --no-cache") from None
+                                   "it (it is made again), or run with --no-cache", str(e)) from None
             finally:
                 con.close()
 
@@ -259,28 +271,51 @@ class ScoreCache:
         keys = list(dict.fromkeys(keys))
         found: dict[str, Any] = self.precomputed.get_many(ns, keys) if self.precomputed is not None else {}
         rest = [k for k in keys if k not in found]
-        if rest and self.max_bytes > 0 and self.path.exists():
-            ns = self.disk_namespace(ns)
-            with self._session() as con:
-                now = time.time()
-                for i in range(0, len(rest), _CHUNK):
-                    chunk = rest[i:i + _CHUNK]
-                    marks = ",".join("?" * len(chunk))
-                    got = con.execute(f"SELECT key, value FROM entries WHERE ns = ? AND key IN ({marks})",
-                                      [ns, *chunk]).fetchall()
-                    for k, v in got:
-                        found[k] = read_value(v)
-                    if got:  # used now: the size cap drops the least recently used first
-                        con.execute(f"UPDATE entries SET used = ? WHERE ns = ? AND key IN "
-                                    f"({','.join('?' * len(got))})", [now, ns, *[k for k, _ in got]])
-                con.commit()
+        if rest and self.max_bytes > 0 and self.damage is None and self.path.exists():
+            with self._unless_damaged():  # all or nothing: entries read before the damage showed are not used
+                found.update(self._read_disk(self.disk_namespace(ns), rest))
         self.hits += len(found)
         self.misses += len(keys) - len(found)
         return found
 
+    @contextmanager
+    def _unless_damaged(self) -> Iterator[None]:
+        """Scoring goes on past a damaged file: the run neither reads nor writes it from then on, and
+        :meth:`damage_note` says so (the file is left where it is, for ``cache clear``, since another process
+        may hold it open; nothing is moved or deleted behind it)."""
+        try:
+            yield
+        except DamagedCache as e:
+            self.damage = e.reason
+
+    def damage_note(self) -> str | None:
+        """The note for a run that found the file damaged (``None`` when it did not)."""
+        if self.damage is None:
+            return None
+        return (f"note: the score cache {self.path} is damaged ({self.damage}): this run went on without it "
+                "(what the shipped precomputed scores lack was computed anew, and nothing was kept); "
+                "`dialeval cache clear` removes the file and the next run makes a new one")
+
+    def _read_disk(self, ns: str, keys: list[str]) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        with self._session() as con:
+            now = time.time()
+            for i in range(0, len(keys), _CHUNK):
+                chunk = keys[i:i + _CHUNK]
+                marks = ",".join("?" * len(chunk))
+                got = con.execute(f"SELECT key, value FROM entries WHERE ns = ? AND key IN ({marks})",
+                                  [ns, *chunk]).fetchall()
+                for k, v in got:
+                    found[k] = read_value(v)
+                if got:  # used now: the size cap drops the least recently used first
+                    con.execute(f"UPDATE entries SET used = ? WHERE ns = ? AND key IN "
+                                f"({','.join('?' * len(got))})", [now, ns, *[k for k, _ in got]])
+            con.commit()
+        return found
+
     def put_many(self, ns: str, items: Mapping[str, Any]) -> None:
         """Keep ``items`` (key -> JSON-able value) under ``ns``; then trim to the size cap."""
-        if not items or self.max_bytes <= 0:
+        if not items or self.max_bytes <= 0 or self.damage is not None:
             return
         now = time.time()
         rows = []
@@ -289,7 +324,7 @@ class ScoreCache:
             value = stored_value(v)
             size = len(value) if isinstance(value, bytes) else len(value.encode("utf-8"))
             rows.append((ns, k, value, size + len(k) + len(ns), now))
-        with self._session() as con:
+        with self._unless_damaged(), self._session() as con:
             con.executemany("INSERT OR REPLACE INTO entries (ns, key, value, bytes, used) VALUES (?, ?, ?, ?, ?)",
                             rows)
             con.commit()
@@ -424,9 +459,10 @@ def default_cache() -> ScoreCache | None:
     return _DEFAULT[path]
 
 
-def overflow_notes() -> list[str]:
-    """:meth:`ScoreCache.overflow_note` of every default cache this process opened."""
-    return [n for n in (c.overflow_note() for c in _DEFAULT.values()) if n]
+def cache_notes() -> list[str]:
+    """:meth:`ScoreCache.damage_note` and :meth:`ScoreCache.overflow_note` of every default cache this process
+    opened."""
+    return [n for c in _DEFAULT.values() for n in (c.damage_note(), c.overflow_note()) if n]
 
 
 def dropped_entries() -> tuple[int, int]:

@@ -174,13 +174,24 @@ def test_size_cap_drops_the_least_recently_used(tmp_path):
     assert store.get_many("ns", ["k39"]) and not store.get_many("ns", ["k0"])
 
 
-def test_not_a_cache_file_is_a_clear_error(tmp_path):
+def test_not_a_cache_file_is_a_clear_error_for_info_and_a_note_for_a_run(tmp_path):
+    """`cache info` says what is wrong with the file (exit 2); a scoring run goes on without it and ends with
+    the note, exit 0, its output that of a run without a cache."""
     bad = tmp_path / "scores.sqlite3"
     bad.write_bytes(b"this is not a database" * 100)
     env = dict(os.environ, DIALEVAL_CACHE=str(tmp_path))
     env.pop("DIALEVAL_NO_CACHE", None)
     r = subprocess.run([sys.executable, "-m", "core", "cache", "info"], env=env, capture_output=True, text=True)
     assert r.returncode == 2 and "not a dialeval score cache" in r.stderr and "Traceback" not in r.stderr
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text('{"context": ["hi there"], "response": "hello, how are you?", "references": ["hey"]}\n')
+    score = [sys.executable, "-m", "core", "score", str(rows), "--metrics", "bleu", "--quiet"]
+    r = subprocess.run(score, env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "is damaged (file is not a database): this run went on without it" in r.stderr
+    assert bad.read_bytes() == b"this is not a database" * 100
+    r_plain = subprocess.run(score + ["--no-cache"], env=env, capture_output=True, text=True)
+    assert r.stdout == r_plain.stdout and "damaged" not in r_plain.stderr
 
 
 def test_cache_info_makes_nothing_and_says_what_all_is_for(tmp_path):
@@ -377,9 +388,10 @@ def test_the_judges_cache_keeps_devices_and_cpu_kinds_apart(tmp_path, monkeypatc
     assert _LengthJudge.asked == [2, 2, 2]
 
 
-def test_a_damaged_cache_file_is_an_error_with_a_way_out_and_clear_removes_it(tmp_path):
-    """Pages of the SQLite file overwritten (a full disk, a copy cut short): scoring and `cache info` ended in a
-    traceback and `cache clear` could not reset it."""
+def test_a_damaged_cache_file_is_passed_by_with_a_note_and_clear_removes_it(tmp_path):
+    """Pages of the SQLite file overwritten (a full disk, a CI cache restored cut short): scoring ended in a
+    traceback, then in an error that stopped every run until the file was removed. The run goes on without the
+    file (nothing read from it, nothing written, nothing moved), says so, and `cache clear` resets it."""
     import random
     path = tmp_path / "scores.sqlite3"
     store = ScoreCache(path, max_bytes=1 << 30)
@@ -389,12 +401,23 @@ def test_a_damaged_cache_file_is_an_error_with_a_way_out_and_clear_removes_it(tm
         for page in range(10, 20):
             f.seek(page * 4096)
             f.write(bytes(rnd.randrange(256) for _ in range(4096)))
+    before = path.read_bytes()
     damaged = ScoreCache(path, max_bytes=1 << 30)
-    with pytest.raises(CacheError, match="is damaged .*`dialeval cache clear` removes it"):
-        damaged.get_many("ns", [f"k{i}" for i in range(3000)])
+    assert damaged.damage_note() is None
+    assert damaged.get_many("ns", [f"k{i}" for i in range(3000)]) == {}  # all or nothing: no entry of a damaged read
+    note = damaged.damage_note()
+    assert note and "is damaged (database disk image is malformed)" in note and "went on without it" in note
+    assert "`dialeval cache clear` removes the file" in note
+    damaged.put_many("ns", {"new": 1})
+    assert damaged.get_many("ns", ["new", "k1"]) == {} and path.read_bytes() == before  # not written to
     assert damaged.clear() == 0 and not path.exists()
-    damaged.put_many("ns", {"a": 1})
-    assert damaged.get_many("ns", ["a"]) == {"a": 1}
+    fresh = ScoreCache(path, max_bytes=1 << 30)
+    fresh.put_many("ns", {"a": 1})
+    assert fresh.get_many("ns", ["a"]) == {"a": 1} and fresh.damage_note() is None
+    info_of_damaged = ScoreCache(tmp_path / "other.sqlite3", max_bytes=1 << 30)
+    (tmp_path / "other.sqlite3").write_bytes(b"not a database at all" * 100)
+    with pytest.raises(CacheError, match="not a dialeval score cache .*`dialeval cache clear` removes it"):
+        info_of_damaged.info()  # looking at the file says what is wrong with it
     (tmp_path / "other.sqlite3").write_bytes(b"not a database at all" * 100)
     assert ScoreCache(tmp_path / "other.sqlite3", max_bytes=1 << 30).clear() == 0
 

@@ -623,7 +623,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    from core.cache import CacheError, overflow_notes
+    from core.cache import CacheError, cache_notes
     from core.data import DataError
     from core.models.checkpoints import CheckpointError
     from core.models.device import DeviceError
@@ -659,7 +659,7 @@ def _main(argv: Sequence[str] | None) -> int:
             # the model libraries' own bars redraw with carriage returns: in a CI log or a file they are noise
             with stdin_as_file(args), library_bars(_stderr_is_terminal()):
                 code = int(args.run(args) or 0)
-            for line in overflow_notes():
+            for line in cache_notes():
                 print(line, file=sys.stderr)
             if was_interrupted():  # a KeyboardInterrupt swallowed on its way up: still an interrupted run
                 raise KeyboardInterrupt
