@@ -419,7 +419,7 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
             better = None if not sig else (S[i] if (r.diff > 0) == hib else S[j])
             pairwise.append(PairwiseRow(m, S[i], S[j], r.diff, r.low, r.high, r.p_randomization, float(ph), better,
                                         r.wins, r.ties, r.losses))
-    judge_info: dict[str, dict[str, float]] = {}
+    judge_info: dict[str, dict[str, Any]] = {}
     judge_signature = None
     if judged:
         first, second, outcome, bt_groups = [], [], [], []
@@ -456,6 +456,9 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
                 better = S[i] if ws.wins > ws.losses else S[j]
             pairwise.append(PairwiseRow("judge", S[i], S[j], ws.rate, ws.low, ws.high, ws.sign_p, float(ph), better,
                                         ws.wins, ws.ties, ws.losses))
+        for s, why in unbounded_ratings(pairwise).items():  # the ridge's numbers are no interval: none in the data
+            judge_info[s].update(theta_low=math.nan, theta_high=math.nan, rating_low=math.nan, rating_high=math.nan,
+                                 no_interval=why)
     combined_score: dict[str, float] = {}
     if signals:
         rows_c, combined_score = combined_pairs(grid, table, judged or {}, signals, n_boot, n_perm, level, seed)
@@ -660,15 +663,44 @@ def _ci(mean: float, lo: float, hi: float, digits: int = 3, n: int | None = None
     return fmt_interval(mean, lo, hi, digits) + on
 
 
-def swept(entry: SystemEntry) -> str | None:
-    """'won' when the judge preferred ``entry`` in every pair it judged against the others (no tie), 'lost' when
-    in none; else None. A swept system's Bradley-Terry rating is held finite only by the fit's ridge
-    (``core.stats.bradley_terry``) and every bootstrap replicate sees the sweep, so its interval is not one: zero
-    wide with two systems, one-sided and set by the ridge with more. Tables and charts show it without one."""
-    j = entry.judge
-    if not j or not j["wins"] + j["losses"] or j["ties"]:
-        return None
-    return "won" if not j["losses"] else "lost" if not j["wins"] else None
+def unbounded_ratings(pairwise: Sequence[PairwiseRow]) -> dict[str, str]:
+    """The systems whose judge rating has no interval, each with why: 'won every judged pair', 'lost every judged
+    pair', or 'above or below each other system in every judged pair' (no upset either way).
+
+    A Bradley-Terry rating is measured only against systems it is tied to by upsets: the judge's "beat or tied"
+    relation between systems (an edge from i to j when i won or tied at least one pair against j) must lead from
+    it to the others and back (Ford 1957: the maximum-likelihood fit exists exactly when that graph is strongly
+    connected). A system alone in its strongly connected component is held finite only by the fit's ridge
+    (``core.stats.bradley_terry``) and every bootstrap replicate sees the same order, so its interval is not one
+    (zero wide with two systems, set by the ridge with more): tables and charts show its rating without one.
+    ``pairwise``: a leaderboard's pairwise rows (the judge's are read); systems the judge did not judge are not
+    listed."""
+    rows = [r for r in pairwise if r.metric == "judge"]
+    names = sorted({n for r in rows for n in (r.first, r.second)})
+    beats: dict[str, set[str]] = {n: set() for n in names}
+    for r in rows:
+        if r.wins or r.ties:
+            beats[r.first].add(r.second)
+        if r.losses or r.ties:
+            beats[r.second].add(r.first)
+
+    def reach(start: str) -> set[str]:
+        seen, todo = {start}, [start]
+        while todo:
+            for nxt in beats[todo.pop()] - seen:
+                seen.add(nxt)
+                todo.append(nxt)
+        return seen
+
+    reached = {n: reach(n) for n in names}
+    out = {}
+    for n in names:
+        if any(n in reached[m] for m in reached[n] if m != n):  # a cycle through n: tied to another by upsets
+            continue
+        beaten_by = [m for m in names if n in beats[m]]
+        out[n] = ("won every judged pair" if not beaten_by else "lost every judged pair" if not beats[n] else
+                  "above or below each other system in every judged pair")
+    return out
 
 
 def unscored_metrics(lb: Leaderboard) -> list[str]:
@@ -709,13 +741,14 @@ def leaderboard_rows(lb: Leaderboard) -> tuple[list[dict[str, Any]], list[tuple[
     lead = judge + combined if lb.ranked_by == "judge" else by + combined + judge
     cols = [("rank", "rank"), ("system", "system"), *lead, *(c for c in means if c not in lead)]
     rows = []
+    unbounded = unbounded_ratings(lb.pairwise)
     for e in lb.systems:
         r: dict[str, Any] = {"rank": "-" if e.rank is None else str(e.rank), "system": e.system}
         if lb.combined_signals:
             r[COMBINED_TEST] = fmt_num(e.combined, signed=True) if e.combined is not None else "-"
         if e.judge is not None:
-            sweep = swept(e)
-            r["judge"] = (f"{e.judge['rating']:.0f} ({sweep} every judged pair: no interval)" if sweep else
+            why = unbounded.get(e.system)
+            r["judge"] = (f"{e.judge['rating']:.0f} ({why}: no interval)" if why else
                           _ci(e.judge["rating"], e.judge["rating_low"], e.judge["rating_high"], 0))
             r["wtl"] = f"{e.judge['wins']:.0f}/{e.judge['ties']:.0f}/{e.judge['losses']:.0f}"
         for m in shown:

@@ -426,22 +426,39 @@ def test_a_p_value_in_a_sentence_reads_as_words():
     assert [fmt_p(x) for x in (0.0004, 0.0123, float("nan"))] == ["p < 0.001", "p = 0.012", "p = -"]
 
 
-def test_a_system_that_won_every_judged_pair_gets_no_zero_width_rating_interval():
+def test_a_rating_no_upset_ties_to_the_others_gets_no_interval():
     """Ten pairs one system won every time gave "1507 [1507, 1507]": every bootstrap replicate sees the same
-    sweep (with more systems the interval is one-sided and set by the ridge), and only the Bradley-Terry fit's
-    ridge keeps the rating finite."""
-    from core.leaderboard import Leaderboard, SystemEntry, leaderboard_rows
+    sweep, and only the Bradley-Terry fit's ridge keeps the rating finite. The same holds for the middle one of
+    three systems the judge ordered without one upset (it showed [1000, 1270], the ridge's width): a rating
+    has an interval only where upsets tie it to the others (a cycle of 'won or tied' through it)."""
+    from core.leaderboard import Leaderboard, PairwiseRow, SystemEntry, leaderboard_rows
 
-    def entry(name, rank, rating, wins, losses):
-        return SystemEntry(name, rank, {}, {"rating": rating, "rating_low": rating, "rating_high": rating,
-                                            "wins": wins, "ties": 0, "losses": losses})
-    lb = Leaderboard([entry("engaged", 1, 1507.0, 10, 0), entry("generic", 2, 493.0, 0, 10)], [], 10, "id", [],
-                     "judge", [], {}, "judge:x", 200, 200, 0.95, 13)
-    rows, _ = leaderboard_rows(lb)
-    assert [r["judge"] for r in rows] == ["1507 (won every judged pair: no interval)",
-                                          "493 (lost every judged pair: no interval)"]
-    lb.systems[0].judge.update(losses=1, rating_low=1400.0)  # one loss: the bootstrap interval stands
-    assert leaderboard_rows(lb)[0][0]["judge"].startswith("1507 [1400")
+    def entry(name, rank, rating):
+        return SystemEntry(name, rank, {}, {"rating": rating, "rating_low": rating - 80, "rating_high": rating + 90,
+                                            "wins": 0, "ties": 0, "losses": 0})
+
+    def judged(first, second, wins, ties, losses):
+        return PairwiseRow("judge", first, second, 0.5, 0.4, 0.6, 0.5, 0.5, None, wins, ties, losses)
+
+    def board(systems, pairwise):
+        return Leaderboard(systems, pairwise, 10, "id", [], "judge", [], {}, "judge:x", 200, 200, 0.95, 13)
+
+    two = board([entry("engaged", 1, 1507.0), entry("generic", 2, 493.0)], [judged("engaged", "generic", 10, 0, 0)])
+    assert [r["judge"] for r in leaderboard_rows(two)[0]] == ["1507 (won every judged pair: no interval)",
+                                                             "493 (lost every judged pair: no interval)"]
+    two.pairwise[0] = judged("engaged", "generic", 9, 0, 1)  # one loss: the bootstrap interval stands
+    assert leaderboard_rows(two)[0][0]["judge"] == "1507 [1427, 1597]"
+    three = board([entry("a", 1, 1300.0), entry("b", 2, 1000.0), entry("c", 3, 700.0)],
+                  [judged("a", "b", 10, 0, 0), judged("a", "c", 10, 0, 0), judged("b", "c", 10, 0, 0)])
+    assert [r["judge"] for r in leaderboard_rows(three)[0]] == [
+        "1300 (won every judged pair: no interval)",
+        "1000 (above or below each other system in every judged pair: no interval)",
+        "700 (lost every judged pair: no interval)"]
+    three.pairwise[2] = judged("b", "c", 9, 0, 1)  # b and c tied by an upset; a still swept both
+    assert [r["judge"] for r in leaderboard_rows(three)[0]] == [
+        "1300 (won every judged pair: no interval)", "1000 [920, 1090]", "700 [620, 790]"]
+    three.pairwise[1] = judged("a", "c", 9, 1, 0)  # a tie with c: a -> b -> c -> a, every rating is measured
+    assert all("[" in r["judge"] for r in leaderboard_rows(three)[0])
 
 
 def test_references_of_one_side_serve_both_and_the_verdict_says_so(tmp_path, capsys):

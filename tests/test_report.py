@@ -525,6 +525,28 @@ def test_the_leaderboard_ranks_by_bradley_terry_from_the_judges_preferences():
     assert render_leaderboard(lb, "markdown").count("| judge |") == 6
 
 
+def test_judge_ratings_that_no_upset_ties_to_the_others_have_no_interval_on_any_surface():
+    """Three systems the judge ordered without one upset: the middle one's rating showed [1000, 1270], the fit's
+    ridge and not the data; none has an interval (text, JSON, CSV), and the ranks still come from the pairs."""
+    import json
+    from core.leaderboard import build_leaderboard, render_leaderboard, shared_contexts
+    exs = [Example(f"c{i}", s, [f"ctx {i}"], f"{s} says {i}", []) for i in range(12) for s in ("a", "b", "c")]
+    judged = {(i, j): _judged([0.9] * 12) for i in range(3) for j in range(i + 1, 3)}
+    lb = build_leaderboard(shared_contexts(exs), None, judged, n_boot=200)
+    assert [e.system for e in lb.systems] == ["a", "b", "c"] and [e.rank for e in lb.systems] == [1, 2, 3]
+    text = render_leaderboard(lb, "text")
+    assert "(above or below each other system in every judged pair: no interval)" in text
+    assert "(won every judged pair: no interval)" in text and "(lost every judged pair: no interval)" in text
+    board = json.loads(render_leaderboard(lb, "json"))
+    middle = next(e for e in board["systems"] if e["system"] == "b")["judge"]
+    assert middle["rating_low"] is None and middle["rating_high"] is None
+    assert middle["no_interval"] == "above or below each other system in every judged pair"
+    judged[(1, 2)] = _judged([0.9] * 11 + [0.1])  # one upset between b and c: their ratings have intervals again
+    lb = build_leaderboard(shared_contexts(exs), None, judged, n_boot=200)
+    b = next(e for e in lb.systems if e.system == "b")
+    assert b.judge["rating_low"] < b.judge["rating"] < b.judge["rating_high"] and "no_interval" not in b.judge
+
+
 @pytest.mark.slow  # the demo's default metrics and judge, scored afresh (the tests keep no cache)
 def test_without_ratings_the_leaderboard_orders_as_compare_decides(repo_root, capsys, monkeypatch):
     """With no human ratings the board was ordered by the judge's Bradley-Terry rating while `compare` decides on
