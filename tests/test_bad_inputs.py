@@ -439,8 +439,8 @@ CASES: list[Case] = [
          mention=("no human scores",)),
     Case("flags", "compare a file of one system", ["compare", "--no-judge", J, "--metrics", "bleu"], {J: good(2)},
          mention=("holds one system ('s')", "another system's file")),
-    Case("flags", "-o for --out", ["compare", "--no-judge", J, "--metrics", "bleu", "-o", "x.json"], {J: good(2)},
-         mention=("dialeval compare: error: unrecognized arguments: -o x.json", "--out")),
+    Case("flags", "-o where no output file is written", ["plan", J, "--effect", "1", "-o", "x.json"], {J: good(2)},
+         mention=("dialeval plan: error: unrecognized arguments: -o x.json",)),
     Case("flags", "a flag's prefix is not the flag", ["compare", "--no-judge", J, "--metric", "bleu"], {J: good(2)},
          mention=("unrecognized arguments: --metric bleu", "did you mean --metrics?")),
     Case("flags", "train: a misspelt flag", ["train", "judge", "--thread", "2"], {},
@@ -515,6 +515,8 @@ CASES: list[Case] = [
          {J: big_jsonl(1_500)}, expect=141, subprocess_only=True),
     # -- valid but unusual: read, one output row per input row -------------------------------------------------------------
     Case("valid", "UTF-8 byte-order mark", score(), {J: codecs.BOM_UTF8 + good(3)}, expect="ok", rows=3),
+    Case("valid", "-o is --out", ["score", J, "--metrics", "bleu", "-o", "out.jsonl"], {J: good(3)}, expect="ok",
+         rows=3),
     Case("valid", "CRLF line ends", score(), {J: good(3).replace(b"\n", b"\r\n")}, expect="ok", rows=3),
     Case("valid", "CR line ends", score(), {J: good(3).replace(b"\n", b"\r")}, expect="ok", rows=3),
     Case("valid", "mixed line ends, no final newline", score(), {J: jl(rec(1), rec(2), rec(3), end="\r\n")[:-2]

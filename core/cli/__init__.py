@@ -469,12 +469,12 @@ class Parser(argparse.ArgumentParser):
 
     def parse_args(self, args=None, namespace=None):  # type: ignore[override]
         """As argparse's, but arguments no option takes are named with the command they were given to (argparse
-        blames the top level: ``dialeval: error``), with ``-o`` pointed to ``--out``."""
+        blames the top level: ``dialeval: error``), with the flag a misspelt one is close to."""
         ns, extra = self.parse_known_args(args, namespace)
         if extra:
             command = getattr(ns, "command", None)
             prog = f"{self.prog} {command}" if command else self.prog
-            hint = "; the output file is --out" if "-o" in extra else ""
+            hint = ""
             command_parser = self.command_parsers.get(command) if command else None
             known = (command_parser or self).flags()
             for arg in extra:

@@ -34,7 +34,7 @@ def add_output_arguments(p: argparse.ArgumentParser, formats: tuple[str, ...], w
     """``--format`` (one of ``formats``, text by default) and ``--out`` (``what`` is written there, whole or
     not at all, instead of stdout)."""
     p.add_argument("--format", default="text", choices=formats)
-    p.add_argument("--out", help=f"write {what} here instead of stdout (written whole or not at all)")
+    p.add_argument("-o", "--out", help=f"write {what} here instead of stdout (written whole or not at all)")
 
 
 def add_verdict_arguments(p: argparse.ArgumentParser) -> None:

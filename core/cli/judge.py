@@ -28,7 +28,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", default="text", choices=("text", "markdown", "csv", "json"))
     p.add_argument("--level", type=interval_level, default=LEVEL,
                    help=f"level of the win rate's and agreement's intervals (default {LEVEL})")
-    p.add_argument("--out", help="write the per-pair rows as JSONL here (the summary still goes to stdout); "
+    p.add_argument("-o", "--out", help="write the per-pair rows as JSONL here (the summary still goes to stdout); "
                                  "written whole or not at all")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr (the model libraries' included)")
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda", "mps", "auto"),

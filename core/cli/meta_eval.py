@@ -30,7 +30,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dimension", action="append", help="only these human dimensions (repeat or comma-separate; "
                                                         "--level system: the one people's side is read on)")
     p.add_argument("--format", default="text", choices=("text", "markdown", "csv", "json"))
-    p.add_argument("--out", help="write the table here instead of stdout (written whole or not at all)")
+    p.add_argument("-o", "--out", help="write the table here instead of stdout (written whole or not at all)")
     p.add_argument("--n-boot", type=whole_number(MIN_BOOT, MAX_RESAMPLES), default=None,
                    help=f"bootstrap resamples, at least {MIN_BOOT} (default 1000; with --level system the verdict's, "
                         f"{N_BOOT})")

@@ -13,7 +13,7 @@ from core.outputs import write_text
 
 def _arguments(p: argparse.ArgumentParser) -> None:
     add_verdict_arguments(p)
-    p.add_argument("--out", required=True, help="the HTML file to write (e.g. report.html; written whole or not at "
+    p.add_argument("-o", "--out", required=True, help="the HTML file to write (e.g. report.html; written whole or not at "
                                                 "all; - writes the page to stdout and the verdict to stderr)")
     p.add_argument("--title", default=None, help="the report's heading (default: 'dialeval report: A vs B')")
 

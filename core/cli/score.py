@@ -35,7 +35,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
                    help="the older name of --input-format (elsewhere --format is the output's format)")
     add_csv_arguments(p)
     add_option_arguments(p)
-    p.add_argument("--out", default="-", help="output JSONL (default: stdout); written whole or not at all")
+    p.add_argument("-o", "--out", default="-", help="output JSONL (default: stdout); written whole or not at all")
     p.add_argument("--no-details", action="store_true", help="omit per-example details")
     p.add_argument("--quiet", action="store_true", help="no progress bars (the model libraries' included)")
     g = p.add_argument_group("where it runs (the output is the same bytes on every backend)")
