@@ -48,7 +48,7 @@ from core import stats
 from core.cache import ScoreCache
 from core.data import (ID_MISMATCH_ADVICE, DataError, Example, Problem, alignment_rule, alignment_words, case_blind_name,
                        dimensions, references_for, repeated_contexts_words, systems_in)
-from core.engine import (ScoreTable, check_judge_models, input_notes, is_reference_copy, judge_pairs, judged_from_cache,
+from core.engine import (ScoreTable, check_judge_models, input_notes, is_blank, is_reference_copy, judge_pairs, judged_from_cache,
                          parse_metrics, reads_references, score_examples)
 from core.formatting import alpha_label, clean_json, fmt_interval, fmt_num, level_label
 from core.progress import Progress, within
@@ -57,7 +57,8 @@ from core.settings import SEED
 from core.judge_summary import judge_win_stats
 from core.verdict import (LEVEL, N_BOOT, N_PERM, canonical_order, compare_values, context_groups,
                           human_tie_margin, preference_dimension)
-from core.verdict_policy import COMBINED_TEST, combined_values, is_measured_judge, judge_name, shipped_policy
+from core.verdict_policy import (COMBINED_TEST, combined_values, is_measured_judge, judge_name, shipped_policy,
+                                 silent_sides)
 
 # ------------------------------------------------------------------------------------------------
 # systems on shared contexts
@@ -585,6 +586,7 @@ def combined_pairs(grid: SystemGrid, table: ScoreTable | None, judged: dict[tupl
     groups = grid.groups()
     alpha = 1 - level
     cols = {m: np.asarray(table.column(m), dtype=np.float64) for m in signals if m != "judge" and table is not None}
+    blank = [is_blank(ex.response) for ex in grid.examples()]
     rows, done = [], []
     for i, j in itertools.combinations(range(len(S)), 2):
         differences = {}
@@ -594,7 +596,7 @@ def combined_pairs(grid: SystemGrid, table: ScoreTable | None, judged: dict[tupl
             else:
                 d = cols[sig][i * n:(i + 1) * n] - cols[sig][j * n:(j + 1) * n]
                 differences[sig] = d if metric_class(sig).higher_is_better else -d
-        values = combined_values(differences)
+        values = combined_values(differences, silent_sides(blank[i * n:(i + 1) * n], blank[j * n:(j + 1) * n]))
         rows.append(compare_values(COMBINED_TEST, "combined", values, np.zeros(n), groups, n_boot=n_boot, n_perm=n_perm,
                                    level=level, seed=seed))
         done.append((i, j))

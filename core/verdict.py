@@ -58,7 +58,7 @@ from core.judge_summary import (HumanAgreement, JudgeSummary, judge_length_contr
                                 reply_length, summarize_judge)
 from core.stats import LEVEL, N_BOOT, N_PERM
 from core.verdict_policy import (JUDGE, Decision, SignalRecord, VerdictPolicy, combined_name, combined_values,
-                                 decide, deciding_winners, is_measured_judge, judge_name, shipped_policy)
+                                 decide, deciding_winners, is_measured_judge, judge_name, shipped_policy, silent_sides)
 
 if TYPE_CHECKING:
     from core.engine import ComparisonScores
@@ -378,7 +378,8 @@ def compare_combined(comp: Comparison, differences: dict[str, np.ndarray], n_boo
     """The combined evidence of ``differences`` (:func:`signal_differences`) as one row of the verdict
     (``combined_values``, tested against 0 as a metric is; its unit: standard deviations of the signals' differences).
     The row has a difference A - B and no mean per system (NaN): a combined value exists only for a pair."""
-    values = combined_values(differences)
+    silent = silent_sides([is_blank(a.response) for a, _ in comp.pairs], [is_blank(b.response) for _, b in comp.pairs])
+    values = combined_values(differences, silent)
     row = compare_values("combined", "combined", values, np.zeros(len(values)), context_groups(comp.a),
                          signature="sum of standardized differences: " + "+".join(differences), n_boot=n_boot,
                          n_perm=n_perm, level=level, seed=seed)
@@ -883,14 +884,17 @@ def judge_sentence(v: Verdict) -> str:
 
 
 def _blank_clause(v: Verdict) -> list[str]:
-    """["bot-v2's reply is blank in 3 of the 20 pairs (bot-v1's in 0), which every metric leaves out"] when one
-    side left more replies blank than the other (the gate fails such a candidate: ``core.gating``); [] else."""
+    """["bot-v2's reply is blank in 3 of the 20 pairs (bot-v1's in 0), which every metric leaves out and the
+    combined test counts as lost by it"] when one side left more replies blank than the other (the gate fails such
+    a candidate: ``core.gating``; the combined test counts a pair only one side left blank as that side's loss:
+    ``core.verdict_policy.combined_values``); [] else."""
     a, b = v.blank_replies.get("A", 0), v.blank_replies.get("B", 0)
     if a == b:
         return []
     more, fewer = (v.system_a, v.system_b) if a > b else (v.system_b, v.system_a)
+    lost = " and the combined test counts as lost by it" if v.combined is not None and v.combined.n else ""
     return [f"{more}'s reply is blank in {max(a, b)} of the {v.n_pairs} pairs ({fewer}'s in {min(a, b)}), which "
-            "every metric leaves out"]
+            f"every metric leaves out{lost}"]
 
 
 def _said_with(label: Callable[[str], str], say: Callable[[Verdict], Any], v: Verdict) -> Any:

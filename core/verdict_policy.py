@@ -290,16 +290,30 @@ def _decide_by_rules(policy: VerdictPolicy, judge: str | None, metrics: Sequence
     return Decision(None, None)
 
 
-def combined_values(differences: Mapping[str, Sequence[float]]) -> np.ndarray:
+def combined_values(differences: Mapping[str, Sequence[float]],
+                    silent: Sequence[str | None] | None = None) -> np.ndarray:
     """The combined evidence per pair: ``sum_s d_s[i] / sd(d_s)``, where ``d_s[i]`` is signal s's difference A - B
     on pair i, oriented so that a positive value favours A (a metric's A - B, negated when lower is better; the
     judge's P(A) - 0.5), and ``sd(d_s)`` its population standard deviation over the pairs with a value. Every
     signal then weighs the same, in its own units of spread; nothing is fitted. A signal whose differences are
     all equal has no spread: it is divided by their size instead (each pair then adds +1 or -1, or 0 when the
-    two systems never differ). A pair that lacks a value of any signal is NaN (the test drops it and counts it)."""
+    two systems never differ). A pair that lacks a value of any signal is NaN (the test drops it and counts it).
+
+    ``silent[i]``: "A" or "B" when only that side's reply on pair i is blank (:func:`silent_sides`). Silence
+    loses the pair: on every signal the pair's difference is the largest that signal shows between two replies
+    that both answered, in favour of the side that answered (1 when it shows none), before the standardization;
+    a metric cannot score a blank reply, so without this the pair was dropped, and a system that left the
+    questions it answered worst blank came out ahead."""
     total = None
     for d in differences.values():
         x = np.asarray(d, dtype=np.float64)
+        if silent is not None:
+            side = np.asarray([s or "" for s in silent])
+            if len(side) != len(x):
+                raise ValueError(f"silent has {len(side)} pairs, the differences {len(x)}")
+            answered = x[(side == "") & np.isfinite(x)]
+            worst = float(np.abs(answered).max(initial=0.0)) or 1.0
+            x = np.where(side == "A", -worst, np.where(side == "B", worst, x))
         finite = x[np.isfinite(x)]
         sd = float(finite.std()) if finite.size else 0.0
         if sd <= 1e-12 * max(1.0, float(np.abs(finite).max(initial=0.0))):
@@ -309,3 +323,9 @@ def combined_values(differences: Mapping[str, Sequence[float]]) -> np.ndarray:
     if total is None:
         raise ValueError("no signal to combine")
     return total
+
+
+def silent_sides(blank_a: Sequence[bool], blank_b: Sequence[bool]) -> list[str | None]:
+    """Per pair, "A" or "B" when only that side's reply is blank, else None (both answered, or neither did):
+    :func:`combined_values`' ``silent``."""
+    return ["A" if a and not b else "B" if b and not a else None for a, b in zip(blank_a, blank_b, strict=True)]

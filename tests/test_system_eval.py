@@ -341,6 +341,40 @@ def test_combined_values_weigh_each_signal_by_its_own_spread():
         combined_values({})
 
 
+def test_a_pair_one_side_left_blank_is_that_side_s_loss_in_the_combined_test():
+    """A metric cannot score a blank reply, so a pair with one blank side was NaN and dropped: a system that left
+    blank the questions it answered worst came out ahead ("beta is probably better", blank in 3 of 10 pairs).
+    Silence loses the pair by the largest difference the signal shows between two answered replies."""
+    from core.verdict_policy import combined_values, silent_sides
+    x = np.array([1.0, -2.0, 3.0, np.nan, np.nan, np.nan])
+    silent = silent_sides([False, False, False, True, False, True], [False, False, False, False, True, True])
+    assert silent == [None, None, None, "A", "B", None]
+    filled = np.array([1.0, -2.0, 3.0, -3.0, 3.0, np.nan])  # both blank: still no value
+    got = combined_values({"x": x}, silent)
+    assert got[:5] == pytest.approx(filled[:5] / filled[:5].std()) and np.isnan(got[5])
+    never = np.array([0.0, 0.0, 1.0])  # answered pairs that never differ: silence loses by 1 before standardizing
+    assert combined_values({"x": np.array([0.0, 0.0, np.nan])}, [None, None, "B"]) == pytest.approx(never / never.std())
+    with pytest.raises(ValueError, match="silent has 2 pairs"):
+        combined_values({"x": x}, [None, None])
+
+
+def test_a_system_blank_on_its_hardest_questions_is_not_named_better(tmp_path):
+    """A verdict from scores: beta wins the 7 pairs it answered and leaves 5 blank; its combined test (here of BLEU
+    alone) named it better before blank pairs counted as its losses."""
+    from core.data import Example, compare_systems
+    from core.engine import score_comparison
+    from core.verdict import build_verdict
+    refs = [f"the answer to question {i} is the number {i * 7} and the colour blue" for i in range(12)]
+    rows = [Example(f"q{i}", "alpha", [f"question {i}?"], f"the number is {i} or so", [refs[i]]) for i in range(12)]
+    rows += [Example(f"q{i}", "beta", [f"question {i}?"], refs[i] if i >= 5 else "", [refs[i]]) for i in range(12)]
+    comp = compare_systems(rows, "alpha", "beta")
+    v = build_verdict(comp, score_comparison(comp, ["bleu"]), n_boot=500, n_perm=500, combine=["bleu"])
+    assert v.combined.n == 12 and v.combined.winner is None, v.sentence
+    assert "beta's reply is blank in 5 of the 12 pairs (alpha's in 0), which every metric leaves out and the " \
+           "combined test counts as lost by it" in v.sentence
+    assert v.rows("metric")[0].winner == "B"  # on the pairs both answered BLEU's own row still favours beta
+
+
 def test_the_combined_test_decides_first_and_the_other_rules_follow_when_it_names_none():
     combined_then_mme = VerdictPolicy(("mme",), "off", True, (), ("judge", "mme"))
     assert decide(combined_then_mme, None, None, [("mme", "A", 0.001)], combined=("B", ("judge", "mme"))) == \
