@@ -537,3 +537,26 @@ def test_a_name_is_found_in_another_case_only_where_one_name_matches():
     assert case_blind_name("Overall", ["overall", "Overall"]) == "Overall"  # the exact spelling first
     assert case_blind_name("OVERALL", ["overall", "Overall"]) is None  # two differ only in case: ambiguous
     assert case_blind_name("fluency", ["Overall"]) is None
+
+
+def test_csv_cells_that_hold_a_list_are_read_as_its_items(tmp_path):
+    """pandas' to_csv of list columns writes Python's repr (``['hi', 'how are you']``): the whole context was one
+    turn and the one reference was the text with its brackets and quotes. A cell that parses whole as a list of
+    strings (JSON or Python's way) is its items; anything else stays text ("[laughs]", a list of numbers)."""
+    import csv
+    import io
+    out = io.StringIO()
+    w = csv.writer(out)
+    w.writerow(["id", "system", "context", "response", "references"])
+    w.writerow(["1", "a", str(["hi there", "it's sunny, isn't it?"]), "yes", str(["it is", "bye now"])])
+    w.writerow(["2", "a", json.dumps(["hi there", "how are you?"]), "fine", json.dumps(["good", "ok"])])
+    w.writerow(["3", "a", "[laughs]\nso funny", "[1, 2]", "[laughs]"])
+    w.writerow(["4", "a", "[]", "ok", "['x', 3]"])
+    p = tmp_path / "lists.csv"
+    p.write_text(out.getvalue(), encoding="utf-8")
+    rows = load_csv(p)
+    assert rows[0].context == ["hi there", "it's sunny, isn't it?"] and rows[0].references == ["it is", "bye now"]
+    assert rows[1].context == ["hi there", "how are you?"] and rows[1].references == ["good", "ok"]
+    assert rows[2].context == ["[laughs]", "so funny"] and rows[2].response == "[1, 2]"
+    assert rows[2].references == ["[laughs]"]
+    assert rows[3].context == ["[]"] and rows[3].references == ["['x', 3]"]

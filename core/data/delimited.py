@@ -3,8 +3,10 @@ separator (:func:`csv_delimiter`), and :func:`csv_rows`, the one reading of the 
 (:func:`load_csv`), run over a file checked in place (:func:`scan_csv`) and again block by block (:class:`CsvRows`)."""
 from __future__ import annotations
 
+import ast
 import csv
 import io
+import json
 import os
 import re
 import sys
@@ -54,6 +56,28 @@ class CsvMapping:
 _STANDARD_NAMES = {"id": ("id",), "system": ("system",), "references": ("references", "reference"),
                    "dataset": ("dataset",)}
 SCORE_PREFIX = "scores."
+
+
+LISTED_CELL_MAX = 1_000_000  # characters: a longer cell is read as text, never parsed as a list
+
+
+def listed_cell(text: str | None) -> list[str] | None:
+    """The strings of a cell that holds a list of them written out whole, as JSON (``["hi", "how are you?"]``) or
+    as Python writes a list (``['hi', 'how are you?']``: pandas' ``to_csv`` of a list column); ``None`` for any
+    other cell, which is read as text (split by the separator). Only a whole cell that parses as a non-empty list
+    of strings counts, so a turn such as ``[laughs]`` stays text."""
+    t = (text or "").strip()
+    if len(t) < 4 or len(t) > LISTED_CELL_MAX or t[0] != "[" or t[-1] != "]":
+        return None
+    for parse in (json.loads, ast.literal_eval):
+        try:
+            value = parse(t)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            return value
+        return None
+    return None
 
 
 def csv_delimiter(path: str, text: str) -> str:
@@ -178,10 +202,11 @@ def csv_rows(chk: RowChecker, lines: Iterable[str], delimiter: str, m: CsvMappin
             return cells[index[col]] if col is not None else None
 
         refs_cell = cell(columns["references"])
-        ref_parts = refs_cell.split(m.reference_sep) if refs_cell else []
+        ref_parts = listed_cell(refs_cell) or (refs_cell.split(m.reference_sep) if refs_cell else [])
+        context_cell = cell(m.context)
         mapped = {"id": cell(columns["id"]) or None,
                   "system": cell(columns["system"]) if columns["system"] else default_system(path),
-                  "context": cell(m.context), "response": cell(m.response),
+                  "context": listed_cell(context_cell) or context_cell, "response": cell(m.response),
                   "references": [r.strip() for r in ref_parts if r.strip()],
                   "scores": {dim: _decimal_point(cell(col), delimiter) for col, dim in score_cols.items()
                              if (cell(col) or "").strip()},
