@@ -205,7 +205,7 @@ def csv_rows(chk: RowChecker, lines: Iterable[str], delimiter: str, m: CsvMappin
         ref_parts = listed_cell(refs_cell) or (refs_cell.split(m.reference_sep) if refs_cell else [])
         context_cell = cell(m.context)
         mapped = {"id": cell(columns["id"]) or None,
-                  "system": cell(columns["system"]) if columns["system"] else default_system(path),
+                  **({"system": cell(columns["system"])} if columns["system"] else {}),  # else the file's name
                   "context": listed_cell(context_cell) or context_cell, "response": cell(m.response),
                   "references": [r.strip() for r in ref_parts if r.strip()],
                   "scores": {dim: _decimal_point(cell(col), delimiter) for col, dim in score_cols.items()

@@ -79,7 +79,7 @@ class ScanChecker(RowChecker):
         self.id_hashes = array("Q")
         self.lone_brace = False  # a malformed line that is only "{": records pretty-printed over several lines
 
-    def claim_id(self, system: str, rid: str, row: int) -> None:
+    def claim_id(self, system: str, rid: str, row: int, system_key: str | None = None) -> None:
         key = f"{len(system)}:{system}{rid}".encode("utf-8", "surrogatepass")
         self.id_hashes.append(int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little"))
 

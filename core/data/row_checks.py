@@ -28,11 +28,14 @@ class RowChecker:
         self.rows_naming_no_system: list[int] = []  # the first rows without a system (or a blank one), at most
         self.naming_no_system = 0  # ... SHOWN_UNNAMED of them kept (a file of one system has every row so): all, counted
 
-    def claim_id(self, system: str, rid: str, row: int) -> None:
-        """Duplicate ids within one system are ambiguous for alignment: the second one is a problem."""
+    def claim_id(self, system: str, rid: str, row: int, system_key: str | None = None) -> None:
+        """Duplicate ids within one system are ambiguous for alignment: the second one is a problem.
+        ``system_key``: the row's key that likely names its system where it has no ``system`` (``model``)."""
         first = self.ids.setdefault((system, rid), row)
         if first != row:
-            self.add(row, "id", f"duplicate id {rid!r} for system {system!r} (first at row {first})")
+            hint = (f"; the rows name no system, so every one is {system!r}: is {system_key!r} the system? name "
+                    "that key (or column) 'system'" if system_key else "")
+            self.add(row, "id", f"duplicate id {rid!r} for system {system!r} (first at row {first}){hint}")
 
     def add_systems_missing(self) -> None:
         """Once every row is read: rows that name no system in a file whose other rows name theirs are problems
@@ -249,7 +252,9 @@ def example_from_record(chk: RowChecker, rec: Any, row: int, path: str, fallback
     if system is None or not isinstance(system, str):
         chk.add(row, "system", f"must be a string, got {type(system).__name__}")
     elif chk.unicode(system, row, "system") and id_ok:
-        chk.claim_id(system, str(rid), row)
+        system_key = (next((k for k, meant in misnamed_fields(rec) if meant == "system"), None)
+                      if "system" not in rec else None)
+        chk.claim_id(system, str(rid), row, system_key)
     dataset = chk.text(rec.get("dataset"), row, "dataset", required=False)
     if len(chk.problems) > n_before:
         return None
@@ -331,5 +336,5 @@ class RereadChecker(RowChecker):
     """The row checks for rows read again after the whole file passed them: ids are not claimed again (the
     check did; a dictionary of every id would grow with the file)."""
 
-    def claim_id(self, system: str, rid: str, row: int) -> None:
+    def claim_id(self, system: str, rid: str, row: int, system_key: str | None = None) -> None:
         return None
