@@ -145,7 +145,7 @@ class BlankTextCount:
 
     SHOWN = 8
     KINDS = ("blank response", "no reference", "blank reference", "reference copy", "missing-value text",
-             "unspaced script", "turn marker")
+             "unspaced script", "not latin", "turn marker")
     # (and "longer than N" per reading limit)
     # a reply that stands for a missing value: a text pandas reads as NA (``core.data.NO_RATING_TEXTS``, which is
     # what spreadsheets and databases export for one) but the blank one (counted as a blank response), and the
@@ -159,6 +159,20 @@ class BlankTextCount:
     TURN_MARKER = "__eou__"  # DailyDialog's end-of-utterance mark: turns joined by it are one turn here
     UNSPACED_ONE = re.compile(f"[{UNSPACED_LETTER}]")
     LONG_WORD = 8  # characters of a word without spaces that count as one more word against the reading limits
+    LETTER = re.compile(r"[^\W\d_]")
+    LATIN_LETTER = re.compile("[A-Za-z\u00c0-\u024f\u1e00-\u1eff]")
+
+    @classmethod
+    def not_latin(cls, text: str) -> bool:
+        """A reply that is not blank and has neither a letter nor a digit (emoji or punctuation alone), or whose
+        letters are mostly of a script other than Latin (Arabic, Cyrillic, Devanagari, Hangul, Han, ...): text the
+        English-trained models here read as noise ("42" is an answer)."""
+        if not text.strip():
+            return False
+        letters = len(cls.LETTER.findall(text))
+        if letters == 0:
+            return not any(c.isdigit() for c in text)
+        return 2 * len(cls.LATIN_LETTER.findall(text)) < letters
 
     def __init__(self) -> None:
         self.rows = 0
@@ -190,6 +204,7 @@ class BlankTextCount:
                             ("blank reference", bool(usable) and len(usable) != len(ex.references)),
                             ("reference copy", copy), ("missing-value text", ex.response.strip() in self.MISSING_TEXTS),
                             ("unspaced script", bool(self.UNSPACED.search(ex.response))),
+                            ("not latin", self.not_latin(ex.response)),
                             ("turn marker", any(self.TURN_MARKER in t.strip().removesuffix(self.TURN_MARKER)
                                                 for t in ex.context)),  # one that only ends a turn joins nothing
                             *((f"longer than {limit}", words > limit) for limit in self.limits)):
@@ -260,8 +275,12 @@ class BlankTextCount:
                 f"{self.counts['unspaced script']} of {n} rows reply in a script written without spaces (Chinese, "
                 f"Japanese, Thai, Lao, Khmer, Burmese; {self.where('unspaced script')}): "
                 + "; ".join(f"{', '.join(ms)} split{'s' * (len(ms) == 1)} words {how}" for how, ms in splitters.items())
-                + ", so a sentence there is one word and matches only whole; every model here (MiniLM, SmolLM2) was "
-                "trained on English")
+                + ", so a sentence there is one word and matches only whole")
+        if (metrics or judged) and self.counts["not latin"]:
+            notes["not latin"] = (
+                f"{self.counts['not latin']} of {n} rows reply mostly in a script other than Latin, or with no letter "
+                f"at all (emoji, punctuation; {self.where('not latin')}): every model here (MiniLM, SmolLM2, and so "
+                "the judge) was trained on English, so their scores of those replies say little")
         if self.misnamed:
             notes["misnamed field"] = "; ".join(
                 f"{k} of {n} rows have a field {key!r} that dialeval does not read (did you mean {meant!r}?; "

@@ -391,7 +391,16 @@ def test_a_reply_longer_than_a_metric_s_models_read_is_said():
                             "Khmer, Burmese; item 1): bleu, ubleu split words at spaces")  # BLEU 0, without a word
     spaced = [Example("1", "s", ["hi"], "저는 피자를 정말 좋아해요", ["x"]),
               Example("2", "s", ["hi"], "I had 寿司 today", ["x"])]
-    assert blank_text_notes(spaced, ["bleu"]) == []  # Korean is written with spaces; one Japanese word tokenizes
+    # Korean is written with spaces and one Japanese word tokenizes: no note of splitting, but Hangul is not Latin
+    assert blank_text_notes(spaced, ["bleu"]) == [
+        "1 of 2 rows reply mostly in a script other than Latin, or with no letter at all (emoji, punctuation; item 1): every "
+        "model here (MiniLM, SmolLM2, and so the judge) was trained on English, so their scores of those replies say "
+        "little"]
+    # Arabic, Cyrillic, Devanagari and emoji alone were scored in silence; accented Latin and a number are answers
+    others = ["مرحبا كيف حالك", "Привет, как дела?", "मैं ठीक हूँ", "😂😂😂", "👋 !", "Ça va très bien, merci", "42",
+              "ok 👍", "3:30"]
+    from core.engine import BlankTextCount
+    assert [BlankTextCount.not_latin(t) for t in others] == [True, True, True, True, True, False, False, False, False]
     from core.judges import smollm_reader
     from core.metrics import mme
     from core.models import encoders, mme_models
