@@ -131,7 +131,9 @@ def _texts(value: Any, column: _Column, i: int, what: str, allow_missing: bool =
 def _strings(column: _Column) -> list[str]:
     for i, value in enumerate(column.items):
         if not isinstance(value, str):
-            raise TypeError(f"{column.where(i)} must be a string, got {type(value).__name__} {value!r:.40}")
+            blank = (" (a reply left blank is \"\": counted, and left out of every metric's n)"
+                     if _is_missing(value) else "")
+            raise TypeError(f"{column.where(i)} must be a string, got {type(value).__name__} {value!r:.40}{blank}")
         _encodable(value, column.where(i))
     return column.items
 

@@ -52,7 +52,7 @@ def test_series_with_different_indexes_are_refused():
     ({"responses": {"x", "y", "z"}}, TypeError, "ordered sequence .* set"),
     ({"responses": pd.DataFrame({"r": RESPONSES})}, TypeError, r"one column"),
     ({"responses": 5}, TypeError, "responses must be a sequence"),
-    ({"responses": ["a", None, "c"]}, TypeError, r"responses\[1\] must be a string, got NoneType"),
+    ({"responses": ["a", None, "c"]}, TypeError, r"responses\[1\] must be a string, got NoneType None \(a reply left blank is \"\": counted"),
     ({"responses": pd.Series(["a", "b", math.nan], index=[10, 11, 12])}, TypeError,
      r"responses\[2\] \(index label 12\) must be a string, got float"),
     ({"contexts": [["a"], ["b", 3], ["c"]]}, TypeError, r"contexts\[1\]\[1\] must be a string, got int"),

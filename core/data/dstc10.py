@@ -33,7 +33,7 @@ def dstc10_examples(path: str, text: str) -> list[Example]:
                                          ("scores", "annotations")) if a in rec}
         mapped = {"id": rec.get("dialogue_id", rec.get("id")),
                   "system": rec.get("model", rec.get("system", default_system(path))),
-                  "context": rec.get("context"), "response": rec.get("response"),
+                  "context": rec.get("context"), **({"response": rec["response"]} if "response" in rec else {}),
                   "references": rec.get("reference", rec.get("references")),
                   "scores": rec.get("annotations", rec.get("scores")), "dataset": rec.get("dataset")}
         ex = example_from_record(chk, mapped, i, path, default_system(path))

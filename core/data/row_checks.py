@@ -219,7 +219,9 @@ def example_from_record(chk: RowChecker, rec: Any, row: int, path: str, fallback
         chk.add(row, None, f"must be a JSON object, got {type(rec).__name__}")
         return None
     n_before = len(chk.problems)
-    if rec.get("response") is None:
+    if "response" in rec and rec["response"] is None:  # null, as pandas' to_json writes a missing value: blank,
+        response = ""                                    # as the empty cell of the same frame's to_csv
+    elif rec.get("response") is None:
         chk.add(row, "response", missing_words(rec, "response"))
         response = None
     else:
