@@ -28,7 +28,8 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from core.cache import ScoreCache, judge_namespace, pair_key, resolve_cache, row_key
-from core.data import NO_RATING_TEXTS, Comparison, Example
+from core.data import NO_RATING_TEXTS, Comparison, Example, look_alike
+from core.formatting import fmt_list
 from core.models.device import active_device, device_key, use_device
 from core.models.encoders import MissingModelError, check_models
 from core.progress import Progress
@@ -281,6 +282,14 @@ class BlankTextCount:
                 f"{self.counts['not latin']} of {n} rows reply mostly in a script other than Latin, or with no letter "
                 f"at all (emoji, punctuation; {self.where('not latin')}): every model here (MiniLM, SmolLM2, and so "
                 "the judge) was trained on English, so their scores of those replies say little")
+        alike: dict[str, list[str]] = {}
+        for system in self.copies:
+            alike.setdefault(look_alike(system), []).append(system)
+        if any(len(names) > 1 for names in alike.values()):
+            notes["look-alike systems"] = "; ".join(
+                f"systems {fmt_list([ascii(s) for s in names])} differ only in case, spaces or how an accent is "
+                "encoded: they are different systems here (give them one name if they are one)"
+                for names in alike.values() if len(names) > 1)
         if self.misnamed:
             notes["misnamed field"] = "; ".join(
                 f"{k} of {n} rows have a field {key!r} that dialeval does not read (did you mean {meant!r}?; "

@@ -13,7 +13,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, Sequence
 
 
-from core.data import alignment_words
+from core.data import alignment_words, look_alike
 from core.formatting import (alpha_label, clean_json, counted, fmt_bounds, fmt_interval, fmt_num, level_label,
                              plain_float)
 from core.outputs import atomic_open
@@ -339,12 +339,14 @@ def as_sentence(note: str) -> str:
 
 
 def names_note(v: "Verdict") -> str:
-    """A warning when the two systems' names differ only in white space or case ('bot' and 'bot '), which
-    every table shows alike; empty otherwise."""
+    """A warning when the two systems' names differ only in white space, case or how an accent is encoded ('bot'
+    and 'bot ', 'béta' typed as one character or two: ``core.data.look_alike``), which every table shows alike;
+    the names as ``ascii`` writes them, so the difference shows; empty otherwise."""
     a, b = v.system_a, v.system_b
-    if a == b or " ".join(a.split()).casefold() != " ".join(b.split()).casefold():
+    if a == b or look_alike(" ".join(a.split())) != look_alike(" ".join(b.split())):
         return ""
-    return f"the two systems' names differ only in spaces or case ({a!r} and {b!r}): check they are the ones meant"
+    return (f"the two systems' names differ only in spaces, case or how an accent is encoded ({ascii(a)} and "
+            f"{ascii(b)}): check they are the ones meant")
 
 
 def one_sided_ratings_note(v: "Verdict") -> str:

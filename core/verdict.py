@@ -434,7 +434,9 @@ def comparison_notes(comp: Comparison, metrics: Sequence[str], judged: "bool | s
     and each system's note is named (``v1: 2 of 60 rows ...; v2: ...``), a note both sides give alike (the
     references they share) once, so an index is never ambiguous."""
     if any(ex.source for ex in comp.examples()):
-        return input_notes(comp.examples(), metrics, judged=judged)
+        notes = input_notes(comp.examples(), metrics, judged=judged)
+        notes.pop("look-alike systems", None)  # the verdict's own note says it of its two systems (names_note)
+        return notes
     sides = {comp.system_a: input_notes(comp.a, metrics, judged=judged),
              comp.system_b: input_notes(comp.b, metrics, judged=judged)}
     out = {}

@@ -54,10 +54,10 @@ def test_score_ubleu_on_a_real_slice(dialeval, shared, tmp_path):
 
 def test_bad_input_exit_code(dialeval, tmp_path):
     bad = tmp_path / "bad.jsonl"
-    bad.write_text('{"context": ["hi"], "response": "yo"}\n{"context": ["hi"], "response": null}\n')
+    bad.write_text('{"context": ["hi"], "response": "yo"}\n{"context": ["hi"], "reply": "ok"}\n')
     r = dialeval("score", str(bad), "--metrics", "bleu")
     assert r.returncode == 2
-    assert "bad.jsonl, row 2, field 'response': is missing" in r.stderr and "Traceback" not in r.stderr
+    assert "bad.jsonl, row 2, field 'response': is missing (the row has 'reply'" in r.stderr and "Traceback" not in r.stderr
     r = dialeval("score", str(tmp_path / "missing.jsonl"))
     assert r.returncode == 2 and "file not found" in r.stderr
     r = dialeval("score", str(bad), "--metrics", "nosuchmetric")

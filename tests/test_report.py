@@ -937,14 +937,40 @@ def test_too_few_contexts_left_is_not_called_a_fragile_verdict():
 def test_names_that_differ_only_in_spaces_are_pointed_out():
     from core.report import names_note, render_verdict
     from core.verdict import build_verdict
-    exs = [Example(e.id, {"good": "bot", "mid": "bot "}.get(e.system, e.system), e.context, e.response, e.references)
-           for e in _planted(8) if e.system in ("good", "mid")]
+    exs = [Example(e.id, {"good": "bot", "mid": "bot "}.get(e.system, e.system), e.context, e.response, e.references,
+                   source="bots.jsonl", row=i + 1)
+           for i, e in enumerate(e for e in _planted(8) if e.system in ("good", "mid"))]
     comp = _comparison(exs, "bot", "bot ")
     from core.engine import score_comparison
     v = build_verdict(comp, score_comparison(comp, ["bleu"]), n_boot=200, n_perm=200)
-    assert names_note(v) == ("the two systems' names differ only in spaces or case ('bot' and 'bot '): check they "
-                             "are the ones meant")
+    assert names_note(v) == ("the two systems' names differ only in spaces, case or how an accent is encoded "
+                             "('bot' and 'bot '): check they are the ones meant")
     assert names_note(v) in render_verdict(v) and names_note(v) in render_verdict(v, "csv")
+    assert "look-alike systems" not in v.input_notes  # said once, by the verdict's own note
+
+
+def test_system_names_that_print_alike_are_said_on_every_surface_and_looked_up():
+    """'béta' typed as one character and as 'e' and a combining accent printed "No verdict on béta vs béta";
+    'Bot' and 'bot' were ranked as two systems without a word; --system-a Alpha found no 'alpha'."""
+    import unicodedata
+    from core.data import DataError, compare_systems, look_alike
+    from core.engine import input_notes, score_comparison
+    from core.report import names_note
+    from core.verdict import build_verdict
+    nfc, nfd = unicodedata.normalize("NFC", "béta"), unicodedata.normalize("NFD", "béta")
+    assert nfc != nfd and look_alike(nfc) == look_alike(nfd) == look_alike(" BÉTA ")
+    exs = [Example(e.id, {"good": nfc, "mid": nfd}.get(e.system, e.system), e.context, e.response, e.references)
+           for e in _planted(8)]
+    v = build_verdict(compare_systems(exs, nfc, nfd), score_comparison(compare_systems(exs, nfc, nfd), ["bleu"]),
+                      n_boot=200, n_perm=200)
+    assert "('b\\xe9ta' and 'be\\u0301ta')" in names_note(v)
+    notes = input_notes(exs)  # what the leaderboard of all three systems says
+    assert notes["look-alike systems"] == ("systems 'b\\xe9ta' and 'be\\u0301ta' differ only in case, spaces or how an "
+                                           "accent is encoded: they are different systems here (give them one name "
+                                           "if they are one)")
+    assert "look-alike systems" not in input_notes([e for e in exs if e.system != nfd])
+    with pytest.raises(DataError, match="system 'BAD' not found \\(did you mean 'bad'\\?\\)"):
+        compare_systems(exs, "BAD", nfc)
 
 
 def test_a_metric_that_scored_no_pair_is_said_not_scored_not_no_difference():

@@ -108,6 +108,14 @@ def case_blind_name(wanted: str, names: Iterable[str]) -> str | None:
     return alike[0] if len(alike) == 1 else None
 
 
+def look_alike(name: str) -> str:
+    """``name`` as a reader sees it: Unicode's compatibility form (NFKC: an accent typed as one character or as a
+    letter and a combining mark), without surrounding spaces, case folded. Two system names equal so print alike
+    but are two systems."""
+    import unicodedata
+    return unicodedata.normalize("NFKC", name).strip().casefold()
+
+
 def dimensions(examples: Iterable[Example]) -> list[str]:
     """Human-score dimensions present, in order of first appearance."""
     out: dict[str, None] = {}
