@@ -74,6 +74,7 @@ class SystemGrid:
     dropped: list[str] = field(default_factory=list)
     alignment_note: str = ""  # why by context although ids are shared (``core.data.alignment_rule``)
     shared_references: dict[str, int] = field(default_factory=dict)  # per system: rows given another's references
+    coverage_note: str = ""  # how many contexts some system answered that are not shared, and who answered fewest
 
     @property
     def n_contexts(self) -> int:
@@ -169,7 +170,20 @@ def shared_contexts(examples: Sequence[Example], systems: Sequence[str] | None =
             if refs is not None:
                 rows[s][i] = replace(e, references=refs)
                 shared[s] += 1
-    return SystemGrid(names, rows, rule, dropped, note, dict(shared))
+    return SystemGrid(names, rows, rule, dropped, note, dict(shared), coverage_words(names, per, len(keys)))
+
+
+def coverage_words(names: Sequence[str], per: dict[str, dict[Any, Example]], n_shared: int) -> str:
+    """'delta answered 2 of the 10 contexts some system answered: every system is compared on the 2 all of them
+    answered (...)' when some answered context is not shared, naming the systems that answered fewer than all,
+    fewest first; '' when every system answered every context."""
+    every = {k for s in names for k in per[s]}
+    if n_shared == len(every):
+        return ""
+    fewer = [s for s in names if len(per[s]) < len(every)]
+    who = ", ".join(f"{s} answered {len(per[s])}" for s in sorted(fewer, key=lambda s: (len(per[s]), names.index(s))))
+    return (f"{who} of the {len(every)} contexts some system answered: every system is compared on the {n_shared} "
+            "all of them answered (the rest are listed; leaving a system out compares the others on more)")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -248,12 +262,13 @@ class Leaderboard:
     alignment_note: str = ""  # why by context although ids are shared (``core.data.alignment_rule``)
     shared_references_note: str | None = None  # systems whose rows took another system's references
     combined_signals: list[str] = field(default_factory=list)  # the verdict's combined test's signals, when it ran
+    coverage_note: str = ""  # contexts some system answered that not every system did (``SystemGrid.coverage_note``)
 
     def notes(self) -> list[str]:
         """What the text's header says besides the table: alignment, how it is ranked, reference copies, shared
         references, what the pairs' p corrects over."""
-        return [n for n in (self.alignment_note and "aligned by " + alignment_words(self.aligned_by,
-                                                                                    self.alignment_note),
+        return [n for n in (self.coverage_note, self.alignment_note and "aligned by " + alignment_words(
+                                self.aligned_by, self.alignment_note),
                             self.rank_note, rank_jump_note(self), self.reference_note, self.shared_references_note,
                             PAIRS_FAMILY_NOTE) if n]
 
@@ -514,7 +529,7 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
                        copies_rank_note(grid, metrics, ranked_by, signals), grid.alignment_note,
                        "; ".join(f"{n} of {s}'s rows have no reference: they are scored with another system's "
                                  "references for the same context" for s, n in grid.shared_references.items()) or None,
-                       list(signals))
+                       list(signals), grid.coverage_note)
 
 
 def copies_rank_note(grid: SystemGrid, metrics: Sequence[str], ranked_by: str, signals: Sequence[str]) -> str | None:
@@ -862,6 +877,8 @@ def render_leaderboard(lb: Leaderboard, fmt: str = "text") -> str:
     if jump:
         head += f"; {jump}"
     parts = [head]
+    if lb.coverage_note:
+        parts.append(f"warning: {lb.coverage_note}")
     if lb.reference_note:
         parts.append(f"warning: {lb.reference_note}")
     if lb.shared_references_note:

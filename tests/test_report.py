@@ -503,6 +503,23 @@ def test_the_leaderboard_pairs_repeated_contexts_as_compare_does_and_ignores_row
     assert [e.rank for e in nr.systems] == [1, 2, 3, 3] and nr.systems[0].metrics["bleu"]["n"] == 29
 
 
+def test_a_system_that_answered_few_contexts_is_named_at_the_top_of_the_board():
+    """One system answered 2 of 10 contexts: every system was compared on those 2, said only by 16 rows listed at
+    the bottom. The header names who answered how many."""
+    from core.leaderboard import build_leaderboard, render_leaderboard, shared_contexts
+    exs = [Example(f"c{i}", s, [f"ctx {i}"], f"{s} says {i}", [f"ref {i}"]) for s in ("a", "b") for i in range(10)]
+    exs += [Example(f"c{i}", "d", [f"ctx {i}"], f"d says {i}", [f"ref {i}"]) for i in range(2)]
+    exs += [Example(f"c{i}", "e", [f"ctx {i}"], f"e says {i}", [f"ref {i}"]) for i in range(6)]
+    grid = shared_contexts(exs)
+    assert grid.coverage_note == ("d answered 2, e answered 6 of the 10 contexts some system answered: every system is "
+                                  "compared on the 2 all of them answered (the rest are listed; leaving a system out "
+                                  "compares the others on more)")
+    text = render_leaderboard(build_leaderboard(grid, score_examples(grid.examples(), ["bleu"]), None, n_boot=200,
+                                                n_perm=200), "text")
+    assert text.split("\n")[2] == "warning: " + grid.coverage_note
+    assert shared_contexts(exs, ["a", "b"]).coverage_note == ""
+
+
 def test_the_leaderboard_ranks_by_bradley_terry_from_the_judges_preferences():
     """Synthetic judge outputs (the model is not the point here): a > b > c planted, c and its twin tied."""
     from core.leaderboard import build_leaderboard, render_leaderboard, shared_contexts

@@ -163,6 +163,8 @@ else:
                "systems significantly better (Holm-adjusted p < 0.05), so systems that cannot be told apart share a "
                "rank." + (f" Note: {state.plain(lb.rank_note)}." if lb.rank_note else "")
                + (f" Note: {state.plain(jump)}." if jump else ""))
+    if lb.coverage_note:
+        st.warning(state.plain(as_sentence(lb.coverage_note)))
     if lb.reference_note:
         st.warning(state.plain(as_sentence(words.in_words(lb.reference_note))))
     if lb.shared_references_note:
