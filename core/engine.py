@@ -19,6 +19,8 @@ training of CRS weights) scores through :func:`score_examples` and judges throug
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import re
 from time import perf_counter
@@ -146,7 +148,7 @@ class BlankTextCount:
 
     SHOWN = 8
     KINDS = ("blank response", "no reference", "blank reference", "reference copy", "missing-value text",
-             "unspaced script", "not latin", "turn marker")
+             "unspaced script", "not latin", "turn marker", "repeated row")
     # (and "longer than N" per reading limit)
     # a reply that stands for a missing value: a text pandas reads as NA (``core.data.NO_RATING_TEXTS``, which is
     # what spreadsheets and databases export for one) but the blank one (counted as a blank response), and the
@@ -183,6 +185,7 @@ class BlankTextCount:
         self.shown: dict[str, list[str]] = {kind: [] for kind in kinds}
         self.copies: dict[str, list[int]] = {}  # per system: [its rows that copy their reference, its rows]
         self.misnamed: dict[tuple[str, str], list[Any]] = {}  # (key, the field it likely means) -> [rows, first rows]
+        self.seen_rows: dict[bytes, str] = {}  # a digest of each row without an id -> where it first came
 
     def add(self, ex: Example) -> None:
         """Count one row: a blank response, no usable reference, a blank reference beside usable ones, a
@@ -206,6 +209,7 @@ class BlankTextCount:
                             ("reference copy", copy), ("missing-value text", ex.response.strip() in self.MISSING_TEXTS),
                             ("unspaced script", bool(self.UNSPACED.search(ex.response))),
                             ("not latin", self.not_latin(ex.response)),
+                            ("repeated row", self.repeats(ex)),
                             ("turn marker", any(self.TURN_MARKER in t.strip().removesuffix(self.TURN_MARKER)
                                                 for t in ex.context)),  # one that only ends a turn joins nothing
                             *((f"longer than {limit}", words > limit) for limit in self.limits)):
@@ -213,6 +217,18 @@ class BlankTextCount:
                 self.counts[kind] += 1
                 if len(self.shown[kind]) < self.SHOWN:
                     self.shown[kind].append(ex.location)
+
+    def repeats(self, ex: Example) -> bool:
+        """Whether a row without an id repeats an earlier one of its system word for word (context, reply and
+        references): a copy pasted twice, which pairs and counts twice where an id would have been refused as a
+        duplicate. Rows with ids are left to that check (two ids may well hold the same text)."""
+        if ex.has_id:
+            return False
+        key = hashlib.blake2b(json.dumps([ex.system, ex.context, ex.response, ex.references]).encode("utf-8",
+                                                                                                    "surrogatepass"),
+                              digest_size=16).digest()
+        first = self.seen_rows.setdefault(key, ex.location)
+        return first != ex.location
 
     @classmethod
     def reading_words(cls, text: str) -> int:
@@ -255,6 +271,11 @@ class BlankTextCount:
             notes["no reference"] = (f"{self.counts['no reference']} of {n} rows have no reference "
                                      f"({self.where('no reference')}): {', '.join(needing)} "
                                      f"{'is' if len(needing) == 1 else 'are'} null for them")
+        if self.counts["repeated row"]:
+            notes["repeated row"] = (
+                f"{self.counts['repeated row']} of {n} rows repeat an earlier row of their system word for word "
+                f"(context, reply and references; {self.where('repeated row')}): each is compared as a pair of its "
+                "own; delete the copies if they are not meant (or give rows ids)")
         if self.counts["turn marker"]:
             notes["turn marker"] = (
                 f"{self.counts['turn marker']} of {n} rows have '{self.TURN_MARKER}' inside a context turn "

@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -396,6 +397,15 @@ def test_a_reply_longer_than_a_metric_s_models_read_is_said():
         "1 of 2 rows reply mostly in a script other than Latin, or with no letter at all (emoji, punctuation; item 1): every "
         "model here (MiniLM, SmolLM2, and so the judge) was trained on English, so their scores of those replies say "
         "little"]
+    # a row without an id pasted twice was paired and counted twice in silence (with ids it is refused)
+    twice = [Example("row1", "s", ["hi"], "hello", ["hey"], row=1, source="f.jsonl", has_id=False),
+             Example("row2", "s", ["hi"], "hello", ["hey"], row=2, source="f.jsonl", has_id=False),
+             Example("row3", "t", ["hi"], "hello", ["hey"], row=3, source="f.jsonl", has_id=False),
+             Example("row4", "s", ["hi"], "hello!", ["hey"], row=4, source="f.jsonl", has_id=False)]
+    assert blank_text_notes(twice) == [
+        "1 of 4 rows repeat an earlier row of their system word for word (context, reply and references; f.jsonl row 2): "
+        "each is compared as a pair of its own; delete the copies if they are not meant (or give rows ids)"]
+    assert blank_text_notes([replace(e, has_id=True) for e in twice]) == []  # ids: the duplicate-id check's
     # Arabic, Cyrillic, Devanagari and emoji alone were scored in silence; accented Latin and a number are answers
     others = ["مرحبا كيف حالك", "Привет, как дела?", "मैं ठीक हूँ", "😂😂😂", "👋 !", "Ça va très bien, merci", "42",
               "ok 👍", "3:30"]
