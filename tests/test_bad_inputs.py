@@ -192,6 +192,8 @@ CASES: list[Case] = [
     Case("JSONL", "response null: a blank reply, as pandas' to_json writes a missing one", score(),
          {J: jl(rec(1, response=None))}, expect="ok", rows=1),
     Case("JSONL", "response a number", score(), {J: jl(rec(1, response=5))}, mention=("row 1", "'response'", "string")),
+    Case("JSONL", "both references and reference", score(), {J: jl(rec(1, reference=["b"]))},
+         mention=("row 1", "both 'references' and 'reference'")),
     Case("JSONL", "response a list", score(), {J: jl(rec(1, response=["a"]))}, mention=("row 1", "'response'")),
     Case("JSONL", "response an object", score(), {J: jl(rec(1, response={"t": "a"}))}, mention=("row 1", "'response'")),
     Case("JSONL", "response a boolean", score(), {J: jl(rec(1, response=True))}, mention=("row 1", "'response'")),
@@ -307,6 +309,9 @@ CASES: list[Case] = [
          mention=("in.json", "no examples")),
     # -- CSV / TSV ----------------------------------------------------------------------------------------------
     Case("CSV", "header only", score("in.csv"), {"in.csv": b"context,response\n"}, mention=("in.csv", "no examples")),
+    Case("CSV", "both references and reference columns", score("in.csv"),
+         {"in.csv": b"context,response,references,reference\nhi,yo,a,b\n"},
+         mention=("in.csv", "both 'references' and 'reference'", "--columns references=NAME")),
     Case("CSV", "no response column", score("in.csv"), {"in.csv": b"context,reply\nhi,yo\n"},
          mention=("in.csv", "'response'", "not found")),
     Case("CSV", "no context column", score("in.csv"), {"in.csv": b"ctx,response\nhi,yo\n"},

@@ -158,7 +158,11 @@ def csv_rows(chk: RowChecker, lines: Iterable[str], delimiter: str, m: CsvMappin
     for fld, standard in _STANDARD_NAMES.items():
         chosen = getattr(m, fld)
         if chosen == STANDARD:
-            columns[fld] = next((named_as(c) for c in standard if named_as(c)), None)
+            found = [named_as(c) for c in standard if named_as(c)]
+            if len(found) > 1:  # 'references' and 'reference': one would be read and the other ignored
+                chk.add(1, found[1], f"the header has both {found[0]!r} and {found[1]!r} for the {fld}: rename or "
+                                     f"delete one (or --columns {fld}=NAME chooses)")
+            columns[fld] = found[0] if found else None
         elif chosen is not None and chosen not in header:
             chk.add(1, chosen, f"column for {fld} not found; {where}")
         else:

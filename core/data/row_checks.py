@@ -234,6 +234,8 @@ def example_from_record(chk: RowChecker, rec: Any, row: int, path: str, fallback
         context = chk.text_list(ctx_raw, row, "context", sep=context_sep if context_sep is not None else "\n")
         if context is not None and not any(t.strip() for t in context):
             chk.add(row, "context", "is empty: give at least the input utterance (the last turn)")
+    if "references" in rec and "reference" in rec:  # one would be read and the other ignored
+        chk.add(row, "references", "the row has both 'references' and 'reference': give one")
     refs = chk.text_list(rec.get("references", rec.get("reference")), row, "references")
     scores = chk.scores(rec.get("scores"), row)
     rid = rec.get("id")
