@@ -158,6 +158,13 @@ CASES: list[Case] = [
          mention=(J, "gzip-compressed but cannot be decompressed")),
     Case("input file", "UTF-16 without byte-order mark", score(), {J: good(2).decode().encode("utf-16-le")},
          mention=(J, "UTF-16")),
+    Case("input file", "an Excel workbook", score("in.xlsx"), {"in.xlsx": b"PK\x03\x04\x14\x00\x06\x00" + bytes(200)},
+         mention=("in.xlsx", "zip archive (an Excel .xlsx workbook", "export the sheet as CSV")),
+    Case("input file", "a Parquet file named .jsonl", score(), {J: b"PAR1" + bytes(range(256)) + b"PAR1"},
+         mention=(J, "is a Parquet file, not text")),
+    Case("input file", "binary bytes with NULs", score(), {J: bytes([0x89, 0, 0x13, 0xFE]) + bytes(
+        (i * 37 + 11) % 256 for i in range(500))},
+         mention=(J, "it is not a text file")),
     Case("input file", "symlink loop", score("loop.jsonl"), setup=symlink("loop.jsonl", "loop.jsonl"),
          mention=("loop.jsonl",)),
     Case("input file", "a socket", score("sock"), setup=unix_socket("sock"), mention=("sock", "cannot be read")),

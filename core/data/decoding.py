@@ -72,6 +72,25 @@ def not_utf8(name: str, line: int, byte: int, offset: int) -> DataError:
                               "the file as UTF-8")])
 
 
+# the first bytes of files people export instead of text: what each is, and what to do
+BINARY_FORMATS = ((b"PK\x03\x04", "a zip archive (an Excel .xlsx workbook, or a .zip)", "unzip it, or export the sheet as "
+                                                                                   "CSV (UTF-8)"),
+                  (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an old Excel (.xls) or Word file", "export it as CSV (UTF-8)"),
+                  (b"PAR1", "a Parquet file", "write it with pandas' to_json(orient='records', lines=True) or to_csv"),
+                  (b"SQLite format 3\x00", "an SQLite database", "export the table as CSV or JSON Lines"),
+                  (b"%PDF", "a PDF document", "give the rows as JSON Lines or CSV"),
+                  (b"\x80\x04\x95", "a Python pickle", "write it with pandas' to_json(orient='records', lines=True)"))
+
+
+def binary_format(name: str, head: bytes) -> DataError | None:
+    """The error of a file whose first bytes say it is not text of any kind (an Excel workbook, a Parquet file,
+    a zip, ...): what it is and how to export it; None for any other file."""
+    for magic, what, how in BINARY_FORMATS:
+        if head.startswith(magic):
+            return DataError([Problem(name, None, None, f"is {what}, not text: {how}")])
+    return None
+
+
 def decode_text(name: str, data: bytes) -> str:
     """Bytes to text: UTF-8 (a byte-order mark is dropped), or UTF-16/32 announced by a byte-order mark.
     Other encodings are refused with the line of the first undecodable byte."""
@@ -83,10 +102,17 @@ def decode_text(name: str, data: bytes) -> str:
         except (OSError, EOFError, zlib.error) as e:
             why = f"is gzip-compressed but cannot be decompressed ({e})"
             raise DataError([Problem(name, None, None, why)]) from None
+    binary = binary_format(name, data[:16])
+    if binary is not None:
+        raise binary
     encoding = next((enc for bom, enc in BYTE_ORDER_MARKS if data.startswith(bom)), "utf-8")
     if encoding == "utf-8" and b"\x00" in data[:4]:
-        raise DataError([Problem(name, 1, None, "holds NUL bytes: it looks like UTF-16 without a byte-order "
-                                                "mark; save the file as UTF-8")])
+        head = data[:64]
+        utf16 = max(head[0::2].count(0), head[1::2].count(0)) >= 0.75 * (len(head) // 2)  # ASCII as UTF-16
+        raise DataError([Problem(name, 1, None, "holds NUL bytes: it looks like UTF-16 without a byte-order mark; "
+                                                "save the file as UTF-8" if utf16 else
+                                                "holds NUL bytes: it is not a text file; give JSON Lines, JSON or CSV "
+                                                "saved as UTF-8")])
     try:
         text = data.decode(encoding)
     except UnicodeDecodeError as e:

@@ -13,7 +13,7 @@ from abc import abstractmethod
 from array import array
 from typing import Any, Callable, Iterator, Sequence
 
-from core.data.decoding import BYTE_ORDER_MARKS
+from core.data.decoding import BYTE_ORDER_MARKS, binary_format
 from core.data.row_checks import RowChecker
 from core.data.schema import DataError, Example, Problem
 
@@ -99,9 +99,9 @@ def open_in_place(path: str) -> Any:
         f = open(path, "rb")
     except OSError:
         return None
-    head = f.read(8)
+    head = f.read(16)
     f.seek(0)
-    if (head[:2] == b"\x1f\x8b" or b"\x00" in head[:4]
+    if (head[:2] == b"\x1f\x8b" or b"\x00" in head[:4] or binary_format(path, head) is not None
             or head.startswith(codecs.BOM_UTF8 * 2)
             or any(head.startswith(bom) for bom, enc in BYTE_ORDER_MARKS if enc != "utf-8-sig")):
         f.close()
