@@ -531,6 +531,9 @@ CASES: list[Case] = [
          {J: big_jsonl(1_500)}, expect=141, subprocess_only=True),
     # -- valid but unusual: read, one output row per input row -------------------------------------------------------------
     Case("valid", "UTF-8 byte-order mark", score(), {J: codecs.BOM_UTF8 + good(3)}, expect="ok", rows=3),
+    Case("valid", "context as chat messages (role and content)", score(),
+         {J: jl(rec(1, context=[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]))},
+         expect="ok", rows=1),
     Case("valid", "-o is --out", ["score", J, "--metrics", "bleu", "-o", "out.jsonl"], {J: good(3)}, expect="ok",
          rows=3),
     Case("valid", "CRLF line ends", score(), {J: good(3).replace(b"\n", b"\r\n")}, expect="ok", rows=3),

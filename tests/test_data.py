@@ -560,3 +560,16 @@ def test_csv_cells_that_hold_a_list_are_read_as_its_items(tmp_path):
     assert rows[2].context == ["[laughs]", "so funny"] and rows[2].response == "[1, 2]"
     assert rows[2].references == ["[laughs]"]
     assert rows[3].context == ["[]"] and rows[3].references == ["['x', 3]"]
+
+
+def test_a_context_of_chat_messages_is_read_as_their_texts(tmp_path):
+    """OpenAI-style turns ({"role", "content"}) were refused row by row ("item 0 must be a string, got dict")."""
+    p = tmp_path / "chat.jsonl"
+    p.write_text(json.dumps({"system": "s", "context": [{"role": "user", "content": "hi"},
+                                                        {"role": "assistant", "content": "hello, how are you?"}],
+                             "response": "fine"}) + "\n" +
+                 json.dumps({"system": "s", "context": [{"role": "user"}], "response": "fine"}) + "\n")
+    with pytest.raises(DataError, match="row 2, field 'context': item 0 must be a string, got dict"):
+        load_jsonl(p)  # a message without its text is still refused
+    p.write_text(p.read_text().splitlines()[0] + "\n")
+    assert load_jsonl(p)[0].context == ["hi", "hello, how are you?"]

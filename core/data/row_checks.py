@@ -231,6 +231,8 @@ def example_from_record(chk: RowChecker, rec: Any, row: int, path: str, fallback
         chk.add(row, "context", missing_words(rec, "context"))
         context = None
     else:
+        if isinstance(ctx_raw, list) and ctx_raw and all(isinstance(t, dict) and "content" in t for t in ctx_raw):
+            ctx_raw = [t["content"] for t in ctx_raw]  # chat messages ({"role": ..., "content": ...}): their texts
         context = chk.text_list(ctx_raw, row, "context", sep=context_sep if context_sep is not None else "\n")
         if context is not None and not any(t.strip() for t in context):
             chk.add(row, "context", "is empty: give at least the input utterance (the last turn)")
@@ -274,7 +276,8 @@ RECORD_FIELDS = ("id", "system", "context", "response", "references", "reference
 FIELD_ALIASES = {"refs": "references", "ref": "references", "gold": "references", "rating": "scores",
                  "score": "scores", "human": "scores", "human_scores": "scores", "reply": "response",
                  "hypothesis": "response", "prediction": "response", "output": "response", "model": "system",
-                 "history": "context", "dialogue": "context", "prompt": "context"}
+                 "history": "context", "dialogue": "context", "prompt": "context", "messages": "context",
+                 "conversation": "context", "turns": "context", "system_name": "system", "model_name": "system"}
 
 
 SAME_FIELD = {"references": ("references", "reference"), "scores": ("scores", "ratings")}  # either name is the field
