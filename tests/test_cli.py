@@ -306,3 +306,17 @@ def test_pip_install_ships_every_module_and_checkpoint_and_runs_outside_the_chec
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "no checkpoint folder to write to" in r.stderr, r.stderr
     assert "epoch" not in r.stderr
+
+
+def test_a_pool_smaller_than_what_ubleu_retrieves_is_said_before_scoring(tmp_path, capsys):
+    """A --pool of one pair was taken in silence: every row got the same reference."""
+    import argparse
+    from core.cli import options_from
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text('{"utterance": "hi", "response": "hello there"}\n')
+    args = argparse.Namespace(metrics=["bleu", "ubleu"], pool=str(pool), retriever=None, dimension=None, device=None)
+    options_from(args)
+    err = capsys.readouterr().err
+    assert f"warning: --pool {pool} holds 1 (utterance, response) pair, fewer than the 50 references" in err
+    options_from(argparse.Namespace(**{**vars(args), "metrics": ["bleu"]}))  # no metric takes it: said otherwise
+    assert "fewer than the 50" not in capsys.readouterr().err

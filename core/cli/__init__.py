@@ -406,6 +406,17 @@ def options_from(args: argparse.Namespace):
         elif not is_alias(args.dimension):  # matched by a word stem inside it: a typo reads as a dimension
             note([f"--mme-dimension {args.dimension!r} is read as {canon!r} (a word stem of it); MME-CRS's dimensions: "
                   f"{', '.join(DIMENSION_MAP)}"])
+    pooled = [m for m in chosen if "pool" in metric_class(m).option_names]
+    if args.pool not in (None, "", "chitchat") and pooled:  # read now: its problems before any scoring
+        from core.models.retrieval import get_pool
+        pairs = len(get_pool(args.pool))
+        import inspect
+        ks = {m: inspect.signature(metric_class(m)).parameters.get("k") for m in pooled}  # how many each retrieves
+        k = max((p.default for p in ks.values() if p is not None and isinstance(p.default, int)), default=0)
+        if pairs < k:
+            note([f"--pool {args.pool} holds {pairs} (utterance, response) pair{'s' * (pairs != 1)}, fewer than the "
+                  f"{k} references υBLEU retrieves for each row: every row gets the same few (the default pool "
+                  f"holds {len(get_pool(None)):,})"])
     return Options(pool=args.pool, retriever=args.retriever, dimension=args.dimension, device=args.device)
 
 

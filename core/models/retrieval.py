@@ -135,9 +135,14 @@ def load_pool(path: str | os.PathLike) -> Pool:
     """A pool from a file: JSONL of ``{"utterance": ..., "response": ...}`` (or ``context``/``response``,
     the last context turn being the utterance), or DailyDialog text (one dialogue a line, turns separated
     by ``__eou__``)."""
+    from dataclasses import replace
+
     from core.data import DataError, Problem, iter_json_lines, read_text
     path = str(path)
-    text = read_text(path)
+    try:
+        text = read_text(path)
+    except DataError as e:  # named as the pool, not taken for the input
+        raise DataError([replace(p, message=f"{p.message} (the υBLEU reference pool)") for p in e.problems]) from None
     name = Path(path).stem
     if "__eou__" in text[:100000]:
         dialogues = [[t.strip() for t in line.split("__eou__")] for line in text.splitlines() if line.strip()]
@@ -154,8 +159,12 @@ def load_pool(path: str | os.PathLike) -> Pool:
             problems.append(Problem(path, i, "utterance/response", "needs string 'utterance' (or 'context') and 'response'"))
             continue
         pairs.append((u, r))
+    if problems and not pairs:  # not one pair read: the file is not a pool at all (plain text, another format)
+        raise DataError([Problem(path, None, None, "is not a υBLEU reference pool: give JSON Lines of {\"utterance\": "
+                                 "..., \"response\": ...} (or \"context\" and \"response\"), or DailyDialog text (one "
+                                 "dialogue a line, turns separated by __eou__)")])
     if problems:
-        raise DataError(problems)
+        raise DataError([replace(p, message=f"{p.message} (the υBLEU reference pool)") for p in problems])
     return Pool.from_pairs(name, pairs)
 
 
