@@ -314,7 +314,7 @@ def test_a_pool_smaller_than_what_ubleu_retrieves_is_said_before_scoring(tmp_pat
     from core.cli import options_from
     pool = tmp_path / "pool.jsonl"
     pool.write_text('{"utterance": "hi", "response": "hello there"}\n')
-    args = argparse.Namespace(metrics=["bleu", "ubleu"], pool=str(pool), retriever=None, dimension=None, device=None)
+    args = argparse.Namespace(metrics=["bleu", "ubleu"], pool=str(pool), retriever=None, dimension=None, device="cpu")
     options_from(args)
     err = capsys.readouterr().err
     assert f"warning: --pool {pool} holds 1 (utterance, response) pair, fewer than the 50 references" in err
