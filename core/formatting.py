@@ -132,3 +132,17 @@ def clean_json(obj: Any) -> Any:
     if isinstance(obj, np.ndarray):
         return clean_json(obj.tolist())
     return obj
+
+
+_CONTROL = None
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with every control character but line ends and tabs written as its escape (ESC as ``\\x1b``):
+    what a terminal is shown, so a system name or a reply holding escape sequences can neither colour nor move
+    nor retitle the user's terminal. Files and pipes get the text as it is."""
+    global _CONTROL
+    if _CONTROL is None:
+        import re
+        _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)

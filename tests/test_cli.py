@@ -320,3 +320,31 @@ def test_a_pool_smaller_than_what_ubleu_retrieves_is_said_before_scoring(tmp_pat
     assert f"warning: --pool {pool} holds 1 (utterance, response) pair, fewer than the 50 references" in err
     options_from(argparse.Namespace(**{**vars(args), "metrics": ["bleu"]}))  # no metric takes it: said otherwise
     assert "fewer than the 50" not in capsys.readouterr().err
+
+
+def test_control_characters_reach_a_terminal_as_escapes_and_a_file_as_they_are(monkeypatch, capsys):
+    """A system named "\\x1b[31mbeta\\x1b[0m" coloured the user's terminal (the sentence and the header printed it
+    raw); on a terminal every control character but line ends and tabs is shown as its escape."""
+    import io
+    import core.cli
+    from core.formatting import terminal_safe
+    named = "\x1b[31mbeta\x1b[0m wins\tby far\n\x9b2J"
+    assert terminal_safe(named) == "\\x1b[31mbeta\\x1b[0m wins\tby far\n\\x9b2J"
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+        def fileno(self):
+            raise OSError("no descriptor")
+    shown = Terminal()
+    monkeypatch.setattr(sys, "stdout", shown)
+    core.cli.write_stdout(named)
+    assert shown.getvalue() == terminal_safe(named)
+    piped = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", piped)
+    core.cli.write_stdout(named)
+    assert piped.getvalue() == named
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    core.cli.note([named])
+    assert sys.stderr.getvalue() == "warning: " + terminal_safe(named) + "\n"

@@ -28,8 +28,9 @@ import sys
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
+from core.formatting import terminal_safe
 from core.outputs import note_interrupt, was_interrupted
 from core.registry import Registry, Subcommand, UnknownName
 from core.version import __version__
@@ -349,6 +350,8 @@ def write_stdout(text: str) -> None:
     away. ``sys.stdout.write`` of a text larger than the pipe's buffer returned quietly after a partial write
     once ``head`` had closed the pipe, so ``dialeval score FILE | head`` exited 0 with its output cut short;
     ``os.write`` returns each partial count and raises on the next write."""
+    if _is_terminal(sys.stdout):  # a terminal shows control characters' escapes, never obeys them
+        text = terminal_safe(text)
     try:
         sys.stdout.flush()
         fd = sys.stdout.fileno()
@@ -449,7 +452,7 @@ def check_paths(args: argparse.Namespace, inputs: Sequence[str | None], output: 
 def note(lines: Sequence[str]) -> None:
     """Warnings the user must see (blank text, rows left out) on stderr, even with --quiet."""
     for line in lines:
-        print(f"warning: {line}", file=sys.stderr)
+        print(_for_stderr(f"warning: {line}"), file=sys.stderr)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -549,8 +552,20 @@ def _stdout_gone() -> None:
 def _fail(message: object) -> int:
     from core.progress import end_progress_line
     end_progress_line()
-    print(f"error: {message}", file=sys.stderr)
+    print(_for_stderr(f"error: {message}"), file=sys.stderr)
     return EXIT_USAGE
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def _for_stderr(line: str) -> str:
+    """``line`` as stderr shows it: control characters escaped on a terminal (``core.formatting.terminal_safe``)."""
+    return terminal_safe(line) if _is_terminal(sys.stderr) else line
 
 
 INPUT_ARGUMENTS = ("input", "input_b", "inputs", "files")  # the positional input files of the commands
