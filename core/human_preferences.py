@@ -37,6 +37,27 @@ def scale_of(dimension: str, values: Iterable[float] = ()) -> tuple[float, float
     return (lo, hi) if hi > lo else (lo, lo + 1)
 
 
+SCALE_RATIO = 5  # one system's largest rating this many times another's: two scales (0-100 and 1-5, 0-1 and 1-5)
+
+
+def scales_differ(dimension: str, ratings: dict[str, Sequence[float]]) -> str | None:
+    """A note when people's ratings on ``dimension`` lie on scales of different size for different systems
+    (``ratings``: system -> its ratings; one system's largest rating at least :data:`SCALE_RATIO` times
+    another's), whose means cannot be compared; ``None`` otherwise."""
+    top = {}
+    for system, values in ratings.items():
+        finite = [v for v in values if v is not None and math.isfinite(v)]
+        if finite:
+            top[system] = max(finite)
+    if len(top) < 2 or min(top.values()) <= 0:
+        return None
+    hi, lo = max(top, key=top.get), min(top, key=top.get)
+    if top[hi] < SCALE_RATIO * top[lo]:
+        return None
+    return (f"people's {dimension} ratings look like different scales in different systems ({hi}: up to "
+            f"{top[hi]:g}; {lo}: up to {top[lo]:g}), so their means are not comparable")
+
+
 def human_tie_margin(dimension: str, values: Iterable[float] = ()) -> float:
     """A quarter of the dimension's rating scale: ratings closer than this are a human tie."""
     lo, hi = scale_of(dimension, values)

@@ -55,6 +55,7 @@ from core.progress import Progress, within
 from core.scoring import Judge, JudgeOutput, Options, judge_choice, metric_class
 from core.settings import SEED
 from core.judge_summary import judge_win_stats
+from core.human_preferences import scales_differ
 from core.verdict import (LEVEL, N_BOOT, N_PERM, canonical_order, compare_values, context_groups,
                           human_tie_margin, preference_dimension)
 from core.verdict_policy import (COMBINED_TEST, combined_values, is_measured_judge, judge_name, shipped_policy,
@@ -332,19 +333,7 @@ def scale_mismatch(grid: SystemGrid, dim: str) -> str | None:
     systems (one system's largest rating at least 5 times another's: 0-100 beside 1-5, 0-1 beside 1-5), whose
     means cannot be compared; ``None`` otherwise."""
     d = dim[len("human:"):]
-    top = {}
-    for s in grid.systems:
-        vals = [e.scores.get(d, math.nan) for e in grid.rows[s]]
-        vals = [v for v in vals if math.isfinite(v)]
-        if vals:
-            top[s] = max(vals)
-    if len(top) < 2 or min(top.values()) <= 0:
-        return None
-    hi, lo = max(top, key=top.get), min(top, key=top.get)
-    if top[hi] < 5 * top[lo]:
-        return None
-    return (f"people's {d} ratings look like different scales in different systems ({hi}: up to {top[hi]:g}; "
-            f"{lo}: up to {top[lo]:g}), so their means are not comparable")
+    return scales_differ(d, {s: [e.scores.get(d, math.nan) for e in grid.rows[s]] for s in grid.systems})
 
 
 def ranking_criterion(grid: SystemGrid, metrics: Sequence[str], judged: bool, rank_by: str = "auto",

@@ -368,7 +368,8 @@ def verdict_notes(v: "Verdict") -> dict[str, str]:
     report, the home page), keyed by an anchor: metrics that do not pass Holm, few contexts, names alike,
     ratings on one side only, references taken from the other side, what a tie is in people's rows."""
     notes = {"holm": holm_note(v), "few-contexts": few_contexts_note(v), "names": names_note(v),
-             "one-sided-ratings": one_sided_ratings_note(v), "shared-references": shared_references_note(v),
+             "one-sided-ratings": one_sided_ratings_note(v),
+             "rating-scales": "; ".join(f"{why}: not compared" for why in v.rating_scales.values()), "shared-references": shared_references_note(v),
              "human-ties": human_ties_note(v)}
     return {k: n for k, n in notes.items() if n}
 

@@ -53,7 +53,7 @@ from core.scoring import JUDGES, metric_class
 from core.settings import SEED
 from core.human_preferences import (MARGIN_SHARE, METRIC_TIE_TOL, PREFERENCE_DIMENSIONS, SCALES,  # noqa: F401
                                     context_groups, human_preference, human_preferences, human_tie_margin, pair_winner,
-                                    preference_dimension, scale_of, side_accuracy)
+                                    preference_dimension, scale_of, scales_differ, side_accuracy)
 from core.judge_summary import (HumanAgreement, JudgeSummary, judge_length_controlled,  # noqa: F401 (re-exported)
                                 reply_length, summarize_judge)
 from core.stats import LEVEL, N_BOOT, N_PERM
@@ -185,6 +185,7 @@ class Verdict:
     combined: MetricComparison | None = None  # the combined test of ``combined_signals`` (module docstring)
     combined_signals: list[str] = field(default_factory=list)
     blank_replies: dict[str, int] = field(default_factory=dict)  # per side ("A", "B"): pairs whose reply is blank
+    rating_scales: dict[str, str] = field(default_factory=dict)  # dimensions rated on two scales: not compared
 
     def rows(self, kind: str | None = None) -> list[MetricComparison]:
         return [r for r in self.metrics if kind is None or r.kind == kind]
@@ -314,15 +315,31 @@ def one_sided_ratings(comp: Comparison) -> dict[str, str]:
     return out
 
 
+def rating_scales_differ(comp: Comparison) -> dict[str, str]:
+    """{dimension: why} for the human dimensions the two systems are rated on scales of different size
+    (``core.human_preferences.scales_differ``): :func:`compare_ratings` does not compare them, and the verdict
+    says so (``Verdict.rating_scales``)."""
+    out = {}
+    for dim in dimensions(comp.examples()):
+        why = scales_differ(dim, {comp.system_a: [ex.scores.get(dim, math.nan) for ex in comp.a],
+                                  comp.system_b: [ex.scores.get(dim, math.nan) for ex in comp.b]})
+        if why:
+            out[dim] = why
+    return out
+
+
 def compare_ratings(comp: Comparison, n_boot: int = N_BOOT, n_perm: int = N_PERM, level: float = LEVEL,
                     seed: int = SEED) -> list[MetricComparison]:
     """One row per human dimension both systems carry (``human:DIM``), ties by :func:`human_tie_margin`: the
     people's side of the verdict, there with or without metric scores."""
     groups = context_groups(comp.a)
     rows = []
+    two_scales = rating_scales_differ(comp)  # 8 on a 1-10 scale beside 0.6 on 0-1: no comparison
     for dim in dimensions(comp.examples()):
         a = np.array([ex.scores.get(dim, math.nan) for ex in comp.a])
         b = np.array([ex.scores.get(dim, math.nan) for ex in comp.b])
+        if dim in two_scales:
+            continue
         if (np.isfinite(a) & np.isfinite(b)).any():  # a pair people rated on both sides
             rows.append(compare_values(f"human:{dim}", "human", a, b, groups, signature="human ratings in the input",
                                        n_boot=n_boot, n_perm=n_perm, level=level, seed=seed,
@@ -425,7 +442,8 @@ def build_verdict(comp: Comparison, cs: "ComparisonScores | None" = None, judge:
                                                 _judge_registered(judge)),
                    combined=combined, combined_signals=list(differences),
                    blank_replies={"A": sum(is_blank(a.response) for a, _ in comp.pairs),
-                                  "B": sum(is_blank(b.response) for _, b in comp.pairs)})
+                                  "B": sum(is_blank(b.response) for _, b in comp.pairs)},
+                   rating_scales=rating_scales_differ(comp) if human else {})
 
 
 def comparison_notes(comp: Comparison, metrics: Sequence[str], judged: "bool | str") -> dict[str, str]:

@@ -186,8 +186,11 @@ def test_an_input_named_dash_is_standard_input(tmp_path, monkeypatch, capsys):
     assert "standard input (-) can be read only once" in capsys.readouterr().err
 
 
-def test_an_unknown_mme_dimension_is_said(capsys):
+def test_an_unknown_mme_dimension_is_said(capsys, tmp_path, monkeypatch):
     import argparse
+    monkeypatch.chdir(tmp_path)
+    Path("p.jsonl").write_text("".join(json.dumps({"utterance": f"hi {i}", "response": f"hello {i}"}) + "\n"
+                                       for i in range(60)))
 
     from core.cli import options_from
     args = dict(pool=None, retriever=None, device="cpu", metrics=["bleu", "mme"])

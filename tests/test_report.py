@@ -1264,3 +1264,23 @@ def test_the_judges_intervals_do_not_depend_on_the_order_of_the_rows():
     assert first[0].interval == "context bootstrap" and first[0].low < first[0].rate < first[0].high
     assert all(summary(rows) == first for rows in orders[1:])
     assert all(board(rows) == board(orders[0]) for rows in orders[1:])
+
+
+def test_ratings_on_two_scales_are_not_compared_and_the_verdict_says_so():
+    """alpha rated 8 (a 1-10 scale), beta 0.6 (a 0-1 scale): "people rate it higher (+7.40)" decided the verdict.
+    The leaderboard already refused to rank by such ratings; the verdict leaves them out and says why."""
+    import dataclasses
+    from core.report import verdict_notes
+    from core.verdict import build_verdict
+    exs = [Example(f"c{i}", s, [f"ctx {i}"], f"{s} says {i}", [f"ref {i}"], scores={"overall": 8.0 if s == "a" else 0.6})
+           for s in ("a", "b") for i in range(8)]
+    comp = _comparison(exs, "a", "b")
+    v = build_verdict(comp, score_comparison(comp, ["bleu"]), n_boot=200, n_perm=200)
+    assert not v.rows("human") and "people rate" not in v.sentence
+    assert verdict_notes(v)["rating-scales"] == ("people's overall ratings look like different scales in different "
+                                                 "systems (a: up to 8; b: up to 0.6), so their means are not "
+                                                 "comparable: not compared")
+    same = [dataclasses.replace(e, scores={"overall": 4.0 if e.system == "a" else 2.0}) for e in exs]
+    comp = _comparison(same, "a", "b")
+    v = build_verdict(comp, score_comparison(comp, ["bleu"]), n_boot=200, n_perm=200)
+    assert v.rows("human") and not v.rating_scales

@@ -87,7 +87,7 @@ def home() -> None:
     st.caption("This page's address reopens this comparison with these choices: refresh, bookmark or share it "
                "(on this server).")
     shown = verdict_notes(verdict)
-    for key in ("names", "one-sided-ratings"):  # (the few-contexts note goes under the headline table)
+    for key in ("names", "one-sided-ratings", "rating-scales"):  # (the few-contexts note goes under the headline table)
         if key in shown:
             st.warning(state.plain(as_sentence(shown[key])))
     if "shared-references" in shown:
