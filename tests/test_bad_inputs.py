@@ -264,7 +264,11 @@ CASES: list[Case] = [
     Case("JSONL", "nesting 100,000 deep", score(), {J: jl(rec(1)) + DEEP + b"\n"}, mention=("row 2", "deeply")),
     Case("JSONL", "a key given twice", score(), {J: jl(rec(1), '{"context": ["a"], "response": "b", "response": "c"}')},
          mention=("row 2", "'response'", "twice")),
-    Case("JSONL", "60 broken rows", score(), {J: jl(*["{oops"] * 60)}, mention=("row 1", "row 50", "10 more")),
+    Case("JSONL", "60 broken rows", score(), {J: jl(*["{oops"] * 60)}, mention=("60 problem(s)", "rows 1, 2, 3 and 57 "
+                                                                                   "more: malformed JSON")),
+    Case("JSONL", "60 rows broken differently", score(), {J: jl(*[rec(i, scores={"overall": f"good{i}"})
+                                                                for i in range(1, 61)])},
+         mention=("row 1", "row 50", "10 more")),
     Case("JSONL", "one row without its system among named ones", score(), {J: jl(rec(1), rec(2, system=...), rec(3))},
          mention=("row 2", "'system'", "is missing or blank, where other rows name theirs (row 1: 's')")),
     Case("JSONL", "a row without its system, compared", ["compare", "--no-judge", J, "--metrics", "bleu"],
