@@ -390,13 +390,20 @@ def signal_differences(cs: "ComparisonScores | None", judge: JudgeSummary | None
     return out
 
 
+def combined_pair_values(comp: Comparison, differences: dict[str, np.ndarray]) -> np.ndarray:
+    """The combined test's value of each pair of ``comp`` (``combined_values``, a pair only one side left blank
+    counted as that side's loss)."""
+    silent = silent_sides([is_blank(a.response) for a, _ in comp.pairs], [is_blank(b.response) for _, b in comp.pairs])
+    return combined_values(differences, silent)
+
+
 def compare_combined(comp: Comparison, differences: dict[str, np.ndarray], n_boot: int = N_BOOT,
                      n_perm: int = N_PERM, level: float = LEVEL, seed: int = SEED) -> MetricComparison:
     """The combined evidence of ``differences`` (:func:`signal_differences`) as one row of the verdict
-    (``combined_values``, tested against 0 as a metric is; its unit: standard deviations of the signals' differences).
-    The row has a difference A - B and no mean per system (NaN): a combined value exists only for a pair."""
-    silent = silent_sides([is_blank(a.response) for a, _ in comp.pairs], [is_blank(b.response) for _, b in comp.pairs])
-    values = combined_values(differences, silent)
+    (:func:`combined_pair_values`, tested against 0 as a metric is; its unit: standard deviations of the signals'
+    differences). The row has a difference A - B and no mean per system (NaN): a combined value exists only for a
+    pair."""
+    values = combined_pair_values(comp, differences)
     row = compare_values("combined", "combined", values, np.zeros(len(values)), context_groups(comp.a),
                          signature="sum of standardized differences: " + "+".join(differences), n_boot=n_boot,
                          n_perm=n_perm, level=level, seed=seed)
@@ -422,12 +429,17 @@ def build_verdict(comp: Comparison, cs: "ComparisonScores | None" = None, judge:
     if human:  # people's ratings count whether or not any metric was scored (or every metric failed)
         rows += compare_ratings(comp, n_boot, n_perm, level, seed)
     drivers = []
+    groups = context_groups(comp.a)
     if cs is not None:
-        groups = context_groups(comp.a)
         for r in rows:
             if r.kind == "metric":
                 drivers.append(difference_drivers(r, cs.a(r.metric), cs.b(r.metric), groups, [a.id for a in comp.a],
                                                   n_boot=n_boot, n_perm=n_perm, level=level, seed=seed))
+    if combined is not None and combined.n:  # what decides the verdict: does it rest on a handful of pairs?
+        values = combined_pair_values(comp, differences)
+        named = replace(combined, metric="combined: " + "+".join(differences))
+        drivers.append(difference_drivers(named, values, np.zeros(len(values)), groups, [a.id for a in comp.a],
+                                          n_boot=n_boot, n_perm=n_perm, level=level, seed=seed))
     identical = sum(" ".join(a.response.split()) == " ".join(b.response.split()) for a, b in comp.pairs)
     unmatched = comp.describe_unmatched()
     copies = {"A": sum(is_reference_copy(a) for a, _ in comp.pairs),
@@ -699,10 +711,14 @@ def _records(rows: Sequence[MetricComparison]) -> str:
     return "".join(_record_words(r.metric, _label(r.metric) if _WORDS.get() is not None else None) for r in rows)
 
 
+FRAGILE = "; it rests on a few pairs: not significant without the top 5 %"
+
+
 def _fragile(v: Verdict, r: MetricComparison) -> str:
+    """:data:`FRAGILE` when ``r``'s winner does not survive leaving out its most pushing pairs (``v.drivers``; the
+    combined test's driver is named 'combined: ...'), else ''."""
     drv = next((d for d in v.drivers if d.metric == r.metric), None)
-    return "; it rests on a few pairs: not significant without the top 5 %" if (
-        drv is not None and drv.testable and not drv.survives) else ""
+    return FRAGILE if drv is not None and drv.testable and not drv.survives else ""
 
 
 def _metric_clauses(v: Verdict, rows: Sequence[MetricComparison], side: str | None, basis: str | None,
@@ -850,8 +866,9 @@ def _combined_clause(v: Verdict, side: str | None, basis: str | None) -> str:
     name = "it" if c.winner == side else {"A": v.system_a, "B": v.system_b}[c.winner]
     record = "combined" if shipped else combined_name(v.combined_signals)
     trust = _record_words(record, "on rated data this combined test") if basis == "combined" else ""
+    fragile = _fragile(v, replace(c, metric="combined: " + "+".join(v.combined_signals)))
     return (f"{'but ' if side not in (None, c.winner) else ''}the combined evidence of {listed} favours {name} "
-            f"{_pairs_for(c, c.winner)} ({fmt_p(c.p_randomization)}){trust}")
+            f"{_pairs_for(c, c.winner)} ({fmt_p(c.p_randomization)}{fragile}){trust}")
 
 
 def _pairs_for(c: MetricComparison, side: str) -> str:

@@ -375,6 +375,26 @@ def test_a_system_blank_on_its_hardest_questions_is_not_named_better(tmp_path):
     assert v.rows("metric")[0].winner == "B"  # on the pairs both answered BLEU's own row still favours beta
 
 
+
+def test_the_combined_test_has_its_drivers_as_every_metric_does():
+    """What decides the verdict had no 'what drives each difference' line, the metrics that do not decide had
+    one: the combined test's pairs that push most, and whether its winner survives without them."""
+    from core.data import Example, compare_systems
+    from core.engine import score_comparison
+    from core.report import driver_lines
+    from core.verdict import build_verdict
+    refs = [f"the answer to question {i} is the number {i * 7} and the colour blue" for i in range(16)]
+    rows = [Example(f"q{i}", "alpha", [f"question {i}?"], f"the number is {i} or so", [refs[i]]) for i in range(16)]
+    rows += [Example(f"q{i}", "beta", [f"question {i}?"], refs[i], [refs[i]]) for i in range(16)]
+    comp = compare_systems(rows, "alpha", "beta")
+    v = build_verdict(comp, score_comparison(comp, ["bleu"]), n_boot=500, n_perm=500, combine=["bleu"])
+    combined = v.drivers[-1]
+    assert combined.metric == "combined: bleu" and combined.direction == "B" and combined.winner == "B"
+    assert combined.n_pairs == 16 and combined.n_left_out == 1 and combined.survives
+    assert any(line.startswith("combined: bleu: pairs pushing most toward beta") for line in driver_lines(v))
+    assert "rests on a few pairs" not in v.sentence
+
+
 def test_the_combined_test_decides_first_and_the_other_rules_follow_when_it_names_none():
     combined_then_mme = VerdictPolicy(("mme",), "off", True, (), ("judge", "mme"))
     assert decide(combined_then_mme, None, None, [("mme", "A", 0.001)], combined=("B", ("judge", "mme"))) == \
