@@ -295,8 +295,11 @@ def criterion(v: Verdict, by: str, baseline_values: Sequence[float] | None = Non
         return _metric_criterion(replace(c, metric=f"{COMBINED}: " + "+".join(v.combined_signals)), math.nan,
                                  v.level)
     rows = {r.metric: r for r in v.metrics}
+    two_scales = v.rating_scales.get(by[len("human:"):]) if by.startswith("human:") else None
     if by not in rows:
-        raise ValueError(f"--by {by}: not compared here; choose one of {', '.join(criteria_names(v)) or 'none'}")
+        why = f" ({two_scales})" if two_scales else ""
+        raise ValueError(f"--by {by}: not compared here{why}; choose one of "
+                         f"{', '.join(criteria_names(v)) or 'none'}")
     r = rows[by]
     if r.n == 0:
         raise ValueError(f"--by {by}: it scored no pair of these inputs")

@@ -37,22 +37,32 @@ def scale_of(dimension: str, values: Iterable[float] = ()) -> tuple[float, float
     return (lo, hi) if hi > lo else (lo, lo + 1)
 
 
-SCALE_RATIO = 5  # one system's largest rating this many times another's: two scales (0-100 and 1-5, 0-1 and 1-5)
+SCALE_RATIO = 5  # one system's largest rating this many times another's: two scales (0-100 and 1-5, 0-1 and 1-10)
+SCALE_TOPS = (1, 5, 10, 100)  # the tops of the rating scales people use
 
 
 def scales_differ(dimension: str, ratings: dict[str, Sequence[float]]) -> str | None:
     """A note when people's ratings on ``dimension`` lie on scales of different size for different systems
-    (``ratings``: system -> its ratings; one system's largest rating at least :data:`SCALE_RATIO` times
-    another's), whose means cannot be compared; ``None`` otherwise."""
-    top = {}
-    for system, values in ratings.items():
-        finite = [v for v in values if v is not None and math.isfinite(v)]
-        if finite:
-            top[system] = max(finite)
-    if len(top) < 2 or min(top.values()) <= 0:
+    (``ratings``: system -> its ratings), whose means cannot be compared; ``None`` otherwise.
+
+    Two scales when the dimension's known scale (:data:`SCALES`) does not hold every rating, the smallest usual
+    scale top (:data:`SCALE_TOPS`) above each system's ratings differs, one system's largest rating is at least
+    :data:`SCALE_RATIO` times the other's, and the lower one looks like a scale of its own: a fraction among its
+    ratings (0.6 on 0-1 beside 8 on 1-10), or a top of 5 or more (1-5 beside 0-100). A system rated 1 everywhere
+    beside one rated 3 to 5 is one scale, read as people's clear preference."""
+    known = SCALES.get(dimension)
+    finite = {s: [v for v in values if v is not None and math.isfinite(v)] for s, values in ratings.items()}
+    finite = {s: v for s, v in finite.items() if v}
+    if len(finite) < 2:
         return None
+    if known is not None and all(known[0] <= v <= known[1] for v in (x for vs in finite.values() for x in vs)):
+        return None
+    top = {s: max(v) for s, v in finite.items()}
     hi, lo = max(top, key=top.get), min(top, key=top.get)
-    if top[hi] < SCALE_RATIO * top[lo]:
+    if top[lo] <= 0 or top[hi] < SCALE_RATIO * top[lo]:
+        return None
+    cap = {s: next((t for t in SCALE_TOPS if top[s] <= t), math.inf) for s in (hi, lo)}
+    if cap[hi] == cap[lo] or not (any(v != int(v) for v in finite[lo]) or cap[lo] >= 5):
         return None
     return (f"people's {dimension} ratings look like different scales in different systems ({hi}: up to "
             f"{top[hi]:g}; {lo}: up to {top[lo]:g}), so their means are not comparable")

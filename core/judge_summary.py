@@ -11,7 +11,7 @@ import numpy as np
 
 from core import stats
 from core.data import Comparison
-from core.human_preferences import context_groups, human_preferences, preference_dimension, side_accuracy
+from core.human_preferences import context_groups, human_preferences, preference_dimension, scales_differ, side_accuracy
 from core.scoring import JudgeOutput, order_disagreement
 from core.settings import SEED
 from core.stats import LEVEL, N_BOOT
@@ -91,7 +91,10 @@ def summarize_judge(comp: Comparison, out: JudgeOutput, dimension: str | None = 
         human = _agreement("votes", None, None, out, list(votes), level)
     elif people:
         dim = dimension or preference_dimension(comp.examples())
-        if dim is not None and any(dim in x.scores for x in comp.a) and any(dim in y.scores for y in comp.b):
+        two_scales = dim is not None and scales_differ(dim, {"A": [x.scores.get(dim, math.nan) for x in comp.a],
+                                                             "B": [y.scores.get(dim, math.nan) for y in comp.b]})
+        if (dim is not None and not two_scales and any(dim in x.scores for x in comp.a)
+                and any(dim in y.scores for y in comp.b)):  # ratings on two scales agree with nothing
             prefs, margin = human_preferences(comp, dim)
             human = _agreement("scores", dim, margin, out, prefs, level)
     # identical replies (whitespace aside, as the verdict's identical_pairs counts them) have no winner to flip; a

@@ -1280,7 +1280,14 @@ def test_ratings_on_two_scales_are_not_compared_and_the_verdict_says_so():
     assert verdict_notes(v)["rating-scales"] == ("people's overall ratings look like different scales in different "
                                                  "systems (a: up to 8; b: up to 0.6), so their means are not "
                                                  "comparable: not compared")
-    same = [dataclasses.replace(e, scores={"overall": 4.0 if e.system == "a" else 2.0}) for e in exs]
-    comp = _comparison(same, "a", "b")
-    v = build_verdict(comp, score_comparison(comp, ["bleu"]), n_boot=200, n_perm=200)
-    assert v.rows("human") and not v.rating_scales
+    from core.gating import gate_verdict
+    with pytest.raises(ValueError, match=r"--by human:overall: not compared here \(people's overall ratings look"):
+        gate_verdict(v, by="human:overall")
+    # one scale: a system people rated 1 everywhere beside one rated 3 to 5 is their clear preference (it was read
+    # as two scales by the largest ratings alone), on a scale known (overall: 1-5) or not
+    for dim in ("overall", "quality"):
+        same = [dataclasses.replace(e, scores={dim: float(3 + int(e.id[1:]) % 3) if e.system == "a" else 1.0})
+                for e in exs]
+        comp = _comparison(same, "a", "b")
+        v = build_verdict(comp, score_comparison(comp, ["bleu"]), n_boot=200, n_perm=200)
+        assert v.rows("human")[0].winner == "A" and not v.rating_scales
