@@ -47,7 +47,7 @@ import numpy as np
 from core import stats
 from core.cache import ScoreCache
 from core.data import (ID_MISMATCH_ADVICE, DataError, Example, Problem, alignment_rule, alignment_words, case_blind_name,
-                       dimensions, references_for, repeated_contexts_words, systems_in)
+                       dimensions, references_for, repeated_contexts_words, system_not_found, systems_in)
 from core.engine import (ScoreTable, check_judge_models, input_notes, is_blank, is_reference_copy, judge_pairs, judged_from_cache,
                          parse_metrics, reads_references, score_examples)
 from core.formatting import alpha_label, clean_json, fmt_interval, fmt_num, level_label
@@ -130,8 +130,7 @@ def shared_contexts(examples: Sequence[Example], systems: Sequence[str] | None =
     missing = [s for s in names if not any(e.system == s for e in examples)]
     src = examples[0].source if examples else ""
     if missing:
-        raise DataError([Problem(src, None, "system", f"system {s!r} not found; systems are "
-                                 f"{systems_in(examples)}") for s in missing])
+        raise DataError([Problem(src, None, "system", system_not_found(s, systems_in(examples))) for s in missing])
     if len(names) < 2:
         raise DataError([Problem(src, None, "system", f"a leaderboard needs at least two systems, got {names}")])
     chosen = [e for e in examples if e.system in names]

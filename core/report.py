@@ -343,7 +343,7 @@ def names_note(v: "Verdict") -> str:
     and 'bot ', 'béta' typed as one character or two: ``core.data.look_alike``), which every table shows alike;
     the names as ``ascii`` writes them, so the difference shows; empty otherwise."""
     a, b = v.system_a, v.system_b
-    if a == b or look_alike(" ".join(a.split())) != look_alike(" ".join(b.split())):
+    if a == b or look_alike(a) != look_alike(b):
         return ""
     return (f"the two systems' names differ only in spaces, case or how an accent is encoded ({ascii(a)} and "
             f"{ascii(b)}): check they are the ones meant")

@@ -990,6 +990,23 @@ def test_system_names_that_print_alike_are_said_on_every_surface_and_looked_up()
         compare_systems(exs, "BAD", nfc)
 
 
+def test_a_system_named_in_another_case_is_found_by_its_did_you_mean_on_every_command(tmp_path, capsys):
+    """--system-a Alpha on a file of 'alpha' said "not found" without the name it looks like (only a function no
+    command calls had the hint)."""
+    from core.cli import main
+    rows = [{"id": f"c{i}", "system": s, "context": [f"question {i}?"], "response": f"{s} answers {i}",
+             "references": [f"answer {i}"]} for s in ("alpha", "beta", "my  bot") for i in range(6)]
+    f = tmp_path / "three.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    runs = (["compare", str(f), "--system-a", "Alpha", "--system-b", "beta"],
+            ["leaderboard", str(f), "--systems", "Alpha,beta"],
+            ["gate", str(f), "--system-a", "alpha", "--system-b", "My Bot"])
+    for args in runs:
+        assert main([*args, "--metrics", "bleu", "--no-judge"]) == 2
+        err = capsys.readouterr().err
+        assert "not found (did you mean" in err, (args, err)
+
+
 def test_a_metric_that_scored_no_pair_is_said_not_scored_not_no_difference():
     """BLEU on a file without references has n = 0: its row said "no significant difference" with a win-rate
     interval [0, 1] and sign p 1.000, as if it had compared the systems (found reading the docs, 2026-11-26)."""

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 from core.data.decoding import without_gz
 from core.data.delimited import CsvMapping, csv_delimiter
 from core.data.reading import load_file
-from core.data.schema import DataError, Example, Problem, context_key, look_alike, systems_in
+from core.data.schema import DataError, Example, Problem, context_key, system_not_found, systems_in
 
 
 @dataclass
@@ -224,11 +224,8 @@ def compare_systems(examples: Sequence[Example], system_a: str, system_b: str) -
     names = Counter(ex.system for ex in examples)
     missing = [s for s in (system_a, system_b) if s not in names]
     if missing:
-        def meant(s: str) -> str:
-            alike = [n for n in names if look_alike(n) == look_alike(s)]
-            return f" (did you mean {alike[0]!r}?)" if len(alike) == 1 else ""
         raise DataError([Problem(examples[0].source if examples else "", None, "system",
-                                 f"system {s!r} not found{meant(s)}; systems are {sorted(names)}") for s in missing])
+                                 system_not_found(s, sorted(names))) for s in missing])
     if system_a == system_b:
         raise DataError([Problem(examples[0].source, None, "system", "choose two different systems")])
     a = [ex for ex in examples if ex.system == system_a]
@@ -274,8 +271,7 @@ def chosen_systems(path: str, systems: Sequence[str], system_a: str | None,
     named = [s for s in (system_a, system_b) if s is not None]
     missing = [s for s in named if s not in systems]
     if missing:
-        raise DataError([Problem(path, None, "system", f"system {s!r} not found; systems are {list(systems)}")
-                         for s in missing])
+        raise DataError([Problem(path, None, "system", system_not_found(s, systems)) for s in missing])
     if len(named) == 2:
         return system_a, system_b  # type: ignore[return-value]
     if len(systems) == 1:
@@ -351,4 +347,4 @@ def rows_of_files(files: Sequence[tuple[str, list[Example]]]) -> list[Example]:
 
 
 def _no_system(path: str, name: str, exs: list[Example]) -> list[Example]:
-    raise DataError([Problem(path, None, "system", f"system {name!r} not found; systems are {systems_in(exs)}")])
+    raise DataError([Problem(path, None, "system", system_not_found(name, systems_in(exs)))])

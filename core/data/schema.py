@@ -135,10 +135,19 @@ def case_blind_name(wanted: str, names: Iterable[str]) -> str | None:
 
 def look_alike(name: str) -> str:
     """``name`` as a reader sees it: Unicode's compatibility form (NFKC: an accent typed as one character or as a
-    letter and a combining mark), without surrounding spaces, case folded. Two system names equal so print alike
+    letter and a combining mark), its runs of white space as one space and none around it, case folded. Two system names equal so print alike
     but are two systems."""
     import unicodedata
-    return unicodedata.normalize("NFKC", name).strip().casefold()
+    return " ".join(unicodedata.normalize("NFKC", name).split()).casefold()
+
+
+def system_not_found(name: str, systems: Iterable[str]) -> str:
+    """"system 'Alpha' not found (did you mean 'alpha'?); systems are ['alpha', 'beta']": the one message of a
+    system a file lacks, with the one name it looks like (:func:`look_alike`) when there is one."""
+    systems = list(systems)
+    alike = [s for s in systems if look_alike(s) == look_alike(name)]
+    meant = f" (did you mean {alike[0]!r}?)" if len(alike) == 1 else ""
+    return f"system {name!r} not found{meant}; systems are {systems}"
 
 
 def dimensions(examples: Iterable[Example]) -> list[str]:
