@@ -23,8 +23,9 @@ answers, :func:`kept_across_code`) is marked for any code instead.
 ``$XDG_CACHE_HOME/dialeval``, else ``~/.cache/dialeval``). At most ``$DIALEVAL_CACHE_MAX_MB`` megabytes
 (default :data:`DEFAULT_MAX_MB`); past the cap the least recently used entries go, and when they include
 entries of the current run the CLI says so (:func:`cache_notes`: a re-run would score those rows again).
-A file found damaged (a disk filled up, a CI cache restored cut short) is not used for the rest of the run, which goes
-on without it and says so at its end (:meth:`ScoreCache.damage_note`); ``dialeval cache clear`` removes it.
+A file found damaged (a disk filled up, a CI cache restored cut short, an entry's bytes overwritten) is not used while
+it stays: the run goes on without it and says so (:meth:`ScoreCache.damage_note` at the CLI's end, a
+:class:`DamagedCacheWarning` for the API); ``dialeval cache clear`` removes it, and the new file is used again.
 Values of :data:`COMPRESS_FROM` bytes or more are kept zlib-compressed. ``$DIALEVAL_NO_CACHE=1`` or the CLI's
 ``--no-cache`` turns it off (nothing read, nothing written); ``dialeval cache info|clear``.
 
@@ -43,6 +44,7 @@ import re
 import sqlite3
 import threading
 import time
+import warnings
 import zlib
 from contextlib import contextmanager
 from pathlib import Path
@@ -62,6 +64,19 @@ _CHUNK = 500  # keys per SQL statement (SQLite's default limit on bound paramete
 
 class CacheError(RuntimeError):
     """The cache cannot be used as asked (an unusable size cap, a cache file that is not a cache)."""
+
+
+class DamagedCacheWarning(UserWarning):
+    """Warned once when a run finds the score cache damaged and goes on without it (the API's and the dashboard's
+    word for it; the CLI says :meth:`ScoreCache.damage_note` at the end of the run instead)."""
+
+
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 class DamagedCache(CacheError):
@@ -219,11 +234,13 @@ class ScoreCache:
         self.opened = time.time()
         self.dropped_own = 0  # entries written or read since this object was opened that the size cap dropped
         self.damage: str | None = None  # why the file was found damaged: this object no longer reads or writes it
+        self._damaged_file: tuple[int, int] | None = None  # the damaged file's (device, inode), None when gone
 
     def _connect(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        made = not self.path.exists()  # new, or removed by another process's `cache clear` since: its table anew
         con = sqlite3.connect(str(self.path), timeout=60)
-        if not self._ready:
+        if not self._ready or made:
             try:
                 con.execute("PRAGMA journal_mode=WAL")
                 con.execute(_SCHEMA)
@@ -271,6 +288,7 @@ class ScoreCache:
         keys = list(dict.fromkeys(keys))
         found: dict[str, Any] = self.precomputed.get_many(ns, keys) if self.precomputed is not None else {}
         rest = [k for k in keys if k not in found]
+        self._damage_cleared()
         if rest and self.max_bytes > 0 and self.damage is None and self.path.exists():
             with self._unless_damaged():  # all or nothing: entries read before the damage showed are not used
                 found.update(self._read_disk(self.disk_namespace(ns), rest))
@@ -287,6 +305,16 @@ class ScoreCache:
             yield
         except DamagedCache as e:
             self.damage = e.reason
+            self._damaged_file = _file_identity(self.path)
+            warnings.warn(self.damage_note() or "", DamagedCacheWarning, stacklevel=4)
+
+    def _damage_cleared(self) -> bool:
+        """Whether the file found damaged has since been removed or replaced (``cache clear`` in another process):
+        then it is used again."""
+        if self.damage is not None and _file_identity(self.path) != self._damaged_file:
+            self.damage, self._ready = None, False
+            return True
+        return False
 
     def damage_note(self) -> str | None:
         """The note for a run that found the file damaged (``None`` when it did not)."""
@@ -306,7 +334,11 @@ class ScoreCache:
                 got = con.execute(f"SELECT key, value FROM entries WHERE ns = ? AND key IN ({marks})",
                                   [ns, *chunk]).fetchall()
                 for k, v in got:
-                    found[k] = read_value(v)
+                    try:
+                        found[k] = read_value(v)
+                    except (zlib.error, ValueError) as e:  # a value's bytes overwritten: the file is damaged
+                        raise DamagedCache(f"the score cache {self.path} is damaged (an entry cannot be read: {e})",
+                                           f"an entry cannot be read: {e}") from None
                 if got:  # used now: the size cap drops the least recently used first
                     con.execute(f"UPDATE entries SET used = ? WHERE ns = ? AND key IN "
                                 f"({','.join('?' * len(got))})", [now, ns, *[k for k, _ in got]])
@@ -315,6 +347,7 @@ class ScoreCache:
 
     def put_many(self, ns: str, items: Mapping[str, Any]) -> None:
         """Keep ``items`` (key -> JSON-able value) under ``ns``; then trim to the size cap."""
+        self._damage_cleared()
         if not items or self.max_bytes <= 0 or self.damage is not None:
             return
         now = time.time()

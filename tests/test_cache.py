@@ -404,16 +404,31 @@ def test_a_damaged_cache_file_is_passed_by_with_a_note_and_clear_removes_it(tmp_
     before = path.read_bytes()
     damaged = ScoreCache(path, max_bytes=1 << 30)
     assert damaged.damage_note() is None
-    assert damaged.get_many("ns", [f"k{i}" for i in range(3000)]) == {}  # all or nothing: no entry of a damaged read
+    from core.cache import DamagedCacheWarning
+    with pytest.warns(DamagedCacheWarning, match="went on without it"):  # the API's word for it, once
+        assert damaged.get_many("ns", [f"k{i}" for i in range(3000)]) == {}  # all or nothing: no entry of it
     note = damaged.damage_note()
     assert note and "is damaged (database disk image is malformed)" in note and "went on without it" in note
     assert "`dialeval cache clear` removes the file" in note
     damaged.put_many("ns", {"new": 1})
     assert damaged.get_many("ns", ["new", "k1"]) == {} and path.read_bytes() == before  # not written to
-    assert damaged.clear() == 0 and not path.exists()
+    other_process = ScoreCache(path, max_bytes=1 << 30)  # cleared from another process: this one uses it again
+    assert other_process.clear() == 0 and not path.exists()
+    damaged.put_many("ns", {"after": 2})
+    assert damaged.damage_note() is None and damaged.get_many("ns", ["after"]) == {"after": 2}
+    assert damaged.clear() == 1
     fresh = ScoreCache(path, max_bytes=1 << 30)
     fresh.put_many("ns", {"a": 1})
     assert fresh.get_many("ns", ["a"]) == {"a": 1} and fresh.damage_note() is None
+    # a value whose bytes were overwritten (its page intact) stopped the run with zlib's error: damage as well
+    import sqlite3
+    fresh.put_many("ns", {"big": {"v": "y" * 5000}})
+    con = sqlite3.connect(path)
+    con.execute("UPDATE entries SET value = ? WHERE key = 'big'", (b"\x78\x9c not zlib at all",))
+    con.commit()
+    con.close()
+    with pytest.warns(DamagedCacheWarning, match="an entry cannot be read"):
+        assert fresh.get_many("ns", ["big", "a"]) == {}
     info_of_damaged = ScoreCache(tmp_path / "other.sqlite3", max_bytes=1 << 30)
     (tmp_path / "other.sqlite3").write_bytes(b"not a database at all" * 100)
     with pytest.raises(CacheError, match="not a dialeval score cache .*`dialeval cache clear` removes it"):

@@ -26,6 +26,7 @@ import shlex
 import signal
 import sys
 import threading
+import warnings
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
@@ -631,7 +632,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown name, a missing model, ...), 3 any other error, a bug (its traceback, API keys scrubbed, and that it is
     a bug), 130/143 interrupted or terminated, 141 stdout's reader gone."""
     try:
-        return _main(argv)
+        with warnings.catch_warnings():
+            from core.cache import DamagedCacheWarning
+            warnings.filterwarnings("ignore", category=DamagedCacheWarning)  # said at the run's end (cache_notes)
+            return _main(argv)
     except Exception:  # noqa: BLE001 (whatever no check foresaw: a CI must tell it from a gate's FAIL)
         import traceback
         from core.progress import end_progress_line
