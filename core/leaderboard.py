@@ -670,17 +670,17 @@ def _ci(mean: float, lo: float, hi: float, digits: int = 3, n: int | None = None
 
 def unbounded_ratings(pairwise: Sequence[PairwiseRow]) -> dict[str, str]:
     """The systems whose judge rating has no interval, each with why: 'won every judged pair', 'lost every judged
-    pair', or 'above or below each other system in every judged pair' (no upset either way).
+    pair', 'above or below each other system in every judged pair' (alone, no upset either way), or 'no upset
+    ties a, b to the other systems' (a group whose members upset each other, but nobody outside it).
 
-    A Bradley-Terry rating is measured only against systems it is tied to by upsets: the judge's "beat or tied"
-    relation between systems (an edge from i to j when i won or tied at least one pair against j) must lead from
-    it to the others and back (Ford 1957: the maximum-likelihood fit exists exactly when that graph is strongly
-    connected). A system alone in its strongly connected component is held finite only by the fit's ridge
-    (``core.stats.bradley_terry``) and every bootstrap replicate sees the same order, so its interval is not one
-    (zero wide with two systems, set by the ridge with more): tables and charts show its rating without one.
-    ``pairwise``: a leaderboard's pairwise rows (the judge's are read); systems the judge did not judge are not
-    listed."""
-    rows = [r for r in pairwise if r.metric == "judge"]
+    A Bradley-Terry fit exists exactly when the judge's "won or tied" relation between systems (an edge from i
+    to j when i won or tied at least one pair against j) leads from every system to every other (Ford 1957: the
+    graph is strongly connected). Where it does not, the gap between two of its strongly connected groups is held
+    finite only by the fit's ridge (``core.stats.bradley_terry``) and every bootstrap replicate sees the same
+    order, so no rating, centred over all systems, has an interval that measures anything: tables and charts
+    show every rating without one (the order stands). ``pairwise``: a leaderboard's pairwise rows (the judge's
+    are read); systems without a judged outcome (every pair unread) are not listed, nor are their edges."""
+    rows = [r for r in pairwise if r.metric == "judge" and r.wins + r.ties + r.losses]
     names = sorted({n for r in rows for n in (r.first, r.second)})
     beats: dict[str, set[str]] = {n: set() for n in names}
     for r in rows:
@@ -698,9 +698,13 @@ def unbounded_ratings(pairwise: Sequence[PairwiseRow]) -> dict[str, str]:
         return seen
 
     reached = {n: reach(n) for n in names}
+    group = {n: sorted(m for m in reached[n] if n in reached[m]) for n in names}  # its strongly connected component
+    if not names or len(group[names[0]]) == len(names):
+        return {}
     out = {}
     for n in names:
-        if any(n in reached[m] for m in reached[n] if m != n):  # a cycle through n: tied to another by upsets
+        if len(group[n]) > 1:
+            out[n] = f"no upset ties {', '.join(group[n])} to the other systems"
             continue
         beaten_by = [m for m in names if n in beats[m]]
         out[n] = ("won every judged pair" if not beaten_by else "lost every judged pair" if not beats[n] else

@@ -448,8 +448,9 @@ def test_a_p_value_in_a_sentence_reads_as_words():
 def test_a_rating_no_upset_ties_to_the_others_gets_no_interval():
     """Ten pairs one system won every time gave "1507 [1507, 1507]": every bootstrap replicate sees the same
     sweep, and only the Bradley-Terry fit's ridge keeps the rating finite. The same holds for the middle one of
-    three systems the judge ordered without one upset (it showed [1000, 1270], the ridge's width): a rating
-    has an interval only where upsets tie it to the others (a cycle of 'won or tied' through it)."""
+    three systems the judge ordered without one upset (it showed [1000, 1270], the ridge's width), and for two
+    systems that upset each other but lost every pair to a third: ratings have intervals only where upsets tie
+    every system to every other (the 'won or tied' graph strongly connected)."""
     from core.leaderboard import Leaderboard, PairwiseRow, SystemEntry, leaderboard_rows
 
     def entry(name, rank, rating):
@@ -473,9 +474,10 @@ def test_a_rating_no_upset_ties_to_the_others_gets_no_interval():
         "1300 (won every judged pair: no interval)",
         "1000 (above or below each other system in every judged pair: no interval)",
         "700 (lost every judged pair: no interval)"]
-    three.pairwise[2] = judged("b", "c", 9, 0, 1)  # b and c tied by an upset; a still swept both
-    assert [r["judge"] for r in leaderboard_rows(three)[0]] == [
-        "1300 (won every judged pair: no interval)", "1000 [920, 1090]", "700 [620, 790]"]
+    three.pairwise[2] = judged("b", "c", 9, 0, 1)  # b and c tied by an upset; a swept both: the gap from a to
+    assert [r["judge"] for r in leaderboard_rows(three)[0]] == [  # them is the ridge's, and every rating centres on it
+        "1300 (won every judged pair: no interval)", "1000 (no upset ties b, c to the other systems: no interval)",
+        "700 (no upset ties b, c to the other systems: no interval)"]
     three.pairwise[1] = judged("a", "c", 9, 1, 0)  # a tie with c: a -> b -> c -> a, every rating is measured
     assert all("[" in r["judge"] for r in leaderboard_rows(three)[0])
 

@@ -558,7 +558,10 @@ def test_judge_ratings_that_no_upset_ties_to_the_others_have_no_interval_on_any_
     middle = next(e for e in board["systems"] if e["system"] == "b")["judge"]
     assert middle["rating_low"] is None and middle["rating_high"] is None
     assert middle["no_interval"] == "above or below each other system in every judged pair"
-    judged[(1, 2)] = _judged([0.9] * 11 + [0.1])  # one upset between b and c: their ratings have intervals again
+    judged[(1, 2)] = _judged([0.9] * 11 + [0.1])  # an upset between b and c: a's gap to them is still the ridge's
+    lb = build_leaderboard(shared_contexts(exs), None, judged, n_boot=200)
+    assert all(e.judge["no_interval"] for e in lb.systems)
+    judged[(0, 2)] = _judged([0.9] * 11 + [0.1])  # c upsets a once: a -> b -> c -> a, every rating measured
     lb = build_leaderboard(shared_contexts(exs), None, judged, n_boot=200)
     b = next(e for e in lb.systems if e.system == "b")
     assert b.judge["rating_low"] < b.judge["rating"] < b.judge["rating_high"] and "no_interval" not in b.judge
