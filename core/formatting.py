@@ -6,6 +6,7 @@ Machine-readable outputs (JSON, CSV cells of numbers) keep the numbers themselve
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Iterable
 
 import numpy as np
@@ -134,15 +135,15 @@ def clean_json(obj: Any) -> Any:
     return obj
 
 
-_CONTROL = None
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+"""What a terminal obeys rather than shows: C0 controls but the line end and the tab (a carriage return too:
+it would overwrite the line), DEL, C1 controls, and the bidirectional overrides and isolates (which reorder
+what is shown)."""
 
 
 def terminal_safe(text: str) -> str:
-    """``text`` with every control character but line ends and tabs written as its escape (ESC as ``\\x1b``):
-    what a terminal is shown, so a system name or a reply holding escape sequences can neither colour nor move
-    nor retitle the user's terminal. Files and pipes get the text as it is."""
-    global _CONTROL
-    if _CONTROL is None:
-        import re
-        _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    """``text`` with every character of :data:`_CONTROL` written as its escape (ESC as ``\\x1b``, RLO as
+    ``\\u202e``): what a terminal is shown, so a system name or a reply holding escape sequences can neither
+    colour nor move nor retitle the user's terminal, nor reorder a line. Files and pipes get the text as it is."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                        else f"\\u{ord(m.group()):04x}", text)

@@ -331,8 +331,8 @@ def test_control_characters_reach_a_terminal_as_escapes_and_a_file_as_they_are(m
     import io
     import core.cli
     from core.formatting import terminal_safe
-    named = "\x1b[31mbeta\x1b[0m wins\tby far\n\x9b2J"
-    assert terminal_safe(named) == "\\x1b[31mbeta\\x1b[0m wins\tby far\n\\x9b2J"
+    named = "\x1b[31mbeta\x1b[0m wins\tby far\n\x9b2J\r\u202e"
+    assert terminal_safe(named) == "\\x1b[31mbeta\\x1b[0m wins\tby far\n\\x9b2J\\x0d\\u202e"
 
     class Terminal(io.StringIO):
         def isatty(self):
@@ -350,4 +350,5 @@ def test_control_characters_reach_a_terminal_as_escapes_and_a_file_as_they_are(m
     assert piped.getvalue() == named
     monkeypatch.setattr(sys, "stderr", Terminal())
     core.cli.note([named])
-    assert sys.stderr.getvalue() == "warning: " + terminal_safe(named) + "\n"
+    core.cli.tell(named)  # what report, leaderboard and meta-eval say on stderr besides warnings
+    assert sys.stderr.getvalue() == "warning: " + terminal_safe(named) + "\n" + terminal_safe(named) + "\n"

@@ -29,7 +29,7 @@ import threading
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 from core.formatting import terminal_safe
 from core.outputs import note_interrupt, was_interrupted
@@ -308,6 +308,14 @@ def _stderr_is_terminal() -> bool:
         return False
 
 
+def _stdout_is_terminal() -> bool:
+    """Whether standard output is a terminal (not a file or a pipe)."""
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
 def note_estimate(estimate: "WorkEstimate") -> None:
     """On stderr, before a long run starts: about how long it should take and what it computes
     (``core.engine.estimate_work``, the estimate the dashboard shows)."""
@@ -351,7 +359,7 @@ def write_stdout(text: str) -> None:
     away. ``sys.stdout.write`` of a text larger than the pipe's buffer returned quietly after a partial write
     once ``head`` had closed the pipe, so ``dialeval score FILE | head`` exited 0 with its output cut short;
     ``os.write`` returns each partial count and raises on the next write."""
-    if _is_terminal(sys.stdout):  # a terminal shows control characters' escapes, never obeys them
+    if _stdout_is_terminal():  # a terminal shows control characters' escapes, never obeys them
         text = terminal_safe(text)
     try:
         sys.stdout.flush()
@@ -557,16 +565,15 @@ def _fail(message: object) -> int:
     return EXIT_USAGE
 
 
-def _is_terminal(stream: Any) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, OSError, ValueError):
-        return False
-
-
 def _for_stderr(line: str) -> str:
     """``line`` as stderr shows it: control characters escaped on a terminal (``core.formatting.terminal_safe``)."""
-    return terminal_safe(line) if _is_terminal(sys.stderr) else line
+    return terminal_safe(line) if _stderr_is_terminal() else line
+
+
+def tell(line: str) -> None:
+    """One line for the user on stderr (what was written, a hint, a note that is not a warning), shown on a
+    terminal with its control characters escaped, as :func:`note` and :func:`write_stdout` show theirs."""
+    print(_for_stderr(line), file=sys.stderr)
 
 
 INPUT_ARGUMENTS = ("input", "input_b", "inputs", "files")  # the positional input files of the commands

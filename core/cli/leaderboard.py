@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import argparse
 import shlex
-import sys
 from typing import Sequence
 
 from core.cli import (add_csv_arguments, add_judge_arguments, add_option_arguments, check_paths, csv_mapping_from,
                       emit, judge_from, judge_usage_note, metric_names_or_none, note, note_estimate, options_from,
-                      register_command)
+                      register_command, tell)
 from core.cli.compare import add_output_arguments, add_statistics_arguments
 from core.data import load_file, rows_of_files, systems_in
 from core.engine import DEFAULT_METRICS, blank_text_notes, estimate_work
@@ -89,8 +88,8 @@ def leaderboard_command(a: argparse.Namespace) -> int:
     grid = shared_contexts(examples, systems)  # the rows ranked, references shared as the leaderboard shares them
     ranked = systems or present
     if len(ranked) == 2 and not a.quiet:  # after the systems were found
-        print(f"note: two systems: {compare_hint(a, ranked, present)} gives their full verdict (per-metric "
-              "tests, what drives the difference, slices); the leaderboard ranks them too", file=sys.stderr)
+        tell(f"note: two systems: {compare_hint(a, ranked, present)} gives their full verdict (per-metric "
+             "tests, what drives the difference, slices); the leaderboard ranks them too")
     note(blank_text_notes(grid.examples(), a.metrics, judged=a.judge or False))
     judge = judge_from(a)
     options = options_from(a)  # once: what it says about the options is said once

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from core.cli import (add_csv_arguments, check_paths, csv_mapping_from, interval_level, metric_names, note,
+from core.cli import (add_csv_arguments, check_paths, csv_mapping_from, interval_level, metric_names, note, tell,
                       note_estimate, register_command, whole_number, write_stdout)
 from core.data import dimensions
 from core.engine import DEFAULT_METRICS, estimate_work, is_reference_copy
@@ -94,7 +93,7 @@ def meta_eval(args: argparse.Namespace) -> int:
     why = missing_dimensions(data, dims) if dims else None
     if why:
         raise ValueError(f"dimension(s) {why}")
-    log = None if args.quiet else (lambda s: print(s, file=sys.stderr))
+    log = None if args.quiet else tell
     if granularity == "system":
         return _system_level(args, data, metrics, dims, log, out_path)
     rows = meta_evaluate(data, metrics, dims, n_boot=args.n_boot or TURN_N_BOOT, seed=args.seed, level=args.level,
@@ -102,7 +101,7 @@ def meta_eval(args: argparse.Namespace) -> int:
                          system_level=not args.no_system_level, held_out=not args.no_held_out,
                          max_rows=args.max_rows, keep_reference_copies=args.keep_reference_copies,
                          progress=progress_bar(args.quiet), log=log,
-                         warn=lambda s: print(f"warning: {s}", file=sys.stderr))
+                         warn=lambda s: note([s]))
     if not rows:
         rated = [ex for exs in data.values() for ex in exs if ex.scores]
         if rated and not args.keep_reference_copies and all(is_reference_copy(ex) for ex in rated):

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from core.cli import note, register_command, write_stdout
+from core.cli import note, register_command, tell, write_stdout
 from core.cli.compare import add_verdict_arguments, verdict_from
 from core.html_report import input_file, render_html
 from core.outputs import write_text
@@ -29,9 +28,9 @@ def report(a: argparse.Namespace) -> int:
     page = render_html(verdict, comp, cs, inputs, command=a.command_line, title=a.title)
     if out is None:  # the page on stdout (to pipe it), everything else on stderr
         write_stdout(page)
-        print(verdict.sentence, file=sys.stderr)
+        tell(verdict.sentence)
         return 0
     write_text(out, page)
-    print(verdict.sentence)
-    print(f"wrote {out} ({len(page.encode('utf-8')):,} bytes)", file=sys.stderr)
+    write_stdout(verdict.sentence + "\n")
+    tell(f"wrote {out} ({len(page.encode('utf-8')):,} bytes)")
     return 0
