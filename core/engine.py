@@ -20,7 +20,6 @@ training of CRS weights) scores through :func:`score_examples` and judges throug
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import re
 from time import perf_counter
@@ -167,10 +166,10 @@ class BlankTextCount:
 
     @classmethod
     def not_latin(cls, text: str) -> bool:
-        """A reply that is not blank and has neither a letter nor a digit (emoji or punctuation alone), or whose
-        letters are mostly of a script other than Latin (Arabic, Cyrillic, Devanagari, Hangul, Han, ...): text the
-        English-trained models here read as noise ("42" is an answer)."""
-        if not text.strip():
+        """A reply that is not blank and has neither a letter nor a digit (emoji alone; plain ASCII such as "?" or
+        "42" is read as it is), or whose letters are mostly of a script other than Latin (Arabic, Cyrillic,
+        Devanagari, Hangul, Han, ...): text the English-trained models here read as noise."""
+        if text.isascii() or not text.strip():  # (most replies: nothing to look at)
             return False
         letters = len(cls.LETTER.findall(text))
         if letters == 0:
@@ -185,7 +184,7 @@ class BlankTextCount:
         self.shown: dict[str, list[str]] = {kind: [] for kind in kinds}
         self.copies: dict[str, list[int]] = {}  # per system: [its rows that copy their reference, its rows]
         self.misnamed: dict[tuple[str, str], list[Any]] = {}  # (key, the field it likely means) -> [rows, first rows]
-        self.seen_rows: dict[bytes, str] = {}  # a digest of each row without an id -> where it first came
+        self.seen_rows: set[int] = set()  # an 8-byte digest of each row without an id (bounded memory: 8 B a row)
 
     def add(self, ex: Example) -> None:
         """Count one row: a blank response, no usable reference, a blank reference beside usable ones, a
@@ -220,15 +219,16 @@ class BlankTextCount:
 
     def repeats(self, ex: Example) -> bool:
         """Whether a row without an id repeats an earlier one of its system word for word (context, reply and
-        references): a copy pasted twice, which pairs and counts twice where an id would have been refused as a
-        duplicate. Rows with ids are left to that check (two ids may well hold the same text)."""
+        references): a copy pasted twice, which counts twice where an id would have been refused as a duplicate.
+        Rows with ids are left to that check (two ids may well hold the same text)."""
         if ex.has_id:
             return False
-        key = hashlib.blake2b(json.dumps([ex.system, ex.context, ex.response, ex.references]).encode("utf-8",
-                                                                                                    "surrogatepass"),
-                              digest_size=16).digest()
-        first = self.seen_rows.setdefault(key, ex.location)
-        return first != ex.location
+        text = "\x00".join([ex.system, "\x01".join(ex.context), ex.response, "\x01".join(ex.references)])
+        key = int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
+        if key in self.seen_rows:
+            return True
+        self.seen_rows.add(key)
+        return False
 
     @classmethod
     def reading_words(cls, text: str) -> int:
@@ -274,8 +274,9 @@ class BlankTextCount:
         if self.counts["repeated row"]:
             notes["repeated row"] = (
                 f"{self.counts['repeated row']} of {n} rows repeat an earlier row of their system word for word "
-                f"(context, reply and references; {self.where('repeated row')}): each is compared as a pair of its "
-                "own; delete the copies if they are not meant (or give rows ids)")
+                f"(context, reply and references; {self.where('repeated row')}): each copy counts as a row of its "
+                "own (a pair of its own, or an unmatched row); delete the copies if they are not meant (or give rows "
+                "ids)")
         if self.counts["turn marker"]:
             notes["turn marker"] = (
                 f"{self.counts['turn marker']} of {n} rows have '{self.TURN_MARKER}' inside a context turn "

@@ -404,13 +404,15 @@ def test_a_reply_longer_than_a_metric_s_models_read_is_said():
              Example("row4", "s", ["hi"], "hello!", ["hey"], row=4, source="f.jsonl", has_id=False)]
     assert blank_text_notes(twice) == [
         "1 of 4 rows repeat an earlier row of their system word for word (context, reply and references; f.jsonl row 2): "
-        "each is compared as a pair of its own; delete the copies if they are not meant (or give rows ids)"]
+        "each copy counts as a row of its own (a pair of its own, or an unmatched row); delete the copies if they "
+        "are not meant (or give rows ids)"]
     assert blank_text_notes([replace(e, has_id=True) for e in twice]) == []  # ids: the duplicate-id check's
     # Arabic, Cyrillic, Devanagari and emoji alone were scored in silence; accented Latin and a number are answers
     others = ["مرحبا كيف حالك", "Привет, как дела?", "मैं ठीक हूँ", "😂😂😂", "👋 !", "Ça va très bien, merci", "42",
-              "ok 👍", "3:30"]
+              "ok 👍", "3:30", "?"]
     from core.engine import BlankTextCount
-    assert [BlankTextCount.not_latin(t) for t in others] == [True, True, True, True, True, False, False, False, False]
+    assert [BlankTextCount.not_latin(t) for t in others] == [True, True, True, True, True, False, False, False, False,
+                                                            False]
     from core.judges import smollm_reader
     from core.metrics import mme
     from core.models import encoders, mme_models
