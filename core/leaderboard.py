@@ -174,16 +174,18 @@ def shared_contexts(examples: Sequence[Example], systems: Sequence[str] | None =
 
 
 def coverage_words(names: Sequence[str], per: dict[str, dict[Any, Example]], n_shared: int) -> str:
-    """'delta answered 2 of the 10 contexts some system answered: every system is compared on the 2 all of them
-    answered (...)' when some answered context is not shared, naming the systems that answered fewer than all,
-    fewest first; '' when every system answered every context."""
+    """'every system is compared on the 2 contexts all of them answered, of the 10 some system answered (answered:
+    delta 2; ...)' when some answered context is not shared, naming the systems that answered fewer than all,
+    fewest first (the note never starts with a name, which a page's sentence case would change); '' when every
+    system answered every context."""
     every = {k for s in names for k in per[s]}
     if n_shared == len(every):
         return ""
     fewer = [s for s in names if len(per[s]) < len(every)]
-    who = ", ".join(f"{s} answered {len(per[s])}" for s in sorted(fewer, key=lambda s: (len(per[s]), names.index(s))))
-    return (f"{who} of the {len(every)} contexts some system answered: every system is compared on the {n_shared} "
-            "all of them answered (the rest are listed; leaving a system out compares the others on more)")
+    who = ", ".join(f"{s} {len(per[s])}" for s in sorted(fewer, key=lambda s: (len(per[s]), names.index(s))))
+    return (f"every system is compared on the {n_shared} contexts all of them answered, of the {len(every)} some "
+            f"system answered (answered: {who}; the rest are listed under the rows left out; leaving a system out "
+            "compares the others on more)")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -263,6 +265,7 @@ class Leaderboard:
     shared_references_note: str | None = None  # systems whose rows took another system's references
     combined_signals: list[str] = field(default_factory=list)  # the verdict's combined test's signals, when it ran
     coverage_note: str = ""  # contexts some system answered that not every system did (``SystemGrid.coverage_note``)
+    input_notes: dict[str, str] = field(default_factory=dict)  # ``core.engine.input_notes`` but the reference copies
 
     def notes(self) -> list[str]:
         """What the text's header says besides the table: alignment, how it is ranked, reference copies, shared
@@ -511,20 +514,23 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
                      and r.better not in unranked and s in (r.first, r.second)) for s in S}
     entries = [SystemEntry(s, None if s in unranked else 1 + beaten[s], per_metric[s], judge_info.get(s),
                            unranked.get(s), combined_score.get(s)) for s in order]
+    notes = input_notes(grid.examples(), metrics, judged=bool(judged))  # as `compare` says them, on every row ranked
     return Leaderboard(entries, pairwise, n, grid.aligned_by, grid.dropped, ranked_by, list(metrics),
                        table.signatures() if table is not None else {}, judge_signature, n_boot, n_perm, level, seed,
                        human, rank_note, grid.context_mismatches(), grid.n_groups,
-                       copies_rank_note(grid, metrics, ranked_by, signals), grid.alignment_note,
+                       copies_rank_note(grid, notes.get("reference copy"), metrics, ranked_by, signals),
+                       grid.alignment_note,
                        "; ".join(f"{n} of {s}'s rows have no reference: they are scored with another system's "
                                  "references for the same context" for s, n in grid.shared_references.items()) or None,
-                       list(signals), grid.coverage_note)
+                       list(signals), grid.coverage_note,
+                       {k: v for k, v in notes.items() if k != "reference copy"})  # (that one is reference_note)
 
 
-def copies_rank_note(grid: SystemGrid, metrics: Sequence[str], ranked_by: str, signals: Sequence[str]) -> str | None:
-    """The input's reference-copy note (``core.engine.input_notes``), and, where the ranking criterion reads
+def copies_rank_note(grid: SystemGrid, note: str | None, metrics: Sequence[str], ranked_by: str,
+                     signals: Sequence[str]) -> str | None:
+    """The input's reference-copy ``note`` (``core.engine.input_notes``), and, where the ranking criterion reads
     references (a referenced metric, or a combined test with one), which systems copy their reference in most
     of their rows: their place on it is by construction, not people's preference; None without copies."""
-    note = input_notes(grid.examples(), metrics).get("reference copy")
     if note is None:
         return None
     reading = [m for m in (signals if ranked_by == COMBINED_TEST else [ranked_by]) if m in metrics and
@@ -846,6 +852,7 @@ def render_leaderboard(lb: Leaderboard, fmt: str = "text") -> str:
             flat.append(r)
         flat += [{"kind": "pairwise", **asdict(r)} for r in lb.pairwise]
         flat += [{"kind": "dropped", "note": d} for d in lb.dropped]
+        flat += [{"kind": "input_note", "note": n} for n in lb.input_notes.values()]  # as compare's csv writes them
         keys: list[str] = []
         for r in flat:
             keys += [k for k in r if k not in keys]
@@ -890,6 +897,9 @@ def render_leaderboard(lb: Leaderboard, fmt: str = "text") -> str:
         bullet = "- " if fmt == "markdown" else "  "
         parts.append("Not ranked (rank -):\n" + "\n".join(f"{bullet}{e.system}: {e.unranked}" for e in unranked))
     parts += [f"Every pair ({PAIRS_FAMILY_NOTE}):", render(pairwise_cells(lb), pairwise_columns(lb.level), fmt)]
+    if lb.input_notes:
+        bullet = "- " if fmt == "markdown" else "  "
+        parts.append("notes on the input:\n" + "\n".join(bullet + n for n in lb.input_notes.values()))
     if lb.dropped:
         bullet = "- " if fmt == "markdown" else "  "
         parts.append(f"{len(lb.dropped)} row(s) not on a context every system answered, left out:\n"

@@ -39,13 +39,12 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from core.data import Example, case_blind_name, compare_systems, dimensions, systems_in
-from core.engine import is_blank, is_reference_copy, judge_comparison, score_examples
+from core.engine import is_reference_copy, judge_comparison, score_examples
 from core.scoring import Metric, Options, get_metric
-from core.verdict import (LEVEL, N_BOOT, N_PERM, compare_ratings, compare_values, context_groups,
-                          preference_dimension, summarize_judge)
+from core.verdict import (LEVEL, N_BOOT, N_PERM, compare_ratings, compare_values, comparison_silent_sides,
+                          context_groups, preference_dimension, summarize_judge)
 from core.settings import SEED
-from core.verdict_policy import (COMBINED, JUDGE, SignalRecord, VerdictPolicy, combined_name, combined_values, decide,
-                                 silent_sides)
+from core.verdict_policy import COMBINED, JUDGE, SignalRecord, VerdictPolicy, combined_name, combined_values, decide
 
 VERDICT = "verdict"  # the one-line verdict's name among the signals
 COMBINED_LEAN_P = (0.1, 0.2, 0.3)  # the p below which a candidate policy's combined test may lean (0: never)
@@ -232,7 +231,7 @@ def evaluate_dataset(name: str, examples: Sequence[Example], metrics: Sequence[s
         pair.computed = list(differences)
         combos = (combinations_of(list(differences)) if combine is True else
                   [tuple(sorted(c)) for c in combine or () if set(c) <= set(differences)])
-        silent = silent_sides([is_blank(a.response) for a, _ in comp.pairs], [is_blank(b.response) for _, b in comp.pairs])
+        silent = comparison_silent_sides(comp)
         for combo in dict.fromkeys(combos):
             r = compare_values("combined", "combined", combined_values({s: differences[s] for s in combo}, silent),
                                np.zeros(n), groups, n_boot=n_boot, n_perm=n_perm, level=level, seed=seed)

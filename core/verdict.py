@@ -390,11 +390,15 @@ def signal_differences(cs: "ComparisonScores | None", judge: JudgeSummary | None
     return out
 
 
+def comparison_silent_sides(comp: Comparison) -> list[str | None]:
+    """Per pair of ``comp``, which side left its reply blank (``core.verdict_policy.silent_sides``)."""
+    return silent_sides([is_blank(a.response) for a, _ in comp.pairs], [is_blank(b.response) for _, b in comp.pairs])
+
+
 def combined_pair_values(comp: Comparison, differences: dict[str, np.ndarray]) -> np.ndarray:
     """The combined test's value of each pair of ``comp`` (``combined_values``, a pair only one side left blank
     counted as that side's loss)."""
-    silent = silent_sides([is_blank(a.response) for a, _ in comp.pairs], [is_blank(b.response) for _, b in comp.pairs])
-    return combined_values(differences, silent)
+    return combined_values(differences, comparison_silent_sides(comp))
 
 
 def compare_combined(comp: Comparison, differences: dict[str, np.ndarray], n_boot: int = N_BOOT,
@@ -929,7 +933,8 @@ def _blank_clause(v: Verdict) -> list[str]:
     if a == b:
         return []
     more, fewer = (v.system_a, v.system_b) if a > b else (v.system_b, v.system_a)
-    lost = " and the combined test counts as lost by it" if v.combined is not None and v.combined.n else ""
+    lost = (" and the combined test counts as lost by it where only its reply is blank"
+            if v.combined is not None and v.combined.n else "")
     return [f"{more}'s reply is blank in {max(a, b)} of the {v.n_pairs} pairs ({fewer}'s in {min(a, b)}), which "
             f"every metric leaves out{lost}"]
 

@@ -299,21 +299,26 @@ def combined_values(differences: Mapping[str, Sequence[float]],
     all equal has no spread: it is divided by their size instead (each pair then adds +1 or -1, or 0 when the
     two systems never differ). A pair that lacks a value of any signal is NaN (the test drops it and counts it).
 
-    ``silent[i]``: "A" or "B" when only that side's reply on pair i is blank (:func:`silent_sides`). Silence
-    loses the pair: on every signal the pair's difference is the largest that signal shows between two replies
-    that both answered, in favour of the side that answered (1 when it shows none), before the standardization;
-    a metric cannot score a blank reply, so without this the pair was dropped, and a system that left the
-    questions it answered worst blank came out ahead."""
+    ``silent[i]`` (:func:`silent_sides`): "A" or "B" when only that side's reply on pair i is blank, "both" when
+    both are. Silence loses the pair: on every signal the pair's difference is the largest that signal shows
+    between two replies that both answered, in favour of the side that answered (1 when it shows none; the
+    signal's own value there when it favours the answering side by more, as the judge may), before the
+    standardization; a metric cannot score a blank reply, so without this the pair was dropped, and a system that
+    left the questions it answered worst blank came out ahead. A pair both left blank has no value (dropped)."""
     total = None
+    side = None
+    if silent is not None:
+        side = np.asarray([s or "" for s in silent])
     for d in differences.values():
         x = np.asarray(d, dtype=np.float64)
-        if silent is not None:
-            side = np.asarray([s or "" for s in silent])
+        if side is not None:
             if len(side) != len(x):
                 raise ValueError(f"silent has {len(side)} pairs, the differences {len(x)}")
             answered = x[(side == "") & np.isfinite(x)]
             worst = float(np.abs(answered).max(initial=0.0)) or 1.0
-            x = np.where(side == "A", -worst, np.where(side == "B", worst, x))
+            own = np.where(np.isfinite(x), x, 0.0)
+            x = np.where(side == "A", np.minimum(-worst, own), np.where(side == "B", np.maximum(worst, own),
+                                                                         np.where(side == "both", np.nan, x)))
         finite = x[np.isfinite(x)]
         sd = float(finite.std()) if finite.size else 0.0
         if sd <= 1e-12 * max(1.0, float(np.abs(finite).max(initial=0.0))):
@@ -326,6 +331,6 @@ def combined_values(differences: Mapping[str, Sequence[float]],
 
 
 def silent_sides(blank_a: Sequence[bool], blank_b: Sequence[bool]) -> list[str | None]:
-    """Per pair, "A" or "B" when only that side's reply is blank, else None (both answered, or neither did):
+    """Per pair, "A" or "B" when only that side's reply is blank, "both" when both are, None when both answered:
     :func:`combined_values`' ``silent``."""
-    return ["A" if a and not b else "B" if b and not a else None for a, b in zip(blank_a, blank_b, strict=True)]
+    return ["both" if a and b else "A" if a else "B" if b else None for a, b in zip(blank_a, blank_b, strict=True)]

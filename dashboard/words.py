@@ -10,6 +10,11 @@ import re
 from core.engine import META_EVAL_LEAVES_COPIES
 from core.formatting import fmt_list
 
+PROMINENT_NOTES = ("look-alike systems", "blank response", "not latin")
+"""The input notes (``core.engine.input_notes``' kinds) a page shows as warnings, not folded among the others: they
+change how a number is read (two systems that print alike, replies left out of every metric's n, replies the
+English-trained models read as noise)."""
+
 DISPLAY = {
     "bleu": "BLEU", "ubleu": "υBLEU", "ubleu_paper": "υBLEU (as in the paper)", "ruber": "RUBER",
     "ruber_ref": "RUBER (referenced part)", "ruber_unref": "RUBER (unreferenced part)", "ruber_ubleu": "RUBER+υBLEU",

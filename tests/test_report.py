@@ -511,13 +511,30 @@ def test_a_system_that_answered_few_contexts_is_named_at_the_top_of_the_board():
     exs += [Example(f"c{i}", "d", [f"ctx {i}"], f"d says {i}", [f"ref {i}"]) for i in range(2)]
     exs += [Example(f"c{i}", "e", [f"ctx {i}"], f"e says {i}", [f"ref {i}"]) for i in range(6)]
     grid = shared_contexts(exs)
-    assert grid.coverage_note == ("d answered 2, e answered 6 of the 10 contexts some system answered: every system is "
-                                  "compared on the 2 all of them answered (the rest are listed; leaving a system out "
-                                  "compares the others on more)")
+    assert grid.coverage_note == ("every system is compared on the 2 contexts all of them answered, of the 10 some "
+                                  "system answered (answered: d 2, e 6; the rest are listed under the rows left out; "
+                                  "leaving a system out compares the others on more)")
     text = render_leaderboard(build_leaderboard(grid, score_examples(grid.examples(), ["bleu"]), None, n_boot=200,
                                                 n_perm=200), "text")
     assert text.split("\n")[2] == "warning: " + grid.coverage_note
     assert shared_contexts(exs, ["a", "b"]).coverage_note == ""
+
+
+def test_the_leaderboard_says_the_input_notes_compare_says_on_every_surface():
+    """'Bot' and 'bot' ranked as two systems, replies left blank, replies in Cyrillic: the command line warned on
+    stderr, but the board's text, JSON, CSV and the dashboard's page said nothing."""
+    from core.leaderboard import build_leaderboard, render_leaderboard, shared_contexts
+    exs = [Example(f"c{i}", s, [f"ctx {i}"], "" if s == "bot" and i < 2 else "привет, как дела" if s == "Bot" else
+                   f"{s} says {i}", [f"ref {i}"]) for s in ("Bot", "bot", "alpha") for i in range(8)]
+    grid = shared_contexts(exs)
+    lb = build_leaderboard(grid, score_examples(grid.examples(), ["bleu"]), None, n_boot=200, n_perm=200)
+    assert set(lb.input_notes) == {"look-alike systems", "blank response", "not latin"}
+    text = render_leaderboard(lb, "text")
+    notes = text.split("notes on the input:\n")[1].split("\n\n")[0].split("\n")
+    assert len(notes) == 3 and "  systems 'Bot' and 'bot' differ only in case, spaces or how an accent is " \
+        "encoded: they are different systems here (give them one name if they are one)" in notes
+    assert json.loads(render_leaderboard(lb, "json"))["input_notes"]["blank response"].startswith("2 of 24 rows")
+    assert render_leaderboard(lb, "csv").count("input_note,") == 3
 
 
 def test_the_leaderboard_ranks_by_bradley_terry_from_the_judges_preferences():

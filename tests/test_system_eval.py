@@ -348,10 +348,16 @@ def test_a_pair_one_side_left_blank_is_that_side_s_loss_in_the_combined_test():
     from core.verdict_policy import combined_values, silent_sides
     x = np.array([1.0, -2.0, 3.0, np.nan, np.nan, np.nan])
     silent = silent_sides([False, False, False, True, False, True], [False, False, False, False, True, True])
-    assert silent == [None, None, None, "A", "B", None]
+    assert silent == [None, None, None, "A", "B", "both"]
     filled = np.array([1.0, -2.0, 3.0, -3.0, 3.0, np.nan])  # both blank: still no value
     got = combined_values({"x": x}, silent)
     assert got[:5] == pytest.approx(filled[:5] / filled[:5].std()) and np.isnan(got[5])
+    # a signal that read the blank pair (the judge) keeps its own value where it favours the answering side more;
+    # a pair both left blank is dropped even where such a signal has a value there
+    judge = np.array([0.1, -0.2, 0.3, -0.45, 0.05, 0.0])
+    assert combined_values({"j": judge}, silent)[[3, 4]] * np.nanstd([0.1, -0.2, 0.3, -0.45, 0.3]) == \
+        pytest.approx([-0.45, 0.3])
+    assert np.isnan(combined_values({"j": judge}, silent)[5])
     never = np.array([0.0, 0.0, 1.0])  # answered pairs that never differ: silence loses by 1 before standardizing
     assert combined_values({"x": np.array([0.0, 0.0, np.nan])}, [None, None, "B"]) == pytest.approx(never / never.std())
     with pytest.raises(ValueError, match="silent has 2 pairs"):
@@ -371,7 +377,7 @@ def test_a_system_blank_on_its_hardest_questions_is_not_named_better(tmp_path):
     v = build_verdict(comp, score_comparison(comp, ["bleu"]), n_boot=500, n_perm=500, combine=["bleu"])
     assert v.combined.n == 12 and v.combined.winner is None, v.sentence
     assert "beta's reply is blank in 5 of the 12 pairs (alpha's in 0), which every metric leaves out and the " \
-           "combined test counts as lost by it" in v.sentence
+           "combined test counts as lost by it where only its reply is blank" in v.sentence
     assert v.rows("metric")[0].winner == "B"  # on the pairs both answered BLEU's own row still favours beta
 
 

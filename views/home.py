@@ -9,6 +9,7 @@ from core.data import alignment_words
 from core.report import as_sentence, few_contexts_note, left_out_note, verdict_notes
 from core.verdict import mismatch_warning, verdict_glance, verdict_parts
 from dashboard import judging, state, tables, words
+from dashboard.words import PROMINENT_NOTES
 
 
 def length_words(diff: float) -> str:
@@ -93,8 +94,9 @@ def home() -> None:
     if "shared-references" in shown:
         st.info(state.plain(as_sentence(shown["shared-references"])))
     notes = dict(verdict.input_notes)  # as on stderr and in every output of compare
-    if "reference copy" in notes:  # it changes what the referenced metrics' verdict means
-        st.warning(state.plain(as_sentence(words.in_words(notes.pop("reference copy")))))
+    for kind in ("reference copy", *PROMINENT_NOTES):  # they change what a verdict or a number means
+        if kind in notes:
+            st.warning(state.plain(as_sentence(words.in_words(notes.pop(kind)))))
     if "long response" in notes:  # the judge and MME-CRS read the start of such replies only: beside the verdict
         st.info(state.plain(as_sentence(words.in_words(notes.pop("long response")))))
     if notes:

@@ -15,6 +15,7 @@ from core.leaderboard import (build_leaderboard, human_dimensions, judge_grid, j
 from core.report import as_sentence, to_json
 from core.verdict_policy import COMBINED_TEST
 from dashboard import judging, loading, state, words
+from dashboard.words import PROMINENT_NOTES
 
 UNASKED_JUDGE_SECONDS = 60  # the judge runs unasked on a grid it should judge faster than this
 
@@ -165,10 +166,18 @@ else:
                + (f" Note: {state.plain(jump)}." if jump else ""))
     if lb.coverage_note:
         st.warning(state.plain(as_sentence(lb.coverage_note)))
+    notes = dict(lb.input_notes)  # as the command line says them; those that change how to read a number first
+    for kind in PROMINENT_NOTES:
+        if kind in notes:
+            st.warning(state.plain(as_sentence(words.in_words(notes.pop(kind)))))
     if lb.reference_note:
         st.warning(state.plain(as_sentence(words.in_words(lb.reference_note))))
     if lb.shared_references_note:
         st.info(state.plain(as_sentence(lb.shared_references_note)))
+    if notes:
+        with st.expander(f"{state.counted(len(notes), 'note')} on the input"):
+            for text in notes.values():
+                st.text(as_sentence(words.in_words(text)))
     unscored = unscored_note(lb, words.name)  # the metrics named as the table's headers name them
     if unscored:
         st.caption(state.plain(as_sentence(unscored)))
