@@ -191,7 +191,8 @@ def judge_lines(v: "Verdict") -> list[str]:
         lines.append(f"judge: length-controlled win rate of A {fmt_num(lc.rate)} ({level_label(v.level)} "
                      f"{fmt_bounds(lc.low, lc.high)}): its calls regressed on the length difference A - B (mean "
                      f"{lc.mean_length_diff:+.1f} words), read at equal length; plain {fmt_num(lc.raw)} on the same "
-                     f"{lc.n} decided pairs")
+                     f"{lc.n} decided pairs" + (f" (the {blank} with a blank reply left out: silence has no length)"
+                                                 if (blank := j.win.wins + j.win.losses - lc.n) > 0 else ""))
     h = j.human
     if h is not None:
         if h.n:

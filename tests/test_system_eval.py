@@ -382,6 +382,20 @@ def test_a_system_blank_on_its_hardest_questions_is_not_named_better(tmp_path):
 
 
 
+def test_the_judges_rate_at_equal_length_leaves_blank_replies_out():
+    """A system that left 4 of 12 replies blank lost those pairs to the judge; the length regression read the
+    losses as those of short replies and said it won 99.8 % at equal length."""
+    from core.data import Example, compare_systems
+    from core.judge_summary import judge_length_controlled
+    rows = [Example(f"q{i}", "blanky", [f"question {i}?"], "" if i < 4 else "a short answer" if i % 2 else
+                    "a somewhat longer answer to the question", []) for i in range(12)]
+    rows += [Example(f"q{i}", "steady", [f"question {i}?"], "a steady answer of some length", []) for i in range(12)]
+    comp = compare_systems(rows, "blanky", "steady")
+    verdicts = ["B"] * 4 + ["A", "B"] * 4
+    lc = judge_length_controlled(comp, verdicts, n_boot=200)
+    assert lc.n == 8 and lc.raw == pytest.approx(0.5)
+
+
 def test_the_combined_test_has_its_drivers_as_every_metric_does():
     """What decides the verdict had no 'what drives each difference' line, the metrics that do not decide had
     one: the combined test's pairs that push most, and whether its winner survives without them."""
