@@ -11,6 +11,7 @@ from core.data import Example, dimensions
 from core.engine import ComparisonScores, ScoreTable
 from core.formatting import fmt_num
 from core.scoring import metric_class
+from core.verdict import rating_scales_differ
 from dashboard.tables import frame
 
 if TYPE_CHECKING:
@@ -98,18 +99,21 @@ def system_level_rows(cs: ComparisonScores) -> list[dict[str, Any]]:
     """Per metric and dimension: which system the metric prefers (higher mean, or lower when lower is
     better) and which the humans prefer (higher mean), and whether they agree. A side with no score at all
     (a metric that needs references on rows without any, a dimension one system was not rated on) says
-    ``"no scores"`` / ``"no ratings"`` and its agreement is "-", never a tie. Numbers as the command line
+    ``"no scores"`` / ``"no ratings"``, and people's ratings on two scales (``core.verdict.rating_scales_differ``)
+    ``"two scales"``; its agreement is then "-", never a tie. Numbers as the command line
     writes them (``core.report.fmt_num``). With two systems this
     is the only honest system-level view; a system-level correlation needs more systems."""
     comp = cs.comparison
     rows = []
+    two_scales = rating_scales_differ(comp)  # as the verdict, people's means on two scales prefer nobody
     for d in dimensions(comp.examples()):
         ha, hb = (_finite_mean([ex.scores.get(d, math.nan) for ex in side]) for side in (comp.a, comp.b))
-        human = _preferred(ha, hb, True, comp.system_a, comp.system_b, "no ratings")
+        human = ("two scales" if d in two_scales else
+                 _preferred(ha, hb, True, comp.system_a, comp.system_b, "no ratings"))
         for m in cs.metrics:
             ma, mb = _finite_mean(cs.a(m)), _finite_mean(cs.b(m))
             pref = _preferred(ma, mb, metric_class(m).higher_is_better, comp.system_a, comp.system_b, "no scores")
-            known = pref != "no scores" and human != "no ratings"
+            known = pref != "no scores" and human not in ("no ratings", "two scales")
             rows.append({"dimension": d, "metric": m, "metric mean A": fmt_num(ma), "metric mean B": fmt_num(mb),
                          "human mean A": fmt_num(ha), "human mean B": fmt_num(hb), "metric prefers": pref,
                          "humans prefer": human, "agree": ("yes" if pref == human else "no") if known else "-"})

@@ -1320,6 +1320,8 @@ def test_ratings_on_two_scales_are_not_compared_and_the_verdict_says_so():
     from core.gating import gate_verdict
     with pytest.raises(ValueError, match=r"--by human:overall: not compared here \(people's overall ratings look"):
         gate_verdict(v, by="human:overall")
+    from dashboard.correlations import system_level_rows  # the Correlation page named 'a' as people's choice
+    assert {r["humans prefer"] for r in system_level_rows(score_comparison(comp, ["bleu"]))} == {"two scales"}
     # one scale: a system people rated 1 everywhere beside one rated 3 to 5 is their clear preference (it was read
     # as two scales by the largest ratings alone), on a scale known (overall: 1-5) or not
     for dim in ("overall", "quality"):

@@ -6,6 +6,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.formatting import fmt_num
+from core.report import as_sentence
+from core.verdict import rating_scales_differ
 from dashboard import correlations, loading, state, words
 
 st.session_state["_page"] = "correlation"
@@ -83,6 +85,9 @@ elif not data.has_human_scores:
 elif metrics:
     comp = data.comparison
     cs = state.get_scores(data, metrics)
+    for why in rating_scales_differ(comp).values():  # as the verdict says it: means on two scales prefer nobody
+        st.warning(state.plain(as_sentence(f"{why}: the system-level table names no system people prefer on it, "
+                                           "and a correlation pooled over both systems' rows mixes the two scales")))
     if cs.metrics:
         rows = cached_correlations(data.key, tuple(cs.metrics), cs)
         copies = rows[0]["reference copies left out"] if rows else 0
