@@ -358,6 +358,8 @@ def check_something_to_compare(comp: Comparison, metrics: Sequence[str], judge: 
         why = f"{human_name} leaves out people's ratings"
     elif not any(e.scores for e in comp.examples()):
         why = "these rows carry no human ratings"
+    elif rating_scales_differ(comp) and not compare_ratings(comp, n_boot=stats.MIN_BOOT, n_perm=1):
+        why = "; ".join(rating_scales_differ(comp).values())
     elif not compare_ratings(comp, n_boot=stats.MIN_BOOT, n_perm=1):
         one_sided = one_sided_ratings(comp)
         why = ("people rated " + ", ".join(f"{d!r} " + (f"for {comp.system_a if s == 'A' else comp.system_b} only"
@@ -1067,6 +1069,9 @@ def verdict_parts(v: Verdict, label: Callable[[str], str] | None = None) -> tupl
     else:
         head = f"No significant difference between {v.system_a} and {v.system_b}"
     if not clauses:
+        if v.rating_scales:  # people's ratings were all there was, and they could not be compared
+            return (f"No verdict on {v.system_a} vs {v.system_b}", f" ({v.n_pairs} pairs; people's ratings are on "
+                    "two scales and nothing else was measured).")
         return head, f" ({v.n_pairs} pairs; nothing was measured yet)."
     return head, ": " + "; ".join(clauses) + "."
 

@@ -1320,6 +1320,12 @@ def test_ratings_on_two_scales_are_not_compared_and_the_verdict_says_so():
     from core.gating import gate_verdict
     with pytest.raises(ValueError, match=r"--by human:overall: not compared here \(people's overall ratings look"):
         gate_verdict(v, by="human:overall")
+    # with nothing else measured: no verdict (it said "No significant difference"), and the API says why
+    assert build_verdict(comp, None, n_boot=200, n_perm=200).sentence == (
+        "No verdict on a vs b (8 pairs; people's ratings are on two scales and nothing else was measured).")
+    from core.verdict import check_something_to_compare
+    with pytest.raises(ValueError, match="nothing to compare: people's overall ratings look like different scales"):
+        check_something_to_compare(comp, [], False)
     from dashboard.correlations import system_level_rows  # the Correlation page named 'a' as people's choice
     assert {r["humans prefer"] for r in system_level_rows(score_comparison(comp, ["bleu"]))} == {"two scales"}
     # one scale: a system people rated 1 everywhere beside one rated 3 to 5 is their clear preference (it was read
