@@ -573,3 +573,17 @@ def test_a_context_of_chat_messages_is_read_as_their_texts(tmp_path):
         load_jsonl(p)  # a message without its text is still refused
     p.write_text(p.read_text().splitlines()[0] + "\n")
     assert load_jsonl(p)[0].context == ["hi", "hello, how are you?"]
+
+
+def test_a_problem_on_many_rows_is_listed_once_with_its_rows():
+    """A file in another shape gave 20 identical lines (and 20 table rows on the Upload page)."""
+    from core.data import Problem
+    probs = [Problem("f.jsonl", i, "context", "is missing") for i in range(1, 21)]
+    probs.insert(3, Problem("f.jsonl", 4, "id", "duplicate id 'x'"))
+    probs.append(Problem("f.jsonl", None, None, "contains no examples"))
+    err = DataError(probs)
+    assert [(p.field, rows) for p, rows in err.grouped()] == [("context", "1, 2, 3 and 17 more"), ("id", "4"),
+                                                              (None, "")]
+    assert err.lines() == ["f.jsonl, rows 1, 2, 3 and 17 more, field 'context': is missing",
+                           "f.jsonl, row 4, field 'id': duplicate id 'x'", "f.jsonl: contains no examples"]
+    assert str(err).startswith("22 problem(s) in the input:\n  - f.jsonl, rows 1, 2, 3 and 17 more")

@@ -57,8 +57,8 @@ def load_rated_here() -> None:
         st.error(f"{state.counted(len(e.problems), 'problem')} in the file; nothing new was loaded."
                  + (" This page reads a CSV whose columns carry the JSONL field names; the Upload page maps any "
                     "other columns (it guesses them) and loads the file for every page." if csv else ""))
-        st.dataframe([{"row": "" if p.row is None else str(p.row), "field": p.field or "", "problem": p.message}
-                      for p in e.problems], hide_index=True, width="stretch")
+        st.dataframe([{"row": where, "field": p.field or "", "problem": p.message} for p, where in e.grouped()],
+                     hide_index=True, width="stretch")
         return
     if got.key != getattr(state.loaded(), "key", None):
         state.set_loaded(got, [(up.name, up.getvalue())])

@@ -77,8 +77,8 @@ if board is not None:
             state.keep_board(*board)  # the address names it before anything is scored
     except DataError as e:
         st.error(f"{state.counted(len(e.problems), 'problem')} in the file:")
-        st.dataframe([{"row": "" if p.row is None else str(p.row), "field": p.field or "", "problem": p.message}
-                      for p in e.problems], hide_index=True, width="stretch")
+        st.dataframe([{"row": where, "field": p.field or "", "problem": p.message} for p, where in e.grouped()],
+                     hide_index=True, width="stretch")
 elif state.loaded() is not None:
     data = state.loaded()
     source, examples, key = data.name, data.examples, data.key

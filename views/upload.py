@@ -105,11 +105,13 @@ def csv_mapping_widgets(name: str, data: bytes, slot: str) -> tuple[bool, CsvMap
 
 def show_problems(err: DataError) -> None:
     """Every problem with file, row and field; the previously loaded data stays loaded."""
-    rows = [{"file": words.pasted_in_words(Path(p.file).name) if p.file else "", "row": "" if p.row is None else str(p.row),
-             "field": p.field or "", "problem": words.pasted_in_words(p.message)} for p in err.problems]
-    st.error(f"{state.counted(len(rows), 'problem')} in the upload; nothing new was loaded. Fix "
-             f"{'it' if len(rows) == 1 else 'them'} and upload again.")
-    st.dataframe(rows, hide_index=True, width="stretch")
+    rows = [{"file": words.pasted_in_words(Path(p.file).name) if p.file else "", "row": where,
+             "field": p.field or "", "problem": words.pasted_in_words(p.message)} for p, where in err.grouped()]
+    n = len(err.problems)
+    st.error(f"{state.counted(n, 'problem')} in the upload; nothing new was loaded. Fix "
+             f"{'it' if n == 1 else 'them'} and upload again.")
+    st.dataframe(rows, hide_index=True, width="stretch", column_config={"problem": st.column_config.TextColumn(
+        width="large")})  # the hint ends the text: the column wide enough to read it
     if state.loaded() is not None:
         prev = state.loaded()
         pair = f"{prev.comparison.system_a} vs {prev.comparison.system_b}"

@@ -76,10 +76,10 @@ class DataError(ValueError):
         more = f"\n  ... and {len(lines) - self.SHOWN} more" if len(lines) > self.SHOWN else ""
         super().__init__(f"{len(self.problems)} problem(s) in the input:\n{shown}{more}")
 
-    def lines(self) -> list[str]:
-        """One line per problem, in order, but one line for the same problem (file, field, message) on more than
-        :attr:`GROUPED` rows, where it first comes: "f.jsonl, rows 1, 2, 3 and 17 more, field 'context': ..."
-        (a file in another shape gave 20 identical lines)."""
+    def grouped(self) -> list[tuple[Problem, str]]:
+        """Each problem with its rows in words ("3", or "1, 2, 3 and 17 more"), in order, the same problem (file,
+        field, message) on more than :attr:`GROUPED` rows given once where it first comes (a file in another shape
+        gave 20 identical lines); '' for a problem of no row."""
         same: dict[tuple[str, str | None, str], list[int]] = {}
         for p in self.problems:
             if p.row is not None:
@@ -89,12 +89,21 @@ class DataError(ValueError):
             key = (p.file, p.field, p.message)
             rows = same.get(key, []) if p.row is not None else []
             if len(rows) <= self.GROUPED:
-                out.append(str(p))
+                out.append((p, "" if p.row is None else str(p.row)))
             elif key not in said:
                 said.add(key)
-                where = os.path.basename(p.file) if p.file else "<input>"
-                listed = ", ".join(map(str, rows[:self.GROUPED])) + f" and {len(rows) - self.GROUPED} more"
-                out.append(f"{where}, rows {listed}" + (f", field '{p.field}'" if p.field else "") + f": {p.message}")
+                out.append((p, ", ".join(map(str, rows[:self.GROUPED])) + f" and {len(rows) - self.GROUPED} more"))
+        return out
+
+    def lines(self) -> list[str]:
+        """:meth:`grouped` as the lines the message lists: "f.jsonl, rows 1, 2, 3 and 17 more, field 'context': ..."."""
+        out = []
+        for p, rows in self.grouped():
+            if " " not in rows:  # one row, or none: as the problem says itself
+                out.append(str(p))
+                continue
+            where = os.path.basename(p.file) if p.file else "<input>"
+            out.append(f"{where}, rows {rows}" + (f", field '{p.field}'" if p.field else "") + f": {p.message}")
         return out
 
     def __reduce__(self):
