@@ -573,6 +573,9 @@ def test_a_context_of_chat_messages_is_read_as_their_texts(tmp_path):
         load_jsonl(p)  # a message without its text is still refused
     p.write_text(p.read_text().splitlines()[0] + "\n")
     assert load_jsonl(p)[0].context == ["hi", "hello, how are you?"]
+    p.write_text(json.dumps({"system": "s", "context": [{"role": "system", "content": "You are helpful."},
+                                                        {"role": "user", "content": "hi"}], "response": "hello"}))
+    assert load_jsonl(p)[0].context == ["hi"]  # a system prompt is no turn of the conversation
 
 
 def test_a_problem_on_many_rows_is_listed_once_with_its_rows():

@@ -232,7 +232,9 @@ def example_from_record(chk: RowChecker, rec: Any, row: int, path: str, fallback
         context = None
     else:
         if isinstance(ctx_raw, list) and ctx_raw and all(isinstance(t, dict) and "content" in t for t in ctx_raw):
-            ctx_raw = [t["content"] for t in ctx_raw]  # chat messages ({"role": ..., "content": ...}): their texts
+            # chat messages ({"role": ..., "content": ...}): the conversation's texts; a system (or developer)
+            # prompt instructs the bot and is no turn of the conversation, so no metric or judge reads it as one
+            ctx_raw = [t["content"] for t in ctx_raw if t.get("role") not in CHAT_INSTRUCTIONS]
         context = chk.text_list(ctx_raw, row, "context", sep=context_sep if context_sep is not None else "\n")
         if context is not None and not any(t.strip() for t in context):
             chk.add(row, "context", "is empty: give at least the input utterance (the last turn)")
@@ -269,6 +271,8 @@ def example_from_record(chk: RowChecker, rec: Any, row: int, path: str, fallback
                    dataset=dataset or "", source=path, row=row, has_id=rid is not None,
                    meta=row_metadata(rec), misnamed=misnamed_fields(rec))
 
+
+CHAT_INSTRUCTIONS = ("system", "developer")  # chat roles whose messages instruct the bot: not turns of a context
 
 RECORD_FIELDS = ("id", "system", "context", "response", "references", "reference", "scores", "dataset", "ratings")
 
