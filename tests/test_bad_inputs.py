@@ -275,6 +275,10 @@ CASES: list[Case] = [
          {J: jl(rec(1), rec(1, system="t"), rec(2), rec(2, system=...))}, mention=("row 4", "'system'", "is missing")),
     # -- DSTC10 JSON --------------------------------------------------------------------------------------------
     Case("DSTC10 JSON", "list of numbers", score("in.json"), {"in.json": b"[1, 2]"}, mention=("row 1", "JSON object")),
+    Case("DSTC10 JSON", "both reference and references", score("in.json"),
+         {"in.json": dstc10({"references": ["other"]})}, mention=("in.json", "row 1", "both 'reference' and 'references'")),
+    Case("input file", "a pandas pickle", score("in.pkl"), {"in.pkl": b"\x80\x05\x95" + bytes(100)},
+         mention=("in.pkl", "is a Python pickle, not text")),
     Case("DSTC10 JSON", "response missing", score("in.json"), {"in.json": dstc10({}, {"response": ...})},
          mention=("in.json", "row 2", "'response'", "is missing")),
     Case("DSTC10 JSON", "response null: a blank reply", score("in.json"), {"in.json": dstc10({}, {"response": None})},

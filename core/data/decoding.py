@@ -79,7 +79,8 @@ BINARY_FORMATS = ((b"PK\x03\x04", "a zip archive (an Excel .xlsx workbook, or a 
                   (b"PAR1", "a Parquet file", "write it with pandas' to_json(orient='records', lines=True) or to_csv"),
                   (b"SQLite format 3\x00", "an SQLite database", "export the table as CSV or JSON Lines"),
                   (b"%PDF", "a PDF document", "give the rows as JSON Lines or CSV"),
-                  (b"\x80\x04\x95", "a Python pickle", "write it with pandas' to_json(orient='records', lines=True)"))
+                  *((b"\x80" + bytes([protocol]), "a Python pickle", "write it with pandas' "
+                     "to_json(orient='records', lines=True)") for protocol in (2, 3, 4, 5)))
 
 
 def binary_format(name: str, head: bytes) -> DataError | None:

@@ -31,6 +31,8 @@ def dstc10_examples(path: str, text: str) -> list[Example]:
             continue
         chk.aliases = {k: a for k, a in (("id", "dialogue_id"), ("system", "model"), ("references", "reference"),
                                          ("scores", "annotations")) if a in rec}
+        if "reference" in rec and "references" in rec:  # one would be read and the other ignored
+            chk.add(i, "references", "the item has both 'reference' and 'references': give one")
         mapped = {"id": rec.get("dialogue_id", rec.get("id")),
                   "system": rec.get("model", rec.get("system", default_system(path))),
                   "context": rec.get("context"), **({"response": rec["response"]} if "response" in rec else {}),

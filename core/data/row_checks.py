@@ -257,11 +257,11 @@ def example_from_record(chk: RowChecker, rec: Any, row: int, path: str, fallback
             chk.rows_naming_no_system.append(row)
     elif isinstance(system, str) and chk.first_named_system is None:
         chk.first_named_system = (row, system)
+    misnamed = misnamed_fields(rec)
     if system is None or not isinstance(system, str):
         chk.add(row, "system", f"must be a string, got {type(system).__name__}")
     elif chk.unicode(system, row, "system") and id_ok:
-        system_key = (next((k for k, meant in misnamed_fields(rec) if meant == "system"), None)
-                      if "system" not in rec else None)
+        system_key = next((k for k, meant in misnamed if meant == "system"), None) if "system" not in rec else None
         chk.claim_id(system, str(rid), row, system_key)
     dataset = chk.text(rec.get("dataset"), row, "dataset", required=False)
     if len(chk.problems) > n_before:
@@ -269,7 +269,7 @@ def example_from_record(chk: RowChecker, rec: Any, row: int, path: str, fallback
     return Example(id=str(rid) if rid is not None else f"row{row}", system=system, context=context or [],
                    response=response or "", references=refs or [], scores=scores or {},
                    dataset=dataset or "", source=path, row=row, has_id=rid is not None,
-                   meta=row_metadata(rec), misnamed=misnamed_fields(rec))
+                   meta=row_metadata(rec), misnamed=misnamed)
 
 
 CHAT_INSTRUCTIONS = ("system", "developer")  # chat roles whose messages instruct the bot: not turns of a context
