@@ -309,8 +309,9 @@ class BlankTextCount:
             alike.setdefault(look_alike(system), []).append(system)
         if any(len(names) > 1 for names in alike.values()):
             notes["look-alike systems"] = "; ".join(
-                f"systems {fmt_list([ascii(s) for s in names])} differ only in case, spaces or how an accent is "
-                "encoded: they are different systems here (give them one name if they are one)"
+                f"systems {fmt_list([ascii(s) for s in names])} (as Python writes them, so the difference shows) "
+                "differ only in case, spaces or how an accent is encoded: they are different systems here (give "
+                "them one name if they are one)"
                 for names in alike.values() if len(names) > 1)
         if self.misnamed:
             notes["misnamed field"] = "; ".join(

@@ -531,8 +531,9 @@ def test_the_leaderboard_says_the_input_notes_compare_says_on_every_surface():
     assert set(lb.input_notes) == {"look-alike systems", "blank response", "not latin"}
     text = render_leaderboard(lb, "text")
     notes = text.split("notes on the input:\n")[1].split("\n\n")[0].split("\n")
-    assert len(notes) == 3 and "  systems 'Bot' and 'bot' differ only in case, spaces or how an accent is " \
-        "encoded: they are different systems here (give them one name if they are one)" in notes
+    assert len(notes) == 3 and "  systems 'Bot' and 'bot' (as Python writes them, so the difference shows) differ " \
+        "only in case, spaces or how an accent is encoded: they are different systems here (give them one name if " \
+        "they are one)" in notes
     assert json.loads(render_leaderboard(lb, "json"))["input_notes"]["blank response"].startswith("2 of 24 rows")
     assert render_leaderboard(lb, "csv").count("input_note,") == 3
 
@@ -1002,9 +1003,10 @@ def test_system_names_that_print_alike_are_said_on_every_surface_and_looked_up()
                       n_boot=200, n_perm=200)
     assert "('b\\xe9ta' and 'be\\u0301ta')" in names_note(v)
     notes = input_notes(exs)  # what the leaderboard of all three systems says
-    assert notes["look-alike systems"] == ("systems 'b\\xe9ta' and 'be\\u0301ta' differ only in case, spaces or how an "
-                                           "accent is encoded: they are different systems here (give them one name "
-                                           "if they are one)")
+    assert notes["look-alike systems"] == ("systems 'b\\xe9ta' and 'be\\u0301ta' (as Python writes them, so the "
+                                           "difference shows) differ only in case, spaces or how an accent is "
+                                           "encoded: they are different systems here (give them one name if they "
+                                           "are one)")
     assert "look-alike systems" not in input_notes([e for e in exs if e.system != nfd])
     with pytest.raises(DataError, match="system 'BAD' not found \\(did you mean 'bad'\\?\\)"):
         compare_systems(exs, "BAD", nfc)

@@ -187,7 +187,7 @@ else:
                  width="stretch")  # in the columns' order: the ranking criterion first
     for e in lb.systems:
         if e.unranked:
-            st.warning(f"{e.system} is not ranked (rank -): {e.unranked}.")
+            st.warning(state.plain(f"{e.system} is not ranked (rank -): {words.in_words(e.unranked)}."))
     fig = go.Figure()
     m = lb.ranked_by
     if m == "judge":
@@ -196,7 +196,8 @@ else:
         unbounded = unbounded_ratings(lb.pairwise)
         lo = [0.0 if e.system in unbounded else e.judge["rating"] - e.judge["rating_low"] for e in lb.systems]
         hi = [0.0 if e.system in unbounded else e.judge["rating_high"] - e.judge["rating"] for e in lb.systems]
-        title = "Bradley-Terry rating (Elo scale) with 95% interval"
+        title = ("Bradley-Terry rating (Elo scale): no interval, only the order means something (the table says "
+                 "why)" if len(unbounded) == len(lb.systems) else "Bradley-Terry rating (Elo scale) with 95% interval")
     elif m == COMBINED_TEST:  # a combined value exists only for a pair: each system's mean against the others
         x = [e.combined for e in lb.systems]
         lo = hi = [0.0] * len(lb.systems)
