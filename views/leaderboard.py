@@ -14,10 +14,11 @@ from core.leaderboard import (build_leaderboard, human_dimensions, judge_grid, j
                               ranking_label, render_leaderboard, shared_contexts, unbounded_ratings, unscored_note)
 from core.report import as_sentence, to_json
 from core.verdict_policy import COMBINED_TEST
-from dashboard import judging, loading, state, words
+from dashboard import judging, loading, state, tables, words
 from dashboard.words import PROMINENT_NOTES
 
 UNASKED_JUDGE_SECONDS = 60  # the judge runs unasked on a grid it should judge faster than this
+PAIRS_IN_VIEW = 30  # rows of the pairs table shown without scrolling inside it
 
 st.session_state["_page"] = "leaderboard"
 st.title("Leaderboard")
@@ -229,7 +230,9 @@ else:
     ordered = ["metric", "first", "second", "better", *(k for k in headers if k not in ("metric", "first", "second",
                                                                                         "better"))]
     # the answer ('better') beside the two systems, before the numbers, so a narrow window shows it
-    st.dataframe(pd.DataFrame(cells, columns=ordered).rename(columns=headers), hide_index=True, width="stretch")
+    # every row in view up to a screenful (the ranking criterion's rows came last, behind the table's own scroll)
+    st.dataframe(pd.DataFrame(cells, columns=ordered).rename(columns=headers), hide_index=True, width="stretch",
+                 height=tables.full_height(min(len(cells), PAIRS_IN_VIEW)))
     st.caption(state.plain(pairs_family_note("the Home page's comparison") + "."))
     if lb.dropped:
         with st.expander(f"{len(lb.dropped)} rows left out"):
