@@ -498,6 +498,12 @@ def cache_notes() -> list[str]:
     return [n for c in _DEFAULT.values() for n in (c.damage_note(), c.overflow_note()) if n]
 
 
+def damage_notes() -> list[str]:
+    """:meth:`ScoreCache.damage_note` of every default cache this process opened that it found damaged (what a
+    remote worker reports back with each block)."""
+    return [n for n in (c.damage_note() for c in _DEFAULT.values()) if n]
+
+
 def dropped_entries() -> tuple[int, int]:
     """(entries that the default caches this process opened dropped under their size cap since they were
     opened, the largest of their caps in bytes): what a remote worker reports back with each block."""

@@ -100,6 +100,18 @@ def test_a_score_cache_that_outgrows_its_cap_on_the_workers_is_said_as_locally(r
     assert (tmp_path / "l.jsonl").read_bytes() == (tmp_path / "r.jsonl").read_bytes()
 
 
+def test_a_damaged_score_cache_on_the_workers_is_said_as_locally(rows_file, tmp_path):
+    """A worker passed a damaged cache by in silence: only the driver's own cache was said."""
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    (folder / "scores.sqlite3").write_bytes(b"this is not a database" * 100)
+    ray = dialeval("score", str(rows_file), "--metrics", "bleu", "--quiet", "--backend", "ray", "--workers", "1",
+                   "--out", str(tmp_path / "r.jsonl"), cwd=tmp_path, DIALEVAL_CACHE=str(folder), DIALEVAL_NO_CACHE="")
+    assert ray.returncode == 0, ray.stderr
+    said = stderr_lines(ray.stderr, "note: on the Ray workers, the score cache")
+    assert len(said) == 1 and "is damaged (file is not a database): this run went on without it" in said[0]
+
+
 def test_blockwise_local_scoring_gives_the_whole_file_bytes(rows_file):
     """The local backend in blocks of 1 and 7 rows writes exactly what one whole-file run serializes:
     per-row scores do not depend on the rows scored with them."""

@@ -20,7 +20,7 @@ Adding a backend is one module here with a :class:`Backend` subclass decorated w
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, ClassVar, Iterator, Sequence
 
 from core import report
@@ -68,6 +68,7 @@ class BlockResult:
     signatures: dict[str, str]
     cache_dropped: int = 0  # score-cache entries the worker's size cap dropped while scoring this block
     cache_cap_bytes: int = 0  # the worker's cache cap
+    cache_damage: list[str] = field(default_factory=list)  # the worker's notes of a damaged score cache it passed by
 
 
 class Blocks(Sequence[list[Example]]):

@@ -35,7 +35,7 @@ from typing import Any, Iterator, Sequence
 
 from core.backends import (DEFAULT_BLOCK_SIZE, Backend, BackendError, BlockResult, ScoreJob, Within, even_block_size,
                            register_backend, score_block)
-from core.cache import dropped_entries, overflow_message
+from core.cache import damage_notes, dropped_entries, overflow_message
 from core.data import Example
 from core.settings import threads
 
@@ -113,6 +113,7 @@ class BlockScorer:
         result = score_block(examples, self.job)
         after, cap = dropped_entries()
         result.cache_dropped, result.cache_cap_bytes = after - before, cap
+        result.cache_damage = damage_notes()
         return index, result
 
 
@@ -133,6 +134,7 @@ class RayBackend(Backend):
         self.threads: str | None = None
         self.cpus_per_worker = 1
         self.cache_dropped, self.cache_cap_bytes = 0, 0  # summed over the blocks' reports
+        self.cache_damage: set[str] = set()  # the workers' damaged-cache notes, each once
 
     def check(self) -> None:
         import_ray()
@@ -269,12 +271,15 @@ class RayBackend(Backend):
                 index, result = self.fetch(ref, index)
                 self.cache_dropped += result.cache_dropped
                 self.cache_cap_bytes = max(self.cache_cap_bytes, result.cache_cap_bytes)
+                self.cache_damage.update(result.cache_damage)
                 yield index, result
 
     def notes(self) -> list[str]:
-        """The workers' score-cache note (:func:`core.cache.overflow_message`), as a local run prints its own."""
+        """The workers' score-cache notes (a damaged cache they passed by, :func:`core.cache.overflow_message`), as a
+        local run prints its own."""
         message = overflow_message(self.cache_dropped, self.cache_cap_bytes, " on the Ray workers")
-        return [message] if message else []
+        damaged = [n.replace("note: ", "note: on the Ray workers, ", 1) for n in sorted(self.cache_damage)]
+        return [*damaged, *([message] if message else [])]
 
     def fetch(self, ref: Any, index: int) -> tuple[int, BlockResult]:
         """The result behind ``ref``; a worker's own exception is raised as itself, a lost worker as
