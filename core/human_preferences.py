@@ -45,11 +45,12 @@ def scales_differ(dimension: str, ratings: dict[str, Sequence[float]]) -> str | 
     """A note when people's ratings on ``dimension`` lie on scales of different size for different systems
     (``ratings``: system -> its ratings), whose means cannot be compared; ``None`` otherwise.
 
-    Two scales when the dimension's known scale (:data:`SCALES`) does not hold every rating, the smallest usual
-    scale top (:data:`SCALE_TOPS`) above each system's ratings differs, one system's largest rating is at least
-    :data:`SCALE_RATIO` times the other's, and the lower one looks like a scale of its own: a fraction among its
-    ratings (0.6 on 0-1 beside 8 on 1-10), or a top of 5 or more (1-5 beside 0-100). A system rated 1 everywhere
-    beside one rated 3 to 5 is one scale, read as people's clear preference."""
+    Outside the dimension's known scale (:data:`SCALES`; every rating on it is one scale), two scales only where
+    one system's largest rating is at least :data:`SCALE_RATIO` times the other's, the smallest usual scale top
+    above each (:data:`SCALE_TOPS`) differs, and the lower side shows a scale of its own: fractions of a 0-1 scale
+    all far below every rating of the other (0.6 beside 8), a rating below the known scale's floor (thumbs 0/1
+    beside 1-5 on overall), or a 1-5 (or 1-10) scale used up to its top beside 0-100. A weak system rated 1 to 2
+    of 10, or 1 everywhere, beside one rated higher, is one scale: people's clear preference."""
     known = SCALES.get(dimension)
     finite = {s: [v for v in values if v is not None and math.isfinite(v)] for s, values in ratings.items()}
     finite = {s: v for s, v in finite.items() if v}
@@ -58,11 +59,20 @@ def scales_differ(dimension: str, ratings: dict[str, Sequence[float]]) -> str | 
     if known is not None and all(known[0] <= v <= known[1] for v in (x for vs in finite.values() for x in vs)):
         return None
     top = {s: max(v) for s, v in finite.items()}
-    hi, lo = max(top, key=top.get), min(top, key=top.get)
+    cap = {s: next((t for t in SCALE_TOPS if top[s] <= t), math.inf) for s in top}
+    hi = max(top, key=top.get)
+    lower = [s for s in top if cap[s] < cap[hi]]  # the systems whose ratings stay below the top one's scale
+    if not lower:
+        return None
+    lo = max(lower, key=top.get)
+    pooled = [v for s in lower for v in finite[s]]
     if top[lo] <= 0 or top[hi] < SCALE_RATIO * top[lo]:
         return None
-    cap = {s: next((t for t in SCALE_TOPS if top[s] <= t), math.inf) for s in (hi, lo)}
-    if cap[hi] == cap[lo] or not (any(v != int(v) for v in finite[lo]) or cap[lo] >= 5):
+    fractions = (top[lo] <= 1 and any(v != int(v) for v in pooled) and min(finite[hi]) >= SCALE_RATIO * top[lo])
+    below_floor = (known is not None and min(pooled) < known[0]
+                   and all(known[0] <= v <= known[1] for v in finite[hi]))
+    full_scale = cap[lo] >= 5 and top[lo] >= 0.8 * cap[lo]
+    if not (fractions or below_floor or full_scale):
         return None
     return (f"people's {dimension} ratings look like different scales in different systems ({hi}: up to "
             f"{top[hi]:g}; {lo}: up to {top[lo]:g}), so their means are not comparable")

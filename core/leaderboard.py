@@ -367,6 +367,8 @@ def ranking_criterion(grid: SystemGrid, metrics: Sequence[str], judged: bool, ra
             raise ValueError(f"rank by {rank_by!r}: not among what this leaderboard has ({', '.join(present)})")
         return rank_by, None
     mixed = scale_mismatch(grid, human[0]) if human else None
+    if mixed and present == human:  # as compare refuses it: means on two scales order nothing
+        raise ValueError(f"nothing to rank by: {mixed}, and no metric or judge was computed")
     if human and ((rated_alike(grid, human[0]) and not mixed) or present == human):
         return human[0], mixed
     if human:

@@ -1087,6 +1087,8 @@ def test_the_leaderboard_warns_of_ids_that_pair_other_contexts_and_of_mixed_rati
     grid = shared_contexts(rated)
     lb = build_leaderboard(grid, score_examples(grid.examples(), ["bleu"]), None, n_boot=200, n_perm=200)
     assert lb.ranked_by == "bleu" and "look like different scales in different systems" in lb.rank_note
+    with pytest.raises(ValueError, match="nothing to rank by: people's overall ratings look like different scales"):
+        build_leaderboard(grid, None, None, n_boot=200, n_perm=200)  # as compare refuses them alone
     good_mid = next(p for p in lb.pairwise if p.metric == "human:overall" and (p.first, p.second) == ("good", "mid"))
     assert (good_mid.wins, good_mid.ties) == (30, 0)  # 4 vs 3 on their own 1-5 scale, as compare draws it (the
     # tie margin of the pooled 3-60 scale made every pair a tie)
@@ -1303,6 +1305,26 @@ def test_the_judges_intervals_do_not_depend_on_the_order_of_the_rows():
     assert first[0].interval == "context bootstrap" and first[0].low < first[0].rate < first[0].high
     assert all(summary(rows) == first for rows in orders[1:])
     assert all(board(rows) == board(orders[0]) for rows in orders[1:])
+
+
+@pytest.mark.parametrize("dim, a, b, two", [
+    ("overall", [8.0] * 5, [0.6] * 5, True),  # 1-10 beside 0-1
+    ("quality", [5, 6, 7, 8], [0.6, 0.7, 0.9], True),
+    ("overall", [1, 2, 3, 4, 5], [0, 1, 1, 0], True),  # thumbs beside overall's 1-5: a 0 is off its scale
+    ("quality", [73, 80], [3, 4], True),  # 0-100 beside 1-5
+    ("overall", [3, 4, 5], [1.0] * 5, False),  # one scale: the floor of 1-5 beside its top
+    ("quality", [3, 4, 5], [1.0] * 5, False),
+    ("quality", [0.9, 0.8], [0.15, 0.1], False),
+    ("quality", [6, 8, 10], [1, 2], False),  # a weak system on 1-10
+    ("quality", [6, 8, 10], [0, 1, 2], False),
+    ("quality", [2, 3, 4], [0, 0.33, 0.67], False),  # means of several raters on 0-4
+    ("quality", [7, 8, 9.5], [1.0, 1.5], False),
+])
+def test_two_rating_scales_are_read_only_where_the_ratings_show_them(dim, a, b, two):
+    """A system rated 1 everywhere beside one rated 3 to 5 was read as two scales, and so were a weak system's
+    1-2 of 10 and averaged ratings below 1; thumbs (0/1) beside 1-5 once read as two were then missed."""
+    from core.human_preferences import scales_differ
+    assert (scales_differ(dim, {"a": a, "b": b}) is not None) == two
 
 
 def test_ratings_on_two_scales_are_not_compared_and_the_verdict_says_so():
