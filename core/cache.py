@@ -67,16 +67,19 @@ class CacheError(RuntimeError):
 
 
 class DamagedCacheWarning(UserWarning):
-    """Warned once when a run finds the score cache damaged and goes on without it (the API's and the dashboard's
-    word for it; the CLI says :meth:`ScoreCache.damage_note` at the end of the run instead)."""
+    """Warned once when a run finds the score cache damaged and goes on without it: the API's word for it (a
+    dashboard server writes it to its log; the CLI says :meth:`ScoreCache.damage_note` at the end of the run
+    instead)."""
 
 
-def _file_identity(path: Path) -> tuple[int, int] | None:
+def _file_identity(path: Path) -> tuple[int, int, int] | None:
+    """(device, inode, status-change time) of ``path``: a file made after another was removed may get its inode
+    number again at once (ext4 reuses them), never its change time; None when there is no file."""
     try:
         st = path.stat()
     except OSError:
         return None
-    return (st.st_dev, st.st_ino)
+    return (st.st_dev, st.st_ino, st.st_ctime_ns)
 
 
 class DamagedCache(CacheError):
@@ -234,7 +237,7 @@ class ScoreCache:
         self.opened = time.time()
         self.dropped_own = 0  # entries written or read since this object was opened that the size cap dropped
         self.damage: str | None = None  # why the file was found damaged: this object no longer reads or writes it
-        self._damaged_file: tuple[int, int] | None = None  # the damaged file's (device, inode), None when gone
+        self._damaged_file: tuple[int, int, int] | None = None  # the damaged file's identity (_file_identity)
 
     def _connect(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
