@@ -686,10 +686,13 @@ def unbounded_ratings(pairwise: Sequence[PairwiseRow]) -> dict[str, str]:
     graph is strongly connected). Where it does not, the gap between two of its strongly connected groups is held
     finite only by the fit's ridge (``core.stats.bradley_terry``) and every bootstrap replicate sees the same
     order, so no rating, centred over all systems, has an interval that measures anything: tables and charts
-    show every rating without one (the order stands). ``pairwise``: a leaderboard's pairwise rows (the judge's
-    are read); systems without a judged outcome (every pair unread) are not listed, nor are their edges."""
-    rows = [r for r in pairwise if r.metric == "judge" and r.wins + r.ties + r.losses]
+    show every rating without one (the order stands). A system whose every pair the judge could not read (no win,
+    tie or loss) has a rating set by the ridge alone: 'the judge read none of its pairs'. ``pairwise``: a
+    leaderboard's pairwise rows (the judge's are read)."""
+    judged = [r for r in pairwise if r.metric == "judge"]
+    rows = [r for r in judged if r.wins + r.ties + r.losses]
     names = sorted({n for r in rows for n in (r.first, r.second)})
+    unread = {n: "the judge read none of its pairs" for r in judged for n in (r.first, r.second) if n not in names}
     beats: dict[str, set[str]] = {n: set() for n in names}
     for r in rows:
         if r.wins or r.ties:
@@ -708,8 +711,8 @@ def unbounded_ratings(pairwise: Sequence[PairwiseRow]) -> dict[str, str]:
     reached = {n: reach(n) for n in names}
     group = {n: sorted(m for m in reached[n] if n in reached[m]) for n in names}  # its strongly connected component
     if not names or len(group[names[0]]) == len(names):
-        return {}
-    out = {}
+        return unread
+    out = dict(unread)
     for n in names:
         if len(group[n]) > 1:
             out[n] = f"no upset ties {', '.join(group[n])} to the other systems"

@@ -482,6 +482,10 @@ def test_a_rating_no_upset_ties_to_the_others_gets_no_interval():
         "700 (no upset ties b, c to the other systems: no interval)"]
     three.pairwise[1] = judged("a", "c", 9, 1, 0)  # a tie with c: a -> b -> c -> a, every rating is measured
     assert all("[" in r["judge"] for r in leaderboard_rows(three)[0])
+    four = board([*three.systems, entry("d", 1, 1000.0)],  # every pair of d unread: its rating is the ridge's
+                 [*three.pairwise, *(judged(x, "d", 0, 0, 0) for x in "abc")])
+    assert [r["judge"] for r in leaderboard_rows(four)[0]][3] == "1000 (the judge read none of its pairs: no interval)"
+    assert all("[" in r["judge"] for r in leaderboard_rows(four)[0][:3])
 
 
 def test_references_of_one_side_serve_both_and_the_verdict_says_so(tmp_path, capsys):
