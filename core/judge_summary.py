@@ -61,6 +61,18 @@ class JudgeSummary:
     def better(self, system_a: str, system_b: str) -> str:
         return {"A": system_a, "B": system_b}.get(self.winner or "", "no significant preference")
 
+    @property
+    def blank_left_out(self) -> int:
+        """The decided pairs the rate at equal length leaves out because a reply is blank
+        (:func:`judge_length_controlled`)."""
+        lc = self.length_controlled
+        return max(0, self.win.wins + self.win.losses - lc.n) if lc is not None else 0
+
+    def at_length_words(self) -> str:
+        """', without the 4 pairs with a blank reply' when the rate at equal length leaves some out, else ''."""
+        n = self.blank_left_out
+        return f", without the {n} pair{'s' * (n != 1)} with a blank reply" if n else ""
+
     def detectable(self, level: float = LEVEL) -> float:
         """How far from 0.5 a win rate could be and go unseen at 80 % power (``stats.detectable_difference`` on
         the win rate's interval); NaN where the judge decided too few pairs for any p below ``1 - level`` (no

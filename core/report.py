@@ -191,8 +191,8 @@ def judge_lines(v: "Verdict") -> list[str]:
         lines.append(f"judge: length-controlled win rate of A {fmt_num(lc.rate)} ({level_label(v.level)} "
                      f"{fmt_bounds(lc.low, lc.high)}): its calls regressed on the length difference A - B (mean "
                      f"{lc.mean_length_diff:+.1f} words), read at equal length; plain {fmt_num(lc.raw)} on the same "
-                     f"{lc.n} decided pairs" + (f" (the {blank} with a blank reply left out: silence has no length)"
-                                                 if (blank := j.win.wins + j.win.losses - lc.n) > 0 else ""))
+                     f"{lc.n} decided pairs" + (f" (the {j.blank_left_out} with a blank reply left out: silence has "
+                                                 "no length)" if j.blank_left_out else ""))
     h = j.human
     if h is not None:
         if h.n:
@@ -271,7 +271,8 @@ def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,
             lc = j.length_controlled
             if lc is not None:
                 row.update({"length_controlled_rate": lc.rate, "length_controlled_low": lc.low,
-                            "length_controlled_high": lc.high, "length_controlled_note": lc.why_none or None})
+                            "length_controlled_high": lc.high, "length_controlled_note": lc.why_none or None,
+                            "length_controlled_n": lc.n, "length_controlled_blank_left_out": j.blank_left_out})
             h = j.human
             if h is not None:
                 row.update({"agreement_with": h.dimension if h.source == "scores" else "votes",

@@ -912,7 +912,7 @@ def judge_sentence(v: Verdict) -> str:
         s, other = j.winner, "B" if j.winner == "A" else "A"
         rate, lo, hi = (w.rate, w.low, w.high) if s == "A" else (1 - w.rate, 1 - w.high, 1 - w.low)
         lc = j.length_controlled
-        at_len = (f", {fmt_percent(lc.rate if s == 'A' else 1 - lc.rate)} at equal length"
+        at_len = (f", {fmt_percent(lc.rate if s == 'A' else 1 - lc.rate)} at equal length{j.at_length_words()}"
                   if lc is not None and math.isfinite(lc.rate) else "")
         found = (f"The judge prefers {name[s]} to {name[other]} in {fmt_percent(rate)} of the "
                  f"{counted(decided, 'pair')} it decided{_span(lo, hi)} (sign test {fmt_p(w.sign_p)}{at_len}).")
@@ -1020,7 +1020,7 @@ def verdict_parts(v: Verdict, label: Callable[[str], str] | None = None) -> tupl
             lc = j.length_controlled
             at_len = ""
             if lc is not None and math.isfinite(lc.rate):
-                at_len = f" ({fmt_percent(lc.rate if s == 'A' else 1 - lc.rate)} at equal length)"
+                at_len = f" ({fmt_percent(lc.rate if s == 'A' else 1 - lc.rate)} at equal length{j.at_length_words()})"
             # 'it' is the verdict's side, unless a clause before named the other system (then 'it' reads as that)
             named_other = side is not None and any(sys_name[other[side]] in c for c in clauses)
             clauses.append(f"{'but ' if side not in (None, s) else ''}the judge{role} prefers "

@@ -394,6 +394,11 @@ def test_the_judges_rate_at_equal_length_leaves_blank_replies_out():
     verdicts = ["B"] * 4 + ["A", "B"] * 4
     lc = judge_length_controlled(comp, verdicts, n_boot=200)
     assert lc.n == 8 and lc.raw == pytest.approx(0.5)
+    from core.judge_summary import summarize_judge
+    from core.scoring import JudgeOutput
+    p_a = [0.05 if v == "B" else 0.95 for v in verdicts]
+    summary = summarize_judge(comp, JudgeOutput.from_probabilities(p_a, p_a, p_a, 0.05, "judge:test"), n_boot=200)
+    assert summary.blank_left_out == 4 and summary.at_length_words() == ", without the 4 pairs with a blank reply"
 
 
 def test_the_combined_test_has_its_drivers_as_every_metric_does():

@@ -134,8 +134,8 @@ def home() -> None:
         st.text(f"Judge: prefers A in {w.wins}, B in {w.losses}, tie in {w.ties} of {state.counted(j.n, 'pair')}; "
                 f"win rate of A "
                 f"{w.rate:.1%} (ties excluded) [{w.low:.1%}, {w.high:.1%}] -> {j.better(comp.system_a, comp.system_b)}"
-                + (f"\nLength-controlled win rate of A (at equal reply length): {tables.rate_interval(lc)}; "
-                   f"{length_words(lc.mean_length_diff)}" if lc is not None and lc.n else ""))
+                + (f"\nLength-controlled win rate of A (at equal reply length{j.at_length_words()}): "
+                   f"{tables.rate_interval(lc)}; {length_words(lc.mean_length_diff)}" if lc is not None and lc.n else ""))
     tuned = state.refit(data)
     if tuned is not None:
         t = tuned["summary"]

@@ -77,7 +77,7 @@ if data is not None and ok:
                 f"half: {summ.win.ties_split:.1%}")
         lc = summ.length_controlled
         if lc is not None and lc.n:
-            c1.text(f"at equal reply length: {tables.rate_interval(lc)}")
+            c1.text(f"at equal reply length{summ.at_length_words()}: {tables.rate_interval(lc)}")
         c2.metric("A / tie / B", f"{summ.win.wins} / {summ.win.ties} / {summ.win.losses}")
         if tuned is not None:
             c2.metric(f"Re-fit on your {state.counted(tuned['n_votes'], 'vote')}: win rate of A",
