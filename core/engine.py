@@ -184,7 +184,7 @@ class BlankTextCount:
         self.shown: dict[str, list[str]] = {kind: [] for kind in kinds}
         self.copies: dict[str, list[int]] = {}  # per system: [its rows that copy their reference, its rows]
         self.misnamed: dict[tuple[str, str], list[Any]] = {}  # (key, the field it likely means) -> [rows, first rows]
-        self.seen_rows: set[int] = set()  # an 8-byte digest of each row without an id (bounded memory: 8 B a row)
+        self.seen_rows: set[int] = set()  # an 8-byte digest of each row without an id
 
     def add(self, ex: Example) -> None:
         """Count one row: a blank response, no usable reference, a blank reference beside usable ones, a
@@ -302,7 +302,7 @@ class BlankTextCount:
         if (metrics or judged) and self.counts["not latin"]:
             notes["not latin"] = (
                 f"{self.counts['not latin']} of {n} rows reply mostly in a script other than Latin, or with no letter "
-                f"at all (emoji, punctuation; {self.where('not latin')}): every model here (MiniLM, SmolLM2, and so "
+                f"at all (emoji alone; {self.where('not latin')}): every model here (MiniLM, SmolLM2, and so "
                 "the judge) was trained on English, so their scores of those replies say little")
         alike: dict[str, list[str]] = {}
         for system in self.copies:

@@ -276,7 +276,7 @@ CASES: list[Case] = [
     # -- DSTC10 JSON --------------------------------------------------------------------------------------------
     Case("DSTC10 JSON", "list of numbers", score("in.json"), {"in.json": b"[1, 2]"}, mention=("row 1", "JSON object")),
     Case("DSTC10 JSON", "both reference and references", score("in.json"),
-         {"in.json": dstc10({"references": ["other"]})}, mention=("in.json", "row 1", "both 'reference' and 'references'")),
+         {"in.json": dstc10({"references": ["other"]})}, mention=("in.json", "row 1", "both 'references' and 'reference'")),
     Case("input file", "a pandas pickle", score("in.pkl"), {"in.pkl": b"\x80\x05\x95" + bytes(100)},
          mention=("in.pkl", "is a Python pickle, not text")),
     Case("DSTC10 JSON", "response missing", score("in.json"), {"in.json": dstc10({}, {"response": ...})},

@@ -394,7 +394,7 @@ def test_a_reply_longer_than_a_metric_s_models_read_is_said():
               Example("2", "s", ["hi"], "I had 寿司 today", ["x"])]
     # Korean is written with spaces and one Japanese word tokenizes: no note of splitting, but Hangul is not Latin
     assert blank_text_notes(spaced, ["bleu"]) == [
-        "1 of 2 rows reply mostly in a script other than Latin, or with no letter at all (emoji, punctuation; item 1): every "
+        "1 of 2 rows reply mostly in a script other than Latin, or with no letter at all (emoji alone; item 1): every "
         "model here (MiniLM, SmolLM2, and so the judge) was trained on English, so their scores of those replies say "
         "little"]
     # a row without an id pasted twice was paired and counted twice in silence (with ids it is refused)

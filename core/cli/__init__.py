@@ -321,7 +321,7 @@ def note_estimate(estimate: "WorkEstimate") -> None:
     (``core.engine.estimate_work``, the estimate the dashboard shows)."""
     unknown = estimate.judge_pairs > 0 and estimate.judge_seconds is None  # a judge whose pace is not known yet
     if (estimate.seconds >= ESTIMATE_SAID_FROM or unknown) and estimate.sentence():
-        print(estimate.sentence(), file=sys.stderr)
+        tell(estimate.sentence())
 
 
 def judge_usage_note(judge: "str | Judge | None") -> None:
@@ -330,7 +330,7 @@ def judge_usage_note(judge: "str | Judge | None") -> None:
     if isinstance(judge, Judge):
         line = judge.usage_line()
         if line:
-            print(line, file=sys.stderr)
+            tell(line)
 
 
 def add_option_arguments(p: argparse.ArgumentParser) -> None:
@@ -392,7 +392,7 @@ def emit(text: str, out: str | None) -> None:
     if out and out != "-":
         from core.outputs import write_text
         write_text(out, text + "\n")
-        print(f"wrote {out}", file=sys.stderr)
+        tell(f"wrote {out}")
     else:
         write_stdout(text + "\n")
 
@@ -697,7 +697,7 @@ def _main(argv: Sequence[str] | None) -> int:
             with stdin_as_file(args), library_bars(_stderr_is_terminal()):
                 code = int(args.run(args) or 0)
             for line in cache_notes():
-                print(line, file=sys.stderr)
+                tell(line)
             if was_interrupted():  # a KeyboardInterrupt swallowed on its way up: still an interrupted run
                 raise KeyboardInterrupt
             return code

@@ -3,11 +3,10 @@ with people (human ratings in the input, or a votes file)."""
 from __future__ import annotations
 
 import argparse
-import sys
 
 from core.cli import (add_cache_argument, add_input_arguments, add_judge_arguments, check_paths, csv_mapping_from,
                       interval_level, judge_from, judge_usage_note, note, note_estimate, note_jsonl_out,
-                      register_command, write_stdout)
+                      register_command, tell, write_stdout)
 from core.data import dimensions, load_comparison
 from core.engine import blank_text_notes, check_judge_models, estimate_comparison, judge_comparison
 from core.judges.pairs import load_votes, votes_for_pairs, votes_matched
@@ -67,7 +66,7 @@ def judge(a: argparse.Namespace) -> int:
     rows = judge_rows(verdict, comp)
     if out_path:
         write_jsonl(rows, out_path)
-        print(f"wrote {len(rows)} rows to {out_path}", file=sys.stderr)
+        tell(f"wrote {len(rows)} rows to {out_path}")
     lines: list[str] = []  # written whole (core.cli.write_stdout: a closed pipe is exit 141)
     if a.format == "json":
         lines.append(to_json({**verdict.to_dict(), "judge_sentence": judge_sentence(verdict),

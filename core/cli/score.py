@@ -8,11 +8,11 @@ written whole or not at all (``core.outputs``)."""
 from __future__ import annotations
 
 import argparse
-import sys
 
 from core.backends import DEFAULT_BLOCK_SIZE, ScoreJob, available_backends, backend_class, stream_scores
 from core.cli import (add_csv_arguments, add_option_arguments, check_paths, csv_mapping_from, metric_names, note,
-                      note_estimate, note_jsonl_out, options_from, register_command, whole_number, write_stdout)
+                      note_estimate, note_jsonl_out, options_from, register_command, tell, whole_number,
+                      write_stdout)
 from core.data import open_examples
 from core.engine import DEFAULT_METRICS, BlankTextCount, estimate_work
 from core.outputs import atomic_open
@@ -79,18 +79,18 @@ def score(a: argparse.Namespace) -> int:
     with backend:
         where = backend.describe()
         if where and not a.quiet:
-            print(where, file=sys.stderr)
+            tell(where)
         if a.out == "-":
             signatures = stream_scores(examples, job, backend, write_stdout, a.block_size, progress)
         else:
             with atomic_open(a.out) as f:
                 signatures = stream_scores(examples, job, backend, f.write, a.block_size, progress)
     for line in backend.notes():
-        print(line, file=sys.stderr)
+        tell(line)
     if a.out != "-":
-        print(f"wrote {len(examples)} rows to {a.out}", file=sys.stderr)
+        tell(f"wrote {len(examples)} rows to {a.out}")
     for m, sig in signatures.items():
-        print(f"{m}: {sig}", file=sys.stderr)
+        tell(f"{m}: {sig}")
     return 0
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from core.data.decoding import json_document, read_text
-from core.data.row_checks import RowChecker, default_system, example_from_record, finish_rows
+from core.data.row_checks import BOTH_REFERENCE_KEYS, RowChecker, default_system, example_from_record, finish_rows
 from core.data.schema import DataError, Example, Problem
 
 
@@ -32,7 +32,7 @@ def dstc10_examples(path: str, text: str) -> list[Example]:
         chk.aliases = {k: a for k, a in (("id", "dialogue_id"), ("system", "model"), ("references", "reference"),
                                          ("scores", "annotations")) if a in rec}
         if "reference" in rec and "references" in rec:  # one would be read and the other ignored
-            chk.add(i, "references", "the item has both 'reference' and 'references': give one")
+            chk.add(i, "references", BOTH_REFERENCE_KEYS)
         mapped = {"id": rec.get("dialogue_id", rec.get("id")),
                   "system": rec.get("model", rec.get("system", default_system(path))),
                   "context": rec.get("context"), **({"response": rec["response"]} if "response" in rec else {}),

@@ -239,7 +239,7 @@ def example_from_record(chk: RowChecker, rec: Any, row: int, path: str, fallback
         if context is not None and not any(t.strip() for t in context):
             chk.add(row, "context", "is empty: give at least the input utterance (the last turn)")
     if "references" in rec and "reference" in rec:  # one would be read and the other ignored
-        chk.add(row, "references", "the row has both 'references' and 'reference': give one")
+        chk.add(row, "references", BOTH_REFERENCE_KEYS)
     refs = chk.text_list(rec.get("references", rec.get("reference")), row, "references")
     scores = chk.scores(rec.get("scores"), row)
     rid = rec.get("id")
@@ -272,6 +272,7 @@ def example_from_record(chk: RowChecker, rec: Any, row: int, path: str, fallback
                    meta=row_metadata(rec), misnamed=misnamed)
 
 
+BOTH_REFERENCE_KEYS = "has both 'references' and 'reference' (one would be read, the other ignored): give one"
 CHAT_INSTRUCTIONS = ("system", "developer")  # chat roles whose messages instruct the bot: not turns of a context
 
 RECORD_FIELDS = ("id", "system", "context", "response", "references", "reference", "scores", "dataset", "ratings")

@@ -99,7 +99,7 @@ class DataError(ValueError):
         """:meth:`grouped` as the lines the message lists: "f.jsonl, rows 1, 2, 3 and 17 more, field 'context': ..."."""
         out = []
         for p, rows in self.grouped():
-            if " " not in rows:  # one row, or none: as the problem says itself
+            if rows in ("", str(p.row)):  # one row, or none: as the problem says itself
                 out.append(str(p))
                 continue
             where = os.path.basename(p.file) if p.file else "<input>"
