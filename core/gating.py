@@ -48,7 +48,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 import numpy as np
 
-from core.data import ID_MISMATCH_ADVICE, Comparison, mismatched_pairs_words
+from core.data import ID_MISMATCH_ADVICE, Comparison, case_blind_name, mismatched_pairs_words
 from core.formatting import clean_json, fmt_amount, fmt_percent, fmt_percent_bounds, fmt_points
 from core.report import render_verdict, to_json
 from core.stats import POWER, detectable_difference
@@ -251,7 +251,7 @@ def unreadable_criterion(by: str, metrics: Sequence[str], measured_judge: bool) 
 def human_criterion(by: str, comp: Comparison) -> str:
     """A 'human:DIM' criterion as the loaded inputs spell DIM ('human:overall' is 'human:Overall' when no other
     dimension differs from it only in case, as the leaderboard's ``--rank-by`` reads it); others as given."""
-    from core.data import case_blind_name, dimensions
+    from core.data import dimensions
     if not by.startswith("human:"):
         return by
     found = case_blind_name(by[len("human:"):], dimensions(comp.examples()))
@@ -295,7 +295,8 @@ def criterion(v: Verdict, by: str, baseline_values: Sequence[float] | None = Non
         return _metric_criterion(replace(c, metric=f"{COMBINED}: " + "+".join(v.combined_signals)), math.nan,
                                  v.level)
     rows = {r.metric: r for r in v.metrics}
-    two_scales = v.rating_scales.get(by[len("human:"):]) if by.startswith("human:") else None
+    dim = case_blind_name(by[len("human:"):], v.rating_scales) if by.startswith("human:") else None
+    two_scales = v.rating_scales.get(dim) if dim else None
     if by not in rows:
         why = f" ({two_scales})" if two_scales else ""
         raise ValueError(f"--by {by}: not compared here{why}; choose one of "

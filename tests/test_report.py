@@ -1344,6 +1344,8 @@ def test_ratings_on_two_scales_are_not_compared_and_the_verdict_says_so():
     from core.gating import gate_verdict
     with pytest.raises(ValueError, match=r"--by human:overall: not compared here \(people's overall ratings look"):
         gate_verdict(v, by="human:overall")
+    with pytest.raises(ValueError, match=r"not compared here \(people's overall ratings look"):
+        gate_verdict(v, by="human:Overall")  # the reason whatever the case the dimension is named in
     # with nothing else measured: no verdict (it said "No significant difference"), and the API says why
     assert build_verdict(comp, None, n_boot=200, n_perm=200).sentence == (
         "No verdict on a vs b (8 pairs; people's ratings are on two scales and nothing else was measured).")
