@@ -41,6 +41,12 @@ SCALE_RATIO = 5  # one system's largest rating this many times another's: two sc
 SCALE_TOPS = (1, 5, 10, 100)  # the tops of the rating scales people use
 
 
+def scale_top(values: Sequence[float]) -> float:
+    """The smallest usual scale top (:data:`SCALE_TOPS`) at or above every finite value (inf above them all)."""
+    top = max((v for v in values if v is not None and math.isfinite(v)), default=0.0)
+    return next((t for t in SCALE_TOPS if top <= t), math.inf)
+
+
 def scales_differ(dimension: str, ratings: dict[str, Sequence[float]]) -> str | None:
     """A note when people's ratings on ``dimension`` lie on scales of different size for different systems
     (``ratings``: system -> its ratings), whose means cannot be compared; ``None`` otherwise.
@@ -59,7 +65,7 @@ def scales_differ(dimension: str, ratings: dict[str, Sequence[float]]) -> str | 
     if known is not None and all(known[0] <= v <= known[1] for v in (x for vs in finite.values() for x in vs)):
         return None
     top = {s: max(v) for s, v in finite.items()}
-    cap = {s: next((t for t in SCALE_TOPS if top[s] <= t), math.inf) for s in top}
+    cap = {s: scale_top(v) for s, v in finite.items()}
     hi = max(top, key=top.get)
     lower = [s for s in top if cap[s] < cap[hi]]  # the systems whose ratings stay below the top one's scale
     if not lower:

@@ -55,7 +55,7 @@ from core.progress import Progress, within
 from core.scoring import Judge, JudgeOutput, Options, judge_choice, metric_class
 from core.settings import SEED
 from core.judge_summary import judge_win_stats
-from core.human_preferences import scales_differ
+from core.human_preferences import scale_top, scales_differ
 from core.verdict import (LEVEL, N_BOOT, N_PERM, canonical_order, compare_values, context_groups,
                           human_tie_margin, preference_dimension)
 from core.verdict_policy import (COMBINED_TEST, combined_values, is_measured_judge, judge_name, shipped_policy,
@@ -402,6 +402,7 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
     alpha = 1 - level
     per_metric: dict[str, dict[str, dict[str, float]]] = {s: {} for s in S}
     pairwise: list[PairwiseRow] = []
+    silent = {s: np.array([is_blank(e.response) for e in grid.rows[s]], dtype=bool) for s in S}
     columns = []  # (name, values of every system in grid order, higher is better, human dimension or None)
     for h in human:
         d = h[len("human:"):]
@@ -417,13 +418,20 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
         scorable = np.any([np.isfinite(vals[s]) for s in S], axis=0)
         for s in S:  # contexts some system was scored on and this one was not
             per_metric[s][m]["unscored"] = int((scorable & ~np.isfinite(vals[s])).sum())
-        # people's ties as the verdict of that pair draws them: a quarter of the pair's own rating scale
+            # of them, where its reply is blank: the combined test counts those as its losses, not as gaps
+            per_metric[s][m]["blank"] = int((scorable & ~np.isfinite(vals[s]) & silent[s]).sum())
+        # people's ties as the verdict of that pair draws them: a quarter of the pair's own rating scale; where the
+        # systems' ratings lie on two scales (scale_mismatch), two systems whose ratings top out on different usual
+        # scales are not compared, as compare leaves such ratings out
+        tops = ({s: scale_top(vals[s]) for s in S} if dim is not None and scale_mismatch(grid, m) else {})
+        compared = [(i, j) for i, j in itertools.combinations(range(len(S)), 2)
+                    if tops.get(S[i]) == tops.get(S[j])]
         rows = [compare_values(m, "metric" if dim is None else "human", vals[S[i]], vals[S[j]], groups,
                                higher_is_better=hib, n_boot=n_boot, n_perm=n_perm, level=level, seed=seed,
                                tie_margin=None if dim is None else human_tie_margin(dim, [*vals[S[i]], *vals[S[j]]]))
-                for i, j in itertools.combinations(range(len(S)), 2)]
+                for i, j in compared]
         adj = stats.holm([r.p_randomization for r in rows])
-        for (i, j), r, ph in zip(itertools.combinations(range(len(S)), 2), rows, adj):
+        for (i, j), r, ph in zip(compared, rows, adj):
             sig = ph < alpha and (r.low > 0 or r.high < 0)
             better = None if not sig else (S[i] if (r.diff > 0) == hib else S[j])
             pairwise.append(PairwiseRow(m, S[i], S[j], r.diff, r.low, r.high, r.p_randomization, float(ph), better,
@@ -490,12 +498,12 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
     unranked = {}
     if ranked_by == COMBINED_TEST:
         for s in S:
-            gaps = [f"{m} could not score it on {per_metric[s][m]['unscored']}" for m in signals
-                    if m in per_metric[s] and per_metric[s][m]["unscored"]]
+            gaps = [f"{m} could not score it on {per_metric[s][m]['unscored'] - per_metric[s][m]['blank']}"
+                    for m in signals if m in per_metric[s] and per_metric[s][m]["unscored"] > per_metric[s][m]["blank"]]
             if gaps:
-                unranked[s] = (f"{'; '.join(gaps)} of the shared contexts where it scored another system (blank "
-                               "replies or rows it cannot score): its combined differences rest on other contexts "
-                               "than the others', so it is not ranked")
+                unranked[s] = (f"{'; '.join(gaps)} of the shared contexts where it scored another system (rows "
+                               "it cannot score; a blank reply counts as a loss): its combined differences rest on "
+                               "other contexts than the others', so it is not ranked")
     elif ranked_by != "judge":
         what = (f"people did not rate it on {{u}} of the shared contexts where they rated another system on "
                 f"{ranked_by[len('human:'):]}" if ranked_by in human else
@@ -509,6 +517,7 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
     for s in S:
         for v in per_metric[s].values():
             v.pop("unscored", None)
+            v.pop("blank", None)
     # equal criteria (identical systems' ratings differ in the last bits of a fit) keep the input's order
     order = sorted(S, key=lambda s: (s in unranked, round(key[s], 9) if math.isfinite(key[s]) else math.inf,
                                      S.index(s)))

@@ -1089,6 +1089,9 @@ def test_the_leaderboard_warns_of_ids_that_pair_other_contexts_and_of_mixed_rati
     assert lb.ranked_by == "bleu" and "look like different scales in different systems" in lb.rank_note
     with pytest.raises(ValueError, match="nothing to rank by: people's overall ratings look like different scales"):
         build_leaderboard(grid, None, None, n_boot=200, n_perm=200)  # as compare refuses them alone
+    rated_pairs = {(p.first, p.second) for p in lb.pairwise if p.metric == "human:overall"}
+    assert not any("bad" in pair for pair in rated_pairs)  # its 60 of 100 compared with 1-5 named it better
+    assert ("good", "mid") in rated_pairs
     good_mid = next(p for p in lb.pairwise if p.metric == "human:overall" and (p.first, p.second) == ("good", "mid"))
     assert (good_mid.wins, good_mid.ties) == (30, 0)  # 4 vs 3 on their own 1-5 scale, as compare draws it (the
     # tie margin of the pooled 3-60 scale made every pair a tie)
