@@ -688,7 +688,12 @@ def ask_judge(data: Loaded) -> None:
     if judge_output(data) is None:
         run_judge(data)
     if judge_output(data) is not None:
-        st.session_state[_JUDGE_ON] = True
+        turn_judge_on()
+
+
+def turn_judge_on() -> None:
+    """Turn "Judge every pair" on at the next drawing of the sidebar (a widget's value cannot change once drawn)."""
+    st.session_state[_JUDGE_ON] = True
 
 
 def verdict_judge(data: Loaded, button_key: str) -> JudgeSummary | None:

@@ -1277,7 +1277,8 @@ def test_the_correlation_page_offers_its_rated_sample_before_anything_is_loaded(
 
 def test_the_leaderboard_reads_the_demo_s_precomputed_judge(new_app, own_cache, monkeypatch):
     """On the demo the home page showed the judge's precomputed verdict while the leaderboard offered a 22 s
-    judge run over the same pairs; it now reads them, as home does."""
+    judge run over the same pairs; it now reads them, as home does, where "Judge every pair" is on (with it off,
+    the board read a judge found in the cache while Home's verdict left it out: both leave it out)."""
     import streamlit as st
     import core.engine
     from core.cache import read_precomputed
@@ -1286,6 +1287,14 @@ def test_the_leaderboard_reads_the_demo_s_precomputed_judge(new_app, own_cache, 
     kinds = read_precomputed(checkpoint_dir() / "precomputed-demo.json.gz")["about"]["computed_on"]
     monkeypatch.setattr(core.engine, "device_key", lambda device: kinds[0])
     st.cache_resource.clear()
+    at = new_app()  # "Judge every pair" off (the tests' default): the board leaves the judge out, as Home does
+    _loaded_demo(at)
+    at.switch_page("views/leaderboard.py").run()
+    assert not at.exception, at.exception
+    assert at.session_state["leaderboard"].judge_signature is None
+    offered = [b for b in at.button if b.key == "lb_judge"]
+    assert offered and "already computed" in offered[0].label
+    monkeypatch.setenv("DIALEVAL_APP_JUDGE", "1")  # on: the precomputed judge is read, never run
     at = new_app()
     _loaded_demo(at)
     at.switch_page("views/leaderboard.py").run()

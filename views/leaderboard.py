@@ -124,30 +124,39 @@ else:
         bar.empty()
         table = ScoreTable(grid.examples(), results)
     jkey = state.per_device((key, tuple(chosen)))
-    judged = _judged_store().get(jkey)
-    if judged is None and judged_in_cache(grid):  # judged before (or the demo's precomputed pairs): read, not run
+    # with "Judge every pair" off the board leaves the judge out, even judged before, as Home's verdict does and
+    # as `dialeval leaderboard --no-judge` does: the pages give one answer
+    judge_on = state.judge_by_default()
+    judged = _judged_store().get(jkey) if judge_on else None
+    if judge_on and judged is None and judged_in_cache(grid):  # judged before (or the demo's precomputed pairs)
         judged = _judged_store()[jkey] = judge_grid(grid)
     ok, message = judging.judge_status()
     n_pairs = len(list(itertools.combinations(chosen, 2))) * grid.n_contexts
-    seconds = state.judge_seconds(n_pairs, examples=grid.examples()) if judged is None and ok else 0.0
+    at_hand = judged is None and (_judged_store().get(jkey) is not None or judged_in_cache(grid))  # judge off
+    seconds = state.judge_seconds(n_pairs, examples=grid.examples()) if judged is None and ok and not at_hand else 0.0
     # with "Judge every pair" on (the sidebar), run as the Home page runs it: unasked, once, where it should take
     # under UNASKED_JUDGE_SECONDS (a larger grid, or a run that failed, waits for the button, which says how long
     # or why)
     unasked_failed = st.session_state.setdefault("lb_judge_unasked_failed", set())
     unasked = (judged is None and ok and state.judge_by_default() and jkey not in unasked_failed
                and seconds < UNASKED_JUDGE_SECONDS)
-    if judged is None and ok and (unasked or state.run_button(
-            f"Run the judge on every pair of systems ({n_pairs} judged pairs, about {seconds:.0f} s)", "lb_judge")):
+    label = (f"Add the judge to the ranking ({n_pairs} judged pairs, already computed)" if at_hand else
+             f"Run the judge on every pair of systems ({n_pairs} judged pairs, about {seconds:.0f} s)")
+    if judged is None and ok and (unasked or state.run_button(label, "lb_judge")):
         with state.running("lb_judge", "The judge could not run"):  # then drawn again with the judge's ratings
             state.use_chosen_device()
             bar, progress = state.progress_bar(f"judging every pair of systems ({n_pairs} judged pairs)",
                                                estimate=seconds)
             try:
-                with state.first_run("judge"):  # models load one session at a time
-                    _judged_store()[jkey] = judge_grid(grid, progress=progress)
+                if _judged_store().get(jkey) is None and not judged_in_cache(grid):
+                    with state.first_run("judge"):  # models load one session at a time
+                        _judged_store()[jkey] = judge_grid(grid, progress=progress)
+                else:
+                    _judged_store()[jkey] = _judged_store().get(jkey) or judge_grid(grid)
             except Exception:  # not tried unasked again (a rerun or a page left mid-run is no failure)
                 unasked_failed.add(jkey)
                 raise
+            state.turn_judge_on()  # pressed: "Judge every pair" on, as Home's judge button does
     rated = bool(human_dimensions(grid))
     people = not (rated and st.toggle("Leave people's ratings out (the metrics' and the judge's view)",
                                       key=f"lb_no_human_{key}", help="As `dialeval leaderboard --no-human`: the "
