@@ -566,9 +566,26 @@ def gate_checks(v: Verdict, by: Sequence[str] | str | None = None, require: str 
             raise
         if name in vetoes:  # a veto of the combined test: it fails the candidate it finds significantly worse
             checks.append(replace(check(c, "not-worse"), require=VETO_REQUIREMENT, margin=math.nan))
+        elif not by and stands_in(v, name):
+            done = check(c, require, margin)
+            checks.append(replace(done, reason=f"{done.reason} ({stands_in(v, name)})"))
         else:
             checks.append(check(c, require, margin))
     return checks
+
+
+def stands_in(v: Verdict, name: str) -> str:
+    """Why the default gate reads ``name``, one signal the verdict never lets decide alone, where the verdict
+    itself decides on none ('the verdict's combined test could not run here, so the gate stands on bleu alone,
+    which the verdict treats as a diagnostic'); '' for any other criterion."""
+    if is_combined(name) or name.startswith("human:") or shipped_policy().policy.decides(name):
+        return ""
+    measured = v.judge is not None and is_measured_judge(v.judge.signature)
+    if name == JUDGE and measured:
+        return ""
+    who = "the judge" if name == JUDGE else name
+    return (f"the verdict's combined test could not run here, so the gate stands on {who} alone, which the verdict "
+            "treats as a diagnostic")
 
 
 def passed(checks: Sequence[GateCheck]) -> bool:

@@ -553,3 +553,20 @@ def test_the_note_on_a_single_signal_gives_the_judges_record_to_the_shipped_judg
     assert "on rated data the judge named people's preferred system" in shipped[0]
     assert "it has no measured system-level record" in other[0]  # the llm judge, a re-fit: not its record
     assert untrusted_criteria_notes(["combined", "human:Overall"], True) == []
+
+
+def test_a_default_gate_that_stands_on_a_diagnostic_says_so(tmp_path, capsys):
+    """Without the judge the verdict's combined test cannot run, and the default gate failed a candidate 'worse on
+    bleu' while the verdict under it called bleu a diagnostic that does not decide: the check says why it reads
+    bleu (an explicit --by bleu is warned before the run instead)."""
+    from core.cli import main
+    base = _write(tmp_path / "base.jsonl", _rows(12, "v1", 0.75))
+    worse = _write(tmp_path / "worse.jsonl", _rows(12, "v2", 0.25))
+    assert main(["gate", str(base), str(worse), *FAST, "--format", "json"]) == 1
+    reason = json.loads(capsys.readouterr().out)["checks"][0]["reason"]
+    assert reason.startswith("FAIL: candidate is worse on bleu") and reason.endswith(
+        "(the verdict's combined test could not run here, so the gate stands on bleu alone, which the verdict "
+        "treats as a diagnostic)")
+    assert main(["gate", str(base), str(worse), *FAST, "--by", "bleu", "--format", "json"]) == 1
+    out = capsys.readouterr()
+    assert "stands on bleu alone" not in out.out and "--by bleu: the verdict never lets bleu decide alone" in out.err
