@@ -24,9 +24,9 @@ import numpy as np
 
 from core.data import Comparison, alignment_words, dimensions
 from core.formatting import alpha_label, fmt_interval, fmt_num, level_label
-from core.report import as_sentence, left_out_note, no_winner_notes, verdict_notes
+from core.report import as_sentence, left_out_note, no_winner_notes
 from core.scoring import metric_class
-from core.verdict import Verdict, mismatch_warning, pair_winner, verdict_glance, verdict_parts
+from core.verdict import Verdict, mismatch_warning, pair_winner, verdict_glance, verdict_notes, verdict_parts
 from core.version import __version__
 
 if TYPE_CHECKING:

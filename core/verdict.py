@@ -45,9 +45,9 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 
 from core import stats
-from core.data import ID_MISMATCH_ADVICE, Comparison, dimensions, mismatched_pairs_words
+from core.data import ID_MISMATCH_ADVICE, Comparison, dimensions, look_alike, mismatched_pairs_words
 from core.engine import input_notes, is_blank, is_reference_copy, reads_references
-from core.formatting import (clean_json, counted, fmt_amount, fmt_list, fmt_p, fmt_percent, fmt_percent_bounds,
+from core.formatting import (alpha_label, clean_json, counted, fmt_amount, fmt_list, fmt_p, fmt_percent, fmt_percent_bounds,
                              fmt_points)
 from core.scoring import JUDGES, metric_class
 from core.settings import SEED
@@ -56,7 +56,7 @@ from core.human_preferences import (MARGIN_SHARE, METRIC_TIE_TOL, PREFERENCE_DIM
                                     preference_dimension, scale_of, scales_differ, side_accuracy)
 from core.judge_summary import (HumanAgreement, JudgeSummary, judge_length_controlled,  # noqa: F401 (re-exported)
                                 reply_length, summarize_judge)
-from core.stats import LEVEL, N_BOOT, N_PERM
+from core.stats import LEVEL, MIN_RESAMPLED, N_BOOT, N_PERM, can_be_significant
 from core.verdict_policy import (JUDGE, Decision, SignalRecord, VerdictPolicy, combined_name, combined_values,
                                  decide, deciding_winners, is_measured_judge, judge_name, shipped_policy, silent_sides)
 
@@ -242,6 +242,9 @@ class Verdict:
                          "judge_decides": (policy.decides(JUDGE) and self.judge is not None
                                            and is_measured_judge(self.judge.signature))
                                           or JUDGE in self.combined_signals}
+        if self.judge is not None and d.get("judge") and d["judge"].get("length_controlled") is not None:
+            d["judge"]["length_controlled"]["blank_left_out"] = self.judge.blank_left_out  # pairs it leaves out
+        d["notes"] = verdict_notes(self)
         d["sentence"] = self.sentence
         d["glance"] = self.glance
         return clean_json(d)
@@ -1157,3 +1160,99 @@ def verdict_glance(v: Verdict, label: Callable[[str], str] | None = None) -> lis
             record += (f"; where its combined test was significant, as here: the one people preferred in "
                        f"{significant.right}, the other one in {significant.wrong}")
     return [("Verdict", head), ("Evidence", evidence), ("Track record", record)]
+
+
+# ------------------------------------------------------------------------------------------------
+# the verdict's notes (every surface shows them: text and markdown headers, csv note rows, json, the report, Home)
+
+
+def names_note(v: Verdict) -> str:
+    """A warning when the two systems' names differ only in white space, case or how an accent is encoded ('bot'
+    and 'bot ', 'béta' typed as one character or two: ``core.data.look_alike``), which every table shows alike;
+    the names as ``ascii`` writes them, so the difference shows; empty otherwise."""
+    a, b = v.system_a, v.system_b
+    if a == b or look_alike(a) != look_alike(b):
+        return ""
+    return (f"the two systems' names differ only in spaces, case or how an accent is encoded ({ascii(a)} and "
+            f"{ascii(b)}): check they are the ones meant")
+
+
+def one_sided_ratings_note(v: Verdict) -> str:
+    """Which human dimensions only one system is rated on (not compared), with a hint when two of them differ
+    only in case ('fluency' and 'Fluency'); empty otherwise."""
+    if not v.one_sided_ratings:
+        return ""
+    name = {"A": v.system_a, "B": v.system_b}
+    listed = ", ".join(f"{d!r} ({name[s] + ' only' if s else 'both, never one pair'})"
+                       for d, s in v.one_sided_ratings.items())
+    folded = Counter(d.casefold() for d in v.one_sided_ratings)
+    hint = ("; names that differ only in case are different dimensions: rename one in its file to compare them"
+            if any(n > 1 for n in folded.values()) else "")
+    return f"people's ratings of {listed} rate no pair on both sides, so they are not compared{hint}"
+
+
+def verdict_notes(v: Verdict) -> dict[str, str]:
+    """The verdict's notes every surface shows (text and markdown headers, the csv's ``note`` rows, the HTML
+    report, the home page), keyed by an anchor: metrics that do not pass Holm, few contexts, names alike,
+    ratings on one side only, references taken from the other side, what a tie is in people's rows."""
+    notes = {"holm": holm_note(v), "few-contexts": few_contexts_note(v), "names": names_note(v),
+             "one-sided-ratings": one_sided_ratings_note(v),
+             "rating-scales": "; ".join(f"{why}: not compared" for why in v.rating_scales.values()), "shared-references": shared_references_note(v),
+             "human-ties": human_ties_note(v)}
+    return {k: n for k, n in notes.items() if n}
+
+
+def human_ties_note(v: Verdict) -> str:
+    """'in people's win/tie/loss, mean ratings closer than 1 on overall (a quarter of the scale) are a tie': the
+    human rows count ties by a margin (``core.human_preferences.human_tie_margin``), the metric rows only equal
+    values; empty without human rows."""
+    by_margin: dict[float, list[str]] = {}
+    for r in v.rows("human"):
+        if r.tie_margin:
+            by_margin.setdefault(r.tie_margin, []).append(r.metric.split(":", 1)[1])
+    if not by_margin:
+        return ""
+    said = "; ".join(f"{m:g} on {', '.join(dims)}" for m, dims in by_margin.items())
+    return f"in people's win/tie/loss, mean ratings closer than {said} (a quarter of the scale) are a tie"
+
+
+def shared_references_note(v: Verdict) -> str:
+    """Which side's rows had no references and were scored with the other side's for the same context
+    (``core.data.share_references``); empty when none were."""
+    name = {"A": v.system_a, "B": v.system_b}
+    other = {"A": "B", "B": "A"}
+    return "; ".join(f"{n} of {name[side]}'s rows have no reference: they are scored with {name[other[side]]}'s "
+                     "references for the same context (references belong to the context, so both replies are "
+                     "scored against the same ones)" for side, n in v.shared_references.items() if n)
+
+
+def holm_note(v: Verdict) -> str:
+    """Which deciding metrics name a winner alone but not once the deciding metrics are corrected together
+    (Holm), as the one-line verdict reads them; empty when there are none (or the verdict policy lets no metric
+    decide on its own test)."""
+    deciding, passed = deciding_holm(v)
+    alone = [r.metric for r in deciding if r.winner and r.metric not in passed]
+    if not alone:
+        return ""
+    return (f"each metric's row tests it alone, the one-line verdict its {len(deciding)} deciding metrics that "
+            f"scored pairs together (Holm), which {', '.join(alone)} do{'es' * (len(alone) == 1)} not pass")
+
+
+def few_contexts_note(v: Verdict) -> str:
+    """Why rows have no interval, bootstrap p or winner when a metric covers fewer than ``MIN_RESAMPLED``
+    contexts, or too few for any p below the threshold (5 contexts: the smallest randomization p is 2/2^5 =
+    0.0625); empty otherwise (text and markdown headers, the csv's ``note`` row, the HTML report, the
+    dashboard)."""
+    few = sorted({r.n_contexts for r in v.metrics if 0 < r.n_contexts < MIN_RESAMPLED})
+    alpha = 1 - v.level
+    hopeless = sorted({r.n_contexts for r in v.metrics if r.n_contexts >= MIN_RESAMPLED
+                       and not can_be_significant(r.n_contexts, alpha)})
+    notes = []
+    if few:
+        notes.append(f"{' or '.join(map(str, few))} context{'s' * (few != [1])} cannot be resampled (fewer than "
+                     f"{MIN_RESAMPLED}): no interval or bootstrap p ('-') and no winner there")
+    if hopeless:
+        k = hopeless[0]
+        notes.append(f"{' or '.join(map(str, hopeless))} contexts are too few for any winner at p < {alpha_label(v.level)}: "
+                     f"the smallest randomization p there is 2/2^{k} = {2 / 2 ** k:.3g}")
+    return "; ".join(notes)

@@ -902,7 +902,7 @@ def test_human_ties_follow_the_data_scale_and_one_rule():
         row = human_row(rate)
         assert (row.wins, row.ties, row.losses) == (2, 3, 1) and row.tie_margin == float(margin)
     # the margin is said wherever the counts are shown (it was in no output: a researcher read 1/42/17 as exact)
-    from core.report import human_ties_note
+    from core.verdict import human_ties_note
     exs = _planted()
     for e in exs:
         e.scores = {"overall": 4.0 if e.system == "mid" else 2.0}
@@ -957,7 +957,7 @@ def test_too_few_contexts_left_is_not_called_a_fragile_verdict():
     0.0625, so nothing could "survive"; the verdict said it "rests on a few pairs". 5 contexts can give no
     winner at all, and the note says why."""
     from core.engine import score_comparison
-    from core.report import few_contexts_note
+    from core.verdict import few_contexts_note
     from core.verdict import build_verdict
     six = _comparison(_planted(6), "good", "bad")
     v = build_verdict(six, score_comparison(six, ["bleu"]), n_boot=300, n_perm=300)
@@ -973,7 +973,8 @@ def test_too_few_contexts_left_is_not_called_a_fragile_verdict():
 
 
 def test_names_that_differ_only_in_spaces_are_pointed_out():
-    from core.report import names_note, render_verdict
+    from core.report import render_verdict
+    from core.verdict import names_note
     from core.verdict import build_verdict
     exs = [Example(e.id, {"good": "bot", "mid": "bot "}.get(e.system, e.system), e.context, e.response, e.references,
                    source="bots.jsonl", row=i + 1)
@@ -985,6 +986,7 @@ def test_names_that_differ_only_in_spaces_are_pointed_out():
                              "('bot' and 'bot '): check they are the ones meant")
     assert names_note(v) in render_verdict(v) and names_note(v) in render_verdict(v, "csv")
     assert "look-alike systems" not in v.input_notes  # said once, by the verdict's own note
+    assert json.loads(render_verdict(v, "json"))["notes"]["names"] == names_note(v)  # JSON had none of the notes
 
 
 def test_system_names_that_print_alike_are_said_on_every_surface_and_looked_up():
@@ -993,7 +995,7 @@ def test_system_names_that_print_alike_are_said_on_every_surface_and_looked_up()
     import unicodedata
     from core.data import DataError, compare_systems, look_alike
     from core.engine import input_notes, score_comparison
-    from core.report import names_note
+    from core.verdict import names_note
     from core.verdict import build_verdict
     nfc, nfd = unicodedata.normalize("NFC", "béta"), unicodedata.normalize("NFD", "béta")
     assert nfc != nfd and look_alike(nfc) == look_alike(nfd) == look_alike(" BÉTA ")
@@ -1334,7 +1336,7 @@ def test_ratings_on_two_scales_are_not_compared_and_the_verdict_says_so():
     """alpha rated 8 (a 1-10 scale), beta 0.6 (a 0-1 scale): "people rate it higher (+7.40)" decided the verdict.
     The leaderboard already refused to rank by such ratings; the verdict leaves them out and says why."""
     import dataclasses
-    from core.report import verdict_notes
+    from core.verdict import verdict_notes
     from core.verdict import build_verdict
     exs = [Example(f"c{i}", s, [f"ctx {i}"], f"{s} says {i}", [f"ref {i}"], scores={"overall": 8.0 if s == "a" else 0.6})
            for s in ("a", "b") for i in range(8)]

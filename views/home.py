@@ -6,8 +6,8 @@ from dataclasses import replace
 import streamlit as st
 
 from core.data import alignment_words
-from core.report import as_sentence, few_contexts_note, left_out_note, verdict_notes
-from core.verdict import mismatch_warning, verdict_glance, verdict_parts
+from core.report import as_sentence, left_out_note
+from core.verdict import few_contexts_note, mismatch_warning, verdict_glance, verdict_notes, verdict_parts
 from dashboard import judging, state, tables, words
 from dashboard.words import PROMINENT_NOTES
 
