@@ -840,7 +840,16 @@ def pairwise_cells(lb: Leaderboard) -> list[dict[str, str]]:
                                     "no significant difference (every pair a tie)" if r.metric == "judge"
                                     and not r.wins and not r.losses and r.ties else
                                     "not scored: no context has both values" if math.isnan(r.diff)
-                                    else "no significant difference")} for r in lb.pairwise]
+                                    else "no significant difference" + _which_p(r, lb.level))} for r in lb.pairwise]
+
+
+def _which_p(r: PairwiseRow, level: float) -> str:
+    """' (the interval excludes 0, but p (Holm) 0.125 >= 0.05: a winner needs both)' for a row of a metric (or the
+    combined test, or people) with no winner whose interval excludes 0, as compare's table says it; '' else."""
+    excludes = r.metric != "judge" and math.isfinite(r.low) and math.isfinite(r.high) and (r.low > 0 or r.high < 0)
+    if r.better is not None or not excludes or not math.isfinite(r.p_holm):
+        return ""
+    return f" (the interval excludes 0, but p (Holm) {fmt_num(r.p_holm, p=True)} >= {alpha_label(level)}: a winner needs both)"
 
 
 def render_leaderboard(lb: Leaderboard, fmt: str = "text") -> str:

@@ -488,6 +488,19 @@ def test_a_rating_no_upset_ties_to_the_others_gets_no_interval():
     assert all("[" in r["judge"] for r in leaderboard_rows(four)[0][:3])
 
 
+def test_a_leaderboard_pair_whose_interval_excludes_0_without_a_winner_says_why():
+    """'+36.522 [+9.001, +63.020] ... no significant difference' read as a contradiction; compare's table said
+    which p decides, the leaderboard did not."""
+    from core.leaderboard import Leaderboard, PairwiseRow, pairwise_cells
+    rows = [PairwiseRow("bleu", "A", "C", 36.5, 9.0, 63.0, 0.125, 0.25, None, 4, 4, 0),
+            PairwiseRow("bleu", "A", "B", 1.0, -2.0, 4.0, 0.5, 0.5, None, 3, 2, 3),
+            PairwiseRow("bleu", "B", "C", 30.0, 10.0, 50.0, 0.001, 0.002, "B", 8, 0, 0)]
+    lb = Leaderboard([], rows, 8, "id", [], "bleu", ["bleu"], {}, None, 200, 200, 0.95, 13)
+    assert [c["better"] for c in pairwise_cells(lb)] == [
+        "no significant difference (the interval excludes 0, but p (Holm) 0.250 >= 0.05: a winner needs both)",
+        "no significant difference", "B"]
+
+
 def test_references_of_one_side_serve_both_and_the_verdict_says_so(tmp_path, capsys):
     """A file without references beside one with them: BLEU was null on that side and the hybrid metrics scored
     their reference-free half there, so identical replies differed 'significantly'. References belong to the
