@@ -147,3 +147,13 @@ def terminal_safe(text: str) -> str:
     colour nor move nor retitle the user's terminal, nor reorder a line. Files and pipes get the text as it is."""
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
                         else f"\\u{ord(m.group()):04x}", text)
+
+
+def undecided_interval_words(low: float, high: float, p: float, p_name: str, level: float) -> str:
+    """'the interval excludes 0, but randomization p 0.071 >= 0.05: a winner needs both' for a difference with no
+    winner whose interval excludes 0 (``p_name``: which p decides it, e.g. 'p (Holm)'): a table otherwise reads as
+    contradicting itself; '' when the interval holds 0 or is missing, or p is."""
+    excludes = math.isfinite(low) and math.isfinite(high) and (low > 0 or high < 0)
+    if not excludes or not math.isfinite(p):
+        return ""
+    return f"the interval excludes 0, but {p_name} {fmt_num(p, p=True)} >= {alpha_label(level)}: a winner needs both"

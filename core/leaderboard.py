@@ -50,7 +50,8 @@ from core.data import (ID_MISMATCH_ADVICE, DataError, Example, Problem, alignmen
                        dimensions, references_for, repeated_contexts_words, system_not_found, systems_in)
 from core.engine import (ScoreTable, check_judge_models, input_notes, is_blank, is_reference_copy, judge_pairs, judged_from_cache,
                          parse_metrics, reads_references, score_examples)
-from core.formatting import alpha_label, clean_json, fmt_interval, fmt_num, level_label
+from core.formatting import (alpha_label, clean_json, fmt_interval, fmt_num, level_label,
+                             undecided_interval_words)
 from core.progress import Progress, within
 from core.scoring import Judge, JudgeOutput, Options, judge_choice, metric_class
 from core.settings import SEED
@@ -846,10 +847,10 @@ def pairwise_cells(lb: Leaderboard) -> list[dict[str, str]]:
 def _which_p(r: PairwiseRow, level: float) -> str:
     """' (the interval excludes 0, but p (Holm) 0.125 >= 0.05: a winner needs both)' for a row of a metric (or the
     combined test, or people) with no winner whose interval excludes 0, as compare's table says it; '' else."""
-    excludes = r.metric != "judge" and math.isfinite(r.low) and math.isfinite(r.high) and (r.low > 0 or r.high < 0)
-    if r.better is not None or not excludes or not math.isfinite(r.p_holm):
+    if r.better is not None or r.metric == "judge":  # the judge's interval is of a win rate, around 0.5
         return ""
-    return f" (the interval excludes 0, but p (Holm) {fmt_num(r.p_holm, p=True)} >= {alpha_label(level)}: a winner needs both)"
+    why = undecided_interval_words(r.low, r.high, r.p_holm, "p (Holm)", level)
+    return f" ({why})" if why else ""
 
 
 def render_leaderboard(lb: Leaderboard, fmt: str = "text") -> str:

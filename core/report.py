@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from core.data import alignment_words
 from core.formatting import (alpha_label, clean_json, counted, fmt_bounds, fmt_interval, fmt_num, level_label,
-                             plain_float)
+                             plain_float, undecided_interval_words)
 from core.outputs import atomic_open
 from core.stats import MIN_RESAMPLED
 from core.verdict import (LEFT_OUT_LISTED, mismatch_warning, verdict_glance, verdict_notes, verdict_parts,
@@ -136,11 +136,9 @@ def no_winner_notes(r, level: float) -> list[str]:
 def which_p_decides(r, level: float) -> str:
     """'randomization p 0.071 >= 0.05: a winner needs both' for a row with no winner whose interval excludes 0
     (its bootstrap p may be below the threshold too): the table otherwise reads as contradicting itself."""
-    excludes = math.isfinite(r.low) and math.isfinite(r.high) and (r.low > 0 or r.high < 0)
-    if r.winner is not None or not r.n or not excludes or not math.isfinite(r.p_randomization):
+    if r.winner is not None or not r.n:
         return ""
-    return (f"the interval excludes 0, but randomization p {fmt_num(r.p_randomization, p=True)} >= "
-            f"{alpha_label(level)}: a winner needs both")
+    return undecided_interval_words(r.low, r.high, r.p_randomization, "randomization p", level)
 
 
 def could_miss(r) -> str:

@@ -361,16 +361,16 @@ def check_something_to_compare(comp: Comparison, metrics: Sequence[str], judge: 
         why = f"{human_name} leaves out people's ratings"
     elif not any(e.scores for e in comp.examples()):
         why = "these rows carry no human ratings"
-    elif rating_scales_differ(comp) and not compare_ratings(comp, n_boot=stats.MIN_BOOT, n_perm=1):
-        why = "; ".join(rating_scales_differ(comp).values())
-    elif not compare_ratings(comp, n_boot=stats.MIN_BOOT, n_perm=1):
+    elif compare_ratings(comp, n_boot=stats.MIN_BOOT, n_perm=1):
+        return
+    elif two_scales := rating_scales_differ(comp):
+        why = "; ".join(two_scales.values())
+    else:
         one_sided = one_sided_ratings(comp)
         why = ("people rated " + ", ".join(f"{d!r} " + (f"for {comp.system_a if s == 'A' else comp.system_b} only"
                                                          if s else "on both sides but never on the same pair")
                                            for d, s in one_sided.items())
                + ", so no pair is rated on both sides")
-    else:
-        return
     raise ValueError(f"{metrics_name} and no judge leave nothing to compare: {why}; name metrics or add "
                      f"{judge_name}")
 

@@ -422,9 +422,7 @@ def options_from(args: argparse.Namespace):
     if args.pool not in (None, "", "chitchat") and pooled:  # read now: its problems before any scoring
         from core.models.retrieval import get_pool
         pairs = len(get_pool(args.pool))
-        import inspect
-        ks = {m: inspect.signature(metric_class(m)).parameters.get("k") for m in pooled}  # how many each retrieves
-        k = max((p.default for p in ks.values() if p is not None and isinstance(p.default, int)), default=0)
+        k = max(getattr(metric_class(m), "retrieves", 0) for m in pooled)  # how many each retrieves for a row
         if pairs < k:
             note([f"--pool {args.pool} holds {pairs} (utterance, response) pair{'s' * (pairs != 1)}, fewer than the "
                   f"{k} references υBLEU retrieves for each row: every row gets the same few (the default pool "

@@ -45,6 +45,7 @@ import numpy as np
 
 from core.data import Example
 from core.metrics.bleu import SPLITS_WORDS
+from core.metrics.ubleu import UBleu
 from core.models.batching import encode_sequences, in_fixed_rows
 from core.models.checkpoints import CheckpointError, load_manifest
 from core.models.encoders import MAX_SEQ_LEN
@@ -512,6 +513,7 @@ class RuberUbleu(_Hybrid):
     description = "RUBER+υBLEU (Tsuta 2020): hybrid RUBER with υBLEU replacing the referenced scorer"
     reads_response = (READS_WORDPIECES[0], READS_WORDPIECES[1] + " in its RUBER part")  # υBLEU reads it all
     ref_metric = "ubleu"
+    retrieves = UBleu.retrieves  # its υBLEU part's references for each row
     splits_words = SPLITS_WORDS  # its υBLEU part
     variant = "ubleu+ruber_unref"
     option_names = ("pool", "retriever")  # passed on to the υBLEU part

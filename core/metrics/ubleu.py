@@ -74,8 +74,9 @@ class UBleu(Metric):
     needs_references = True
     splits_words = SPLITS_WORDS
     option_names = ("pool", "retriever")
+    retrieves = 50  # references retrieved for each row by default (k)
 
-    def __init__(self, options: Options | None = None, k: int = 50, rated: bool = True, parrot: bool = False,
+    def __init__(self, options: Options | None = None, k: int = retrieves, rated: bool = True, parrot: bool = False,
                  max_order: int = 2, smooth: str = "exp", rater: str = "similarity"):
         super().__init__(options)
         method = self.options.retriever or DEFAULT_RETRIEVER
@@ -183,7 +184,9 @@ class UBleuPaper(UBleu):
 
     description = "υBLEU as in the paper: 15 retrieved + parrot + original references rated by the NN-rater (0-100)"
 
-    def __init__(self, options: Options | None = None, k: int = 15, rated: bool = True, parrot: bool = True,
+    retrieves = 15
+
+    def __init__(self, options: Options | None = None, k: int = retrieves, rated: bool = True, parrot: bool = True,
                  max_order: int = 2, smooth: str = "exp", rater: str = "nn-rater"):
         super().__init__(options, k, rated, parrot, max_order, smooth, rater)
 
