@@ -49,7 +49,8 @@ from xml.sax.saxutils import escape, quoteattr
 import numpy as np
 
 from core.data import ID_MISMATCH_ADVICE, Comparison, case_blind_name, mismatched_pairs_words
-from core.formatting import clean_json, fmt_amount, fmt_percent, fmt_percent_bounds, fmt_points
+from core.formatting import (clean_json, fmt_amount, fmt_percent, fmt_percent_bounds, fmt_points,
+                             undecided_interval_words)
 from core.report import render_verdict, to_json
 from core.stats import POWER, detectable_difference
 from core.verdict import MetricComparison, Verdict, context_groups, preferred_human_row, verdict_decision
@@ -114,6 +115,8 @@ class Criterion:
     unread: int = 0  # the judge: pairs it could not read (an llm's answers naming neither reply), of ``pairs``
     pairs: int = 0  # the judge: the pairs it was asked
     diagnostic: str = ""  # the judge: why it has no measured record (``--judge llm``), said beside its line
+    p: float = math.nan  # the p that decides ``better`` with the interval (a winner needs both below the threshold)
+    p_name: str = ""  # what that p is: 'randomization p', 'sign test p'
 
     @property
     def is_judge(self) -> bool:
@@ -159,7 +162,8 @@ def _metric_criterion(r: MetricComparison, baseline_sd: float, level: float) -> 
     sign = -1.0 if r.higher_is_better else 1.0  # diff is A - B; the candidate is B
     lo, hi = sorted((sign * r.low, sign * r.high))
     better = {"A": "baseline", "B": "candidate"}.get(r.winner or "")
-    return Criterion(r.metric, r.n, r.n_contexts, sign * r.diff, lo, hi, better, r.detectable, level, baseline_sd)
+    return Criterion(r.metric, r.n, r.n_contexts, sign * r.diff, lo, hi, better, r.detectable, level, baseline_sd,
+                     p=r.p_randomization, p_name="randomization p")
 
 
 COMBINED = COMBINED_TEST
@@ -285,7 +289,8 @@ def criterion(v: Verdict, by: str, baseline_values: Sequence[float] | None = Non
             f"the {judge_name(j.signature)} judge has no measured record: a diagnostic, which the verdict does not "
             "decide on")
         return Criterion(JUDGE, w.wins + w.losses, n_ctx, 0.5 - w.rate, lo, hi, better, j.detectable(v.level),
-                         v.level, unread=len(j.unparsed), pairs=j.n, diagnostic=diagnostic)
+                         v.level, unread=len(j.unparsed), pairs=j.n, diagnostic=diagnostic, p=w.sign_p,
+                         p_name="sign test p")
     if is_combined(by):
         c = v.combined
         if c is None or c.n == 0:
@@ -414,6 +419,9 @@ def check(c: Criterion, require: str = "not-worse", margin: float | None = None)
     line = f"{'PASS' if passed else 'FAIL'}: {head} {on}: {ev}{why_margin}"
     if c.better is None and c.unseen() and not (c.unread and c.unread >= c.pairs):
         line += f" ({c.unseen()})"
+    if c.better is None and require != "non-inferior" and c.p_name:  # else it reads as contradicting itself
+        decides = undecided_interval_words(c.low, c.high, c.p, c.p_name, c.level)
+        line += f" ({decides})" if decides else ""
     if c.diagnostic:
         line += f" ({c.diagnostic})"
     return GateCheck(c, require, margin, passed, line)

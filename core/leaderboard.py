@@ -474,7 +474,11 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
                 better = S[i] if ws.wins > ws.losses else S[j]
             pairwise.append(PairwiseRow("judge", S[i], S[j], ws.rate, ws.low, ws.high, ws.sign_p, float(ph), better,
                                         ws.wins, ws.ties, ws.losses))
-        for s, why in unbounded_ratings(pairwise).items():  # the ridge's numbers are no interval: none in the data
+        unbounded = unbounded_ratings(pairwise)
+        if not set(unbounded) - {s for s, why in unbounded.items() if why == UNREAD_RATING}:
+            unbounded.update({s: why for s in S if s not in unbounded
+                              for why in [ridge_set_interval(bt.ridge_bound, bt.n_boot, level)] if why})
+        for s, why in unbounded.items():  # the ridge's numbers are no interval: none in the data
             judge_info[s].update(theta_low=math.nan, theta_high=math.nan, rating_low=math.nan, rating_high=math.nan,
                                  no_interval=why)
     combined_score: dict[str, float] = {}
@@ -686,6 +690,28 @@ def _ci(mean: float, lo: float, hi: float, digits: int = 3, n: int | None = None
     return fmt_interval(mean, lo, hi, digits) + on
 
 
+UNREAD_RATING = "the judge read none of its pairs"  # why a system's judge rating has no interval, when it is so
+
+
+def ridge_set_interval(ridge_bound: int, n_boot: int, level: float) -> str:
+    """Why no judge rating has an interval when the won-or-tied graph is strongly connected (a fit exists) but more
+    than a tail's share of the bootstrap replicates, ``(1 - level) / 2``, lose every upset that makes it so
+    (``ridge_bound`` of ``n_boot``, :func:`core.stats.connected_replicates`): an interval's end would be the
+    fit's ridge, not the data (one upset among few contexts); '' when they are fewer."""
+    if not n_boot or ridge_bound <= (1 - level) / 2 * n_boot:
+        return ""
+    return (f"too few upsets to bound it: {ridge_bound:,} of {n_boot:,} resamples of the contexts lose every upset "
+            "that ties the systems together")
+
+
+def ratings_without_interval(lb: Leaderboard) -> dict[str, str]:
+    """The systems of ``lb`` whose judge rating has no interval, each with why: as its pairs show
+    (:func:`unbounded_ratings`) or as the leaderboard recorded it (``no_interval``, also
+    :func:`ridge_set_interval`)."""
+    return {**unbounded_ratings(lb.pairwise),
+            **{e.system: e.judge["no_interval"] for e in lb.systems if e.judge and e.judge.get("no_interval")}}
+
+
 def unbounded_ratings(pairwise: Sequence[PairwiseRow]) -> dict[str, str]:
     """The systems whose judge rating has no interval, each with why: 'won every judged pair', 'lost every judged
     pair', 'above or below each other system in every judged pair' (alone, no upset either way), or 'no upset
@@ -702,7 +728,7 @@ def unbounded_ratings(pairwise: Sequence[PairwiseRow]) -> dict[str, str]:
     judged = [r for r in pairwise if r.metric == "judge"]
     rows = [r for r in judged if r.wins + r.ties + r.losses]
     names = sorted({n for r in rows for n in (r.first, r.second)})
-    unread = {n: "the judge read none of its pairs" for r in judged for n in (r.first, r.second) if n not in names}
+    unread = {n: UNREAD_RATING for r in judged for n in (r.first, r.second) if n not in names}
     beats: dict[str, set[str]] = {n: set() for n in names}
     for r in rows:
         if r.wins or r.ties:
@@ -771,7 +797,7 @@ def leaderboard_rows(lb: Leaderboard) -> tuple[list[dict[str, Any]], list[tuple[
     lead = judge + combined if lb.ranked_by == "judge" else by + combined + judge
     cols = [("rank", "rank"), ("system", "system"), *lead, *(c for c in means if c not in lead)]
     rows = []
-    unbounded = unbounded_ratings(lb.pairwise)
+    unbounded = ratings_without_interval(lb)
     for e in lb.systems:
         r: dict[str, Any] = {"rank": "-" if e.rank is None else str(e.rank), "system": e.system}
         if lb.combined_signals:

@@ -470,6 +470,22 @@ def test_a_judge_that_decided_no_pair_is_said_so_not_as_a_win_rate_of_nan():
     assert some.evidence() == "wins 60 % [50–70 %] of the 40 pairs it decided"
 
 
+def test_a_gate_line_without_a_winner_whose_interval_excludes_0_says_which_p_decides():
+    """'PASS: no significant difference on bleu: +1.2 [+0.3, +2.1]' read as contradicting itself (the interval
+    excludes 0): compare's table and the leaderboard say which p decides, the gate now says it too."""
+    from core.gating import Criterion, check
+    from core.verdict_policy import JUDGE
+    metric = Criterion("bleu", 30, 30, 1.2, 0.3, 2.1, None, 0.9, 0.95, p=0.071, p_name="randomization p")
+    line = check(metric).reason
+    assert line.startswith("PASS: no significant difference on bleu") and "randomization p 0.071 >= 0.05" in line
+    assert "randomization p" in check(metric, "better").reason
+    assert "randomization p" not in check(metric, "non-inferior", margin=0.5).reason  # decided by the margin
+    judge = Criterion(JUDGE, 40, 40, 0.14, 0.01, 0.27, None, 0.1, 0.95, p=0.06, p_name="sign test p")
+    assert "sign test p 0.06" in check(judge).reason
+    holds_0 = Criterion("bleu", 30, 30, 1.2, -0.3, 2.1, None, 0.9, 0.95, p=0.2, p_name="randomization p")
+    assert "randomization p" not in check(holds_0).reason
+
+
 def test_a_one_file_gate_says_which_system_is_the_baseline(tmp_path, capsys):
     """A file of two systems without --system-a/--system-b was gated in the file's order without a word: which
     system is the baseline decides PASS or FAIL."""

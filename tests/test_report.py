@@ -579,7 +579,15 @@ def test_judge_ratings_that_no_upset_ties_to_the_others_have_no_interval_on_any_
     judged[(1, 2)] = _judged([0.9] * 11 + [0.1])  # an upset between b and c: a's gap to them is still the ridge's
     lb = build_leaderboard(shared_contexts(exs), None, judged, n_boot=200)
     assert all(e.judge["no_interval"] for e in lb.systems)
-    judged[(0, 2)] = _judged([0.9] * 11 + [0.1])  # c upsets a once: a -> b -> c -> a, every rating measured
+    judged[(0, 2)] = _judged([0.9] * 11 + [0.1])  # c upsets a once: a -> b -> c -> a, a fit exists ...
+    lb = build_leaderboard(shared_contexts(exs), None, judged, n_boot=200)
+    # ... but both upsets are on one of 12 contexts: a third of the resamples lose it, and their ratings are the
+    # ridge's (b's interval read [1000, 1289]); no rating has an interval then, and each says why
+    why = {e.system: e.judge.get("no_interval") for e in lb.systems}
+    assert set(why) == {"a", "b", "c"} and all(w and w.startswith("too few upsets to bound it: ") for w in why.values())
+    assert f"({why['b']}: no interval)" in render_leaderboard(lb, "text")
+    upsets = [0.9, 0.9, 0.1] * 4  # an upset on every third context in every pair: measured
+    judged = {(i, j): _judged(upsets[k:] + upsets[:k]) for k, (i, j) in enumerate([(0, 1), (0, 2), (1, 2)])}
     lb = build_leaderboard(shared_contexts(exs), None, judged, n_boot=200)
     b = next(e for e in lb.systems if e.system == "b")
     assert b.judge["rating_low"] < b.judge["rating"] < b.judge["rating_high"] and "no_interval" not in b.judge
@@ -877,6 +885,8 @@ def test_leaderboard_systems_may_name_a_system_with_a_comma(tmp_path, capsys):
     assert {s["system"] for s in json.loads(capsys.readouterr().out)["systems"]} == {"a, b", "c"}
     assert main(["leaderboard", "--no-judge", str(path), "--metrics", "bleu", "--quiet", "--systems", "a, b,c"]) == 2
     assert "write each such comma as \\, (--systems \"a\\, b\")" in capsys.readouterr().err
+    assert main(["leaderboard", "--no-judge", str(path), "--metrics", "bleu", "--quiet", "--systems", "a, b,C"]) == 2
+    assert "'C' (did you mean 'c'?)" in capsys.readouterr().err  # the comma's advice kept the did-you-mean out
 
 
 def test_human_ties_follow_the_data_scale_and_one_rule():

@@ -466,3 +466,18 @@ def test_no_length_controlled_rate_where_equal_length_lies_outside_the_pairs():
     assert lc.why_none == "A's reply is the longer in 100% of the pairs, so equal length lies outside what was judged"
     mixed = stats.length_controlled_win_rate([1.0] * 9 + [0.0], [5, 7, -3, 9, 4, -6, 8, 5, 3, 2], list(range(10)))
     assert math.isfinite(mixed.rate) and mixed.why_none == ""  # 2 of 10 pairs have B longer: equal length is inside
+
+
+def test_a_replicate_is_connected_where_won_or_tied_edges_lead_everywhere():
+    """The Bradley-Terry fit exists without its ridge exactly where the "won or tied" graph is strongly connected
+    (Ford 1957); a replicate that drops the only upset is not, and a tie is an edge both ways. Items never
+    compared are left out of the test."""
+    from core.stats import connected_replicates
+    first, second = [0, 1, 0], [1, 2, 2]
+    sweep = [1.0, 1.0, 1.0]  # 0 > 1 > 2 and 0 > 2: no upset
+    upset = [1.0, 1.0, 0.0]  # 2 beats 0: 0 -> 1 -> 2 -> 0
+    both = np.array([[1, 1, 1], [1, 1, 0], [2, 0, 3]])
+    assert connected_replicates(first, second, sweep, 3, both).tolist() == [False, False, False]
+    assert connected_replicates(first, second, upset, 3, both).tolist() == [True, False, False]
+    assert connected_replicates([0, 1], [1, 2], [0.5, 0.5], 4, np.ones((1, 2))).tolist() == [True]  # item 3 unseen
+    assert connected_replicates([0, 1], [1, 2], [0.5, 1.0], 3, np.ones((1, 2))).tolist() == [False]

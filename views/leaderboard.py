@@ -11,7 +11,8 @@ import streamlit as st
 from core.data import DataError, alignment_words
 from core.leaderboard import (build_leaderboard, human_dimensions, judge_grid, judged_in_cache, leaderboard_rows,
                               mismatch_note, pairs_family_note, pairwise_cells, pairwise_columns, rank_jump_note,
-                              ranking_label, render_leaderboard, shared_contexts, unbounded_ratings, unscored_note)
+                              ranking_label, ratings_without_interval, render_leaderboard, shared_contexts,
+                              unscored_note)
 from core.report import as_sentence, to_json
 from core.verdict_policy import COMBINED_TEST
 from dashboard import judging, loading, state, tables, words
@@ -202,8 +203,8 @@ else:
     m = lb.ranked_by
     if m == "judge":
         x = [e.judge["rating"] for e in lb.systems]
-        # a rating no upset ties to the others has no interval (core.leaderboard.unbounded_ratings): no bar
-        unbounded = unbounded_ratings(lb.pairwise)
+        # a rating no upset ties to the others has no interval (core.leaderboard.ratings_without_interval): no bar
+        unbounded = ratings_without_interval(lb)
         lo = [0.0 if e.system in unbounded else e.judge["rating"] - e.judge["rating_low"] for e in lb.systems]
         hi = [0.0 if e.system in unbounded else e.judge["rating_high"] - e.judge["rating"] for e in lb.systems]
         title = ("Bradley-Terry rating (Elo scale): no interval, only the order means something (the table says "

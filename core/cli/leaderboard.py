@@ -11,7 +11,7 @@ from core.cli import (add_csv_arguments, add_judge_arguments, add_option_argumen
                       emit, judge_from, judge_usage_note, metric_names_or_none, note, note_estimate, options_from,
                       register_command, tell)
 from core.cli.compare import add_output_arguments, add_statistics_arguments
-from core.data import load_file, rows_of_files, systems_in
+from core.data import load_file, meant_system, rows_of_files, systems_in
 from core.engine import DEFAULT_METRICS, blank_text_notes, estimate_work
 from core.leaderboard import leaderboard_of_grid, render_leaderboard, shared_contexts
 from core.progress import progress_bar
@@ -75,7 +75,8 @@ def leaderboard_command(a: argparse.Namespace) -> int:
     present = systems_in(examples)
     with_comma = [s for s in present if "," in s]
     if systems and with_comma and not set(systems) <= set(present):
-        raise ValueError(f"--systems: {', '.join(repr(s) for s in systems if s not in present)} not found; "
+        raise ValueError(f"--systems: {', '.join(repr(s) + meant_system(s, present) for s in systems if s not in present)}"
+                         " not found; "
                          f"{', '.join(map(repr, with_comma))} has a comma in its name: write each such comma as \\, "
                          f"(--systems \"{with_comma[0].replace(',', chr(92) + ',')}\")")
     twice = sorted({s for s in systems or [] if systems.count(s) > 1})

@@ -154,9 +154,14 @@ def system_not_found(name: str, systems: Iterable[str]) -> str:
     """"system 'Alpha' not found (did you mean 'alpha'?); systems are ['alpha', 'beta']": the one message of a
     system a file lacks, with the one name it looks like (:func:`look_alike`) when there is one."""
     systems = list(systems)
+    return f"system {name!r} not found{meant_system(name, systems)}; systems are {systems}"
+
+
+def meant_system(name: str, systems: Iterable[str]) -> str:
+    """" (did you mean 'alpha'?)" when exactly one of ``systems`` prints like ``name`` (:func:`look_alike`), else
+    ''."""
     alike = [s for s in systems if look_alike(s) == look_alike(name)]
-    meant = f" (did you mean {alike[0]!r}?)" if len(alike) == 1 else ""
-    return f"system {name!r} not found{meant}; systems are {systems}"
+    return f" (did you mean {alike[0]!r}?)" if len(alike) == 1 else ""
 
 
 def dimensions(examples: Iterable[Example]) -> list[str]:

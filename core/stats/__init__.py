@@ -62,13 +62,13 @@ from core.stats.win_rates import (EQUAL_LENGTH_SHARE, EXACT_SIGN_TEST, FIT_FLOAT
                                   clustered_win_stats, length_controlled_win_rate, logistic_fits, sign_test,
                                   wilson_bounds, wilson_interval, win_stats)
 from core.stats.bradley_terry import (BT_RIDGE, ELO_BASE, ELO_SCALE, BradleyTerry, bradley_terry,
-                                      bradley_terry_ratings)
+                                      bradley_terry_ratings, connected_replicates)
 
 __all__ = ["BT_RIDGE", "BradleyTerry", "Correlation", "ELO_BASE", "ELO_SCALE", "EQUAL_LENGTH_SHARE", "EXACT_SIGN_TEST",
            "FEW_SYSTEMS", "FIT_FLOATS", "LengthControlled", "LEVEL", "MAX_RESAMPLES", "METHODS", "MIN_BOOT", "N_BOOT", "N_PERM", "MIN_RESAMPLED",
            "NO_DIFF", "POWER", "PairedResult", "RESAMPLE_CHUNK", "SystemCorrelation", "WinStats",
            "approximate_randomization", "bootstrap_correlations", "bootstrap_means", "bradley_terry",
-           "bradley_terry_ratings", "can_be_significant", "canonical_rows", "check_settings", "cluster_counts", "clustered_win_stats",
+           "bradley_terry_ratings", "can_be_significant", "connected_replicates", "canonical_rows", "check_settings", "cluster_counts", "clustered_win_stats",
            "correlate", "detectable_difference", "finite_pairs", "group_codes", "has_repeats", "holm",
            "length_controlled_win_rate", "logistic_fits", "mean_ci", "n_units", "paired_bootstrap",
            "paired_comparison", "percentile_interval", "point_correlation", "sign_test", "system_correlation",
