@@ -388,8 +388,13 @@ def route(navigation) -> None:
 
 
 def show_loaded(box: Any) -> None:
+    """The sidebar's "Loaded" box: what is loaded, its unmatched rows, and a damaged score cache this server found
+    (``core.cache.damage_notes``: scoring goes on without it, so the page's numbers stand, but nothing is kept)."""
+    from core.cache import damage_notes
     data = loaded()
     with box:
+        for damaged in damage_notes():
+            st.warning(plain(damaged.removeprefix("note: ")))
         if data is None:
             st.caption("Nothing loaded yet.")
         else:

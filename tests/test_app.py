@@ -1692,3 +1692,20 @@ def test_replies_read_only_in_part_are_said_beside_the_verdict(new_app, own_cach
     said = [i.value.replace("\\", "") for i in at.info if "of 6 rows have a response of more than" in i.value]
     assert len(said) == 1 and "RUBER reads a reply's first" in said[0], [i.value for i in at.info]
     assert not [e for e in at.expander if "note" in e.label and "on the input" in e.label]
+
+
+def test_a_damaged_score_cache_is_said_in_the_sidebar(new_app, monkeypatch, tmp_path):
+    """A damaged score cache was said only in the server's log (a warning a stakeholder never reads): scoring went
+    on without it and the page gave no sign that nothing was being kept."""
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("DIALEVAL_NO_CACHE", raising=False)
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "scores.sqlite3").write_bytes(b"this is not a database" * 100)
+    rows = [Example(f"c{i}", s, [f"how was day {i}?"], f"{s} says day {i} was fine", [f"day {i} was good"])
+            for i in range(6) for s in ("a", "b")]  # not the demo's rows: its scores are shipped precomputed
+    at = new_app()
+    at.session_state["loaded"] = loading.make_loaded("six rows", rows, None, None, None, [b"six"])
+    at.run()
+    assert not at.exception, at.exception
+    said = [w.value.replace("\\", "") for w in at.sidebar.warning]  # shown markdown-escaped
+    assert any("is damaged (file is not a database)" in w and "went on without it" in w for w in said), said
