@@ -285,6 +285,17 @@ def judge(contexts: Sequence[Sequence[str] | str], replies_a: Sequence[str], rep
     return judge_pairs(turns, _strings(a), _strings(b), chosen, checkpoint, _progress(progress), cache)
 
 
+def _meta_settings(settings: dict[str, Any], call: Callable[..., Any], taken: Sequence[str]) -> None:
+    """Refuse a setting ``meta_evaluate`` passes on to ``call`` that ``call`` does not take (``TypeError`` naming
+    the ones it does), before anything is scored; ``taken``: ``call``'s parameters that meta_evaluate fills."""
+    allowed = [p for p in inspect.signature(call).parameters if p not in taken]
+    unknown = [k for k in settings if k not in allowed]
+    if unknown:
+        dims = " (the human dimension is dims=)" if {"dimension", "dimensions", "dim"} & set(unknown) else ""
+        raise TypeError(f"meta_evaluate() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}{dims}; "
+                        f"its settings are {', '.join(allowed)}")
+
+
 def _checked_settings(settings: dict[str, Any], allowed: Sequence[str], what: str) -> None:
     """Refuse, before anything is scored, a setting ``what`` does not take (``TypeError``) and values that give
     no usable interval or p (``core.stats.check_settings``), as the command line refuses them."""
@@ -577,6 +588,8 @@ def meta_evaluate(*inputs: str, metrics: str | Sequence[str] | None = None, dims
     from core.formatting import clean_json
     if not isinstance(level, str):
         settings["level"], level = level, "turn"
+    if "progress" in settings:  # True: a bar on stderr, as everywhere
+        settings["progress"] = _progress(settings["progress"])
     if isinstance(dims, str):  # 'overall' or 'overall,fluency', as --dimension takes them: never its letters
         dims = [d.strip() for d in dims.split(",") if d.strip()]
     if isinstance(settings.get("methods"), str):
@@ -595,6 +608,9 @@ def meta_evaluate(*inputs: str, metrics: str | Sequence[str] | None = None, dims
         if dims and dims[0].casefold() not in have:
             raise ValueError(f"dims={dims!r}: no file has that human dimension; they have "
                              f"{sorted({d for exs in data.values() for d in dimensions(exs)})}")
+        from core.system_eval import evaluate_dataset
+        _meta_settings(settings, evaluate_dataset, ("name", "examples", "metrics", "judge", "options", "combine",
+                                                    "dimension"))
         names = parse_metrics(DEFAULT_METRICS if metrics is None else metrics)
         undecided = undecidable_verdict_note([*names, *(["judge"] if judge else [])], shipped_policy().policy)
         _warn_notes([undecided] if undecided else [])
@@ -606,6 +622,7 @@ def meta_evaluate(*inputs: str, metrics: str | Sequence[str] | None = None, dims
     if level != "turn":
         raise ValueError(f"level={level!r}: 'turn' (correlations per row) or 'system' (system pairs)")
     from core.meta_eval import input_notes
+    _meta_settings(settings, evaluate, ("data", "metrics", "dims", "options"))
     names = parse_metrics(DEFAULT_METRICS if metrics is None else metrics)
     data = group_datasets(_paths(inputs, "meta_evaluate"))
     from core.data import dimensions

@@ -307,9 +307,10 @@ def record(pairs: Sequence[SystemPair], signal: str) -> SignalRecord:
 def kendall_tau(pairs: Sequence[SystemPair], signal: str) -> float:
     """(concordant - discordant) / system pairs people rated: ``signal``'s order against people's mean order (a
     pair either side leaves unordered, people's tie included, counts as neither: tau-a); a pair people did not rate
-    on both sides is left out; NaN without pairs."""
+    on both sides is left out; NaN without pairs, or where people order none of them (every rating alike: no
+    order to agree with, where 0.000 read as 'unrelated to people')."""
     xs = [p for p in pairs if signal in p.calls and p.rated]
-    if not xs:
+    if not xs or all(p.people_order is None for p in xs):
         return math.nan
     score = sum(0 if p.people_order is None or p.calls[signal].order is None else
                 (1 if p.calls[signal].order == p.people_order else -1) for p in xs)
@@ -433,7 +434,7 @@ def leave_one_set_out(pairs: Sequence[SystemPair], candidates: Sequence[VerdictP
 _SYSTEM_TABLE = [("dataset", "dataset"), ("dimension", "dimension"), ("signal", "signal"),
                  ("system_pairs", "system pairs"), ("rated_pairs", "people rated"),
                  ("separated", "people separate"), ("order", "same order"), ("right", "names people's winner"),
-                 ("wrong", "names the other"), ("none", "names none"), ("kendall_tau", "Kendall tau"),
+                 ("wrong", "names the other"), ("none", "names none"), ("kendall_tau", "Kendall tau-a"),
                  ("note", "note")]
 
 

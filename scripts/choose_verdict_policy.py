@@ -250,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
         "'verdict' is the one-line verdict under the shipped policy (chosen on these sets: see the table above for "
         "held-out numbers).",
         "",
-        "Kendall tau is (concordant - discordant) / the system pairs people rated, a pair either side leaves "
+        "Kendall tau-a is (concordant - discordant) / the system pairs people rated, a pair either side leaves "
         "unordered counting as neither (people's mean difference within `core.system_eval.PEOPLE_TIE_TOL` is a tie: "
         "usr-topical's Nucleus (p = 0.3) and Nucleus (p = 0.7), rated exactly alike, differ by 2.6e-17); the \"all\" "
         "row's tau is the mean of the sets' taus (each set weighs alike, one-pair sets included).",

@@ -293,6 +293,15 @@ def test_rank_and_meta_evaluate_give_the_command_lines_numbers(tmp_path, capsys)
         core.meta_evaluate(str(path), metrics="bleu", level="system", dims="fluency", judge=False)
     with pytest.raises(TypeError, match="needs one or more files' paths"):
         core.rank()
+    # progress=True drew a bar at the system level but failed inside BLEU at the turn level ('bool' object is not
+    # callable); a mistyped setting failed deep in core.meta_eval, the dimension's name unsaid
+    assert core.meta_evaluate(str(path), metrics="bleu", n_boot=200, progress=True) == rows
+    assert "bleu" in capsys.readouterr().err
+    with pytest.raises(TypeError, match="'nboot'; its settings are methods, n_boot"):
+        core.meta_evaluate(str(path), metrics="bleu", nboot=200)
+    for level in ("turn", "system"):
+        with pytest.raises(TypeError, match=r"'dimension' \(the human dimension is dims=\)"):
+            core.meta_evaluate(str(path), metrics="bleu", level=level, dimension="overall", judge=False)
 
 
 def test_the_api_refuses_bad_settings_before_it_scores(tmp_path):

@@ -529,3 +529,23 @@ def test_the_demo_keeps_another_cpu_kind_only_while_it_answers_for_the_whole_dem
     assert kept({**here, **whole}) == ["y"]
     assert kept({**here, "m1|device:y": whole["m1|device:y"], "m2-old|device:y": {"r1": 0.0, "r2": 0.0}}) == []
     assert kept({**here, **whole, "m2|device:y": {"r1": 3.1, "r0": 9.9}}) == []  # rows of another demo file
+
+
+def test_a_judge_without_flags_of_its_own_is_cached_from_the_command_line(tmp_path, monkeypatch, capsys):
+    """`dialeval judge --judge NAME` built every judge but the learned one as an object, which the engine does not
+    cache: a new judge with a cache identity judged every pair again on every run (the API, which passes the name,
+    kept them)."""
+    import json
+    from core.cli import main
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("DIALEVAL_NO_CACHE", raising=False)
+    paths = []
+    for s, reply in (("a", "a longer reply about {}"), ("b", "short {}")):
+        path = tmp_path / f"{s}.jsonl"
+        path.write_text("".join(json.dumps({"id": str(i), "system": s, "context": [f"q {i}?"],
+                                            "response": reply.format(i)}) + "\n" for i in range(5)))
+        paths.append(str(path))
+    _LengthJudge.asked.clear()
+    for _ in range(2):
+        assert main(["judge", *paths, "--judge", "test-length", "--quiet"]) == 0
+    assert _LengthJudge.asked == [5] and capsys.readouterr().out

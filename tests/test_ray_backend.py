@@ -205,7 +205,10 @@ def test_missing_ray_exits_2_with_the_install_line(rows_file, monkeypatch, capsy
 def test_local_backend_refuses_ray_flags(rows_file, capsys):
     from core.cli import main
     assert main(["score", str(rows_file), "--metrics", "bleu", "--workers", "2", "--quiet"]) == 2
-    assert "--workers and --address are for --backend ray" in capsys.readouterr().err
+    from core.backends import BACKENDS
+    takers = " or ".join(n for n, cls in BACKENDS.items() if cls.takes_workers)  # ray, and any backend added
+    assert f"--workers and --address are for --backend {takers}; --backend local starts no workers" in \
+        capsys.readouterr().err
 
 
 def test_the_cli_and_a_local_run_never_import_ray(rows_file, tmp_path):

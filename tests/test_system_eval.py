@@ -682,6 +682,10 @@ def test_tau_reads_people_s_rounding_error_as_a_tie_and_leaves_out_pairs_they_di
     rows = se.summarize([pair(1.0, "A"), pair(math.nan, "A")], by_dataset=False)
     assert rows[0]["rated_pairs"] == 1 and rows[0]["system_pairs"] == 2 and rows[0]["dimension"] == "overall"
     assert "overall" in se.format_system_rows(rows)
+    # people rated every system alike: no order to agree with (it said 0.000, 'unrelated to people')
+    assert math.isnan(se.kendall_tau([pair(0.0, "A"), pair(2.6e-17, "B")], "bleu"))
+    flat = se.summarize([pair(0.0, "A"), pair(0.0, "B")], by_dataset=False)
+    assert flat[0]["kendall_tau"] != flat[0]["kendall_tau"] and "Kendall tau-a" in se.format_system_rows(flat)
 
 
 def test_level_system_says_why_a_file_has_no_pair_and_which_system_people_did_not_rate(tmp_path, capsys):

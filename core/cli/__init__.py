@@ -279,7 +279,7 @@ def judge_name(text: str) -> str:
 def judge_from(a: argparse.Namespace) -> "str | Judge | None":
     """The judge the parsed command line asks for: ``None`` (``--no-judge``), the learned judge's name, or a
     judge built from its own flags (``--judge llm --llm-url ...``)."""
-    from core.scoring import JUDGES, judge_class
+    from core.scoring import JUDGES, Judge, judge_class
     stray = [flag for name, cls in JUDGES.items() if name != a.judge for flag in cls.flags_given(a)]
     if stray:
         raise ValueError(f"{', '.join(stray)} set{'s' * (len(stray) == 1)} another judge than the one that runs "
@@ -294,7 +294,10 @@ def judge_from(a: argparse.Namespace) -> "str | Judge | None":
         return "pairwise"
     if getattr(a, "checkpoint", None) is not None:
         raise ValueError(f"--checkpoint names a learned judge's checkpoint; the {a.judge} judge has none")
-    return judge_class(a.judge).from_arguments(a)
+    cls = judge_class(a.judge)
+    if cls.from_arguments.__func__ is Judge.from_arguments.__func__:  # type: ignore[attr-defined]
+        return a.judge  # no flags of its own: by name, as the API passes it, so its calls are kept in the cache
+    return cls.from_arguments(a)
 
 
 ESTIMATE_SAID_FROM = 10.0  # seconds: a shorter run starts without a word about its length

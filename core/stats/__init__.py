@@ -16,7 +16,10 @@ Choices, fixed and tested (tests/test_stats.py):
   t approximation; Kendall: exact for small n without ties, else normal); these assume independent rows.
   With clusters they would be too small, so the p-value is the bootstrap one instead:
   ``p = min(1, 2 * min(P*(r <= 0), P*(r >= 0)))`` over the cluster replicates (consistent with the
-  interval: p < 1 - level exactly when the interval excludes 0). ``Correlation.p_method`` says which.
+  interval: p < 1 - level exactly when the interval excludes 0), and never below, nor the interval narrower
+  than, the bootstrap's spread read with the small-sample t (:func:`clustered_t`) or Fisher's z on the rows as
+  if independent (:func:`fisher_z`): a percentile bootstrap over few contexts runs liberal.
+  ``Correlation.p_method`` says which.
 - **Paired comparison** of systems A and B on the same inputs: ``diff = mean_a - mean_b``.
   *Paired bootstrap*: resample pairs (or clusters) n of n, percentile interval of the mean difference,
   two-sided p-value by the shift method ``p = (1 + #{|d* - d| >= |d|}) / (B + 1)`` (the bootstrap
@@ -54,8 +57,8 @@ from core.stats.bootstrap import (LEVEL, MAX_RESAMPLES, MIN_BOOT, N_BOOT, N_PERM
                                   canonical_rows, check_settings, cluster_counts, finite_pairs, group_codes, has_repeats, mean_ci,
                                   n_units, percentile_interval)
 from core.stats.correlation import (FEW_SYSTEMS, METHODS, Correlation, SystemCorrelation, bootstrap_correlations,
-                                    correlate, point_correlation, system_correlation, weighted_midranks,
-                                    weighted_pearson)
+                                    clustered_t, correlate, fisher_z, point_correlation, system_correlation,
+                                    weighted_midranks, weighted_pearson)
 from core.stats.paired import (NO_DIFF, POWER, PairedResult, approximate_randomization, can_be_significant,
                                detectable_difference, holm, paired_bootstrap, paired_comparison)
 from core.stats.win_rates import (EQUAL_LENGTH_SHARE, EXACT_SIGN_TEST, FIT_FLOATS, LengthControlled, WinStats,
@@ -69,7 +72,7 @@ __all__ = ["BT_RIDGE", "BradleyTerry", "Correlation", "ELO_BASE", "ELO_SCALE", "
            "NO_DIFF", "POWER", "PairedResult", "RESAMPLE_CHUNK", "SystemCorrelation", "WinStats",
            "approximate_randomization", "bootstrap_correlations", "bootstrap_means", "bradley_terry",
            "bradley_terry_ratings", "can_be_significant", "connected_replicates", "canonical_rows", "check_settings", "cluster_counts", "clustered_win_stats",
-           "correlate", "detectable_difference", "finite_pairs", "group_codes", "has_repeats", "holm",
+           "clustered_t", "correlate", "fisher_z", "detectable_difference", "finite_pairs", "group_codes", "has_repeats", "holm",
            "length_controlled_win_rate", "logistic_fits", "mean_ci", "n_units", "paired_bootstrap",
            "paired_comparison", "percentile_interval", "point_correlation", "sign_test", "system_correlation",
            "weighted_midranks", "weighted_pearson", "wilson_bounds", "wilson_interval", "win_stats"]
