@@ -49,10 +49,10 @@ from xml.sax.saxutils import escape, quoteattr
 import numpy as np
 
 from core.data import ID_MISMATCH_ADVICE, Comparison, case_blind_name, mismatched_pairs_words
-from core.formatting import (clean_json, fmt_amount, fmt_percent, fmt_percent_bounds, fmt_points,
+from core.formatting import (alpha_label, clean_json, fmt_amount, fmt_percent, fmt_percent_bounds, fmt_points,
                              undecided_interval_words)
 from core.report import render_verdict, to_json
-from core.stats import POWER, detectable_difference
+from core.stats import MIN_RESAMPLED, POWER, can_be_significant, detectable_difference
 from core.verdict import MetricComparison, Verdict, context_groups, preferred_human_row, verdict_decision
 from core.verdict_policy import COMBINED_TEST, JUDGE, is_measured_judge, judge_name, shipped_policy
 
@@ -267,7 +267,14 @@ def missing_dimension(by: str, comp: Comparison) -> str | None:
     else None."""
     from core.data import dimensions
     have = dimensions(comp.examples())
-    if not by.startswith("human:") or human_criterion(by, comp)[len("human:"):] in have:
+    if not by.startswith("human:"):
+        return None
+    dim = human_criterion(by, comp)[len("human:"):]
+    if dim in have:
+        sides = [side for side, rows in (("baseline", comp.a), ("candidate", comp.b)) if dim not in dimensions(rows)]
+        if sides:  # people's ratings compare only where both systems carry them
+            return (f"only the {'candidate' if sides == ['baseline'] else 'baseline'}'s rows carry people's "
+                    f"{dim!r} ratings, the {sides[0]}'s none: people's side compares both")
         return None
     return f"the inputs have no such human rating; they have {', '.join('human:' + d for d in have) or 'none'}"
 
@@ -360,13 +367,13 @@ def default_criterion(v: Verdict) -> str:
 def default_margin(c: Criterion) -> float:
     """5 points of win rate for the judge; for the combined test (a sum of standardized differences, one per
     signal) a fifth for each signal it sums (a small standardized difference on every one); else a fifth of the
-    baseline's standard deviation (2 significant digits); NaN when that is unknown."""
+    baseline's standard deviation (2 significant digits); NaN when that is unknown or does not vary."""
     if c.is_judge:
         return JUDGE_MARGIN
     if is_combined(c.name):
         return SMALL_EFFECT * max(1, len(c.name.split(":", 1)[-1].split("+")))
     m = SMALL_EFFECT * c.baseline_sd
-    if not math.isfinite(m) or m <= 0:
+    if not math.isfinite(m) or m <= 1e-9:  # a baseline that does not vary (rounding aside) sets no margin
         return math.nan
     return float(f"{m:.2g}")
 
@@ -389,10 +396,13 @@ def check(c: Criterion, require: str = "not-worse", margin: float | None = None)
     """PASS or FAIL of criterion ``c`` under ``require`` (module docstring)."""
     if require not in REQUIREMENTS:
         raise ValueError(f"--require {require}: choose one of {', '.join(REQUIREMENTS)}")
+    defaulted = margin is None
     margin = default_margin(c) if margin is None else margin
     if require == "non-inferior" and not (math.isfinite(margin) and margin >= 0):
+        why = (f"; none by default: the baseline's {c.label} does not vary, or its spread is unknown"
+               if defaulted else "")
         raise ValueError(f"--require non-inferior needs a margin >= 0 in {c.label}'s units (--margin M; margin= "
-                         "in Python)")
+                         f"in Python){why}")
     on = f"on {c.label}"
     ev = c.evidence()
     why_margin = f"; margin {c.amount(margin, signed=False)}" if require == "non-inferior" else ""
@@ -414,12 +424,23 @@ def check(c: Criterion, require: str = "not-worse", margin: float | None = None)
                 if math.isfinite(c.low) else "(too few contexts: they give no interval)"))
         else:
             head = "candidate is worse by more than the margin" if c.high < -margin else "candidate may be worse"
+    too_few = ""
     if c.is_judge and c.unread and c.unread >= c.pairs:  # nothing read is nothing shown: never a pass
         passed, head = False, "nothing to gate on"
+    elif require != "non-inferior" and c.better is None and c.n_contexts and not can_be_significant(
+            c.n_contexts, 1 - c.level):  # no candidate could fail here: a pass would say nothing
+        passed, head = False, "too few contexts to show any difference"
+        needed = next(k for k in range(MIN_RESAMPLED, 64) if can_be_significant(k, 1 - c.level))
+        too_few = (f"{c.n_contexts} contexts: " + (
+            f"fewer than {MIN_RESAMPLED} give no interval or p" if c.n_contexts < MIN_RESAMPLED else
+            f"the smallest p there is 2/2^{c.n_contexts} = {2 / 2 ** c.n_contexts:.3g} >= {alpha_label(c.level)}")
+            + f", so no candidate could fail and a pass would say nothing; gate on {needed} or more")
     line = f"{'PASS' if passed else 'FAIL'}: {head} {on}: {ev}{why_margin}"
-    if c.better is None and c.unseen() and not (c.unread and c.unread >= c.pairs):
+    if too_few:
+        line += f" ({too_few})"
+    if c.better is None and c.unseen() and not (c.unread and c.unread >= c.pairs) and not too_few:
         line += f" ({c.unseen()})"
-    if c.better is None and require != "non-inferior" and c.p_name:  # else it reads as contradicting itself
+    if c.better is None and require != "non-inferior" and c.p_name and not too_few:  # else it reads as contradicting itself
         decides = undecided_interval_words(c.low, c.high, c.p, c.p_name, c.level)
         line += f" ({decides})" if decides else ""
     if c.diagnostic:

@@ -215,17 +215,20 @@ def test_a_candidate_that_stops_answering_fails_and_all_blank_is_a_fail_not_an_e
                                               for i, r in enumerate(rows)])
     assert main(["gate", str(base), str(blank), *FAST, "--format", "json"]) == 1
     checks = json.loads(capsys.readouterr().out)["checks"]
-    assert [c["passed"] for c in checks] == [False, True]  # the blank replies fail; bleu alone would pass
+    assert [c["passed"] for c in checks] == [False, False]  # the blank replies fail; bleu's 4 contexts cannot pass
     assert "bleu: +0.000 [" in checks[1]["reason"]  # a tie, never '-0.000'
+    assert checks[1]["reason"].startswith("FAIL: too few contexts to show any difference on bleu")
     assert checks[0]["require"] == "no more than the baseline's" and checks[1]["require"] == "not-worse"
     assert checks[0]["reason"].startswith("FAIL: candidate answers less: the candidate's reply is blank in 8 of 12 "
                                           "pairs, the baseline's in 0")
     none = _write(tmp_path / "none.jsonl", [dict(r, response=" ") for r in rows])
     assert main(["gate", str(base), str(none), *FAST]) == 1
     assert capsys.readouterr().out.startswith("FAIL: candidate answers less: the candidate's reply is blank in 12 of 12")
-    # blank replies no more than the baseline's: said, and the gate is read on its criterion
-    assert main(["gate", str(blank), str(blank), *FAST]) == 0
-    assert "PASS: no more blank replies than the baseline" in capsys.readouterr().out
+    # blank replies no more than the baseline's: said, and the gate is read on its criterion (4 answered contexts:
+    # too few for any difference, so no pass)
+    assert main(["gate", str(blank), str(blank), *FAST]) == 1
+    out = capsys.readouterr().out
+    assert "PASS: no more blank replies than the baseline" in out and "FAIL: too few contexts" in out
     # a verdict made from replies in memory is gated on its own blank replies (it passed: 'no significant difference')
     from core import compare_replies
     from core.gating import gate_verdict
@@ -586,3 +589,39 @@ def test_a_default_gate_that_stands_on_a_diagnostic_says_so(tmp_path, capsys):
     assert main(["gate", str(base), str(worse), *FAST, "--by", "bleu", "--format", "json"]) == 1
     out = capsys.readouterr()
     assert "stands on bleu alone" not in out.out and "--by bleu: the verdict never lets bleu decide alone" in out.err
+
+
+def test_a_gate_that_no_candidate_could_fail_does_not_pass(tmp_path, capsys):
+    """Five contexts, a candidate that answers 'ok.' to everything: 'PASS: no significant difference' and exit 0,
+    since no test over 5 contexts can reach p < 0.05 (2/2^5 = 0.0625); a CI job whose contexts file was cut short
+    was green whatever the model said. Six contexts can fail it."""
+    from core.cli import main
+    base = _write(tmp_path / "base.jsonl", _rows(5, "v1", 0.75))
+    worse = _write(tmp_path / "worse.jsonl", _rows(5, "v2", 0.25))
+    assert main(["gate", str(base), str(worse), *FAST]) == 1
+    line = capsys.readouterr().out.splitlines()[0]
+    assert line.startswith("FAIL: too few contexts to show any difference on bleu") and "gate on 6 or more" in line
+    base6 = _write(tmp_path / "base6.jsonl", _rows(6, "v1", 0.75))
+    assert main(["gate", str(base6), str(base6), *FAST]) == 0  # 6 can show a difference: an unchanged one passes
+
+
+def test_a_human_criterion_only_one_side_rated_is_refused_before_scoring(tmp_path, capsys):
+    """Last release rated by people, the candidate not: `--by human:Overall` scored every metric, then stopped with
+    '--by human:Overall: not compared here' (minutes of CI with the default metrics, and the reason unsaid)."""
+    from core.cli import main
+    base = _write(tmp_path / "base.jsonl", [dict(r, scores={"Overall": 4}) for r in _rows(8, "v1", 0.75)])
+    cand = _write(tmp_path / "cand.jsonl", _rows(8, "v2", 0.25))
+    assert main(["gate", str(base), str(cand), *FAST, "--by", "human:overall"]) == 2
+    err = capsys.readouterr().err
+    assert "only the baseline's rows carry people's 'Overall' ratings, the candidate's none" in err
+    assert "bleu" not in err.split("error:")[0]  # refused before any metric ran (no progress line)
+
+
+def test_a_baseline_that_does_not_vary_sets_no_default_margin():
+    """Every baseline row scoring bleu 100 gave a default margin of 2.9e-15 ('margin 0.000'), so one edited reply
+    failed non-inferiority; with no spread there is no default, and the error says so."""
+    from core.gating import Criterion, check
+    flat = Criterion("bleu", 20, 20, -0.12, -0.37, 0.0, None, math.nan, 0.95, baseline_sd=1.45e-14)
+    with pytest.raises(ValueError, match="none by default: the baseline's bleu does not vary"):
+        check(flat, "non-inferior")
+    assert check(flat, "non-inferior", margin=1.0).passed
