@@ -240,6 +240,9 @@ def score(responses: Sequence[str], contexts: Sequence[Sequence[str] | str],
     with its argument and position (and index label). A blank response scores NaN on every metric, with a
     warning that counts them (never a silent 0)."""
     from core.engine import blank_text_notes, parse_metrics, score_examples
+    if not isinstance(system, str):  # a number would fail deep in the engine, its argument unnamed
+        raise TypeError(f"system must be a string (the name the rows are scored under), got "
+                        f"{type(system).__name__} {system!r}")
     resp, ctx = _Column(responses, "responses"), _Column(contexts, "contexts")
     refs = None if references is None else _Column(references, "references")
     _aligned(resp, ctx, refs)

@@ -388,8 +388,26 @@ class GateCheck:
     passed: bool
     reason: str
 
+    @property
+    def id(self) -> str:
+        """'combined: not-worse', 'bleu: not-worse', 'judge: not significantly worse (a veto of the combined test)':
+        the criterion as asked and its requirement, the same from run to run whichever signals the combined test
+        used (a JUnit case's name; ``id`` in JSON)."""
+        asked = COMBINED if is_combined(self.criterion.name) else self.criterion.name
+        return f"{asked}: {self.require}"
+
+    @property
+    def kind(self) -> str:
+        """What is checked, one word a pipeline can select on: 'combined', 'judge', 'human', 'metric', or the input
+        check's name ('same inputs', 'missing replies', 'blank replies')."""
+        name = self.criterion.name
+        if name in (SAME_INPUTS, MISSING_REPLIES, BLANK_REPLIES):
+            return name
+        return ("combined" if is_combined(name) else "judge" if name == JUDGE else
+                "human" if name.startswith("human:") else "metric")
+
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "criterion": asdict(self.criterion)}
+        return {"id": self.id, "kind": self.kind, **asdict(self), "criterion": asdict(self.criterion)}
 
 
 def check(c: Criterion, require: str = "not-worse", margin: float | None = None) -> GateCheck:
@@ -565,8 +583,8 @@ def gate_checks(v: Verdict, by: Sequence[str] | str | None = None, require: str 
     :func:`blank_replies_check` next; the verdict's pairs aligned by id whose contexts differ
     (:func:`same_inputs_check`) before both. ``blank`` left out is the verdict's own count
     (``v.blank_replies``), so a verdict made from replies in memory is gated on its blank replies as a file's is.
-    When one fails, a criterion that has no pair left to read (every candidate reply blank) is left out rather
-    than stopping the gate: the FAIL stands."""
+    When one fails, a criterion that has no pair left to read (every candidate reply blank) fails with that
+    reason rather than stopping the gate: the first FAIL stands."""
     if blank is None:
         blank = (v.blank_replies.get("A", 0), v.blank_replies.get("B", 0))
     firsts = [same_inputs_check(len(v.context_mismatches), v.n_pairs, v.level),
@@ -588,10 +606,16 @@ def gate_checks(v: Verdict, by: Sequence[str] | str | None = None, require: str 
     for name in names:
         try:
             c = criterion(v, name, (baseline_values or {}).get(name), n_contexts)
-        except ValueError:
+        except ValueError as e:
             if failed and (is_combined(name) or name != JUDGE and any(r.metric == name and r.n == 0
                                                                       for r in v.metrics)):
-                continue  # it scored no pair: every pair has a blank reply
+                # it scored no pair (every pair has a blank reply, or it needs references): a failed check of its
+                # own, so the JSON and JUnit keep the criterion asked for; the other FAIL stands
+                nothing = Criterion(name, 0, 0, math.nan, math.nan, math.nan, None, math.nan, v.level)
+                why = str(e).split(": ", 1)[-1]
+                checks.append(GateCheck(nothing, require, math.nan, False,
+                                        f"FAIL: nothing to gate on ({nothing.label}): {why}"))
+                continue
             raise
         if name in vetoes:  # a veto of the combined test: it fails the candidate it finds significantly worse
             checks.append(replace(check(c, "not-worse"), require=VETO_REQUIREMENT, margin=math.nan))
@@ -651,6 +675,11 @@ class GateResult:
     def __str__(self) -> str:  # print(result): the text ``dialeval gate`` prints
         return self.render()
 
+    def __repr__(self) -> str:  # a notebook cell's echo: the decision, not every field
+        failed = sum(not c.passed for c in self.checks)
+        return (f"<GateResult {'PASS' if self.passed else 'FAIL'}: {len(self.checks)} check(s), {failed} failed; "
+                "print() for the lines, .to_dict() for the data>")
+
 
 def gate_comparison(comp: Comparison, baseline_values: dict[str, Sequence[float]], v: Verdict,
                     by: Sequence[str] | str | None = None, require: str = "not-worse",
@@ -694,11 +723,10 @@ def junit_xml(checks: Sequence[GateCheck], verdict_sentence: str = "") -> str:
     failures = sum(not c.passed for c in checks)
     cases = []
     for c in checks:
-        asked = COMBINED if is_combined(c.criterion.name) else c.criterion.name
-        name = quoteattr(xml_legal(f"{asked}: {c.require}"))
+        name = quoteattr(xml_legal(c.id))
         body = ("" if c.passed else
                 f"<failure message={quoteattr(xml_legal(c.reason))}>{escape(xml_legal(verdict_sentence))}</failure>")
-        if asked != c.criterion.name:
+        if is_combined(c.criterion.name) and c.criterion.name != COMBINED:
             body += f"<system-out>{escape(xml_legal(c.criterion.label))}</system-out>"
         cases.append(f'  <testcase classname="dialeval.gate" name={name} time="0">{body}</testcase>')
     return ('<?xml version="1.0" encoding="UTF-8"?>\n'

@@ -288,6 +288,12 @@ class Leaderboard:
     def __str__(self) -> str:  # print(board): the text table, as the command prints it
         return self.render()
 
+    def __repr__(self) -> str:  # a notebook cell's echo: the order, not every field
+        order = ", ".join(f"{'-' if e.rank is None else e.rank}. {e.system!r}" for e in self.systems[:8])
+        more = f" and {len(self.systems) - 8} more" if len(self.systems) > 8 else ""
+        return (f"<Leaderboard of {len(self.systems)} systems on {self.n_contexts} contexts, ranked by "
+                f"{self.ranked_by}: {order}{more}; print() for the table, .to_dict() for the data>")
+
 
 def judged_in_cache(grid: SystemGrid, judge: "str | Judge" = "pairwise") -> bool:
     """Whether the score cache (or the demo's precomputed layer) holds the judge's output on every pair of

@@ -326,6 +326,12 @@ class JudgeOutput:
         return cls(p_a, p_ab, flipped, verdicts(p_a, tie_margin), order_disagreement(p_ab, flipped), tie_margin,
                    signature)
 
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON data: every field, the per-pair arrays as lists (``json.dumps`` takes it)."""
+        return {"p_a": self.p_a.tolist(), "p_ab": self.p_ab.tolist(), "p_ba_flipped": self.p_ba_flipped.tolist(),
+                "verdict": list(self.verdict), "order_disagreement": float(self.order_disagreement),
+                "tie_margin": float(self.tie_margin), "signature": self.signature, "notes": dict(self.notes)}
+
     def subset(self, idx: Sequence[int]) -> "JudgeOutput":
         """The judge's output on the pairs ``idx`` only (order disagreement recomputed on them)."""
         idx = list(idx)

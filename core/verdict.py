@@ -214,6 +214,12 @@ class Verdict:
         ``core.report.render_verdict(verdict, fmt)``."""
         return verdict_with_glance(self)
 
+    def __repr__(self) -> str:  # a notebook cell's echo: the one-line verdict, not every field
+        sentence = verdict_sentence(self)
+        short = sentence if len(sentence) <= 240 else sentence[:239] + "…"
+        return (f"<Verdict {self.system_a!r} vs {self.system_b!r}, {self.n_pairs} pairs: {short} (print() for the "
+                "evidence, .to_dict() for the data)>")
+
     def to_dict(self) -> dict[str, Any]:
         """The verdict as plain data; each metric row adds its verdict in words and, for metrics, ``p_holm``
         (Holm over the metrics compared), ``holm_winner`` (its winner if it survives that correction),

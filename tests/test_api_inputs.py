@@ -471,3 +471,28 @@ def test_compare_replies_notes_name_the_system_whose_item_it_is():
     missing = v.input_notes["missing-value text"]
     assert missing.startswith("v1: 1 of 9 rows") and "item 0" in missing and "; v2: 1 of 9 rows" in missing
     assert v.input_notes["no reference"].startswith("1 of 9 rows have no reference (item 8)")  # shared: said once
+
+
+def test_results_echo_briefly_in_a_notebook_and_the_judge_s_output_is_json_data():
+    """A notebook cell ending in core.compare(...) echoed the dataclass's 6,000-13,000 characters; json.dumps of
+    core.judge(...) raised 'Object of type JudgeOutput is not JSON serializable'."""
+    import json
+    contexts = [[f"how was day {i}?"] for i in range(12)]
+    a = [f"day {i} was fine, thanks for asking" for i in range(12)]
+    b = [f"it was good {i}" for i in range(12)]
+    refs = [[f"day {i} was good"] for i in range(12)]
+    v = core.compare_replies(contexts, a, b, refs, metrics="bleu", judge=False, n_boot=200, n_perm=200)
+    text = repr(v)
+    assert text.startswith("<Verdict 'A' vs 'B', 12 pairs: ") and len(text) < 400 and text.endswith(">")
+    from core.scoring import JudgeOutput
+    out = JudgeOutput.from_probabilities([0.9, 0.2], [0.8, 0.3], [1.0, 0.1], 0.05, "judge:x")
+    assert json.loads(json.dumps(out.to_dict()))["verdict"] == ["A", "B"]
+    from core.gating import gate_verdict
+    gated = repr(gate_verdict(v, by="bleu"))
+    assert gated.startswith("<GateResult ") and "check(s)" in gated and len(gated) < 200
+
+
+def test_a_system_name_that_is_not_a_string_is_named_in_the_error():
+    """core.score(..., system=3) failed with "normalize() argument 2 must be str, not int"."""
+    with pytest.raises(TypeError, match="system must be a string .*got int 3"):
+        core.score(["ok"], [["hi"]], metrics="bleu", system=3)

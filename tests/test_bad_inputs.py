@@ -275,6 +275,8 @@ CASES: list[Case] = [
          {J: jl(rec(1), rec(1, system="t"), rec(2), rec(2, system=...))}, mention=("row 4", "'system'", "is missing")),
     # -- DSTC10 JSON --------------------------------------------------------------------------------------------
     Case("DSTC10 JSON", "list of numbers", score("in.json"), {"in.json": b"[1, 2]"}, mention=("row 1", "JSON object")),
+    Case("DSTC10 JSON", "JSON Lines read as DSTC10", score(J, "--input-format", "dstc10"), {J: jl(rec(1), rec(2))},
+         mention=(J, "one per line (JSON Lines), not one JSON document", "--input-format jsonl")),  # said 'jq .'
     Case("DSTC10 JSON", "both reference and references", score("in.json"),
          {"in.json": dstc10({"references": ["other"]})}, mention=("in.json", "row 1", "both 'references' and 'reference'")),
     Case("input file", "a pandas pickle", score("in.pkl"), {"in.pkl": b"\x80\x05\x95" + bytes(100)},

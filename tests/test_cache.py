@@ -549,3 +549,19 @@ def test_a_judge_without_flags_of_its_own_is_cached_from_the_command_line(tmp_pa
     for _ in range(2):
         assert main(["judge", *paths, "--judge", "test-length", "--quiet"]) == 0
     assert _LengthJudge.asked == [5] and capsys.readouterr().out
+
+
+@pytest.mark.slow  # loads MiniLM and the default pool's index in a child process
+def test_a_cache_folder_that_cannot_be_made_only_means_nothing_is_kept(tmp_path, repo_root):
+    """With a read-only HOME (a CI runner's) and --no-cache, υBLEU stopped at its pool's key memo ('cannot write
+    /dev/null/.cache/dialeval/pool-keys.json'), after the metrics before it had run; SmolLM2's float32 copy and a
+    built pool index are kept there the same way: a folder that cannot be made only means nothing is kept."""
+    inp = tmp_path / "in.jsonl"
+    lines = (repo_root / "demo" / "demo.jsonl").read_text().splitlines()[:4]
+    inp.write_text("\n".join(lines) + "\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("DIALEVAL_CACHE", "XDG_CACHE_HOME")}
+    env["HOME"] = "/dev/null"
+    r = subprocess.run([sys.executable, "-m", "core", "score", str(inp), "--metrics", "bleu,ubleu", "--no-cache",
+                        "--quiet"], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert len(r.stdout.splitlines()) == 4 and "/dev/null" not in r.stderr

@@ -625,3 +625,34 @@ def test_a_baseline_that_does_not_vary_sets_no_default_margin():
     with pytest.raises(ValueError, match="none by default: the baseline's bleu does not vary"):
         check(flat, "non-inferior")
     assert check(flat, "non-inferior", margin=1.0).passed
+
+
+def test_a_criterion_asked_for_stays_in_the_checks_when_another_fails(tmp_path, capsys):
+    """`--by bleu` on replies without references, a candidate blank on 3 of 30: only the blank-replies check came
+    back, so the JUnit history lost its 'bleu: not-worse' case without a word."""
+    import xml.etree.ElementTree as ET
+    from core.cli import main
+    rows = [{"id": str(i), "system": "v", "context": [f"q {i}?"], "response": f"answer {i} is long enough"}
+            for i in range(30)]
+    base = _write(tmp_path / "base.jsonl", rows)
+    blank = _write(tmp_path / "blank.jsonl", [dict(r, response="" if i < 3 else r["response"])
+                                              for i, r in enumerate(rows)])
+    junit = tmp_path / "gate.xml"
+    assert main(["gate", str(base), str(blank), *FAST, "--by", "bleu", "--junit", str(junit), "--format", "json"]) == 1
+    checks = json.loads(capsys.readouterr().out)["checks"]
+    assert [c["criterion"]["name"] for c in checks] == ["blank replies", "bleu"] and not checks[1]["passed"]
+    assert checks[1]["reason"] == "FAIL: nothing to gate on (bleu): it scored no pair of these inputs"
+    # ids and kinds a pipeline can select on (a combined criterion's name changes with the signals it used)
+    assert [(c["id"], c["kind"]) for c in checks] == [("blank replies: no more than the baseline's", "blank replies"),
+                                                      ("bleu: not-worse", "metric")]
+    assert [t.get("name") for t in ET.parse(junit).getroot()] == ["blank replies: no more than the baseline's",
+                                                                  "bleu: not-worse"]
+
+
+def test_junit_to_a_dash_is_refused(tmp_path, capsys, monkeypatch):
+    """`--junit -` wrote a file named '-' in the working folder (`-o -` is standard output)."""
+    from core.cli import main
+    monkeypatch.chdir(tmp_path)
+    base = _write(tmp_path / "base.jsonl", _rows(8, "v1", 0.75))
+    assert main(["gate", str(base), str(base), *FAST, "--junit", "-"]) == 2
+    assert "--junit -: name a file for the JUnit XML" in capsys.readouterr().err and not (tmp_path / "-").exists()

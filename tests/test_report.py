@@ -569,6 +569,7 @@ def test_judge_ratings_that_no_upset_ties_to_the_others_have_no_interval_on_any_
     judged = {(i, j): _judged([0.9] * 12) for i in range(3) for j in range(i + 1, 3)}
     lb = build_leaderboard(shared_contexts(exs), None, judged, n_boot=200)
     assert [e.system for e in lb.systems] == ["a", "b", "c"] and [e.rank for e in lb.systems] == [1, 2, 3]
+    assert repr(lb).startswith("<Leaderboard of 3 systems on 12 contexts, ranked by judge: 1. 'a', 2. 'b', 3. 'c'")
     text = render_leaderboard(lb, "text")
     assert "(above or below each other system in every judged pair: no interval)" in text
     assert "(won every judged pair: no interval)" in text and "(lost every judged pair: no interval)" in text

@@ -90,6 +90,9 @@ def gate_command(a: argparse.Namespace) -> int:
     if a.margin is not None and a.require != "non-inferior":
         note([f"--margin {a.margin:g} has no effect: it is the non-inferiority margin, read only with --require "
               f"non-inferior (this gate requires {a.require})"])
+    if a.junit == "-":
+        raise OutputError("--junit -: name a file for the JUnit XML (standard output holds the decision; a file "
+                          "named '-' would be written)")
     if a.junit is not None:  # checked with --out, before anything is loaded or scored
         check_output(a.junit, [a.input, a.input_b, getattr(a, "pool", None)], "--junit")
         if out is not None and os.path.realpath(a.junit) == os.path.realpath(out):

@@ -23,7 +23,9 @@ def _arguments(p: argparse.ArgumentParser) -> None:
                    help="the difference to detect, in the criterion's units (the judge: points of win rate as a "
                         "fraction, 0.05 = 5 points; the combined test: standardized differences summed over its "
                         "signals, 0.2 per signal is a small one)")
-    p.add_argument("--power", type=number_above(0, maximum=1), default=POWER, help=f"the chance to detect it (default {POWER})")
+    p.add_argument("--power", type=number_above(0.5, inclusive=True, maximum=1), default=POWER,
+                   help=f"the chance to detect it, 0.5 or more (default {POWER}; below an even chance a difference "
+                        "would be planned to go unseen)")
     p.add_argument("--format", default="text", choices=("text", "json"))
     # not given: what --by needs (a metric alone, the judge alone, people's ratings), else compare's defaults
     p.set_defaults(metrics=None, judge=BY_CRITERION)

@@ -199,6 +199,11 @@ def json_document(path: str, text: str) -> Any:
     value, problem = parse_json(text, path, None)
     if problem is not None:
         n = objects_over_lines(text)
+        lines = [line for line in text.splitlines() if line.strip()]
+        if n > 1 and n == len(lines) and objects_over_lines(lines[0]) == 1:  # JSON Lines, read as one document
+            raise DataError([Problem(path, None, None, f"holds {n} JSON objects, one per line (JSON Lines), not one "
+                                     "JSON document: read it as JSON Lines (--input-format jsonl, or leave "
+                                     "--input-format out)")])
         raise DataError([pretty_printed(path, n) if n > 1 else problem])
     return value
 

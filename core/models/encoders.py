@@ -275,9 +275,11 @@ def smollm_first_load() -> str:
 
 
 def smollm_converted_dir() -> Path:
-    """Where the dequantized SmolLM2 is kept: the cache folder, named by the GGUF file's size and hash."""
-    from core.settings import cache_dir
-    return cache_dir() / f"smollm2-135m-f32-{_gguf_id()}"
+    """Where the dequantized SmolLM2 is kept: the cache folder, named by the GGUF file's size and hash. Looked at,
+    not made: a cache folder that cannot be made (a read-only HOME) only means each process converts again
+    (:func:`_save_converted`)."""
+    from core.settings import cache_location
+    return cache_location()[0] / f"smollm2-135m-f32-{_gguf_id()}"
 
 
 @functools.lru_cache(maxsize=1)

@@ -19,7 +19,7 @@ Choices the paper leaves open:
   reference.
 
 The embedding index of a pool is built once (with progress) and cached on disk under
-``core.settings.cache_dir()``, keyed by the pool's content hash and the encoder's
+``core.settings.cache_location()``, keyed by the pool's content hash and the encoder's
 weights. The default chitchat pool's index ships in ``checkpoints/`` as a product-quantized faiss index
 (128 bytes a vector), so a fresh machine never waits for it.
 """
@@ -38,7 +38,7 @@ import numpy as np
 from core.models.corpus import chitchat_dialogues
 from core.outputs import atomic_path
 from core.progress import Progress, tick
-from core.settings import cache_dir, checkpoint_file
+from core.settings import cache_location, checkpoint_file
 
 RETRIEVERS = ("emb-u", "emb-ur", "bm25-u", "bm25-ur")
 DEFAULT_RETRIEVER = "emb-u"
@@ -223,7 +223,7 @@ def pool_key(path: str | os.PathLike | None = None) -> str:
     ident = f"{data}:{st.st_size}:{st.st_mtime_ns}:{code}"
     if ident in _POOL_KEYS:
         return _POOL_KEYS[ident]
-    memo = cache_dir() / "pool-keys.json"
+    memo = cache_location()[0] / "pool-keys.json"  # looked at, not made: an unusable folder only means no memo
     try:
         known = json.loads(memo.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -233,10 +233,10 @@ def pool_key(path: str | os.PathLike | None = None) -> str:
         return known[ident]
     key = shipped_pool_key(data) or get_pool(None).key
     _POOL_KEYS[ident] = key
+    from core.outputs import OutputError, write_text
     try:
-        from core.outputs import write_text
         write_text(memo, json.dumps({ident: key}))
-    except OSError:
+    except (OSError, OutputError):  # an unusable cache folder only means no memo
         pass
     return key
 
@@ -290,7 +290,7 @@ def cached_index_path(pool: Pool) -> Path:
     # bfloat16 vectors differ by device and kind of CPU more than float16 rounding hides: each gets its own file
     # (the device key ends in +minilm-bf16)
     precision = f"-{device_key(active_device())}" if precision_suffix() else ""
-    return cache_dir() / f"{index_name(pool)}-{BUILT_VECTORS}{precision}.npy"
+    return cache_location()[0] / f"{index_name(pool)}-{BUILT_VECTORS}{precision}.npy"
 
 
 def build_embeddings(pool: Pool, progress: Progress | None = None) -> np.ndarray:
@@ -347,9 +347,13 @@ def pool_embeddings(pool: Pool, progress: Progress | None = None) -> tuple[np.nd
         return np.load(cached).astype(np.float32), "cache"
     vecs = build_embeddings(pool, progress).astype(np.float16)
     if reproducible_products() is not False:
-        tmp = cached.with_suffix(".tmp.npy")
-        np.save(tmp, vecs)
-        os.replace(tmp, cached)
+        try:  # a cache folder that cannot be written (a read-only HOME) only means the next process builds again
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cached.with_suffix(".tmp.npy")
+            np.save(tmp, vecs)
+            os.replace(tmp, cached)
+        except OSError:
+            pass
     return vecs.astype(np.float32), "built"
 
 
