@@ -112,6 +112,7 @@ class Criterion:
     detectable: float
     level: float
     baseline_sd: float = math.nan  # the baseline's standard deviation over its rows (a metric, people)
+    baseline_scale: float = 0.0  # the largest magnitude among them: a spread below 1e-9 of it is rounding
     unread: int = 0  # the judge: pairs it could not read (an llm's answers naming neither reply), of ``pairs``
     pairs: int = 0  # the judge: the pairs it was asked
     diagnostic: str = ""  # the judge: why it has no measured record (``--judge llm``), said beside its line
@@ -128,7 +129,8 @@ class Criterion:
         if self.is_judge:
             return "the judge"
         if is_combined(self.name):
-            return f"the combined test of {self.name.split(':', 1)[-1].strip()}"
+            signals = self.name.split(":", 1)[1].strip() if ":" in self.name else ""
+            return f"the combined test of {signals}" if signals else "the combined test"
         return self.name
 
     def amount(self, x: float, signed: bool = True) -> str:
@@ -198,6 +200,8 @@ def criterion_name(by: str, judged: bool, human: bool = True) -> str:
         return by
     if is_combined(by):
         return by
+    if "," in by:  # 'bert_ruber,judge' read as one metric's name said 'unknown metric'
+        raise ValueError(f"name criteria one at a time ({by!r} names {len(by.split(','))})")
     try:
         names = parse_metrics([by])
     except UnknownName as e:  # not a metric: a near criterion's name ('judg' is judge) is said, with what one is
@@ -274,7 +278,7 @@ def missing_dimension(by: str, comp: Comparison) -> str | None:
         sides = [side for side, rows in (("baseline", comp.a), ("candidate", comp.b)) if dim not in dimensions(rows)]
         if sides:  # people's ratings compare only where both systems carry them
             return (f"only the {'candidate' if sides == ['baseline'] else 'baseline'}'s rows carry people's "
-                    f"{dim!r} ratings, the {sides[0]}'s none: people's side compares both")
+                    f"{dim!r} ratings, the {sides[0]}'s none: a human:DIM criterion needs both systems' rows rated")
         return None
     return f"the inputs have no such human rating; they have {', '.join('human:' + d for d in have) or 'none'}"
 
@@ -317,7 +321,8 @@ def criterion(v: Verdict, by: str, baseline_values: Sequence[float] | None = Non
     if r.n == 0:
         raise ValueError(f"--by {by}: it scored no pair of these inputs")
     vals = np.asarray([x for x in (baseline_values or []) if x is not None and math.isfinite(x)], dtype=float)
-    return _metric_criterion(r, float(np.std(vals, ddof=1)) if len(vals) > 1 else math.nan, v.level)
+    c = _metric_criterion(r, float(np.std(vals, ddof=1)) if len(vals) > 1 else math.nan, v.level)
+    return replace(c, baseline_scale=float(np.max(np.abs(vals))) if len(vals) else 0.0)
 
 
 __all__ = ["POWER", "REQUIREMENTS", "detectable_difference", "contexts_needed", "criterion", "default_criterion",
@@ -373,8 +378,8 @@ def default_margin(c: Criterion) -> float:
     if is_combined(c.name):
         return SMALL_EFFECT * max(1, len(c.name.split(":", 1)[-1].split("+")))
     m = SMALL_EFFECT * c.baseline_sd
-    if not math.isfinite(m) or m <= 1e-9:  # a baseline that does not vary (rounding aside) sets no margin
-        return math.nan
+    if not math.isfinite(m) or m <= 0 or c.baseline_sd <= 1e-9 * max(1.0, c.baseline_scale):
+        return math.nan  # a baseline that does not vary (rounding aside) sets no margin
     return float(f"{m:.2g}")
 
 

@@ -481,7 +481,8 @@ def build_leaderboard(grid: SystemGrid, table: ScoreTable | None = None,
             pairwise.append(PairwiseRow("judge", S[i], S[j], ws.rate, ws.low, ws.high, ws.sign_p, float(ph), better,
                                         ws.wins, ws.ties, ws.losses))
         unbounded = unbounded_ratings(pairwise)
-        if not set(unbounded) - {s for s, why in unbounded.items() if why == UNREAD_RATING}:
+        if bt.n_groups >= stats.MIN_RESAMPLED and not set(unbounded) - {s for s, why in unbounded.items()
+                                                                         if why == UNREAD_RATING}:
             unbounded.update({s: why for s in S if s not in unbounded
                               for why in [ridge_set_interval(bt.ridge_bound, bt.n_boot, level)] if why})
         for s, why in unbounded.items():  # the ridge's numbers are no interval: none in the data

@@ -4,7 +4,9 @@ For every dataset (the ``dataset`` field of the rows, else the file name), every
 and every metric: Spearman, Pearson and Kendall (tau-b) correlations with p-values, percentile bootstrap
 intervals and n (``core.stats.correlate``). When several rows share a context (multi-system sets such
 as USR, where 5-6 systems answer each context) the bootstrap resamples **contexts**, not rows, and the
-p-value comes from that bootstrap (rows of one context are not independent). Rows where the metric is
+p-value comes from that bootstrap (rows of one context are not independent), never below the bootstrap's spread
+read with the small-sample t or Fisher's z on the rows as if independent, nor the interval narrower than theirs
+(``{method}_p_by`` says which gave p; ``core.stats.correlate``). Rows where the metric is
 NaN (it cannot apply, e.g. BLEU without references) or the dimension is missing are excluded and
 counted in ``n_excluded``. Rows whose response is a copy of one of its own references (the "ground
 truth" system of USR and Zhao et al.) are excluded for every metric by default and counted in
@@ -44,6 +46,9 @@ from core.verdict import context_groups
 LODO = "leave-one-dataset-out"
 AS_SHIPPED = "as shipped"
 
+
+CLUSTER_P_BOUNDS = ("bootstrap", "bootstrap t", "fisher z")  # ``Correlation.p_method`` where contexts were resampled
+CLUSTER_CI_METHOD = "percentile bootstrap over contexts, widened to the bootstrap t and Fisher z intervals"
 
 def group_datasets(data: Iterable[str | os.PathLike | Example] | dict[str, Sequence[Example]],
                    csv_mapping: CsvMapping | None = None) -> "OrderedDict[str, list[Example]]":
@@ -207,7 +212,12 @@ def meta_evaluate(data, metrics: Sequence[Any], dims: Sequence[str] | None = Non
                     row.update({mth: c.r, f"{mth}_p": c.p, f"{mth}_low": c.low, f"{mth}_high": c.high})
                     if c.p_floor:  # no resample crossed zero: p is at most the resampling's floor
                         row[f"{mth}_p_floor"] = True
-                    row["resampled"], row["p_method"], row["n_contexts"] = c.resampled, c.p_method, c.n_groups
+                    if c.p_method in CLUSTER_P_BOUNDS:  # which of the clustered p's three bounds gave it
+                        row[f"{mth}_p_by"] = c.p_method
+                    row["resampled"], row["n_contexts"] = c.resampled, c.n_groups
+                    row["p_method"] = "bootstrap" if c.p_method in CLUSTER_P_BOUNDS else c.p_method
+                    if c.p_method in CLUSTER_P_BOUNDS:
+                        row["ci_method"] = CLUSTER_CI_METHOD
                 why = no_correlation_reason(scores[keep], human[keep])
                 if why:
                     row["no_correlation"] = why

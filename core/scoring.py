@@ -421,6 +421,12 @@ def get_judge(name: str = "pairwise", checkpoint: str | None = None) -> Judge:
     return _JUDGE_INSTANCES[key]
 
 
+def loaded_judge(name: str, checkpoint: str | None = None) -> "Judge | None":
+    """The instance :func:`get_judge` keeps for ``name`` in this process, or None when none was loaded (never
+    loads one: a run answered from the cache loaded no judge)."""
+    return _JUDGE_INSTANCES.get((name, checkpoint))
+
+
 def judge_instance(judge: "str | Judge", checkpoint: str | None = None) -> Judge:
     """``judge`` itself when it is a :class:`Judge` (an ``llm`` judge built with its settings), else the
     registered judge of that name (:func:`get_judge`)."""

@@ -470,6 +470,10 @@ CASES: list[Case] = [
          mention=("no human scores",)),
     Case("flags", "compare a file of one system", ["compare", "--no-judge", J, "--metrics", "bleu"], {J: good(2)},
          mention=("holds one system ('s')", "another system's file")),
+    Case("flags", "plan --by with two criteria", ["plan", J, "--by", "bleu,judge", "--effect", "1"], {J: good(2)},
+         mention=("name criteria one at a time", "names 2")),  # it said "unknown metric(s) 'bleu,judge'"
+    Case("flags", "plan --power below an even chance", ["plan", J, "--by", "bleu", "--effect", "1", "--power", "0.01"],
+         {J: good(2)}, mention=("--power", ">= 0.5")),  # it planned for a difference to go unseen
     Case("flags", "-o where no output file is written", ["plan", J, "--effect", "1", "-o", "x.json"], {J: good(2)},
          mention=("dialeval plan: error: unrecognized arguments: -o x.json",)),
     Case("flags", "a flag's prefix is not the flag", ["compare", "--no-judge", J, "--metric", "bleu"], {J: good(2)},

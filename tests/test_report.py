@@ -587,6 +587,9 @@ def test_judge_ratings_that_no_upset_ties_to_the_others_have_no_interval_on_any_
     why = {e.system: e.judge.get("no_interval") for e in lb.systems}
     assert set(why) == {"a", "b", "c"} and all(w and w.startswith("too few upsets to bound it: ") for w in why.values())
     assert f"({why['b']}: no interval)" in render_leaderboard(lb, "text")
+    four = [e for e in exs if int(e.id[1:]) < 4]  # 4 contexts cannot be resampled: that, not the upsets, is why
+    lb4 = build_leaderboard(shared_contexts(four), None, {k: _judged([0.9] * 3 + [0.1]) for k in judged}, n_boot=200)
+    assert not any((e.judge.get("no_interval") or "").startswith("too few upsets") for e in lb4.systems)
     upsets = [0.9, 0.9, 0.1] * 4  # an upset on every third context in every pair: measured
     judged = {(i, j): _judged(upsets[k:] + upsets[:k]) for k, (i, j) in enumerate([(0, 1), (0, 2), (1, 2)])}
     lb = build_leaderboard(shared_contexts(exs), None, judged, n_boot=200)

@@ -481,13 +481,15 @@ def test_a_replicate_is_connected_where_won_or_tied_edges_lead_everywhere():
     assert connected_replicates(first, second, upset, 3, both).tolist() == [True, False, False]
     assert connected_replicates([0, 1], [1, 2], [0.5, 0.5], 4, np.ones((1, 2))).tolist() == [True]  # item 3 unseen
     assert connected_replicates([0, 1], [1, 2], [0.5, 1.0], 3, np.ones((1, 2))).tolist() == [False]
+    cycle = [0, 1, 2, 3, 4], [1, 2, 3, 4, 0]  # 0 > 1 > 2 > 3 > 4 > 0: the way back takes 4 steps (2 squarings)
+    assert connected_replicates(*cycle, [1.0] * 5, 5, np.array([[1, 1, 1, 1, 1], [1, 1, 0, 1, 1]])).tolist() == [True, False]
 
 
 def test_a_clustered_correlation_is_never_surer_than_as_many_independent_rows():
     """With rows sharing few contexts the cluster bootstrap ran liberal: 12 % of independent x, y in 6 contexts of 5
-    rows came out 'significant' at p < 0.05 (scipy: 5 %), and contexts that all look alike gave 0.300 [0.300,
-    0.300], p < 0.001 (scipy: p 0.076). The interval is never narrower, and p never smaller, than Fisher's z on
-    the rows as if independent (which is consistent with its interval)."""
+    rows came out 'significant' at p < 0.05 (scipy: 5 %), and contexts that all look alike gave a zero-width
+    interval at the floor p. The interval is never narrower, and p never smaller, than Fisher's z on the rows as
+    if independent, or the bootstrap's spread read with the small-sample t (each consistent with its interval)."""
     from core.stats.correlation import correlate, fisher_z
     rng = np.random.default_rng(0)
     hits = 0
@@ -503,3 +505,18 @@ def test_a_clustered_correlation_is_never_surer_than_as_many_independent_rows():
     c = correlate(*same, "pearson", groups=np.repeat(np.arange(6), 5), n_boot=300)
     assert c.r == pytest.approx(0.1) and c.low < 0 < c.high and c.p > 0.5 and not c.p_floor  # was [0.1, 0.1], floor
     assert fisher_z(0.5, 4, "pearson", 0.95)[2] != fisher_z(0.5, 4, "pearson", 0.95)[2]  # NaN below 5 rows
+    lo, hi, p = fisher_z(0.3, 50, "kendall", 0.95)  # Fieller's standard error, sqrt(0.437 / (n - 4))
+    assert lo == pytest.approx(np.tanh(np.arctanh(0.3) - 1.959964 * np.sqrt(0.437 / 46)), abs=1e-6) and p < 0.05
+    # six contexts of 40 rows sharing a strong context effect: Fisher's z on 240 rows is sure (p ~ 0), the
+    # bootstrap's percentile p says 0.053; its spread read with t on 5 degrees of freedom gives 0.056 and decides
+    from core.stats.correlation import bootstrap_correlations, clustered_t
+    rng = np.random.default_rng(3)
+    for _ in range(3):  # the third draw is the one measured
+        g = np.repeat(np.arange(6), 40)
+        ce = rng.normal(size=6)
+        x = rng.normal(size=240) + 2 * ce[g]
+        y = rng.normal(size=240) + ce[g] + rng.normal(size=6)[g]
+    c = correlate(x, y, "pearson", groups=g, n_boot=300, seed=2)
+    reps = bootstrap_correlations(x, y, "pearson", g, 300, 2)
+    assert c.p_method == "bootstrap t" and c.p == pytest.approx(clustered_t(c.r, reps[np.isfinite(reps)], 6, 0.95)[2])
+    assert c.p > 0.0534 and c.low < 0 < c.high

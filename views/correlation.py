@@ -100,7 +100,8 @@ elif metrics:
                       "scores those perfectly whatever people said; `dialeval meta-eval` leaves them out too)"
                       if copies else "")
                    + "; the replies to one context form a cluster, so the 95% bootstrap intervals resample "
-                   "contexts (core.stats.correlate, 1,000 resamples, seed 13).")
+                   "contexts (core.stats.correlate, 1,000 resamples, seed 13), never narrower than the small-sample "
+                   "t or Fisher's z gives them.")
         no_refs = [m for m in cs.metrics if not any(r["metric"] == m and r["n"] for r in rows)]
         if no_refs:
             st.caption(f"{words.names(no_refs)}: no score on these rows (the metric needs references and the file "

@@ -329,7 +329,9 @@ def note_estimate(estimate: "WorkEstimate") -> None:
 
 def judge_usage_note(judge: "str | Judge | None") -> None:
     """On stderr: what the judge's last run cost, when it says (the llm judge: requests, tokens, dollars)."""
-    from core.scoring import Judge
+    from core.scoring import Judge, loaded_judge
+    if isinstance(judge, str):  # by name: the instance the engine ran, if it ran one
+        judge = loaded_judge(judge)
     if isinstance(judge, Judge):
         line = judge.usage_line()
         if line:

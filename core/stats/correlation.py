@@ -21,8 +21,9 @@ FEW_SYSTEMS = 10  # below this many systems a system-level correlation gets a fr
 class Correlation:
     """A correlation with its p-value and bootstrap interval.
 
-    ``p_method`` is "scipy" (rows independent) or "bootstrap" (clusters resampled); ``resampled`` is
-    "rows" or "contexts"; ``n_groups`` counts clusters."""
+    ``p_method`` is "scipy" (rows independent) or, with clusters resampled, which bound gave p: "bootstrap" (the
+    percentile bootstrap's), "bootstrap t" (:func:`clustered_t`) or "fisher z" (:func:`fisher_z`); the interval is
+    then the widest of the three. ``resampled`` is "rows" or "contexts"; ``n_groups`` counts clusters."""
 
     r: float
     p: float
@@ -145,9 +146,10 @@ def correlate(x: Sequence[float], y: Sequence[float], method: str = "spearman",
             # a percentile bootstrap over few contexts runs liberal: never a narrower interval or a smaller p than
             # its spread read with the small-sample t (clustered_t), or than Fisher's z gives the rows as if
             # independent (rows that share a context carry no more evidence than as many independent rows)
-            for b_lo, b_hi, b_p in (clustered_t(r, fin, G, level), fisher_z(r, n, method, level)):
+            for bound, (b_lo, b_hi, b_p) in (("bootstrap t", clustered_t(r, fin, G, level)),
+                                             ("fisher z", fisher_z(r, n, method, level))):
                 if math.isfinite(b_p) and b_p > p:
-                    p, floor = b_p, False
+                    p, floor, p_method = b_p, False, bound
                 lo, hi = min(lo, b_lo), max(hi, b_hi)
     return Correlation(r, p, lo, hi, n, method, level, G, p_method, "contexts" if clustered else "rows",
                        floor)
