@@ -590,3 +590,13 @@ def test_a_problem_on_many_rows_is_listed_once_with_its_rows():
     assert err.lines() == ["f.jsonl, rows 1, 2, 3 and 17 more, field 'context': is missing",
                            "f.jsonl, row 4, field 'id': duplicate id 'x'", "f.jsonl: contains no examples"]
     assert str(err).startswith("22 problem(s) in the input:\n  - f.jsonl, rows 1, 2, 3 and 17 more")
+
+
+def test_two_files_whose_ids_share_none_say_why_they_pair_by_context():
+    """One file numbered its ids 0, 1, 2 (numbers), the other '000', '001': the files were paired by context
+    without a word on why the ids were not used."""
+    from core.data import Example, alignment_rule
+    a = [Example("0", "a", ["q 0?"], "x"), Example("1", "a", ["q 1?"], "y")]
+    b = [Example("000", "b", ["q 0?"], "x"), Example("001", "b", ["q 1?"], "y")]
+    rule, why = alignment_rule([a, b])
+    assert rule == "context" and "share none (first ids '0' and '000'" in why

@@ -124,6 +124,10 @@ def alignment_rule(sides: Sequence[Sequence[Example]]) -> tuple[str, str]:
             without[0].row)
         return "context", (f"{len(without)} of {total} rows {'has' if len(without) == 1 else 'have'} no id ({first}"
                            f"{' and more' if len(without) > 1 else ''}); give every row its id to pair by id")
+    if not without and len(sides) == 2 and all(id_sets) and not set.intersection(*id_sets):
+        shown = [repr(sorted(ids, key=lambda i: (len(i), i))[0]) for ids in id_sets[:2]]
+        return "context", (f"every row has an id, but the sides share none (first ids {shown[0]} and {shown[1]}; "
+                           "ids pair only as written: 0 and '000' are two ids)")
     if without or not set.intersection(*id_sets):
         return "context", ""
     by_id = _matched_rows(sides, lambda ex: ex.id)
