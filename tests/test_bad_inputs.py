@@ -275,6 +275,8 @@ CASES: list[Case] = [
          {J: jl(rec(1), rec(1, system="t"), rec(2), rec(2, system=...))}, mention=("row 4", "'system'", "is missing")),
     # -- DSTC10 JSON --------------------------------------------------------------------------------------------
     Case("DSTC10 JSON", "list of numbers", score("in.json"), {"in.json": b"[1, 2]"}, mention=("row 1", "JSON object")),
+    Case("JSONL", "one dimension in two cases in a row", score(), {J: jl(dict(rec(1), scores={"Overall": 4, "overall": 5}))},
+         mention=("row 1", "names one dimension twice, 'Overall' and 'overall'")),  # it was read as two dimensions
     Case("DSTC10 JSON", "JSON Lines read as DSTC10", score(J, "--input-format", "dstc10"), {J: jl(rec(1), rec(2))},
          mention=(J, "one per line (JSON Lines), not one JSON document", "--input-format jsonl")),  # said 'jq .'
     Case("DSTC10 JSON", "both reference and references", score("in.json"),

@@ -103,9 +103,15 @@ class RowChecker:
             return None
         out: dict[str, float] = {}
         ok = True
+        seen: dict[str, str] = {}  # casefolded -> as first written: 'Overall' and 'overall' are one dimension
         for dim, v in value.items():
             dim = str(dim)
             if not self.unicode(dim, row, fld):
+                ok = False
+                continue
+            twin = seen.setdefault(dim.strip().casefold(), dim)
+            if twin != dim:
+                self.add(row, fld, f"names one dimension twice, {twin!r} and {dim!r} (case and spaces aside); keep one")
                 ok = False
                 continue
             if is_no_rating(v):
