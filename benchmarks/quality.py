@@ -54,7 +54,8 @@ def build_report(rows: list[dict], metrics: list[str], datasets: list[str], fail
     L = ["## Quality: correlation with human ratings", "",
          f"Made by `{command}` on {started} UTC (commit {commit or git_commit()}, {os.cpu_count()} CPU cores, "
          f"Python {platform.python_version()}), in {seconds / 60:.1f} min. Bootstrap: {args.n_boot} resamples, "
-         f"seed {args.seed}, 95% percentile intervals; contexts are resampled where several rows share one. "
+         f"seed {args.seed}, 95% percentile intervals; contexts are resampled where several rows share one (and "
+         "the interval and p there are never surer than the small-sample t or Fisher z give: docs/statistics.md). "
          "Rows whose response copies its reference are dropped for every metric (counted in the full table). "
          "`*` = interval excludes 0. `n/a` = the metric cannot apply (e.g. no references in the set).", ""]
     if args.max_rows:
