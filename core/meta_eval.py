@@ -50,6 +50,7 @@ AS_SHIPPED = "as shipped"
 CLUSTER_P_BOUNDS = ("bootstrap", "bootstrap t", "fisher z")  # ``Correlation.p_method`` where contexts were resampled
 CLUSTER_CI_METHOD = "percentile bootstrap over contexts, widened to the bootstrap t and Fisher z intervals"
 
+
 def group_datasets(data: Iterable[str | os.PathLike | Example] | dict[str, Sequence[Example]],
                    csv_mapping: CsvMapping | None = None) -> "OrderedDict[str, list[Example]]":
     """Paths and/or examples -> {dataset name: examples}; a row's ``dataset`` field names its dataset,
