@@ -149,11 +149,11 @@ def terminal_safe(text: str) -> str:
                         else f"\\u{ord(m.group()):04x}", text)
 
 
-def undecided_interval_words(low: float, high: float, p: float, p_name: str, level: float) -> str:
+def undecided_interval_words(low: float, high: float, p: float, p_name: str, level: float, of: str = "0") -> str:
     """'the interval excludes 0, but randomization p 0.071 >= 0.05: a winner needs both' for a difference with no
     winner whose interval excludes 0 (``p_name``: which p decides it, e.g. 'p (Holm)'): a table otherwise reads as
     contradicting itself; '' when the interval holds 0 or is missing, or p is."""
     excludes = math.isfinite(low) and math.isfinite(high) and (low > 0 or high < 0)
     if not excludes or not math.isfinite(p):
         return ""
-    return f"the interval excludes 0, but {p_name} {fmt_num(p, p=True)} >= {alpha_label(level)}: a winner needs both"
+    return f"the interval excludes {of}, but {p_name} {fmt_num(p, p=True)} >= {alpha_label(level)}: a winner needs both"

@@ -23,6 +23,11 @@ A **requirement** (:func:`check`) turns it into PASS or FAIL:
   still reaches below -M fails with "non-inferiority not shown" (more contexts would narrow the interval);
 - ``better``: PASS only when the candidate is significantly better.
 
+Under any requirement a criterion whose test can move too few contexts for any p below the threshold
+(:meth:`Criterion.units`: the contexts whose pairs differ; 5 or fewer at 0.95, :func:`fewest_contexts`) fails
+with "too few contexts (or changed pairs) to show any difference": no candidate could fail there. A veto of the
+combined test is exempt; it only ever blocks on a significant difference.
+
 Default margins (:func:`default_margin`) are stated in the criterion's own units: 5 points of win rate for the
 judge; 0.2 per signal summed for the combined test; for a metric or people's ratings, a fifth of the baseline's
 standard deviation over its rows (a "small" standardized difference, Cohen's d = 0.2), rounded to two significant
@@ -118,6 +123,13 @@ class Criterion:
     diagnostic: str = ""  # the judge: why it has no measured record (``--judge llm``), said beside its line
     p: float = math.nan  # the p that decides ``better`` with the interval (a winner needs both below the threshold)
     p_name: str = ""  # what that p is: 'randomization p', 'sign test p'
+    differing: int | None = None  # pairs whose two sides differ (the judge: that it decided); None: not counted
+    interval_of: str = "0"  # the value an interval must exclude, in words ('50 %' for the judge's win rate)
+
+    def units(self) -> int:
+        """How many contexts the test can move at most: its contexts, and no more than the pairs that differ (a
+        randomization or sign test flips only contexts whose pairs differ)."""
+        return self.n_contexts if self.differing is None else min(self.n_contexts, self.differing)
 
     @property
     def is_judge(self) -> bool:
@@ -164,8 +176,10 @@ def _metric_criterion(r: MetricComparison, baseline_sd: float, level: float) -> 
     sign = -1.0 if r.higher_is_better else 1.0  # diff is A - B; the candidate is B
     lo, hi = sorted((sign * r.low, sign * r.high))
     better = {"A": "baseline", "B": "candidate"}.get(r.winner or "")
+    # people's ties are differences within a quarter of the scale, which the randomization test still moves
+    differing = None if r.kind == "human" else r.wins + r.losses
     return Criterion(r.metric, r.n, r.n_contexts, sign * r.diff, lo, hi, better, r.detectable, level, baseline_sd,
-                     p=r.p_randomization, p_name="randomization p")
+                     p=r.p_randomization, p_name="randomization p", differing=differing)
 
 
 COMBINED = COMBINED_TEST
@@ -301,7 +315,7 @@ def criterion(v: Verdict, by: str, baseline_values: Sequence[float] | None = Non
             "decide on")
         return Criterion(JUDGE, w.wins + w.losses, n_ctx, 0.5 - w.rate, lo, hi, better, j.detectable(v.level),
                          v.level, unread=len(j.unparsed), pairs=j.n, diagnostic=diagnostic, p=w.sign_p,
-                         p_name="sign test p")
+                         p_name="sign test p", differing=w.wins + w.losses, interval_of="50 %")
     if is_combined(by):
         c = v.combined
         if c is None or c.n == 0:
@@ -351,7 +365,8 @@ def default_criterion(v: Verdict) -> str:
     """One criterion for what the one-line verdict trusts (``dialeval plan``'s default): people's rating on the
     dimension the verdict reads when they name a winner, else the judge when the verdict policy gives it a say
     (it decides or is part of the combined test), else the first deciding metric that scored (or a metric of the
-    combined test the policy allows alone), else the judge, else the first metric."""
+    combined test the policy allows alone), else the signal with the best measured system-level record (right -
+    4 x wrong), whatever the order of ``--metrics``."""
     d = verdict_decision(v)
     if d.basis == "people":
         human = preferred_human_row(v)
@@ -366,7 +381,16 @@ def default_criterion(v: Verdict) -> str:
     measured = v.judge is not None and is_measured_judge(v.judge.signature)
     trusted = [n for n in names if (n != JUDGE or measured) and (
         policy.decides(n) or (n == JUDGE and policy.trusts(n)) or (n,) in policy.combine_allowed)]
-    return (trusted or sorted(names, key=lambda n: n == JUDGE and not measured))[0]
+    if trusted:
+        return trusted[0]
+    # none the verdict trusts: the diagnostic with the best measured record (right - 4 x wrong, as the policy
+    # scores them), whatever order --metrics named them in; one without a record last, then by name
+    shipped = shipped_policy()
+
+    def worth(n: str) -> tuple:
+        rec = shipped.record(n) if (n != JUDGE or measured) else None
+        return (rec is None, -(rec.right - 4 * rec.wrong) if rec else 0, n)
+    return min(names, key=worth)
 
 
 def default_margin(c: Criterion) -> float:
@@ -415,8 +439,17 @@ class GateCheck:
         return {"id": self.id, "kind": self.kind, **asdict(self), "criterion": asdict(self.criterion)}
 
 
-def check(c: Criterion, require: str = "not-worse", margin: float | None = None) -> GateCheck:
-    """PASS or FAIL of criterion ``c`` under ``require`` (module docstring)."""
+def fewest_contexts(level: float) -> int:
+    """The fewest contexts (or pairs that differ) over which a test at ``level`` can reach p < 1 - level at all
+    (6 at 0.95: the smallest randomization or sign-test p over k is 2/2^k)."""
+    return next(k for k in range(MIN_RESAMPLED, 64) if can_be_significant(k, 1 - level))
+
+
+def check(c: Criterion, require: str = "not-worse", margin: float | None = None, veto: bool = False) -> GateCheck:
+    """PASS or FAIL of criterion ``c`` under ``require`` (module docstring). Where the pairs that differ span too
+    few contexts for any p below the threshold (:meth:`Criterion.units`), it fails, saying so: no candidate could
+    fail there, so a pass would say nothing; not when none differ (nothing changed), nor for a ``veto``, which
+    only ever blocks on a significant difference."""
     if require not in REQUIREMENTS:
         raise ValueError(f"--require {require}: choose one of {', '.join(REQUIREMENTS)}")
     defaulted = margin is None
@@ -450,21 +483,26 @@ def check(c: Criterion, require: str = "not-worse", margin: float | None = None)
     too_few = ""
     if c.is_judge and c.unread and c.unread >= c.pairs:  # nothing read is nothing shown: never a pass
         passed, head = False, "nothing to gate on"
-    elif require != "non-inferior" and c.better is None and c.n_contexts and not can_be_significant(
-            c.n_contexts, 1 - c.level):  # no candidate could fail here: a pass would say nothing
-        passed, head = False, "too few contexts to show any difference"
-        needed = next(k for k in range(MIN_RESAMPLED, 64) if can_be_significant(k, 1 - c.level))
-        too_few = (f"{c.n_contexts} contexts: " + (
-            f"fewer than {MIN_RESAMPLED} give no interval or p" if c.n_contexts < MIN_RESAMPLED else
-            f"the smallest p there is 2/2^{c.n_contexts} = {2 / 2 ** c.n_contexts:.3g} >= {alpha_label(c.level)}")
-            + f", so no candidate could fail and a pass would say nothing; gate on {needed} or more")
+    elif (not veto and c.better is None and c.units() and passed
+          and not can_be_significant(c.units(), 1 - c.level)):  # no candidate could fail here: a pass says nothing
+        passed, k = False, c.units()
+        changed = c.units() < c.n_contexts
+        head = f"too few {'changed pairs' if changed else 'contexts'} to show any difference"
+        needed = fewest_contexts(c.level)
+        what = (f"the pairs that differ{' and that the judge decided' if c.is_judge else ''} span at most {k} "
+                f"contexts" if changed else f"{k} contexts")
+        too_few = (f"{what}: " + (
+            f"fewer than {MIN_RESAMPLED} give no interval or p" if k < MIN_RESAMPLED else
+            f"the smallest p there is 2/2^{k} = {2 / 2 ** k:.3g} >= {alpha_label(c.level)}")
+            + f", so no candidate could fail and a pass would say nothing; gate on {needed} or more"
+            + (" that differ (or review the changed replies by hand)" if changed else ""))
     line = f"{'PASS' if passed else 'FAIL'}: {head} {on}: {ev}{why_margin}"
     if too_few:
         line += f" ({too_few})"
     if c.better is None and c.unseen() and not (c.unread and c.unread >= c.pairs) and not too_few:
         line += f" ({c.unseen()})"
     if c.better is None and require != "non-inferior" and c.p_name and not too_few:  # else it reads as contradicting itself
-        decides = undecided_interval_words(c.low, c.high, c.p, c.p_name, c.level)
+        decides = undecided_interval_words(c.low, c.high, c.p, c.p_name, c.level, c.interval_of)
         line += f" ({decides})" if decides else ""
     if c.diagnostic:
         line += f" ({c.diagnostic})"
@@ -623,7 +661,7 @@ def gate_checks(v: Verdict, by: Sequence[str] | str | None = None, require: str 
                 continue
             raise
         if name in vetoes:  # a veto of the combined test: it fails the candidate it finds significantly worse
-            checks.append(replace(check(c, "not-worse"), require=VETO_REQUIREMENT, margin=math.nan))
+            checks.append(replace(check(c, "not-worse", veto=True), require=VETO_REQUIREMENT, margin=math.nan))
         elif not by and stands_in(v, name):
             done = check(c, require, margin)
             checks.append(replace(done, reason=f"{done.reason} ({stands_in(v, name)})"))

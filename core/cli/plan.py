@@ -8,7 +8,8 @@ from core.cli import criterion_name, emit, number_above, register_command
 from core.cli.compare import add_verdict_arguments, verdict_from
 from core.engine import DEFAULT_METRICS
 from core.formatting import fmt_percent, level_label
-from core.gating import POWER, contexts_needed, criterion, default_criteria, is_combined, planning_interval
+from core.gating import (POWER, contexts_needed, criterion, default_criteria, fewest_contexts, is_combined,
+                          planning_interval)
 from core.report import to_json
 from core.verdict import context_groups
 from core.verdict_policy import JUDGE
@@ -76,6 +77,8 @@ def plan_command(a: argparse.Namespace) -> int:
     if c.is_judge and a.by != JUDGE:  # the judge became the criterion by default: checked now
         _check_judge_effect(a.effect)
     n = contexts_needed(*planning_interval(c), c.n_contexts, a.effect, verdict.level, a.power)
+    floor = fewest_contexts(verdict.level)  # fewer can show no difference at all: the gate fails them
+    n_planned, n = n, max(n, floor)
     what = "the judge's win rate" if c.is_judge else c.label
     if a.format == "json":
         emit(to_json({"criterion": by, "effect": a.effect, "power": a.power, "level": verdict.level,
@@ -85,5 +88,7 @@ def plan_command(a: argparse.Namespace) -> int:
     emit(f"To detect a difference of {c.amount(a.effect, signed=False)} in {what} with {fmt_percent(a.power)} power "
          f"at the {level_label(verdict.level)} level, compare about {n} contexts (from this pilot's "
          f"{c.n_contexts} contexts: paired, clustered by context{EVEN_SPREAD if c.is_judge else ''}; "
-         f"{c.unseen() or 'they give no interval'}).", None)
+         f"{c.unseen() or 'they give no interval'})"
+         + (f"; the power alone asks for {n_planned}, but fewer than {floor} contexts can show no difference at this "
+            "level (the gate fails them)" if n_planned < floor else "") + ".", None)
     return 0
