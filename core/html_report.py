@@ -204,11 +204,12 @@ def histogram_svg(values: Sequence[float], title: str, lo: float | None = None, 
 STYLE = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1200px;padding:16px;
 color:#222;line-height:1.45}
-h1{font-size:1.5em;margin:.2em 0;overflow-wrap:anywhere} h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ddd}
+h1{font-size:1.5em;margin:.2em 0;overflow-wrap:anywhere} h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ddd;overflow-wrap:anywhere}
+p{overflow-wrap:anywhere}
 .verdict{font-size:1.05em;background:#f3f7fb;border-left:6px solid #1f77b4;padding:12px 16px;
 overflow-wrap:anywhere;white-space:normal}
 .glance{font-size:1.1em;margin:.25em 0} .facts{color:#555;font-size:.9em;overflow-wrap:anywhere} table{border-collapse:collapse;margin:.5em 0;font-size:.88em}
-th,td{border:1px solid #ddd;padding:4px 6px;vertical-align:top;text-align:left} th{background:#f6f6f6}
+th,td{border:1px solid #ddd;padding:4px 6px;vertical-align:top;text-align:left;overflow-wrap:anywhere} th{background:#f6f6f6}
 td.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
 .wide{overflow-x:auto} .A{color:#1f77b4;font-weight:600} .B{color:#d95f02;font-weight:600} .tie{color:#777}
 mark.m1{background:#fff3b0} mark.m2{background:#ffd54f} .ctx{color:#444;font-size:.95em} .turn{display:block}

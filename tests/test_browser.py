@@ -757,3 +757,29 @@ def test_no_label_is_cut_on_any_page_at_800_or_1000_px(server, width):
                 cut[label] = got
         assert cut == {}, cut
 
+
+
+def test_a_report_with_long_system_names_fits_a_phone(tmp_path):
+    """Systems named by 160-character checkpoint paths widened the report's page to about 1800 px at any window:
+    tables and paragraphs kept each name on one line. Every element but the scrolling chart boxes fits 390 px."""
+    import json
+    from core.cli import main
+    words = "the a cat dog sat ran on mat big small red blue".split()
+    a_name, b_name = "model-checkpoint-" + "x" * 150 + "-v1", "model_checkpoint_" + "y" * 150 + "_v2"
+    rows = []
+    for i in range(12):
+        ref = [words[(i + k) % len(words)] for k in range(8)]
+        rows += [{"id": f"c{i}", "context": [f"what about topic {i}?"], "response": " ".join(ref[:keep] + ["ok"]),
+                  "references": [" ".join(ref)], "system": name} for name, keep in ((a_name, 6), (b_name, 3))]
+    data = tmp_path / "in.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    report = tmp_path / "report.html"
+    assert main(["report", str(data), "--metrics", "bleu", "--no-judge", "--n-boot", "200", "--n-perm", "200",
+                 "--quiet", "-o", str(report)]) == 0
+    with browser_page() as page:
+        page.set_viewport_size({"width": 390, "height": 800})
+        page.goto(report.as_uri())
+        assert a_name in page.content()
+        over = page.evaluate("""() => Array.from(document.querySelectorAll('body *')).filter(e =>
+            !e.closest('.wide') && e.getBoundingClientRect().right > window.innerWidth + 1).map(e => e.tagName)""")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390 and over == [], over
