@@ -713,7 +713,11 @@ class GateResult:
             return to_json(self.to_dict())
         if fmt not in ("text", "markdown"):
             raise ValueError(f"format {fmt!r}: choose text, markdown or json")
-        return render_checks(self.checks, fmt) + "\n\n" + render_verdict(self.verdict, fmt)
+        signed = any(c.kind in ("metric", "human", "combined") and math.isfinite(c.criterion.effect)
+                     for c in self.checks)
+        sides = ("\n(the numbers above are the candidate's improvement on the baseline: B - A where higher is "
+                 "better; the verdict's table below gives A - B)" if signed else "")
+        return render_checks(self.checks, fmt) + sides + "\n\n" + render_verdict(self.verdict, fmt)
 
     def __str__(self) -> str:  # print(result): the text ``dialeval gate`` prints
         return self.render()

@@ -713,3 +713,15 @@ def test_plan_never_names_fewer_contexts_than_the_gate_can_read(tmp_path, capsys
     out = capsys.readouterr().out
     assert "compare about 6 contexts" in out and "but fewer than 6 contexts can show no difference at this level " \
                                                  "(the gate fails them)." in out, out
+
+
+def test_the_gate_says_its_numbers_are_the_candidate_s_side_where_the_table_gives_a_minus_b(tmp_path, capsys):
+    """'FAIL: candidate is worse on bleu: -40.5 [...]' above a table whose A-B reads +40.5, with no word on why the
+    signs differ."""
+    from core.cli import main
+    base, worse = _write(tmp_path / "b.jsonl", _rows(12, "v1", 0.75)), _write(tmp_path / "w.jsonl", _rows(12, "v2", 0.25))
+    assert main(["gate", str(base), str(worse), *FAST]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("FAIL: candidate is worse on bleu: -") and lines[1] == (
+        "(the numbers above are the candidate's improvement on the baseline: B - A where higher is better; the "
+        "verdict's table below gives A - B)")
