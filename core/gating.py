@@ -353,12 +353,20 @@ def default_criteria(v: Verdict) -> list[str]:
     if d.basis == "people":
         return [default_criterion(v)]
     if v.combined is not None and v.combined.n > 0:
-        names = criteria_names(v)
-        measured = v.judge is not None and is_measured_judge(v.judge.signature)
-        vetoes = [s for s in shipped_policy().policy.vetoes_for(v.combined_signals)
-                  if s in names and (s != JUDGE or measured)]
-        return [COMBINED, *vetoes]
+        return [COMBINED, *combined_vetoes(v)]
     return [default_criterion(v)]
+
+
+def combined_vetoes(v: Verdict) -> list[str]:
+    """The signals that may veto the verdict's combined test (the verdict policy's ``vetoes_for`` its signals)
+    that this verdict computed: the judge when its record is measured. Checked beside the combined test wherever
+    the gate reads it, by default or named (``--by combined``)."""
+    if v.combined is None or v.combined.n == 0:
+        return []
+    names = criteria_names(v)
+    measured = v.judge is not None and is_measured_judge(v.judge.signature)
+    return [s for s in shipped_policy().policy.vetoes_for(v.combined_signals)
+            if s in names and (s != JUDGE or measured)]
 
 
 def default_criterion(v: Verdict) -> str:
@@ -639,6 +647,10 @@ def gate_checks(v: Verdict, by: Sequence[str] | str | None = None, require: str 
     try:
         if by:
             names = [by] if isinstance(by, str) else list(by)
+            if any(is_combined(n) for n in names):  # the combined test named: with its vetoes, as by default
+                vetoes = [s for s in combined_vetoes(v) if s not in names]
+                at = next(i for i, n in enumerate(names) if is_combined(n)) + 1
+                names[at:at] = vetoes
         else:
             names = default_criteria(v)
             vetoes = names[1:] if is_combined(names[0]) else []

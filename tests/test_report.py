@@ -1245,6 +1245,11 @@ def test_the_gate_checks_the_verdict_s_combined_test_and_its_veto_whatever_requi
     assert vetoed.sentence.startswith("No ") or "good is better" not in vetoed.sentence
     result = gate_verdict(vetoed)
     assert not result and result.checks[-1].reason.startswith("FAIL: candidate is worse on the judge")
+    # named, the combined test keeps its veto (--by combined passed what the default gate fails)
+    named = gate_verdict(vetoed, by="combined")
+    assert not named and [c.criterion.name for c in named.checks][1:] == ["judge"]
+    assert named.checks[1].require == VETO_REQUIREMENT
+    assert [c.require for c in gate_verdict(vetoed, by=["combined", "judge"]).checks] == ["not-worse", "not-worse"]
     assert JUDGE_MARGIN == 0.05
 
 

@@ -27,7 +27,8 @@ def _criteria(text: str) -> list[str]:
 def _arguments(p: argparse.ArgumentParser) -> None:
     add_verdict_arguments(p)
     p.add_argument("--by", type=_criteria, default=None,
-                   help="criteria, comma-separated: judge, combined (the verdict's combined test), a metric, or "
+                   help="criteria, comma-separated: judge, combined (the verdict's combined test, with the judge "
+                        "that may veto it), a metric, or "
                         "human:DIM (default: what the one-line verdict decides on: people's ratings on its "
                         "dimension when they name a winner, else its combined test and the judge that may veto it, "
                         "else the judge or a deciding metric)")
