@@ -24,7 +24,7 @@ import numpy as np
 
 from core.data import Comparison, alignment_words, dimensions
 from core.formatting import alpha_label, fmt_interval, fmt_num, level_label
-from core.report import as_sentence, left_out_note, no_winner_notes
+from core.report import as_sentence, left_out_note, no_winner_notes, unmatched_words
 from core.scoring import metric_class
 from core.verdict import Verdict, mismatch_warning, pair_winner, verdict_glance, verdict_notes, verdict_parts
 from core.version import __version__
@@ -266,7 +266,8 @@ def render_html(verdict: Verdict, comp: Comparison, cs: "ComparisonScores | None
              *(f'<p class="glance"><b>{_e(label)}:</b> {_e(text)}</p>' for label, text in verdict_glance(v)),
              f'<p class="verdict" id="verdict"><b>{_e(head)}</b>{_e(rest)}</p>',
              f'<p class="facts">A = {_e(A)}, B = {_e(B)}; {v.n_pairs} pair{"s" * (v.n_pairs != 1)} aligned by '
-             f'{_e(alignment_words(v.aligned_by, v.alignment_note))}; intervals '
+             f'{_e(alignment_words(v.aligned_by, v.alignment_note))}'
+             + (f" (<b>{_e(unmatched_words(v))}</b>)" if v.unmatched else "") + "; intervals "
              f"and p-values resample {_e(v.resampled)} ({v.n_boot:,} bootstrap resamples, {v.n_perm:,} "
              f"randomizations, seed {v.seed}, {level_label(v.level)}); a winner only when p &lt; {alpha_label(v.level)} and the "
              f"interval of A - B excludes 0. dialeval {_e(__version__)}, made "

@@ -237,6 +237,15 @@ PAIR_COLUMNS = [("id_a", "id A"), ("id_b", "id B"), ("p_a", "P(A)"), ("verdict",
                 ("context", "context"), ("response_a", "reply A"), ("response_b", "reply B")]
 
 
+def unmatched_words(v: Verdict) -> str:
+    """'not compared: 3 rows of base without a partner in cand (listed below)': the rows a side answered that the
+    other did not, said beside the count of pairs (a candidate that skipped inputs is not hidden at the end)."""
+    said = [f"{k} row{'s' * (k != 1)} of {who} without a partner in {other}"
+            for side, who, other in (("A", v.system_a, v.system_b), ("B", v.system_b, v.system_a))
+            if (k := v.unmatched_by_side.get(side, 0))]
+    return f"not compared: {', '.join(said) or f'{len(v.unmatched)} rows without a partner'} (listed below)"
+
+
 def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,
                    pairs: Sequence[dict[str, Any]] = (), lead: str = "") -> str:
     """``dialeval compare``'s output: text / markdown (the one-line verdict first, then the table, the judge, what
@@ -297,6 +306,8 @@ def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,
             f"{alignment_words(v.aligned_by, v.alignment_note)}; intervals and "
             f"p-values resample {v.resampled} ({v.n_boot} bootstrap resamples, {v.n_perm} randomizations, "
             f"seed {v.seed})")
+    if v.unmatched:  # a candidate that skipped inputs: said where the pairs are counted, not only at the end
+        head += f"; {unmatched_words(v)}"
     if abs(v.level - 0.95) > 1e-12:
         head += (f"; {level_label(v.level)} intervals, so a metric or the judge names a winner when p < "
                  f"{alpha_label(v.level)} (not 0.05)")

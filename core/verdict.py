@@ -175,6 +175,7 @@ class Verdict:
     identical_pairs: int = 0  # pairs where A and B gave the same reply (all of them: a file compared with itself)
     drivers: list[Drivers] = field(default_factory=list)
     n_unmatched: int = 0  # rows of A or B without a partner (listed in ``unmatched``)
+    unmatched_by_side: dict[str, int] = field(default_factory=dict)  # "A"/"B" -> that side's rows without a partner
     left_out: list[dict[str, Any]] = field(default_factory=list)  # per row with n_dropped: which pairs and why
     context_mismatches: list[str] = field(default_factory=list)  # pairs aligned by id whose contexts differ
     reference_copies: dict[str, int] = field(default_factory=dict)  # per side: pairs whose reply copies its reference
@@ -461,7 +462,8 @@ def build_verdict(comp: Comparison, cs: "ComparisonScores | None" = None, judge:
               "B": sum(is_reference_copy(b) for _, b in comp.pairs)}
     return Verdict(comp.system_a, comp.system_b, len(comp.pairs), comp.aligned_by, unmatched,
                    n_boot, n_perm, level, seed, rows, judge, identical_pairs=identical, drivers=drivers,
-                   n_unmatched=len(unmatched), left_out=left_out_pairs(comp, cs, rows),
+                   n_unmatched=len(unmatched),
+                   unmatched_by_side={"A": len(comp.unmatched_a), "B": len(comp.unmatched_b)}, left_out=left_out_pairs(comp, cs, rows),
                    context_mismatches=comp.context_mismatches(), reference_copies=copies,
                    alignment_note=comp.alignment_note, one_sided_ratings=one_sided_ratings(comp) if human else {},
                    shared_references={k: n for k, n in comp.shared_references.items() if n},

@@ -126,7 +126,7 @@ def test_compare_lists_unmatched_rows_and_left_out_pairs_in_every_format(fmt, tm
     assert "a.jsonl row 3: blank response" in out and "b.jsonl row 2: no reference" in out
     if fmt == "json":
         v = json.loads(out)
-        assert v["n_unmatched"] == 2 and len(v["unmatched"]) == 2
+        assert v["n_unmatched"] == 2 and len(v["unmatched"]) == 2 and v["unmatched_by_side"] == {"A": 1, "B": 1}
         bleu = next(m for m in v["metrics"] if m["metric"] == "bleu")
         assert (bleu["n"], bleu["n_dropped"]) == (2, 2) and v["left_out"][0]["n_left_out"] == 2
     elif fmt == "csv":
@@ -138,6 +138,9 @@ def test_compare_lists_unmatched_rows_and_left_out_pairs_in_every_format(fmt, tm
         assert [r["n"] for r in rows if r["kind"] == "left_out"] == ["2"]
     else:
         assert "2 unmatched row(s), not compared" in out and "2 of 4 pairs left out" in out
+        # said beside the count of pairs too: a side that skipped inputs is not only in a list at the end
+        assert "4 pairs aligned by id; " in out and ("; not compared: 1 row of a without a partner in b, 1 row of b "
+                                                      "without a partner in a (listed below)") in out
     assert "warning: 1 of 8 rows have a blank response" in err  # and the counts on stderr
 
 
