@@ -211,6 +211,21 @@ def _library_bars_follow_progress(call: _Call) -> _Call:
     return silent_unless_asked  # type: ignore[return-value]
 
 
+def _labelled(notes: list[str], *columns: "_Column | None") -> list[str]:
+    """``notes`` with each 'item 3' (a position) followed by its pandas index label where the arguments carry
+    labels that are not their positions ("item 3 [index label 40]"), so a warning points at the row the caller
+    knows."""
+    import re
+    labels = next((c.labels for c in columns if c is not None and c.index is not None), None)
+    if labels is None or all(label == i for i, label in enumerate(labels)):
+        return notes
+
+    def label(m: "re.Match[str]") -> str:
+        i = int(m.group(1))
+        return f"{m.group()} [index label {labels[i]!r}]" if i < len(labels) else m.group()
+    return [re.sub(r"\bitem (\d+)\b", label, n) for n in notes]
+
+
 def _warn_notes(notes: list[str]) -> None:
     """The notes on the input as one ``UserWarning`` that names the caller's line: the first frame outside this
     package, however deep in it the note was made."""
@@ -237,7 +252,7 @@ def score(responses: Sequence[str], contexts: Sequence[Sequence[str] | str],
     ``metrics`` None: the default metrics; ``options`` an :class:`~core.scoring.Options` or a dict of its
     fields. Every argument may be a list, tuple, numpy array or pandas Series, read by position; Series must
     share one index (Series with different indexes are refused, never mis-paired). A wrong item is named
-    with its argument and position (and index label). A blank response scores NaN on every metric, with a
+    with its argument and position (and index label; a warning's 'item 3' too). A blank response scores NaN on every metric, with a
     warning that counts them (never a silent 0)."""
     from core.engine import blank_text_notes, parse_metrics, score_examples
     if not isinstance(system, str):  # a number would fail deep in the engine, its argument unnamed
@@ -248,7 +263,7 @@ def score(responses: Sequence[str], contexts: Sequence[Sequence[str] | str],
     _aligned(resp, ctx, refs)
     names = parse_metrics(metrics)
     exs = _examples(resp, ctx, refs, system)
-    _warn_notes(blank_text_notes(exs, names))
+    _warn_notes(_labelled(blank_text_notes(exs, names), resp, ctx, refs))
     table = score_examples(exs, names, _options(options, names), progress=_progress(progress), cache=cache)
     out: dict = {m: table.column(m) for m in table.metrics}
     out["_signatures"] = table.signatures()
@@ -409,9 +424,10 @@ def compare_replies(contexts: Sequence[Sequence[str] | str], replies_a: Sequence
     by_side = {side: input_notes(rows, names, judged=judge or False) for side, rows in (("replies_a", comp.a),
                                                                                            ("replies_b", comp.b))}
     shared = ("no reference", "blank reference")  # of the references both sides share: said once
-    _warn_notes([f"{side}: {note}" for side, notes in by_side.items() for kind, note in notes.items()
-                 if kind not in shared]
-                + [f"references: {note}" for kind, note in by_side["replies_a"].items() if kind in shared])
+    _warn_notes(_labelled([f"{side}: {note}" for side, notes in by_side.items() for kind, note in notes.items()
+                           if kind not in shared]
+                          + [f"references: {note}" for kind, note in by_side["replies_a"].items() if kind in shared],
+                          ctx, a, b, refs))
     if judge is not None:
         check_judge_models(comp, judge, checkpoint)
     progress = _progress(progress)

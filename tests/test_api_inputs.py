@@ -84,6 +84,22 @@ def test_missing_references_and_blank_responses_are_flagged_never_zero():
         core.score(RESPONSES, contexts=CONTEXTS, references=REFERENCES, metrics="bleu")
 
 
+def test_a_warning_names_the_pandas_index_label_of_the_rows_it_counts():
+    """Series indexed 10, 20, 30 warned of "item 1": a position the caller never sees; the label follows it."""
+    pd = pytest.importorskip("pandas")
+    index = [10, 20, 30]
+    resp, ctx = pd.Series(["", *RESPONSES[1:]], index=index), pd.Series(CONTEXTS, index=index)
+    refs = pd.Series([REFERENCES[0], None, REFERENCES[2]], index=index)
+    with pytest.warns(UserWarning, match=r"blank response \(item 0 \[index label 10\]\).*no reference \(item 1 "
+                                         r"\[index label 20\]\)"):
+        core.score(resp, ctx, refs, metrics="bleu")
+    with pytest.warns(UserWarning, match=r"replies_a: 1 of 3 rows have a blank response \(item 0 \[index label 10\]\)"):
+        core.compare_replies(ctx, resp, pd.Series(RESPONSES, index=index), refs, metrics="bleu", judge=False,
+                             n_boot=100, n_perm=100)
+    with pytest.warns(UserWarning, match=r"blank response \(item 0\)"):  # positions that are the labels: as they are
+        core.score(resp.reset_index(drop=True), ctx.reset_index(drop=True), metrics="bleu")
+
+
 def test_judge_checks_its_arguments_before_loading_anything():
     with pytest.raises(TypeError, match=r"replies_b\[1\] must be a string"):
         core.judge(CONTEXTS, RESPONSES, ["a", 2, "c"])
