@@ -240,7 +240,7 @@ def untrusted_criteria_notes(names: Sequence[str], measured_judge: bool, flag: s
     shipped = shipped_policy()
     combined = shipped.record(COMBINED_TEST)
     out = []
-    for by in names:
+    for by in dict.fromkeys(names):  # a name given twice ('bleu,BLEU' once read) is said once
         if is_combined(by) or by.startswith("human:") or shipped.policy.decides(by):
             continue
         rec, who = shipped.record(by), "the judge" if by == JUDGE else by

@@ -419,7 +419,9 @@ def test_the_api_s_gate_gives_the_command_s_decision_and_is_truthy_when_it_passe
         core.engine.score_comparison = real
     assert core.gate(str(base), str(worse), by="BLEU", metrics="bleu", judge=False, **settings).checks[0].criterion.name \
         == "bleu"  # 'BLEU' is bleu, as metrics= reads it
-    twice = core.gate(str(base), str(worse), by="bleu,BLEU", metrics="bleu", judge=False, **settings)
+    with pytest.warns(UserWarning) as said:
+        twice = core.gate(str(base), str(worse), by="bleu,BLEU", metrics="bleu", judge=False, **settings)
+    assert [str(w.message).count("by=bleu: the verdict never lets bleu decide alone") for w in said] == [1]
     assert [c.criterion.name for c in twice.checks] == ["bleu"]  # one check (and one JUnit case) per criterion
     with pytest.raises(TypeError, match="n_bot"):
         core.gate(str(base), str(worse), metrics="bleu", judge=False, n_bot=3)
