@@ -500,10 +500,10 @@ def check(c: Criterion, require: str = "not-worse", margin: float | None = None,
         what = (f"the pairs that differ{' and that the judge decided' if c.is_judge else ''} span at most {k} "
                 f"contexts" if changed else f"{k} contexts")
         too_few = (f"{what}: " + (
-            f"fewer than {MIN_RESAMPLED} give no interval or p" if k < MIN_RESAMPLED else
+            f"fewer than {MIN_RESAMPLED} give no interval or p" if k < MIN_RESAMPLED and not changed else
             f"the smallest p there is 2/2^{k} = {2 / 2 ** k:.3g} >= {alpha_label(c.level)}")
             + f", so no candidate could fail and a pass would say nothing; gate on {needed} or more"
-            + (" that differ (or review the changed replies by hand)" if changed else ""))
+            + (" that differ, or review the changed replies by hand" if changed else ""))
     line = f"{'PASS' if passed else 'FAIL'}: {head} {on}: {ev}{why_margin}"
     if too_few:
         line += f" ({too_few})"
