@@ -24,9 +24,10 @@ A **requirement** (:func:`check`) turns it into PASS or FAIL:
 - ``better``: PASS only when the candidate is significantly better.
 
 Under any requirement a criterion whose test can move too few contexts for any p below the threshold
-(:meth:`Criterion.units`: the contexts whose pairs differ; 5 or fewer at 0.95, :func:`fewest_contexts`) fails
-with "too few contexts (or changed pairs) to show any difference": no candidate could fail there. A veto of the
-combined test is exempt; it only ever blocks on a significant difference.
+(:meth:`Criterion.units`: the contexts whose difference is not 0; 5 or fewer at 0.95, :func:`fewest_contexts`)
+fails with "too few contexts (or differing pairs) to show any difference": no candidate could fail there. A
+candidate whose replies are the baseline's passes (nothing changed); a veto of the combined test is exempt, as it
+only ever blocks on a significant difference.
 
 Default margins (:func:`default_margin`) are stated in the criterion's own units: 5 points of win rate for the
 judge; 0.2 per signal summed for the combined test; for a metric or people's ratings, a fifth of the baseline's
@@ -70,6 +71,9 @@ def _z(level: float) -> float:
     return NormalDist().inv_cdf(1 - (1 - level) / 2)
 
 
+MOST_CONTEXTS = 10 ** 9  # a plan beyond this is no plan: the effect asked for is too small for the pilot's spread
+
+
 def contexts_needed(low: float, high: float, n_contexts: int, effect: float, level: float = 0.95,
                     power: float = POWER) -> int:
     """Contexts a paired comparison needs to detect ``effect`` with ``power``, from a pilot of ``n_contexts``
@@ -77,12 +81,17 @@ def contexts_needed(low: float, high: float, n_contexts: int, effect: float, lev
     if effect <= 0 or not math.isfinite(effect):
         raise ValueError(f"the effect to detect must be a positive number, got {effect}")
     if n_contexts < 2 or not (math.isfinite(low) and math.isfinite(high)):
-        raise ValueError("the pilot has no interval (fewer than 2 contexts, or no pair scored): nothing to plan from")
+        raise ValueError(f"the pilot has no interval (fewer than {MIN_RESAMPLED} contexts, or no pair scored): nothing "
+                         "to plan from")
     sd = (high - low) / (2 * _z(level)) * math.sqrt(n_contexts)
     if sd <= 0:
         raise ValueError("the pilot's paired differences do not vary (every pair differs by the same amount, often "
                          "0), so there is no spread to plan from: run the pilot on more, or more varied, contexts")
-    return max(2, math.ceil(((_z(level) + NormalDist().inv_cdf(power)) * sd / effect) ** 2))
+    root = (_z(level) + NormalDist().inv_cdf(power)) * sd / effect
+    if not root < math.sqrt(MOST_CONTEXTS):  # 1e-160 overflowed; 1e-10 asked for 1.3e23 contexts
+        raise ValueError(f"a difference of {effect:.3g} would need more than {MOST_CONTEXTS:,} contexts with this "
+                         f"pilot's spread (its interval is {high - low:.3g} wide): plan for a larger difference")
+    return max(2, math.ceil(root ** 2))
 
 
 EVEN_SPREAD_CAP = 0.95  # a pilot win rate beyond this (or below 1 - it) is read as this one when it is widened
@@ -123,12 +132,14 @@ class Criterion:
     diagnostic: str = ""  # the judge: why it has no measured record (``--judge llm``), said beside its line
     p: float = math.nan  # the p that decides ``better`` with the interval (a winner needs both below the threshold)
     p_name: str = ""  # what that p is: 'randomization p', 'sign test p'
-    differing: int | None = None  # pairs whose two sides differ (the judge: that it decided); None: not counted
+    differing: int | None = None  # contexts whose difference is not 0 (the judge: pairs it decided); None: unknown
     interval_of: str = "0"  # the value an interval must exclude, in words ('50 %' for the judge's win rate)
+    unchanged: bool = False  # the candidate's replies are the baseline's, pair for pair (nothing changed)
 
     def units(self) -> int:
-        """How many contexts the test can move at most: its contexts, and no more than the pairs that differ (a
-        randomization or sign test flips only contexts whose pairs differ)."""
+        """How many contexts the test can move at most: its contexts, and no more than those whose difference is
+        not 0 (a randomization flips only those; the judge's sign test only contexts with a pair it decided, of
+        which its decided pairs are an upper bound)."""
         return self.n_contexts if self.differing is None else min(self.n_contexts, self.differing)
 
     @property
@@ -176,10 +187,8 @@ def _metric_criterion(r: MetricComparison, baseline_sd: float, level: float) -> 
     sign = -1.0 if r.higher_is_better else 1.0  # diff is A - B; the candidate is B
     lo, hi = sorted((sign * r.low, sign * r.high))
     better = {"A": "baseline", "B": "candidate"}.get(r.winner or "")
-    # people's ties are differences within a quarter of the scale, which the randomization test still moves
-    differing = None if r.kind == "human" else r.wins + r.losses
     return Criterion(r.metric, r.n, r.n_contexts, sign * r.diff, lo, hi, better, r.detectable, level, baseline_sd,
-                     p=r.p_randomization, p_name="randomization p", differing=differing)
+                     p=r.p_randomization, p_name="randomization p", differing=r.contexts_differing)
 
 
 COMBINED = COMBINED_TEST
@@ -454,10 +463,10 @@ def fewest_contexts(level: float) -> int:
 
 
 def check(c: Criterion, require: str = "not-worse", margin: float | None = None, veto: bool = False) -> GateCheck:
-    """PASS or FAIL of criterion ``c`` under ``require`` (module docstring). Where the pairs that differ span too
-    few contexts for any p below the threshold (:meth:`Criterion.units`), it fails, saying so: no candidate could
-    fail there, so a pass would say nothing; not when none differ (nothing changed), nor for a ``veto``, which
-    only ever blocks on a significant difference."""
+    """PASS or FAIL of criterion ``c`` under ``require`` (module docstring). Where too few contexts differ for any
+    p below the threshold (:meth:`Criterion.units`), it fails, saying so: no candidate could fail there, so a pass
+    would say nothing; not when the candidate's replies are the baseline's (``c.unchanged``), nor for a ``veto``,
+    which only ever blocks on a significant difference."""
     if require not in REQUIREMENTS:
         raise ValueError(f"--require {require}: choose one of {', '.join(REQUIREMENTS)}")
     defaulted = margin is None
@@ -487,21 +496,24 @@ def check(c: Criterion, require: str = "not-worse", margin: float | None = None,
                 f"(the interval reaches {c.amount(c.low)}, below {c.amount(-margin)}: more contexts would narrow it)"
                 if math.isfinite(c.low) else "(too few contexts: they give no interval)"))
         else:
-            head = "candidate is worse by more than the margin" if c.high < -margin else "candidate may be worse"
+            head = ("candidate is worse by more than the margin" if c.high < -margin else
+                    "candidate is worse" if c.better == "baseline" else "candidate may be worse")
     too_few = ""
     if c.is_judge and c.unread and c.unread >= c.pairs:  # nothing read is nothing shown: never a pass
         passed, head = False, "nothing to gate on"
-    elif (not veto and c.better is None and c.units() and passed
+    elif (not veto and not c.unchanged and c.better is None and c.n_contexts and passed
           and not can_be_significant(c.units(), 1 - c.level)):  # no candidate could fail here: a pass says nothing
         passed, k = False, c.units()
-        changed = c.units() < c.n_contexts
-        head = f"too few {'changed pairs' if changed else 'contexts'} to show any difference"
+        changed = k < c.n_contexts
+        head = f"too few {'differing pairs' if changed else 'contexts'} to show any difference"
         needed = fewest_contexts(c.level)
-        what = (f"the pairs that differ{' and that the judge decided' if c.is_judge else ''} span at most {k} "
-                f"contexts" if changed else f"{k} contexts")
+        who = "the judge" if c.is_judge else c.label
+        what = ((f"{who} decided pairs in at most {k} of the {c.n_contexts} contexts" if c.is_judge else
+                 f"{who} differs in {k or 'none'} of the {c.n_contexts} contexts") if changed else f"{k} contexts")
         too_few = (f"{what}: " + (
             f"fewer than {MIN_RESAMPLED} give no interval or p" if k < MIN_RESAMPLED and not changed else
-            f"the smallest p there is 2/2^{k} = {2 / 2 ** k:.3g} >= {alpha_label(c.level)}")
+            f"the smallest p there is 2/2^{k} = {2 / 2 ** k:.3g} >= {alpha_label(c.level)}" if k else
+            "no p can fall below 1")
             + f", so no candidate could fail and a pass would say nothing; gate on {needed} or more"
             + (" that differ, or review the changed replies by hand" if changed else ""))
     line = f"{'PASS' if passed else 'FAIL'}: {head} {on}: {ev}{why_margin}"
@@ -514,7 +526,8 @@ def check(c: Criterion, require: str = "not-worse", margin: float | None = None,
         line += f" ({decides})" if decides else ""
     if c.diagnostic:
         line += f" ({c.diagnostic})"
-    return GateCheck(c, require, margin, passed, line)
+    # a margin only non-inferiority reads: none for the others (JSON null), whatever the default would be
+    return GateCheck(c, require, margin if require == "non-inferior" else math.nan, passed, line)
 
 
 BLANK_REPLIES = "blank replies"  # the blank-replies check's name, as a criterion's
@@ -660,7 +673,8 @@ def gate_checks(v: Verdict, by: Sequence[str] | str | None = None, require: str 
         raise
     for name in names:
         try:
-            c = criterion(v, name, (baseline_values or {}).get(name), n_contexts)
+            c = replace(criterion(v, name, (baseline_values or {}).get(name), n_contexts),
+                        unchanged=0 < v.n_pairs <= v.identical_pairs)
         except ValueError as e:
             if failed and (is_combined(name) or name != JUDGE and any(r.metric == name and r.n == 0
                                                                       for r in v.metrics)):

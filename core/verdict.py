@@ -104,6 +104,7 @@ class MetricComparison:
     signature: str = ""
     detectable: float = math.nan  # the smallest difference these pairs detect with 80 % power (stats)
     tie_margin: float | None = None  # a human row's: mean ratings closer than this are a tie in wins/ties/losses
+    contexts_differing: int | None = None  # contexts (pairs, where none repeats) whose A - B is not 0
 
     def better(self, system_a: str, system_b: str) -> str:
         if self.n == 0:
@@ -296,7 +297,8 @@ def compare_values(name: str, kind: str, a: Sequence[float], b: Sequence[float],
                             higher_is_better, winner, signature,
                             # where no p could fall below 1 - level, no difference is detectable: no statement
                             stats.detectable_difference(pr.low, pr.high, level)
-                            if stats.can_be_significant(len(set(kept_groups)), 1 - level) else math.nan, tie_margin)
+                            if stats.can_be_significant(len(set(kept_groups)), 1 - level) else math.nan, tie_margin,
+                            pr.n_differing)
 
 
 def compare_scores(cs: "ComparisonScores", human: bool = True, n_boot: int = N_BOOT, n_perm: int = N_PERM,

@@ -215,7 +215,8 @@ def test_a_candidate_that_stops_answering_fails_and_all_blank_is_a_fail_not_an_e
                                               for i, r in enumerate(rows)])
     assert main(["gate", str(base), str(blank), *FAST, "--format", "json"]) == 1
     checks = json.loads(capsys.readouterr().out)["checks"]
-    assert [c["passed"] for c in checks] == [False, True]  # the blank replies fail; bleu's 4 pairs are unchanged
+    assert [c["passed"] for c in checks] == [False, False]  # the blank replies fail; bleu's 4 pairs cannot
+    assert "bleu differs in none of the 4 contexts: no p can fall below 1" in checks[1]["reason"]
     assert "bleu: +0.000 [" in checks[1]["reason"]  # a tie, never '-0.000'
     assert checks[0]["require"] == "no more than the baseline's" and checks[1]["require"] == "not-worse"
     assert checks[0]["reason"].startswith("FAIL: candidate answers less: the candidate's reply is blank in 8 of 12 "
@@ -668,7 +669,9 @@ def test_junit_to_a_dash_is_refused(tmp_path, capsys, monkeypatch):
 def test_a_gate_over_many_contexts_but_few_changed_pairs_does_not_pass(tmp_path, capsys):
     """20 contexts, the candidate's reply changed to "i do not know." on 5 of them and worse on every one: 'PASS: no
     significant difference' (p 0.070), since a test that flips only the 5 contexts that differ can reach no p
-    below 2/2^5; the rule counted the 20 contexts. Nothing changed passes; a veto never fails for it."""
+    below 2/2^5; the rule counted the 20 contexts. So do 8 changed pairs of one context, a metric that scores every
+    changed pair alike, and people's ratings that differ on 3 contexts. Nothing changed passes; a veto never fails
+    for it."""
     from core.cli import main
     from core.gating import Criterion, check
     base = _rows(20, "v1", 0.75)
@@ -676,13 +679,33 @@ def test_a_gate_over_many_contexts_but_few_changed_pairs_does_not_pass(tmp_path,
     b, w = _write(tmp_path / "b.jsonl", base), _write(tmp_path / "w.jsonl", worse)
     assert main(["gate", str(b), str(w), *FAST, "--format", "json"]) == 1
     line = json.loads(capsys.readouterr().out)["checks"][0]["reason"]
-    assert line.startswith("FAIL: too few changed pairs to show any difference on bleu") and "span at most 5" in line
+    assert line.startswith("FAIL: too few differing pairs to show any difference on bleu") and \
+        "bleu differs in 5 of the 20 contexts: the smallest p there is 2/2^5" in line
     six = [dict(r, system="v2", response="i do not know." if i < 6 else r["response"]) for i, r in enumerate(base)]
     assert main(["gate", str(b), str(_write(tmp_path / "six.jsonl", six)), *FAST]) == 1  # 6 can fail: and do
     assert capsys.readouterr().out.startswith("FAIL: candidate is worse on bleu")
+    # 8 changed pairs that answer one context (its ids repeat it) are one context a randomization flips
+    one = base[:12] + [dict(base[12], id=f"r{k}") for k in range(8)]
+    worse_one = [dict(r, system="v2", response="i do not know." if i >= 12 else r["response"]) for i, r in enumerate(one)]
+    assert main(["gate", str(_write(tmp_path / "one.jsonl", one)), str(_write(tmp_path / "wone.jsonl", worse_one)),
+                 *FAST]) == 1
+    assert "bleu differs in 1 of the 13 contexts" in capsys.readouterr().out
+    # every reply changed, but the metric scores both sides alike: it cannot fail any candidate either
+    qa = [dict(r, response="qqq zzz") for r in base]
+    qb = [dict(r, system="v2", response="vvv kkk") for r in base]
+    assert main(["gate", str(_write(tmp_path / "qa.jsonl", qa)), str(_write(tmp_path / "qb.jsonl", qb)), *FAST]) == 1
+    assert "bleu differs in none of the 20 contexts: no p can fall below 1" in capsys.readouterr().out
+    # people's ratings: 3 rated differently of 20
+    rated = [dict(r, scores={"overall": 3}) for r in base]
+    rated_b = [dict(r, system="v2", response=r["response"] + " indeed", scores={"overall": 1 if i < 3 else 3})
+               for i, r in enumerate(rated)]
+    assert main(["gate", str(_write(tmp_path / "ra.jsonl", rated)), str(_write(tmp_path / "rb.jsonl", rated_b)),
+                 *FAST, "--by", "human:overall"]) == 1
+    assert "human:overall differs in 3 of the 20 contexts" in capsys.readouterr().out
     few = Criterion("judge", 3, 40, -0.2, -0.4, 0.1, None, math.nan, 0.95, differing=3)
     assert not check(few).passed and check(few, veto=True).passed  # a veto blocks only on a significant difference
-    assert check(Criterion("bleu", 40, 40, 0.0, 0.0, 0.0, None, math.nan, 0.95, differing=0)).passed  # unchanged
+    assert check(Criterion("bleu", 40, 40, 0.0, 0.0, 0.0, None, math.nan, 0.95, differing=0,
+                           unchanged=True)).passed  # nothing changed: nothing could be worse
     assert not check(Criterion("bleu", 5, 5, 0.1, -0.2, 0.4, None, math.nan, 0.95, differing=5), "non-inferior",
                      margin=1.0).passed  # 5 contexts give an interval no one can trust either
 
@@ -727,3 +750,33 @@ def test_the_gate_says_its_numbers_are_the_candidate_s_side_where_the_table_give
     assert lines[0].startswith("FAIL: candidate is worse on bleu: -") and lines[1] == (
         "(the numbers above are the candidate's improvement on the baseline: B - A where higher is better; the "
         "verdict's table below gives A - B)")
+
+
+def test_plan_refuses_an_effect_too_small_to_plan_and_words_a_small_pilot_truly(tmp_path, capsys):
+    """--effect 1e-160 stopped with an internal error (an overflow), 1e-10 asked for 1.3e23 contexts; a 5-context
+    pilot was said to 'give no interval' beside a plan made from its interval; a 4-context one was refused as
+    'fewer than 2 contexts'."""
+    from core.cli import main
+    base = _write(tmp_path / "base.jsonl", _rows(12, "v1", 0.75))
+    cand = _write(tmp_path / "cand.jsonl", _rows(12, "v2", 0.5))
+    for tiny in ("1e-160", "1e-10"):
+        assert main(["plan", str(base), str(cand), "--by", "bleu", *FAST, "--effect", tiny]) == 2
+        assert "would need more than 1,000,000,000 contexts" in capsys.readouterr().err
+    five_a, five_b = (_write(tmp_path / f"{s}5.jsonl", _rows(5, s, keep)) for s, keep in (("v1", 0.75), ("v2", 0.5)))
+    assert main(["plan", str(five_a), str(five_b), "--by", "bleu", *FAST, "--effect", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "they give no interval" not in out and "too few for any p below 0.05" in out, out
+    four_a, four_b = (_write(tmp_path / f"{s}4.jsonl", _rows(4, s, keep)) for s, keep in (("v1", 0.75), ("v2", 0.5)))
+    assert main(["plan", str(four_a), str(four_b), "--by", "bleu", *FAST, "--effect", "1"]) == 2
+    assert "fewer than 5 contexts" in capsys.readouterr().err
+
+
+def test_non_inferiority_calls_a_significant_loss_worse_and_other_checks_carry_no_margin():
+    """'FAIL: candidate may be worse' above a table that names the baseline better (p 0.047); the JSON of a
+    not-worse check gave a margin it never read."""
+    from core.gating import Criterion, check
+    lost = Criterion("bleu", 58, 58, -3.36, -6.58, -0.005, "baseline", math.nan, 0.95, differing=58)
+    assert check(lost, "non-inferior", 2.5).reason.startswith("FAIL: candidate is worse on bleu")
+    unsure = Criterion("bleu", 58, 58, -1.0, -3.0, 1.0, None, math.nan, 0.95, differing=58)
+    assert check(unsure, "non-inferior", 0.5).reason.startswith("FAIL: candidate may be worse on bleu")
+    assert math.isnan(check(unsure, "not-worse", 2.5).margin) and check(unsure, "non-inferior", 2.5).margin == 2.5

@@ -7,7 +7,7 @@ import argparse
 from core.cli import criterion_name, emit, number_above, register_command
 from core.cli.compare import add_verdict_arguments, verdict_from
 from core.engine import DEFAULT_METRICS
-from core.formatting import fmt_percent, level_label
+from core.formatting import alpha_label, fmt_percent, level_label
 from core.gating import (POWER, contexts_needed, criterion, default_criteria, fewest_contexts, is_combined,
                           planning_interval)
 from core.report import to_json
@@ -80,6 +80,10 @@ def plan_command(a: argparse.Namespace) -> int:
     floor = fewest_contexts(verdict.level)  # fewer can show no difference at all: the gate fails them
     n_planned, n = n, max(n, floor)
     what = "the judge's win rate" if c.is_judge else c.label
+    # the pilot's own power: none where too few contexts can reach p below the threshold (its interval still plans)
+    pilot_words = f"too few for any p below {alpha_label(verdict.level)}, so no difference could be shown there"
+    more = (f"; the power alone asks for {n_planned}, but fewer than {floor} contexts can show no difference at this "
+            "level (the gate fails them)" if n_planned < floor else "")
     if a.format == "json":
         emit(to_json({"criterion": by, "effect": a.effect, "power": a.power, "level": verdict.level,
                       "pilot_contexts": c.n_contexts, "contexts_needed": n,
@@ -88,7 +92,5 @@ def plan_command(a: argparse.Namespace) -> int:
     emit(f"To detect a difference of {c.amount(a.effect, signed=False)} in {what} with {fmt_percent(a.power)} power "
          f"at the {level_label(verdict.level)} level, compare about {n} contexts (from this pilot's "
          f"{c.n_contexts} contexts: paired, clustered by context{EVEN_SPREAD if c.is_judge else ''}; "
-         f"{c.unseen() or 'they give no interval'})"
-         + (f"; the power alone asks for {n_planned}, but fewer than {floor} contexts can show no difference at this "
-            "level (the gate fails them)" if n_planned < floor else "") + ".", None)
+         f"{c.unseen() or pilot_words}){more}.", None)
     return 0

@@ -113,6 +113,7 @@ class PairedResult:
     resampled: str = "pairs"
     n_groups: int = 0
     details: dict[str, Any] = field(default_factory=dict)
+    n_differing: int = 0  # resampled units (contexts, or pairs) whose difference is not zero: all a randomization moves
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -151,13 +152,19 @@ def paired_comparison(a: Sequence[float], b: Sequence[float], groups: Sequence[H
         tie = np.abs(d) <= tie_tol * np.maximum(1.0, np.maximum(np.abs(a_arr), np.abs(b_arr)))
     better = (d > 0) if higher_is_better else (d < 0)
     ws = clustered_win_stats(np.where(tie, 0, np.where(better, 1, -1)), cg, level, n_boot, seed + 2)
+    moved = np.where(np.abs(d) <= tie_tol * np.maximum(1.0, np.maximum(np.abs(a_arr), np.abs(b_arr))), 0.0, d)
+    if clustered:  # a context whose differences cancel moves nothing either
+        sums, sizes = np.bincount(codes, weights=moved, minlength=G), np.bincount(codes, weights=np.abs(moved), minlength=G)
+        n_differing = int(np.sum(np.abs(sums) > 1e-12 * np.maximum(1.0, sizes)))
+    else:
+        n_differing = int(np.count_nonzero(moved))
     diff = float(d.mean())
     a_ahead = diff > 0 if higher_is_better else diff < 0
     significant = p_rand < alpha and (low > 0 or high < 0) and diff != 0
     verdict = NO_DIFF if not significant else ("A better" if a_ahead else "B better")
     return PairedResult(float(a_arr.mean()), float(b_arr.mean()), diff, low, high, p_boot, p_rand, ws.wins, ws.ties,
                         ws.losses, ws.rate, ws.low, ws.high, ws.sign_p, verdict, n, dropped, ws.ties_split, level,
-                        higher_is_better, "contexts" if clustered else "pairs", G)
+                        higher_is_better, "contexts" if clustered else "pairs", G, n_differing=n_differing)
 
 
 # ------------------------------------------------------------------------------------------------
