@@ -25,6 +25,21 @@ def rows_kept(examples: Sequence[Example], keep_reference_copies: bool = False) 
     return np.array([keep_reference_copies or not is_reference_copy(e) for e in examples], dtype=bool)
 
 
+def dimension_column(table: ScoreTable, metric: str, dimension: str) -> np.ndarray:
+    """``metric``'s scores of ``table``'s rows for the human ``dimension``, as ``dialeval meta-eval`` correlates
+    them (``Metric.scores_for_dimension``): MME-CRS weighs its stored sub-metrics with that dimension's fitted
+    weights; every other metric's scores are the same for any dimension."""
+    from core.scoring import get_metric
+    return np.asarray(get_metric(metric).scores_for_dimension(table.results[metric], dimension), dtype=float)
+
+
+def weighed_per_dimension(metrics: Sequence[str]) -> list[str]:
+    """The metrics of ``metrics`` whose scores for a human dimension are not their scores as shown elsewhere (their
+    class overrides ``scores_for_dimension``: MME-CRS)."""
+    from core.scoring import Metric
+    return [m for m in metrics if metric_class(m).scores_for_dimension is not Metric.scores_for_dimension]
+
+
 def correlation_rows(cs: ComparisonScores, methods: Sequence[str] = ("spearman", "pearson"),
                      n_boot: int = 1000, seed: int = 13, keep_reference_copies: bool = False) -> list[dict[str, Any]]:
     """Turn-level correlation of each metric with each human dimension over both systems' rows, rows whose
@@ -42,7 +57,7 @@ def correlation_rows(cs: ComparisonScores, methods: Sequence[str] = ("spearman",
     for d in dimensions(exs):
         h = np.array([e.scores.get(d, math.nan) for e in exs], dtype=float)[keep]
         for m in cs.metrics:
-            x = np.asarray(cs.table.column(m), dtype=float)[keep]
+            x = dimension_column(cs.table, m, d)[keep]
             row: dict[str, Any] = {"metric": m, "dimension": d}
             for meth in methods:
                 c = correlate(x, h, method=meth, groups=groups, n_boot=n_boot, seed=seed)
@@ -59,7 +74,8 @@ def scatter_frame(cs: ComparisonScores, metric: str, dimension: str,
     replies that copy their reference left out as there), one point per row."""
     comp = cs.comparison
     rows = []
-    for side, exs, vals in (("A", comp.a, cs.a(metric)), ("B", comp.b, cs.b(metric))):
+    column = dimension_column(cs.table, metric, dimension)
+    for side, exs, vals in (("A", comp.a, column[:cs.n]), ("B", comp.b, column[cs.n:])):
         name = comp.system_a if side == "A" else comp.system_b
         for e, v, kept in zip(exs, vals, rows_kept(exs, keep_reference_copies)):
             h = e.scores.get(dimension, math.nan)
@@ -111,7 +127,8 @@ def system_level_rows(cs: ComparisonScores) -> list[dict[str, Any]]:
         human = ("two scales" if d in two_scales else
                  _preferred(ha, hb, True, comp.system_a, comp.system_b, "no ratings"))
         for m in cs.metrics:
-            ma, mb = _finite_mean(cs.a(m)), _finite_mean(cs.b(m))
+            column = dimension_column(cs.table, m, d)
+            ma, mb = _finite_mean(column[:cs.n]), _finite_mean(column[cs.n:])
             pref = _preferred(ma, mb, metric_class(m).higher_is_better, comp.system_a, comp.system_b, "no scores")
             known = pref != "no scores" and human not in ("no ratings", "two scales")
             rows.append({"dimension": d, "metric": m, "metric mean A": fmt_num(ma), "metric mean B": fmt_num(mb),
@@ -154,7 +171,7 @@ def system_correlations(table: ScoreTable, metrics: Sequence[str], method: str =
     for d in dimensions(exs):
         h = np.array([e.scores.get(d, math.nan) for e in exs], dtype=float)
         for m in metrics:
-            x = np.asarray(table.column(m), dtype=float)[keep]
+            x = dimension_column(table, m, d)[keep]
             sc = system_correlation(x, h, systems, method=method, items=items, n_boot=n_boot, seed=seed)
             rows.append({"metric": m, "dimension": d, "r": sc.r, "low": sc.low, "high": sc.high, "p": sc.p,
                          "systems": sc.n_systems, "reference copies left out": int((~keep).sum()),

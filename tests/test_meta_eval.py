@@ -244,3 +244,34 @@ def test_the_interval_level_is_named_and_a_set_in_two_files_is_not_counted_twice
     assert f"is also {path} row 1: two inputs of one data set give the same id" in capsys.readouterr().err
     with pytest.raises(ValueError, match=r"\['fluency'\] not in the data; dimensions are \['overall'\]"):
         core.meta_evaluate(str(path), metrics="bleu", dims=["overall", "fluency"], n_boot=200)
+
+
+def test_the_dashboard_correlates_mme_per_dimension_as_meta_eval_does():
+    """The Correlation page correlated MME-CRS's overall score with engagement (Spearman 0.648 on the shipped
+    rated sample) where `dialeval meta-eval` correlates the engagement-weighted one (0.069): one file, two
+    answers. Both now read ``Metric.scores_for_dimension``; the rows here are made up, no model runs."""
+    from core.data import Example, align
+    from core.engine import comparison_scores
+    from core.scoring import MetricResult, get_metric
+    from dashboard.correlations import correlation_rows, dimension_column, weighed_per_dimension
+    rng = np.random.default_rng(3)
+    mme = get_metric("mme")
+    n = 12
+    a = [Example(f"c{i}", "a", [f"question {i}?"], f"answer {i}", [], {"engagement": float(rng.integers(1, 4))})
+         for i in range(n)]
+    b = [Example(f"c{i}", "b", [f"question {i}?"], f"reply {i}", [], {"engagement": float(rng.integers(1, 4))})
+         for i in range(n)]
+    comp = align(a, b)
+    details = [{"sub_scores": {k: float(rng.normal()) for k in mme.subs}} for _ in range(2 * n)]
+    overall = rng.normal(size=2 * n)  # not the sub-scores' sum under any weights
+    res = MetricResult("mme", overall, mme.signature(), details)
+    cs = comparison_scores(comp, {"mme": res})
+    column = dimension_column(cs.table, "mme", "engagement")
+    assert np.allclose(column, mme.scores_for_dimension(res, "engagement")) and not np.allclose(column, overall)
+    (row,) = correlation_rows(cs, ("spearman",), n_boot=100)
+    from core.stats import correlate
+    from core.verdict import context_groups
+    human = [e.scores["engagement"] for e in comp.examples()]
+    assert row["spearman"] == pytest.approx(correlate(column, human, "spearman", groups=context_groups(
+        comp.examples()), n_boot=100, seed=13).r)
+    assert weighed_per_dimension(["bleu", "mme", "bert_ruber"]) == ["mme"]

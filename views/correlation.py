@@ -106,6 +106,11 @@ elif metrics:
         if no_refs:
             st.caption(f"{words.names(no_refs)}: no score on these rows (the metric needs references and the file "
                        "has none); choose a metric without references (e.g. BERT-RUBER, MME-CRS) in the sidebar.")
+        weighed = correlations.weighed_per_dimension(cs.metrics)
+        if weighed:
+            st.caption(f"{words.names(weighed)}: correlated with each dimension under that dimension's fitted weights "
+                       "of its sub-metrics, as `dialeval meta-eval` correlates it (the scatter and the system-level "
+                       "table too); the Scores page shows its overall score.")
         scored = [r for r in rows if r["n"]]  # a metric that scored no row is said above, not drawn empty
         if scored:
             table = pd.DataFrame(scored).pipe(named)
