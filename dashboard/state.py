@@ -806,12 +806,15 @@ charts' titles (a bug hunt at 390 px); zooming stays on drag and double-click.""
 
 
 TABLE_CSS = """<style>@media (max-width: 640px), (hover: none) {
-[data-testid="stDataFrame"] { margin-top: 1.75rem; }
+.stElementContainer:has(> [data-testid="stDataFrame"]), .stElementContainer:has(> * > [data-testid="stDataFrame"])
+{ margin-top: 1.75rem; }
 }</style>"""
 """A table's tool bar (show columns, download, search, full screen) is drawn above its top right corner and
 reaches 1.75rem past the gap between elements; on a phone it stays shown after a tap and covered the end of the
 line above the table (a heading, a caption: measured at 390 px). On narrow or touch screens the tables keep that
-room free. Only style: ``st.html`` adds it to the page without an element (desktop layout unchanged)."""
+room free, above the element that holds the table: a margin on the table itself, inside an element whose height
+Streamlit sets, pushed its last row under the next element. Only style: ``st.html`` adds it to the page without an
+element (desktop layout unchanged)."""
 
 
 def chart(fig, key: str, where: Any = st) -> None:

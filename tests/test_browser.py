@@ -547,6 +547,14 @@ def test_a_table_s_tool_bar_leaves_the_line_above_it_readable_on_a_phone(server)
                         text: el.previousElementSibling.innerText}; }""")
             assert got["text"] == "Headline comparison" and got["shown"] == "1", got
             assert got["bar"] >= got["above"] - 0.5, got
+            # and the element after each table starts below its last row and scroll bar (the room above the table,
+            # once a margin inside an element of fixed height, pushed the last row under the next caption)
+            under = page.evaluate("""() => Array.from(document.querySelectorAll('[data-testid="stDataFrame"]')).map(t => {
+                const next = t.closest('.stElementContainer').nextElementSibling;
+                let bottom = 0; t.querySelectorAll('*').forEach(c => { const r = c.getBoundingClientRect();
+                    if (r.height > 0) bottom = Math.max(bottom, r.bottom); });
+                return next ? next.getBoundingClientRect().top - bottom : 0; })""")
+            assert under and min(under) >= 0, under
         finally:
             browser.close()
 
