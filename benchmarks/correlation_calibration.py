@@ -9,7 +9,7 @@ simulations it calls significant at p < 0.05 (5 % is honest) and how often its 9
 plain cluster bootstrap's p (``correlate`` without its floors, ``stats.clustered_t`` and ``stats.fisher_z``) and
 scipy's p on the rows as if independent.
 
-    .venv/bin/python benchmarks/correlation_calibration.py             # prints the table (a few minutes)
+    .venv/bin/python benchmarks/correlation_calibration.py             # prints the table
     .venv/bin/python benchmarks/correlation_calibration.py --out F.md  # and writes it
 """
 from __future__ import annotations

@@ -501,8 +501,9 @@ def gate(input_a: str, input_b: str | None = None, system_a: str | None = None, 
     ``to_dict()`` its JSON. ``by``: criteria ('judge', 'combined', a metric among ``metrics``, 'human:DIM'; a string
     may list several, comma-separated; default: what the verdict decides on); ``require``: 'not-worse',
     'non-inferior' (with ``margin``) or 'better'; the rest as :func:`compare` takes them."""
-    from core.gating import (REQUIREMENTS, criterion_name, file_order_note, gate_comparison, human_criterion,
-                             is_combined, missing_dimension, unchanged_candidate_note, unreadable_criterion,
+    from core.gating import (REQUIREMENTS, check_one_margin, criterion_name, file_order_note, gate_comparison,
+                             human_criterion, is_combined, missing_dimension, unchanged_candidate_note,
+                             unreadable_criterion,
                              untrusted_criteria_notes)
     from core.registry import UnknownName
     from core.scoring import judge_choice
@@ -523,6 +524,7 @@ def gate(input_a: str, input_b: str | None = None, system_a: str | None = None, 
         if why is not None:
             raise ValueError(f"by={name!r}: {why}" + ("" if is_combined(name) else "; add it to metrics="))
         names.append(name)
+    check_one_margin(names, require, margin, "margin=")
     _warn_notes(untrusted_criteria_notes(names, measured, "by="))
 
     def dimensions_there(comp: "Comparison") -> None:

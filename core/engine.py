@@ -556,13 +556,21 @@ def score_examples(examples: Sequence[Example], metrics: Sequence[str | Metric] 
     store = resolve_cache(cache)
     check_models_needed(built, scored, store)
     for metric in built:
-        result = run_metric(metric, scored, progress, memo, store)
-        if blank.any():  # a blank response is flagged null, never a score of 0, and its details say so
-            details = result.details if result.details is None else [
-                {"skipped": f"{BLANK_RESPONSE}: no score"} if b else d for d, b in zip(result.details, blank)]
-            result = replace(result, scores=np.where(blank, np.nan, result.scores), details=details)
-        table.results[metric.name] = result
+        table.results[metric.name] = blank_rows_null(run_metric(metric, scored, progress, memo, store), blank)
     return table
+
+
+def blank_rows_null(result: MetricResult, blank: "np.ndarray | Sequence[Example]") -> MetricResult:
+    """``result`` with the rows of a blank response null, never a score of 0, their details saying so: every
+    surface that scores (``score_examples``, meta-evaluation) reads a blank reply this way. ``blank``: a mask,
+    or the examples scored."""
+    if not isinstance(blank, np.ndarray):
+        blank = np.array([is_blank(ex.response) for ex in blank], dtype=bool)
+    if not blank.any():
+        return result
+    details = result.details if result.details is None else [
+        {"skipped": f"{BLANK_RESPONSE}: no score"} if b else d for d, b in zip(result.details, blank)]
+    return replace(result, scores=np.where(blank, np.nan, result.scores), details=details)
 
 
 @dataclass

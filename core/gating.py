@@ -58,7 +58,7 @@ from core.data import ID_MISMATCH_ADVICE, Comparison, case_blind_name, mismatche
 from core.formatting import (alpha_label, clean_json, fmt_amount, fmt_percent, fmt_percent_bounds, fmt_points,
                              undecided_interval_words)
 from core.report import render_verdict, to_json
-from core.stats import MIN_RESAMPLED, POWER, can_be_significant, detectable_difference
+from core.stats import MIN_RESAMPLED, POWER, can_be_significant, detectable_difference, fewest_differing
 from core.verdict import MetricComparison, Verdict, context_groups, preferred_human_row, verdict_decision
 from core.verdict_policy import COMBINED_TEST, JUDGE, is_measured_judge, judge_name, shipped_policy
 
@@ -88,7 +88,7 @@ def contexts_needed(low: float, high: float, n_contexts: int, effect: float, lev
         raise ValueError("the pilot's paired differences do not vary (every pair differs by the same amount, often "
                          "0), so there is no spread to plan from: run the pilot on more, or more varied, contexts")
     root = (_z(level) + NormalDist().inv_cdf(power)) * sd / effect
-    if not root < math.sqrt(MOST_CONTEXTS):  # 1e-160 overflowed; 1e-10 asked for 1.3e23 contexts
+    if not root < math.sqrt(MOST_CONTEXTS):  # also an effect so small that squaring would overflow
         raise ValueError(f"a difference of {effect:.3g} would need more than {MOST_CONTEXTS:,} contexts with this "
                          f"pilot's spread (its interval is {high - low:.3g} wide): plan for a larger difference")
     return max(2, math.ceil(root ** 2))
@@ -223,7 +223,7 @@ def criterion_name(by: str, judged: bool, human: bool = True) -> str:
         return by
     if is_combined(by):
         return by
-    if "," in by:  # 'bert_ruber,judge' read as one metric's name said 'unknown metric'
+    if "," in by:  # 'bert_ruber,judge' is two criteria, not one metric's name
         raise ValueError(f"name criteria one at a time ({by!r} names {len(by.split(','))})")
     try:
         names = parse_metrics([by])
@@ -249,7 +249,7 @@ def untrusted_criteria_notes(names: Sequence[str], measured_judge: bool, flag: s
     shipped = shipped_policy()
     combined = shipped.record(COMBINED_TEST)
     out = []
-    for by in dict.fromkeys(names):  # a name given twice ('bleu,BLEU' once read) is said once
+    for by in dict.fromkeys(names):  # a name given twice (bleu,BLEU, once read) is said once
         if is_combined(by) or by.startswith("human:") or shipped.policy.decides(by):
             continue
         rec, who = shipped.record(by), "the judge" if by == JUDGE else by
@@ -382,8 +382,8 @@ def default_criterion(v: Verdict) -> str:
     """One criterion for what the one-line verdict trusts (``dialeval plan``'s default): people's rating on the
     dimension the verdict reads when they name a winner, else the judge when the verdict policy gives it a say
     (it decides or is part of the combined test), else the first deciding metric that scored (or a metric of the
-    combined test the policy allows alone), else the signal with the best measured system-level record (right -
-    4 x wrong), whatever the order of ``--metrics``."""
+    combined test the policy allows alone), else the signal with the best measured system-level record
+    (``SignalRecord.score``), whatever the order of ``--metrics``."""
     d = verdict_decision(v)
     if d.basis == "people":
         human = preferred_human_row(v)
@@ -400,13 +400,13 @@ def default_criterion(v: Verdict) -> str:
         policy.decides(n) or (n == JUDGE and policy.trusts(n)) or (n,) in policy.combine_allowed)]
     if trusted:
         return trusted[0]
-    # none the verdict trusts: the diagnostic with the best measured record (right - 4 x wrong, as the policy
-    # scores them), whatever order --metrics named them in; one without a record last, then by name
+    # none the verdict trusts: the diagnostic with the best measured record (SignalRecord.score, as the policy is
+    # chosen), whatever order --metrics named them in; one without a record last, then by name
     shipped = shipped_policy()
 
     def worth(n: str) -> tuple:
         rec = shipped.record(n) if (n != JUDGE or measured) else None
-        return (rec is None, -(rec.right - 4 * rec.wrong) if rec else 0, n)
+        return (rec is None, -rec.score if rec else 0.0, n)
     return min(names, key=worth)
 
 
@@ -456,10 +456,20 @@ class GateCheck:
         return {"id": self.id, "kind": self.kind, **asdict(self), "criterion": asdict(self.criterion)}
 
 
+def check_one_margin(names: Sequence[str], require: str, margin: float | None, flag: str = "--margin") -> None:
+    """Refuse one non-inferiority ``margin`` for two or more criteria: each has its own units (the judge's
+    win-rate points, a metric's own scale), so one number cannot serve them all."""
+    n = len(set(names))
+    if require == "non-inferior" and margin is not None and n > 1:
+        raise ValueError(f"{flag} {margin:g} with {n} criteria: each criterion has its own units (the judge's "
+                         "win-rate points, a metric's own scale), so one margin cannot serve them all; gate on one "
+                         f"criterion per {flag.strip('= ')}, or leave it out for each one's default")
+
+
 def fewest_contexts(level: float) -> int:
-    """The fewest contexts (or pairs that differ) over which a test at ``level`` can reach p < 1 - level at all
-    (6 at 0.95: the smallest randomization or sign-test p over k is 2/2^k)."""
-    return next(k for k in range(MIN_RESAMPLED, 64) if can_be_significant(k, 1 - level))
+    """The fewest contexts over which a test at ``level`` can reach p < 1 - level at all (6 at 0.95: the smallest
+    randomization or sign-test p over k is 2/2^k, and a bootstrap needs ``MIN_RESAMPLED``)."""
+    return max(MIN_RESAMPLED, fewest_differing(1 - level))
 
 
 def check(c: Criterion, require: str = "not-worse", margin: float | None = None, veto: bool = False) -> GateCheck:
@@ -502,11 +512,11 @@ def check(c: Criterion, require: str = "not-worse", margin: float | None = None,
     if c.is_judge and c.unread and c.unread >= c.pairs:  # nothing read is nothing shown: never a pass
         passed, head = False, "nothing to gate on"
     elif (not veto and not c.unchanged and c.better is None and c.n_contexts and passed
-          and not can_be_significant(c.units(), 1 - c.level)):  # no candidate could fail here: a pass says nothing
-        passed, k = False, c.units()
-        changed = k < c.n_contexts
+          and not can_be_significant(c.n_contexts, 1 - c.level, c.differing)):  # no candidate could fail here
+        changed = c.units() < c.n_contexts and c.n_contexts >= MIN_RESAMPLED
+        passed, k = False, c.units() if changed else c.n_contexts
         head = f"too few {'differing pairs' if changed else 'contexts'} to show any difference"
-        needed = fewest_contexts(c.level)
+        needed = fewest_differing(1 - c.level) if changed else fewest_contexts(c.level)
         who = "the judge" if c.is_judge else c.label
         what = ((f"{who} decided pairs in at most {k} of the {c.n_contexts} contexts" if c.is_judge else
                  f"{who} differs in {k or 'none'} of the {c.n_contexts} contexts") if changed else f"{k} contexts")
@@ -656,6 +666,8 @@ def gate_checks(v: Verdict, by: Sequence[str] | str | None = None, require: str 
               blank_replies_check(*blank, v.n_pairs, v.level) if blank else None]
     checks = [c for c in firsts if c is not None]
     failed = any(not c.passed for c in checks)
+    if by:
+        check_one_margin([by] if isinstance(by, str) else by, require, margin)
     vetoes: list[str] = []
     try:
         if by:
@@ -673,8 +685,11 @@ def gate_checks(v: Verdict, by: Sequence[str] | str | None = None, require: str 
         raise
     for name in names:
         try:
-            c = replace(criterion(v, name, (baseline_values or {}).get(name), n_contexts),
-                        unchanged=0 < v.n_pairs <= v.identical_pairs)
+            c = criterion(v, name, (baseline_values or {}).get(name), n_contexts)
+            # the candidate's replies are the baseline's: nothing changed, unless people rated the same replies
+            # differently (two panels), which their criterion still reads
+            c = replace(c, unchanged=0 < v.n_pairs <= v.identical_pairs and (not name.startswith("human:")
+                                                                             or not c.differing))
         except ValueError as e:
             if failed and (is_combined(name) or name != JUDGE and any(r.metric == name and r.n == 0
                                                                       for r in v.metrics)):

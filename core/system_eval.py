@@ -44,11 +44,11 @@ from core.scoring import Metric, Options, get_metric
 from core.verdict import (LEVEL, N_BOOT, N_PERM, compare_ratings, compare_values, comparison_silent_sides,
                           context_groups, preference_dimension, summarize_judge)
 from core.settings import SEED
-from core.verdict_policy import COMBINED, JUDGE, SignalRecord, VerdictPolicy, combined_name, combined_values, decide
+from core.verdict_policy import (COMBINED, JUDGE, SignalRecord, VerdictPolicy, combined_name,
+                                 combined_values, decide)
 
 VERDICT = "verdict"  # the one-line verdict's name among the signals
 COMBINED_LEAN_P = (0.1, 0.2, 0.3)  # the p below which a candidate policy's combined test may lean (0: never)
-WRONG_COST = 4.0  # choosing a policy: naming the system people did not prefer costs four right verdicts
 GENERIC_BAR = 0.95  # a deciding signal prefers a real reply to a generic one in at least this share of rule-made pairs
 # the sets the shipped judge trained on (their training-split contexts; docs/judge.md): its system-level record
 # on them is not a held-out one

@@ -297,7 +297,8 @@ def compare_values(name: str, kind: str, a: Sequence[float], b: Sequence[float],
                             higher_is_better, winner, signature,
                             # where no p could fall below 1 - level, no difference is detectable: no statement
                             stats.detectable_difference(pr.low, pr.high, level)
-                            if stats.can_be_significant(len(set(kept_groups)), 1 - level) else math.nan, tie_margin,
+                            if stats.can_be_significant(len(set(kept_groups)), 1 - level, pr.n_differing)
+                            else math.nan, tie_margin,
                             pr.n_differing)
 
 

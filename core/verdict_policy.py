@@ -137,6 +137,9 @@ class VerdictPolicy:
         return self.decides(signal) or signal in self.combine
 
 
+WRONG_COST = 4.0  # choosing a policy: naming the system people did not prefer costs four right verdicts
+
+
 @dataclass(frozen=True)
 class SignalRecord:
     """A signal's system-level record on rated data: of ``pairs`` system pairs people separate, how many its
@@ -149,6 +152,12 @@ class SignalRecord:
     wrong: int
     order: int
     datasets: int = 0
+
+    @property
+    def score(self) -> float:
+        """right - ``WRONG_COST`` x wrong: how the verdict policy is chosen, and the gate ranks signals it does not
+        trust."""
+        return self.right - WRONG_COST * self.wrong
 
     def words(self, label: str | None = None) -> str:
         """'the judge named people's preferred system in 41 of 45 rated system pairs (the other one in 1)'."""

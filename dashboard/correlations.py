@@ -26,9 +26,10 @@ def rows_kept(examples: Sequence[Example], keep_reference_copies: bool = False) 
 
 
 def dimension_column(table: ScoreTable, metric: str, dimension: str) -> np.ndarray:
-    """``metric``'s scores of ``table``'s rows for the human ``dimension``, as ``dialeval meta-eval`` correlates
-    them (``Metric.scores_for_dimension``): MME-CRS weighs its stored sub-metrics with that dimension's fitted
-    weights; every other metric's scores are the same for any dimension."""
+    """``metric``'s scores of ``table``'s rows for the human ``dimension`` (``Metric.scores_for_dimension``):
+    MME-CRS weighs its stored sub-metrics with that dimension's shipped fitted weights, as ``dialeval meta-eval``
+    does on a set they were not fitted on (on one they were, meta-eval refits them without it); every other
+    metric's scores are the same for any dimension."""
     from core.scoring import get_metric
     return np.asarray(get_metric(metric).scores_for_dimension(table.results[metric], dimension), dtype=float)
 

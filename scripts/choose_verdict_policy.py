@@ -28,10 +28,10 @@ from core.engine import DEFAULT_METRICS
 from core.meta_eval import group_datasets
 from core.progress import progress_bar
 from core.settings import cache_dir, shared_data_dir
-from core.system_eval import (COMBINED_LEAN_P, GENERIC_BAR, WRONG_COST, SignalCall, SystemPair, bar_candidates, best_policy, candidate_policies,
+from core.system_eval import (COMBINED_LEAN_P, GENERIC_BAR, SignalCall, SystemPair, bar_candidates, best_policy, candidate_policies,
                               combinations_of, combined_name, format_system_rows, leave_one_set_out, policy_score,
                               record, summarize, system_level, with_verdict)
-from core.verdict_policy import JUDGE, POLICY_FILE, ShippedPolicy, SignalRecord, VerdictPolicy, combined_values
+from core.verdict_policy import JUDGE, POLICY_FILE, WRONG_COST, ShippedPolicy, SignalRecord, VerdictPolicy, combined_values
 
 ROOT = Path(__file__).resolve().parent.parent
 SETS = ("usr-topical", "usr-persona", "dailydialog-zhao", "dailydialog-gupta", "convai2-grade", "dailydialog-grade",

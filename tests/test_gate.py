@@ -216,7 +216,7 @@ def test_a_candidate_that_stops_answering_fails_and_all_blank_is_a_fail_not_an_e
     assert main(["gate", str(base), str(blank), *FAST, "--format", "json"]) == 1
     checks = json.loads(capsys.readouterr().out)["checks"]
     assert [c["passed"] for c in checks] == [False, False]  # the blank replies fail; bleu's 4 pairs cannot
-    assert "bleu differs in none of the 4 contexts: no p can fall below 1" in checks[1]["reason"]
+    assert "(4 contexts: fewer than 5 give no interval or p" in checks[1]["reason"]
     assert "bleu: +0.000 [" in checks[1]["reason"]  # a tie, never '-0.000'
     assert checks[0]["require"] == "no more than the baseline's" and checks[1]["require"] == "not-worse"
     assert checks[0]["reason"].startswith("FAIL: candidate answers less: the candidate's reply is blank in 8 of 12 "
@@ -604,7 +604,9 @@ def test_a_gate_that_no_candidate_could_fail_does_not_pass(tmp_path, capsys):
     line = capsys.readouterr().out.splitlines()[0]
     assert line.startswith("FAIL: too few contexts to show any difference on bleu") and "gate on 6 or more" in line
     base6 = _write(tmp_path / "base6.jsonl", _rows(6, "v1", 0.75))
-    assert main(["gate", str(base6), str(base6), *FAST]) == 0  # 6 can show a difference: an unchanged one passes
+    worse6 = _write(tmp_path / "worse6.jsonl", _rows(6, "v2", 0.25))
+    assert main(["gate", str(base6), str(worse6), *FAST]) == 1  # 6 can show a difference, and do
+    assert capsys.readouterr().out.startswith("FAIL: candidate is worse on bleu")
 
 
 def test_a_human_criterion_only_one_side_rated_is_refused_before_scoring(tmp_path, capsys, monkeypatch):
@@ -733,7 +735,8 @@ def test_plan_never_names_fewer_contexts_than_the_gate_can_read(tmp_path, capsys
     base = _write(tmp_path / "base.jsonl", _rows(12, "v1", 0.75))
     cand = _write(tmp_path / "cand.jsonl", _rows(12, "v2", 0.5))
     assert main(["plan", str(base), str(cand), "--by", "bleu", *FAST, "--effect", "80", "--format", "json"]) == 0
-    assert json.loads(capsys.readouterr().out)["contexts_needed"] == 6
+    planned = json.loads(capsys.readouterr().out)
+    assert planned["contexts_needed"] == planned["fewest_the_gate_reads"] == 6 and planned["contexts_for_power"] < 6
     assert main(["plan", str(base), str(cand), "--by", "bleu", *FAST, "--effect", "80"]) == 0
     out = capsys.readouterr().out
     assert "compare about 6 contexts" in out and "but fewer than 6 contexts can show no difference at this level " \
@@ -780,3 +783,38 @@ def test_non_inferiority_calls_a_significant_loss_worse_and_other_checks_carry_n
     unsure = Criterion("bleu", 58, 58, -1.0, -3.0, 1.0, None, math.nan, 0.95, differing=58)
     assert check(unsure, "non-inferior", 0.5).reason.startswith("FAIL: candidate may be worse on bleu")
     assert math.isnan(check(unsure, "not-worse", 2.5).margin) and check(unsure, "non-inferior", 2.5).margin == 2.5
+
+
+def test_the_too_few_rule_at_other_levels_one_margin_for_two_criteria_and_people_s_ratings_of_same_replies(
+        tmp_path, capsys):
+    """From a review: at --level 0.8 four differing contexts can reach p 0.125 < 0.2, yet the gate failed them as
+    too few (the bootstrap's floor of 5 was applied to the differing contexts); compare promised a detectable
+    difference over 5 differing contexts of 20, where none can be shown; one --margin served the judge's points
+    and a metric's units at once; identical replies rated differently passed as 'nothing changed'."""
+    import core
+    from core.cli import main
+    from core.gating import Criterion, check
+    four = Criterion("bleu", 20, 20, -0.3, -0.6, 0.1, None, math.nan, 0.8, differing=4)
+    assert check(four).passed and not check(replace_level(four, 0.8, 3)).passed
+    assert "gate on 4 or more that differ" in check(replace_level(four, 0.8, 3)).reason
+    base = _rows(20, "v1", 0.75)
+    worse = [dict(r, system="v2", response="i do not know." if i < 5 else r["response"]) for i, r in enumerate(base)]
+    b, w = _write(tmp_path / "b.jsonl", base), _write(tmp_path / "w.jsonl", worse)
+    assert main(["compare", str(b), str(w), *FAST, "--format", "json"]) == 0
+    bleu = json.loads(capsys.readouterr().out)["metrics"][0]
+    assert bleu["contexts_differing"] == 5 and bleu["detectable"] is None
+    assert main(["gate", str(b), str(w), *FAST, "--metrics", "bleu,mme", "--by", "bleu,mme", "--require",
+                 "non-inferior", "--margin", "0.5"]) == 2  # refused before anything is scored
+    assert "--margin 0.5 with 2 criteria: each criterion has its own units" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="margin= 0.5 with 2 criteria"):
+        core.gate(str(b), str(w), by="bleu,mme", require="non-inferior", margin=0.5, metrics="bleu,mme", judge=False)
+    rated = [dict(r, scores={"overall": 3}) for r in base]
+    other_panel = [dict(r, system="v2", scores={"overall": 1 if i < 3 else 3}) for i, r in enumerate(rated)]
+    assert main(["gate", str(_write(tmp_path / "ra.jsonl", rated)), str(_write(tmp_path / "rb.jsonl", other_panel)),
+                 *FAST, "--by", "human:overall"]) == 1
+    assert "human:overall differs in 3 of the 20 contexts" in capsys.readouterr().out
+
+
+def replace_level(c, level: float, differing: int):
+    from dataclasses import replace
+    return replace(c, level=level, differing=differing)

@@ -275,3 +275,41 @@ def test_the_dashboard_correlates_mme_per_dimension_as_meta_eval_does():
     assert row["spearman"] == pytest.approx(correlate(column, human, "spearman", groups=context_groups(
         comp.examples()), n_boot=100, seed=13).r)
     assert weighed_per_dimension(["bleu", "mme", "bert_ruber"]) == ["mme"]
+
+
+def test_meta_eval_leaves_out_blank_replies_and_blank_references_as_score_does():
+    """A blank reply scored BLEU 0 in meta-eval (a fifth of a set's replies blanked raised its Spearman from 0.303
+    to 0.373) under a warning saying they are null; a reference of spaces was read as a reference. They are null,
+    counted in n_excluded, as `dialeval score` gives them."""
+    rng = np.random.default_rng(5)
+    words = "the a cat dog sat ran on mat big small red blue fast slow home park".split()
+    exs = []
+    for i in range(16):
+        ref = " ".join(rng.choice(words, 8))
+        for s, keep in (("good", 6), ("bad", 2)):
+            reply = "" if (s == "bad" and i < 4) else " ".join(ref.split()[:keep] + ["ok"] * (8 - keep))
+            refs = ["   "] if (s == "good" and i == 15) else [ref]
+            exs.append(Example(f"c{i}", s, [f"topic {i}?"], reply, refs, {"overall": float(rng.integers(1, 6))}))
+    (row,) = [r for r in meta_eval.meta_evaluate(exs, ["bleu"], methods=["spearman"], n_boot=100,
+                                                 system_level=False) if r["level"] == "turn"]
+    assert (row["n"], row["n_excluded"]) == (27, 5)
+    from core.engine import score_examples
+    table = score_examples(exs, ["bleu"], cache=False)
+    assert int(np.isnan(table.column("bleu")).sum()) == 5
+
+
+def test_mme_per_dimension_keeps_a_blank_reply_null_whatever_its_result_holds():
+    """A blank reply's details hold no sub-scores ({'skipped': ...}): re-weighing them for a dimension raised
+    KeyError on a result read from the cache (the Correlation page's second load), and a fresh result's
+    per-dimension scores gave the blank row a number."""
+    from core.scoring import get_metric
+    mme = get_metric("mme")
+    rng = np.random.default_rng(0)
+    details = [{"sub_scores": {k: float(rng.normal()) for k in mme.subs}} for _ in range(3)]
+    details.append({"skipped": "blank response: no score"})
+    scores = np.array([0.1, 0.2, 0.3, np.nan])
+    cached = MetricResult("mme", scores, mme.signature(), details)
+    fresh = MetricResult("mme", scores, mme.signature(), details, {"by_dimension": {"engagement": [1.0, 2, 3, 4]}})
+    for result in (cached, fresh):
+        out = mme.scores_for_dimension(result, "engagement")
+        assert np.isfinite(out[:3]).all() and np.isnan(out[3])

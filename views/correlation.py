@@ -108,9 +108,10 @@ elif metrics:
                        "has none); choose a metric without references (e.g. BERT-RUBER, MME-CRS) in the sidebar.")
         weighed = correlations.weighed_per_dimension(cs.metrics)
         if weighed:
-            st.caption(f"{words.names(weighed)}: correlated with each dimension under that dimension's fitted weights "
-                       "of its sub-metrics, as `dialeval meta-eval` correlates it (the scatter and the system-level "
-                       "table too); the Scores page shows its overall score.")
+            st.caption(f"{words.names(weighed)}: correlated with each dimension under that dimension's shipped "
+                       "fitted weights of its sub-metrics, as `dialeval meta-eval` correlates a set they were not "
+                       "fitted on (the scatter and the system-level table too); the Scores page shows its overall "
+                       "score.")
         scored = [r for r in rows if r["n"]]  # a metric that scored no row is said above, not drawn empty
         if scored:
             table = pd.DataFrame(scored).pipe(named)

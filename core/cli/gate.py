@@ -9,7 +9,7 @@ from typing import Callable
 from core.cli import criterion_name, emit, note, number_above, register_command
 from core.cli.compare import add_output_arguments, add_verdict_arguments, verdict_from
 from core.data import Comparison
-from core.gating import (REQUIREMENTS, file_order_note, gate_comparison, human_criterion, is_combined, junit_xml,
+from core.gating import (REQUIREMENTS, check_one_margin, file_order_note, gate_comparison, human_criterion, is_combined, junit_xml,
                          missing_dimension, unchanged_candidate_note, unreadable_criterion,
                          untrusted_criteria_notes)
 from core.outputs import OutputError, check_output, write_text
@@ -35,11 +35,13 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--require", choices=REQUIREMENTS, default="not-worse",
                    help="not-worse (default): fail when the candidate is significantly worse; non-inferior: pass "
                         "only when the improvement's interval lies above -MARGIN; better: pass only when the "
-                        "candidate is significantly better")
+                        "candidate is significantly better; under each, a criterion over too few contexts that "
+                        "differ for any p below the threshold (5 or fewer at 0.95) fails")
     p.add_argument("--margin", type=number_above(0, inclusive=True), default=None,
-                   help="non-inferiority margin in the criterion's units (default: 0.05 of win rate for the "
-                        "judge; 0.2 per signal for the combined test; a fifth of the baseline's standard deviation "
-                        "for a metric); by default the judge that may veto the combined test is checked as not "
+                   help="non-inferiority margin in the criterion's units, one criterion per margin (default: 0.05 "
+                        "of win rate for the judge; 0.2 per signal for the combined test; a fifth of the baseline's "
+                        "standard deviation for a metric or people's ratings, none where the baseline does not "
+                        "vary); by default the judge that may veto the combined test is checked as not "
                         "significantly worse, whatever --require and --margin say")
     add_output_arguments(p, ("text", "markdown", "json"), "the report")
     p.add_argument("--junit", help="also write a JUnit XML file: one test case per criterion")
@@ -61,6 +63,7 @@ def check_criteria(a: argparse.Namespace) -> Callable[[Comparison], None]:
         names.append(by)
     if a.by:
         a.by = list(dict.fromkeys(names))  # a criterion named twice ('judge,JUDGE') is checked once
+        check_one_margin(a.by, a.require, a.margin)
 
     def human_dimensions(comp: Comparison) -> None:
         for by in a.by or []:

@@ -86,7 +86,8 @@ def plan_command(a: argparse.Namespace) -> int:
             "level (the gate fails them)" if n_planned < floor else "")
     if a.format == "json":
         emit(to_json({"criterion": by, "effect": a.effect, "power": a.power, "level": verdict.level,
-                      "pilot_contexts": c.n_contexts, "contexts_needed": n,
+                      "pilot_contexts": c.n_contexts, "contexts_needed": n, "contexts_for_power": n_planned,
+                      "fewest_the_gate_reads": floor,
                       "detectable_with_pilot": c.detectable}), None)
         return 0
     emit(f"To detect a difference of {c.amount(a.effect, signed=False)} in {what} with {fmt_percent(a.power)} power "

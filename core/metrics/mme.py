@@ -348,11 +348,15 @@ class MMECRS(Metric):
         dimension of a set; the sub-metrics are scored once)."""
         canon, w, how = self.weights_for(dimension)
         by_dim = result.extra.get("by_dimension", {})
-        if how == "fitted" and canon in by_dim:
-            return np.asarray(by_dim[canon], dtype=np.float64)
-        subs = {k: np.array([np.nan if d["sub_scores"].get(k) is None else d["sub_scores"][k]
-                             for d in result.details], dtype=np.float64) for k in self.subs}
-        return np.asarray(crs_mod.combine(subs, w), dtype=np.float64)
+        if how == "fitted" and canon in by_dim and len(by_dim[canon]) == len(result.scores):
+            out = np.array(by_dim[canon], dtype=np.float64)
+        else:  # from the stored sub-scores: a result read from the cache, or cut to some rows, keeps no by_dimension
+            stored = [(d or {}).get("sub_scores") or {} for d in (result.details or [{}] * len(result.scores))]
+            subs = {k: np.array([np.nan if d.get(k) is None else d[k] for d in stored], dtype=np.float64)
+                    for k in self.subs}
+            out = np.asarray(crs_mod.combine(subs, w), dtype=np.float64)
+        out[~np.isfinite(result.scores)] = np.nan  # a row not scored (a blank reply) is unscored for every dimension
+        return out
 
     def rescored(self, result: MetricResult) -> np.ndarray | None:
         """The CRS sum (eq. 6 of METHODS.md §4) of ``result``'s stored sub-scores under this instance's weights:

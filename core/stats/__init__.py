@@ -60,7 +60,7 @@ from core.stats.correlation import (FEW_SYSTEMS, METHODS, Correlation, SystemCor
                                     clustered_t, correlate, fisher_z, point_correlation, system_correlation,
                                     weighted_midranks, weighted_pearson)
 from core.stats.paired import (NO_DIFF, POWER, PairedResult, approximate_randomization, can_be_significant,
-                               detectable_difference, holm, paired_bootstrap, paired_comparison)
+                               detectable_difference, fewest_differing, holm, paired_bootstrap, paired_comparison)
 from core.stats.win_rates import (EQUAL_LENGTH_SHARE, EXACT_SIGN_TEST, FIT_FLOATS, LengthControlled, WinStats,
                                   clustered_win_stats, length_controlled_win_rate, logistic_fits, sign_test,
                                   wilson_bounds, wilson_interval, win_stats)
@@ -72,7 +72,7 @@ __all__ = ["BT_RIDGE", "BradleyTerry", "Correlation", "ELO_BASE", "ELO_SCALE", "
            "NO_DIFF", "POWER", "PairedResult", "RESAMPLE_CHUNK", "SystemCorrelation", "WinStats",
            "approximate_randomization", "bootstrap_correlations", "bootstrap_means", "bradley_terry",
            "bradley_terry_ratings", "can_be_significant", "connected_replicates", "canonical_rows", "check_settings", "cluster_counts", "clustered_win_stats",
-           "clustered_t", "correlate", "fisher_z", "detectable_difference", "finite_pairs", "group_codes", "has_repeats", "holm",
+           "clustered_t", "correlate", "fisher_z", "detectable_difference", "fewest_differing", "finite_pairs", "group_codes", "has_repeats", "holm",
            "length_controlled_win_rate", "logistic_fits", "mean_ci", "n_units", "paired_bootstrap",
            "paired_comparison", "percentile_interval", "point_correlation", "sign_test", "system_correlation",
            "weighted_midranks", "weighted_pearson", "wilson_bounds", "wilson_interval", "win_stats"]

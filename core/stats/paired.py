@@ -16,11 +16,20 @@ from core.stats.bootstrap import (MIN_RESAMPLED, RESAMPLE_CHUNK, bootstrap_means
 from core.stats.win_rates import clustered_win_stats
 
 
-def can_be_significant(units: int, alpha: float) -> bool:
+def can_be_significant(units: int, alpha: float, differing: int | None = None) -> bool:
     """Whether a paired comparison over ``units`` contexts (or pairs) can reach p < ``alpha`` at all: a
-    bootstrap needs ``MIN_RESAMPLED`` units, and the randomization test's smallest p is ``2 / 2^units`` (every
-    sign flip enumerated), so 5 units can never give p < 0.05."""
-    return units >= MIN_RESAMPLED and 2.0 / 2.0 ** units < alpha
+    bootstrap needs ``MIN_RESAMPLED`` units, and the randomization test's smallest p is ``2 / 2^k`` over the k
+    units it can flip (every sign flip enumerated), so 5 units can never give p < 0.05. ``differing``: how many
+    of the units have a difference that is not 0 (the only ones a flip moves; ``PairedResult.n_differing``);
+    k is ``units`` when it is not given."""
+    k = units if differing is None else min(units, differing)
+    return units >= MIN_RESAMPLED and 2.0 / 2.0 ** k < alpha
+
+
+def fewest_differing(alpha: float) -> int:
+    """The fewest units with a difference that is not 0 over which a randomization test can reach p < ``alpha``
+    (6 at 0.05, 4 at 0.2): the smallest k with 2 / 2^k < alpha."""
+    return next(k for k in range(1, 64) if 2.0 / 2.0 ** k < alpha)
 
 
 POWER = 0.8  # the power every "could go unseen" statement is made at
