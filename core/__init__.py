@@ -654,7 +654,9 @@ def meta_evaluate(*inputs: str, metrics: str | Sequence[str] | None = None, dims
         raise ValueError(f"dims={list(dims)!r}: {why}")
     _warn_notes(input_notes(data, names, **{k: settings[k] for k in ("max_rows", "seed", "keep_reference_copies")
                                             if k in settings}))
-    rows = evaluate(data, names, dims, options=_options(options, names), **settings)
+    said: list[str] = []  # what the command says on stderr (too few systems for a system-level row): warned
+    rows = evaluate(data, names, dims, options=_options(options, names), **{"warn": said.append, **settings})
+    _warn_notes(said)
     if not rows:  # as the command line says it, not an empty list (a dimension the data lacks is refused above)
         from core.meta_eval import NO_HUMAN_SCORES
         raise ValueError(f"nothing to correlate: {NO_HUMAN_SCORES}"

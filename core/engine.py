@@ -169,7 +169,7 @@ class BlankTextCount:
         """A reply that is not blank and has neither a letter nor a digit (emoji alone; plain ASCII such as "?" or
         "42" is read as it is), or whose letters are mostly of a script other than Latin (Arabic, Cyrillic,
         Devanagari, Hangul, Han, ...): text the English-trained models here read as noise."""
-        if text.isascii() or not text.strip():  # (most replies: nothing to look at)
+        if text.isascii() or is_blank(text):  # (most replies: nothing to look at; a blank one is said as blank)
             return False
         letters = len(cls.LETTER.findall(text))
         if letters == 0:

@@ -313,3 +313,24 @@ def test_mme_per_dimension_keeps_a_blank_reply_null_whatever_its_result_holds():
     for result in (cached, fresh):
         out = mme.scores_for_dimension(result, "engagement")
         assert np.isfinite(out[:3]).all() and np.isnan(out[3])
+
+
+def test_the_api_warns_as_the_command_does_of_too_few_systems_for_a_system_level_row(tmp_path):
+    """`dialeval meta-eval` says a file of two systems has no system-level correlation; core.meta_evaluate was
+    silent."""
+    import core
+    rows = [{"id": f"c{i}", "system": s, "context": [f"topic {i}?"], "response": f"{s} says {i} " * (1 + i % 3),
+             "references": [f"b says {i}"], "scores": {"overall": float(1 + (i + len(s)) % 5)}}
+            for i in range(10) for s in ("a", "bb")]
+    path = tmp_path / "two.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.warns(UserWarning, match="2 system\\(s\\), so no system-level correlation"):
+        core.meta_evaluate(str(path), metrics="bleu", n_boot=100)
+
+
+def test_a_reply_of_zero_width_characters_is_blank_and_nothing_else():
+    from core.engine import input_notes
+    from core.data import Example
+    exs = [Example("1", "s", ["hi"], "\u200b", ["hello"]), Example("2", "s", ["hi"], "hello there", ["hello"])]
+    notes = input_notes(exs, ["bleu"])
+    assert any("blank response" in n for n in notes) and not any("script other than Latin" in n for n in notes)
