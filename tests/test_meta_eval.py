@@ -332,5 +332,5 @@ def test_a_reply_of_zero_width_characters_is_blank_and_nothing_else():
     from core.engine import input_notes
     from core.data import Example
     exs = [Example("1", "s", ["hi"], "\u200b", ["hello"]), Example("2", "s", ["hi"], "hello there", ["hello"])]
-    notes = input_notes(exs, ["bleu"])
+    notes = list(input_notes(exs, ["bleu"]).values())
     assert any("blank response" in n for n in notes) and not any("script other than Latin" in n for n in notes)
