@@ -888,7 +888,8 @@ def test_leaderboard_systems_may_name_a_system_with_a_comma(tmp_path, capsys):
                  "--systems", "a\\, b,c"]) == 0
     assert {s["system"] for s in json.loads(capsys.readouterr().out)["systems"]} == {"a, b", "c"}
     assert main(["leaderboard", "--no-judge", str(path), "--metrics", "bleu", "--quiet", "--systems", "a, b,c"]) == 2
-    assert "write each such comma as \\, (--systems \"a\\, b\")" in capsys.readouterr().err
+    assert "'a, b' has a comma in its name: write each such comma as \\, (--systems 'a\\, b,c')" in \
+        capsys.readouterr().err  # the whole flag as meant, quoted for a shell
     assert main(["leaderboard", "--no-judge", str(path), "--metrics", "bleu", "--quiet", "--systems", "a, b,C"]) == 2
     assert "'C' (did you mean 'c'?)" in capsys.readouterr().err  # the comma's advice kept the did-you-mean out
 

@@ -62,6 +62,25 @@ def compare_hint(a: argparse.Namespace, pair: Sequence[str], present: Sequence[s
     return "`dialeval compare` on them"
 
 
+def rejoined(pieces: list[str], present: list[str]) -> list[str]:
+    """``pieces`` (``--systems`` split at every comma) with runs of pieces joined again where, joined with commas,
+    they name a system: what a user who wrote 'g,h,beta' for the systems 'g,h' and 'beta' meant."""
+    def key(name: str) -> str:  # spaces beside a comma are the user's, not the name's to keep
+        return ",".join(part.strip() for part in name.split(","))
+    names = {key(n): n for n in present}
+    out, i = [], 0
+    while i < len(pieces):
+        for j in range(len(pieces), i, -1):
+            if key(",".join(pieces[i:j])) in names:
+                out.append(names[key(",".join(pieces[i:j]))])
+                i = j
+                break
+        else:
+            out.append(pieces[i])
+            i += 1
+    return out
+
+
 @register_command("leaderboard", "rank two or more systems on shared contexts (metrics, judge ratings, Holm)",
                   _arguments)
 def leaderboard_command(a: argparse.Namespace) -> int:
@@ -75,10 +94,13 @@ def leaderboard_command(a: argparse.Namespace) -> int:
     present = systems_in(examples)
     with_comma = [s for s in present if "," in s]
     if systems and with_comma and not set(systems) <= set(present):
+        meant = rejoined(systems, present)
+        said = [n for n in with_comma if n in meant] or with_comma
         raise ValueError(f"--systems: {', '.join(repr(s) + meant_system(s, present) for s in systems if s not in present)}"
                          " not found; "
-                         f"{', '.join(map(repr, with_comma))} has a comma in its name: write each such comma as \\, "
-                         f"(--systems \"{with_comma[0].replace(',', chr(92) + ',')}\")")
+                         f"{', '.join(map(repr, said))} {'has a comma in its name' if len(said) == 1 else 'have commas in their names'}"
+                         ": write each such comma as \\, (--systems "
+                         f"{shlex.quote(','.join(n.replace(',', chr(92) + ',') for n in meant))})")
     twice = sorted({s for s in systems or [] if systems.count(s) > 1})
     if twice:
         raise ValueError(f"--systems names {', '.join(map(repr, twice))} more than once; name each system once")
