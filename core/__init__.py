@@ -503,8 +503,7 @@ def gate(input_a: str, input_b: str | None = None, system_a: str | None = None, 
     'non-inferior' (with ``margin``) or 'better'; the rest as :func:`compare` takes them."""
     from core.gating import (REQUIREMENTS, check_one_margin, criterion_name, file_order_note, gate_comparison,
                              human_criterion, is_combined, missing_dimension, unchanged_candidate_note,
-                             unreadable_criterion,
-                             untrusted_criteria_notes)
+                             unreadable_criterion, untrusted_criteria_notes)
     from core.registry import UnknownName
     from core.scoring import judge_choice
     if require not in REQUIREMENTS:

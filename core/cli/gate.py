@@ -9,8 +9,8 @@ from typing import Callable
 from core.cli import criterion_name, emit, note, number_above, register_command
 from core.cli.compare import add_output_arguments, add_verdict_arguments, verdict_from
 from core.data import Comparison
-from core.gating import (REQUIREMENTS, check_one_margin, file_order_note, gate_comparison, human_criterion, is_combined, junit_xml,
-                         missing_dimension, unchanged_candidate_note, unreadable_criterion,
+from core.gating import (REQUIREMENTS, check_one_margin, file_order_note, gate_comparison, human_criterion,
+                         is_combined, junit_xml, missing_dimension, unchanged_candidate_note, unreadable_criterion,
                          untrusted_criteria_notes)
 from core.outputs import OutputError, check_output, write_text
 
