@@ -632,3 +632,16 @@ def test_what_the_options_do_is_said_once(tmp_path, capsys, monkeypatch):
     assert main(["compare", "--no-judge", str(a), str(b), "--metrics", "bleu", "--mme-dimension", "grammar",
                  "--n-boot", "100"]) == 0
     assert capsys.readouterr().err.count("--mme-dimension 'grammar' has no effect") == 1
+
+
+def test_a_repeated_row_left_without_a_partner_is_still_said(tmp_path, capsys):
+    """A row repeating an earlier one word for word, with no partner in the other system, was said by `score`
+    and `meta-eval` but not by `compare` (its notes counted the paired rows only)."""
+    rows = [{"system": s, "context": [f"topic {i}?"], "response": f"{s} reply {i}", "references": [f"ref {i}"]}
+            for i in range(12) for s in ("alpha", "beta")]
+    rows.append(dict(rows[6]))  # alpha's row for topic 3 again
+    path = tmp_path / "dup.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["compare", str(path), "--metrics", "bleu", "--no-judge", "--n-boot", "100", "--n-perm", "50"]) == 0
+    out, err = capsys.readouterr()
+    assert "1 of 25 rows repeat an earlier row of their system word for word" in out + err
