@@ -520,3 +520,23 @@ def test_a_clustered_correlation_is_never_surer_than_as_many_independent_rows():
     reps = bootstrap_correlations(x, y, "pearson", g, 300, 2)
     assert c.p_method == "bootstrap t" and c.p == pytest.approx(clustered_t(c.r, reps[np.isfinite(reps)], 6, 0.95)[2])
     assert c.p > 0.0534 and c.low < 0 < c.high
+
+
+def test_a_system_level_p_over_few_systems_is_the_exact_permutation_one_for_every_method():
+    """Three systems, two of them copies: Pearson's t test said p < 0.001 for r = 1 from what are two distinct
+    points, beside Spearman's exact 0.333. With 8 systems or fewer every method's p counts all n! orderings."""
+    from scipy import stats as sps
+
+    from core.stats import exact_permutation_p, system_correlation
+    rng = np.random.default_rng(2)
+    alpha = rng.normal(size=10)
+    metric = np.concatenate([alpha, alpha, alpha + 1.0])
+    human = np.concatenate([alpha, alpha, alpha + 2.0]) * 0.5 + 3
+    systems = ["alpha"] * 10 + ["alpha-copy"] * 10 + ["beta"] * 10
+    items = list(range(10)) * 3
+    for method in ("pearson", "spearman", "kendall"):
+        sc = system_correlation(metric, human, systems, method=method, items=items, n_boot=100)
+        assert sc.p >= 1 / 3 - 1e-12, (method, sc.p)
+    x, y = np.array([1.0, 2, 3, 4, 5]), np.array([1.2, 1.9, 3.5, 3.9, 5.2])
+    assert exact_permutation_p(x, y, "kendall") == pytest.approx(sps.kendalltau(x, y).pvalue)  # scipy's exact
+    assert exact_permutation_p(x, y, "pearson") == pytest.approx(2 / 120)

@@ -57,8 +57,8 @@ from core.stats.bootstrap import (LEVEL, MAX_RESAMPLES, MIN_BOOT, N_BOOT, N_PERM
                                   canonical_rows, check_settings, cluster_counts, finite_pairs, group_codes, has_repeats, mean_ci,
                                   n_units, percentile_interval)
 from core.stats.correlation import (FEW_SYSTEMS, METHODS, Correlation, SystemCorrelation, bootstrap_correlations,
-                                    clustered_t, correlate, fisher_z, point_correlation, system_correlation,
-                                    weighted_midranks, weighted_pearson)
+                                    clustered_t, correlate, exact_permutation_p, fisher_z, point_correlation,
+                                    system_correlation, weighted_midranks, weighted_pearson)
 from core.stats.paired import (NO_DIFF, POWER, PairedResult, approximate_randomization, can_be_significant,
                                detectable_difference, fewest_differing, holm, paired_bootstrap, paired_comparison)
 from core.stats.win_rates import (EQUAL_LENGTH_SHARE, EXACT_SIGN_TEST, FIT_FLOATS, LengthControlled, WinStats,
@@ -72,7 +72,7 @@ __all__ = ["BT_RIDGE", "BradleyTerry", "Correlation", "ELO_BASE", "ELO_SCALE", "
            "NO_DIFF", "POWER", "PairedResult", "RESAMPLE_CHUNK", "SystemCorrelation", "WinStats",
            "approximate_randomization", "bootstrap_correlations", "bootstrap_means", "bradley_terry",
            "bradley_terry_ratings", "can_be_significant", "connected_replicates", "canonical_rows", "check_settings", "cluster_counts", "clustered_win_stats",
-           "clustered_t", "correlate", "fisher_z", "detectable_difference", "fewest_differing", "finite_pairs", "group_codes", "has_repeats", "holm",
+           "clustered_t", "correlate", "exact_permutation_p", "fisher_z", "detectable_difference", "fewest_differing", "finite_pairs", "group_codes", "has_repeats", "holm",
            "length_controlled_win_rate", "logistic_fits", "mean_ci", "n_units", "paired_bootstrap",
            "paired_comparison", "percentile_interval", "point_correlation", "sign_test", "system_correlation",
            "weighted_midranks", "weighted_pearson", "wilson_bounds", "wilson_interval", "win_stats"]

@@ -232,15 +232,23 @@ def _rowwise_corr(A: np.ndarray, C: np.ndarray, method: str) -> np.ndarray:
     return out
 
 
-def _exact_spearman_p(x: np.ndarray, y: np.ndarray) -> float:
-    """Two-sided exact permutation p-value of Spearman's rho (all n! orderings; n <= 8)."""
+def exact_permutation_p(x: np.ndarray, y: np.ndarray, method: str) -> float:
+    """Two-sided exact permutation p-value of ``method``'s correlation of ``x`` and ``y``: the share of all n!
+    orderings of ``y`` whose statistic is at least as far from 0 as the observed one (n <= 8). Spearman on ranks,
+    Pearson on the values, Kendall by its concordance sum (its denominator does not change under a reordering)."""
     from itertools import permutations
 
     from scipy.stats import rankdata
-    rx, ry = rankdata(x), rankdata(y)
     perms = np.array(list(permutations(range(len(y)))))
-    reps = _rowwise_corr(np.broadcast_to(rx, perms.shape), ry[perms], "pearson")
-    obs = _rowwise_corr(rx[None], ry[None], "pearson")[0]
+    if method == "kendall":
+        i, j = np.triu_indices(len(x), 1)
+        sx = np.sign(x[i] - x[j])
+        reps = np.sign(y[perms][:, i] - y[perms][:, j]) @ sx
+        obs = float(np.sign(y[i] - y[j]) @ sx)
+    else:
+        a, b = (rankdata(x), rankdata(y)) if method == "spearman" else (np.asarray(x, float), np.asarray(y, float))
+        reps = _rowwise_corr(np.broadcast_to(a, perms.shape), b[perms], "pearson")
+        obs = _rowwise_corr(a[None], b[None], "pearson")[0]
     return float(np.mean(np.abs(reps) >= abs(obs) - 1e-12))
 
 
@@ -275,8 +283,8 @@ def system_correlation(metric: Sequence[float], human: Sequence[float], systems:
             sel = np.arange(S) != j
             loo.append(point_correlation(mm[sel], hm[sel], method)[0])
     loo_arr = np.array([v for v in loo if np.isfinite(v)])
-    if S >= 3 and np.isfinite(r) and method == "spearman" and S <= 8:
-        p = _exact_spearman_p(mm, hm)  # scipy's t approximation is meaningless with so few points
+    if S >= 3 and np.isfinite(r) and S <= 8:  # scipy's approximations are meaningless with so few points
+        p = exact_permutation_p(mm, hm, method)
     lo = hi = math.nan
     if S >= 3 and n_boot > 0 and np.isfinite(r):
         rng = np.random.default_rng(seed)
