@@ -247,7 +247,9 @@ if data is not None and metrics:
             diff = diff[np.isfinite(diff)]
             fig2 = go.Figure(go.Histogram(x=diff, nbinsx=30, name="A - B"))
             fig2.add_vline(x=0, line_dash="dash", line_color="grey")
-            fig2.update_layout(title=f"per-example {words.name(cm)}: A - B (right of 0: {state.plotly_plain(comp.system_a)} higher)",
+            # which side is which on a second, smaller line: one line was cut at a phone's width
+            fig2.update_layout(title=f"per-example {words.name(cm)}: A - B<br><sup>right of 0: "
+                                     f"{state.plotly_plain(comp.system_a)} higher</sup>",
                                xaxis_title="A - B", yaxis_title="pairs")
             state.chart(fig2, "hist_diff", g2)
             if len(scored) > 1:
