@@ -550,7 +550,7 @@ def score_examples(examples: Sequence[Example], metrics: Sequence[str | Metric] 
     built = [m if isinstance(m, Metric) else get_metric(m, options) for m in metrics]
     reference_needed = any(m.needs_references for m in built)
     table = ScoreTable(examples, flags=[row_flags(ex, reference_needed) for ex in examples])
-    blank = np.array([is_blank(ex.response) for ex in examples], dtype=bool)
+    blank = blank_responses(examples)
     scored = as_scored(examples)
     memo: dict[str, MetricResult] = {}
     store = resolve_cache(cache)
@@ -560,12 +560,16 @@ def score_examples(examples: Sequence[Example], metrics: Sequence[str | Metric] 
     return table
 
 
-def blank_rows_null(result: MetricResult, blank: "np.ndarray | Sequence[Example]") -> MetricResult:
-    """``result`` with the rows of a blank response null, never a score of 0, their details saying so: every
-    surface that scores (``score_examples``, meta-evaluation) reads a blank reply this way. ``blank``: a mask,
-    or the examples scored."""
-    if not isinstance(blank, np.ndarray):
-        blank = np.array([is_blank(ex.response) for ex in blank], dtype=bool)
+def blank_responses(examples: Sequence[Example]) -> np.ndarray:
+    """Which of ``examples`` have a blank response (:func:`is_blank`), as a mask."""
+    return np.array([is_blank(ex.response) for ex in examples], dtype=bool)
+
+
+def blank_rows_null(result: MetricResult, blank: np.ndarray) -> MetricResult:
+    """``result`` with the rows of a blank response (``blank``, a mask: :func:`blank_responses`) null, never a
+    score of 0, their details saying so: every surface that scores (``score_examples``, meta-evaluation) reads a
+    blank reply this way."""
+    blank = np.asarray(blank, dtype=bool)
     if not blank.any():
         return result
     details = result.details if result.details is None else [

@@ -132,14 +132,14 @@ class Criterion:
     diagnostic: str = ""  # the judge: why it has no measured record (``--judge llm``), said beside its line
     p: float = math.nan  # the p that decides ``better`` with the interval (a winner needs both below the threshold)
     p_name: str = ""  # what that p is: 'randomization p', 'sign test p'
-    differing: int | None = None  # contexts whose difference is not 0 (the judge: pairs it decided); None: unknown
+    differing: int | None = None  # contexts whose difference is not 0 (the judge: its sign test's units); None: unknown
     interval_of: str = "0"  # the value an interval must exclude, in words ('50 %' for the judge's win rate)
     unchanged: bool = False  # the candidate's replies are the baseline's, pair for pair (nothing changed)
 
     def units(self) -> int:
         """How many contexts the test can move at most: its contexts, and no more than those whose difference is
-        not 0 (a randomization flips only those; the judge's sign test only contexts with a pair it decided, of
-        which its decided pairs are an upper bound)."""
+        not 0 (a randomization flips only those; the judge's sign test counts only contexts whose decided pairs do
+        not cancel, ``WinStats.sign_units``)."""
         return self.n_contexts if self.differing is None else min(self.n_contexts, self.differing)
 
     @property
@@ -324,7 +324,8 @@ def criterion(v: Verdict, by: str, baseline_values: Sequence[float] | None = Non
             "decide on")
         return Criterion(JUDGE, w.wins + w.losses, n_ctx, 0.5 - w.rate, lo, hi, better, j.detectable(v.level),
                          v.level, unread=len(j.unparsed), pairs=j.n, diagnostic=diagnostic, p=w.sign_p,
-                         p_name="sign test p", differing=w.wins + w.losses, interval_of="50 %")
+                         p_name="sign test p", differing=w.sign_units if w.sign_units >= 0 else w.wins + w.losses,
+                         interval_of="50 %")
     if is_combined(by):
         c = v.combined
         if c is None or c.n == 0:
@@ -461,9 +462,10 @@ def check_one_margin(names: Sequence[str], require: str, margin: float | None, f
     win-rate points, a metric's own scale), so one number cannot serve them all."""
     n = len(set(names))
     if require == "non-inferior" and margin is not None and n > 1:
-        raise ValueError(f"{flag} {margin:g} with {n} criteria: each criterion has its own units (the judge's "
-                         "win-rate points, a metric's own scale), so one margin cannot serve them all; gate on one "
-                         f"criterion per {flag.strip('= ')}, or leave it out for each one's default")
+        raise ValueError(f"{flag}{'' if flag.endswith('=') else ' '}{margin:g} with {n} criteria: each criterion "
+                         "has its own units (the judge's win-rate points, a metric's own scale), so one margin cannot "
+                         f"serve them all; gate on one criterion per {flag.strip('= ')}, or leave it out for each "
+                         "one's default")
 
 
 def fewest_contexts(level: float) -> int:
@@ -518,7 +520,8 @@ def check(c: Criterion, require: str = "not-worse", margin: float | None = None,
         head = f"too few {'differing pairs' if changed else 'contexts'} to show any difference"
         needed = fewest_differing(1 - c.level) if changed else fewest_contexts(c.level)
         who = "the judge" if c.is_judge else c.label
-        what = ((f"{who} decided pairs in at most {k} of the {c.n_contexts} contexts" if c.is_judge else
+        what = ((f"the judge's sign test can move {k} of the {c.n_contexts} contexts (those where it decided "
+                 "pairs that do not cancel)" if c.is_judge else
                  f"{who} differs in {k or 'none'} of the {c.n_contexts} contexts") if changed else f"{k} contexts")
         too_few = (f"{what}: " + (
             f"fewer than {MIN_RESAMPLED} give no interval or p" if k < MIN_RESAMPLED and not changed else

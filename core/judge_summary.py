@@ -75,10 +75,12 @@ class JudgeSummary:
 
     def detectable(self, level: float = LEVEL) -> float:
         """How far from 0.5 a win rate could be and go unseen at 80 % power (``stats.detectable_difference`` on
-        the win rate's interval); NaN where the judge decided too few pairs for any p below ``1 - level`` (no
-        winner was possible, so nothing is stated)."""
-        decided = self.win.wins + self.win.losses
-        if not stats.can_be_significant(decided, 1 - level):
+        the win rate's interval); NaN where the judge decided too few pairs (or contexts) for any p below
+        ``1 - level`` (no winner was possible, so nothing is stated)."""
+        # what the sign test can move: decided pairs, or where contexts repeat, contexts whose wins and losses
+        # do not cancel
+        units = self.win.sign_units if self.win.sign_units >= 0 else self.win.wins + self.win.losses
+        if not stats.can_be_significant(units, 1 - level):
             return math.nan
         return stats.detectable_difference(self.win.low, self.win.high, level)
 

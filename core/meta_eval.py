@@ -39,7 +39,7 @@ import numpy as np
 
 from core import stats
 from core.data import CsvMapping, DataError, Example, Problem, dimensions, load_file, systems_in
-from core.engine import as_scored, blank_rows_null, blank_text_notes, is_reference_copy, run_metric
+from core.engine import as_scored, blank_responses, blank_rows_null, blank_text_notes, is_reference_copy, run_metric
 from core.scoring import Metric, Options, get_metric
 from core.verdict import context_groups
 
@@ -185,7 +185,7 @@ def meta_evaluate(data, metrics: Sequence[Any], dims: Sequence[str] | None = Non
             try:
                 metric, protocol = _resolve_metric(spec, ds, options, held_out)
                 # as every surface scores: blank references left out, a blank reply null (never a 0)
-                res = blank_rows_null(run_metric(metric, as_scored(exs), progress), exs)
+                res = blank_rows_null(run_metric(metric, as_scored(exs), progress), blank_responses(exs))
                 scores = np.asarray(res.scores, dtype=np.float64)
                 signature = str(res.signature)
             except Exception as e:  # noqa: BLE001 - reported, not fatal, when asked

@@ -486,7 +486,7 @@ def comparison_notes(comp: Comparison, metrics: Sequence[str], judged: "bool | s
     if any(ex.source for ex in comp.examples()):
         notes = input_notes(comp.examples(), metrics, judged=judged)
         notes.pop("look-alike systems", None)  # the verdict's own note says it of its two systems (names_note)
-        if "repeated row" not in notes and (comp.unmatched_a or comp.unmatched_b):  # a repeat left without a partner
+        if comp.unmatched_a or comp.unmatched_b:  # a repeat may be left without a partner: counted over every row
             every = input_notes(comp.examples() + comp.unmatched_a + comp.unmatched_b, metrics, judged=judged)
             if "repeated row" in every:
                 notes["repeated row"] = every["repeated row"]

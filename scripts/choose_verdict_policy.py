@@ -134,8 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         allowed = [c for c in combos if c != chosen.combine] + [(m,) for m in sane]
 
         def utility(c: tuple[str, ...]) -> float:
-            r = record(pairs, combined_name(c))
-            return r.right - WRONG_COST * r.wrong
+            return record(pairs, combined_name(c)).score
         chosen = replace(chosen, combine_allowed=tuple(sorted(allowed, key=lambda c: (-utility(c), len(c)))))
     before_lodo = [(d, *policy_score([q for q in pairs if q.dataset == d], BEFORE)) for d in
                    dict.fromkeys(q.dataset for q in pairs)]

@@ -806,7 +806,7 @@ def test_the_too_few_rule_at_other_levels_one_margin_for_two_criteria_and_people
     assert main(["gate", str(b), str(w), *FAST, "--metrics", "bleu,mme", "--by", "bleu,mme", "--require",
                  "non-inferior", "--margin", "0.5"]) == 2  # refused before anything is scored
     assert "--margin 0.5 with 2 criteria: each criterion has its own units" in capsys.readouterr().err
-    with pytest.raises(ValueError, match="margin= 0.5 with 2 criteria"):
+    with pytest.raises(ValueError, match="margin=0.5 with 2 criteria"):
         core.gate(str(b), str(w), by="bleu,mme", require="non-inferior", margin=0.5, metrics="bleu,mme", judge=False)
     rated = [dict(r, scores={"overall": 3}) for r in base]
     other_panel = [dict(r, system="v2", scores={"overall": 1 if i < 3 else 3}) for i, r in enumerate(rated)]
@@ -818,3 +818,27 @@ def test_the_too_few_rule_at_other_levels_one_margin_for_two_criteria_and_people
 def replace_level(c, level: float, differing: int):
     from dataclasses import replace
     return replace(c, level=level, differing=differing)
+
+
+def test_the_judge_s_too_few_rule_counts_contexts_whose_decided_pairs_do_not_cancel():
+    """From a review: 8 contexts of 2 pairs, the candidate winning both in 3 and splitting 1-1 in 5; the sign test
+    on contexts' net outcomes moves 3 (p >= 0.25), yet the gate passed the judge ('16 decided pairs'), and compare
+    stated a detectable difference for 5 contexts of 3 pairs won alike, where no winner was possible."""
+    from core.gating import Criterion, check
+    from core.stats import clustered_win_stats, paired_comparison
+    groups = [i // 2 for i in range(16)]
+    w = clustered_win_stats([-1, -1] * 3 + [1, -1] * 5, groups)
+    assert (w.wins + w.losses, w.sign_units) == (16, 3)
+    judge = Criterion("judge", 16, 8, 0.2, -0.1, 0.4, None, math.nan, 0.95, differing=w.sign_units)
+    line = check(judge).reason
+    assert line.startswith("FAIL: too few differing pairs") and "the judge's sign test can move 3 of the 8" in line
+    five = clustered_win_stats([1] * 15, [i // 3 for i in range(15)])
+    assert five.sign_units == 5
+    from core.judge_summary import JudgeSummary
+    summary = JudgeSummary(15, five, "B", 0.0, 0.05, "judge:judge|test", [0.1] * 15, ["B"] * 15, n_contexts=5)
+    assert math.isnan(summary.detectable())  # 5 contexts: no winner possible, nothing stated
+    twelve = clustered_win_stats([1] * 24, [i // 2 for i in range(24)])
+    assert math.isfinite(JudgeSummary(24, twelve, "B", 0.0, 0.05, "judge:judge|test", [0.1] * 24, ["B"] * 24,
+                                      n_contexts=12).detectable())
+    # a difference of 1e-10 moves the randomization statistic: counted as differing, as the test counts it
+    assert paired_comparison([1] * 6, [0] * 5 + [1 - 1e-10]).n_differing == 6

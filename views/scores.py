@@ -247,7 +247,7 @@ if data is not None and metrics:
             diff = diff[np.isfinite(diff)]
             fig2 = go.Figure(go.Histogram(x=diff, nbinsx=30, name="A - B"))
             fig2.add_vline(x=0, line_dash="dash", line_color="grey")
-            # which side is which on a second, smaller line: one line was cut at a phone's width
+            # which side is which on a second, smaller line, so a phone's width holds the title
             fig2.update_layout(title=f"per-example {words.name(cm)}: A - B<br><sup>right of 0: "
                                      f"{state.plotly_plain(comp.system_a)} higher</sup>",
                                xaxis_title="A - B", yaxis_title="pairs")

@@ -161,7 +161,8 @@ def paired_comparison(a: Sequence[float], b: Sequence[float], groups: Sequence[H
         tie = np.abs(d) <= tie_tol * np.maximum(1.0, np.maximum(np.abs(a_arr), np.abs(b_arr)))
     better = (d > 0) if higher_is_better else (d < 0)
     ws = clustered_win_stats(np.where(tie, 0, np.where(better, 1, -1)), cg, level, n_boot, seed + 2)
-    moved = np.where(np.abs(d) <= tie_tol * np.maximum(1.0, np.maximum(np.abs(a_arr), np.abs(b_arr))), 0.0, d)
+    # a unit moves the randomization statistic when flipping it does, beyond the test's own rounding (1e-12)
+    moved = np.where(np.abs(d) <= 1e-12 * np.maximum(1.0, np.maximum(np.abs(a_arr), np.abs(b_arr))), 0.0, d)
     if clustered:  # a context whose differences cancel moves nothing either
         sums, sizes = np.bincount(codes, weights=moved, minlength=G), np.bincount(codes, weights=np.abs(moved), minlength=G)
         n_differing = int(np.sum(np.abs(sums) > 1e-12 * np.maximum(1.0, sizes)))

@@ -49,6 +49,7 @@ class WinStats:
     sign_p: float
     ties_split: float
     interval: str = "Wilson"
+    sign_units: int = -1  # what the sign test counts and can move: decided pairs, or contexts whose net is not 0
 
 
 def win_stats(wins: int, ties: int, losses: int, level: float = 0.95) -> WinStats:
@@ -56,7 +57,7 @@ def win_stats(wins: int, ties: int, losses: int, level: float = 0.95) -> WinStat
     n = decided + ties
     low, high = wilson_interval(wins, decided, level)
     return WinStats(wins, ties, losses, wins / decided if decided else math.nan, low, high, sign_test(wins, losses),
-                    (wins + ties / 2) / n if n else math.nan)
+                    (wins + ties / 2) / n if n else math.nan, sign_units=decided)
 
 
 def clustered_win_stats(outcome: Sequence[int], groups: Sequence[Hashable] | None = None, level: float = 0.95,
@@ -97,7 +98,7 @@ def clustered_win_stats(outcome: Sequence[int], groups: Sequence[Hashable] | Non
         low, high = min(low, w_low), max(high, w_high)
     n = len(o)
     return WinStats(wins, ties, losses, wins / (wins + losses) if wins + losses else math.nan, low, high, sign_p,
-                    (wins + ties / 2) / n if n else math.nan, "context bootstrap")
+                    (wins + ties / 2) / n if n else math.nan, "context bootstrap", int(np.sum(net != 0)))
 
 
 EXACT_SIGN_TEST = 20_000  # up to this many decided pairs the sign test sums exact binomial coefficients
