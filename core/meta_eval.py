@@ -214,12 +214,10 @@ def meta_evaluate(data, metrics: Sequence[Any], dims: Sequence[str] | None = Non
                     row.update({mth: c.r, f"{mth}_p": c.p, f"{mth}_low": c.low, f"{mth}_high": c.high})
                     if c.p_floor:  # no resample crossed zero: p is at most the resampling's floor
                         row[f"{mth}_p_floor"] = True
+                    row["resampled"], row["n_contexts"], row["p_method"] = c.resampled, c.n_groups, c.p_method
                     if c.p_method in CLUSTER_P_BOUNDS:  # which of the clustered p's three bounds gave it
-                        row[f"{mth}_p_by"] = c.p_method
-                    row["resampled"], row["n_contexts"] = c.resampled, c.n_groups
-                    row["p_method"] = "bootstrap" if c.p_method in CLUSTER_P_BOUNDS else c.p_method
-                    if c.p_method in CLUSTER_P_BOUNDS:
-                        row["ci_method"] = CLUSTER_CI_METHOD
+                        row[f"{mth}_p_by"], row["p_method"], row["ci_method"] = (c.p_method, "bootstrap",
+                                                                                 CLUSTER_CI_METHOD)
                 why = no_correlation_reason(scores[keep], human[keep])
                 if why:
                     row["no_correlation"] = why

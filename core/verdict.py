@@ -298,8 +298,7 @@ def compare_values(name: str, kind: str, a: Sequence[float], b: Sequence[float],
                             # where no p could fall below 1 - level, no difference is detectable: no statement
                             stats.detectable_difference(pr.low, pr.high, level)
                             if stats.can_be_significant(len(set(kept_groups)), 1 - level, pr.n_differing)
-                            else math.nan, tie_margin,
-                            pr.n_differing)
+                            else math.nan, tie_margin, pr.n_differing)
 
 
 def compare_scores(cs: "ComparisonScores", human: bool = True, n_boot: int = N_BOOT, n_perm: int = N_PERM,
@@ -466,7 +465,8 @@ def build_verdict(comp: Comparison, cs: "ComparisonScores | None" = None, judge:
     return Verdict(comp.system_a, comp.system_b, len(comp.pairs), comp.aligned_by, unmatched,
                    n_boot, n_perm, level, seed, rows, judge, identical_pairs=identical, drivers=drivers,
                    n_unmatched=len(unmatched),
-                   unmatched_by_side={"A": len(comp.unmatched_a), "B": len(comp.unmatched_b)}, left_out=left_out_pairs(comp, cs, rows),
+                   unmatched_by_side={"A": len(comp.unmatched_a), "B": len(comp.unmatched_b)},
+                   left_out=left_out_pairs(comp, cs, rows),
                    context_mismatches=comp.context_mismatches(), reference_copies=copies,
                    alignment_note=comp.alignment_note, one_sided_ratings=one_sided_ratings(comp) if human else {},
                    shared_references={k: n for k, n in comp.shared_references.items() if n},

@@ -113,8 +113,7 @@ if data is not None and ok:
             st.dataframe(jdf.assign(pair=jdf["pair"] + 1), hide_index=True, width="stretch", height=380,
                          column_config={"P(A preferred)": st.column_config.ProgressColumn(min_value=0.0, max_value=1.0,
                                                                                          format="%.2f")})
-        # bins of 0.05 from 0 to 1 and a little room either side: auto bins ran past the range's end, so the bars
-        # near 1.0 were cut at the plot's edge and its last tick read 0.8
+        # bins of 0.05 from 0 to 1 and a little room either side, so the bars near 1.0 and the tick at 1.0 show
         hist = px.histogram(jdf, x="P(A preferred)", title="P(A preferred) over pairs")
         hist.update_traces(xbins={"start": 0.0, "end": 1.0 + 1e-9, "size": 0.05})
         hist.update_xaxes(range=[-0.02, 1.02], dtick=0.2)

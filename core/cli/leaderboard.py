@@ -71,8 +71,9 @@ def rejoined(pieces: list[str], present: list[str]) -> list[str]:
     out, i = [], 0
     while i < len(pieces):
         for j in range(len(pieces), i, -1):
-            if key(",".join(pieces[i:j])) in names:
-                out.append(names[key(",".join(pieces[i:j]))])
+            name = names.get(key(",".join(pieces[i:j])))
+            if name is not None:
+                out.append(name)
                 i = j
                 break
         else:
