@@ -303,6 +303,20 @@ def judge(contexts: Sequence[Sequence[str] | str], replies_a: Sequence[str], rep
     return judge_pairs(turns, _strings(a), _strings(b), chosen, checkpoint, _progress(progress), cache)
 
 
+def _meta_level(level: Any, settings: dict[str, Any]) -> str:
+    """``meta_evaluate``'s ``level``: 'turn' or 'system', a number (the intervals' level, put in ``settings``) or a
+    pair of one of each, as the command line's repeated ``--level`` takes them; anything else is refused."""
+    values = list(level) if isinstance(level, (list, tuple)) else [level]
+    words = [v.strip().lower() for v in values if isinstance(v, str)]
+    numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if len(words) + len(numbers) != len(values) or len(words) > 1 or len(numbers) > 1 or not values:
+        raise ValueError(f"level={level!r}: 'turn' or 'system', an interval level in (0, 1), or one of each "
+                         "(level=('system', 0.9))")
+    if numbers:
+        settings["level"] = float(numbers[0])
+    return words[0] if words else "turn"
+
+
 def _meta_settings(settings: dict[str, Any], call: Callable[..., Any], taken: Sequence[str]) -> None:
     """Refuse a setting ``meta_evaluate`` passes on to ``call`` that ``call`` does not take (``TypeError`` naming
     the ones it does), before anything is scored; ``taken``: ``call``'s parameters that meta_evaluate fills."""
@@ -603,11 +617,11 @@ def meta_evaluate(*inputs: str, metrics: str | Sequence[str] | None = None, dims
     takes them (``dimension`` excepted: ``dims`` names it). A string for ``dims`` or ``methods`` is read as
     the command line reads it ('overall' or 'overall,fluency'). Unlike
     the turn level it reads the score cache. A number for ``level`` is the intervals' level (as on the command
-    line, where ``--level`` takes either). Rows are plain JSON data, as ``--format json`` writes them: a number
-    that does not exist is None."""
+    line, where ``--level`` takes either); both at once as a pair, ``level=("system", 0.9)``, as ``--level system
+    --level 0.9``. Rows are plain JSON data, as ``--format json`` writes them: a number that does not exist is
+    None."""
     from core.formatting import clean_json
-    if not isinstance(level, str):
-        settings["level"], level = level, "turn"
+    level = _meta_level(level, settings)
     if "progress" in settings:  # True: a bar on stderr, as everywhere
         settings["progress"] = _progress(settings["progress"])
     if isinstance(dims, str):  # 'overall' or 'overall,fluency', as --dimension takes them: never its letters

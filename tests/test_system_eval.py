@@ -207,7 +207,7 @@ def test_meta_eval_level_system_says_about_how_long_before_it_starts(tmp_path, c
     assert f"for this run: {rows} rows to score with bleu" in err, err
 
 
-def test_meta_eval_level_system_on_the_command_line(tmp_path, capsys):
+def test_meta_eval_level_system_on_the_command_line(tmp_path, capsys, monkeypatch):
     path = tmp_path / "rated.jsonl"
     path.write_text("".join(json.dumps({"id": r.id, "context": r.context, "response": r.response,
                                         "references": r.references, "system": r.system, "scores": r.scores})
@@ -249,6 +249,23 @@ def test_meta_eval_level_system_on_the_command_line(tmp_path, capsys):
         api = core.meta_evaluate(str(path), metrics="bleu", level="system", judge=False)
     assert [(r["order"], r["kendall_tau"]) for r in api if r["signal"] == "verdict"] == [(None, None)] * 2
     json.dumps(api, allow_nan=False)  # plain JSON data, as the command writes it (shares were NaN where it wrote null)
+    # an interval level beside 'system', as --level system --level 0.6 gives it on the command line
+    assert cli(["meta-eval", "--level", "system", "--level", "0.6", str(path), "--metrics", "bleu", "--no-judge",
+                "--quiet", "--format", "json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    levels = []
+    real_system_level = se.system_level
+
+    def spy(*args, **kwargs):
+        levels.append(kwargs.get("level"))
+        return real_system_level(*args, **kwargs)
+    monkeypatch.setattr(se, "system_level", spy)
+    with pytest.warns(UserWarning, match="cannot decide on bleu"):
+        at_60 = core.meta_evaluate(str(path), metrics="bleu", level=("system", 0.6), judge=False)
+    assert at_60 == (got["rows"] if isinstance(got, dict) else got) and levels == [0.6], levels
+    for bad in (("system", "turn"), ("system", 0.6, 0.9), (), "weekly"):
+        with pytest.raises(ValueError, match="level="):
+            core.meta_evaluate(str(path), metrics="bleu", level=bad, judge=False)
     # a system whose every reply copies its reference leaves the table, and that is said
     copying = tmp_path / "copying.jsonl"
     copying.write_text(path.read_text() + "".join(
