@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
 
 from core.models.blas import request_reproducible_products
@@ -166,11 +167,16 @@ def _options(options: Any, metrics: Sequence[str] | None = None) -> "Options | N
     (``{"pool": "my_logs.jsonl"}``); anything else, or an unknown field, is a ``TypeError`` naming the fields.
     A pool or retriever none of ``metrics`` (registry names) reads is said in a warning, as the command line
     says it of ``--pool`` and ``--retriever``."""
-    from core.scoring import Options, unused_options
+    from core.scoring import Options, metric_class, unused_options
     chosen = _settings_object(options, Options, "options", "core.scoring")
     if metrics is not None:
         _warn_notes([f"options {name}={value!r} has no effect: it reaches {takers}, and the metrics chosen include "
                      "none of them" for name, value, takers in unused_options(chosen, metrics)])
+    if chosen is not None and chosen.dimension is not None and metrics is not None and any(
+            "dimension" in metric_class(m).option_names for m in metrics):  # as --mme-dimension is said
+        from core.metrics.crs import dimension_note
+        said = dimension_note(chosen.dimension, "options dimension")
+        _warn_notes([said] if said else [])
     return chosen
 
 
@@ -223,7 +229,7 @@ def _labelled(notes: list[str], *columns: "_Column | None") -> list[str]:
     def label(m: "re.Match[str]") -> str:
         i = int(m.group(1))
         return f"{m.group()} [index label {labels[i]!r}]" if i < len(labels) else m.group()
-    return [re.sub(r"\bitem (\d+)\b", label, n) for n in notes]
+    return [re.sub(r"\bitem (\d+)\b(?! \[index label)", label, n) for n in notes]  # a row's location says it
 
 
 def _warn_notes(notes: list[str]) -> None:
@@ -273,14 +279,22 @@ def score(responses: Sequence[str], contexts: Sequence[Sequence[str] | str],
 
 
 def _examples(resp: _Column, ctx: _Column, refs: "_Column | None", system: str) -> list:
-    """One ``core.data.Example`` per response (id = its position), every item checked as :func:`score` says."""
+    """One ``core.data.Example`` per response, every item checked as :func:`score` says. Its id is its position,
+    or the arguments' pandas index label where they carry labels that are not their positions (the verdict's
+    drivers then name the row ``df.loc`` finds; repeated labels keep positions as ids), and its location says
+    both ('item 2 [index label 12]')."""
     from core.data import Example
+    labels = next((c.labels for c in (resp, ctx, refs) if c is not None and c.index is not None), None)
+    if labels is not None and all(label == i for i, label in enumerate(labels)):
+        labels = None
+    unique = labels is not None and len({str(label) for label in labels}) == len(labels)
     exs = []
     for i, response in enumerate(_strings(resp)):
         turns = _texts(ctx.items[i], ctx, i, "turns")
         _require_turns(turns, ctx, i)
         r = [] if refs is None else _texts(refs.items[i], refs, i, "references", allow_missing=True)
-        exs.append(Example(id=str(i), system=system, context=turns, response=response, references=r, row=i))
+        exs.append(Example(id=str(labels[i]) if unique else str(i), system=system, context=turns, response=response,
+                           references=r, row=i, label=None if labels is None else labels[i]))
     return exs
 
 
@@ -299,6 +313,10 @@ def judge(contexts: Sequence[Sequence[str] | str], replies_a: Sequence[str], rep
     for i, t in enumerate(turns):
         _require_turns(t, ctx, i)
     chosen = judge_choice(judge) or "pairwise"
+    from core.engine import input_notes
+    _warn_notes(_labelled([f"{side}: {note}" for side, replies in (("replies_a", a), ("replies_b", b))
+                           for note in input_notes(_examples(replies, ctx, None, side), (), chosen).values()],
+                          ctx, a, b))  # blank and long replies, as `dialeval judge` says them
     check_judge_models(list(zip(turns, _strings(a), _strings(b))), chosen, checkpoint)
     return judge_pairs(turns, _strings(a), _strings(b), chosen, checkpoint, _progress(progress), cache)
 
@@ -498,8 +516,11 @@ def _compared(input_a: Any, input_b: Any, system_a: str | None, system_b: str | 
         check_judge_models(comp, judge, checkpoint)
     progress = _progress(progress)
     cs = score_comparison(comp, metrics, _options(options, _registry_names(metrics)), progress, cache)
-    return comp, cs, build_verdict(comp, cs, _judge_summary(comp, judge, progress, cache, settings, checkpoint),
-                                   **settings)
+    verdict = build_verdict(comp, cs, _judge_summary(comp, judge, progress, cache, settings, checkpoint), **settings)
+    if verdict.unmatched:  # as the command's head says it: a side that skipped inputs is not only in an attribute
+        from core.report import unmatched_words
+        _warn_notes([unmatched_words(verdict, "the verdict's unmatched lists them")])
+    return comp, cs, verdict
 
 
 @_library_bars_follow_progress
@@ -522,8 +543,16 @@ def gate(input_a: str, input_b: str | None = None, system_a: str | None = None, 
     from core.scoring import judge_choice
     if require not in REQUIREMENTS:
         raise ValueError(f"require={require!r}: choose one of {', '.join(REQUIREMENTS)}")
-    if margin is not None and not (isinstance(margin, (int, float)) and margin >= 0):
-        raise ValueError(f"margin={margin!r}: a number >= 0 in the criterion's units, or None for its default")
+    if margin is not None and not (isinstance(margin, (int, float)) and not isinstance(margin, bool)
+                                   and 0 <= margin < math.inf):
+        raise ValueError(f"margin={margin!r}: a finite number >= 0 in the criterion's units, or None for its default")
+    if margin is not None and require != "non-inferior":  # as the command says of --margin
+        _warn_notes([f"margin={margin:g} has no effect: it is the non-inferiority margin, read only with "
+                     f"require='non-inferior' (this gate requires {require})"])
+    if by is not None and not isinstance(by, str) and not (isinstance(by, (list, tuple))
+                                                           and all(isinstance(b, str) for b in by)):
+        raise TypeError(f"by={by!r}: a criterion's name ('judge', 'combined', a metric, 'human:DIM'), several "
+                        "comma-separated, or a list of them")
     chosen = judge_choice(judge)
     measured = chosen == "pairwise" and checkpoint is None
     scored = _registry_names(_metric_names(metrics))
@@ -622,6 +651,8 @@ def meta_evaluate(*inputs: str, metrics: str | Sequence[str] | None = None, dims
     None."""
     from core.formatting import clean_json
     level = _meta_level(level, settings)
+    if not isinstance(judge, bool):  # 'no' is truthy: it ran the judge
+        raise TypeError(f"judge={judge!r}: True (the learned judge, as measured) or False")
     if "progress" in settings:  # True: a bar on stderr, as everywhere
         settings["progress"] = _progress(settings["progress"])
     if isinstance(dims, str):  # 'overall' or 'overall,fluency', as --dimension takes them: never its letters

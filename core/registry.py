@@ -16,9 +16,10 @@ from typing import Callable, Generic, Iterator, TypeVar
 T = TypeVar("T")
 
 
-class UnknownName(KeyError):
-    """A name no registry holds. A KeyError (what a lookup raises), whose message prints as written: a plain
-    KeyError shows its message in quotes."""
+class UnknownName(KeyError, ValueError):
+    """A name no registry holds. A KeyError (what a lookup raises) and a ValueError (a bad value of an argument,
+    as a blank or malformed name is), whose message prints as written: a plain KeyError shows its message in
+    quotes."""
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""

@@ -237,13 +237,14 @@ PAIR_COLUMNS = [("id_a", "id A"), ("id_b", "id B"), ("p_a", "P(A)"), ("verdict",
                 ("context", "context"), ("response_a", "reply A"), ("response_b", "reply B")]
 
 
-def unmatched_words(v: Verdict) -> str:
+def unmatched_words(v: Verdict, listed: str = "listed below") -> str:
     """'not compared: 3 rows of base without a partner in cand (listed below)': the rows a side answered that the
-    other did not, said beside the count of pairs (a candidate that skipped inputs is not hidden at the end)."""
+    other did not, said beside the count of pairs (a candidate that skipped inputs is not hidden at the end);
+    ``listed``: where they are listed."""
     said = [f"{k} row{'s' * (k != 1)} of {who} without a partner in {other}"
             for side, who, other in (("A", v.system_a, v.system_b), ("B", v.system_b, v.system_a))
             if (k := v.unmatched_by_side.get(side, 0))]
-    return f"not compared: {', '.join(said) or f'{len(v.unmatched)} rows without a partner'} (listed below)"
+    return f"not compared: {', '.join(said) or f'{len(v.unmatched)} rows without a partner'} ({listed})"
 
 
 def render_verdict(v: "Verdict", fmt: str = "text", with_sentence: bool = True,

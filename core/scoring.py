@@ -56,6 +56,17 @@ class Options:
     device: str = "cpu"
 
     def __post_init__(self) -> None:
+        import os
+        if self.pool is not None and not isinstance(self.pool, (str, os.PathLike)):
+            raise TypeError(f"pool is a file's path (or 'chitchat'), got {type(self.pool).__name__}: {self.pool!r}")
+        if isinstance(self.pool, os.PathLike):  # a pathlib.Path: as its string, so signatures and caches read alike
+            object.__setattr__(self, "pool", os.fspath(self.pool))
+        for name in ("retriever", "dimension"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"{name} is a name (a string) or None, got {type(value).__name__}: {value!r}")
+        if self.device is None:  # None is every other field's default: the default device here too
+            object.__setattr__(self, "device", "cpu")
         if self.device not in DEVICES:
             raise ValueError(f"device must be one of {', '.join(DEVICES)}, got {self.device!r}")
 

@@ -1,5 +1,6 @@
 """The Python API reads lists, tuples, numpy arrays and pandas Series the same way (by position), refuses
 Series whose indexes disagree, and names the argument and index of a wrong item (issue 21)."""
+import json
 import math
 import re
 import warnings
@@ -94,8 +95,15 @@ def test_a_warning_names_the_pandas_index_label_of_the_rows_it_counts():
                                          r"\[index label 20\]\)"):
         core.score(resp, ctx, refs, metrics="bleu")
     with pytest.warns(UserWarning, match=r"replies_a: 1 of 3 rows have a blank response \(item 0 \[index label 10\]\)"):
-        core.compare_replies(ctx, resp, pd.Series(RESPONSES, index=index), refs, metrics="bleu", judge=False,
-                             n_boot=100, n_perm=100)
+        v = core.compare_replies(ctx, resp, pd.Series(RESPONSES, index=index), refs, metrics="bleu", judge=False,
+                                 n_boot=100, n_perm=100)
+    # the verdict names those rows as the warning does: its left-out pairs by label, its drivers' ids are the labels
+    assert v.left_out[0]["pairs"][0] == "A item 0 [index label 10]: blank response", v.left_out
+    assert {d["id"] for row in v.to_dict()["drivers"] for d in row["top"]} <= {"10", "20", "30"}
+    with pytest.warns(UserWarning):  # labels repeated: ids stay positions (they pair the rows), locations say both
+        twice = core.compare_replies(ctx.set_axis([7, 7, 8]), resp.set_axis([7, 7, 8]), list(RESPONSES),
+                                     metrics="bleu", judge=False, n_boot=100, n_perm=100)
+    assert twice.left_out[0]["pairs"][0].startswith("A item 0 [index label 7]") and twice.n_pairs == 3
     with pytest.warns(UserWarning, match=r"blank response \(item 0\)"):  # positions that are the labels: as they are
         core.score(resp.reset_index(drop=True), ctx.reset_index(drop=True), metrics="bleu")
 
@@ -512,3 +520,35 @@ def test_a_system_name_that_is_not_a_string_is_named_in_the_error():
     """core.score(..., system=3) failed with "normalize() argument 2 must be str, not int"."""
     with pytest.raises(TypeError, match="system must be a string .*got int 3"):
         core.score(["ok"], [["hi"]], metrics="bleu", system=3)
+
+
+def test_settings_the_command_line_checks_or_warns_of_are_checked_or_warned_of_in_python_too(tmp_path):
+    """An audit of the API found them taken silently (or failing deep inside): options of the wrong type, a margin
+    a not-worse gate never reads, a criterion that is not a name, the judge's blank and long replies, a judge
+    setting of 'no' that ran the judge."""
+    from core.metrics.crs import dimension_note
+    for bad, match in (({"dimension": 3}, "dimension is a name"), ({"pool": ["a"]}, "pool is a file's path"),
+                       ({"retriever": 1}, "retriever is a name")):
+        with pytest.raises(TypeError, match=match):
+            core.score(RESPONSES, CONTEXTS, REFERENCES, metrics="bleu", options=bad)
+    assert core.score(RESPONSES, CONTEXTS, REFERENCES, metrics="bleu", options={"device": None})["bleu"].size == 3
+    assert "is not a dimension MME-CRS has weights for" in dimension_note("nope", "options dimension")
+    assert "is read as 'engagement'" in dimension_note("engagingnes", "--mme-dimension")
+    assert dimension_note("Overall", "--mme-dimension") is None
+    path = tmp_path / "two.jsonl"
+    path.write_text("".join(json.dumps({"id": str(i), "system": s, "context": c, "response": f"{r} {s}",
+                                        "references": ref}) + "\n"
+                            for i, (c, r, ref) in enumerate(zip(CONTEXTS, RESPONSES, REFERENCES)) for s in ("x", "y")))
+    with pytest.warns(UserWarning, match="margin=0.5 has no effect: it is the non-inferiority margin"):
+        core.gate(str(path), system_a="x", system_b="y", metrics="bleu", judge=False, margin=0.5, n_boot=100,
+                  n_perm=100)
+    with pytest.raises(TypeError, match="by=5: a criterion's name"):
+        core.gate(str(path), system_a="x", system_b="y", metrics="bleu", judge=False, by=5)
+    for margin in (math.inf, True):
+        with pytest.raises(ValueError, match="a finite number >= 0"):
+            core.gate(str(path), system_a="x", system_b="y", metrics="bleu", judge=False, margin=margin,
+                      require="non-inferior")
+    with pytest.raises(TypeError, match="judge='no': True"):
+        core.meta_evaluate(str(path), metrics="bleu", level="system", judge="no")
+    with pytest.raises(ValueError, match="did you mean bleu"):  # an unknown name is a bad value too
+        core.score(RESPONSES, CONTEXTS, metrics="blue")

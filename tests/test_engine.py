@@ -375,6 +375,8 @@ def test_a_renamed_metric_is_refused_with_its_new_name():
         parse_metrics("bleu,mme_pm_mean")
     with pytest.raises(UnknownName, match="'MME_PM_MEAN' \\(renamed mme_pm_evidence"):  # names are case-blind
         parse_metrics("MME_PM_MEAN")
+    with pytest.raises(ValueError, match="did you mean"):  # a bad value, as metrics='' is: one except catches both
+        parse_metrics("blue")
     with pytest.raises(UnknownName, match="did you mean bleu"):
         parse_metrics("bleux")
 

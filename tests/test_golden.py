@@ -142,4 +142,12 @@ def test_a_release_that_moves_no_number_keeps_every_record(repo_root):
     assert rec["computed_on"] == {"other-cpu": [1.0], "this-cpu": [1.0]} and not dropped
     moved, dropped = merged(old, versionless(Signature("m", "y", version="9.9.9")), "this-cpu", [2.0])
     assert moved["computed_on"] == {"this-cpu": [2.0]} and dropped == ["other-cpu"]
+    # this kind's numbers re-recorded by another CPU of the kind, within the test's tolerance: the record stays as
+    # it was (a new metric's record is then the only change); past it, or a null moved, they are written
+    assert module.SAME_TO == TOL
+    here = {"signature": "m|x", "computed_on": {"this-cpu": [3.0, None, 0.5]}}
+    assert merged(here, "m|x", "this-cpu", [3.0 + 2.4e-6, None, 0.5 + 5e-7])[0]["computed_on"]["this-cpu"] == \
+        [3.0, None, 0.5]
+    for values in ([3.0 + 4e-6, None, 0.5], [3.0, 1.0, 0.5], [3.0, None]):
+        assert merged(here, "m|x", "this-cpu", values)[0]["computed_on"]["this-cpu"] == values
     assert versionless("judge:judge|ckpt:8081686d1b|v:0.6.3") == versionless("judge:judge|ckpt:8081686d1b|v:0.7.0")

@@ -119,7 +119,8 @@ def test_a_criteria_file_name_that_does_not_exist_is_refused_not_sent_as_the_rub
 def test_the_key_never_reaches_the_signature_or_a_printed_url(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", CANARY)
     judge = LLMJudge(LLMSettings(url="http://user:pw@host:9/v1?token=abc", model="m"))
-    for text in (judge.signature(), judge.namespace(), judge.settings.shown_url, judge.usage_line()):
+    for text in (judge.signature(), judge.namespace(), judge.settings.shown_url, judge.usage_line(),
+                 repr(judge.settings), repr(judge), str([judge.settings])):  # a notebook shows reprs
         assert CANARY not in text and "pw" not in text and "abc" not in text
     assert shown_url("http://user:pw@host:9/v1?token=abc") == "http://host:9/v1"
     assert CANARY not in scrubbed(f"Incorrect API key provided: {CANARY}")
@@ -642,3 +643,12 @@ def test_the_dashboard_s_judge_page_asks_an_llm_with_a_key_held_in_memory(llm_en
     for path in llm_env.rglob("*"):
         if path.is_file():
             assert b"typed-key" not in path.read_bytes()
+
+
+def test_the_api_judge_says_what_the_command_says_of_blank_replies(llm_env, endpoint):
+    """core.judge took a blank reply without the warning `dialeval judge` gives."""
+    import core
+    server = endpoint("ok")
+    with pytest.warns(UserWarning, match=r"replies_b: 1 of \d+ rows have a blank response \(item 1\)"):
+        core.judge(CONTEXTS, GOOD, [BAD[0], " ", *BAD[2:]], judge=LLMJudge(LLMSettings(url=server.url, model="fake")),
+                   cache=False)

@@ -144,6 +144,20 @@ def test_compare_lists_unmatched_rows_and_left_out_pairs_in_every_format(fmt, tm
     assert "warning: 1 of 8 rows have a blank response" in err  # and the counts on stderr
 
 
+def test_the_api_warns_of_rows_without_a_partner_as_the_command_says_them(tmp_path):
+    """core.compare said nothing of the rows it could not pair (only ``v.unmatched`` held them)."""
+    import warnings
+
+    import core
+    a, b = _two_files(tmp_path)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        v = core.compare(str(a), str(b), metrics="bleu", judge=False, n_boot=100, n_perm=50)
+    assert len(v.unmatched) == 2
+    assert any("not compared: 1 row of a without a partner in b, 1 row of b without a partner in a (the verdict's "
+               "unmatched lists them)" in str(w.message) for w in said), [str(w.message) for w in said]
+
+
 def test_pairs_left_out_for_one_reason_say_it_once(tmp_path, capsys):
     """A file without references listed "A row 1: no reference; B row 2: no reference; ..." for 20 pairs per
     reference metric; one reason is said once, with a few pairs as examples and the full count."""

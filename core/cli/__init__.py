@@ -415,14 +415,10 @@ def options_from(args: argparse.Namespace):
         note([f"--mme-dimension {args.dimension!r} has no effect: it chooses MME-CRS's weights, and the metrics "
               "chosen do not include mme"])
     elif args.dimension:
-        from core.metrics.crs import DIMENSION_MAP, canonical_dimension, is_alias
-        canon, matched = canonical_dimension(args.dimension)
-        if not matched:
-            note([f"--mme-dimension {args.dimension!r} is not a dimension MME-CRS has weights for; it uses its overall "
-                  f"weights (dimensions: {', '.join(DIMENSION_MAP)})"])
-        elif not is_alias(args.dimension):  # matched by a word stem inside it: a typo reads as a dimension
-            note([f"--mme-dimension {args.dimension!r} is read as {canon!r} (a word stem of it); MME-CRS's dimensions: "
-                  f"{', '.join(DIMENSION_MAP)}"])
+        from core.metrics.crs import dimension_note
+        said = dimension_note(args.dimension, "--mme-dimension")
+        if said:
+            note([said])
     pooled = [m for m in chosen if "pool" in metric_class(m).option_names]
     if args.pool not in (None, "", "chitchat") and pooled:  # read now: its problems before any scoring
         from core.models.retrieval import get_pool

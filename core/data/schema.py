@@ -28,6 +28,7 @@ class Example:
     has_id: bool = True  # False when the id was generated because the input had none
     meta: dict[str, str] = field(default_factory=dict)  # the row's other plain fields (slices group by them)
     misnamed: tuple[tuple[str, str], ...] = ()  # (key, the field it likely means): fields misnamed, not read
+    label: Any = None  # a row given in memory: the caller's pandas index label, where it is not the row's position
 
     @property
     def utterance(self) -> str:
@@ -39,8 +40,13 @@ class Example:
 
     @property
     def location(self) -> str:
-        """Where the row came from, as a user finds it: ``file.jsonl row 3`` (``item 3`` without a file)."""
-        return f"{os.path.basename(self.source)} row {self.row}" if self.source else f"item {self.row or self.id}"
+        """Where the row came from, as a user finds it: ``file.jsonl row 3`` (``item 3`` without a file, ``item 3
+        [index label 40]`` where the caller's pandas index labels it otherwise)."""
+        if self.source:
+            return f"{os.path.basename(self.source)} row {self.row}"
+        if self.label is not None:
+            return f"item {self.row} [index label {self.label!r}]"
+        return f"item {self.row or self.id}"
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.meta, "id": self.id, "system": self.system, "dataset": self.dataset, "context": self.context,

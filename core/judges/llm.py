@@ -45,7 +45,7 @@ import re
 import threading
 import time
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Sequence
 from urllib.parse import urlsplit, urlunsplit
@@ -131,6 +131,13 @@ class LLMSettings:
         if self.price is not None and (len(self.price) != 2 or any(not (p >= 0 and math.isfinite(p))
                                                                    for p in self.price)):
             raise ValueError("llm judge price: two numbers >= 0, US dollars per million input and output tokens")
+
+    def __repr__(self) -> str:
+        """The settings with the URL as :attr:`shown_url` prints it: a key written into the URL (a user, a
+        password, ``?api_key=``) never reaches a log or a notebook's output."""
+        shown = ", ".join(f"{f.name}={(self.shown_url if f.name == 'url' else getattr(self, f.name))!r}"
+                          for f in fields(self))
+        return f"LLMSettings({shown})"
 
     @property
     def criteria_text(self) -> str:

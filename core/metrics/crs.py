@@ -56,6 +56,19 @@ def is_alias(name: str) -> bool:
     return _norm_name(name) in _ALIAS
 
 
+def dimension_note(name: str, said_as: str) -> str | None:
+    """What to say of a dimension asked of MME-CRS (``said_as``: how the user gave it, '--mme-dimension' or
+    "options dimension"): that it is unknown and the overall weights are used, or that a word stem of it was read
+    as one of :data:`DIMENSION_MAP`'s; None when it is one of its names or aliases."""
+    canon, matched = canonical_dimension(name)
+    if not matched:
+        return (f"{said_as} {name!r} is not a dimension MME-CRS has weights for; it uses its overall weights "
+                f"(dimensions: {', '.join(DIMENSION_MAP)})")
+    if not is_alias(name):  # matched by a word stem inside it: a typo reads as a dimension
+        return f"{said_as} {name!r} is read as {canon!r} (a word stem of it); MME-CRS's dimensions: {', '.join(DIMENSION_MAP)}"
+    return None
+
+
 def canonical_dimension(name: str) -> tuple[str, bool]:
     """(canonical name, matched): ``matched`` is False when the name was unknown and fell back."""
     n = _norm_name(name)
