@@ -345,6 +345,18 @@ def scale_mismatch(grid: SystemGrid, dim: str) -> str | None:
     return scales_differ(d, {s: [e.scores.get(d, math.nan) for e in grid.rows[s]] for s in grid.systems})
 
 
+def unscored_metric_hint(name: str, where: str = "--metrics (metrics= in Python)") -> str:
+    """'; it is a metric: add it to --metrics' where ``name`` is a registered metric that was not scored (``where``:
+    how the user names the metrics scored), else ''."""
+    from core.registry import UnknownName
+    from core.scoring import metric_class
+    try:
+        metric_class(name)
+    except (UnknownName, ValueError):
+        return ""
+    return f"; it is a metric: add it to {where}"
+
+
 def ranking_criterion(grid: SystemGrid, metrics: Sequence[str], judged: bool, rank_by: str = "auto",
                       unmeasured_judge: str | None = None, combined: bool = False,
                       people: bool = True) -> tuple[str, str | None]:
@@ -371,7 +383,8 @@ def ranking_criterion(grid: SystemGrid, metrics: Sequence[str], judged: bool, ra
     if rank_by != "auto":
         rank_by = case_blind_name(rank_by, present) or rank_by
         if rank_by not in present:
-            raise ValueError(f"rank by {rank_by!r}: not among what this leaderboard has ({', '.join(present)})")
+            raise ValueError(f"rank by {rank_by!r}: not among what this leaderboard has ({', '.join(present)})"
+                             + unscored_metric_hint(rank_by))
         return rank_by, None
     mixed = scale_mismatch(grid, human[0]) if human else None
     if mixed and present == human:  # as compare refuses it: means on two scales order nothing

@@ -13,7 +13,7 @@ from core.cli import (add_csv_arguments, add_judge_arguments, add_option_argumen
 from core.cli.compare import add_output_arguments, add_statistics_arguments
 from core.data import load_file, meant_system, rows_of_files, systems_in
 from core.engine import DEFAULT_METRICS, blank_text_notes, estimate_work
-from core.leaderboard import leaderboard_of_grid, render_leaderboard, shared_contexts
+from core.leaderboard import leaderboard_of_grid, render_leaderboard, shared_contexts, unscored_metric_hint
 from core.progress import progress_bar
 
 
@@ -109,6 +109,10 @@ def leaderboard_command(a: argparse.Namespace) -> int:
         raise ValueError("--metrics none leaves nothing to rank: " + (
             "--no-human leaves the human ratings out; drop it or --no-judge" if a.no_human and any(
                 e.scores for e in examples) else "the input has no human ratings; drop --no-judge"))
+    if a.rank_by.lower() not in ("auto", "combined", "judge") and not a.rank_by.lower().startswith("human:") \
+            and a.rank_by.lower() not in [m.lower() for m in a.metrics] and unscored_metric_hint(a.rank_by):
+        raise ValueError(f"--rank-by {a.rank_by}: not among the metrics scored ({', '.join(a.metrics) or 'none'})"
+                         + unscored_metric_hint(a.rank_by, "--metrics"))  # before scoring what it would then refuse
     grid = shared_contexts(examples, systems)  # the rows ranked, references shared as the leaderboard shares them
     ranked = systems or present
     if len(ranked) == 2 and not a.quiet:  # after the systems were found
