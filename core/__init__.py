@@ -110,9 +110,11 @@ def _texts(value: Any, column: _Column, i: int, what: str, allow_missing: bool =
     """Item ``i`` of ``column`` as a list of strings: one string (a context is split at line ends) or a
     sequence of strings; missing (None/NaN), or a missing item of the sequence, is no text where
     ``allow_missing`` (references)."""
-    from core.data import split_turns
+    from core.data import chat_turns, split_turns
     if allow_missing and _is_missing(value):
         return []
+    if what == "turns":  # chat messages ({"role", "content"}) are turns, as a file's context reads them
+        value = chat_turns(value)
     if isinstance(value, str):
         _encodable(value, column.where(i))
         return split_turns(value) if what == "turns" else [value]
@@ -630,7 +632,7 @@ def rank(*inputs: str, systems: Sequence[str] | None = None, metrics: str | Sequ
 @_library_bars_follow_progress
 def meta_evaluate(*inputs: str, metrics: str | Sequence[str] | None = None, dims: Sequence[str] | None = None,
                   options: "Options | dict | None" = None, level: "str | float" = "turn", judge: bool = True,
-                  **settings: Any) -> list[dict[str, Any]]:
+                  columns: "CsvMapping | dict | None" = None, **settings: Any) -> list[dict[str, Any]]:
     """``dialeval meta-eval`` in Python: each metric's correlation with every human dimension of every rated
     file (one row dict per metric, data set, dimension and level; ``core.meta_eval.meta_evaluate``, whose
     keyword arguments ``settings`` takes: ``n_boot``, ``level``, ``seed``, ``methods``, ``max_rows``,
@@ -647,7 +649,8 @@ def meta_evaluate(*inputs: str, metrics: str | Sequence[str] | None = None, dims
     the command line reads it ('overall' or 'overall,fluency'). Unlike
     the turn level it reads the score cache. A number for ``level`` is the intervals' level (as on the command
     line, where ``--level`` takes either); both at once as a pair, ``level=("system", 0.9)``, as ``--level system
-    --level 0.9``. Rows are plain JSON data, as ``--format json`` writes them: a number that does not exist is
+    --level 0.9``. ``columns``: a CSV's column mapping, as :func:`compare` takes it (``--columns``,
+    ``--score-columns``). Rows are plain JSON data, as ``--format json`` writes them: a number that does not exist is
     None."""
     from core.formatting import clean_json
     level = _meta_level(level, settings)
@@ -668,7 +671,7 @@ def meta_evaluate(*inputs: str, metrics: str | Sequence[str] | None = None, dims
         from core.verdict_policy import shipped_policy
         if dims is not None and len(dims) != 1:
             raise ValueError(f"dims={dims!r}: level='system' reads people's side on one dimension")
-        data = group_datasets(_paths(inputs, "meta_evaluate"))
+        data = group_datasets(_paths(inputs, "meta_evaluate"), csv_mapping=_columns(columns))
         have = {d.casefold() for exs in data.values() for d in dimensions(exs)}
         if dims and dims[0].casefold() not in have:
             raise ValueError(f"dims={dims!r}: no file has that human dimension; they have "
@@ -689,7 +692,7 @@ def meta_evaluate(*inputs: str, metrics: str | Sequence[str] | None = None, dims
     from core.meta_eval import input_notes
     _meta_settings(settings, evaluate, ("data", "metrics", "dims", "options"))
     names = parse_metrics(DEFAULT_METRICS if metrics is None else metrics)
-    data = group_datasets(_paths(inputs, "meta_evaluate"))
+    data = group_datasets(_paths(inputs, "meta_evaluate"), csv_mapping=_columns(columns))
     from core.data import dimensions
     from core.meta_eval import missing_dimensions
     rated = any(dimensions(exs) for exs in data.values())  # none rated: the error below says so

@@ -552,3 +552,33 @@ def test_settings_the_command_line_checks_or_warns_of_are_checked_or_warned_of_i
         core.meta_evaluate(str(path), metrics="bleu", level="system", judge="no")
     with pytest.raises(ValueError, match="did you mean bleu"):  # an unknown name is a bad value too
         core.score(RESPONSES, CONTEXTS, metrics="blue")
+
+
+def test_a_context_of_chat_messages_reads_as_its_turns_as_a_file_reads_it():
+    """A context as chat messages ({role, content}) was refused ('contexts[0][0] must be a string') though a
+    file's context of the same messages is read (docs/inputs.md); the system prompt is no turn."""
+    chat = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "lunch tomorrow?"}]
+    got = core.score(RESPONSES[:1], [chat], REFERENCES[:1], metrics="bleu")
+    assert got["bleu"].tolist() == core.score(RESPONSES[:1], [["lunch tomorrow?"]], REFERENCES[:1],
+                                              metrics="bleu")["bleu"].tolist()
+    with pytest.raises(TypeError, match=r"must be a string"):  # a dict that is no chat message stays refused
+        core.score(RESPONSES[:1], [[{"text": "lunch?"}]], metrics="bleu")
+
+
+def test_meta_evaluate_maps_a_csv_s_columns_as_meta_eval_does(tmp_path, capsys):
+    """meta_evaluate took no columns= (a TypeError naming its settings), where `meta-eval` takes --columns and
+    --score-columns."""
+    from core.cli import main
+    path = tmp_path / "rated.csv"
+    path.write_text("bot,history,reply,gold,q\n" + "".join(
+        f"{s},question {i}?,{ {'a': f'the answer is {i}', 'b': f'answer {i} maybe', 'c': 'hmm'}[s]},the answer is {i} i think,"
+        f"{ {'a': 3, 'b': 2, 'c': 1}[s] + i % 2}\n" for i in range(8) for s in ("a", "b", "c")))
+    columns = {"system": "bot", "context": "history", "response": "reply", "references": "gold", "scores": "q"}
+    rows = core.meta_evaluate(str(path), metrics="bleu", columns=columns, n_boot=100)
+    assert main(["meta-eval", str(path), "--columns", "system=bot,context=history,response=reply,references=gold",
+                 "--score-columns", "q", "--metrics", "bleu", "--n-boot", "100", "--format", "json", "--quiet"]) == 0
+    cli = json.loads(capsys.readouterr().out)
+    cli = cli["rows"] if isinstance(cli, dict) else cli
+    key = ("metric", "dataset", "dimension", "level", "spearman")
+    assert rows and [tuple(r.get(k) for k in key) for r in rows] == [tuple(r.get(k) for k in key) for r in cli]
+    assert any(r["rows"] == 24 and r.get("spearman") is not None for r in rows), rows  # every row read, rated

@@ -256,12 +256,12 @@ def criterion_name(by: str, a: argparse.Namespace) -> str:
         raise ValueError(f"--by {by} with --no-human: people's ratings are the criterion; drop --no-human")
     try:
         return read_criterion(by, a.judge is not None)
+    except UnknownName as e:  # an unknown name (a ValueError too, so first): said with the flag
+        raise ValueError(f"--by {by}: {e}") from None
     except ValueError as e:
         if str(e).startswith("name criteria"):
             raise ValueError(f"--by {by}: {e}, comma-separated for gate") from None
         raise
-    except UnknownName as e:  # an unknown name: said with the flag
-        raise ValueError(f"--by {by}: {e}") from None
 
 
 def judge_name(text: str) -> str:

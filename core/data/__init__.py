@@ -40,7 +40,7 @@ from core.data.schema import (FORMATS, DataError, Example, Problem, case_blind_n
                               look_alike, meant_system, system_not_found, systems_in, turn_key)
 from core.data.decoding import (LINE_BREAK, bad_unicode_at, byte_lines, decode_text, parse_json, read_bytes, read_text,
                                 split_lines, split_turns, without_gz)
-from core.data.row_checks import (NAN_ADVICE, NAN_TEXTS, NO_RATING_TEXTS, RECORD_FIELDS, field_suggestion,
+from core.data.row_checks import (NAN_ADVICE, NAN_TEXTS, NO_RATING_TEXTS, RECORD_FIELDS, chat_turns, field_suggestion,
                                   is_nan_rating, is_no_rating, row_metadata)
 from core.data.in_place import RowsInPlace
 from core.data.jsonl import JSONL_SUFFIXES, JsonlRows, iter_json_lines, load_jsonl
@@ -58,7 +58,7 @@ __all__ = ["COLUMN_KEYS", "CSV_SUFFIXES", "Comparison", "CsvMapping", "FIELD_ALI
            "ID_MISMATCH_ADVICE", "JSONL_SUFFIXES", "mismatched_pairs_words", "repeated_contexts_words", "JsonlRows", "LINE_BREAK", "NAN_ADVICE", "NAN_TEXTS",
            "NO_RATING_TEXTS", "Problem", "RECORD_FIELDS", "RowsInPlace", "SCORE_PREFIX", "STANDARD", "TABLE_FORMATS",
            "align", "alignment_rule", "alignment_words", "bad_unicode_at", "byte_lines", "chosen_systems",
-           "case_blind_name", "compare_systems", "look_alike", "meant_system", "system_not_found", "context_key", "csv_delimiter", "decode_text", "field_suggestion", "detect_format", "dimensions", "file_labels",
+           "case_blind_name", "chat_turns", "compare_systems", "look_alike", "meant_system", "system_not_found", "context_key", "csv_delimiter", "decode_text", "field_suggestion", "detect_format", "dimensions", "file_labels",
            "format_of_text", "is_nan_rating", "is_no_rating", "iter_json_lines", "load_columns", "load_comparison",
            "load_csv", "load_dstc10", "load_file", "load_jsonl", "one_system", "open_examples", "pair_files",
            "references_for", "share_references",

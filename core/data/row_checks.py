@@ -237,10 +237,7 @@ def example_from_record(chk: RowChecker, rec: Any, row: int, path: str, fallback
         chk.add(row, "context", missing_words(rec, "context"))
         context = None
     else:
-        if isinstance(ctx_raw, list) and ctx_raw and all(isinstance(t, dict) and "content" in t for t in ctx_raw):
-            # chat messages ({"role": ..., "content": ...}): the conversation's texts; a system (or developer)
-            # prompt instructs the bot and is no turn of the conversation, so no metric or judge reads it as one
-            ctx_raw = [t["content"] for t in ctx_raw if t.get("role") not in CHAT_INSTRUCTIONS]
+        ctx_raw = chat_turns(ctx_raw)
         context = chk.text_list(ctx_raw, row, "context", sep=context_sep if context_sep is not None else "\n")
         if context is not None and not any(t.strip() for t in context):
             chk.add(row, "context", "is empty: give at least the input utterance (the last turn)")
@@ -280,6 +277,15 @@ def example_from_record(chk: RowChecker, rec: Any, row: int, path: str, fallback
 
 BOTH_REFERENCE_KEYS = "has both 'references' and 'reference' (one would be read, the other ignored): give one"
 CHAT_INSTRUCTIONS = ("system", "developer")  # chat roles whose messages instruct the bot: not turns of a context
+
+
+def chat_turns(context: Any) -> Any:
+    """A context given as chat messages (a list of ``{"role": ..., "content": ...}``) as its turns' texts; a
+    system (or developer) prompt instructs the bot and is no turn of the conversation, so no metric or judge
+    reads it as one. Anything else is returned as it is."""
+    if isinstance(context, list) and context and all(isinstance(t, dict) and "content" in t for t in context):
+        return [t["content"] for t in context if t.get("role") not in CHAT_INSTRUCTIONS]
+    return context
 
 RECORD_FIELDS = ("id", "system", "context", "response", "references", "reference", "scores", "dataset", "ratings")
 
