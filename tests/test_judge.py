@@ -13,7 +13,7 @@ from core.data import DataError, Example, compare_systems, load_jsonl
 from core.judges.pairs import (context_key, is_test_context, is_val_context, load_votes, preference_pairs, save_votes,
                                split_pairs, votes_from_examples)
 from core.judges.pairwise import (HEAD_HIDDEN, N_FROZEN, TIE_MARGIN, JudgeNetwork, PairwiseJudge, combine_orders,
-                                  encode_pairs, load_judge, verdicts)
+                                  build_inputs, encode_pairs, load_judge, verdicts)
 from core.judges.smollm_reader import lm_features, scores
 from core.judges.votes import (INNER_FOLDS, RIDGE_GRID, VoteFeatures, context_folds, fine_tune_on_votes, fit_votes,
                                learning_curve, p_a_from_logits, refit_logits, vote_features)
@@ -618,3 +618,13 @@ def test_the_learned_judges_output_mirrors_under_a_swap_as_the_cache_assumes():
     np.testing.assert_allclose(back.p_ab, 1 - out.p_ba_flipped, rtol=0, atol=1e-15)
     np.testing.assert_allclose(back.p_ba_flipped, 1 - out.p_ab, rtol=0, atol=1e-15)
     assert back.verdict == [{"A": "B", "B": "A", "tie": "tie"}[v] for v in out.verdict]
+
+
+def test_a_context_longer_than_the_encoder_reads_is_cut_without_the_tokenizer_s_false_alarm(capfd):
+    """A 2,000-word turn printed transformers' "Token indices sequence length is longer than the specified maximum
+    ... will result in indexing errors" on every judge call, though the context keeps its last tokens within the
+    512 the encoder reads; the cut is unchanged."""
+    long_turn = " ".join(f"word{i % 50}" for i in range(2000))
+    ids, span_a, span_b = build_inputs([long_turn, "and you?"], "fine, thanks", "no")
+    assert len(ids) <= 512 and span_a[0] < span_a[1] <= span_b[0] < span_b[1] == len(ids) - 1
+    assert "indexing errors" not in capfd.readouterr().err

@@ -108,7 +108,9 @@ def build_inputs(context: Sequence[str], reply_a: str, reply_b: str, max_tokens:
     Replies are capped at ``reply_tokens`` word pieces each; the context keeps its *last* tokens (turns
     joined by [SEP]) in the remaining budget."""
     tok = _tokenizer()
-    enc = functools.partial(tok.encode, add_special_tokens=False)
+    # verbose=False: a turn longer than the model's 512 tokens is cut below (its last tokens kept), so the
+    # tokenizer's "will result in indexing errors" warning would be wrong
+    enc = functools.partial(tok.encode, add_special_tokens=False, verbose=False)
     sep, cls = tok.sep_token_id, tok.cls_token_id
     a = enc(reply_a)[:reply_tokens] or [tok.unk_token_id]
     b = enc(reply_b)[:reply_tokens] or [tok.unk_token_id]
