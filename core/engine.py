@@ -632,7 +632,7 @@ def judge_pairs(contexts: Sequence[Sequence[str]], replies_a: Sequence[str], rep
     # a judge handed over as an object (a re-fit, say) may not be the one its class's identity describes: not cached
     ident = cls.cache_identity(checkpoint) if store is not None and not isinstance(judge, Judge) else None
     ctxs = [[c] if isinstance(c, str) else list(c) for c in contexts]
-    if ident is None:
+    if ident is None or not ctxs:  # no pairs: the judge's own empty output (its signature and tie margin)
         return _timed_predict(cls, judge_instance(judge, checkpoint), ctxs, list(replies_a), list(replies_b), progress)
     ns = judge_namespace(cls.name, ident, __version__, device_key(active_device()))
     keys = [pair_key(c, a, b) for c, a, b in zip(ctxs, replies_a, replies_b)]
@@ -648,9 +648,8 @@ def judge_pairs(contexts: Sequence[Sequence[str]], replies_a: Sequence[str], rep
             return sub
         found.update(new)
     rows = [found[k] for k in keys]
-    first = rows[0] if rows else {"tie": 0.0, "sig": ""}
     return JudgeOutput.from_probabilities([r["p_a"] for r in rows], [r["p_ab"] for r in rows],
-                                          [r["p_ba"] for r in rows], first["tie"], first["sig"])
+                                          [r["p_ba"] for r in rows], rows[0]["tie"], rows[0]["sig"])
 
 
 def cached_judgements(cls: type[Judge], store: ScoreCache, ns: str,

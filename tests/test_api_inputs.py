@@ -123,6 +123,15 @@ def test_judge_refuses_an_empty_context_as_score_does():
             core.judge([CONTEXTS[0], empty, CONTEXTS[2]], RESPONSES, RESPONSES)
 
 
+def test_no_pairs_give_the_judge_s_own_empty_output_with_or_without_the_cache(monkeypatch):
+    """With the score cache on, no pairs gave signature '' and tie margin 0, where cache=False gave the judge's
+    signature and its tie margin: the same call, two answers."""
+    monkeypatch.delenv("DIALEVAL_NO_CACHE")  # the session's own cache folder (conftest)
+    cached, uncached = core.judge([], [], []), core.judge([], [], [], cache=False)
+    assert cached.signature and (cached.signature, cached.tie_margin) == (uncached.signature, uncached.tie_margin)
+    assert len(cached.p_a) == 0 and cached.verdict == []
+
+
 def test_compare_stays_callable_after_the_verdict_module_is_imported(tmp_path):
     """``core.compare`` is the API function, not a submodule: importing the verdict module (as ``core.judge``
     and the CLI do) or calling it once must not replace it (it did while the module was ``core/compare.py``)."""
