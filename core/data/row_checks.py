@@ -287,6 +287,7 @@ def chat_turns(context: Any) -> Any:
         return [t["content"] for t in context if t.get("role") not in CHAT_INSTRUCTIONS]
     return context
 
+
 RECORD_FIELDS = ("id", "system", "context", "response", "references", "reference", "scores", "dataset", "ratings")
 
 # names other tools give the fields dialeval reads: an input row's key by one of these is metadata, said so
