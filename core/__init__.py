@@ -495,7 +495,7 @@ def _compared(input_a: Any, input_b: Any, system_a: str | None, system_b: str | 
     from core.data import load_comparison
     from core.engine import blank_text_notes, check_judge_models, score_comparison
     from core.scoring import judge_choice
-    from core.verdict import build_verdict, check_something_to_compare, mismatch_words
+    from core.verdict import alignment_warning, build_verdict, check_something_to_compare, mismatch_words
     for name, path in (("input_a", input_a), ("input_b", input_b)):
         if path is not None and not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"{name} is a file's path, got {type(path).__name__}; for replies held in memory use "
@@ -511,6 +511,7 @@ def _compared(input_a: Any, input_b: Any, system_a: str | None, system_b: str | 
     if check_loaded is not None:
         check_loaded(comp)
     _warn_notes([mismatch_words(comp)] if comp.context_mismatches() else [])
+    _warn_notes([alignment_warning(comp)] if comp.alignment_note else [])  # rows not paired as their ids say
     if isinstance(metrics, (list, tuple)):  # None: the default metrics
         check_something_to_compare(comp, metrics, judge is not None, settings.get("human", True))
     _warn_notes(blank_text_notes(comp.examples(), _registry_names(metrics), judged=judge or False))
@@ -583,7 +584,7 @@ def gate(input_a: str, input_b: str | None = None, system_a: str | None = None, 
                                   checkpoint, settings, "gate", columns, dimensions_there)
     result = gate_comparison(comp, {m: list(cs.a(m)) for m in cs.metrics}, verdict,
                              list(dict.fromkeys(names)) or None, require, margin)
-    unchanged = unchanged_candidate_note(verdict, require, result.passed)
+    unchanged = unchanged_candidate_note(verdict, require, result.passed, "require='better'")
     if unchanged:
         _warn_notes([unchanged])
     return result

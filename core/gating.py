@@ -459,13 +459,26 @@ class GateCheck:
 
 def check_one_margin(names: Sequence[str], require: str, margin: float | None, flag: str = "--margin") -> None:
     """Refuse one non-inferiority ``margin`` for two or more criteria: each has its own units (the judge's
-    win-rate points, a metric's own scale), so one number cannot serve them all."""
+    win-rate points, a metric's own scale), so one number cannot serve them all; and a margin for the judge that
+    no candidate could fail (:func:`check_judge_margin`)."""
+    if require == "non-inferior" and margin is not None and list(set(names)) == [JUDGE]:
+        check_judge_margin(margin, flag)
     n = len(set(names))
     if require == "non-inferior" and margin is not None and n > 1:
         raise ValueError(f"{flag}{'' if flag.endswith('=') else ' '}{margin:g} with {n} criteria: each criterion "
                          "has its own units (the judge's win-rate points, a metric's own scale), so one margin cannot "
                          f"serve them all; gate on one criterion per {flag.strip('= ')}, or leave it out for each "
                          "one's default")
+
+
+def check_judge_margin(margin: float, flag: str = "--margin") -> None:
+    """Refuse a non-inferiority margin of 0.5 or more for the judge: it passes when the candidate's win-rate
+    interval lies above 0.5 - M, which a win rate (0 to 1) always does then, a candidate that loses every pair
+    included (``--margin 5`` read as 5 points is 500)."""
+    if margin >= 0.5:
+        raise ValueError(f"{flag}{'' if flag.endswith('=') else ' '}{margin:g} for the judge: its margin is a share "
+                         f"of win rate (0.05 = 5 points), and one of 0.5 or more passes any candidate, one that loses "
+                         f"every pair included; the default is {JUDGE_MARGIN:g}")
 
 
 def fewest_contexts(level: float) -> int:
@@ -488,6 +501,8 @@ def check(c: Criterion, require: str = "not-worse", margin: float | None = None,
                if defaulted else "")
         raise ValueError(f"--require non-inferior needs a margin >= 0 in {c.label}'s units (--margin M; margin= "
                          f"in Python){why}")
+    if require == "non-inferior" and c.is_judge:
+        check_judge_margin(margin)
     on = f"on {c.label}"
     ev = c.evidence()
     why_margin = f"; margin {c.amount(margin, signed=False)}" if require == "non-inferior" else ""
@@ -580,19 +595,21 @@ def file_order_note(comp: Comparison, choosers: str = "--system-a and --system-b
             f"file's order; {choosers} choose)")
 
 
-def unchanged_candidate_note(v: Verdict, require: str = "not-worse", passed: bool = True) -> str | None:
+def unchanged_candidate_note(v: Verdict, require: str = "not-worse", passed: bool = True,
+                             better: str = "--require better") -> str | None:
     """What the gate says beside its checks when the candidate gives the baseline's reply in every pair (a
     candidate that changed nothing, or the same file named twice): under ``require`` 'not-worse' or
     'non-inferior' it passes, which a pipeline that wrote its candidate to the wrong place would take for a pass;
     under 'better' it fails, and why is said; ``passed`` False (another check failed: rows without a reply, say):
-    only that the compared pairs are unchanged. None when some reply differs."""
+    only that the compared pairs are unchanged. None when some reply differs. ``better``: the setting that asks
+    for 'better', as the caller's surface spells it."""
     if not v.n_pairs or v.identical_pairs != v.n_pairs:
         return None
     if not passed and require != "better":
         return (f"the candidate gives the baseline's reply in all {v.n_pairs} pairs compared: nothing changed in "
                 "them")
     outcome = ("so it cannot be better" if require == "better" else
-               f"so it passes as {require.replace('-', ' ')} (--require better fails it)")
+               f"so it passes as {require.replace('-', ' ')} ({better} fails it)")
     return (f"the candidate gives the baseline's reply in all {v.n_pairs} pairs (the same file twice?): nothing "
             f"changed, {outcome}")
 

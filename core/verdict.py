@@ -45,7 +45,8 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 
 from core import stats
-from core.data import ID_MISMATCH_ADVICE, Comparison, dimensions, look_alike, mismatched_pairs_words
+from core.data import (ID_MISMATCH_ADVICE, Comparison, alignment_words, dimensions, look_alike,
+                       mismatched_pairs_words)
 from core.engine import input_notes, is_blank, is_reference_copy, reads_references
 from core.formatting import (alpha_label, clean_json, counted, fmt_amount, fmt_list, fmt_p, fmt_percent, fmt_percent_bounds,
                              fmt_points)
@@ -515,6 +516,13 @@ def mismatch_words(comp: Comparison) -> str:
     as the API's warning before anything is scored."""
     n = len(comp.context_mismatches())
     return f"{mismatched_pairs_words(n, len(comp.pairs))}; {ID_MISMATCH_ADVICE}" if n else ""
+
+
+def alignment_warning(comp: Comparison) -> str:
+    """'pairs aligned by context: ids are shared, but ...' where the rows were not paired as their ids say (or
+    repeated contexts paired in file order), '' otherwise: said on stderr and as the API's warning before anything
+    is scored, as the text's header and the JSON's ``alignment_note`` say it."""
+    return f"pairs aligned by {alignment_words(comp.aligned_by, comp.alignment_note)}" if comp.alignment_note else ""
 
 
 def mismatch_warning(v: Verdict) -> str:

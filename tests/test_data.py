@@ -328,7 +328,7 @@ def test_pairs_aligned_by_id_whose_contexts_differ_are_named(tmp_path):
     assert load_comparison(a, same).context_mismatches() == []  # case and spacing do not count
 
 
-def test_one_id_shared_by_accident_does_not_pair_by_id(tmp_path):
+def test_one_id_shared_by_accident_does_not_pair_by_id(tmp_path, capsys):
     """Eight identical contexts, ids 0-7 and 7-14: compare paired the one shared id (whose contexts differ) and
     left 14 rows unmatched; the leaderboard pairs by the same rule."""
     from core.leaderboard import shared_contexts
@@ -346,6 +346,20 @@ def test_one_id_shared_by_accident_does_not_pair_by_id(tmp_path):
     v = build_verdict(comp, score_comparison(comp, ["bleu"]), n_boot=200, n_perm=200)
     for fmt in ("text", "csv", "json", "markdown"):
         assert "ids are shared, but pairing by id gives 1 pair(s)" in render_verdict(v, fmt), fmt
+    # and on stderr (a gate's JSON in CI says it only in a field) and as the API's warning, as docs/inputs.md says
+    import warnings
+
+    import core
+    from core.cli import main
+    said = "pairs aligned by context: ids are shared, but pairing by id gives 1 pair(s)"
+    for command in ("compare", "gate"):
+        main([command, a, b, "--metrics", "bleu", "--no-judge", "--quiet", "--format", "json", "-o",
+              str(tmp_path / f"{command}.json")])
+        assert said in capsys.readouterr().err, command
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        core.compare(a, b, metrics="bleu", judge=False, n_boot=200, n_perm=200)
+    assert any(said in str(w.message) for w in caught)
     # ids that agree with the contexts still pair by id (a context answered twice, told apart by its ids)
     c = _rows(tmp_path / "c.jsonl", [_row(i, "c", "same context", f"c {i}") for i in range(3)])
     d = _rows(tmp_path / "d.jsonl", [_row(2 - i, "d", "same context", f"d {2 - i}") for i in range(3)])

@@ -387,6 +387,8 @@ def test_the_api_s_gate_gives_the_command_s_decision_and_is_truthy_when_it_passe
             warnings.simplefilter("always")
             result = core.gate(str(base), str(candidate), metrics="bleu", judge=False, **settings)
         assert any(unchanged in str(w.message) for w in said) is (candidate == base)
+        assert not any("--require" in str(w.message) for w in said)  # the API's setting is require='better'
+        assert any("(require='better' fails it)" in str(w.message) for w in said) is (candidate == base)
         assert bool(result) is (code == 0) and result.passed is (code == 0)
         # the checks and the verdict as the command wrote them: plain JSON data (a margin that is not a number
         # was NaN, which json.dumps wrote as invalid JSON), and render("json") the command's very text
@@ -813,6 +815,26 @@ def test_the_too_few_rule_at_other_levels_one_margin_for_two_criteria_and_people
     assert main(["gate", str(_write(tmp_path / "ra.jsonl", rated)), str(_write(tmp_path / "rb.jsonl", other_panel)),
                  *FAST, "--by", "human:overall"]) == 1
     assert "human:overall differs in 3 of the 20 contexts" in capsys.readouterr().out
+
+
+def test_a_judge_margin_no_candidate_could_fail_is_refused(tmp_path, capsys):
+    """From a CI user's audit: --by judge --require non-inferior --margin 5 (5 points, read as 500) passed a
+    candidate that lost every pair ('wins 0 %'): the win-rate interval always lies above 0.5 - 5."""
+    import core
+    from core.cli import main
+    from core.gating import Criterion, check
+    base = _rows(10, "v1", 0.75)
+    b, w = _write(tmp_path / "b.jsonl", base), _write(tmp_path / "w.jsonl", [dict(r, system="v2") for r in base])
+    for margin in ("5", "0.5"):
+        assert main(["gate", str(b), str(w), "--metrics", "bleu", "--by", "judge", "--require", "non-inferior",
+                     "--margin", margin, "--quiet"]) == 2, margin  # refused before anything is scored
+        assert f"--margin {margin} for the judge: its margin is a share of win rate" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="margin=0.6 for the judge"):
+        core.gate(str(b), str(w), by="judge", require="non-inferior", margin=0.6, metrics="bleu")
+    lost_all = Criterion("judge", 30, 30, -0.5, -0.5, -0.39, "baseline", math.nan, 0.95, differing=30)
+    with pytest.raises(ValueError, match="0.5 or more passes any candidate"):
+        check(lost_all, "non-inferior", 0.5)
+    assert not check(lost_all, "non-inferior", 0.3).passed
 
 
 def replace_level(c, level: float, differing: int):

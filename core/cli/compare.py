@@ -15,8 +15,8 @@ from core.progress import progress_bar
 from core.report import render_verdict
 from core.settings import SEED
 from core.stats import MAX_RESAMPLES, MIN_BOOT
-from core.verdict import (LEVEL, N_BOOT, N_PERM, Verdict, build_verdict, check_something_to_compare, mismatch_words,
-                          summarize_judge)
+from core.verdict import (LEVEL, N_BOOT, N_PERM, Verdict, alignment_warning, build_verdict, check_something_to_compare,
+                          mismatch_words, summarize_judge)
 
 
 def add_statistics_arguments(p: argparse.ArgumentParser) -> None:
@@ -62,6 +62,7 @@ def verdict_from(a: argparse.Namespace, out: str | None, no_metrics: str = "--me
     comp = load_comparison(a.input, a.input_b, a.system_a, a.system_b, a.input_format, mapping)
     comp.require_pairs()
     note([mismatch_words(comp)] if comp.context_mismatches() else [])  # on stderr too, before anything runs
+    note([alignment_warning(comp)] if comp.alignment_note else [])  # rows not paired as their ids say
     if check_loaded is not None:
         check_loaded(comp)
     judge = judge_from(a)

@@ -13,7 +13,7 @@ from core.judges.pairs import load_votes, votes_for_pairs, votes_matched
 from core.models.device import use_device
 from core.progress import progress_bar
 from core.report import PAIR_COLUMNS, judge_rows, markdown_text, render, render_verdict, to_json, write_jsonl
-from core.verdict import LEVEL, build_verdict, judge_sentence, mismatch_words, summarize_judge
+from core.verdict import LEVEL, alignment_warning, build_verdict, judge_sentence, mismatch_words, summarize_judge
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
@@ -45,6 +45,7 @@ def judge(a: argparse.Namespace) -> int:
     comp = load_comparison(a.input, a.input_b, a.system_a, a.system_b, a.input_format, mapping)
     comp.require_pairs()
     note([mismatch_words(comp)] if comp.context_mismatches() else [])  # as compare says it, before anything runs
+    note([alignment_warning(comp)] if comp.alignment_note else [])
     if a.dimension and a.dimension not in dimensions(comp.examples()):
         raise ValueError(f"--dimension {a.dimension!r} is not in the data; its human dimensions are "
                          f"{dimensions(comp.examples()) or 'none'}")
