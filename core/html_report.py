@@ -209,10 +209,10 @@ p{overflow-wrap:anywhere}
 .verdict{font-size:1.05em;background:#f3f7fb;border-left:6px solid #1f77b4;padding:12px 16px;
 overflow-wrap:anywhere;white-space:normal}
 .glance{font-size:1.1em;margin:.25em 0} .facts{color:#555;font-size:.9em;overflow-wrap:anywhere} table{border-collapse:collapse;margin:.5em 0;font-size:.88em}
-th,td{border:1px solid #ddd;padding:4px 6px;vertical-align:top;text-align:left;overflow-wrap:anywhere} th{background:#f6f6f6}
+th,td{border:1px solid #ddd;padding:4px 6px;vertical-align:top;text-align:left;overflow-wrap:break-word} th{background:#f6f6f6}
 td.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
 .wide{overflow-x:auto} .A{color:#1f77b4;font-weight:600} .B{color:#d95f02;font-weight:600} .tie{color:#777}
-mark.m1{background:#fff3b0} mark.m2{background:#ffd54f} .ctx{color:#444;font-size:.95em} .turn{display:block}
+mark.m1{background:#fff3b0} mark.m2{background:#ffd54f} .ctx{color:#444;font-size:.95em;min-width:12em;max-width:24em} .turn{display:block}
 .reply{min-width:14em;max-width:26em;overflow-wrap:anywhere;white-space:pre-line} .pos{background:#e3f4e8} .neg{background:#fbe3e3}
 .charts{display:flex;flex-wrap:wrap;gap:12px} details{margin:.2em 0} li{overflow-wrap:anywhere}
 code{font-size:.85em;overflow-wrap:anywhere}

@@ -226,6 +226,9 @@ def driver_lines(v: "Verdict") -> list[str]:
 
 
 def _survival_words(d: Any, was: str) -> str:
+    if d.leaned:
+        return (f"the lean (p below {d.lean:g}) survives" if d.survives else
+                f"the lean (p below {d.lean:g}) does NOT survive")
     if d.winner is None:
         return "there was no verdict to survive"
     if not d.testable:

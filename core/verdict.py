@@ -126,7 +126,9 @@ class Drivers:
     (``top``: pair index, id, A - B and its share of the summed A - B), and the comparison redone without the
     ``n_left_out`` = ceil(5 % of the pairs) most pushing pairs (at most the pairs that push that way; ``n_pairs``
     scored pairs in all): its difference, interval, p and winner; ``survives`` when
-    that winner is the metric's winner (a verdict carried by a handful of pairs does not survive)."""
+    that winner is the metric's winner (a verdict carried by a handful of pairs does not survive). A row with no
+    winner whose direction the verdict leans on (``leaned``: the combined test's p below the policy's
+    ``combine_lean``, ``lean``) survives when, without those pairs, its p is still below ``lean`` the same way."""
 
     metric: str
     direction: str  # "A" or "B": the side the mean difference (or the winner) points to
@@ -141,11 +143,15 @@ class Drivers:
     winner_without: str | None
     survives: bool
     testable: bool = True  # whether the pairs left can give a winner at all (``stats.can_be_significant``)
+    leaned: bool = False  # no winner, but its direction is the verdict's "probably" (p below ``lean``)
+    lean: float = math.nan  # the p below which the verdict leans on this row's direction (NaN: it never does)
 
     @property
     def survival(self) -> str:
-        """Whether the verdict survives, in words for every table: 'yes', 'NO', '-' (no winner to survive) or
-        'cannot tell' (too few contexts left for any winner: 5 give no p below 0.05)."""
+        """Whether the verdict survives, in words for every table: 'yes', 'NO', '-' (no winner and no lean to
+        survive) or 'cannot tell' (too few contexts left for any winner: 5 give no p below 0.05)."""
+        if self.leaned:
+            return "yes" if self.survives else "NO"
         if self.winner is None:
             return "-"
         if not self.testable:
@@ -458,7 +464,8 @@ def build_verdict(comp: Comparison, cs: "ComparisonScores | None" = None, judge:
         values = combined_pair_values(comp, differences)
         named = replace(combined, metric="combined: " + "+".join(differences))
         drivers.append(difference_drivers(named, values, np.zeros(len(values)), groups, [a.id for a in comp.a],
-                                          n_boot=n_boot, n_perm=n_perm, level=level, seed=seed))
+                                          n_boot=n_boot, n_perm=n_perm, level=level, seed=seed,
+                                          lean=policy.combine_lean if policy.combine else math.nan))
     identical = sum(" ".join(a.response.split()) == " ".join(b.response.split()) for a, b in comp.pairs)
     unmatched = comp.describe_unmatched()
     copies = {"A": sum(is_reference_copy(a) for a, _ in comp.pairs),
@@ -594,12 +601,14 @@ LEAVE_OUT_SHARE = 0.05  # the share of most-pushing pairs left out to test wheth
 def difference_drivers(row: MetricComparison, a: Sequence[float], b: Sequence[float], groups: Sequence,
                        ids: Sequence[str], top: int = TOP_SHOWN, share: float = LEAVE_OUT_SHARE,
                        n_boot: int = N_BOOT, n_perm: int = N_PERM, level: float = LEVEL,
-                       seed: int = SEED) -> Drivers:
+                       seed: int = SEED, lean: float = math.nan) -> Drivers:
     """:class:`Drivers` of one metric row: pair i contributes ``d_i = a_i - b_i`` to the mean difference
     ``sum(d) / n``; pairs are ranked by ``d_i`` in the direction of the winner (else of the mean difference),
     equal ``d_i`` in one order whatever the input's (context, values, id); the first ``top`` that push that way
     (``d_i`` of that sign, not 0) are listed with ``d_i / sum(d)``, and the comparison is redone (:func:`compare_values`, same settings) without the first ``ceil(share * n)`` of them
-    (fewer when fewer pairs push that way)."""
+    (fewer when fewer pairs push that way). ``lean``: the p below which the verdict names the side this row's
+    mean favours when it names no winner (the combined test's ``combine_lean``); such a lean survives when the
+    pairs left still lean that way below it."""
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     d = a - b
@@ -621,9 +630,15 @@ def difference_drivers(row: MetricComparison, a: Sequence[float], b: Sequence[fl
     again = compare_values(row.metric, row.kind, a[keep], b[keep], [groups[i] for i in keep],
                            higher_is_better=row.higher_is_better, n_boot=n_boot, n_perm=n_perm, level=level,
                            seed=seed)
+    leaned = (row.winner is None and lean > 0 and math.isfinite(row.p_randomization)
+              and row.p_randomization < lean)
+    survives = again.winner == row.winner
+    if leaned:  # the lean's own rule: below ``lean``, the same way
+        again_side = ("A" if (again.diff > 0) == row.higher_is_better else "B") if again.diff else None
+        survives = bool(again.p_randomization < lean and again_side == direction)
     return Drivers(row.metric, direction, shown, k, len(fin), again.diff, again.low, again.high, again.p_randomization,
-                   row.winner, again.winner, again.winner == row.winner,
-                   stats.can_be_significant(again.n_contexts, 1 - level))
+                   row.winner, again.winner, survives, stats.can_be_significant(again.n_contexts, 1 - level),
+                   leaned, lean if leaned else math.nan)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -748,9 +763,14 @@ FRAGILE = "; it rests on a few pairs: not significant without the top 5 %"
 
 def _fragile(v: Verdict, r: MetricComparison) -> str:
     """:data:`FRAGILE` when ``r``'s winner does not survive leaving out its most pushing pairs (``v.drivers``; the
-    combined test's driver is named 'combined: ...'), else ''."""
+    combined test's driver is named 'combined: ...'); for a lean that does not survive, its p without them; else
+    ''."""
     drv = next((d for d in v.drivers if d.metric == r.metric), None)
-    return FRAGILE if drv is not None and drv.testable and not drv.survives else ""
+    if drv is not None and drv.leaned and not drv.survives:
+        without = f"without the top {LEAVE_OUT_SHARE * 100:g} %"
+        return ("; it rests on a few pairs: " + (f"{without} it leans the other way" if drv.p_without < drv.lean
+                                                  else f"{fmt_p(drv.p_without)} {without}, not below {drv.lean:g}"))
+    return FRAGILE if drv is not None and drv.testable and not drv.leaned and not drv.survives else ""
 
 
 def _metric_clauses(v: Verdict, rows: Sequence[MetricComparison], side: str | None, basis: str | None,
@@ -889,9 +909,10 @@ def _combined_clause(v: Verdict, side: str | None, basis: str | None) -> str:
     if not shipped and policy.combine:
         listed += f" (in place of {_listed(policy.combine)}: {_not_computed(v, policy.combine)})"
     if basis == "combined lean":  # its record: the verdict's, measured for the shipped set only
+        fragile = _fragile(v, replace(c, metric="combined: " + "+".join(v.combined_signals)))
         return (f"the combined evidence of {listed} leans its way, {_pairs_for(c, side)} ("
                 f"{fmt_p(c.p_randomization)}: not significant, but below the {policy.combine_lean:g} at "
-                "which the verdict says 'probably')"
+                f"which the verdict says 'probably'{fragile})"
                 + (_record_words("verdict", "on rated data the verdict") if shipped else ""))
     if c.winner is None:
         return f"the combined evidence of {listed} finds no significant difference"

@@ -30,7 +30,9 @@ PLAIN = {
     "bleu": "Rewards replies that repeat the reference's words and word pairs; trust it only when there is one right "
             "answer, since a good reply in other words scores low.",
     "ubleu": "BLEU against the reference plus 50 similar replies found for the context, so a good reply in other "
-             "words can still score; trust it more than BLEU on chit-chat, less than the learned metrics.",
+             "words can still score; but short generic replies (\"ok.\", \"i don't know.\") match retrieved ones "
+             "and can outscore engaged replies, so it never decides alone: only with the judge in the verdict's "
+             "combined test.",
     "ubleu_paper": "υBLEU as its paper built it (15 retrieved references rated by a small network); for reproducing "
                    "the paper, not for a verdict.",
     "ruber": "Rewards replies close in meaning to the reference and fitting the context (two learned scores "

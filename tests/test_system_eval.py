@@ -572,6 +572,15 @@ def test_a_combined_lean_is_said_in_pairs_both_ways_with_its_p(monkeypatch):
                         f"{int((values > 0).sum())} of the 30 pairs, the other way in {int((values < 0).sum())} "
                         f"(p = {c.p_randomization:.3f}: not significant, but below the 0.3 at which the verdict says "
                         "'probably')"), s
+    from dataclasses import replace
+
+    from core.verdict import Drivers  # a lean that rests on a few pairs says so, as a fragile winner does
+    fragile = Drivers("combined: bleu+mme", "A", [], 2, 30, 0.01, -0.2, 0.2, 0.7, None, None, False, True, True, 0.3)
+    assert "'probably'; it rests on a few pairs: p = 0.700 without the top 5 %, not below 0.3)" in verdict_sentence(
+        replace(v, drivers=[fragile]))
+    assert "it rests on a few pairs" not in verdict_sentence(replace(v, drivers=[replace(fragile, survives=True)]))
+    assert "without the top 5 % it leans the other way" in verdict_sentence(
+        replace(v, drivers=[replace(fragile, p_without=0.1, diff_without=-0.3)]))
 
 
 def test_with_a_signal_not_computed_the_combined_test_uses_the_first_allowed_set_of_the_others():
