@@ -1534,6 +1534,9 @@ def test_a_500000_character_reply_is_folded_and_a_metric_that_cannot_score_gets_
     assert not at.get("plotly_chart")  # no empty axes
     at.switch_page("views/home.py").run()
     assert not at.get("plotly_chart")
+    # rows without references are said beside the verdict (they leave BLEU and υBLEU out of it), not in a fold
+    said = [i.value for i in at.info if "have no reference" in i.value]
+    assert len(said) == 1 and "BLEU" in said[0], [i.value for i in at.info]
 
 
 def test_progress_lines_name_metrics_as_the_sidebar_does():

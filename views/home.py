@@ -97,8 +97,9 @@ def home() -> None:
     for kind in ("reference copy", *PROMINENT_NOTES):  # they change what a verdict or a number means
         if kind in notes:
             st.warning(state.plain(as_sentence(words.in_words(notes.pop(kind)))))
-    if "long response" in notes:  # the judge and MME-CRS read the start of such replies only: beside the verdict
-        st.info(state.plain(as_sentence(words.in_words(notes.pop("long response")))))
+    for kind in ("long response", "no reference"):  # a reader cuts replies short; metrics that need references
+        if kind in notes:  # score nothing there and the verdict combines other signals: beside the verdict
+            st.info(state.plain(as_sentence(words.in_words(notes.pop(kind)))))
     if notes:
         with st.expander(f"{state.counted(len(notes), 'note')} on the input"):
             for text in notes.values():
