@@ -133,7 +133,6 @@ class Criterion:
     p: float = math.nan  # the p that decides ``better`` with the interval (a winner needs both below the threshold)
     p_name: str = ""  # what that p is: 'randomization p', 'sign test p'
     differing: int | None = None  # contexts whose difference is not 0 (the judge: its sign test's units); None: unknown
-    interval_of: str = "0"  # the value an interval must exclude, in words ('50 %' for the judge's win rate)
     unchanged: bool = False  # the candidate's replies are the baseline's, pair for pair (nothing changed)
 
     def units(self) -> int:
@@ -145,6 +144,12 @@ class Criterion:
     @property
     def is_judge(self) -> bool:
         return self.name == JUDGE
+
+    @property
+    def interval_of(self) -> str:
+        """The value the interval must exclude for a winner, in words: '50 %' for the judge's win rate, '0' else
+        (``low`` and ``high`` are differences from it, 0 for every criterion, so the data needs no field)."""
+        return "50 %" if self.is_judge else "0"
 
     @property
     def label(self) -> str:
@@ -324,8 +329,7 @@ def criterion(v: Verdict, by: str, baseline_values: Sequence[float] | None = Non
             "decide on")
         return Criterion(JUDGE, w.wins + w.losses, n_ctx, 0.5 - w.rate, lo, hi, better, j.detectable(v.level),
                          v.level, unread=len(j.unparsed), pairs=j.n, diagnostic=diagnostic, p=w.sign_p,
-                         p_name="sign test p", differing=w.sign_units if w.sign_units >= 0 else w.wins + w.losses,
-                         interval_of="50 %")
+                         p_name="sign test p", differing=w.sign_units if w.sign_units >= 0 else w.wins + w.losses)
     if is_combined(by):
         c = v.combined
         if c is None or c.n == 0:
@@ -379,18 +383,22 @@ def combined_vetoes(v: Verdict) -> list[str]:
             if s in names and (s != JUDGE or measured)]
 
 
-def default_criterion(v: Verdict) -> str:
+def default_criterion(v: Verdict, unscored: bool = False) -> str:
     """One criterion for what the one-line verdict trusts (``dialeval plan``'s default): people's rating on the
     dimension the verdict reads when they name a winner, else the judge when the verdict policy gives it a say
     (it decides or is part of the combined test), else the first deciding metric that scored (or a metric of the
     combined test the policy allows alone), else the signal with the best measured system-level record
-    (``SignalRecord.score``), whatever the order of ``--metrics``."""
+    (``SignalRecord.score``), whatever the order of ``--metrics``. ``unscored``: metrics that scored no pair
+    count too (the criterion the gate would have read had they scored: :func:`gate_checks` after a failed input
+    check, so that its JSON and JUnit keep the criterion, failed, rather than drop it)."""
     d = verdict_decision(v)
     if d.basis == "people":
         human = preferred_human_row(v)
         if human is not None:
             return human.metric
     names = [n for n in criteria_names(v) if n != COMBINED]
+    if unscored:
+        names += [r.metric for r in v.metrics if r.n == 0 and not r.metric.startswith("human:")]
     if not names:
         raise ValueError("nothing to gate on: no metric scored a pair and the judge was not run")
     policy = shipped_policy().policy
@@ -700,9 +708,12 @@ def gate_checks(v: Verdict, by: Sequence[str] | str | None = None, require: str 
             names = default_criteria(v)
             vetoes = names[1:] if is_combined(names[0]) else []
     except ValueError:
-        if failed:
+        if not failed:
+            raise
+        try:  # nothing scored a pair (every candidate reply blank, say): the criterion a run that scored would read
+            names = [default_criterion(v, unscored=True)]
+        except ValueError:  # no metric asked for and no judge: the failed input check is the whole gate
             return checks
-        raise
     for name in names:
         try:
             c = criterion(v, name, (baseline_values or {}).get(name), n_contexts)

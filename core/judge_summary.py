@@ -12,6 +12,7 @@ import numpy as np
 from core import stats
 from core.data import Comparison
 from core.engine import is_blank
+from core.formatting import fmt_p
 from core.human_preferences import context_groups, human_preferences, preference_dimension, scales_differ, side_accuracy
 from core.scoring import JudgeOutput, order_disagreement
 from core.settings import SEED
@@ -72,6 +73,25 @@ class JudgeSummary:
         """', without the 4 pairs with a blank reply' when the rate at equal length leaves some out, else ''."""
         n = self.blank_left_out
         return f", without the {n} pair{'s' * (n != 1)} with a blank reply" if n else ""
+
+    def length_check_words(self) -> str:
+        """Where the rate at equal reply length and the judge's own test read differently, in words; '' where they
+        agree or there is no interval at equal length. The judge's winner is its sign test's (and its win-rate
+        interval's); the rate at equal length (AlpacaEval's length control) is a check on it, never a second test:
+        its interval can exclude 50 % while the sign test finds nothing (a lean that shows only once length is
+        taken out), or include 50 % under a winner (a preference that may owe to the replies' length)."""
+        lc = self.length_controlled
+        if lc is None or not lc.n or not (math.isfinite(lc.low) and math.isfinite(lc.high)):
+            return ""
+        excludes = lc.low > 0.5 or lc.high < 0.5
+        if excludes and not self.winner:
+            return ("at equal reply length the interval excludes 50 %, but the judge's sign test finds no "
+                    f"significant preference ({fmt_p(self.win.sign_p)}): a winner is named by the sign test; the rate "
+                    "at equal length is a check on it, not a second test")
+        if self.winner and not excludes:
+            return ("at equal reply length the interval reaches 50 %: the preference may owe to the replies' "
+                    "length (their mean difference is stated beside it)")
+        return ""
 
     def detectable(self, level: float = LEVEL) -> float:
         """How far from 0.5 a win rate could be and go unseen at 80 % power (``stats.detectable_difference`` on

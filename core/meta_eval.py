@@ -205,8 +205,7 @@ def meta_evaluate(data, metrics: Sequence[Any], dims: Sequence[str] | None = Non
                 human = np.array([ex.scores.get(dim, math.nan) for ex in exs], dtype=np.float64)
                 keep = np.isfinite(human) & np.isfinite(scores)
                 row = {**base, "dimension": dim, "level": "turn", "protocol": protocol, "n": int(keep.sum()),
-                       "n_excluded": int((~keep).sum()), "higher_is_better": hib, "signature": signature,
-                       "seconds": round(seconds, 2)}
+                       "n_excluded": int((~keep).sum()), "higher_is_better": hib, "signature": signature}
                 g = [k for k, ok in zip(groups, keep) if ok]
                 for mth in methods:
                     c = stats.correlate(scores[keep], human[keep], mth, groups=g, n_boot=n_boot, seed=seed,

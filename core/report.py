@@ -192,6 +192,8 @@ def judge_lines(v: "Verdict") -> list[str]:
                      f"{lc.mean_length_diff:+.1f} words), read at equal length; plain {fmt_num(lc.raw)} on the same "
                      f"{lc.n} decided pairs" + (f" (the {j.blank_left_out} with a blank reply left out: silence has "
                                                  "no length)" if j.blank_left_out else ""))
+        if j.length_check_words():
+            lines.append(f"judge: {j.length_check_words()}")
     h = j.human
     if h is not None:
         if h.n:

@@ -32,7 +32,11 @@ def test_score_real_file_bleu(dialeval, shared, tmp_path):
     ids = [json.loads(line)["id"] for line in src.read_text().splitlines() if line.strip()]
     assert [row["id"] for row in rows] == ids
     assert all(0 <= row["metrics"]["bleu"] <= 100 + 1e-9 for row in rows)
-    assert "metric:bleu|variant:n:2,smooth:exp,tok:13a,lc:0" in r.stderr
+    assert "metric:bleu|variant:n:2,smooth:exp,tok:13a,lc:0" in r.stderr  # the signature, even with --quiet
+    assert "wrote" not in r.stderr  # --quiet leaves routine notes out (it said 'wrote N rows to PATH')
+    said = dialeval("score", str(src), "--metrics", "bleu", "-o", str(tmp_path / "again.jsonl"))
+    assert said.returncode == 0 and f"wrote {len(rows)} rows to " in said.stderr
+    assert (tmp_path / "again.jsonl").read_text() == out.read_text()
     # the gold reply scored against itself is 100
     gold = [row for row in rows if row["system"] == "Original Ground Truth"]
     assert gold and all(abs(row["metrics"]["bleu"] - 100) < 1e-9 for row in gold)

@@ -224,6 +224,15 @@ def test_a_candidate_that_stops_answering_fails_and_all_blank_is_a_fail_not_an_e
     none = _write(tmp_path / "none.jsonl", [dict(r, response=" ") for r in rows])
     assert main(["gate", str(base), str(none), *FAST]) == 1
     assert capsys.readouterr().out.startswith("FAIL: candidate answers less: the candidate's reply is blank in 12 of 12")
+    # nothing scored a pair, yet the criterion a scoring run reads stays, failed: a CI's JUnit history keeps its case
+    # (it held the blank-replies case alone); the report written with --quiet says nothing on stderr
+    junit, report = tmp_path / "none.xml", tmp_path / "none.json"
+    assert main(["gate", str(base), str(none), *FAST, "--format", "json", "--junit", str(junit), "-o", str(report)]) == 1
+    assert [c["id"] for c in json.loads(report.read_text())["checks"]] == [
+        "blank replies: no more than the baseline's", "bleu: not-worse"]
+    assert [t.get("name") for t in ET.parse(junit).getroot()] == ["blank replies: no more than the baseline's",
+                                                                  "bleu: not-worse"]
+    assert "wrote" not in capsys.readouterr().err
     # blank replies no more than the baseline's: said, and the gate is read on its criterion (the 4 answered
     # pairs are unchanged: nothing could be worse)
     assert main(["gate", str(blank), str(blank), *FAST]) == 0

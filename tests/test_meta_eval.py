@@ -84,6 +84,9 @@ def test_meta_evaluate_bleu_on_real_slice(shared):
     rows_k = meta_eval.meta_evaluate(exs, ["bleu"], dims=["Overall"], n_boot=100, system_level=False,
                                      keep_reference_copies=True)
     assert rows_k[0]["n"] == len(exs) and rows_k[0]["spearman"] > ov["spearman"]
+    # the same call, the same rows: nothing in them depends on the clock (they carried the seconds scoring took)
+    assert meta_eval.meta_evaluate(exs, ["bleu"], dims=["Overall"], n_boot=100, system_level=False,
+                                   keep_reference_copies=True) == rows_k
 
 
 def test_rows_where_metric_cannot_apply_are_counted(shared):

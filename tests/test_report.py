@@ -1414,3 +1414,30 @@ def test_ratings_on_two_scales_are_not_compared_and_the_verdict_says_so():
         comp = _comparison(same, "a", "b")
         v = build_verdict(comp, score_comparison(comp, ["bleu"]), n_boot=200, n_perm=200)
         assert v.rows("human")[0].winner == "A" and not v.rating_scales
+
+
+def test_the_rate_at_equal_length_is_said_where_it_reads_otherwise_than_the_judges_test():
+    """From a stakeholder's audit: the judge's rate at equal length excluded 50 % while its sign test found nothing,
+    and no sentence said which one the verdict reads."""
+    import dataclasses
+
+    from core.judge_summary import JudgeSummary
+    from core.report import judge_lines
+    lc = stats.LengthControlled(0.64, 0.55, 0.72, 0.56, -0.8, 40, -4.0, 3.0)
+    close = stats.win_stats(22, 0, 18)  # 55 % of 40: the sign test finds nothing
+    summary = JudgeSummary(40, close, None, 0.1, 0.05, "judge:judge|test", [0.6] * 40, ["A"] * 40,
+                           length_controlled=lc, n_contexts=40)
+    said = summary.length_check_words()
+    assert "excludes 50 %" in said and "sign test finds no significant preference (p = " in said
+    # a winner whose rate at equal length reaches 50 %: it may owe to length; agreeing readings say nothing
+    strong = stats.win_stats(32, 0, 8)
+    assert "may owe to the replies' length" in dataclasses.replace(
+        summary, win=strong, winner="A", length_controlled=dataclasses.replace(lc, low=0.45)).length_check_words()
+    assert dataclasses.replace(summary, win=strong, winner="A").length_check_words() == ""
+    assert dataclasses.replace(summary, length_controlled=dataclasses.replace(lc, low=0.45)).length_check_words() == ""
+    # the command line's judge lines (and the report, which lists them) carry it
+    exs = _planted()
+    comp = _comparison(exs, "mid", "good")
+    v = dataclasses.replace(build_verdict(comp, score_comparison(comp, ["bleu"]), n_boot=200, n_perm=200),
+                            judge=summary)
+    assert f"judge: {said}" in judge_lines(v)

@@ -136,7 +136,8 @@ def home() -> None:
                 f"win rate of A "
                 f"{w.rate:.1%} (ties excluded) [{w.low:.1%}, {w.high:.1%}] -> {j.better(comp.system_a, comp.system_b)}"
                 + (f"\nLength-controlled win rate of A (at equal reply length{j.at_length_words()}): "
-                   f"{tables.rate_interval(lc)}; {length_words(lc.mean_length_diff)}" if lc is not None and lc.n else ""))
+                   f"{tables.rate_interval(lc)}; {length_words(lc.mean_length_diff)}" if lc is not None and lc.n else "")
+                + (f"\n{as_sentence(j.length_check_words())}" if j.length_check_words() else ""))
     tuned = state.refit(data)
     if tuned is not None:
         t = tuned["summary"]

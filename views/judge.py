@@ -78,6 +78,8 @@ if data is not None and ok:
         lc = summ.length_controlled
         if lc is not None and lc.n:
             c1.text(f"at equal reply length{summ.at_length_words()}: {tables.rate_interval(lc)}")
+            if summ.length_check_words():
+                c1.caption(as_sentence(summ.length_check_words()))
         c2.metric("A / tie / B", f"{summ.win.wins} / {summ.win.ties} / {summ.win.losses}")
         if tuned is not None:
             c2.metric(f"Re-fit on your {state.counted(tuned['n_votes'], 'vote')}: win rate of A",

@@ -324,7 +324,7 @@ def note_estimate(estimate: "WorkEstimate") -> None:
     (``core.engine.estimate_work``, the estimate the dashboard shows)."""
     unknown = estimate.judge_pairs > 0 and estimate.judge_seconds is None  # a judge whose pace is not known yet
     if (estimate.seconds >= ESTIMATE_SAID_FROM or unknown) and estimate.sentence():
-        tell(estimate.sentence())
+        tell(estimate.sentence(), routine=True)
 
 
 def judge_usage_note(judge: "str | Judge | None") -> None:
@@ -397,7 +397,7 @@ def emit(text: str, out: str | None) -> None:
     if out and out != "-":
         from core.outputs import write_text
         write_text(out, text + "\n")
-        tell(f"wrote {out}")
+        tell(f"wrote {out}", routine=True)
     else:
         write_stdout(text + "\n")
 
@@ -569,10 +569,22 @@ def _for_stderr(line: str) -> str:
     return terminal_safe(line) if _stderr_is_terminal() else line
 
 
-def tell(line: str) -> None:
+QUIET = {"on": False}  # --quiet: set by ``main`` for one command, reset after it
+
+
+def add_quiet_argument(p: argparse.ArgumentParser) -> None:
+    """``-q/--quiet``, as every command that scores takes it."""
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress bars (the model libraries' included) and no routine notes on stderr ('wrote "
+                        "PATH', the time estimate); warnings, errors and the score cache's notes still show")
+
+
+def tell(line: str, routine: bool = False) -> None:
     """One line for the user on stderr (what was written, a hint, a note that is not a warning), shown on a
-    terminal with its control characters escaped, as :func:`note` and :func:`write_stdout` show theirs."""
-    print(_for_stderr(line), file=sys.stderr)
+    terminal with its control characters escaped, as :func:`note` and :func:`write_stdout` show theirs. A
+    ``routine`` line ('wrote PATH', the time estimate, a hint) is left out under ``--quiet``."""
+    if not (routine and QUIET["on"]):
+        print(_for_stderr(line), file=sys.stderr)
 
 
 INPUT_ARGUMENTS = ("input", "input_b", "inputs", "files")  # the positional input files of the commands
@@ -685,7 +697,8 @@ def _main(argv: Sequence[str] | None) -> int:
                 print("dialeval: error: choose a command (see dialeval --help)", file=sys.stderr)
                 return EXIT_USAGE
             args.command_line = "dialeval " + " ".join(shlex.quote(a) for a in argv)
-            if getattr(args, "quiet", False):
+            QUIET["on"] = bool(getattr(args, "quiet", False))
+            if QUIET["on"]:
                 silence_library_progress()
             if getattr(args, "no_cache", False):  # nothing read from or written to the score cache
                 os.environ["DIALEVAL_NO_CACHE"] = "1"
@@ -719,3 +732,5 @@ def _main(argv: Sequence[str] | None) -> int:
         except OSError as e:  # the environment: a cache folder that cannot be written, a full disk, ...
             where = f" ({e.filename})" if e.filename else ""
             return _fail(f"{e.strerror or e}{where}{_cache_hint(e.filename)}")
+        finally:
+            QUIET["on"] = False  # the next command run in this process (a test, a notebook) speaks again

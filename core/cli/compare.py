@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Callable
 
-from core.cli import (add_input_arguments, add_judge_arguments, add_option_arguments, check_paths, csv_mapping_from,
-                      emit, interval_level, judge_from, judge_usage_note, metric_names_or_none, note, note_estimate,
-                      options_from, register_command, whole_number)
+from core.cli import (add_input_arguments, add_judge_arguments, add_option_arguments, add_quiet_argument, check_paths,
+                      csv_mapping_from, emit, interval_level, judge_from, judge_usage_note, metric_names_or_none, note,
+                      note_estimate, options_from, register_command, whole_number)
 from core.data import Comparison, load_comparison
 from core.engine import (DEFAULT_METRICS, ComparisonScores, blank_text_notes, check_judge_models,
                          estimate_comparison, judge_comparison, score_comparison)
@@ -47,7 +47,7 @@ def add_verdict_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-human", action="store_true", help="do not compare the human scores present in the input")
     add_option_arguments(p)
     add_statistics_arguments(p)
-    p.add_argument("--quiet", action="store_true", help="no progress on stderr (the model libraries' included)")
+    add_quiet_argument(p)
 
 
 def verdict_from(a: argparse.Namespace, out: str | None, no_metrics: str = "--metrics none",

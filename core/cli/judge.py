@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from core.cli import (add_cache_argument, add_input_arguments, add_judge_arguments, check_paths, csv_mapping_from,
-                      interval_level, judge_from, judge_usage_note, note, note_estimate, note_jsonl_out,
-                      register_command, tell, write_stdout)
+from core.cli import (add_cache_argument, add_input_arguments, add_judge_arguments, add_quiet_argument, check_paths,
+                      csv_mapping_from, interval_level, judge_from, judge_usage_note, note, note_estimate,
+                      note_jsonl_out, register_command, tell, write_stdout)
 from core.data import dimensions, load_comparison
 from core.engine import blank_text_notes, check_judge_models, estimate_comparison, judge_comparison
 from core.judges.pairs import load_votes, votes_for_pairs, votes_matched
@@ -29,7 +29,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
                    help=f"level of the win rate's and agreement's intervals (default {LEVEL})")
     p.add_argument("-o", "--out", help="write the per-pair rows as JSONL here (the summary still goes to stdout); "
                                  "written whole or not at all")
-    p.add_argument("--quiet", action="store_true", help="no progress on stderr (the model libraries' included)")
+    add_quiet_argument(p)
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda", "mps", "auto"),
                    help="where the judge's models run (default cpu; auto: CUDA, then MPS, then the CPU)")
     add_cache_argument(p)
@@ -67,7 +67,7 @@ def judge(a: argparse.Namespace) -> int:
     rows = judge_rows(verdict, comp)
     if out_path:
         write_jsonl(rows, out_path)
-        tell(f"wrote {len(rows)} rows to {out_path}")
+        tell(f"wrote {len(rows)} rows to {out_path}", routine=True)
     lines: list[str] = []  # written whole (core.cli.write_stdout: a closed pipe is exit 141)
     if a.format == "json":
         lines.append(to_json({**verdict.to_dict(), "judge_sentence": judge_sentence(verdict),

@@ -7,9 +7,9 @@ import argparse
 import shlex
 from typing import Sequence
 
-from core.cli import (add_csv_arguments, add_judge_arguments, add_option_arguments, check_paths, csv_mapping_from,
-                      emit, judge_from, judge_usage_note, metric_names_or_none, note, note_estimate, options_from,
-                      register_command, tell)
+from core.cli import (add_csv_arguments, add_judge_arguments, add_option_arguments, add_quiet_argument, check_paths,
+                      csv_mapping_from, emit, judge_from, judge_usage_note, metric_names_or_none, note, note_estimate,
+                      options_from, register_command, tell)
 from core.cli.compare import add_output_arguments, add_statistics_arguments
 from core.data import load_file, meant_system, rows_of_files, systems_in
 from core.engine import DEFAULT_METRICS, blank_text_notes, estimate_work
@@ -45,7 +45,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     add_option_arguments(p)
     add_statistics_arguments(p)
     add_output_arguments(p, ("text", "markdown", "csv", "json"), "the output")
-    p.add_argument("--quiet", action="store_true", help="no progress on stderr (the model libraries' included)")
+    add_quiet_argument(p)
 
 
 def compare_hint(a: argparse.Namespace, pair: Sequence[str], present: Sequence[str]) -> str:

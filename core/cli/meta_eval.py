@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from core.cli import (add_csv_arguments, check_paths, csv_mapping_from, interval_level, metric_names, note, tell,
-                      note_estimate, register_command, whole_number, write_stdout)
+from core.cli import (add_csv_arguments, add_quiet_argument, check_paths, csv_mapping_from, interval_level,
+                      metric_names, note, note_estimate, register_command, tell, whole_number, write_stdout)
 from core.data import dimensions
 from core.engine import DEFAULT_METRICS, estimate_work, is_reference_copy
 from core.meta_eval import NO_HUMAN_SCORES, format_rows, group_datasets, input_notes, meta_evaluate, missing_dimensions
@@ -53,7 +53,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--retriever", default=None, choices=("emb-u", "emb-ur", "bm25-u", "bm25-ur"))
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda", "mps", "auto"))
     add_csv_arguments(p)
-    p.add_argument("--quiet", action="store_true", help="no progress on stderr (the model libraries' included)")
+    add_quiet_argument(p)
 
 
 def level_or_granularity(text: str) -> str | float:

@@ -32,5 +32,5 @@ def report(a: argparse.Namespace) -> int:
         return 0
     write_text(out, page)
     write_stdout(verdict.sentence + "\n")
-    tell(f"wrote {out} ({len(page.encode('utf-8')):,} bytes)")
+    tell(f"wrote {out} ({len(page.encode('utf-8')):,} bytes)", routine=True)
     return 0

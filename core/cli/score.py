@@ -10,9 +10,9 @@ from __future__ import annotations
 import argparse
 
 from core.backends import DEFAULT_BLOCK_SIZE, ScoreJob, available_backends, backend_class, stream_scores
-from core.cli import (add_csv_arguments, add_option_arguments, check_paths, csv_mapping_from, metric_names, note,
-                      note_estimate, note_jsonl_out, options_from, register_command, tell, whole_number,
-                      write_stdout)
+from core.cli import (add_csv_arguments, add_option_arguments, add_quiet_argument, check_paths, csv_mapping_from,
+                      metric_names, note, note_estimate, note_jsonl_out, options_from, register_command, tell,
+                      whole_number, write_stdout)
 from core.data import open_examples
 from core.engine import DEFAULT_METRICS, BlankTextCount, estimate_work
 from core.outputs import atomic_open
@@ -37,7 +37,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     add_option_arguments(p)
     p.add_argument("-o", "--out", default="-", help="output JSONL (default: stdout); written whole or not at all")
     p.add_argument("--no-details", action="store_true", help="omit per-example details")
-    p.add_argument("--quiet", action="store_true", help="no progress bars (the model libraries' included)")
+    add_quiet_argument(p)
     g = p.add_argument_group("where it runs (the output is the same bytes on every backend)")
     g.add_argument("--backend", default="local", choices=sorted(available_backends()),
                    help="; ".join(f"{name}: {text}" for name, text in sorted(available_backends().items())))
@@ -88,7 +88,7 @@ def score(a: argparse.Namespace) -> int:
     for line in backend.notes():
         tell(line)
     if a.out != "-":
-        tell(f"wrote {len(examples)} rows to {a.out}")
+        tell(f"wrote {len(examples)} rows to {a.out}", routine=True)
     for m, sig in signatures.items():
         tell(f"{m}: {sig}")
     return 0
