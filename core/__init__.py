@@ -626,6 +626,11 @@ def rank(*inputs: str, systems: Sequence[str] | None = None, metrics: str | Sequ
     examples = rows_of_files([(path, load_file(path, csv_mapping=mapping)) for path in paths])
     _warn_notes(blank_text_notes([e for e in examples if systems is None or e.system in systems],
                                  _registry_names(metrics), judged=judge_choice(judge) or False))
+    from core.leaderboard import holm_floor_note
+    from core.stats import LEVEL, N_PERM
+    ranked = systems or list(dict.fromkeys(e.system for e in examples))
+    floor = holm_floor_note(len(ranked), settings.get("n_perm", N_PERM), settings.get("level", LEVEL), "n_perm=")
+    _warn_notes([floor] if floor and (_registry_names(metrics) or any(e.scores for e in examples)) else [])
     return leaderboard(examples, metrics, judge, systems, _options(options, _registry_names(metrics)),
                        _progress(progress), cache, checkpoint, **settings)
 
@@ -683,11 +688,18 @@ def meta_evaluate(*inputs: str, metrics: str | Sequence[str] | None = None, dims
         names = parse_metrics(DEFAULT_METRICS if metrics is None else metrics)
         undecided = undecidable_verdict_note([*names, *(["judge"] if judge else [])], shipped_policy().policy)
         _warn_notes([undecided] if undecided else [])
+        said: list[str] = []  # what the command says on stderr (a set skipped, rows left out): warned
         pairs = system_level(data, names, judge, options=_options(options, names),
                              combine=policy_combinations(shipped_policy().policy),
-                             dimension=dims[0] if dims else None, **settings)
-        rows = summarize(with_verdict(pairs, shipped_policy().policy))
-        return clean_json(without_undecided_verdict(rows) if undecided else rows)
+                             dimension=dims[0] if dims else None, **{"warn": said.append, **settings})
+        _warn_notes(said)
+        from core.settings import SEED
+        from core.stats import LEVEL, N_BOOT, N_PERM
+        from core.system_eval import with_settings
+        rows = summarize(with_verdict(pairs, shipped_policy().policy, settings.get("level", LEVEL)))
+        return clean_json(with_settings(without_undecided_verdict(rows) if undecided else rows,
+                                        settings.get("level", LEVEL), settings.get("n_boot", N_BOOT),
+                                        settings.get("n_perm", N_PERM), settings.get("seed", SEED)))
     if level != "turn":
         raise ValueError(f"level={level!r}: 'turn' (correlations per row) or 'system' (system pairs)")
     from core.meta_eval import input_notes

@@ -21,8 +21,12 @@ def _finite(x: Any) -> bool:
         return False
 
 
+P_THRESHOLDS = (0.01, 0.05, 0.1)  # the thresholds a p is read against (1 - level at 0.99, 0.95, 0.9)
+
+
 def fmt_num(x: Any, digits: int = 3, signed: bool = False, p: bool = False) -> str:
-    """A number for a table: '-' for None/NaN; p-values below 0.001 as '<0.001'."""
+    """A number for a table: '-' for None/NaN; never '-0.000'; p-values below 0.001 as '<0.001', and with a fourth decimal where
+    three would round one just below a threshold up to it (0.0498 read '0.050', and was significant at 0.05)."""
     if x is None:
         return MISSING
     try:
@@ -32,7 +36,15 @@ def fmt_num(x: Any, digits: int = 3, signed: bool = False, p: bool = False) -> s
     if math.isnan(v):
         return MISSING
     if p:
-        return "<0.001" if v < 0.001 else f"{v:.3f}"
+        if v < 0.001:
+            return "<0.001"
+        for places in range(3, 10):  # as many decimals as keep it below the threshold it is below
+            text = f"{v:.{places}f}"
+            if not any(v < t <= float(text) for t in P_THRESHOLDS):
+                break
+        return text
+    if math.isfinite(v) and round(v, digits) == 0:
+        v = 0.0  # never '-0.000' (a bound of an interval at a tie, or below the shown digits)
     return f"{v:+.{digits}f}" if signed else f"{v:.{digits}f}"
 
 

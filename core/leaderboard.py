@@ -182,9 +182,15 @@ def coverage_words(names: Sequence[str], per: dict[str, dict[Any, Example]], n_s
     every = {k for s in names for k in per[s]}
     if n_shared == len(every):
         return ""
-    fewer = [s for s in names if len(per[s]) < len(every)]
-    who = ", ".join(f"{s} {len(per[s])}" for s in sorted(fewer, key=lambda s: (len(per[s]), names.index(s))))
-    return (f"every system is compared on the {n_shared} contexts all of them answered, of the {len(every)} some "
+    # keys are (context, answer number): counted as distinct contexts, as meta-eval counts them (a context
+    # answered twice by each system was two 'contexts' here)
+    shared_keys = set.intersection(*(set(per[s]) for s in names)) if names else set()
+    n_shared = len({k[0] for k in shared_keys})
+    answered = {s: len({k[0] for k in per[s]}) for s in names}
+    n_every = len({k[0] for k in every})
+    fewer = [s for s in names if answered[s] < n_every]
+    who = ", ".join(f"{s} {answered[s]}" for s in sorted(fewer, key=lambda s: (answered[s], names.index(s))))
+    return (f"every system is compared on the {n_shared} contexts all of them answered, of the {n_every} some "
             f"system answered (answered: {who}; the rest are listed under the rows left out; leaving a system out "
             "compares the others on more)")
 
@@ -274,7 +280,12 @@ class Leaderboard:
         return [n for n in (self.coverage_note, self.alignment_note and "aligned by " + alignment_words(
                                 self.aligned_by, self.alignment_note),
                             self.rank_note, rank_jump_note(self), self.reference_note, self.shared_references_note,
-                            PAIRS_FAMILY_NOTE) if n]
+                            self.holm_floor(), PAIRS_FAMILY_NOTE) if n]
+
+    def holm_floor(self) -> str:
+        """:func:`holm_floor_note` where a randomization test reads the pairs (a metric, people's ratings)."""
+        return holm_floor_note(len(self.systems), self.n_perm, self.level, "--n-perm, n_perm=") if (
+            self.metrics or self.human) else ""
 
     def to_dict(self) -> dict[str, Any]:
         """The board as plain JSON data, the notes included: ``dialeval leaderboard --format json``'s data (a
@@ -383,8 +394,12 @@ def ranking_criterion(grid: SystemGrid, metrics: Sequence[str], judged: bool, ra
     if rank_by != "auto":
         rank_by = case_blind_name(rank_by, present) or rank_by
         if rank_by not in present:
+            left_out = ("; people's ratings are left out (--no-human, human=False)" if rank_by.casefold().startswith(
+                "human:") and not people and human_dimensions(grid) else
+                        "; the judge was not run (--no-judge, judge=False)" if rank_by.casefold() == "judge"
+                        and not judged else "")
             raise ValueError(f"rank by {rank_by!r}: not among what this leaderboard has ({', '.join(present)})"
-                             + unscored_metric_hint(rank_by))
+                             + (left_out or unscored_metric_hint(rank_by)))
         return rank_by, None
     mixed = scale_mismatch(grid, human[0]) if human else None
     if mixed and present == human:  # as compare refuses it: means on two scales order nothing
@@ -834,6 +849,19 @@ def leaderboard_rows(lb: Leaderboard) -> tuple[list[dict[str, Any]], list[tuple[
     return rows, cols
 
 
+def holm_floor_note(n_systems: int, n_perm: int, level: float, flag: str = "--n-perm") -> str:
+    """Why no pair of ``n_systems`` can differ on a metric or people's ratings with ``n_perm`` randomizations:
+    Holm's correction multiplies the smallest p, 1 / (n_perm + 1), by the m = n(n - 1) / 2 pairs, so where
+    m / (n_perm + 1) >= 1 - ``level`` every pair ties, whatever the data; '' where a pair can differ. ``flag``:
+    the setting, as the caller's surface spells it."""
+    m, alpha = n_systems * (n_systems - 1) // 2, 1 - level
+    if m < 2 or m / (n_perm + 1) < alpha:
+        return ""
+    return (f"with {n_perm} randomizations and {m} pairs of systems the smallest p (Holm) a metric or people's "
+            f"ratings can reach is {m}/{n_perm + 1} = {m / (n_perm + 1):.3g}, not below {alpha:.3g}: no pair can "
+            f"differ on them, whatever the data; ask for at least {math.ceil(m / alpha)} ({flag})")
+
+
 def rank_jump_note(lb: Leaderboard) -> str:
     """Where a system shares a better rank than one listed above it (its interval is wide, so fewer systems are
     significantly better than it: Chatbot Arena's rule), that it is so; '' when ranks never improve down the
@@ -942,6 +970,8 @@ def render_leaderboard(lb: Leaderboard, fmt: str = "text") -> str:
                  f"a rank")
     if lb.rank_note:
         head += f"; {lb.rank_note}"
+    if lb.holm_floor():
+        head += f"; {lb.holm_floor()}"
     jump = rank_jump_note(lb)
     if jump:
         head += f"; {jump}"

@@ -40,6 +40,7 @@ import numpy as np
 from core import stats
 from core.data import CsvMapping, DataError, Example, Problem, dimensions, load_file, systems_in
 from core.engine import as_scored, blank_responses, blank_rows_null, blank_text_notes, is_reference_copy, run_metric
+from core.rated_sets import Overlap, overlaps, rated_set_of
 from core.scoring import Metric, Options, get_metric
 from core.verdict import context_groups
 
@@ -59,6 +60,12 @@ def group_datasets(data: Iterable[str | os.PathLike | Example] | dict[str, Seque
     refused (a ``DataError`` naming both), as one file's repeated id is: it was counted twice."""
     if isinstance(data, dict):
         return OrderedDict((k, list(v)) for k, v in data.items())
+    data = list(data)
+    paths = [os.path.realpath(p) for p in data if isinstance(p, (str, os.PathLike))]
+    twice = sorted({p for p in paths if paths.count(p) > 1})
+    if twice:  # one line, not a problem per row (360 of them for usr-topical named twice)
+        raise DataError([Problem(p, None, None, f"named {paths.count(p)} times: each input file once (its rows "
+                                                "would count more than once)") for p in twice])
     out: OrderedDict[str, list[Example]] = OrderedDict()
     seen: dict[tuple[str, str, str], tuple[int, Example]] = {}  # (data set, system, id) -> (input, first row)
     repeated: list[Problem] = []
@@ -128,6 +135,29 @@ def _resolve_metric(spec: str | Metric, dataset: str, options: Options | None, h
     return metric, AS_SHIPPED
 
 
+def _shipped(spec: str | Metric, options: Options | None) -> Metric:
+    return spec if isinstance(spec, Metric) else get_metric(spec, options)
+
+
+def trains_on(metric: Metric, dataset: str) -> bool:
+    """Whether ``metric`` as shipped trained on the development set ``dataset`` (it has a held-out instance for
+    it that is another than itself)."""
+    alt = metric.held_out_for(dataset)
+    return alt is not None and alt is not metric
+
+
+def trained_rows_note(metric: Metric, found: Sequence[Overlap], held_out_from: str | None) -> tuple[int, str]:
+    """The rows of development sets ``metric`` trained on and is not held out from here (``found``:
+    ``core.rated_sets.overlaps`` of the rows; ``held_out_from``: the set it is held out from, if any), with
+    the note that says so ('12 rows are rows of usr-topical, which it trained on'); (0, '') where there are
+    none."""
+    seen = [o for o in found if o.name != held_out_from and trains_on(metric, o.name)]
+    if not seen:
+        return 0, ""
+    return sum(o.rows for o in seen), ("; ".join(f"{o.rows} of {o.of} rows are rows of {o.name}" for o in seen)
+                                       + ", which it trained on: not held out for them")
+
+
 NO_HUMAN_SCORES = ("no human scores in the input: meta-eval needs rows with a 'scores' object (dimension -> "
                    "rating); in a CSV file, name the score columns with --score-columns or call them "
                    "scores.DIMENSION")
@@ -168,6 +198,12 @@ def meta_evaluate(data, metrics: Sequence[Any], dims: Sequence[str] | None = Non
                 (warn or log)(f"{ds}: none of the dimensions {list(dims)} (its dimensions: {dimensions(exs)}); "
                               "skipped")
             continue
+        found = overlaps(exs)  # the development sets these rows are, by content, whatever the set's name
+        source = rated_set_of(exs)
+        trained_as = source.name if source else ds
+        if source and source.name != ds and log:
+            log(f"{ds}: {source.rows} of {source.of} rows are rows of the development set {source.name}: the "
+                "learned metrics are held out from it")
         groups = context_groups(exs)
         n_ctx = len(set(groups))
         systems = [ex.system for ex in exs]
@@ -182,8 +218,15 @@ def meta_evaluate(data, metrics: Sequence[Any], dims: Sequence[str] | None = Non
             base = {"metric": name, "dataset": ds, "rows": n_rows, "contexts": n_ctx, "systems": n_sys,
                     "n_reference_copies": n_copies, "ci_level": level, "ci_method": "percentile bootstrap",
                     "n_boot": n_boot, "seed": seed}
+            if trained_as != ds:
+                base["rated_set"] = trained_as  # the development set the rows are, known by their content
             try:
-                metric, protocol = _resolve_metric(spec, ds, options, held_out)
+                metric, protocol = _resolve_metric(spec, trained_as, options, held_out)
+                n_trained, trained_note = trained_rows_note(
+                    metric if protocol == AS_SHIPPED else _shipped(spec, options), found,
+                    trained_as if protocol == LODO else None)
+                if n_trained:  # scored by a model that saw these rows (--no-held-out, or another set's rows)
+                    base = {**base, "trained_rows": n_trained, "trained_note": trained_note}
                 # as every surface scores: blank references left out, a blank reply null (never a 0)
                 res = blank_rows_null(run_metric(metric, as_scored(exs), progress), blank_responses(exs))
                 scores = np.asarray(res.scores, dtype=np.float64)
@@ -280,6 +323,24 @@ _TABLE = [("metric", "metric"), ("dataset", "dataset"), ("dimension", "dimension
           ("pearson_p", "p"), ("kendall", "Kendall [{level} CI]"), ("kendall_p", "p"), ("note", "note")]
 
 
+def interval_p_disagreements(row: dict[str, Any], methods: Sequence[str] = stats.METHODS) -> str:
+    """'Kendall: the interval excludes 0 but p 0.075 >= 0.05, so neither shows a correlation alone' for each method
+    of ``row`` whose interval and p read differently at the row's level (where rows share no context, p is the
+    test's on the rows and the interval a bootstrap's, and near the threshold they can split); '' where none."""
+    from core.formatting import alpha_label, fmt_num
+    level = row.get("ci_level") or stats.LEVEL
+    said = []
+    for m in methods:
+        low, high, p = (row.get(k) for k in (f"{m}_low", f"{m}_high", f"{m}_p"))
+        if not all(isinstance(x, (int, float)) and math.isfinite(x) for x in (low, high, p)):
+            continue
+        excludes, below = low > 0 or high < 0, p < 1 - level
+        if excludes != below:
+            said.append(f"{m.capitalize()}: the interval {'excludes' if excludes else 'holds'} 0 but p "
+                        f"{fmt_num(p, p=True)} {'>=' if excludes else '<'} {alpha_label(level)}")
+    return "; ".join(said) + (", so neither shows a correlation alone" if said else "")
+
+
 def format_rows(rows: Sequence[dict[str, Any]], fmt: str = "text", methods: Sequence[str] = stats.METHODS) -> str:
     from core.formatting import fmt_num, level_label
     from core.report import render, to_json
@@ -307,7 +368,9 @@ def format_rows(rows: Sequence[dict[str, Any]], fmt: str = "text", methods: Sequ
         if r.get("no_correlation"):
             notes.append(r["no_correlation"])
         if r.get("protocol") == LODO:
-            notes.append("held out")
+            notes.append(f"held out from {r['rated_set']}" if r.get("rated_set") else "held out")
+        if r.get("trained_note"):
+            notes.append(r["trained_note"])
         if r.get("n_excluded"):
             notes.append(f"{r['n_excluded']} excluded")
         if r.get("n_reference_copies"):
@@ -318,6 +381,9 @@ def format_rows(rows: Sequence[dict[str, Any]], fmt: str = "text", methods: Sequ
             notes.append(f"{k} context{'s' * (k != 1)}: too few to resample, no interval or p")
         elif r.get("level") == "turn" and r.get("resampled") == "contexts":
             notes.append(f"{r.get('n_contexts')} contexts resampled")
+        split = interval_p_disagreements(r, methods)
+        if split:
+            notes.append(split)
         if r.get("level") == "system" and r.get("warning"):
             notes.append("few systems: fragile")
         if r.get("level") == "system" and r.get("shared_contexts") == 0:

@@ -40,6 +40,7 @@ import numpy as np
 
 from core.data import Example, case_blind_name, compare_systems, dimensions, systems_in
 from core.engine import is_reference_copy, judge_comparison, score_examples
+from core.rated_sets import rated_set_of
 from core.scoring import Metric, Options, get_metric
 from core.verdict import (LEVEL, N_BOOT, N_PERM, compare_ratings, compare_values, comparison_silent_sides,
                           context_groups, preference_dimension, summarize_judge)
@@ -87,6 +88,7 @@ class SystemPair:
     people: str | None  # people's winner by the paired test ("A" / "B"), None when they do not separate them
     calls: dict[str, SignalCall] = field(default_factory=dict)
     computed: list[str] = field(default_factory=list)  # the signals with values here (empty: every one called)
+    rated_set: str = ""  # the development set its rows are, known by content (core.rated_sets), where not ``dataset``
 
     @property
     def people_order(self) -> str | None:
@@ -156,7 +158,7 @@ def evaluate_dataset(name: str, examples: Sequence[Example], metrics: Sequence[s
                      min_contexts: int = MIN_SHARED_CONTEXTS, keep_reference_copies: bool = False,
                      progress: Callable | None = None, log: Callable[[str], None] | None = None,
                      combine: bool | Sequence[Sequence[str]] = False,
-                     dimension: str | None = None) -> list[SystemPair]:
+                     dimension: str | None = None, warn: Callable[[str], None] | None = None) -> list[SystemPair]:
     """Every system pair of one data set (:func:`system_pairs`) with each metric's, the judge's and people's
     calls, and the combined test's call (``core.verdict_policy.combined_values``, named by
     :func:`combined_name`) for every set of those signals (``combine`` True) or for each set ``combine`` lists
@@ -164,35 +166,43 @@ def evaluate_dataset(name: str, examples: Sequence[Example], metrics: Sequence[s
     People's side is read on ``dimension`` (case ignored where only one dimension matches it, ``core.data.case_blind_name``;
     a set without it is skipped, and said), by default on
     the set's overall-like dimension (``core.human_preferences.preference_dimension``).
-    Each row is scored once (score cache consulted), then sliced per pair."""
+    Each row is scored once (score cache consulted), then sliced per pair. What is left out (a set without the
+    dimension, rows that copy their reference, system pairs with too few shared contexts) goes to ``warn``, else
+    to ``log``; progress to ``log``."""
+    warn = warn or log
     chosen = None
     if dimension is not None:
         chosen = case_blind_name(dimension, dimensions(examples))
         if chosen is None:
-            if log:
+            if warn:
                 alike = [d for d in dimensions(examples) if d.casefold() == dimension.casefold()]
-                log(f"{name}: " + (f"{len(alike)} human dimensions match {dimension!r} but for case ({', '.join(alike)}): "
+                warn(f"{name}: " + (f"{len(alike)} human dimensions match {dimension!r} but for case ({', '.join(alike)}): "
                                    "name one as the file spells it" if alike else
                                    f"no human dimension {dimension!r} (it has {dimensions(examples) or 'none'})")
                     + ": skipped")
             return []
     comps, skipped = system_pairs(examples, min_contexts, keep_reference_copies)
     copies = [] if keep_reference_copies else [ex for ex in examples if is_reference_copy(ex)]
-    if log and copies:  # a system whose every reply is its reference leaves the table: said, not silently
+    if warn and copies:  # a system whose every reply is its reference leaves the table: said, not silently
         kept = set(systems_in(ex for ex in examples if not is_reference_copy(ex)))
         gone = [s for s in systems_in(examples) if s not in kept]
-        log(f"{name}: {len(copies)} row(s) that copy their own reference left out"
+        warn(f"{name}: {len(copies)} row(s) that copy their own reference left out"
             + (f" ({', '.join(gone)}: every row, so no pair of {'it' if len(gone) == 1 else 'them'})" if gone else "")
             + "; --keep-reference-copies keeps them")
-    if log and skipped:
-        log(f"{name}: {skipped} system pair(s) share fewer than {min_contexts} contexts: skipped")
+    if warn and skipped:
+        warn(f"{name}: {skipped} system pair(s) share fewer than {min_contexts} contexts: skipped")
     if not comps:
         return []
     rows = list({id(ex): ex for comp in comps for ex in comp.examples()}.values())
+    source = rated_set_of(rows)  # the development set these rows are, whatever the set is called
+    trained_as = source.name if source else name
+    if log and trained_as != name:
+        log(f"{name}: {source.rows} of {source.of} rows are rows of the development set {trained_as}: the learned "
+            "metrics are held out from it")
     built = [spec if isinstance(spec, Metric) else get_metric(spec, options) for spec in metrics]
     table = score_examples(rows, built, options, progress) if built else None
     for metric in built if held_out else []:  # learned metrics held out: re-weighed, else scored again
-        alt = metric.held_out_for(name)
+        alt = metric.held_out_for(trained_as)
         if alt is None:
             continue
         shipped = table.results[metric.name]
@@ -213,7 +223,8 @@ def evaluate_dataset(name: str, examples: Sequence[Example], metrics: Sequence[s
                       None)
         pair = SystemPair(name, comp.system_a, comp.system_b, n, len(set(groups)), dim or "",
                           people.diff if people else math.nan, people.low if people else math.nan,
-                          people.high if people else math.nan, people.winner if people else None)
+                          people.high if people else math.nan, people.winner if people else None,
+                          rated_set=trained_as if trained_as != name else "")
         differences = {}  # per signal, its per-pair difference oriented to favour A when positive
         for m, res in (table.results.items() if table else ()):
             values = np.asarray(res.scores, dtype=np.float64)[idx]
@@ -339,7 +350,7 @@ def summarize(pairs: Sequence[SystemPair], by_dataset: bool = True) -> list[dict
                          "right_share": r.right / r.pairs if r.pairs else math.nan,
                          "wrong_share": r.wrong / r.pairs if r.pairs else math.nan,
                          "kendall_tau": float(np.mean(taus)) if taus else math.nan,
-                         "judge_trained_on": bool({p.dataset for p in ps} & set(JUDGE_TRAINING_SETS)) and (
+                         "judge_trained_on": bool({p.rated_set or p.dataset for p in ps} & set(JUDGE_TRAINING_SETS)) and (
                              s == JUDGE or s == VERDICT and any(JUDGE in p.calls for p in ps)),
                          "pooled": pooled})
     return rows
@@ -438,9 +449,17 @@ _SYSTEM_TABLE = [("dataset", "dataset"), ("dimension", "dimension"), ("signal", 
                  ("note", "note")]
 
 
+def with_settings(rows: Sequence[dict[str, Any]], level: float, n_boot: int, n_perm: int,
+                  seed: int) -> list[dict[str, Any]]:
+    """:func:`summarize`'s rows with the settings their tests ran under (``ci_level``, ``n_boot``, ``n_perm``,
+    ``seed``, as the turn level's rows carry theirs): two tables made at another level or seed are told apart."""
+    return [{**r, "ci_level": level, "n_boot": n_boot, "n_perm": n_perm, "seed": seed} for r in rows]
+
+
 def format_system_rows(rows: Sequence[dict[str, Any]], fmt: str = "text") -> str:
-    """:func:`summarize`'s rows as a table (text / markdown / csv) or JSON."""
-    from core.formatting import fmt_num, fmt_percent
+    """:func:`summarize`'s rows as a table (text / markdown / csv) or JSON; text and markdown open with the
+    settings (:func:`with_settings`) where the rows carry them."""
+    from core.formatting import fmt_num, fmt_percent, level_label
     from core.report import render, to_json
     if fmt == "json":
         return to_json(rows)
@@ -460,4 +479,8 @@ def format_system_rows(rows: Sequence[dict[str, Any]], fmt: str = "text") -> str
                                       if r.get("judge_trained_on")
                                       else "")
         cells.append(c)
-    return render(cells, _SYSTEM_TABLE, fmt)
+    first = rows[0] if rows else {}
+    head = (f"people's winner and each signal's by paired tests at {level_label(first['ci_level'])} "
+            f"({first['n_boot']:,} resamples of the contexts, {first['n_perm']:,} randomizations, seed "
+            f"{first['seed']})\n" if "ci_level" in first else "")
+    return head + render(cells, _SYSTEM_TABLE, fmt)

@@ -244,7 +244,8 @@ def test_the_interval_level_is_named_and_a_set_in_two_files_is_not_counted_twice
     err = capsys.readouterr().err
     assert "id 'q0' of system 'a' in data set 'set' is also set.jsonl row 1" in err
     assert cli(["meta-eval", str(path), str(path), "--metrics", "bleu", "--n-boot", "200", "--quiet"]) == 2
-    assert f"is also {path} row 1: two inputs of one data set give the same id" in capsys.readouterr().err
+    err = capsys.readouterr().err  # one line, not one per row (360 for usr-topical named twice)
+    assert "set.jsonl: named 2 times: each input file once" in err and len(err.splitlines()) == 2
     with pytest.raises(ValueError, match=r"\['fluency'\] not in the data; dimensions are \['overall'\]"):
         core.meta_evaluate(str(path), metrics="bleu", dims=["overall", "fluency"], n_boot=200)
 
@@ -337,3 +338,59 @@ def test_a_reply_of_zero_width_characters_is_blank_and_nothing_else():
     exs = [Example("1", "s", ["hi"], "\u200b", ["hello"]), Example("2", "s", ["hi"], "hello there", ["hello"])]
     notes = list(input_notes(exs, ["bleu"]).values())
     assert any("blank response" in n for n in notes) and not any("script other than Latin" in n for n in notes)
+
+
+def test_a_development_set_under_another_name_is_held_out_by_its_content(shared, tmp_path):
+    """From a researcher's audit: usr-topical under another name (a CSV copy, the DSTC10 JSON of a set) was scored
+    by the ADEM that trained on it, and the row said "held out" (0.574 where the held-out model gives 0.160)."""
+    import dataclasses
+
+    from core.rated_sets import overlaps, rated_set_of, row_key
+    exs = _usr_slice(shared, 12)
+    renamed = [dataclasses.replace(e, dataset="mydata") for e in exs]
+    named = meta_eval.meta_evaluate(exs, ["adem"], dims=["Overall"], n_boot=100, system_level=False)
+    other = meta_eval.meta_evaluate(renamed, ["adem"], dims=["Overall"], n_boot=100, system_level=False)
+    assert other[0]["dataset"] == "mydata" and other[0]["rated_set"] == "usr-topical"
+    assert other[0]["protocol"] == meta_eval.LODO and other[0]["spearman"] == named[0]["spearman"]
+    assert "held out from usr-topical" in meta_eval.format_rows(other)
+    # --no-held-out: the leaky row says so (it read 'as shipped' with no note, as BLEU's do)
+    leaky = meta_eval.meta_evaluate(renamed, ["adem", "bleu"], dims=["Overall"], n_boot=100, system_level=False,
+                                    held_out=False)
+    adem, bleu = leaky
+    assert adem["trained_rows"] == adem["n"] + adem["n_excluded"] and "which it trained on" in adem["trained_note"]
+    assert "trained_rows" not in bleu and adem["spearman"] != named[0]["spearman"]
+    # the rows are known by their content: another file format of a set, and rows that are no set's
+    raw = shared("raw/dstc10-format_dailydialog-zhao_eval.json")
+    from core.data import load_file
+    found = rated_set_of(load_file(raw))
+    assert found is not None and (found.name, found.rows, found.of) == ("dailydialog-zhao", 900, 900)
+    mine = [dataclasses.replace(e, response=f"my own reply {i}") for i, e in enumerate(exs)]
+    assert rated_set_of(mine) is None and overlaps(mine) == []
+    assert row_key(["Hi there!"], "do n't") == row_key(["hi", "there"], "Do  n't")  # case, spacing, turn joins
+
+
+def test_the_shipped_development_set_keys_are_the_datas(shared):
+    """checkpoints/rated-sets.json.gz holds every development set's rows' keys: made afresh from the data, the same
+    (a set added or changed without re-making it would be recognised by name alone)."""
+    import glob
+    import os
+
+    from core.rated_sets import row_key, shipped_keys
+    held = shipped_keys()
+    folder = os.path.dirname(shared("eval/usr-topical.jsonl"))
+    files = sorted(glob.glob(os.path.join(folder, "*.jsonl")))
+    assert sorted(held) == sorted(os.path.basename(f)[:-len(".jsonl")] for f in files)
+    for f in files:
+        assert held[os.path.basename(f)[:-len(".jsonl")]] == {row_key(e.context, e.response) for e in load_jsonl(f)}
+
+
+def test_an_interval_and_a_p_that_read_differently_are_said():
+    """From a researcher's audit: fed-turn's Kendall read "0.163 [0.008, 0.320]" beside p 0.075 (rows that share no
+    context: p is the test's on the rows, the interval a bootstrap's), without a word."""
+    row = {"metric": "m", "dataset": "d", "dimension": "Overall", "level": "turn", "n": 60, "ci_level": 0.95,
+           "kendall": 0.163, "kendall_low": 0.008, "kendall_high": 0.32, "kendall_p": 0.075,
+           "spearman": 0.2, "spearman_low": 0.01, "spearman_high": 0.4, "spearman_p": 0.03}
+    assert meta_eval.interval_p_disagreements(row) == ("Kendall: the interval excludes 0 but p 0.075 >= 0.05, so "
+                                                       "neither shows a correlation alone")
+    assert "Kendall: the interval excludes 0 but p 0.075" in meta_eval.format_rows([row])
+    assert meta_eval.interval_p_disagreements({**row, "kendall_p": 0.01}) == ""

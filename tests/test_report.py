@@ -545,6 +545,12 @@ def test_a_system_that_answered_few_contexts_is_named_at_the_top_of_the_board():
                                                 n_perm=200), "text")
     assert text.split("\n")[2] == "warning: " + grid.coverage_note
     assert shared_contexts(exs, ["a", "b"]).coverage_note == ""
+    # a context answered twice is one context (it said 'of the 260' where convai2-grade has 258 and meta-eval says so)
+    asked = [0, 1, 2, 3, 4, 0]
+    again = [Example(f"{s}{k}", s, [f"ctx {i}"], f"{s} says {k}", []) for s in ("a", "b") for k, i in enumerate(asked)]
+    again += [Example(f"d{k}", "d", [f"ctx {i}"], f"d says {k}", []) for k, i in enumerate([0, 1, 0])]
+    assert shared_contexts(again).coverage_note.startswith(
+        "every system is compared on the 2 contexts all of them answered, of the 5 some system answered (answered: d 2;")
 
 
 def test_the_leaderboard_says_the_input_notes_compare_says_on_every_surface():
@@ -1441,3 +1447,53 @@ def test_the_rate_at_equal_length_is_said_where_it_reads_otherwise_than_the_judg
     v = dataclasses.replace(build_verdict(comp, score_comparison(comp, ["bleu"]), n_boot=200, n_perm=200),
                             judge=summary)
     assert f"judge: {said}" in judge_lines(v)
+
+
+def test_a_p_just_below_a_threshold_is_not_written_as_the_threshold():
+    """From a researcher's audit: a Holm p of 0.0498 was written '0.050' beside 'better: ...', while the next row's
+    '0.066 >= 0.05' read as the rule; a p that three decimals round up to a threshold keeps the decimals that show
+    it is below."""
+    from core.formatting import fmt_num, fmt_p
+    assert [fmt_num(v, p=True) for v in (0.0498, 0.04996, 0.05, 0.0502, 0.0099, 0.0996, 0.031, 0.0004)] == [
+        "0.0498", "0.04996", "0.050", "0.050", "0.0099", "0.0996", "0.031", "<0.001"]
+    assert fmt_p(0.0498) == "p = 0.0498"
+    # an interval's bound at a tie: '+0.000', never '-0.000' (a leaderboard's '[-0.000, +0.708]')
+    assert [fmt_num(-0.0001, signed=True), fmt_num(-0.0001), fmt_num(-0.0006, signed=True)] == ["+0.000", "0.000",
+                                                                                              "-0.001"]
+
+
+def test_a_leaderboard_whose_randomizations_cannot_survive_holm_says_so(shared, tmp_path, capsys):
+    """From a researcher's audit: `leaderboard --n-perm 100` on 6 systems (15 pairs) made every pair a tie (the
+    smallest Holm p is 15/101 = 0.149), without a word; people's 57-of-60 preference read 'no significant
+    difference'."""
+    import warnings
+
+    import core
+    from core.cli import main
+    from core.leaderboard import holm_floor_note
+    assert holm_floor_note(6, 100, 0.95).startswith("with 100 randomizations and 15 pairs of systems the smallest "
+                                                    "p (Holm) a metric or people's ratings can reach is 15/101")
+    assert holm_floor_note(6, 300, 0.95) == "" and holm_floor_note(2, 20, 0.95) == ""
+    assert holm_floor_note(6, 298, 0.95)  # 15/299 = 0.0502
+    path = shared("eval/usr-topical.jsonl")
+    assert main(["leaderboard", str(path), "--metrics", "none", "--no-judge", "--n-boot", "200", "--n-perm", "100",
+                 "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert "ask for at least 300 (--n-perm)" in err and "with 100 randomizations and 15 pairs" in out.splitlines()[0]
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        board = core.rank(str(path), metrics=[], judge=False, n_boot=200, n_perm=100)
+    assert any("ask for at least 300 (n_perm=)" in str(w.message) for w in said)
+    assert any("with 100 randomizations" in n for n in board.notes())
+
+
+def test_ranking_by_what_a_flag_left_out_names_the_flag(shared, capsys):
+    """From a researcher's audit: `--rank-by human:Overall --no-human` and `--rank-by judge --no-judge` said only
+    "not among what this leaderboard has (...)"."""
+    from core.cli import main
+    path = str(shared("eval/usr-topical.jsonl"))
+    assert main(["leaderboard", path, "--metrics", "none", "--no-human", "--rank-by", "human:Overall",
+                 "--quiet"]) == 2
+    assert "people's ratings are left out (--no-human, human=False)" in capsys.readouterr().err
+    assert main(["leaderboard", path, "--metrics", "none", "--no-judge", "--rank-by", "judge", "--quiet"]) == 2
+    assert "the judge was not run (--no-judge, judge=False)" in capsys.readouterr().err

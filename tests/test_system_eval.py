@@ -235,6 +235,12 @@ def test_meta_eval_level_system_on_the_command_line(tmp_path, capsys, monkeypatc
         rows[dim] = next(r for r in (got["rows"] if isinstance(got, dict) else got)
                          if r["dataset"] == "flipped" and r["signal"] == "bleu")
     assert (rows["overall"]["order"], rows["fluency"]["order"]) == (1.0, 0.0), rows
+    # the settings the tests ran under are in every row and open the text (two tables at other levels looked alike)
+    assert {(r["ci_level"], r["n_boot"], r["n_perm"], r["seed"]) for r in got} == {(0.95, 2000, 2000, 13)}
+    assert cli(["meta-eval", "--level", "system", "--level", "0.8", str(path), "--metrics", "bleu", "--no-judge",
+                "--quiet", "--n-boot", "300", "--seed", "5"]) == 0
+    assert capsys.readouterr().out.startswith("people's winner and each signal's by paired tests at 80% (300 resamples "
+                                              "of the contexts, 2,000 randomizations, seed 5)\n")
     assert cli(["meta-eval", "--level", "system", str(path), "--metrics", "bleu", "--no-judge", "--max-rows", "9"]) == 2
     assert "--max-rows is for the turn level" in capsys.readouterr().err
     # the shipped verdict cannot decide on BLEU alone: said before its row reads 'names none' everywhere
@@ -735,3 +741,27 @@ def test_level_system_says_why_a_file_has_no_pair_and_which_system_people_did_no
     said = capsys.readouterr()
     assert "2 pair(s) without people's ratings on both sides (c: no overall rating): not in Kendall tau" in said.err
     assert "part,overall,bleu,3,1," in said.out  # three system pairs, one that people rated
+
+
+def test_a_development_set_under_another_name_keeps_its_judge_note_and_held_out_metrics(shared):
+    """From a researcher's audit: usr-persona's rows under the name 'mydata' lost the note that the judge trained on
+    the set's other contexts (and its learned metrics were not held out from it)."""
+    import dataclasses
+
+    from core.data import load_jsonl
+    exs = load_jsonl(shared("eval/usr-persona.jsonl"))
+    systems = sorted({e.system for e in exs})[:3]
+    contexts = list(dict.fromkeys(tuple(e.context) for e in exs))[:8]
+    rows = [dataclasses.replace(e, dataset="mydata") for e in exs if e.system in systems and tuple(e.context)
+            in contexts]
+    said = []
+    pairs = se.evaluate_dataset("mydata", rows, ["bleu"], judge=False, n_boot=200, n_perm=200, log=said.append)
+    assert pairs and all(p.dataset == "mydata" and p.rated_set == "usr-persona" for p in pairs)
+    assert any("rows of the development set usr-persona" in line for line in said)
+    judged = [dataclasses.replace(p, calls={**p.calls, JUDGE: se.SignalCall("A", None)}) for p in pairs]
+    table = se.summarize(judged)
+    assert all(r["judge_trained_on"] for r in table if r["signal"] == JUDGE)
+    assert "the judge trained on this set's other contexts" in se.format_system_rows(table)
+    # a set that is no development set's rows has no such note
+    mine = se.summarize([dataclasses.replace(p, rated_set="") for p in judged])
+    assert not any(r["judge_trained_on"] for r in mine)

@@ -13,7 +13,8 @@ from core.cli import (add_csv_arguments, add_judge_arguments, add_option_argumen
 from core.cli.compare import add_output_arguments, add_statistics_arguments
 from core.data import load_file, meant_system, rows_of_files, systems_in
 from core.engine import DEFAULT_METRICS, blank_text_notes, estimate_work
-from core.leaderboard import leaderboard_of_grid, render_leaderboard, shared_contexts, unscored_metric_hint
+from core.leaderboard import (holm_floor_note, leaderboard_of_grid, render_leaderboard, shared_contexts,
+                              unscored_metric_hint)
 from core.progress import progress_bar
 
 
@@ -119,6 +120,9 @@ def leaderboard_command(a: argparse.Namespace) -> int:
         tell(f"note: two systems: {compare_hint(a, ranked, present)} gives their full verdict (per-metric "
              "tests, what drives the difference, slices); the leaderboard ranks them too")
     note(blank_text_notes(grid.examples(), a.metrics, judged=a.judge or False))
+    if a.metrics or (not a.no_human and any(e.scores for e in grid.examples())):  # randomization tests, Holm
+        floor = holm_floor_note(len(ranked), a.n_perm, a.level)
+        note([floor] if floor else [])
     judge = judge_from(a)
     options = options_from(a)  # once: what it says about the options is said once
     if not a.quiet:  # how long, before it starts: every system's rows scored, every pair of systems judged

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import argparse
 
-from core.cli import (add_csv_arguments, add_quiet_argument, check_paths, csv_mapping_from, interval_level,
-                      metric_names, note, note_estimate, register_command, tell, whole_number, write_stdout)
+from core.cli import (add_csv_arguments, add_quiet_argument, check_paths, csv_mapping_from, emit, interval_level,
+                      metric_names, note, note_estimate, register_command, tell, whole_number)
 from core.data import dimensions
 from core.engine import DEFAULT_METRICS, estimate_work, is_reference_copy
 from core.meta_eval import NO_HUMAN_SCORES, format_rows, group_datasets, input_notes, meta_evaluate, missing_dimensions
-from core.outputs import write_text
 from core.progress import progress_bar
 from core.scoring import Options
 from core.settings import SEED
 from core.system_eval import (MIN_SHARED_CONTEXTS, format_system_rows, policy_combinations, summarize, system_level,
-                              system_pairs, undecidable_verdict_note, with_verdict, without_undecided_verdict)
+                              system_pairs, undecidable_verdict_note, with_settings, with_verdict,
+                              without_undecided_verdict)
 from core.verdict_policy import shipped_policy
-from core.stats import MAX_RESAMPLES, MIN_BOOT, N_BOOT
+from core.stats import MAX_RESAMPLES, MIN_BOOT, N_BOOT, N_PERM
 
 TURN_N_BOOT = 1000  # the turn level's bootstrap resamples unless --n-boot says
 
@@ -114,11 +114,8 @@ def meta_eval(args: argparse.Namespace) -> int:
 
 
 def _write(text: str, out_path: str | None) -> None:
-    """The table to ``out_path`` (written whole or not at all), else to stdout."""
-    if out_path:
-        write_text(out_path, text + "\n")
-    else:
-        write_stdout(text + "\n")
+    """The table to ``out_path`` (written whole or not at all; 'wrote PATH' on stderr), else to stdout."""
+    emit(text, out_path)
 
 
 NO_SYSTEM_PAIRS = (f"no data set holds two or more systems that answered at least {MIN_SHARED_CONTEXTS} shared "
@@ -157,10 +154,11 @@ def _system_level(args: argparse.Namespace, data, metrics, dims: list[str] | Non
                          dimension=dims[0] if dims else None,
                          level=args.level, seed=args.seed, keep_reference_copies=args.keep_reference_copies,
                          options=options, progress=progress_bar(args.quiet), log=log,
-                         combine=policy_combinations(shipped_policy().policy))
+                         warn=lambda s: note([s]), combine=policy_combinations(shipped_policy().policy))
     if not pairs:
         raise ValueError(NO_SYSTEM_PAIRS)
     rows = summarize(with_verdict(pairs, shipped_policy().policy, args.level))
-    rows = without_undecided_verdict(rows) if undecided else rows
+    rows = with_settings(without_undecided_verdict(rows) if undecided else rows, args.level, args.n_boot or N_BOOT,
+                         N_PERM, args.seed)
     _write(format_system_rows(rows, args.format), out_path)
     return 0
