@@ -157,6 +157,16 @@ def write_text(path: str | os.PathLike, text: str) -> None:
         f.write(text)
 
 
+def write_json_gz(path: str | os.PathLike, record: dict) -> None:
+    """``record`` as one line of JSON (keys sorted, no spaces), gzip-compressed without a timestamp, atomically:
+    the same bytes from run to run (the shipped checkpoints' ``*.json.gz`` made by ``scripts/``)."""
+    import gzip
+    import json
+    text = json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0))
+
+
 def _settle(tmp: Path, target: Path) -> None:
     """Give ``tmp`` the permissions of the file it replaces (a new file: those ``open()`` gives, 0o666 minus the
     umask, whatever the writer used: safetensors wrote 0o600), then rename it over ``target``."""

@@ -7,14 +7,12 @@ records the corpus file's SHA-256 and the counting code's fingerprint: ``chitcha
 that corpus and that code, and counts afresh otherwise. The output is byte-identical from run to run (keys
 sorted, gzip without a timestamp).
 """
-import gzip
 import hashlib
-import json
 from importlib.metadata import version
 
 from core.models.mme_models import SHIPPED_IDF, chitchat_document_frequencies, idf_code_fingerprint
 from core.models.retrieval import chitchat_corpus_file
-from core.outputs import atomic_path
+from core.outputs import write_json_gz
 from core.settings import writable_checkpoint_dir
 
 
@@ -25,10 +23,8 @@ def main() -> None:
               "code": idf_code_fingerprint(),
               "corpus": f"chitchat-dataset=={version('chitchat-dataset')} (MIT), {data.name}, training conversations",
               "made_by": "python scripts/build_chitchat_idf.py", "df": df}
-    text = json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
     out = writable_checkpoint_dir() / SHIPPED_IDF
-    with atomic_path(out) as tmp:
-        tmp.write_bytes(gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0))
+    write_json_gz(out, record)
     print(f"{n} utterances, {len(df)} words: wrote {out} ({out.stat().st_size / 1e3:.0f} kB)")
 
 

@@ -7,11 +7,9 @@ of each row's normalised context and reply (``core.rated_sets.row_key``): enough
 another name, nothing to read them from. The output is byte-identical from run to run (keys sorted, gzip
 without a timestamp).
 """
-import gzip
-import json
 
 from core.data import load_jsonl
-from core.outputs import atomic_path
+from core.outputs import write_json_gz
 from core.rated_sets import KEY_BYTES, RATED_SET_KEYS, encode_keys, row_key
 from core.settings import shared_data_dir, writable_checkpoint_dir
 
@@ -29,10 +27,8 @@ def main() -> None:
               "data": "the human-rated sets of shared/data/eval (DSTC10 Track 5 development sets and friends; "
                       "shared/data/SOURCES.json names each one's origin and license)",
               "rows": rows, "made_by": "python scripts/make_rated_set_keys.py", "sets": sets}
-    text = json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
     out = writable_checkpoint_dir() / RATED_SET_KEYS
-    with atomic_path(out) as tmp:
-        tmp.write_bytes(gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0))
+    write_json_gz(out, record)
     print(f"{len(sets)} sets, {sum(rows.values())} rows: wrote {out} ({out.stat().st_size / 1e3:.0f} kB)")
 
 
