@@ -7,7 +7,7 @@ PORT ?= 8501
 
 .PHONY: setup run check test bench clean-venv
 
-# the package is installed editable (requirements.txt: -e .[dashboard]): `core`, and the `dialeval` command the
+# the package is installed editable (requirements.txt: -e .[dashboard,llm]): `core`, and the `dialeval` command the
 # tests run, are this checkout's code, so an edit is tested at once, with no reinstall
 $(BIN)/.deps: requirements.txt pyproject.toml
 	$(PY) -m venv $(VENV)

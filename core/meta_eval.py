@@ -135,23 +135,20 @@ def _resolve_metric(spec: str | Metric, dataset: str, options: Options | None, h
     return metric, AS_SHIPPED
 
 
-def _shipped(spec: str | Metric, options: Options | None) -> Metric:
-    return spec if isinstance(spec, Metric) else get_metric(spec, options)
-
-
 def trains_on(metric: Metric, dataset: str) -> bool:
-    """Whether ``metric`` as shipped trained on the development set ``dataset`` (it has a held-out instance for
-    it that is another than itself)."""
+    """Whether ``metric`` learned from the ratings of the development set ``dataset``: it says so
+    (``Metric.trained_on``), or it has a held-out instance for it that is another than itself."""
+    if dataset in metric.trained_on():
+        return True
     alt = metric.held_out_for(dataset)
     return alt is not None and alt is not metric
 
 
-def trained_rows_note(metric: Metric, found: Sequence[Overlap], held_out_from: str | None) -> tuple[int, str]:
-    """The rows of development sets ``metric`` trained on and is not held out from here (``found``:
-    ``core.rated_sets.overlaps`` of the rows; ``held_out_from``: the set it is held out from, if any), with
-    the note that says so ('12 rows are rows of usr-topical, which it trained on'); (0, '') where there are
-    none."""
-    seen = [o for o in found if o.name != held_out_from and trains_on(metric, o.name)]
+def trained_rows_note(metric: Metric, found: Sequence[Overlap]) -> tuple[int, str]:
+    """The rows of development sets the instance ``metric`` (shipped, or held out from one set) learned from
+    (``found``: ``core.rated_sets.overlaps`` of the rows), with the note that says so ('12 of 60 rows are rows of
+    usr-topical, which it trained on: not held out for them'); (0, '') where there are none."""
+    seen = [o for o in found if trains_on(metric, o.name)]
     if not seen:
         return 0, ""
     return sum(o.rows for o in seen), ("; ".join(f"{o.rows} of {o.of} rows are rows of {o.name}" for o in seen)
@@ -222,9 +219,7 @@ def meta_evaluate(data, metrics: Sequence[Any], dims: Sequence[str] | None = Non
                 base["rated_set"] = trained_as  # the development set the rows are, known by their content
             try:
                 metric, protocol = _resolve_metric(spec, trained_as, options, held_out)
-                n_trained, trained_note = trained_rows_note(
-                    metric if protocol == AS_SHIPPED else _shipped(spec, options), found,
-                    trained_as if protocol == LODO else None)
+                n_trained, trained_note = trained_rows_note(metric, found)
                 if n_trained:  # scored by a model that saw these rows (--no-held-out, or another set's rows)
                     base = {**base, "trained_rows": n_trained, "trained_note": trained_note}
                 # as every surface scores: blank references left out, a blank reply null (never a 0)

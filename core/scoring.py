@@ -175,6 +175,12 @@ class Metric(ABC):
         saw it either (metrics trained without human ratings)."""
         return None
 
+    def trained_on(self) -> list[str]:
+        """The rated development sets whose ratings this instance learned from, whether or not it has an
+        instance held out from each (meta-evaluation marks their rows: ``core.meta_eval.trains_on``); [] for
+        metrics trained without human ratings."""
+        return []
+
     def scores_for_dimension(self, result: MetricResult, dimension: str) -> np.ndarray:
         """The scores of ``result`` for the human ``dimension`` (the same scores unless the metric weighs its
         parts per dimension)."""

@@ -334,6 +334,10 @@ def test_a_step_summary_that_cannot_be_written_changes_nothing_else(tmp_path, ca
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "no" / "summary.md"))
     assert main(["gate", str(base), str(base), *FAST, "--junit", str(tmp_path / "j.xml")]) == 0
     assert "GITHUB_STEP_SUMMARY=" in capsys.readouterr().err and (tmp_path / "j.xml").exists()
+    # without --quiet the JUnit file is said as every written file is (it was written in silence)
+    loud = [a for a in FAST if a != "--quiet"]
+    assert main(["gate", str(base), str(base), *loud, "--junit", str(tmp_path / "k.xml")]) == 0
+    assert f"wrote {tmp_path / 'k.xml'}" in capsys.readouterr().err
 
 
 def test_junit_is_checked_as_out_is_before_anything_runs(tmp_path, capsys):

@@ -394,3 +394,29 @@ def test_an_interval_and_a_p_that_read_differently_are_said():
                                                        "neither shows a correlation alone")
     assert "Kendall: the interval excludes 0 but p 0.075" in meta_eval.format_rows([row])
     assert meta_eval.interval_p_disagreements({**row, "kendall_p": 0.01}) == ""
+
+
+def test_a_metric_that_learned_from_a_set_without_a_held_out_instance_is_marked():
+    """From a README audit: MME's EM part trained on engagement-dd (the shipped rated sample is 80 of its rows) and
+    has no instance held out from it; meta-eval printed mme_em's 0.84 there with no note (its cross-validated
+    figure is 0.59)."""
+    from core.rated_sets import Overlap
+    from core.scoring import get_metric
+    em, mme, bleu = get_metric("mme_em"), get_metric("mme"), get_metric("bleu")
+    assert meta_eval.trains_on(em, "engagement-dd") and meta_eval.trains_on(mme, "engagement-dd")
+    assert not meta_eval.trains_on(get_metric("mme_fm"), "engagement-dd") and not meta_eval.trains_on(bleu, "fed-turn")
+    held = mme.held_out_for("usr-topical")  # CRS weights fitted without it: it learned from the others
+    assert not meta_eval.trains_on(held, "usr-topical") and meta_eval.trains_on(held, "usr-persona")
+    n, note = meta_eval.trained_rows_note(em, [Overlap("engagement-dd", 80, 80), Overlap("holistic-dd", 3, 80)])
+    assert (n, note) == (80, "80 of 80 rows are rows of engagement-dd, which it trained on: not held out for them")
+
+
+def test_the_turn_level_says_about_how_long_before_it_starts(tmp_path, capsys, monkeypatch, shared):
+    """From a README audit: `meta-eval --level system`, compare and gate say about how long a run takes; the turn
+    level ran for tens of seconds with bars alone."""
+    import core.cli
+    monkeypatch.setattr(core.cli, "ESTIMATE_SAID_FROM", 0.0)  # this run is short: said all the same
+    monkeypatch.setenv("DIALEVAL_NO_CACHE", "1")
+    assert cli(["meta-eval", str(shared("eval/usr-topical.jsonl")), "--metrics", "bleu", "--max-rows", "60",
+                "--n-boot", "200"]) == 0
+    assert "for this run: 50 rows to score with bleu" in capsys.readouterr().err  # 60 rows, 10 reference copies

@@ -6,7 +6,7 @@ import argparse
 import os
 from typing import Callable
 
-from core.cli import criterion_name, emit, note, number_above, register_command
+from core.cli import criterion_name, emit, note, number_above, register_command, tell
 from core.cli.compare import add_output_arguments, add_verdict_arguments, verdict_from
 from core.data import Comparison
 from core.gating import (REQUIREMENTS, check_one_margin, file_order_note, gate_comparison, human_criterion,
@@ -118,6 +118,7 @@ def gate_command(a: argparse.Namespace) -> int:
     emit(result.render(a.format), out)
     if a.junit:
         write_text(a.junit, junit_xml(result.checks, verdict.sentence))
+        tell(f"wrote {a.junit}", routine=True)
     if summary:  # the job's summary page on GitHub Actions; a failure to write it is said, not the gate's result
         try:
             with open(summary, "a", encoding="utf-8") as f:

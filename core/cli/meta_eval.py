@@ -8,7 +8,8 @@ from core.cli import (add_csv_arguments, add_quiet_argument, check_paths, csv_ma
                       metric_names, note, note_estimate, register_command, tell, whole_number)
 from core.data import dimensions
 from core.engine import DEFAULT_METRICS, estimate_work, is_reference_copy
-from core.meta_eval import NO_HUMAN_SCORES, format_rows, group_datasets, input_notes, meta_evaluate, missing_dimensions
+from core.meta_eval import (NO_HUMAN_SCORES, format_rows, group_datasets, input_notes, meta_evaluate, missing_dimensions,
+                            scored_rows)
 from core.progress import progress_bar
 from core.scoring import Options
 from core.settings import SEED
@@ -96,8 +97,13 @@ def meta_eval(args: argparse.Namespace) -> int:
     log = None if args.quiet else tell
     if granularity == "system":
         return _system_level(args, data, metrics, dims, log, out_path)
+    options = Options(pool=args.pool, retriever=args.retriever, device=args.device)
+    if not args.quiet:  # about how long, before it starts: each set's rows that meta-eval scores, every metric
+        scored = [ex for exs in data.values() for ex in scored_rows(exs, args.max_rows, args.seed,
+                                                                    args.keep_reference_copies)]
+        note_estimate(estimate_work(scored, metrics, options))
     rows = meta_evaluate(data, metrics, dims, n_boot=args.n_boot or TURN_N_BOOT, seed=args.seed, level=args.level,
-                         options=Options(pool=args.pool, retriever=args.retriever, device=args.device),
+                         options=options,
                          system_level=not args.no_system_level, held_out=not args.no_held_out,
                          max_rows=args.max_rows, keep_reference_copies=args.keep_reference_copies,
                          progress=progress_bar(args.quiet), log=log,

@@ -55,6 +55,7 @@ WEIGHTS_NAME = "crs_weights.json"
 # the kind of CPU (core.models.device.device_key) whose eval scores the shipped crs_weights.json was fitted on:
 # SmolLM2's bfloat16 sub-metrics differ a little on other kinds (docs/architecture.md, "Kinds of CPU")
 WEIGHTS_COMPUTED_ON = "cpu-avx512-bf16"
+EM_TRAINED_ON = ("engagement-dd",)  # the rated set EM's regressor learned from (checkpoints/mme-em.json)
 # the DSTC10 Track 5 development sets CRS is fitted on (engagement-dd trains EM, holistic-dd is extra)
 DEV_SETS = ("usr-topical", "usr-persona", "dailydialog-zhao", "persona-zhao", "convai2-grade",
             "dailydialog-grade", "empathetic-grade", "fed-turn", "humod", "dstc7", "dailydialog-gupta")
@@ -253,6 +254,9 @@ class _MMESub(Metric):
         s = scorer().score(examples, [self.sub], progress)[self.sub]
         return MetricResult(self.name, s, self.signature())
 
+    def trained_on(self) -> list[str]:
+        return list(EM_TRAINED_ON) if FAMILY_OF[self.sub] == "em" else []
+
     def signature(self) -> Signature:
         return Signature(self.name, variant=self.sub, checkpoint=checkpoint_hash(self.sub))
 
@@ -294,6 +298,9 @@ class MMEAvg(Metric):
     def signature(self) -> Signature:
         return Signature(self.name, variant=f"avg{len(SUBMETRICS)}", checkpoint=all_checkpoints_hash())
 
+    def trained_on(self) -> list[str]:
+        return list(EM_TRAINED_ON)  # its EM part
+
 
 def _f(x: float) -> float | None:
     return None if not np.isfinite(x) else round(float(x), 4)
@@ -332,10 +339,16 @@ class MMECRS(Metric):
         else:
             self.weights = self.file["weights"]
 
+    def trained_on(self) -> list[str]:
+        """The sets its CRS weights were fitted on (less those it is held out from) and EM's training set."""
+        fitted = [d for d in self.file.get("correlations", {}) if d not in self.exclude]
+        return fitted + [d for d in EM_TRAINED_ON if d not in fitted]
+
     def held_out_for(self, dataset: str) -> "MMECRS | None":
         """The same metric with CRS weights fitted without ``dataset`` (leave-one-dataset-out), or None when
         the weights never saw ``dataset``. Note: EM was trained on engagement-dd, so engagement-dd is never
-        a clean held-out set for EM (it is not among the CRS sets, hence None here)."""
+        a clean held-out set for EM (it is not among the CRS sets, hence None here; :meth:`trained_on` names it,
+        so meta-evaluation marks its rows)."""
         if dataset not in self.file.get("correlations", {}) or dataset in self.exclude:
             return None
         return MMECRS(self.options, str(self.weights_path), self.exclude + (dataset,), self.drop)
