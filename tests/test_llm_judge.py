@@ -6,6 +6,7 @@ fault ends in the result or one clean line with exit 2, never a traceback or a p
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import socket
@@ -72,6 +73,21 @@ def test_log_probabilities_give_a_graded_p():
         is None
 
 
+def test_an_answer_that_opens_with_reply_is_read_at_its_digit():
+    """From an LLM-judge user's audit: an answer "Reply 2" whose first token 'Reply' had the alternatives '1' (-5)
+    and '2' (-9), as OpenAI's API gives them, was read as preferring reply 1 (0.98); every pair of a judge that
+    preferred B came out a tie. The digit's own token decides; an answer that opens otherwise is read as text."""
+    tok = lambda t, lp: SimpleNamespace(token=t, logprob=lp)  # noqa: E731
+    step = lambda t, lp, alts: SimpleNamespace(token=t, logprob=lp, top_logprobs=alts)  # noqa: E731
+    reply_two = SimpleNamespace(content=[step("Reply", -0.01, [tok("Reply", -0.01), tok("1", -5.0), tok("2", -9.0)]),
+                                         step(" 2", -0.05, [tok(" 2", -0.05), tok(" 1", -3.0)])])
+    assert first_probability(reply_two) == pytest.approx(math.exp(-3.0) / (math.exp(-3.0) + math.exp(-0.05)))
+    bold = SimpleNamespace(content=[step("**", -0.1, []), step("1", -0.1, [tok("1", -0.1), tok("2", -2.4)])])
+    assert first_probability(bold) == pytest.approx(math.exp(-0.1) / (math.exp(-0.1) + math.exp(-2.4)))
+    prose = SimpleNamespace(content=[step("The", -0.1, [tok("1", -1.0)]), step(" first", -0.1, [])])
+    assert first_probability(prose) is None
+
+
 def test_orders_combine_as_the_learned_judge_does_and_unparsed_orders_are_not_guessed():
     p_a, p_ab, p_ba, unparsed = combine([1.0, 1.0, None, None, 0.8], [0.0, 1.0, 0.0, None, 0.4])
     # a pair read in one order only decides nothing (that order alone is the reply's place as much as its merit)
@@ -111,9 +127,50 @@ def test_a_criteria_file_name_that_does_not_exist_is_refused_not_sent_as_the_rub
     assert criteria_from("Helpfulness") == "Helpfulness"  # one word is a rubric, not a file's name
     assert criteria_from("Prefer on-topic/relevant replies.") == "Prefer on-topic/relevant replies."
     assert criteria_from("x" * 300) == "x" * 300  # too long for a file's name: text (was an OSError's traceback)
+    # a sentence that ends with a file's name is text (it was refused: "no such file"); a short name is a file's
+    said = "Follow the house style guide in style.md"
+    assert criteria_from(said) == said
+    with pytest.raises(ValueError, match="no such file"):
+        criteria_from("my criteria.md")
     (tmp_path / "unreadable.txt").write_bytes(b"\xff\xfe\x00bad")
     with pytest.raises(ValueError, match="cannot be read"):
         criteria_from(str(tmp_path / "unreadable.txt"))
+
+
+def test_a_judge_answering_reply_n_with_log_probabilities_is_read_at_the_digit(llm_env, endpoint, capsys):
+    """The audit's server, end to end: answers 'Reply 1'/'Reply 2' with OpenAI-style log-probabilities, preferring
+    the better reply in both orders; every pair read as a tie (order disagreement 1.0) while the same answers
+    without log-probabilities were read right."""
+    server = endpoint("logprobs-reply")
+    out_rows = llm_env / "rows.jsonl"
+    code, out, err = run_judge(capsys, llm_env, server.url, "--out", str(out_rows))
+    assert code == 0, err
+    rows = [json.loads(line) for line in out_rows.read_text().splitlines()]
+    assert [r["verdict"] for r in rows] == ["A"] * len(rows) and all(r["p_a"] > 0.9 for r in rows)
+
+
+def test_a_404_on_a_url_that_is_not_the_api_names_the_url_first(llm_env, endpoint, capsys):
+    """From an LLM-judge user's audit: `--llm-url http://host:8765` (no /v1) said 'has no model ...: check
+    --llm-model' first, where the model was right and the path wrong."""
+    server = endpoint("not-found")
+    code, _, err = run_judge(capsys, llm_env, server.url.removesuffix("/v1"))
+    assert code == 2 and "answered HTTP 404 for model 'fake': is --llm-url the API's base URL" in err, err
+    code, _, err = run_judge(capsys, llm_env, server.url)
+    assert code == 2 and "has no model 'fake' (HTTP 404): check --llm-model" in err, err
+
+
+def test_a_key_given_to_a_flag_that_does_not_exist_is_not_printed(capsys, repo_root):
+    """From an LLM-judge user's audit: `--api-key sk-proj-...` (promptfoo's and the OpenAI CLI's habit) was refused
+    with the key itself in the error, which a CI log keeps."""
+    from core.cli import main
+    demo = str(repo_root / "demo" / "demo.jsonl")
+    for args in (["--api-key", "sk-proj-REALSECRET123456"], ["--llm-key=REALSECRETnoprefix"],
+                 ["--token", "REALSECRET-plain"], ["--api-key", "REALSECRET", "--also", "sk-live-REALSECRET9999"]):
+        assert main(["judge", demo, *args]) == 2
+        err = capsys.readouterr().err
+        assert "REALSECRET" not in err and "[hidden]" in err, err
+    assert main(["judge", demo, "--api-key", "x"]) == 2
+    assert "an API key is read from $OPENAI_API_KEY, never from a flag" in capsys.readouterr().err
 
 
 def test_the_key_never_reaches_the_signature_or_a_printed_url(monkeypatch):
@@ -181,6 +238,8 @@ class FakeEndpoint:
                     self.end_headers()
                     self.wfile.write(data)
                     return
+                if endpoint.mode == "not-found":  # a path that is not the API's (or a model it does not know)
+                    return self._send(404, {"detail": "Not Found"})
                 if endpoint.mode == "detail-400":  # transformers serve's way of refusing a model it does not serve
                     return self._send(400, {"detail": "Server is pinned to '/models/x'; requested 'fake'."})
                 if endpoint.mode == "rate-limit-once":
@@ -203,6 +262,18 @@ class FakeEndpoint:
                 if endpoint.mode == "echo":  # a server that echoes the request's key into its answer
                     content = f"Reply 1 {self.headers.get('Authorization', '')}"
                 choice = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}
+                if endpoint.mode == "logprobs-reply":  # 'Reply N', as OpenAI's models answer, with the API's
+                    # alternatives at each token: at 'Reply' the digits are unlikely and read the other way
+                    digit = "1" if better_first else "2"
+                    choice["message"]["content"] = f"Reply {digit}"
+                    choice["logprobs"] = {"content": [
+                        {"token": "Reply", "logprob": -0.01, "bytes": None, "top_logprobs": [
+                            {"token": "Reply", "logprob": -0.01, "bytes": None},
+                            {"token": "2" if digit == "1" else "1", "logprob": -5.0, "bytes": None},
+                            {"token": digit, "logprob": -9.0, "bytes": None}]},
+                        {"token": f" {digit}", "logprob": -0.05, "bytes": None, "top_logprobs": [
+                            {"token": f" {digit}", "logprob": -0.05, "bytes": None},
+                            {"token": " 2" if digit == "1" else " 1", "logprob": -3.0, "bytes": None}]}]}
                 if endpoint.mode == "logprobs":
                     p1 = 0.9 if better_first else 0.2
                     choice["message"]["content"] = "1" if better_first else "2"
@@ -652,3 +723,31 @@ def test_the_api_judge_says_what_the_command_says_of_blank_replies(llm_env, endp
     with pytest.warns(UserWarning, match=r"replies_b: 1 of \d+ rows have a blank response \(item 1\)"):
         core.judge(CONTEXTS, GOOD, [BAD[0], " ", *BAD[2:]], judge=LLMJudge(LLMSettings(url=server.url, model="fake")),
                    cache=False)
+
+
+def test_identical_replies_are_a_tie_without_asking_and_leave_the_position_rate_alone(llm_env, endpoint):
+    """From an LLM-judge user's audit: two of five pairs had identical replies; they were sent (8 requests for 5
+    pairs, paid for, a tie whatever the answer) and counted in 'the reply shown first was preferred in 0.700'."""
+    server = endpoint("position-bias")  # always 'Reply 1' (never an answer on 'any plans tonight?')
+    judge = LLMJudge(LLMSettings(url=server.url, model="fake"))
+    ctx = [["what did you eat?"], ["where do you live?"], ["do you like tea?"]]
+    out = judge.predict(ctx, ["pasta, you?", "in a flat.", "yes, green tea."], ["pasta, you?", "by the sea.",
+                                                                                 "yes, green tea."])
+    assert server.requests == 2  # only the pair whose replies differ, in its two orders
+    assert list(out.verdict) == ["tie", "tie", "tie"] and out.notes["first_shown"] == 1.0
+    assert out.notes["p_from"] == ["answer"]
+
+
+def test_answers_read_from_log_probabilities_by_the_old_reader_are_asked_again_and_no_others(tmp_path):
+    """The old reader read 'Reply' instead of its digit, so the answers it kept from log-probabilities are wrong;
+    those (and only those: an answer read from its text was right) are asked again."""
+    from core.cache import ScoreCache
+    from core.judges.llm import LOGPROB_READER, Answer
+    store = ScoreCache(tmp_path / "s.sqlite3", max_bytes=1 << 30)
+    judge = LLMJudge(LLMSettings(url="http://127.0.0.1:9/v1", model="m"))
+    old_logprobs = {"p_first": 0.98, "source": "logprobs", "text": "Reply 2"}
+    store.put_many(judge.namespace(), {"old-lp": old_logprobs, "old-text": {"p_first": 0.0, "source": "answer",
+                                                                            "text": "Reply 2"},
+                                       "new-lp": Answer(0.05, "logprobs", "Reply 2").to_dict()})
+    kept = judge._cached_answers(store, ["old-lp", "old-text", "new-lp"])
+    assert sorted(kept) == ["new-lp", "old-text"] and Answer(0.05, "logprobs", "").to_dict()["reader"] == LOGPROB_READER

@@ -466,6 +466,8 @@ def test_no_length_controlled_rate_where_equal_length_lies_outside_the_pairs():
     assert lc.why_none == "A's reply is the longer in 100% of the pairs, so equal length lies outside what was judged"
     mixed = stats.length_controlled_win_rate([1.0] * 9 + [0.0], [5, 7, -3, 9, 4, -6, 8, 5, 3, 2], list(range(10)))
     assert math.isfinite(mixed.rate) and mixed.why_none == ""  # 2 of 10 pairs have B longer: equal length is inside
+    # no pair decided (an LLM judge calling every pair a tie): the JSON said why_none "" beside a null rate
+    assert stats.length_controlled_win_rate([], [], []).why_none.startswith("no pair decided")
 
 
 def test_a_replicate_is_connected_where_won_or_tied_edges_lead_everywhere():

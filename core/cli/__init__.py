@@ -22,6 +22,7 @@ import argparse
 import difflib
 import math
 import os
+import re
 import shlex
 import signal
 import sys
@@ -466,6 +467,29 @@ def note(lines: Sequence[str]) -> None:
 # ------------------------------------------------------------------------------------------------
 
 
+SECRET_FLAG = re.compile(r"key|token|secret|passw|auth|bearer", re.IGNORECASE)  # a flag that would carry a secret
+
+
+def hidden_secrets(args: Sequence[str]) -> list[str]:
+    """``args`` as an error may show them: the value of a flag whose name says it holds a secret
+    (``--api-key VALUE``, ``--llm-key=VALUE``) and anything shaped like an API key ('sk-...') as '[hidden]' (a
+    mistyped key flag put the key itself into a CI log)."""
+    shown: list[str] = []
+    after_secret = False
+    for arg in args:
+        flag, eq, _ = arg.partition("=")
+        if arg.startswith("-") and SECRET_FLAG.search(flag):
+            shown.append(f"{flag}=[hidden]" if eq else arg)
+            after_secret = not eq
+        elif after_secret or re.match(r"(sk|pk|rk)-\S{8,}", arg):
+            shown.append("[hidden]")
+            after_secret = False
+        else:
+            shown.append(arg)
+            after_secret = False
+    return shown
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with a usage error in one line (the flag, what is wrong, where help is), exit code 2, and no
     flag abbreviations: ``--metric`` is an error that names ``--metrics``, not silently ``--metrics`` (a script
@@ -499,11 +523,16 @@ class Parser(argparse.ArgumentParser):
             hint = ""
             command_parser = self.command_parsers.get(command) if command else None
             known = (command_parser or self).flags()
+            secret = False
             for arg in extra:
                 flag = arg.split("=", 1)[0]
-                if flag.startswith("--") and (close := difflib.get_close_matches(flag, known, 1, 0.6)):
+                if SECRET_FLAG.search(flag) and flag.startswith("-"):
+                    secret = True
+                elif flag.startswith("--") and (close := difflib.get_close_matches(flag, known, 1, 0.6)):
                     hint += f"; did you mean {close[0]}?"
-            self.exit(EXIT_USAGE, f"{prog}: error: unrecognized arguments: {' '.join(extra)}{hint} "
+            if secret:
+                hint += "; an API key is read from $OPENAI_API_KEY, never from a flag"
+            self.exit(EXIT_USAGE, f"{prog}: error: unrecognized arguments: {' '.join(hidden_secrets(extra))}{hint} "
                                   f"(see {prog} --help)\n")
         return ns
 

@@ -59,6 +59,8 @@ from core.settings import SEED
 
 PROMPT_VERSION = "1"
 PARSER_VERSION = "1"  # how an answer is read (parse_answer, first_probability): a change asks again
+LOGPROB_READER = 2  # how log-probabilities are read: an answer kept by an older reader was read at the wrong token
+# ('Reply', not its digit), so only those answers are asked again (an answer read from its text stays)
 NAMESPACE = "llm-judge|"  # the score cache's namespaces of its answers start so
 PACE_NAMESPACE = "llm-judge-pace"  # the score cache's namespace of each endpoint's measured pace
 CHECK_SECONDS = 10.0  # the check before a run waits at most this long for the model list
@@ -192,15 +194,17 @@ CRITERIA_FILE_ENDINGS = (".txt", ".md", ".markdown", ".text", ".prompt")
 
 def criteria_from(value: str | None) -> str | None:
     """``--llm-criteria TEXT|FILE``: the text of a file when ``value`` names one, else ``value`` itself. A value
-    that reads as a file's name (one line ending as a text file's name does, or a path without spaces) but names no
-    readable file is refused: a misspelled name would otherwise be sent to the model as the rubric."""
+    that reads as a file's name (one line of at most three words ending as a text file's name does, or a path
+    without spaces) but names no readable file is refused: a misspelled name would otherwise be sent to the model as
+    the rubric. A sentence that ends with a file's name ('Follow the style guide in style.md') is text."""
     if value is None:
         return None
     if not value.strip():
         raise ValueError("--llm-criteria is empty: give the criteria's text or a file holding it")
     name = value.strip()
-    looks_like_a_file = "\n" not in name and (name.lower().endswith(CRITERIA_FILE_ENDINGS) or (
-        not any(c.isspace() for c in name) and (os.sep in name or "/" in name)))
+    looks_like_a_file = "\n" not in name and (
+        (name.lower().endswith(CRITERIA_FILE_ENDINGS) and len(name.split()) <= 3)
+        or (not any(c.isspace() for c in name) and (os.sep in name or "/" in name)))
     try:
         path = Path(value.strip())
         if path.is_file():
@@ -241,20 +245,35 @@ def parse_answer(text: str | None) -> str | None:
     return m.group(1) if m else None
 
 
+_PREFIX_WORDS = {"candidate", "reply"}  # the words an answer may open with before its digit (``_ANSWER``)
+
+
+def _digit(token: str) -> str | None:
+    """'1' or '2' when a token is that digit, spaces and marks around it aside (' 2', '**1', '2.'), else None."""
+    t = token.strip().strip("*.:)(\"'`")
+    return t if t in ("1", "2") else None
+
+
 def first_probability(logprobs: Any) -> float | None:
-    """P(the first-shown reply is better) from the first non-blank answer token's top log-probabilities:
-    ``exp(lp(1)) / (exp(lp(1)) + exp(lp(2)))``; ``None`` when the server gave none, or neither digit is among
-    the alternatives."""
+    """P(the first-shown reply is better) from the top log-probabilities of the token that holds the answer's
+    digit: ``exp(lp(1)) / (exp(lp(1)) + exp(lp(2)))``. The tokens before it may only be what ``parse_answer``
+    lets an answer open with (marks, 'Reply', 'Candidate'): an answer 'Reply 2' is read at ' 2', never at
+    'Reply', whose alternatives '1' (-5) and '2' (-9) said the opposite of the answer. ``None`` when the server
+    gave none, the answer opens otherwise, or neither digit is among the digit token's alternatives (the answer's
+    text is then read)."""
     content = getattr(logprobs, "content", None) or []
     for tok in content:
-        if not (getattr(tok, "token", "") or "").strip():
-            continue
+        token = getattr(tok, "token", "") or ""
+        if _digit(token) is None:
+            if not token.strip() or not re.sub(r"\W+", "", token) or token.strip(" *:").casefold() in _PREFIX_WORDS:
+                continue  # a blank, a mark, or 'Reply'/'Candidate' before the digit
+            return None
         mass = {"1": 0.0, "2": 0.0}
         alternatives = list(getattr(tok, "top_logprobs", None) or []) or [tok]
         for alt in alternatives:
-            t = (getattr(alt, "token", "") or "").strip()
+            t = _digit(getattr(alt, "token", "") or "")
             lp = getattr(alt, "logprob", None)
-            if t in mass and lp is not None and math.isfinite(lp):
+            if t is not None and lp is not None and math.isfinite(lp):
                 mass[t] += math.exp(lp)
         total = mass["1"] + mass["2"]
         return mass["1"] / total if total > 0 else None
@@ -264,7 +283,8 @@ def first_probability(logprobs: Any) -> float | None:
 @dataclass
 class Answer:
     """One order's answer: P(first shown is better) (``None``: unparsed), where it came from
-    ('logprobs' | 'answer' | 'unparsed'), the raw text (cut at 200 characters) and the tokens it cost."""
+    ('logprobs' | 'answer' | 'unparsed' | 'identical replies': not asked), the raw text (cut at 200 characters)
+    and the tokens it cost."""
 
     p_first: float | None
     source: str
@@ -274,7 +294,8 @@ class Answer:
 
     def to_dict(self) -> dict[str, Any]:
         return {"p_first": self.p_first, "source": self.source, "text": self.text,
-                "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens}
+                "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                **({"reader": LOGPROB_READER} if self.source == "logprobs" else {})}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Answer":
@@ -336,7 +357,8 @@ def combine(first_ab: Sequence[float | None], first_ba: Sequence[float | None]) 
 
 def first_shown_rate(first_ab: Sequence[float | None], first_ba: Sequence[float | None]) -> float:
     """The share of parsed answers (both orders) that prefer the reply shown first (P > 0.5; exactly 0.5 counts
-    half): a judge without position bias is near 0.5 on any data."""
+    half): a judge without position bias is near 0.5 on any data. The caller leaves out pairs of identical replies
+    (never asked: a tie by construction)."""
     ps = [p for p in list(first_ab) + list(first_ba) if p is not None]
     if not ps:
         return math.nan
@@ -379,8 +401,9 @@ def _describe_error(e: Exception, settings: LLMSettings, key: str | None = None,
         (openai.APIConnectionError, f"cannot reach {where} (nothing answered, {tries}): is the server running, and "
                                     "is --llm-url right?"),
         (openai.NotFoundError, f"{where} has no model {settings.model!r} (HTTP 404): check --llm-model"
-         + ("" if settings.shown_url.rstrip("/").endswith("/v1") else ", and --llm-url (an OpenAI-compatible API "
-                                                                       "usually ends in /v1)")),
+         if settings.shown_url.rstrip("/").endswith("/v1") else  # a path that is not the API's answers 404 too
+         f"{where} answered HTTP 404 for model {settings.model!r}: is --llm-url the API's base URL (an "
+         "OpenAI-compatible API usually ends in /v1)? If it is, check --llm-model"),
         (openai.RateLimitError, f"{where} still refused with HTTP 429 (rate limit), {tries}: lower "
                                 "--llm-concurrency or try later; answers already received are kept"),
     ]
@@ -568,6 +591,10 @@ class LLMJudge(Judge):
         if cache is not None:
             answers = self._cached_answers(cache, keys)
         usage.cached = sum(1 for k in keys if k in answers)
+        same = [a == b for _, a, b in orders]  # two identical replies: a tie by construction, never asked (paid for)
+        for k, is_same in zip(keys, same):
+            if is_same:
+                answers[k] = Answer(0.5, "identical replies", "")
         todo = list(dict.fromkeys(k for k in keys if k not in answers))
         by_key = {k: o for k, o in zip(keys, orders)}
         total = len(todo)
@@ -586,9 +613,12 @@ class LLMJudge(Judge):
             out.verdict[i] = UNREAD
         unread = set(unparsed)
         out.order_disagreement = order_disagreement(p_ab, p_ba, [i not in unread for i in range(len(p_a))])
-        sources = sorted({answers[k].source for k in keys})
+        sources = sorted({answers[k].source for k, is_same in zip(keys, same) if not is_same})
         # only what the answers fix (a rerun from the cache gives the same); what the run cost: ``last_usage``
-        out.notes = {"judge": "llm", "model": self.settings.model, "first_shown": first_shown_rate(first_ab, first_ba),
+        differ = [not x for x in same[:len(ctxs)]]
+        out.notes = {"judge": "llm", "model": self.settings.model,
+                     "first_shown": first_shown_rate([p for p, d in zip(first_ab, differ) if d],
+                                                     [p for p, d in zip(first_ba, differ) if d]),
                      "unparsed": unparsed, "unparsed_orders": sum(p is None for p in first_ab + first_ba),
                      "p_from": sources}
         self.last_usage = usage
@@ -643,9 +673,10 @@ class LLMJudge(Judge):
         return sum(1 for ab, ba in pairs if ab not in found or ba not in found)
 
     def _cached_answers(self, cache: ScoreCache, keys: Sequence[str]) -> dict[str, Answer]:
-        """The answers ``cache`` holds for ``keys`` that name a reply (one that named neither is asked again)."""
+        """The answers ``cache`` holds for ``keys`` that name a reply (one that named neither is asked again, and so
+        is one read from log-probabilities by a reader older than :data:`LOGPROB_READER`)."""
         return {k: a for k, v in cache.get_many(self.namespace(), keys).items() for a in [Answer.from_dict(v)]
-                if a.p_first is not None}
+                if a.p_first is not None and not (a.source == "logprobs" and v.get("reader", 1) < LOGPROB_READER)}
 
     def pace_key(self) -> str:
         """The score cache's key of this endpoint's pace: a hash of the URL as it may be shown, the model and the

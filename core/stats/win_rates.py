@@ -198,7 +198,8 @@ def length_controlled_win_rate(a_wins: Sequence[float], length_diff: Sequence[fl
     d = np.asarray(length_diff, dtype=np.float64)
     n = len(y)
     if n == 0:
-        return LengthControlled(math.nan, math.nan, math.nan, math.nan, math.nan, 0, math.nan, math.nan)
+        return LengthControlled(math.nan, math.nan, math.nan, math.nan, math.nan, 0, math.nan, math.nan,
+                                "no pair decided (every call a tie, or none read)")
     sd = float(np.std(d))
     codes, G = group_codes(groups, n)
     if G < MIN_RESAMPLED:  # a logistic fit on so few contexts gave rates such as 0.03 beside a plain 0.60
