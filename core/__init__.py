@@ -626,13 +626,10 @@ def rank(*inputs: str, systems: Sequence[str] | None = None, metrics: str | Sequ
     examples = rows_of_files([(path, load_file(path, csv_mapping=mapping)) for path in paths])
     _warn_notes(blank_text_notes([e for e in examples if systems is None or e.system in systems],
                                  _registry_names(metrics), judged=judge_choice(judge) or False))
-    from core.leaderboard import holm_floor_note
-    from core.stats import LEVEL, N_PERM
-    ranked = systems or list(dict.fromkeys(e.system for e in examples))
-    floor = holm_floor_note(len(ranked), settings.get("n_perm", N_PERM), settings.get("level", LEVEL), "n_perm=")
-    _warn_notes([floor] if floor and (_registry_names(metrics) or any(e.scores for e in examples)) else [])
-    return leaderboard(examples, metrics, judge, systems, _options(options, _registry_names(metrics)),
-                       _progress(progress), cache, checkpoint, **settings)
+    board = leaderboard(examples, metrics, judge, systems, _options(options, _registry_names(metrics)),
+                        _progress(progress), cache, checkpoint, **settings)
+    _warn_notes([board.holm_floor()] if board.holm_floor() else [])  # every pair ties whatever the data: said
+    return board
 
 
 @_library_bars_follow_progress

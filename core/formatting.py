@@ -21,7 +21,7 @@ def _finite(x: Any) -> bool:
         return False
 
 
-P_THRESHOLDS = (0.01, 0.05, 0.1)  # the thresholds a p is read against (1 - level at 0.99, 0.95, 0.9)
+P_THRESHOLDS = (0.01, 0.05, 0.1, 0.2)  # the thresholds a p is read against (1 - level at 0.99, 0.95, 0.9, 0.8)
 
 
 def fmt_num(x: Any, digits: int = 3, signed: bool = False, p: bool = False) -> str:
@@ -38,11 +38,12 @@ def fmt_num(x: Any, digits: int = 3, signed: bool = False, p: bool = False) -> s
     if p:
         if v < 0.001:
             return "<0.001"
-        for places in range(3, 10):  # as many decimals as keep it below the threshold it is below
+        for places in range(3, 7):  # as many decimals as keep it below the threshold it is below
             text = f"{v:.{places}f}"
             if not any(v < t <= float(text) for t in P_THRESHOLDS):
-                break
-        return text
+                return text
+        return f"<{min(t for t in P_THRESHOLDS if v < t):g}"  # within 5e-7 below it: '<0.05', never '0.050000'
+
     if math.isfinite(v) and round(v, digits) == 0:
         v = 0.0  # never '-0.000' (a bound of an interval at a tie, or below the shown digits)
     return f"{v:+.{digits}f}" if signed else f"{v:.{digits}f}"

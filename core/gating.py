@@ -371,6 +371,24 @@ def default_criteria(v: Verdict) -> list[str]:
     return [default_criterion(v)]
 
 
+def unscored_default_criteria(v: Verdict) -> list[str] | None:
+    """What the default gate reads where the verdict's combined test had no pair to read (an input check failed:
+    every candidate reply blank, say) but would have combined the signals asked for: the combined test (which
+    then fails, 'nothing to gate on') and the signals that may veto it, so the JSON and JUnit keep the cases a
+    scoring run gives; None where the combined test ran, people's ratings decide, or the policy would not
+    combine these signals."""
+    if (v.combined is not None and v.combined.n > 0) or verdict_decision(v).basis == "people":
+        return None
+    measured = v.judge is not None and is_measured_judge(v.judge.signature)
+    asked = [r.metric for r in v.metrics if r.kind == "metric"] + ([JUDGE] if measured else [])
+    policy = shipped_policy().policy
+    combination = policy.combination(asked)
+    if not combination:
+        return None
+    names = criteria_names(v)
+    return [COMBINED, *(s for s in policy.vetoes_for(combination) if s in names and (s != JUDGE or measured))]
+
+
 def combined_vetoes(v: Verdict) -> list[str]:
     """The signals that may veto the verdict's combined test (the verdict policy's ``vetoes_for`` its signals)
     that this verdict computed: the judge when its record is measured. Checked beside the combined test wherever
@@ -697,6 +715,7 @@ def gate_checks(v: Verdict, by: Sequence[str] | str | None = None, require: str 
     if by:
         check_one_margin([by] if isinstance(by, str) else by, require, margin)
     vetoes: list[str] = []
+    intended = None if by or not failed else unscored_default_criteria(v)
     try:
         if by:
             names = [by] if isinstance(by, str) else list(by)
@@ -704,6 +723,8 @@ def gate_checks(v: Verdict, by: Sequence[str] | str | None = None, require: str 
                 vetoes = [s for s in combined_vetoes(v) if s not in names]
                 at = next(i for i, n in enumerate(names) if is_combined(n)) + 1
                 names[at:at] = vetoes
+        elif intended:  # the combined test had no pair to read: it fails beside the failed check, its vetoes checked
+            names, vetoes = intended, intended[1:]
         else:
             names = default_criteria(v)
             vetoes = names[1:] if is_combined(names[0]) else []

@@ -79,11 +79,15 @@ class JudgeSummary:
         agree or there is no interval at equal length. The judge's winner is its sign test's (and its win-rate
         interval's); the rate at equal length (AlpacaEval's length control) is a check on it, never a second test:
         its interval can exclude 50 % while the sign test finds nothing (a lean that shows only once length is
-        taken out), or include 50 % under a winner (a preference that may owe to the replies' length)."""
+        taken out), include 50 % under a winner (a preference that may owe to the replies' length), or exclude it
+        on the other side (the preference is length's)."""
         lc = self.length_controlled
         if lc is None or not lc.n or not (math.isfinite(lc.low) and math.isfinite(lc.high)):
             return ""
         excludes = lc.low > 0.5 or lc.high < 0.5
+        if excludes and self.winner and (lc.low > 0.5) != (self.winner == "A"):
+            return ("at equal reply length the interval excludes 50 % on the other side: the judge's preference goes "
+                    "with the replies' length, and at equal length it prefers the other system")
         if excludes and not self.winner:
             return ("at equal reply length the interval excludes 50 %, but the judge's sign test finds no "
                     f"significant preference ({fmt_p(self.win.sign_p)}): a winner is named by the sign test; the rate "

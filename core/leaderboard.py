@@ -189,6 +189,8 @@ def coverage_words(names: Sequence[str], per: dict[str, dict[Any, Example]], n_s
     answered = {s: len({k[0] for k in per[s]}) for s in names}
     n_every = len({k[0] for k in every})
     fewer = [s for s in names if answered[s] < n_every]
+    if n_shared == n_every or not fewer:  # every context shared: one answered more often (repeats say it)
+        return ""
     who = ", ".join(f"{s} {answered[s]}" for s in sorted(fewer, key=lambda s: (answered[s], names.index(s))))
     return (f"every system is compared on the {n_shared} contexts all of them answered, of the {n_every} some "
             f"system answered (answered: {who}; the rest are listed under the rows left out; leaving a system out "
@@ -284,8 +286,8 @@ class Leaderboard:
 
     def holm_floor(self) -> str:
         """:func:`holm_floor_note` where a randomization test reads the pairs (a metric, people's ratings)."""
-        return holm_floor_note(len(self.systems), self.n_perm, self.level, "--n-perm, n_perm=") if (
-            self.metrics or self.human) else ""
+        return holm_floor_note(len(self.systems), self.n_perm, self.level, "--n-perm, n_perm=",
+                               self.n_groups or self.n_contexts) if (self.metrics or self.human) else ""
 
     def to_dict(self) -> dict[str, Any]:
         """The board as plain JSON data, the notes included: ``dialeval leaderboard --format json``'s data (a
@@ -849,13 +851,24 @@ def leaderboard_rows(lb: Leaderboard) -> tuple[list[dict[str, Any]], list[tuple[
     return rows, cols
 
 
-def holm_floor_note(n_systems: int, n_perm: int, level: float, flag: str = "--n-perm") -> str:
-    """Why no pair of ``n_systems`` can differ on a metric or people's ratings with ``n_perm`` randomizations:
-    Holm's correction multiplies the smallest p, 1 / (n_perm + 1), by the m = n(n - 1) / 2 pairs, so where
-    m / (n_perm + 1) >= 1 - ``level`` every pair ties, whatever the data; '' where a pair can differ. ``flag``:
-    the setting, as the caller's surface spells it."""
+def holm_floor_note(n_systems: int, n_perm: int, level: float, flag: str = "--n-perm",
+                    n_contexts: int = 0) -> str:
+    """Why no pair of ``n_systems`` can differ on a metric or people's ratings: Holm's correction multiplies the
+    smallest p by the m = n(n - 1) / 2 pairs, and the smallest p of the randomization test is 1 / (n_perm + 1),
+    or 2 / 2^G where its ``n_contexts`` G contexts are few enough that every sign flip is enumerated
+    (``core.stats.approximate_randomization``); where m times it is not below 1 - ``level`` every pair ties,
+    whatever the data. '' where a pair can differ. ``flag``: the setting, as the caller's surface spells it."""
     m, alpha = n_systems * (n_systems - 1) // 2, 1 - level
-    if m < 2 or m / (n_perm + 1) < alpha:
+    if m < 2:
+        return ""
+    exact = bool(n_contexts) and 2 ** n_contexts <= n_perm
+    if n_contexts and m * 2 / 2 ** n_contexts >= alpha:  # not even the exact test can: more contexts are needed
+        need = next(g for g in range(n_contexts + 1, 200) if m * 2 / 2 ** g < alpha)
+        return (f"with {n_contexts} shared contexts and {m} pairs of systems the smallest p (Holm) a metric or "
+                f"people's ratings can reach is {m} x 2/2^{n_contexts} = {m * 2 / 2 ** n_contexts:.3g}, not below "
+                f"{alpha:.3g}: no pair can differ on them, whatever the data; it takes {need} shared contexts or "
+                "more (or fewer systems)")
+    if exact or m / (n_perm + 1) < alpha:
         return ""
     return (f"with {n_perm} randomizations and {m} pairs of systems the smallest p (Holm) a metric or people's "
             f"ratings can reach is {m}/{n_perm + 1} = {m / (n_perm + 1):.3g}, not below {alpha:.3g}: no pair can "

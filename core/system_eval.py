@@ -196,7 +196,7 @@ def evaluate_dataset(name: str, examples: Sequence[Example], metrics: Sequence[s
     rows = list({id(ex): ex for comp in comps for ex in comp.examples()}.values())
     source = rated_set_of(rows)  # the development set these rows are, whatever the set is called
     trained_as = source.name if source else name
-    if log and trained_as != name:
+    if log and held_out and trained_as != name:
         log(f"{name}: {source.rows} of {source.of} rows are rows of the development set {trained_as}: the learned "
             "metrics are held out from it")
     built = [spec if isinstance(spec, Metric) else get_metric(spec, options) for spec in metrics]

@@ -4,6 +4,7 @@ not the repository; one output line per input row, in order; bad input exits 2 w
 ``make setup`` installs the package editable, so that command runs the checkout's code; what ``pip install .``
 installs (the modules, the shipped checkpoints) is checked on a wheel built from the checkout (the last test)."""
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -356,3 +357,20 @@ def test_control_characters_reach_a_terminal_as_escapes_and_a_file_as_they_are(m
     core.cli.note([named])
     core.cli.tell(named)  # what report, leaderboard and meta-eval say on stderr besides warnings
     assert sys.stderr.getvalue() == "warning: " + terminal_safe(named) + "\n" + terminal_safe(named) + "\n"
+
+
+def test_quiet_and_no_cache_last_one_command(tmp_path, monkeypatch, capsys):
+    """A reviewer's find: --quiet and --no-cache set environment variables (the libraries' bars off, the cache off)
+    that stayed set for every later command run in the same process (a notebook, a test)."""
+    from core.cli import FLAG_ENVIRONMENT, main
+    for k in FLAG_ENVIRONMENT:
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
+    src = tmp_path / "rows.jsonl"
+    src.write_text(json.dumps({"id": "1", "context": ["hi"], "response": "hello there", "references": ["hello"]})
+                   + "\n")
+    assert main(["score", str(src), "--metrics", "bleu", "--quiet", "--no-cache"]) == 0
+    assert not any(k in os.environ for k in FLAG_ENVIRONMENT)
+    monkeypatch.setenv("DIALEVAL_NO_CACHE", "1")  # set by the caller: kept
+    assert main(["score", str(src), "--metrics", "bleu", "-q"]) == 0 and os.environ["DIALEVAL_NO_CACHE"] == "1"
+    capsys.readouterr()

@@ -877,3 +877,22 @@ def test_the_judge_s_too_few_rule_counts_contexts_whose_decided_pairs_do_not_can
                                       n_contexts=12).detectable())
     # a difference of 1e-10 moves the randomization statistic: counted as differing, as the test counts it
     assert paired_comparison([1] * 6, [0] * 5 + [1 - 1e-10]).n_differing == 6
+
+
+def test_a_blank_candidate_keeps_the_combined_case_and_its_judge_veto():
+    """A reviewer's find: with the judge on, a candidate blank everywhere was gated on the judge alone (the combined
+    test had no pair to read), so the JUnit history lost its 'combined: not-worse' case; a scoring run checks the
+    combined test and the judge's veto."""
+    import warnings
+
+    import core
+    from core.gating import gate_verdict
+    ctx = [[f"what did you do on day {i}?"] for i in range(8)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the blank replies are warned of: not what this test reads
+        v = core.compare_replies(ctx, [f"i went hiking in the hills on day {i}, it was lovely." for i in range(8)],
+                                 [""] * 8, None, n_boot=200, n_perm=200)
+    checks = gate_verdict(v).checks
+    assert [c.id for c in checks] == ["blank replies: no more than the baseline's", "combined: not-worse",
+                                      "judge: not significantly worse (a veto of the combined test)"]
+    assert not any(c.passed for c in checks) and "nothing to gate on (the combined test)" in checks[1].reason

@@ -165,7 +165,8 @@ def test_a_key_given_to_a_flag_that_does_not_exist_is_not_printed(capsys, repo_r
     from core.cli import main
     demo = str(repo_root / "demo" / "demo.jsonl")
     for args in (["--api-key", "sk-proj-REALSECRET123456"], ["--llm-key=REALSECRETnoprefix"],
-                 ["--token", "REALSECRET-plain"], ["--api-key", "REALSECRET", "--also", "sk-live-REALSECRET9999"]):
+                 ["--token", "REALSECRET-plain"], ["--api-key", "REALSECRET", "--also", "sk-live-REALSECRET9999"],
+                 ["--openai=sk-REALSECRET1234"], ["--device", "sk-REALSECRET1234"]):
         assert main(["judge", demo, *args]) == 2
         err = capsys.readouterr().err
         assert "REALSECRET" not in err and "[hidden]" in err, err
@@ -731,8 +732,9 @@ def test_identical_replies_are_a_tie_without_asking_and_leave_the_position_rate_
     server = endpoint("position-bias")  # always 'Reply 1' (never an answer on 'any plans tonight?')
     judge = LLMJudge(LLMSettings(url=server.url, model="fake"))
     ctx = [["what did you eat?"], ["where do you live?"], ["do you like tea?"]]
-    out = judge.predict(ctx, ["pasta, you?", "in a flat.", "yes, green tea."], ["pasta, you?", "by the sea.",
-                                                                                 "yes, green tea."])
+    a, b = ["pasta, you?", "in a flat.", "yes, green tea."], ["pasta, you?", "by the sea.", "yes,  green tea. "]
+    assert judge.pairs_to_ask(ctx, a, b, None) == 1  # the estimate counts what is sent (white space aside)
+    out = judge.predict(ctx, a, b)
     assert server.requests == 2  # only the pair whose replies differ, in its two orders
     assert list(out.verdict) == ["tie", "tie", "tie"] and out.notes["first_shown"] == 1.0
     assert out.notes["p_from"] == ["answer"]

@@ -551,6 +551,10 @@ def test_a_system_that_answered_few_contexts_is_named_at_the_top_of_the_board():
     again += [Example(f"d{k}", "d", [f"ctx {i}"], f"d says {k}", []) for k, i in enumerate([0, 1, 0])]
     assert shared_contexts(again).coverage_note.startswith(
         "every system is compared on the 2 contexts all of them answered, of the 5 some system answered (answered: d 2;")
+    # one system answering a context once more than the others leaves no context unshared: no note (it said
+    # 'compared on the 5 contexts ..., of the 5 some system answered (answered: ; ...')
+    assert shared_contexts([e for e in again if e.system == "a"] + [e for e in again if e.system == "b"][:5]
+                           ).coverage_note == ""
 
 
 def test_the_leaderboard_says_the_input_notes_compare_says_on_every_surface():
@@ -1440,6 +1444,12 @@ def test_the_rate_at_equal_length_is_said_where_it_reads_otherwise_than_the_judg
     assert "may owe to the replies' length" in dataclasses.replace(
         summary, win=strong, winner="A", length_controlled=dataclasses.replace(lc, low=0.45)).length_check_words()
     assert dataclasses.replace(summary, win=strong, winner="A").length_check_words() == ""
+    # a winner whose rate at equal length excludes 50 % on the other side: the strongest disagreement, said
+    flipped = dataclasses.replace(lc, rate=0.36, low=0.28, high=0.45)
+    assert "prefers the other system" in dataclasses.replace(summary, win=strong, winner="A",
+                                                             length_controlled=flipped).length_check_words()
+    assert "prefers the other system" in dataclasses.replace(summary, win=stats.win_stats(8, 0, 32), winner="B",
+                                                             length_controlled=lc).length_check_words()
     assert dataclasses.replace(summary, length_controlled=dataclasses.replace(lc, low=0.45)).length_check_words() == ""
     # the command line's judge lines (and the report, which lists them) carry it
     exs = _planted()
@@ -1457,6 +1467,7 @@ def test_a_p_just_below_a_threshold_is_not_written_as_the_threshold():
     assert [fmt_num(v, p=True) for v in (0.0498, 0.04996, 0.05, 0.0502, 0.0099, 0.0996, 0.031, 0.0004)] == [
         "0.0498", "0.04996", "0.050", "0.050", "0.0099", "0.0996", "0.031", "<0.001"]
     assert fmt_p(0.0498) == "p = 0.0498"
+    assert fmt_num(0.1998, p=True) == "0.1998" and fmt_num(0.0499999999, p=True) == "<0.05"  # --level 0.8; a hair
     # an interval's bound at a tie: '+0.000', never '-0.000' (a leaderboard's '[-0.000, +0.708]')
     assert [fmt_num(-0.0001, signed=True), fmt_num(-0.0001), fmt_num(-0.0006, signed=True)] == ["+0.000", "0.000",
                                                                                               "-0.001"]
@@ -1475,6 +1486,10 @@ def test_a_leaderboard_whose_randomizations_cannot_survive_holm_says_so(shared, 
                                                     "p (Holm) a metric or people's ratings can reach is 15/101")
     assert holm_floor_note(6, 300, 0.95) == "" and holm_floor_note(2, 20, 0.95) == ""
     assert holm_floor_note(6, 298, 0.95)  # 15/299 = 0.0502
+    # few contexts: the exact test's smallest p, 2/2^8, times 15 pairs is 0.117 whatever --n-perm says
+    assert holm_floor_note(6, 2000, 0.95, n_contexts=8).endswith("it takes 10 shared contexts or more (or fewer "
+                                                                 "systems)")
+    assert holm_floor_note(6, 2000, 0.95, n_contexts=10) == "" and holm_floor_note(6, 100, 0.95, n_contexts=60)
     path = shared("eval/usr-topical.jsonl")
     assert main(["leaderboard", str(path), "--metrics", "none", "--no-judge", "--n-boot", "200", "--n-perm", "100",
                  "--quiet"]) == 0
@@ -1483,7 +1498,7 @@ def test_a_leaderboard_whose_randomizations_cannot_survive_holm_says_so(shared, 
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always")
         board = core.rank(str(path), metrics=[], judge=False, n_boot=200, n_perm=100)
-    assert any("ask for at least 300 (n_perm=)" in str(w.message) for w in said)
+    assert any("ask for at least 300 (--n-perm, n_perm=)" in str(w.message) for w in said)
     assert any("with 100 randomizations" in n for n in board.notes())
 
 

@@ -467,27 +467,36 @@ def note(lines: Sequence[str]) -> None:
 # ------------------------------------------------------------------------------------------------
 
 
-SECRET_FLAG = re.compile(r"key|token|secret|passw|auth|bearer", re.IGNORECASE)  # a flag that would carry a secret
+SECRET_FLAG = re.compile(r"(^|[-_])(api[-_]?key|key|token|secret|password|passwd|auth|bearer)($|[-_])",
+                         re.IGNORECASE)  # a flag name that would carry a secret
+SECRET_VALUE = re.compile(r"\b(sk|pk|rk|gsk|xai|hf)[-_][A-Za-z0-9_-]{8,}")  # shaped like an API key
+
+
+def is_secret_flag(flag: str) -> bool:
+    """Whether an option's name says it carries a secret ('--api-key', '--llm-token', '--openai_api_key')."""
+    return flag.startswith("-") and bool(SECRET_FLAG.search(flag.lstrip("-")))
 
 
 def hidden_secrets(args: Sequence[str]) -> list[str]:
     """``args`` as an error may show them: the value of a flag whose name says it holds a secret
-    (``--api-key VALUE``, ``--llm-key=VALUE``) and anything shaped like an API key ('sk-...') as '[hidden]' (a
-    mistyped key flag put the key itself into a CI log)."""
+    (``--api-key VALUE``, ``--llm-key=VALUE``) and anything shaped like an API key ('sk-...', anywhere in an
+    argument) as '[hidden]' (a mistyped key flag put the key itself into a CI log)."""
     shown: list[str] = []
     after_secret = False
     for arg in args:
         flag, eq, _ = arg.partition("=")
-        if arg.startswith("-") and SECRET_FLAG.search(flag):
+        if is_secret_flag(flag):
             shown.append(f"{flag}=[hidden]" if eq else arg)
             after_secret = not eq
-        elif after_secret or re.match(r"(sk|pk|rk)-\S{8,}", arg):
-            shown.append("[hidden]")
-            after_secret = False
         else:
-            shown.append(arg)
+            shown.append("[hidden]" if after_secret else hide_keys(arg))
             after_secret = False
     return shown
+
+
+def hide_keys(text: str) -> str:
+    """``text`` with anything shaped like an API key written '[hidden]'."""
+    return SECRET_VALUE.sub("[hidden]", text)
 
 
 class Parser(argparse.ArgumentParser):
@@ -511,7 +520,8 @@ class Parser(argparse.ArgumentParser):
         return found
 
     def error(self, message: str):  # type: ignore[override]
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        # argparse quotes a bad value ('invalid choice: ...'): a key typed into the wrong flag is not shown
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {hide_keys(message)} (see {self.prog} --help)\n")
 
     def parse_args(self, args=None, namespace=None):  # type: ignore[override]
         """As argparse's, but arguments no option takes are named with the command they were given to (argparse
@@ -526,9 +536,8 @@ class Parser(argparse.ArgumentParser):
             secret = False
             for arg in extra:
                 flag = arg.split("=", 1)[0]
-                if SECRET_FLAG.search(flag) and flag.startswith("-"):
-                    secret = True
-                elif flag.startswith("--") and (close := difflib.get_close_matches(flag, known, 1, 0.6)):
+                secret = secret or (is_secret_flag(flag) and "key" in flag.lower())
+                if flag.startswith("--") and (close := difflib.get_close_matches(flag, known, 1, 0.6)):
                     hint += f"; did you mean {close[0]}?"
             if secret:
                 hint += "; an API key is read from $OPENAI_API_KEY, never from a flag"
@@ -599,6 +608,9 @@ def _for_stderr(line: str) -> str:
 
 
 QUIET = {"on": False}  # --quiet: set by ``main`` for one command, reset after it
+# the environment --quiet (core.progress.silence_library_progress) and --no-cache set for one command
+FLAG_ENVIRONMENT = ("TQDM_DISABLE", "HF_HUB_DISABLE_PROGRESS_BARS", "TRANSFORMERS_VERBOSITY",
+                    "TRANSFORMERS_NO_ADVISORY_WARNINGS", "DIALEVAL_NO_CACHE")
 
 
 def add_quiet_argument(p: argparse.ArgumentParser) -> None:
@@ -711,6 +723,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
+    flags_env = {k: os.environ.get(k) for k in FLAG_ENVIRONMENT}  # what --quiet and --no-cache set, restored after
     if not argv:
         parser.print_usage(sys.stderr)
         print("dialeval: error: choose a command (see dialeval --help)", file=sys.stderr)
@@ -763,3 +776,8 @@ def _main(argv: Sequence[str] | None) -> int:
             return _fail(f"{e.strerror or e}{where}{_cache_hint(e.filename)}")
         finally:
             QUIET["on"] = False  # the next command run in this process (a test, a notebook) speaks again
+            for k, v in flags_env.items():  # and reads the cache, with the libraries' bars, unless it asks otherwise
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v

@@ -121,7 +121,7 @@ def leaderboard_command(a: argparse.Namespace) -> int:
              "tests, what drives the difference, slices); the leaderboard ranks them too")
     note(blank_text_notes(grid.examples(), a.metrics, judged=a.judge or False))
     if a.metrics or (not a.no_human and any(e.scores for e in grid.examples())):  # randomization tests, Holm
-        floor = holm_floor_note(len(ranked), a.n_perm, a.level)
+        floor = holm_floor_note(len(ranked), a.n_perm, a.level, n_contexts=grid.n_groups)
         note([floor] if floor else [])
     judge = judge_from(a)
     options = options_from(a)  # once: what it says about the options is said once

@@ -256,8 +256,8 @@ def _digit(token: str) -> str | None:
 
 def first_probability(logprobs: Any) -> float | None:
     """P(the first-shown reply is better) from the top log-probabilities of the token that holds the answer's
-    digit: ``exp(lp(1)) / (exp(lp(1)) + exp(lp(2)))``. The tokens before it may only be what ``parse_answer``
-    lets an answer open with (marks, 'Reply', 'Candidate'): an answer 'Reply 2' is read at ' 2', never at
+    digit: ``exp(lp(1)) / (exp(lp(1)) + exp(lp(2)))``. The tokens before it may only be marks and the words
+    'Reply' and 'Candidate' (``parse_answer`` reads 'Candidate reply 2'): an answer 'Reply 2' is read at ' 2', never at
     'Reply', whose alternatives '1' (-5) and '2' (-9) said the opposite of the answer. ``None`` when the server
     gave none, the answer opens otherwise, or neither digit is among the digit token's alternatives (the answer's
     text is then read)."""
@@ -353,6 +353,11 @@ def combine(first_ab: Sequence[float | None], first_ba: Sequence[float | None]) 
         p_ab.append(ab)
         p_ba.append(1.0 - ba)
     return np.array(p_a), np.array(p_ab), np.array(p_ba), unparsed
+
+
+def same_reply(a: str, b: str) -> bool:
+    """Whether two replies are the same, runs of white space aside (as the verdict counts identical pairs)."""
+    return " ".join(a.split()) == " ".join(b.split())
 
 
 def first_shown_rate(first_ab: Sequence[float | None], first_ba: Sequence[float | None]) -> float:
@@ -591,7 +596,7 @@ class LLMJudge(Judge):
         if cache is not None:
             answers = self._cached_answers(cache, keys)
         usage.cached = sum(1 for k in keys if k in answers)
-        same = [a == b for _, a, b in orders]  # two identical replies: a tie by construction, never asked (paid for)
+        same = [same_reply(a, b) for _, a, b in orders]  # a tie by construction: never asked (paid for)
         for k, is_same in zip(keys, same):
             if is_same:
                 answers[k] = Answer(0.5, "identical replies", "")
@@ -665,10 +670,11 @@ class LLMJudge(Judge):
 
     def pairs_to_ask(self, contexts: Sequence[Sequence[str]], replies_a: Sequence[str], replies_b: Sequence[str],
                      cache: ScoreCache | None) -> int:
-        """How many distinct pairs :meth:`predict` would send a request for (an order not in the cache)."""
+        """How many distinct pairs :meth:`predict` would send a request for (an order not in the cache; two
+        identical replies are never asked)."""
         ctxs = [[c] if isinstance(c, str) else list(c) for c in contexts]
         pairs = list(dict.fromkeys((_order_key(c, a, b), _order_key(c, b, a))
-                                   for c, a, b in zip(ctxs, replies_a, replies_b)))
+                                   for c, a, b in zip(ctxs, replies_a, replies_b) if not same_reply(a, b)))
         found = self._cached_answers(cache, [k for p in pairs for k in p]) if cache is not None else {}
         return sum(1 for ab, ba in pairs if ab not in found or ba not in found)
 
