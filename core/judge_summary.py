@@ -14,7 +14,7 @@ from core.data import Comparison
 from core.engine import is_blank
 from core.formatting import fmt_p
 from core.human_preferences import context_groups, human_preferences, preference_dimension, scales_differ, side_accuracy
-from core.scoring import JudgeOutput, order_disagreement
+from core.scoring import JudgeOutput, order_disagreement, same_reply
 from core.settings import SEED
 from core.stats import LEVEL, N_BOOT
 
@@ -138,7 +138,7 @@ def summarize_judge(comp: Comparison, out: JudgeOutput, dimension: str | None = 
             human = _agreement("scores", dim, margin, out, prefs, level)
     # identical replies (whitespace aside, as the verdict's identical_pairs counts them) have no winner to flip; a
     # pair the judge could not read in both orders (the llm judge's unparsed) has no flip to count
-    different = [x.response.split() != y.response.split() and i not in unread for i, (x, y) in enumerate(comp.pairs)]
+    different = [not same_reply(x.response, y.response) and i not in unread for i, (x, y) in enumerate(comp.pairs)]
     return JudgeSummary(len(verdicts), win, winner, order_disagreement(out.p_ab, out.p_ba_flipped, different),
                         out.tie_margin, out.signature,
                         [float(p) for p in out.p_a], verdicts, human,

@@ -196,7 +196,7 @@ def meta_evaluate(data, metrics: Sequence[Any], dims: Sequence[str] | None = Non
                               "skipped")
             continue
         found = overlaps(exs)  # the development sets these rows are, by content, whatever the set's name
-        source = rated_set_of(exs)
+        source = rated_set_of(exs, found=found)
         trained_as = source.name if source else ds
         if source and source.name != ds and log and held_out:
             log(f"{ds}: {source.rows} of {source.of} rows are rows of the development set {source.name}: the "

@@ -92,9 +92,11 @@ def overlaps(examples: Sequence[Example], keys: dict[str, frozenset[int]] | None
     return sorted((o for o in found if o.rows), key=lambda o: (-o.rows, o.name))
 
 
-def rated_set_of(examples: Sequence[Example], keys: dict[str, frozenset[int]] | None = None) -> Overlap | None:
-    """The development set that at least :data:`SAME_SET_SHARE` of ``examples`` are rows of, or None."""
-    found = overlaps(examples, keys)
+def rated_set_of(examples: Sequence[Example], keys: dict[str, frozenset[int]] | None = None,
+                 found: Sequence[Overlap] | None = None) -> Overlap | None:
+    """The development set that at least :data:`SAME_SET_SHARE` of ``examples`` are rows of, or None; ``found``:
+    their :func:`overlaps`, where the caller has them already (the rows are not hashed twice)."""
+    found = overlaps(examples, keys) if found is None else found
     return found[0] if found and found[0].share >= SAME_SET_SHARE else None
 
 

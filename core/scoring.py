@@ -292,6 +292,12 @@ def verdicts(p_a: np.ndarray, tie_margin: float) -> list[str]:
     return ["tie" if abs(p - 0.5) < tie_margin else ("A" if p > 0.5 else "B") for p in p_a]
 
 
+def same_reply(a: str, b: str) -> bool:
+    """Whether two replies are the same, runs of white space aside: a pair of them has no winner (the verdict's
+    identical pairs, the judges' flip rate, the LLM judge's requests that are never sent)."""
+    return a.split() == b.split()
+
+
 def order_disagreement(p_ab: Sequence[float], p_ba_flipped: Sequence[float],
                        counted: Sequence[bool] | None = None) -> float:
     """The share of pairs whose two single-order estimates pick different winners (one above 0.5, the other

@@ -50,7 +50,7 @@ from core.data import (ID_MISMATCH_ADVICE, Comparison, alignment_words, dimensio
 from core.engine import input_notes, is_blank, is_reference_copy, reads_references
 from core.formatting import (alpha_label, clean_json, counted, fmt_amount, fmt_list, fmt_p, fmt_percent, fmt_percent_bounds,
                              fmt_points)
-from core.scoring import JUDGES, metric_class
+from core.scoring import JUDGES, metric_class, same_reply
 from core.settings import SEED
 from core.human_preferences import (MARGIN_SHARE, METRIC_TIE_TOL, PREFERENCE_DIMENSIONS, SCALES,  # noqa: F401
                                     context_groups, human_preference, human_preferences, human_tie_margin, pair_winner,
@@ -466,7 +466,7 @@ def build_verdict(comp: Comparison, cs: "ComparisonScores | None" = None, judge:
         drivers.append(difference_drivers(named, values, np.zeros(len(values)), groups, [a.id for a in comp.a],
                                           n_boot=n_boot, n_perm=n_perm, level=level, seed=seed,
                                           lean=policy.combine_lean if policy.combine else math.nan))
-    identical = sum(" ".join(a.response.split()) == " ".join(b.response.split()) for a, b in comp.pairs)
+    identical = sum(same_reply(a.response, b.response) for a, b in comp.pairs)
     unmatched = comp.describe_unmatched()
     copies = {"A": sum(is_reference_copy(a) for a, _ in comp.pairs),
               "B": sum(is_reference_copy(b) for _, b in comp.pairs)}

@@ -54,7 +54,7 @@ import numpy as np
 
 from core.cache import ScoreCache, kept_across_code
 from core.progress import Progress, tick
-from core.scoring import Judge, JudgeOutput, order_disagreement, register_judge
+from core.scoring import Judge, JudgeOutput, order_disagreement, register_judge, same_reply
 from core.settings import SEED
 
 PROMPT_VERSION = "1"
@@ -353,11 +353,6 @@ def combine(first_ab: Sequence[float | None], first_ba: Sequence[float | None]) 
         p_ab.append(ab)
         p_ba.append(1.0 - ba)
     return np.array(p_a), np.array(p_ab), np.array(p_ba), unparsed
-
-
-def same_reply(a: str, b: str) -> bool:
-    """Whether two replies are the same, runs of white space aside (as the verdict counts identical pairs)."""
-    return " ".join(a.split()) == " ".join(b.split())
 
 
 def first_shown_rate(first_ab: Sequence[float | None], first_ba: Sequence[float | None]) -> float:
